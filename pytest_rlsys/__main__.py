@@ -1,0 +1,3 @@
+from pytest_rlsys.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,57 @@
+"""The ``rlsys`` command: one entry point, a sub-command per job."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+USAGE = """usage: rlsys COMMAND [ARGS...]
+
+commands:
+  grade FILE        grade one submission (same battery as pytest --rlsys-submission)
+  batch DIR         grade every submission in a folder, in parallel, to CSV/JSON
+  template [PATH]   write the learner template (stdout when no PATH)
+  validate FILE...  validate pt-verl-closure result files against their schema
+  result FILE       grade a result file's checks from its own evidence
+  closure ...       the verl release/retain experiment: preflight | run | summary
+  ledger TOPOLOGY   capacity, transfer and admission report for a topology file
+
+Run 'rlsys COMMAND --help' for a command's options.
+"""
+
+
+def _load(command: str) -> Callable[[Sequence[str]], int] | None:
+    # Imported lazily so that one broken optional part never breaks the others.
+    if command == "validate":
+        from pytest_rlsys.validate_cli import main as validate_main
+
+        return validate_main
+    if command == "result":
+        from pytest_rlsys.validate_cli import grade_main
+
+        return grade_main
+    if command == "closure":
+        from rlsys_closure.cli import main as closure_main
+
+        return closure_main
+    if command in {"grade", "batch", "template", "ledger"}:
+        from pytest_rlsys import commands
+
+        return getattr(commands, f"{command}_main")  # type: ignore[no-any-return]
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help", "help"}:
+        sys.stdout.write(USAGE)
+        return 0 if args else 2
+    handler = _load(args[0])
+    if handler is None:
+        sys.stderr.write(f"rlsys: unknown command {args[0]!r}\n\n{USAGE}")
+        return 2
+    return handler(args[1:])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
