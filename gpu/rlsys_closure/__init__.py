@@ -1,0 +1,1 @@
+"""verl release/retain closure experiment runner."""
