@@ -1,0 +1,220 @@
+"""Whole-GPU and whole-host memory sampling.
+
+The driver never touches CUDA (a context alone costs hundreds of MiB and would
+bias the series), so device memory is read through NVML, which sees what every
+process on the GPU holds, the vLLM engine's sleep/wake allocations included
+(those live below PyTorch's allocator, so torch counters miss them).
+
+NVML sits behind :class:`NvmlLike` so tests can inject a fake one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from rlsys_closure.events import Clock, Edge
+
+MIB = 1024 * 1024
+SampleKind = Literal["periodic", "boundary"]
+
+
+class MemoryInfo(Protocol):
+    used: int
+    total: int
+
+
+class NvmlLike(Protocol):
+    """The handful of pynvml calls the sampler uses."""
+
+    def nvmlInit(self) -> None: ...
+
+    def nvmlShutdown(self) -> None: ...
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> Any: ...
+
+    def nvmlDeviceGetMemoryInfo(self, handle: Any) -> MemoryInfo: ...
+
+
+def load_nvml() -> NvmlLike:
+    """Import pynvml (package nvidia-ml-py); raises whatever the import raises."""
+    import pynvml
+
+    return pynvml  # type: ignore[no-any-return]
+
+
+def host_used_mb() -> float:
+    """Whole-host memory in use, MiB (total minus available, as ``free`` shows)."""
+    try:
+        import psutil
+
+        vm = psutil.virtual_memory()
+        return float(vm.total - vm.available) / MIB
+    except ImportError:
+        pass
+    # No psutil: /proc/meminfo has the same two numbers on Linux.
+    fields: dict[str, int] = {}
+    with open("/proc/meminfo", encoding="ascii") as fh:
+        for line in fh:
+            key, _, rest = line.partition(":")
+            parts = rest.split()
+            if parts:
+                fields[key] = int(parts[0]) * 1024
+    return float(fields["MemTotal"] - fields["MemAvailable"]) / MIB
+
+
+def cuda_device_index() -> int:
+    """The NVML index of the GPU the run uses.
+
+    NVML numbers devices physically and ignores CUDA_VISIBLE_DEVICES, so the
+    first visible device is mapped back when the variable holds a plain index.
+    """
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    return int(visible) if visible.isdigit() else 0
+
+
+@dataclass(frozen=True)
+class Sample:
+    t_s: float
+    gpu_used_mb: float | None
+    host_used_mb: float | None
+    kind: SampleKind
+    # The phase boundary that triggered a boundary sample ("update:start").
+    at: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "t_s": self.t_s,
+            "gpu_used_mb": self.gpu_used_mb,
+            "host_used_mb": self.host_used_mb,
+            "kind": self.kind,
+        }
+        if self.at is not None:
+            out["at"] = self.at
+        return out
+
+
+class MemorySampler:
+    """Samples every ``interval_s`` in a daemon thread, and on demand.
+
+    Use as a context manager, or call :meth:`start` and :meth:`stop`. Pass
+    :meth:`boundary_hook` to an :class:`~rlsys_closure.events.EventRecorder` to
+    get a synchronous sample at every phase edge.
+    """
+
+    def __init__(
+        self,
+        nvml: NvmlLike | None,
+        *,
+        device_index: int = 0,
+        interval_s: float = 0.25,
+        clock: Clock = time.monotonic,
+        host_probe: Callable[[], float] | None = host_used_mb,
+        boundary_samples: bool = True,
+    ) -> None:
+        if not interval_s > 0:
+            raise ValueError(f"sampling interval must be positive, got {interval_s!r}")
+        self._nvml = nvml
+        self._device_index = device_index
+        self.interval_s = float(interval_s)
+        self._clock = clock
+        self._host_probe = host_probe
+        self.boundary_samples = boundary_samples
+        self._handle: Any = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.samples: list[Sample] = []
+        self.errors: list[str] = []
+
+    # -- lifecycle -----------------------------------------------------------
+    def open(self) -> None:
+        if self._nvml is not None and self._handle is None:
+            self._nvml.nvmlInit()
+            self._handle = self._nvml.nvmlDeviceGetHandleByIndex(self._device_index)
+
+    def start(self) -> None:
+        self.open()
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="rlsys-mem-sampler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=max(5.0, 4 * self.interval_s))
+            self._thread = None
+        if self._nvml is not None and self._handle is not None:
+            try:
+                self._nvml.nvmlShutdown()
+            except Exception as exc:  # shutting down must never mask the run's own result
+                self.errors.append(f"nvmlShutdown: {exc}")
+            self._handle = None
+
+    def __enter__(self) -> MemorySampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _loop(self) -> None:
+        # Event.wait rather than sleep so stop() does not wait a whole interval.
+        while not self._stop.is_set():
+            self.sample("periodic")
+            if self._stop.wait(self.interval_s):
+                break
+
+    # -- reading -------------------------------------------------------------
+    def _gpu_used_mb(self) -> float | None:
+        if self._nvml is None:
+            return None
+        if self._handle is None:
+            self.open()
+        info = self._nvml.nvmlDeviceGetMemoryInfo(self._handle)
+        return float(info.used) / MIB
+
+    def sample(self, kind: SampleKind = "periodic", at: str | None = None) -> Sample | None:
+        """Take one sample now. A failed read is recorded, never raised."""
+        t = self._clock()
+        gpu: float | None = None
+        host: float | None = None
+        try:
+            gpu = self._gpu_used_mb()
+        except Exception as exc:
+            self._note(f"gpu read at {t:.3f}: {type(exc).__name__}: {exc}")
+        try:
+            host = self._host_probe() if self._host_probe is not None else None
+        except Exception as exc:
+            self._note(f"host read at {t:.3f}: {type(exc).__name__}: {exc}")
+        if gpu is None and host is None:
+            return None
+        s = Sample(t, gpu, host, kind, at)
+        with self._lock:
+            self.samples.append(s)
+        return s
+
+    def _note(self, message: str) -> None:
+        with self._lock:
+            # A broken device would otherwise add one line per interval for hours.
+            if len(self.errors) < 100:
+                self.errors.append(message)
+
+    def boundary_hook(self, phase: str, edge: Edge) -> None:
+        if self.boundary_samples:
+            self.sample("boundary", at=f"{phase}:{edge}")
+
+    def snapshot(self) -> list[Sample]:
+        with self._lock:
+            return sorted(self.samples, key=lambda s: s.t_s)
+
+
+def samples_in(samples: list[Sample], start: float, end: float) -> list[Sample]:
+    """Samples whose time lies in the closed window [start, end]."""
+    return [s for s in samples if start <= s.t_s <= end]
