@@ -24,23 +24,28 @@ Clock = Callable[[], float]
 Edge = Literal["start", "end"]
 BoundaryHook = Callable[[str, Edge], None]
 
-# The cycle's phases in the order the driver runs them. The sync phase holds
-# the three sub-events recorded inside the actor worker.
+# The cycle's phases in the order the driver runs them (the schema's closed
+# vocabulary, rlsys-common.v1.json#/$defs/phase_name). The sync phase holds the
+# three sub-phases recorded inside the actor worker.
 CYCLE_PHASES: tuple[str, ...] = (
-    "generate",
+    "initial_sync",
+    "rollout_before_update",
     "engine_sleep",
-    "score",
+    "score_before_update",
     "update",
     "sync",
+    "rollout_after_update",
+    "score_after_update",
 )
 SYNC_SUB_PHASES: tuple[str, ...] = ("resume_weights", "weight_transfer", "resume_kv_cache")
-INIT_PHASES: tuple[str, ...] = (
+# Initialisation steps, recorded apart (the result file's ``init.steps``).
+INIT_STEPS: tuple[str, ...] = (
+    "init_lora_check",
     "init_ray",
     "init_actor",
     "init_rollout_server",
     "init_checkpoint_manager",
     "init_sleep",
-    "init_sync",
 )
 
 
@@ -49,7 +54,7 @@ class Event:
     """One edge of one phase."""
 
     phase: str
-    edge: Edge
+    kind: Edge
     t_s: float
     source: str = "driver"
     # Free-form facts about the call (tags of a resume call, whether the call
@@ -59,7 +64,7 @@ class Event:
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "phase": self.phase,
-            "edge": self.edge,
+            "kind": self.kind,
             "t_s": self.t_s,
             "source": self.source,
         }
@@ -105,7 +110,7 @@ class EventRecorder:
         self._hooks.append(hook)
 
     def _target(self, phase: str) -> list[Event]:
-        return self.init_events if phase.startswith("init") else self.events
+        return self.init_events if phase.startswith("init_") else self.events
 
     def start(self, phase: str, **detail: Any) -> float:
         with self._lock:
@@ -169,7 +174,7 @@ def phase_windows(events: list[Event] | list[dict[str, Any]]) -> dict[str, tuple
     windows: dict[str, tuple[float, float]] = {}
     for raw in events:
         ev = raw.as_dict() if isinstance(raw, Event) else raw
-        phase, edge, t = str(ev["phase"]), ev["edge"], float(ev["t_s"])
+        phase, edge, t = str(ev["phase"]), ev["kind"], float(ev["t_s"])
         if edge == "start":
             starts[phase] = t
         elif edge == "end" and phase in starts:

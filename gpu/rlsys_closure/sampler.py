@@ -82,20 +82,19 @@ class Sample:
     t_s: float
     gpu_used_mb: float | None
     host_used_mb: float | None
-    kind: SampleKind
-    # The phase boundary that triggered a boundary sample ("update:start").
+    reason: SampleKind
+    # The phase boundary that triggered a boundary sample ("update:start");
+    # kept for debugging, not written to the result file.
     at: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        """The result file's resource_sample shape."""
+        return {
             "t_s": self.t_s,
             "gpu_used_mb": self.gpu_used_mb,
             "host_used_mb": self.host_used_mb,
-            "kind": self.kind,
+            "reason": self.reason,
         }
-        if self.at is not None:
-            out["at"] = self.at
-        return out
 
 
 class MemorySampler:
@@ -180,7 +179,7 @@ class MemorySampler:
         info = self._nvml.nvmlDeviceGetMemoryInfo(self._handle)
         return float(info.used) / MIB
 
-    def sample(self, kind: SampleKind = "periodic", at: str | None = None) -> Sample | None:
+    def sample(self, reason: SampleKind = "periodic", at: str | None = None) -> Sample | None:
         """Take one sample now. A failed read is recorded, never raised."""
         t = self._clock()
         gpu: float | None = None
@@ -195,7 +194,7 @@ class MemorySampler:
             self._note(f"host read at {t:.3f}: {type(exc).__name__}: {exc}")
         if gpu is None and host is None:
             return None
-        s = Sample(t, gpu, host, kind, at)
+        s = Sample(t, gpu, host, reason, at)
         with self._lock:
             self.samples.append(s)
         return s

@@ -1,0 +1,414 @@
+"""One group of the pair, in its own process: init, then one cycle.
+
+    python -m rlsys_closure.driver SPEC.json RECORD.json
+
+SPEC is written by the runner (same for both groups except the group name, the
+flag and the overrides that carry it). RECORD is this group's raw evidence; it
+is rewritten after every phase, so a group that dies mid-way leaves what it
+recorded, and the runner marks the pair failed.
+
+The cycle mirrors verl's own v1 sync trainer around one step, without its
+PPO loss: initial sleep and sync (as the trainer does at init), generate,
+engine sleep, score, a supervised update through ``set_loss_fn(sft_loss)``,
+weight sync, then generate and score again with the updated adapter.
+
+Everything verl-, Ray- and torch-related is imported inside functions: this
+module must import on a CPU box for the CLI and the tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rlsys_closure.events import EventRecorder
+from rlsys_closure.sampler import MemorySampler, cuda_device_index, host_used_mb, load_nvml
+from rlsys_closure.workload import nested_loss_mask, score, sft_batch
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class GroupRecord:
+    """The raw evidence of one group, flushed to disk as it grows."""
+
+    def __init__(self, path: Path, spec: dict[str, Any]) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {
+            "group": spec["group"],
+            "free_cache_engine": spec["free_cache_engine"],
+            "status": "running",
+            "failure": None,
+            "overrides": spec["overrides"],
+            "config": None,
+            "rollout_source_sha256": spec["rollout_source_sha256"],
+            "adapter_sha256": spec["initial_lora_sha256"],
+            "initial_lora_sha256": None,
+            "updated_lora_sha256": None,
+            "update_completed": False,
+            "sync_completed": False,
+            "init_steps": [],
+            "events": [],
+            "resume_calls": [],
+            "samples": [],
+            "actor_memory": {},
+            "generation": {},
+            "update": {},
+            "environment": {},
+            "sampler_errors": [],
+        }
+
+    def flush(self) -> None:
+        write_json_atomic(self.path, self.data)
+
+
+def _first(result: Any) -> Any:
+    # ONE_TO_ALL methods return one value per worker; there is one worker.
+    return result[0] if isinstance(result, list) and result else result
+
+
+def _versions() -> dict[str, str | None]:
+    from importlib import metadata
+
+    out: dict[str, str | None] = {}
+    for dist in ("torch", "verl", "vllm", "sglang", "transformers", "peft", "ray",
+                 "tensordict", "nvidia-ml-py"):
+        try:
+            out[dist] = metadata.version(dist)
+        except Exception:
+            out[dist] = None
+    return out
+
+
+class GroupDriver:
+    def __init__(self, spec: dict[str, Any], record: GroupRecord) -> None:
+        self.spec = spec
+        self.record = record
+        self.nvml: Any = load_nvml()
+        self.sampler = MemorySampler(
+            self.nvml,
+            device_index=cuda_device_index(),
+            interval_s=float(spec["sample_interval_s"]),
+            host_probe=host_used_mb,
+            boundary_samples=bool(spec["boundary_samples"]),
+        )
+        self.recorder = EventRecorder(hooks=[self.sampler.boundary_hook])
+        self.wg: Any = None  # actor/rollout worker group, once spawned
+        self.recorder.add_hook(self._actor_memory_hook)
+        self.current_phase: str | None = None
+
+    # -- evidence ---------------------------------------------------------------
+    def _actor_memory_hook(self, phase: str, edge: str) -> None:
+        if self.wg is None or phase.startswith("init_"):
+            return
+        try:
+            mb = _first(self.wg.closure_actor_memory_mb())
+        except Exception:
+            mb = None
+        self.record.data["actor_memory"].setdefault(phase, [None, None])[
+            0 if edge == "start" else 1
+        ] = mb
+
+    def _collect(self) -> None:
+        d = self.record.data
+        if self.wg is not None:
+            try:
+                drained = _first(self.wg.closure_drain())
+                d["resume_calls"].extend(drained.get("resume_calls", []))
+                d["events"].extend(drained.get("events", []))
+                d["samples"].extend(drained.get("samples", []))
+            except Exception as exc:
+                d["sampler_errors"].append(f"drain: {type(exc).__name__}: {exc}")
+        d["events"].extend(e.as_dict() for e in self.recorder.events)
+        self.recorder.events.clear()
+        d["events"].sort(key=lambda e: e["t_s"])
+        d["init_steps"] = _init_steps(self.recorder.init_events)
+        d["samples"] = _merge_samples(d["samples"], [s.as_dict() for s in self.sampler.snapshot()])
+        d["sampler_errors"] = list(self.sampler.errors)
+        self.record.flush()
+
+    def phase(self, name: str) -> Any:
+        self.current_phase = name
+        return self.recorder.phase(name)
+
+    # -- the run ----------------------------------------------------------------
+    def run(self) -> None:
+        self.sampler.start()
+        try:
+            self._run()
+            self.record.data["status"] = "completed"
+        except BaseException as exc:
+            self.record.data["status"] = "failed"
+            self.record.data["failure"] = {
+                "type": type(exc).__name__,
+                "message": (str(exc) or repr(exc))[:4000],
+                "phase": self.current_phase,
+                "traceback": traceback.format_exc()[-8000:],
+            }
+            raise
+        finally:
+            self.sampler.stop()
+            self._collect()
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        try:
+            import ray
+
+            if ray.is_initialized():
+                ray.shutdown()
+        except Exception:
+            pass
+
+    def _run(self) -> None:
+        import ray
+        from verl.checkpoint_engine import CheckpointEngineManager
+        from verl.single_controller.ray import (
+            RayClassWithInitArgs,
+            RayResourcePool,
+            RayWorkerGroup,
+        )
+        from verl.single_controller.ray.base import create_colocated_worker_cls
+        from verl.workers.rollout.llm_server import LLMServerManager
+
+        from rlsys_closure.config import compose_verl_config, resolved_dict
+        from rlsys_closure.verl_worker import ClosureActorRolloutRefWorker
+
+        spec, d, rec = self.spec, self.record.data, self.recorder
+        d["environment"] = {"versions": _versions(), "python": sys.version.split()[0]}
+        cfg = compose_verl_config(spec["overrides"])
+        d["config"] = resolved_dict(cfg)
+        self.record.flush()
+
+        with rec.phase("init_ray"):
+            try:
+                from verl.trainer.constants_ppo import get_ppo_ray_runtime_env
+
+                runtime_env = get_ppo_ray_runtime_env(cfg)
+            except TypeError:
+                runtime_env = get_ppo_ray_runtime_env()
+            ray.init(runtime_env=runtime_env, include_dashboard=False)
+        with rec.phase("init_actor"):
+            pool = RayResourcePool(process_on_nodes=[1], use_gpu=True, max_colocate_count=3,
+                                   name_prefix=f"closure_{spec['group']}")
+            cls = RayClassWithInitArgs(cls=ray.remote(ClosureActorRolloutRefWorker),
+                                       config=cfg.actor_rollout_ref, role="actor_rollout")
+            dict_cls = create_colocated_worker_cls(class_dict={"actor_rollout": cls})
+            wg_all = RayWorkerGroup(resource_pool=pool, ray_cls_with_init=dict_cls)
+            wg = wg_all.spawn(prefix_set={"actor_rollout"})["actor_rollout"]
+            wg.init_model()
+            wg.closure_install_probes(cuda_device_index())
+            self.wg = wg
+        with rec.phase("init_lora_check"):
+            d["initial_lora_sha256"] = _first(wg.closure_lora_sha256())
+            if d["initial_lora_sha256"] != spec["initial_lora_sha256"]:
+                raise RuntimeError(
+                    f"actor LoRA {d['initial_lora_sha256']} is not the shared initial adapter "
+                    f"{spec['initial_lora_sha256']}"
+                )
+        with rec.phase("init_rollout_server"):
+            servers = LLMServerManager.create(config=cfg, worker_group=wg)
+        with rec.phase("init_checkpoint_manager"):
+            manager = _checkpoint_manager(CheckpointEngineManager, cfg, wg, servers)
+        self.record.flush()
+        # verl's trainers put the engine to sleep before the first sync.
+        with rec.phase("init_sleep"):
+            manager.sleep_replicas()
+
+        wg.closure_set_label("initial_sync")
+        with self.phase("initial_sync"):
+            manager.update_weights(global_steps=0)
+        self._collect()
+
+        tokenizer = _tokenizer(spec["model_path"])
+        source = spec["rollout_source"]
+        prompt_ids = [_chat_ids(tokenizer, p["messages"]) for p in source["prompts"]]
+        client = servers.get_client()
+
+        with self.phase("rollout_before_update") as info:
+            outs = _generate(client, prompt_ids, source, tag="before")
+            info["responses"] = len(outs)
+        with self.phase("engine_sleep") as info:
+            manager.sleep_replicas()
+            info["effective"] = bool(spec["free_cache_engine"])
+        with self.phase("score_before_update"):
+            d["generation"]["before"] = _scored(tokenizer, source, outs)
+        self._collect()
+
+        with self.phase("update") as info:
+            metrics = _update(wg, tokenizer, source, prompt_ids, int(spec["seed"]))
+            info["loss"] = metrics.get("loss")
+            d["update"] = metrics
+        d["update_completed"] = True
+        d["updated_lora_sha256"] = _first(wg.closure_lora_sha256())
+        self._collect()
+
+        wg.closure_set_label("sync")
+        with self.phase("sync"):
+            manager.update_weights(global_steps=1)
+        wg.closure_set_label(None)
+        d["sync_completed"] = True
+        self._collect()
+
+        with self.phase("rollout_after_update") as info:
+            outs = _generate(client, prompt_ids, source, tag="after")
+            info["responses"] = len(outs)
+        with self.phase("score_after_update"):
+            d["generation"]["after"] = _scored(tokenizer, source, outs)
+        self.current_phase = None
+
+
+def _checkpoint_manager(cls: Any, cfg: Any, wg: Any, servers: Any) -> Any:
+    replicas = servers.get_replicas() if hasattr(servers, "get_replicas") else servers.replicas
+    backend = cfg.actor_rollout_ref.rollout.checkpoint_engine.backend
+    try:
+        from verl.utils.config import omega_conf_to_dataclass
+
+        ce_cfg = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout.checkpoint_engine)
+        return cls(config=ce_cfg, trainer=wg, replicas=replicas)
+    except TypeError:
+        # Signature used by verl's own agent-loop test helpers.
+        return cls(backend=backend, trainer=wg, replicas=replicas)
+
+
+def _tokenizer(model_path: str) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(model_path)
+
+
+def _chat_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
+    out = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    # transformers 5 returns a BatchEncoding here.
+    ids = out["input_ids"] if hasattr(out, "keys") else out
+    return [int(x) for x in ids]
+
+
+def _generate(client: Any, prompt_ids: Sequence[list[int]], source: dict[str, Any],
+              tag: str) -> list[list[int]]:
+    async def one(i: int, ids: list[int]) -> list[int]:
+        params = dict(source["sampling_params"])
+        params["seed"] = source["prompts"][i]["seed"]
+        out = await client.generate(request_id=f"{tag}-{i}", prompt_ids=ids,
+                                    sampling_params=params)
+        return [int(t) for t in out.token_ids]
+
+    async def all_() -> list[list[int]]:
+        return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(prompt_ids))))
+
+    return asyncio.run(all_())
+
+
+def _scored(tokenizer: Any, source: dict[str, Any], outs: list[list[int]]) -> dict[str, Any]:
+    texts = [tokenizer.decode(o, skip_special_tokens=True) for o in outs]
+    scores = [score(t, p["ground_truth"]) for t, p in zip(texts, source["prompts"], strict=True)]
+    return {
+        "scores": scores,
+        "mean_score": sum(scores) / len(scores),
+        "response_tokens": [len(o) for o in outs],
+        "samples": [{"id": p["id"], "response": t[:500]}
+                    for p, t in zip(source["prompts"], texts, strict=True)][:4],
+    }
+
+
+def _update(wg: Any, tokenizer: Any, source: dict[str, Any], prompt_ids: list[list[int]],
+            seed: int) -> dict[str, Any]:
+    """One supervised step with verl's own sft_loss, on the frozen references."""
+    import functools
+
+    from tensordict import TensorDict
+    from verl.utils import tensordict_utils as tu
+    from verl.workers.utils.losses import sft_loss
+    from verl.workers.utils.padding import left_right_2_no_padding
+
+    eos = tokenizer.eos_token_id
+    responses = [list(tokenizer.encode(p["reference"], add_special_tokens=False)) + [eos]
+                 for p in source["prompts"]]
+    batch = sft_batch(prompt_ids, responses, pad_id=int(tokenizer.pad_token_id or 0))
+    b = len(prompt_ids)
+    loss_mask = nested_loss_mask(batch)
+    td = TensorDict({k: v for k, v in batch.items() if k not in ("prompts", "responses")},
+                    batch_size=[b])
+    td = left_right_2_no_padding(td)
+    td["loss_mask"] = loss_mask
+    tu.assign_non_tensor(td, temperature=1.0, mini_batch_size=b, global_batch_size=b,
+                         epochs=1, seed=seed, dataloader_kwargs={"shuffle": False},
+                         calculate_entropy=False, compute_loss=True)
+    wg.set_loss_fn(functools.partial(sft_loss, config=None))
+    out = _first(wg.update_actor(td))
+    metrics: Any = None
+    for getter in (lambda o: o["metrics"], lambda o: tu.get(o, "metrics"),
+                   lambda o: o.meta_info["metrics"]):
+        try:
+            metrics = getter(out)
+            break
+        except Exception:
+            continue
+    return {"n_sequences": b, "target_tokens": int(sum(len(r) for r in responses)),
+            **_plain_metrics(metrics)}
+
+
+def _plain_metrics(metrics: Any) -> dict[str, Any]:
+    if not isinstance(metrics, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for k, v in metrics.items():
+        if isinstance(v, list) and v:
+            v = v[-1]
+        try:
+            out[str(k)] = float(v)
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def _init_steps(events: list[Any]) -> list[dict[str, Any]]:
+    starts: dict[str, float] = {}
+    steps = []
+    for ev in events:
+        if ev.kind == "start":
+            starts[ev.phase] = ev.t_s
+        elif ev.phase in starts:
+            steps.append({"name": ev.phase, "start_s": starts.pop(ev.phase), "end_s": ev.t_s})
+    return steps
+
+
+def _merge_samples(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen = {(s["t_s"], s.get("reason")) for s in a}
+    merged = a + [s for s in b if (s["t_s"], s.get("reason")) not in seen]
+    return sorted(merged, key=lambda s: s["t_s"])
+
+
+def main(argv: Sequence[str] | None = None,
+         driver_factory: Callable[[dict[str, Any], GroupRecord], Any] = GroupDriver) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2:
+        sys.stderr.write("usage: python -m rlsys_closure.driver SPEC.json RECORD.json\n")
+        return 2
+    spec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    record = GroupRecord(Path(args[1]), spec)
+    record.flush()
+    started = time.monotonic()
+    try:
+        driver_factory(spec, record).run()
+    except BaseException as exc:
+        # The record already holds the failure; one line here, details in the log.
+        sys.stderr.write(f"group {spec['group']} failed after {time.monotonic() - started:.1f}"
+                         f" s: {type(exc).__name__}: {exc}\n")
+        traceback.print_exc(file=sys.stderr)
+        return 5
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

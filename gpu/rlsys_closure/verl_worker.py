@@ -1,0 +1,165 @@
+"""verl's actor/rollout worker with probes for the closure experiment.
+
+Imported only inside a group's process and its Ray workers (it imports verl at
+module level). The probes record, in the actor process and on the same
+monotonic clock as the driver, what happens inside
+``ActorRolloutRefWorker.update_weights``: the engine resume calls with their
+tags, and the weight transfer. A driver cannot see these: the whole sync is a
+single remote call from its side.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from typing import Any
+
+from verl.single_controller.base.decorator import Dispatch, register
+from verl.workers.engine_workers import ActorRolloutRefWorker
+
+from rlsys_closure.lora import lora_tensors_sha256
+
+MIB = 1024 * 1024
+
+
+class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
+    """ActorRolloutRefWorker plus probe methods (all dispatched ONE_TO_ALL)."""
+
+    def _closure_state(self) -> dict[str, Any]:
+        state: dict[str, Any] | None = getattr(self, "_closure", None)
+        if state is None:
+            state = {
+                "lock": threading.Lock(),
+                "events": [],
+                "resume_calls": [],
+                "samples": [],
+                "label": None,
+                "nvml": None,
+                "handle": None,
+                "installed": False,
+            }
+            self._closure = state
+        return state
+
+    def _closure_sample(self, at: str) -> None:
+        st = self._closure_state()
+        nvml = st["nvml"]
+        if nvml is None:
+            return
+        t = time.monotonic()
+        try:
+            used = float(nvml.nvmlDeviceGetMemoryInfo(st["handle"]).used) / MIB
+        except Exception:
+            return
+        st["samples"].append({"t_s": t, "gpu_used_mb": used, "host_used_mb": None,
+                              "reason": "boundary", "at": at})
+
+    def _closure_edge(self, phase: str, kind: str, **detail: Any) -> None:
+        # Sub-phases are recorded only inside the cycle's sync; the initial
+        # sync's are not phases of their own (each phase occurs once).
+        st = self._closure_state()
+        if st["label"] != "sync":
+            return
+        if kind == "start":
+            t = time.monotonic()
+            self._closure_sample(f"{phase}:start")
+        else:
+            self._closure_sample(f"{phase}:end")
+            t = time.monotonic()
+        ev: dict[str, Any] = {"t_s": t, "phase": phase, "kind": kind, "source": "actor"}
+        if detail:
+            ev["detail"] = detail
+        with st["lock"]:
+            st["events"].append(ev)
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
+    def closure_install_probes(self, device_index: int = 0) -> bool:
+        st = self._closure_state()
+        if st["installed"]:
+            return True
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            st["nvml"] = pynvml
+            st["handle"] = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+        except Exception:
+            st["nvml"] = None  # events still recorded; boundary samples come from the driver
+        rollout = self.rollout
+        original_resume = rollout.resume
+        original_update = rollout.update_weights
+        free_cache = bool(self.config.rollout.free_cache_engine)
+
+        @functools.wraps(original_resume)
+        async def resume(*args: Any, **kwargs: Any) -> Any:
+            tags = kwargs.get("tags", args[0] if args else None)
+            tag_list = [str(x) for x in (tags or ["weights", "kv_cache"])]
+            phase = "resume_kv_cache" if tag_list == ["kv_cache"] else "resume_weights"
+            with st["lock"]:
+                st["resume_calls"].append(
+                    {"t_s": time.monotonic(), "tags": tag_list,
+                     "detail": {"during": st["label"], "free_cache_engine": free_cache}}
+                )
+            self._closure_edge(phase, "start", tags=tag_list)
+            try:
+                return await original_resume(*args, **kwargs)
+            finally:
+                self._closure_edge(phase, "end")
+
+        @functools.wraps(original_update)
+        async def update_weights(*args: Any, **kwargs: Any) -> Any:
+            self._closure_edge("weight_transfer", "start")
+            try:
+                return await original_update(*args, **kwargs)
+            finally:
+                self._closure_edge("weight_transfer", "end")
+
+        # Instance attributes shadow the adapter's methods, so verl's own
+        # update_weights calls through the probes without any change to verl.
+        rollout.resume = resume
+        rollout.update_weights = update_weights
+        st["installed"] = True
+        return True
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
+    def closure_set_label(self, label: str | None) -> None:
+        self._closure_state()["label"] = label
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
+    def closure_drain(self) -> dict[str, Any]:
+        st = self._closure_state()
+        with st["lock"]:
+            out = {
+                "events": list(st["events"]),
+                "resume_calls": list(st["resume_calls"]),
+                "samples": list(st["samples"]),
+            }
+            st["events"].clear()
+            st["resume_calls"].clear()
+            st["samples"].clear()
+        return out
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
+    def closure_actor_memory_mb(self) -> float | None:
+        """What the actor's torch allocator holds (reserved), MiB."""
+        try:
+            import torch
+
+            if not torch.cuda.is_available():
+                return None
+            return float(torch.cuda.memory_reserved()) / MIB
+        except Exception:
+            return None
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
+    def closure_lora_sha256(self) -> str | None:
+        """Hash of the actor's LoRA tensors, comparable with the adapter file's."""
+        module = getattr(getattr(self.actor, "engine", None), "module", None)
+        if module is None:
+            module = getattr(self.actor, "module", None)
+        if module is None:
+            return None
+        return lora_tensors_sha256(
+            (name, param) for name, param in module.named_parameters() if "lora_" in name
+        )
