@@ -1,0 +1,420 @@
+"""Parent side of the isolation boundary: one child interpreter per submission.
+
+The child is started with ``python -I -S -c <_child.py source>`` in its own session and
+process group, in a scratch directory, under resource limits, and (when the grader is
+root) as an unprivileged user.  Calls cross as length-prefixed JSON frames on dedicated
+pipes; the child's stdout/stderr go to a third pipe that a drain thread reads into a
+capped buffer.  The parent enforces every wall-clock limit and kills the whole process
+group on timeout; the next call then gets a fresh child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pwd
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+MAX_FRAME_BYTES = 16 * 1024 * 1024
+NONPLAIN_MARK = "$rlsys_nonplain"
+_CHILD_SOURCE = (Path(__file__).parent / "_child.py").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for the child; every one is enforced or set by the parent."""
+
+    call_timeout_s: float = 5.0
+    load_timeout_s: float = 10.0
+    budget_s: float = 45.0
+    address_space_mb: int = 1024
+    cpu_seconds: int = 60
+    file_size_mb: int = 16
+    open_files: int = 64
+    output_kb: int = 64
+    recursion_limit: int = 1000
+    child_user: str | None = "nobody"  # only used when the grader runs as root
+
+
+OutcomeKind = Literal[
+    "returned", "raised", "timeout", "crashed", "protocol", "load_failed", "missing"
+]
+
+
+@dataclass
+class CallOutcome:
+    """What one call did, as plain data (the child's objects never reach the parent)."""
+
+    kind: OutcomeKind
+    value: Any = None
+    args_after: Any = None
+    exc_type: str = ""
+    value_error: bool = False
+    not_implemented: bool = False
+    is_exception: bool = True
+    message: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class LoadResult:
+    ok: bool
+    functions: dict[str, bool] = field(default_factory=dict)
+    stage: str = ""  # syntax | import | timeout | crashed | protocol
+    message: str = ""
+    line: int | None = None
+
+
+class ProtocolError(Exception):
+    pass
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ProtocolError(f"duplicate key {key!r} in a reply")
+        out[key] = value
+    return out
+
+
+def decode_frame(body: bytes) -> Any:
+    """Decode a reply into exact JSON types; duplicate keys are a protocol error."""
+    return json.loads(body.decode("utf-8"), object_pairs_hook=_reject_duplicates)
+
+
+def _describe_signal(returncode: int) -> str:
+    number = -returncode
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    hints = {
+        "SIGSEGV": "a segmentation fault, usually runaway recursion",
+        "SIGXCPU": "the CPU-time limit was exceeded",
+        "SIGKILL": "killed, usually the memory limit or a timeout",
+        "SIGXFSZ": "the file-size limit was exceeded",
+        "SIGABRT": "the interpreter aborted, often memory exhaustion",
+    }
+    return f"{name} ({hints.get(name, 'terminated by a signal')})"
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "the submission's process stopped answering"
+    if returncode < 0:
+        return f"the submission's process died: {_describe_signal(returncode)}"
+    return f"the submission's process exited with code {returncode} (sys.exit / os._exit?)"
+
+
+class _OutputDrain(threading.Thread):
+    """Reads the child's stdout+stderr, keeping only the first ``cap`` bytes."""
+
+    def __init__(self, fd: int, cap: int) -> None:
+        super().__init__(daemon=True)
+        self.fd, self.cap = fd, cap
+        self.kept = bytearray()
+        self.total = 0
+        self.lock = threading.Lock()
+
+    def run(self) -> None:
+        try:
+            while True:
+                chunk = os.read(self.fd, 65536)
+                if not chunk:
+                    break
+                with self.lock:
+                    self.total += len(chunk)
+                    room = self.cap - len(self.kept)
+                    if room > 0:
+                        self.kept += chunk[:room]
+        except OSError:
+            pass
+        finally:
+            os.close(self.fd)
+
+    def text(self) -> str:
+        with self.lock:
+            body = self.kept.decode("utf-8", "replace")
+            dropped = self.total - len(self.kept)
+        return body + (f"\n... [{dropped} more bytes of output dropped]" if dropped > 0 else "")
+
+
+def _drop_user(name: str | None) -> pwd.struct_passwd | None:
+    if name is None or os.geteuid() != 0:
+        return None
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        return None
+
+
+_INTERPRETER_CACHE: dict[tuple[str, int | None], str | None] = {}
+
+
+def child_interpreter(user: pwd.struct_passwd | None) -> str | None:
+    """A Python the child's user can execute (a root-only pyenv cannot be)."""
+    uid = user.pw_uid if user else None
+    key = (sys.executable, uid)
+    if key in _INTERPRETER_CACHE:
+        return _INTERPRETER_CACHE[key]
+    candidates = [sys.executable, os.path.realpath(sys.executable)]
+    candidates += [
+        p for p in (shutil.which(f"python{sys.version_info[0]}.{sys.version_info[1]}",
+                                 path="/usr/local/bin:/usr/bin:/bin"),
+                    shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")) if p
+    ]
+    found = None
+    for exe in dict.fromkeys(candidates):
+        try:
+            done = subprocess.run(
+                [exe, "-I", "-S", "-c", "import json, resource, types"],
+                user=uid, group=user.pw_gid if user else None,
+                extra_groups=[] if user else None,
+                cwd="/", capture_output=True, timeout=20, check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if done.returncode == 0:
+            found = exe
+            break
+    _INTERPRETER_CACHE[key] = found
+    return found
+
+
+class ChildSession:
+    """A child interpreter holding the submission, restarted after any failure."""
+
+    def __init__(self, source: str, filename: str, functions: list[str], limits: Limits) -> None:
+        self.source, self.filename, self.functions = source, filename, functions
+        self.limits = limits
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.drain: _OutputDrain | None = None
+        self.request_w = self.reply_r = -1
+        self.scratch: str | None = None
+        self.next_id = 0
+        self.load: LoadResult | None = None
+        self.notes: list[str] = []
+        self._outputs: list[str] = []
+        user = _drop_user(limits.child_user)
+        self.interpreter = child_interpreter(user)
+        if user and self.interpreter is None:
+            self.notes.append(f"no Python executable by user {user.pw_name!r}; child runs as root")
+            user = None
+            self.interpreter = sys.executable
+        self.user = user
+        self.run_as = user.pw_name if user else pwd.getpwuid(os.geteuid()).pw_name
+
+    # -- life cycle -------------------------------------------------------------------
+    def _spawn(self) -> None:
+        self.scratch = tempfile.mkdtemp(prefix="rlsys-child-")
+        if self.user:
+            os.chown(self.scratch, self.user.pw_uid, self.user.pw_gid)
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        out_r, out_w = os.pipe()
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8",
+               "HOME": self.scratch, "TMPDIR": self.scratch}
+        try:
+            self.proc = subprocess.Popen(
+                [self.interpreter or sys.executable, "-I", "-S", "-c", _CHILD_SOURCE,
+                 str(rep_w)],
+                stdin=req_r, stdout=out_w, stderr=out_w, pass_fds=(rep_w,),
+                cwd=self.scratch, env=env, start_new_session=True, close_fds=True,
+                user=self.user.pw_uid if self.user else None,
+                group=self.user.pw_gid if self.user else None,
+                extra_groups=[] if self.user else None,
+            )
+        finally:
+            for fd in (req_r, rep_w, out_w):
+                os.close(fd)
+        self.request_w, self.reply_r = req_w, rep_r
+        self.drain = _OutputDrain(out_r, self.limits.output_kb * 1024)
+        self.drain.start()
+
+    def kill(self) -> None:
+        """Kill the child's whole process group and collect everything it left."""
+        proc = self.proc
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+        for fd in (self.request_w, self.reply_r):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.request_w = self.reply_r = -1
+        if self.drain is not None:
+            self.drain.join(timeout=2)
+            self._outputs.append(self.drain.text())
+            self.drain = None
+        if self.scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+        self.proc = None
+
+    close = kill
+
+    def output(self) -> str:
+        """Everything the submission printed so far (capped per child)."""
+        parts = [*self._outputs, self.drain.text() if self.drain else ""]
+        return "".join(p for p in parts if p)
+
+    # -- framing ----------------------------------------------------------------------
+    def _send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, allow_nan=True).encode("utf-8")
+        frame = len(data).to_bytes(4, "big") + data
+        view = memoryview(frame)
+        while view:
+            view = view[os.write(self.request_w, view):]
+
+    def _recv(self, deadline: float) -> Any:
+        sel = selectors.DefaultSelector()
+        sel.register(self.reply_r, selectors.EVENT_READ)
+        try:
+            header = self._read_exact(sel, 4, deadline)
+            size = int.from_bytes(header, "big")
+            if size > MAX_FRAME_BYTES:
+                raise ProtocolError(f"reply of {size} bytes is over the {MAX_FRAME_BYTES} cap")
+            return decode_frame(self._read_exact(sel, size, deadline))
+        finally:
+            sel.close()
+
+    def _read_exact(self, sel: selectors.BaseSelector, size: int, deadline: float) -> bytes:
+        buf = bytearray()
+        while len(buf) < size:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not sel.select(remaining):
+                raise TimeoutError
+            chunk = os.read(self.reply_r, min(1 << 20, size - len(buf)))
+            if not chunk:
+                raise EOFError
+            buf += chunk
+        return bytes(buf)
+
+    def _died(self) -> str:
+        proc = self.proc
+        code = None
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = proc.wait(timeout=2)
+        return describe_exit(code)
+
+    # -- public API -------------------------------------------------------------------
+    def ensure_loaded(self) -> LoadResult:
+        """Start a child and load the submission, unless loading already failed for good."""
+        if self.load is not None and not self.load.ok:
+            return self.load
+        if self.proc is not None and self.proc.poll() is None:
+            assert self.load is not None
+            return self.load
+        self.kill()
+        self._spawn()
+        lim = self.limits
+        hello = {
+            "source": self.source, "filename": self.filename, "functions": self.functions,
+            "recursion_limit": lim.recursion_limit,
+            "limits": {
+                "address_space_bytes": lim.address_space_mb * 1024 * 1024,
+                "cpu_seconds": lim.cpu_seconds,
+                "file_size_bytes": lim.file_size_mb * 1024 * 1024,
+                "open_files": lim.open_files,
+                "no_processes": True,
+            },
+        }
+        try:
+            self._send(hello)
+            reply = self._recv(time.monotonic() + lim.load_timeout_s)
+            result = self._parse_load(reply)
+        except TimeoutError:
+            result = LoadResult(False, stage="timeout",
+                                message=f"loading did not finish within {lim.load_timeout_s:g} s")
+        except (EOFError, BrokenPipeError):
+            result = LoadResult(False, stage="crashed", message=self._died() + " while loading")
+        except (ProtocolError, ValueError, UnicodeDecodeError, KeyError, TypeError) as exc:
+            result = LoadResult(False, stage="protocol", message=f"garbled load reply: {exc}")
+        if not result.ok:
+            self.kill()
+        self.load = result
+        return result
+
+    @staticmethod
+    def _parse_load(reply: Any) -> LoadResult:
+        if type(reply) is not dict or type(reply.get("ok")) is not bool:
+            raise ProtocolError("load reply is not an object with 'ok'")
+        if reply["ok"]:
+            funcs = reply.get("functions")
+            if type(funcs) is not dict:
+                raise ProtocolError("load reply lacks 'functions'")
+            return LoadResult(True, functions={str(k): v is True for k, v in funcs.items()})
+        error = reply.get("error") if type(reply.get("error")) is dict else {}
+        line = reply.get("line") if type(reply.get("line")) is int else None
+        text = reply.get("text") if type(reply.get("text")) is str else ""
+        message = f"{error.get('type', 'Error')}: {error.get('message', '')}"
+        if reply.get("stage") == "syntax" and line is not None:
+            message += f" (line {line}" + (f": {text.strip()}" if text else "") + ")"
+        return LoadResult(False, stage=str(reply.get("stage", "import")), message=message,
+                          line=line)
+
+    def call(self, func: str, args: list[Any], kwargs: dict[str, Any]) -> CallOutcome:
+        load = self.ensure_loaded()
+        if not load.ok:
+            return CallOutcome("load_failed", message=load.message)
+        if not load.functions.get(func, False):
+            return CallOutcome("missing", message=f"the submission defines no function {func}()")
+        self.next_id += 1
+        ident = self.next_id
+        started = time.monotonic()
+        try:
+            self._send({"id": ident, "func": func, "args": args, "kwargs": kwargs})
+            while True:
+                reply = self._recv(started + self.limits.call_timeout_s)
+                # A reply to an earlier call (a stray frame) is skipped, never scored.
+                if type(reply) is dict and reply.get("id") == ident:
+                    break
+        except TimeoutError:
+            self.kill()
+            return CallOutcome("timeout", seconds=time.monotonic() - started,
+                               message=f"no answer within {self.limits.call_timeout_s:g} s")
+        except (EOFError, BrokenPipeError):
+            message = self._died()
+            self.kill()
+            return CallOutcome("crashed", message=message, seconds=time.monotonic() - started)
+        except (ProtocolError, ValueError, UnicodeDecodeError) as exc:
+            self.kill()
+            return CallOutcome("protocol", message=f"garbled reply: {exc}",
+                               seconds=time.monotonic() - started)
+        return self._parse_call(reply, time.monotonic() - started)
+
+    @staticmethod
+    def _parse_call(reply: dict[str, Any], seconds: float) -> CallOutcome:
+        args_after = reply.get("args_after")
+        if reply.get("ok") is True and "value" in reply:
+            return CallOutcome("returned", value=reply["value"], args_after=args_after,
+                               seconds=seconds)
+        error = reply.get("error")
+        if type(error) is not dict:
+            return CallOutcome("protocol", message="reply has neither a value nor an error",
+                               seconds=seconds)
+        return CallOutcome(
+            "raised", args_after=args_after, seconds=seconds,
+            exc_type=str(error.get("type", "?"))[:200],
+            value_error=error.get("value_error") is True,
+            not_implemented=error.get("not_implemented") is True,
+            is_exception=error.get("exception") is not False,
+            message=str(error.get("message", ""))[:500],
+        )
