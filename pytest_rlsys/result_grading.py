@@ -1,0 +1,261 @@
+"""Grade a pt-verl-closure result file: each claimed check against its evidence.
+
+A file that cannot be read, parsed or validated is not gradable: every check
+scores 0 with status ``error``. A valid file is graded check by check with
+``closure_checks``: a check scores when the evidence passes it *and* the file
+claims exactly that. A claim of ``passed: true`` the evidence contradicts is a
+false claim; a claim of ``false`` where the evidence passes is also wrong (the
+file must report what it shows), and an honest ``false`` scores 0 with the
+evidence named. The maximum never depends on the file: 8 × points_per_check.
+
+Public API::
+
+    CheckOutcome(id, score, max_score, status, message)
+    ResultGrade(path, gradable, cases, errors, notes, max_score)   # .score, .as_dict()
+    grade_result_file(path, points_per_check=5.0, *, max_bytes=DEFAULT_MAX_BYTES) -> ResultGrade
+    grade_document(doc, *, path="<document>", points_per_check=5.0) -> ResultGrade
+    interpretation_notes(doc) -> list[str]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_rlsys import closure_checks
+from pytest_rlsys.resultfile import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
+
+SECTION = "gpu_result"
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    id: str  # "gpu_result.<check name>"
+    score: float
+    max_score: float
+    status: str  # "passed" | "failed" | "error"
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "score": self.score,
+            "max_score": self.max_score,
+            "status": self.status,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class ResultGrade:
+    path: str
+    gradable: bool
+    cases: tuple[CheckOutcome, ...]  # always all eight checks, in CHECK_NAMES order
+    errors: tuple[str, ...]  # parse/validation errors as "$.path: message"
+    notes: tuple[str, ...]  # interpretation notes
+    max_score: float  # fixed: 8 * points_per_check
+
+    @property
+    def score(self) -> float:
+        return sum(case.score for case in self.cases)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "gradable": self.gradable,
+            "score": self.score,
+            "max_score": self.max_score,
+            "cases": [case.as_dict() for case in self.cases],
+            "errors": list(self.errors),
+            "notes": list(self.notes),
+        }
+
+
+_STAGE_REASON = {
+    "read": "could not be read",
+    "parse": "is not strict JSON",
+    "version": "does not name a known schema_version",
+    "schema": "does not match its schema",
+}
+
+
+def _not_gradable(loaded: LoadedResult, points: float) -> ResultGrade:
+    reason = _STAGE_REASON.get(loaded.stage, "is not valid")
+    count = len(loaded.errors)
+    first = loaded.errors[0] if loaded.errors else "no detail"
+    message = (
+        f"not gradable: the result file {reason}; fix the {count} error"
+        f"{'s' if count != 1 else ''} listed for it (first: {first}), check with "
+        "'rlsys validate FILE' and grade it again"
+    )
+    cases = tuple(
+        CheckOutcome(f"{SECTION}.{name}", 0.0, points, "error", message)
+        for name in closure_checks.CHECK_NAMES
+    )
+    return ResultGrade(
+        loaded.path, False, cases, loaded.errors, (), points * len(closure_checks.CHECK_NAMES)
+    )
+
+
+def _grade_check(name: str, doc: Mapping[str, Any], points: float) -> CheckOutcome:
+    case_id = f"{SECTION}.{name}"
+    try:
+        derived = closure_checks.CHECK_FUNCTIONS[name](doc)
+    except Exception as exc:  # a grader bug must cost one check, not the whole report
+        return CheckOutcome(
+            case_id, 0.0, points, "error", f"could not re-derive this check: {exc!r}"
+        )
+    claim = doc["system_decision"]["checks"][name]["passed"]
+    if derived.passed and claim:
+        return CheckOutcome(case_id, points, points, "passed", derived.detail)
+    if claim:
+        message = f"false claim: claimed passed but the evidence shows {derived.detail}"
+    elif derived.passed:
+        message = (
+            "claimed failed but the evidence shows it passes "
+            f"({derived.detail}); the claim must match the evidence"
+        )
+    else:
+        message = f"reported as failed, and the evidence agrees: {derived.detail}"
+    return CheckOutcome(case_id, 0.0, points, "failed", message)
+
+
+# --------------------------------------------------------------------------- notes
+
+_KV_KEY = re.compile(r"kv.?cache", re.IGNORECASE)
+_SIZE_KEY = re.compile(r"(mb|mib|gb|gib|bytes|size)", re.IGNORECASE)
+_SPEED_KEY = re.compile(r"speed.?up|acceleration|throughput.?gain", re.IGNORECASE)
+_KV_TEXT = re.compile(r"kv[ _-]?cache|kv 缓存", re.IGNORECASE)
+_SIZE_TEXT = re.compile(r"size|大小|容量|\bmi?b\b|\bgi?b\b", re.IGNORECASE)
+_SPEED_TEXT = re.compile(r"speed[ -]?up|faster|加速|提速", re.IGNORECASE)
+_NEGATION = re.compile(r"\bnot\b|\bno\b|n't|\bnever\b|\bcannot\b|不|非|没有", re.IGNORECASE)
+_SENTENCE = re.compile(r"[.;。；!?！？\n]+")
+
+KV_NOTE = (
+    "{where}: a whole-GPU peak difference is not a KV-cache size. Whole-GPU samples "
+    "include every process on the card, allocator caches, CUDA graphs and the actor's own "
+    "memory, and a 0.25 s sampler misses short peaks; the KV cache's size comes from the "
+    "engine's own allocation (e.g. vLLM's KV-cache log line), not from this difference."
+)
+SPEED_NOTE = (
+    "{where}: one release/retain pair cannot establish a speed-up. Durations from a single "
+    "run include run-order and warm-up effects; a speed-up needs repeated, interleaved pairs "
+    "and a spread, and this experiment's checks do not grade one."
+)
+
+
+def _walk(node: object, path: str) -> list[tuple[str, object]]:
+    """Every (path, value) under node; iterative so depth cannot blow the stack."""
+    found: list[tuple[str, object]] = []
+    stack: list[tuple[str, object]] = [(path, node)]
+    while stack:
+        where, value = stack.pop()
+        found.append((where, value))
+        if isinstance(value, Mapping):
+            stack.extend((f"{where}.{key}", sub) for key, sub in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", sub) for i, sub in enumerate(value))
+    return sorted(found, key=lambda item: item[0])
+
+
+def _claims(value: object) -> bool:
+    return value is not None and value is not False and value != "" and value != []
+
+
+def interpretation_notes(doc: Mapping[str, Any]) -> list[str]:
+    """Notes for readings the evidence cannot support (SPEC §7 step 5).
+
+    Looks in ``system_decision`` only (the configs legitimately hold keys such
+    as vLLM's ``kv_cache_memory_bytes``) for fields or sentences that present a
+    peak difference as a KV-cache size or claim a speed-up.
+    """
+    decision = doc.get("system_decision")
+    if not isinstance(decision, Mapping):
+        return []
+    kv_places: list[str] = []
+    speed_places: list[str] = []
+    for where, value in _walk(decision, "$.system_decision"):
+        key = where.rsplit(".", 1)[-1]
+        if _KV_KEY.search(key) and _SIZE_KEY.search(key) and _claims(value):
+            kv_places.append(where)
+        if _SPEED_KEY.search(key) and _claims(value):
+            speed_places.append(where)
+        if isinstance(value, str):
+            for sentence in _SENTENCE.split(value):
+                if _NEGATION.search(sentence):
+                    continue
+                if _KV_TEXT.search(sentence) and _SIZE_TEXT.search(sentence):
+                    kv_places.append(where)
+                if _SPEED_TEXT.search(sentence):
+                    speed_places.append(where)
+    notes: list[str] = []
+    for where in dict.fromkeys(kv_places):
+        notes.append(KV_NOTE.format(where=where))
+    for where in dict.fromkeys(speed_places):
+        notes.append(SPEED_NOTE.format(where=where))
+    return notes
+
+
+def _evidence_notes(doc: Mapping[str, Any]) -> list[str]:
+    """Plain reading aids: where the whole-run peak is, and phases without samples."""
+    notes: list[str] = []
+    if doc.get("status") == "failed":
+        failure = doc.get("failure")
+        failure = failure if isinstance(failure, Mapping) else {}
+        notes.append(
+            f"the run is marked failed ({failure.get('group') or 'group unknown'}, "
+            f"{failure.get('phase') or 'phase unknown'}: {failure.get('type')}); "
+            "checks that need the missing evidence fail"
+        )
+    measurements = closure_checks.derive_measurements(doc)
+    interval = doc.get("sampling", {}).get("interval_s")
+    for name in closure_checks.GROUP_NAMES:
+        group = measurements[name]
+        peak, phase = group["sampled_gpu_peak_mb"], group["sampled_gpu_peak_phase"]
+        update = group["phases"].get("update", {}).get("sampled_gpu_peak_mb")
+        if peak is not None and phase not in (None, "update") and update is not None:
+            notes.append(
+                f"{name}: the whole-run sampled peak ({peak:g} MiB) is in {phase}, not in the "
+                f"update ({update:g} MiB); read the update phase's own peak for the update's "
+                "occupancy"
+            )
+        empty = [p for p, entry in group["phases"].items() if entry["sample_count"] == 0]
+        if empty:
+            notes.append(
+                f"{name}: {', '.join(empty)} had no resource sample (shorter than the "
+                f"{interval} s interval or between samples); their peak is null, not zero"
+            )
+    return notes
+
+
+def grade_document(
+    doc: Mapping[str, Any], *, path: str = "<document>", points_per_check: float = 5.0
+) -> ResultGrade:
+    """Grade an already validated document (see ``resultfile.validate_document``)."""
+    points = float(points_per_check)
+    cases = tuple(_grade_check(name, doc, points) for name in closure_checks.CHECK_NAMES)
+    try:
+        notes = tuple(interpretation_notes(doc) + _evidence_notes(doc))
+    except Exception as exc:  # notes are advisory; never let them break the grade
+        notes = (f"could not produce interpretation notes: {exc!r}",)
+    return ResultGrade(path, True, cases, (), notes, points * len(closure_checks.CHECK_NAMES))
+
+
+def grade_result_file(
+    path: str | os.PathLike[str],
+    points_per_check: float = 5.0,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> ResultGrade:
+    """Load, validate and grade one result file; never raises for bad input.
+
+    >>> grade = grade_result_file("run.json")
+    >>> grade.gradable, grade.score, grade.max_score   # e.g. (True, 40.0, 40.0)
+    """
+    loaded = load_result_file(path, max_bytes=max_bytes)
+    if not loaded.ok or loaded.doc is None:
+        return _not_gradable(loaded, float(points_per_check))
+    return grade_document(loaded.doc, path=loaded.path, points_per_check=points_per_check)
