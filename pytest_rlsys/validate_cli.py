@@ -1,0 +1,165 @@
+"""``rlsys validate FILE...`` and ``rlsys result FILE``.
+
+``validate`` prints each problem as ``FILE::$.json.path: message`` (the
+check-jsonschema convention) and exits 0 only when every file is valid.
+``result`` prints a result file's check table, its errors and notes, and exits
+0 when the file was gradable. Neither prints a traceback for bad input.
+
+Public API::
+
+    main(argv) -> int          # rlsys validate
+    grade_main(argv) -> int    # rlsys result
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from pytest_rlsys.result_grading import ResultGrade, grade_result_file
+from pytest_rlsys.resultfile import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
+
+_MIB = 1024 * 1024
+
+
+def _positive_mib(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return max(1, int(value * _MIB))
+
+
+def _add_max_mib(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-mib",
+        type=_positive_mib,
+        default=DEFAULT_MAX_BYTES,
+        metavar="MIB",
+        dest="max_bytes",
+        help=f"refuse files larger than this (default {DEFAULT_MAX_BYTES // _MIB} MiB)",
+    )
+
+
+def _validate_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rlsys validate",
+        description="Validate pt-verl-closure result files against the schema their "
+        "schema_version names.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary instead")
+    parser.add_argument(
+        "--max-errors",
+        type=int,
+        default=100,
+        metavar="N",
+        help="show at most N errors per file in text output (0 = all; default 100)",
+    )
+    _add_max_mib(parser)
+    return parser
+
+
+def _summary(loaded: LoadedResult) -> dict[str, Any]:
+    return {
+        "path": loaded.path,
+        "valid": loaded.ok,
+        "schema_version": loaded.schema_version,
+        "schema_id": loaded.schema_id,
+        "stage": loaded.stage,
+        "errors": list(loaded.errors),
+    }
+
+
+def _write(stream: TextIO, text: str) -> None:
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:  # `rlsys validate ... | head` must not print a traceback
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``rlsys validate FILE...``: 0 when every file is valid, 1 otherwise."""
+    args = _validate_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    results = [load_result_file(name, max_bytes=args.max_bytes) for name in args.files]
+    all_ok = all(result.ok for result in results)
+    if args.json:
+        payload = {"valid": all_ok, "files": [_summary(result) for result in results]}
+        _write(sys.stdout, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        return 0 if all_ok else 1
+    lines: list[str] = []
+    for result in results:
+        if result.ok:
+            lines.append(f"{result.path}: ok ({result.schema_version})")
+            continue
+        shown = result.errors if args.max_errors <= 0 else result.errors[: args.max_errors]
+        lines += [f"{result.path}::{error}" for error in shown]
+        hidden = len(result.errors) - len(shown)
+        if hidden > 0:
+            lines.append(
+                f"{result.path}: {hidden} more errors not shown (use --max-errors 0 to see all)"
+            )
+    bad = sum(not result.ok for result in results)
+    lines.append(
+        f"{len(results) - bad} of {len(results)} file{'s' if len(results) != 1 else ''} valid"
+    )
+    _write(sys.stdout, "\n".join(lines) + "\n")
+    return 0 if all_ok else 1
+
+
+def _grade_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rlsys result",
+        description="Grade a pt-verl-closure result file: re-derive each of its checks "
+        "from the evidence in the file.",
+    )
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument(
+        "--points", type=float, default=5.0, help="points per check (default 5; 8 checks)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the grade as JSON")
+    _add_max_mib(parser)
+    return parser
+
+
+def format_grade(grade: ResultGrade) -> str:
+    """The text report of ``rlsys result``."""
+    lines = [f"gpu_result: {grade.path}"]
+    width = max(len(case.id) for case in grade.cases)
+    for case in grade.cases:
+        lines.append(
+            f"  {case.id:<{width}}  {case.status:<6}  {case.score:g}/{case.max_score:g}  "
+            f"{case.message}"
+        )
+    passed = sum(case.status == "passed" for case in grade.cases)
+    lines.append(
+        f"  total {grade.score:g}/{grade.max_score:g} ({passed} of {len(grade.cases)} "
+        "checks passed)"
+    )
+    if not grade.gradable:
+        lines.append("not gradable; errors:")
+        lines += [f"  {grade.path}::{error}" for error in grade.errors]
+    if grade.notes:
+        lines.append("notes:")
+        lines += [f"  - {note}" for note in grade.notes]
+    return "\n".join(lines) + "\n"
+
+
+def grade_main(argv: Sequence[str] | None = None) -> int:
+    """``rlsys result FILE``: 0 when the file was gradable, 1 when it was not."""
+    parser = _grade_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if not args.points > 0 or args.points != args.points or args.points == float("inf"):
+        parser.error("--points must be a positive finite number")
+    grade = grade_result_file(args.file, args.points, max_bytes=args.max_bytes)
+    if args.json:
+        _write(sys.stdout, json.dumps(grade.as_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        _write(sys.stdout, format_grade(grade))
+    return 0 if grade.gradable else 1
