@@ -1,0 +1,228 @@
+"""``rlsys closure preflight | run | summary | tiny-model``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rlsys_closure import preflight as pf
+
+RUN_DESCRIPTION = """\
+Run the release/retain pair of verl {verl} on one GPU and write one
+pt-verl-closure/1 result file.
+
+The pair: two groups, each in a fresh process, that differ ONLY in
+actor_rollout_ref.rollout.free_cache_engine:
+  release  free_cache_engine=true   the rollout engine sleeps after generating
+                                    (weights offloaded, KV cache freed) and is
+                                    resumed during the weight sync
+                                    (resume weights -> transfer -> resume KV cache)
+  retain   free_cache_engine=false  the engine keeps weights and KV cache
+                                    resident; no resume call, the new LoRA
+                                    weights are still transferred
+Both groups use the same model, the same initial LoRA adapter (created once,
+seeded, hashed), the same frozen prompts, sampling parameters and seeds, and
+run: initial sync, generate, engine sleep, score, one supervised update with
+verl's sft_loss, weight sync, generate and score again. Phase events share one
+monotonic clock (initialisation recorded apart); whole-GPU (NVML) and host
+memory are sampled every --sample-interval seconds plus at every phase
+boundary; actor memory is read at the boundaries.
+
+Nothing runs on the GPU until preflight and the CPU-side preparation (adapter,
+rollout source, both configs composed and diffed) have passed. If the only
+preflight failure is the model cache, the pinned revision is fetched first.
+Result files are records: a label that already has one is refused.
+
+exit codes: {codes}
+"""
+
+
+def _codes() -> str:
+    return "; ".join(f"{k} {v}" for k, v in sorted(pf.EXIT_CODES.items()))
+
+
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def _label(text: str) -> str:
+    if not _LABEL.match(text):
+        raise argparse.ArgumentTypeError(
+            "a run label is 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return text
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+    return value
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", choices=sorted(pf.ENGINE_MODULES), default="vllm",
+                   help="rollout engine (default vllm)")
+    p.add_argument("--model", default=pf.DEFAULT_MODEL,
+                   help=f"Hugging Face model id (default {pf.DEFAULT_MODEL})")
+    p.add_argument("--model-revision", default=pf.DEFAULT_MODEL_REVISION,
+                   help="pinned model revision (commit) to use and fetch")
+    p.add_argument("--model-path", type=Path, default=None,
+                   help="a local model folder instead of the cache (e.g. from tiny-model)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rlsys closure",
+        description="The verl release/retain closure experiment (SPEC section 7).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("preflight", help="check this machine is ready for the run",
+                       description="Check Python, CUDA/NVML, verl, the rollout engine, "
+                       "dependency versions, disk, memory and the model cache. "
+                       f"Exit codes: {_codes()}.")
+    _model_args(p)
+    p.add_argument("--json", type=Path, default=None, metavar="PATH",
+                   help="also write every check as JSON to PATH")
+    p.add_argument("--output-dir", type=Path, default=Path("."),
+                   help="where results will go (its free disk space is checked)")
+
+    r = sub.add_parser("run", help="run the release/retain pair and write the result file",
+                       description=RUN_DESCRIPTION.format(verl=pf.VERL_VERSION, codes=_codes()),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("--run-label", type=_label, required=True,
+                   help="the experiment's label; a label that has a result is refused")
+    r.add_argument("--output", type=Path, default=None,
+                   help="result file (default results/pt_verl_closure/LABEL.json)")
+    _model_args(r)
+    r.add_argument("--lora-rank", type=_positive_int, default=16, help="LoRA rank (default 16)")
+    r.add_argument("--lora-alpha", type=_positive_int, default=32, help="LoRA alpha (default 32)")
+    r.add_argument("--sample-interval", type=_positive, default=0.25,
+                   help="seconds between memory samples (default 0.25)")
+    r.add_argument("--no-boundary-samples", action="store_true",
+                   help="do not take a sample at every phase boundary")
+    r.add_argument("--n-prompts", type=_positive_int, default=8)
+    r.add_argument("--max-new-tokens", type=_positive_int, default=64)
+    r.add_argument("--gpu-memory-utilization", type=_positive, default=0.4)
+    r.add_argument("--seed", type=int, default=1234)
+    r.add_argument("--no-fetch", action="store_true",
+                   help="never download the model, even when only the cache is missing")
+    r.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                   help="an extra verl override applied to BOTH groups (repeatable)")
+
+    s = sub.add_parser("summary", help="print the system view of a result file")
+    s.add_argument("file", type=Path)
+    s.add_argument("--view", choices=["system"], default="system")
+    s.add_argument("--json", action="store_true", help="print the view as JSON")
+
+    t = sub.add_parser("tiny-model", help="build a tiny random Qwen2 for offline smoke runs")
+    t.add_argument("out_dir", type=Path)
+    t.add_argument("--layers", type=_positive_int, default=2)
+    t.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    opts = pf.PreflightOptions(engine=args.engine, model=args.model,
+                               model_revision=args.model_revision, model_path=args.model_path,
+                               output_dir=args.output_dir)
+    results = pf.run_checks(opts)
+    print(pf.format_results(results))
+    report = pf.report(results, opts)
+    if args.json is not None:
+        try:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"preflight: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
+            return pf.EXIT_ERROR if report["exit_code"] == 0 else int(report["exit_code"])
+    return int(report["exit_code"])
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from rlsys_closure.runner import RunOptions, run
+
+    for item in args.override:
+        key = item.partition("=")[0].lstrip("+~")
+        if "=" not in item or key == "actor_rollout_ref.rollout.free_cache_engine":
+            print(f"run: bad --override {item!r} (KEY=VALUE, and never the paired flag)",
+                  file=sys.stderr)
+            return pf.EXIT_USAGE
+    output = args.output or Path("results") / "pt_verl_closure" / f"{args.run_label}.json"
+    opts = RunOptions(
+        run_label=args.run_label, output=output, model=args.model,
+        model_revision=args.model_revision, model_path=args.model_path, engine=args.engine,
+        lora_rank=args.lora_rank, lora_alpha=args.lora_alpha,
+        sample_interval_s=args.sample_interval, boundary_samples=not args.no_boundary_samples,
+        n_prompts=args.n_prompts, max_new_tokens=args.max_new_tokens,
+        gpu_memory_utilization=args.gpu_memory_utilization, seed=args.seed,
+        fetch=not args.no_fetch, extra_overrides=tuple(args.override),
+    )
+    return run(opts)
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    from rlsys_closure.summary import SummaryError, format_summary, read_summary
+
+    try:
+        view = read_summary(args.file, args.view)
+    except SummaryError as exc:
+        print(f"summary: {exc}", file=sys.stderr)
+        return pf.EXIT_ERROR
+    if args.json:
+        print(json.dumps(view, indent=2, ensure_ascii=False))
+    else:
+        print(format_summary(view))
+    return pf.EXIT_OK
+
+
+def cmd_tiny_model(args: argparse.Namespace) -> int:
+    from rlsys_closure.tiny_model import TinySpec, build_tiny_model
+
+    try:
+        facts = build_tiny_model(args.out_dir, TinySpec(num_hidden_layers=args.layers,
+                                                        seed=args.seed))
+    except ImportError as exc:
+        print(f"tiny-model: needs torch, transformers and tokenizers: {exc}", file=sys.stderr)
+        return pf.EXIT_NOT_READY
+    except OSError as exc:
+        print(f"tiny-model: cannot write {args.out_dir}: {exc.strerror or exc}", file=sys.stderr)
+        return pf.EXIT_ERROR
+    print(f"tiny-model: wrote {facts['path']} ({facts['parameters']} parameters, "
+          f"vocab {facts['vocab_size']}); use it with --model-path {facts['path']}")
+    return pf.EXIT_OK
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exc:  # argparse exits 0 for --help, 2 for bad arguments
+        return int(exc.code) if isinstance(exc.code, int) else pf.EXIT_USAGE
+    if args.command is None:
+        parser.print_help()
+        return pf.EXIT_USAGE
+    handlers = {"preflight": cmd_preflight, "run": cmd_run, "summary": cmd_summary,
+                "tiny-model": cmd_tiny_model}
+    try:
+        return handlers[args.command](args)
+    except KeyboardInterrupt:
+        print(f"{args.command}: interrupted", file=sys.stderr)
+        return 130

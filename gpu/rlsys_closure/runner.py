@@ -1,0 +1,259 @@
+"""``run``: the release/retain pair, end to end.
+
+Order of work, chosen so that no GPU time is spent on a run that cannot pass:
+
+1. refuse at once if a result file for the label exists;
+2. preflight; if the only failure is the model cache, fetch the pinned
+   revision (when allowed), then check again;
+3. CPU-side preparation: the shared initial LoRA adapter (seeded, hashed),
+   the frozen rollout source (hashed), both groups' verl configs composed and
+   diffed (they must differ only in free_cache_engine);
+4. the groups, one fresh process each (release, then retain);
+5. assemble whatever was recorded into the result file, marked failed if
+   anything stopped early.
+
+The steps are injectable (:class:`Steps`) so the orchestration itself is
+tested on a CPU with fakes standing in for verl and the GPU.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from rlsys_closure import preflight as pf
+from rlsys_closure.assemble import ResultExistsError, assemble, environment_from, write_result
+from rlsys_closure.config import GROUPS, RunSettings, compose_pair, pair_overrides
+from rlsys_closure.workload import build_rollout_source, rollout_source_sha256
+
+
+@dataclass
+class RunOptions:
+    run_label: str
+    output: Path
+    model: str = pf.DEFAULT_MODEL
+    model_revision: str = pf.DEFAULT_MODEL_REVISION
+    model_path: Path | None = None
+    engine: str = "vllm"
+    lora_rank: int = 16
+    lora_alpha: int = 32
+    sample_interval_s: float = 0.25
+    boundary_samples: bool = True
+    n_prompts: int = 8
+    max_new_tokens: int = 64
+    gpu_memory_utilization: float = 0.4
+    seed: int = 1234
+    fetch: bool = True
+    group_timeout_s: float = 3600.0
+    extra_overrides: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def work_dir(self) -> Path:
+        return self.output.with_name(self.output.stem + ".work")
+
+    def log_path(self, group: str) -> Path:
+        return self.output.with_name(f"{self.output.stem}_{group}.log")
+
+
+def fetch_model(repo_id: str, revision: str) -> Path:
+    from huggingface_hub import snapshot_download
+
+    return Path(snapshot_download(repo_id=repo_id, revision=revision))
+
+
+def make_adapter(settings: RunSettings, out_dir: Path) -> str:
+    from rlsys_closure.lora import adapter_sha256, create_initial_adapter
+
+    if (out_dir / "adapter_model.safetensors").is_file():
+        return adapter_sha256(out_dir)  # made by an earlier attempt of this label
+    return create_initial_adapter(settings.model_path, out_dir, rank=settings.lora_rank,
+                                  alpha=settings.lora_alpha,
+                                  target_modules=settings.target_modules, seed=settings.seed)
+
+
+def run_group_process(spec_path: Path, record_path: Path, log_path: Path,
+                      timeout_s: float) -> int:
+    """One group in a fresh interpreter; its output goes to the group's log."""
+    env = dict(os.environ)
+    # The child must import this package the same way we did.
+    pkg_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
+    with open(log_path, "a", encoding="utf-8") as log:
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "rlsys_closure.driver", str(spec_path), str(record_path)],
+                stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout_s, check=False,
+            )
+        except subprocess.TimeoutExpired:
+            log.write(f"\nrunner: group timed out after {timeout_s:g} s\n")
+            return 124
+    return proc.returncode
+
+
+def model_folder_sha256(folder: Path) -> str:
+    """A revision stand-in for a local model: hash of its config, tokenizer and weights."""
+    h = hashlib.sha256()
+    for p in sorted(folder.iterdir()):
+        if p.is_file() and (p.suffix in (".json", ".safetensors", ".jinja", ".txt")):
+            h.update(p.name.encode())
+            with open(p, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class Steps:
+    preflight: Callable[[pf.PreflightOptions], list[pf.CheckResult]] = pf.run_checks
+    fetch_model: Callable[[str, str], Path] = fetch_model
+    make_adapter: Callable[[RunSettings, Path], str] = make_adapter
+    compose_pair: Callable[[RunSettings], dict[str, dict[str, Any]]] = compose_pair
+    run_group: Callable[[Path, Path, Path, float], int] = run_group_process
+    versions: Callable[[], dict[str, str | None]] = field(
+        default_factory=lambda: _installed_versions
+    )
+
+
+def _installed_versions() -> dict[str, str | None]:
+    return {d: pf.dist_version(d) for d in ("torch", "verl", "vllm", "sglang", "transformers",
+                                            "peft", "ray", "tensordict", "nvidia-ml-py")}
+
+
+def _say(out: TextIO, msg: str) -> None:
+    out.write(msg + "\n")
+    out.flush()
+
+
+def run(opts: RunOptions, steps: Steps | None = None, out: TextIO = sys.stdout) -> int:
+    steps = steps or Steps()
+    if opts.output.exists():
+        _say(out, f"run: {opts.output} already exists; results are records and are never "
+                  "overwritten. Use a new --run-label.")
+        return pf.EXIT_EXISTS
+
+    popts = pf.PreflightOptions(engine=opts.engine, model=opts.model,
+                                model_revision=opts.model_revision, model_path=opts.model_path,
+                                output_dir=opts.output.parent)
+    checks = steps.preflight(popts)
+    code = pf.exit_code(checks)
+    _say(out, pf.format_results(checks))
+    model_path = opts.model_path
+    if code == pf.EXIT_MODEL_CACHE:
+        if not opts.fetch:
+            _say(out, "run: the model cache is missing and --no-fetch was given")
+            return code
+        _say(out, f"run: fetching {opts.model}@{opts.model_revision} ...")
+        try:
+            model_path = steps.fetch_model(opts.model, opts.model_revision)
+        except Exception as exc:
+            _say(out, f"run: could not fetch the model: {type(exc).__name__}: {exc}")
+            return pf.EXIT_MODEL_CACHE
+        checks = steps.preflight(popts)
+        code = pf.exit_code(checks)
+    if code != pf.EXIT_OK:
+        _say(out, f"run: preflight exit {code}; no GPU work started")
+        return code
+    if model_path is None:
+        mc = next(c for c in checks if c.name == "model_cache")
+        model_path = Path(mc.data["path"])
+
+    work = opts.work_dir
+    work.mkdir(parents=True, exist_ok=True)
+    attention = next((c for c in checks if c.name == "attention"), None)
+    settings = RunSettings(
+        model_path=str(model_path),
+        adapter_path=str(work / "initial_adapter"),
+        engine=opts.engine,
+        lora_rank=opts.lora_rank,
+        lora_alpha=opts.lora_alpha,
+        gpu_memory_utilization=opts.gpu_memory_utilization,
+        attn_implementation="sdpa" if attention and attention.status != "pass" else None,
+        n_prompts=opts.n_prompts,
+        max_response_length=opts.max_new_tokens,
+        seed=opts.seed,
+        extra_overrides=opts.extra_overrides,
+    )
+    # CPU-side preparation; any failure here ends the run before GPU work.
+    try:
+        lora_sha = steps.make_adapter(settings, Path(settings.adapter_path))
+        source = build_rollout_source(opts.n_prompts, opts.seed, opts.max_new_tokens)
+        source_sha = rollout_source_sha256(source)
+        configs = steps.compose_pair(settings)
+    except Exception as exc:
+        _say(out, f"run: CPU-side preparation failed, no GPU work started: "
+                  f"{type(exc).__name__}: {exc}")
+        return pf.EXIT_NOT_READY
+    _say(out, f"run: initial adapter {lora_sha[:12]}, rollout source {source_sha[:12]}, "
+              "configs differ only in free_cache_engine")
+
+    overrides = pair_overrides(settings)
+    records: dict[str, Mapping[str, Any] | None] = {g: None for g in GROUPS}
+    failure: dict[str, Any] | None = None
+    for group, flag in GROUPS.items():
+        spec = {
+            "group": group,
+            "free_cache_engine": flag,
+            "overrides": overrides[group],
+            "settings": settings.as_dict(),
+            "model_path": settings.model_path,
+            "rollout_source": source,
+            "rollout_source_sha256": source_sha,
+            "initial_lora_sha256": lora_sha,
+            "seed": opts.seed,
+            "sample_interval_s": opts.sample_interval_s,
+            "boundary_samples": opts.boundary_samples,
+        }
+        spec_path = work / f"{group}.spec.json"
+        record_path = work / f"{group}.record.json"
+        spec_path.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+        record_path.unlink(missing_ok=True)
+        _say(out, f"run: group {group} (free_cache_engine={flag}) -> log {opts.log_path(group)}")
+        t0 = time.monotonic()
+        rc = steps.run_group(spec_path, record_path, opts.log_path(group), opts.group_timeout_s)
+        try:
+            records[group] = json.loads(record_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            records[group] = None
+        _say(out, f"run: group {group} exit {rc} after {time.monotonic() - t0:.1f} s")
+        if rc != 0:
+            rec = records[group] or {}
+            if rec.get("status") == "completed" or not rec.get("failure"):
+                failure = {"group": group, "phase": None, "type": "GroupProcessFailed",
+                           "message": f"group process exited with {rc}; see "
+                                      f"{opts.log_path(group)}"}
+            break  # a failed group spoils the pair; do not spend GPU time on the other
+
+    environment = environment_from([c.as_dict() for c in checks], steps.versions())
+    workload = {
+        "model": opts.model if opts.model_path is None else str(opts.model_path),
+        "model_revision": opts.model_revision if opts.model_path is None
+        else model_folder_sha256(opts.model_path),
+        "lora_rank": opts.lora_rank,
+        "lora_alpha": opts.lora_alpha,
+        "update_kind": "sft",
+        "update_count": 1,
+        "prompt_count": opts.n_prompts,
+        "rollout_source_sha256": source_sha,
+    }
+    sampling = {"interval_s": opts.sample_interval_s, "boundary_samples": opts.boundary_samples,
+                "source": "nvml", "host_source": "psutil"}
+    doc = assemble(run_label=opts.run_label, records=records, configs=configs,
+                   environment=environment, workload=workload, sampling=sampling,
+                   initial_lora_sha256=lora_sha, failure=failure)
+    try:
+        write_result(opts.output, doc)
+    except ResultExistsError as exc:
+        _say(out, f"run: {exc}")
+        return pf.EXIT_EXISTS
+    _say(out, f"run: wrote {opts.output} ({doc['status']})")
+    if doc["status"] != "completed":
+        return pf.EXIT_RUN_FAILED
+    return pf.EXIT_OK
