@@ -6,6 +6,7 @@ Nothing here imports pytest.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import secrets
 import time
@@ -17,7 +18,7 @@ from pytest_rlsys import battery as battery_module
 from pytest_rlsys import isolation, plaindata
 from pytest_rlsys.battery import FUNCTIONS, Case, build_battery, load_reference, self_check
 from pytest_rlsys.isolation import CallOutcome, ChildSession, Limits
-from pytest_rlsys.messages import HIDDEN_NOTE, Msg
+from pytest_rlsys.messages import Msg
 from pytest_rlsys.resources import solution_path
 from pytest_rlsys.rubric import Rubric, assign_points
 from pytest_rlsys.scoring import CaseResult, ScoreReport, battery_fingerprint
@@ -141,8 +142,11 @@ class Grader:
 
     def _judge(self, case: Case, outcomes: list[CallOutcome], began: float) -> CaseResult:
         verdict = case.check(outcomes)
-        return self._result(case, verdict.status, verdict.problem, verdict.expected,
-                            verdict.got, time.monotonic() - began)
+        result = self._result(case, verdict.status, verdict.problem, verdict.expected,
+                              verdict.got, time.monotonic() - began)
+        if verdict.status != "passed" and any(o.not_implemented for o in outcomes):
+            result = dataclasses.replace(result, not_implemented=True)
+        return result
 
     def _result(self, case: Case, status: str, problem: Msg | None, expected: str | None = None,
                 got: str | None = None, seconds: float = 0.0) -> CaseResult:
@@ -150,7 +154,7 @@ class Grader:
         message = problem.get(self.lang) if problem else ""
         if case.visibility == "hidden" and status not in ("passed", "not_run"):
             # Hidden cases never reveal inputs or values: keep the kind of failure only.
-            message = f"{category} — {_redact(message)} ({HIDDEN_NOTE.get(self.lang)})"
+            message = _redact(message)
         visible = case.visibility == "visible"
         return CaseResult(
             id=case.id, section=case.section, visibility=case.visibility,

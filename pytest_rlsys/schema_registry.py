@@ -13,6 +13,7 @@ Public API::
     validator(schema_id_or_filename) -> Draft202012Validator   # formats checked
     error_lines(validator, instance, max_message=300) -> list[str]
     schemas_by_version() -> dict[str, str]        # schema_version const -> $id
+    clear_cache() -> None                         # re-read the folder next time
 """
 
 from __future__ import annotations
@@ -135,6 +136,12 @@ def _shorten(text: str, limit: int) -> str:
     if limit > 0 and len(text) > limit:
         return text[: limit - 3] + "..."
     return text
+
+
+def clear_cache() -> None:
+    """Forget the loaded schemas and validators (tests, or after adding a file)."""
+    _load.cache_clear()
+    validator.cache_clear()
 
 
 def _path_key(error: ValidationError) -> tuple[tuple[int, int | str], ...]:

@@ -28,6 +28,7 @@ class CaseResult:
     expected: str = ""  # visible cases only
     got: str = ""       # visible cases only
     seconds: float = 0.0
+    not_implemented: bool = False  # the call raised NotImplementedError (template code)
 
     @property
     def cents(self) -> int:
@@ -37,26 +38,29 @@ class CaseResult:
 @dataclass
 class ScoreReport:
     cases: list[CaseResult]
-    seed: int
-    submission: str
-    submission_sha256: str
-    battery_sha256: str
+    seed: int | None
+    submission: str | None
+    submission_sha256: str | None
+    battery_sha256: str | None
     lang: str = "en"
     notes: list[str] = field(default_factory=list)
     ungraded_cents: int = 0
     elapsed_s: float = 0.0
     gpu_result: dict[str, Any] | None = None  # path, gradable, errors, notes
+    result_sha256: str | None = None
 
     def sections(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for case in self.cases:
             entry = out.setdefault(case.section, {"score": 0, "max_score": 0, "passed": 0,
-                                                  "cases": 0, "not_run": 0})
+                                                  "cases": 0, "not_run": 0,
+                                                  "not_implemented": 0})
             entry["score"] += case.cents
             entry["max_score"] += case.max_cents
             entry["cases"] += 1
             entry["passed"] += case.status == "passed"
             entry["not_run"] += case.status == "not_run"
+            entry["not_implemented"] += case.not_implemented
         for entry in out.values():
             entry["score"] = entry["score"] / 100
             entry["max_score"] = entry["max_score"] / 100
@@ -79,7 +83,8 @@ class ScoreReport:
             "max_score": self.max_score,
             "sections": {
                 name: {"score": s["score"], "max_score": s["max_score"],
-                       "cases_passed": s["passed"], "cases": s["cases"]}
+                       "cases_passed": s["passed"], "cases": s["cases"],
+                       "not_implemented": s["not_implemented"] == s["cases"] > 0}
                 for name, s in self.sections().items()
             },
             "tests": [
@@ -103,6 +108,7 @@ class ScoreReport:
                 "battery_sha256": self.battery_sha256,
                 "submission": self.submission,
                 "submission_sha256": self.submission_sha256,
+                "result_sha256": self.result_sha256,
                 "lang": self.lang,
             },
         }

@@ -1,0 +1,163 @@
+"""One grading run inside pytest: the Grader, the optional result file, and the hooks that
+print the table and write the reports (controller process only, after the child is gone)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rlsys import reports
+from pytest_rlsys.engine import Grader, SubmissionPathError, random_seed, read_submission
+from pytest_rlsys.isolation import Limits
+from pytest_rlsys.messages import default_lang
+from pytest_rlsys.rubric import Rubric, load_rubric
+from pytest_rlsys.scoring import CaseResult, ScoreReport
+
+
+@dataclass
+class ResultSection:
+    """A graded result file, as cases of section gpu_result."""
+
+    cases: list[CaseResult]
+    summary: dict[str, Any]
+    sha256: str | None
+
+
+def grade_result(path: Path, rubric: Rubric) -> ResultSection:
+    from pytest_rlsys.result_grading import grade_result_file
+
+    grade = grade_result_file(path, points_per_check=rubric.per_check)
+    cases = [
+        CaseResult(id=c.id, section="gpu_result", visibility="visible",
+                   max_cents=round(c.max_score * 100),
+                   status=c.status if c.status in ("passed", "failed", "error") else "error",
+                   message=c.message, category=c.id.split(".", 1)[-1])
+        for c in grade.cases
+    ]
+    try:
+        sha: str | None = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        sha = None
+    summary = {"path": str(path), "gradable": grade.gradable, "errors": list(grade.errors),
+               "notes": list(grade.notes)}
+    return ResultSection(cases, summary, sha)
+
+
+def _check_output(flag: str, path: Path) -> None:
+    if path.is_dir():
+        raise ValueError(f"--rlsys-{flag}: {path} is a directory; give a file path")
+    if not path.parent.is_dir():
+        raise ValueError(f"--rlsys-{flag}: folder {path.parent} does not exist")
+
+
+@dataclass(eq=False)  # registered as a plugin object, so it must stay hashable
+class GradingSession:
+    grader: Grader | None
+    result: ResultSection | None
+    lang: str
+    outputs: dict[str, Path]
+    final: ScoreReport | None = None
+    write_errors: list[str] = field(default_factory=list)
+
+    @classmethod
+    def create(cls, submission: Path | None, result: Path | None, rubric: Path | None,
+               seed: int | None, lang: str | None, limits: Limits,
+               outputs: dict[str, Path]) -> GradingSession:
+        for flag, path in outputs.items():
+            _check_output(flag, path)
+        rubric_obj = load_rubric(rubric) if rubric else Rubric()
+        lang = lang or default_lang()
+        grader = None
+        if submission is not None:
+            try:
+                data = read_submission(submission)
+            except SubmissionPathError as exc:
+                raise ValueError(f"--rlsys-submission: {exc}") from None
+            grader = Grader(submission, data, random_seed() if seed is None else seed, limits,
+                            rubric_obj, lang)
+        section = None
+        if result is not None:
+            if not result.exists():
+                raise ValueError(f"--rlsys-result: {result}: no such file")
+            if result.is_dir():
+                raise ValueError(f"--rlsys-result: {result} is a directory; give the JSON file")
+            section = grade_result(result, rubric_obj)
+        return cls(grader, section, lang, outputs)
+
+    # -- used by the items ----------------------------------------------------------------
+    def case_points(self) -> list[tuple[str, float]]:
+        out: list[tuple[str, float]] = []
+        if self.grader is not None:
+            out += [(c.id, self.grader.cents[c.id] / 100) for c in self.grader.cases]
+        if self.result is not None:
+            out += [(c.id, c.max_cents / 100) for c in self.result.cases]
+        return out
+
+    def run(self, case_id: str) -> str | None:
+        """Run a case; None when it passed, else the learner-facing failure text."""
+        if case_id.startswith("gpu_result.") and self.result is not None:
+            result = next(c for c in self.result.cases if c.id == case_id)
+        else:
+            assert self.grader is not None
+            result = self.grader.run_case(case_id)
+        if result.status == "passed":
+            return None
+        return reports.failure_text(result, self.lang)
+
+    def close(self) -> None:
+        if self.grader is not None:
+            self.grader.close()
+
+    # -- hooks ------------------------------------------------------------------------
+    def build_report(self) -> ScoreReport:
+        if self.grader is not None:
+            report = self.grader.report()
+        else:
+            report = ScoreReport(cases=[], seed=None, submission=None, submission_sha256=None,
+                                 battery_sha256=None, lang=self.lang)
+        if self.result is not None:
+            report.cases.extend(self.result.cases)
+            report.gpu_result = self.result.summary
+            report.result_sha256 = self.result.sha256
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.close()  # every process of the submission is gone before anything is written
+        self.final = self.build_report()
+        for name, path in self.outputs.items():
+            try:
+                reports.write_atomic(path, reports.WRITERS[name](self.final, self.lang))
+            except OSError as exc:
+                self.write_errors.append(f"could not write --rlsys-{name} {path}: "
+                                         f"{exc.strerror or exc}")
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        lines = []
+        if self.grader is not None:
+            g = self.grader
+            lines.append(f"rlsys: submission {g.path} (sha256 {g.submission_sha256[:12]}), "
+                         f"seed {g.seed}, {len(g.cases)} cases, max "
+                         f"{sum(g.cents.values()) / 100:g} points")
+        if self.result is not None:
+            lines.append(f"rlsys: result file {self.result.summary['path']}")
+        return lines
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        report = self.final or self.build_report()
+        tr = terminalreporter
+        tr.write_sep("=", reports.LABELS.get(self.lang, reports.LABELS["en"])["title"])
+        for line in reports.terminal_lines(report, self.lang):
+            tr.write_line(line)
+        if self.result is not None:
+            for error in self.result.summary["errors"]:
+                tr.write_line(f"result file: {error}")
+            for note in self.result.summary["notes"]:
+                tr.write_line(f"result file note: {note}")
+        for error in self.write_errors:
+            tr.write_line(f"ERROR: {error}", red=True)
+        tr.write_line(reports.classroom_points_line(report))
