@@ -151,6 +151,10 @@ def _path_key(error: ValidationError) -> tuple[tuple[int, int | str], ...]:
 
 def _describe(error: ValidationError, limit: int) -> str:
     message = _shorten(error.message, limit)
+    if error.validator == "not" and error.validator_value in ({}, True):
+        # {"not": {}} forbids a key; jsonschema's text ("... should not be
+        # valid under {}") says nothing useful to a reader.
+        message = "not allowed here"
     if error.context:
         # anyOf/oneOf: the top message only says "not valid under any"; the
         # best-matching sub-error says what to change.

@@ -1,0 +1,297 @@
+"""The pt-verl-closure schema, the schema registry and strict result loading."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from pytest_rlsys import closure_checks, schema_registry
+from pytest_rlsys.resources import schema_dir
+from pytest_rlsys.resultfile import (
+    StrictJSONError,
+    known_versions,
+    load_result_file,
+    loads_strict,
+    validate_document,
+)
+
+SCHEMAS = schema_dir()
+EXAMPLE = SCHEMAS / "examples" / "pt-verl-closure.example.json"
+UNPAIRED = SCHEMAS / "examples" / "pt-verl-closure.v1-unpaired.example.json"
+CLOSURE_ID = "https://rlsys.invalid/schemas/pt-verl-closure.v1.json"
+
+
+def example() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    return doc
+
+
+def schema_errors(doc: Any) -> list[str]:
+    return schema_registry.error_lines(schema_registry.validator(CLOSURE_ID), doc)
+
+
+@pytest.mark.parametrize("path", sorted(SCHEMAS.glob("*.json")), ids=lambda p: p.name)
+def test_every_shipped_schema_is_a_valid_draft_2020_12_schema(path: Path) -> None:
+    Draft202012Validator.check_schema(json.loads(path.read_text(encoding="utf-8")))
+
+
+def test_closure_schema_id_and_version_const_carry_the_version() -> None:
+    doc = schema_registry.schema("pt-verl-closure.v1.json")
+    assert doc["$id"] == CLOSURE_ID
+    assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert doc["properties"]["schema_version"] == {"const": "pt-verl-closure/1"}
+
+
+def test_schema_lookup_by_id_and_by_file_name_is_the_same_object() -> None:
+    assert schema_registry.schema(CLOSURE_ID) is schema_registry.schema("pt-verl-closure.v1.json")
+    assert CLOSURE_ID in schema_registry.schema_ids()
+    with pytest.raises(schema_registry.SchemaNotFoundError, match="shipped:"):
+        schema_registry.schema("nope.v1.json")
+
+
+def test_registry_resolves_the_shared_definitions() -> None:
+    resolved = (
+        schema_registry.registry()
+        .resolver()
+        .lookup("https://rlsys.invalid/schemas/rlsys-common.v1.json#/$defs/sha256")
+    )
+    assert resolved.contents["pattern"] == "^[0-9a-f]{64}$"
+
+
+def test_phase_vocabulary_in_the_schema_matches_closure_checks() -> None:
+    common = schema_registry.schema("rlsys-common.v1.json")
+    assert tuple(common["$defs"]["phase_name"]["enum"]) == closure_checks.PHASE_NAMES
+    assert set(closure_checks.REQUIRED_PHASE_ORDER) <= set(closure_checks.PHASE_NAMES)
+
+
+def test_check_names_in_the_schema_match_closure_checks() -> None:
+    checks = schema_registry.schema("pt-verl-closure.v1.json")["$defs"]["system_decision"]
+    assert tuple(checks["properties"]["checks"]["required"]) == closure_checks.CHECK_NAMES
+
+
+@pytest.mark.parametrize("path", [EXAMPLE, UNPAIRED], ids=lambda p: p.name)
+def test_both_examples_validate(path: Path) -> None:
+    loaded = load_result_file(path)
+    assert loaded.errors == ()
+    assert loaded.ok and loaded.schema_version == "pt-verl-closure/1"
+    assert loaded.schema_id == CLOSURE_ID
+
+
+def test_date_time_format_is_really_checked() -> None:
+    doc = example()
+    doc["created_at"] = "yesterday"
+    assert schema_errors(doc) == ["$.created_at: 'yesterday' is not a 'date-time'"]
+
+
+def test_error_lines_are_sorted_by_path_and_name_it() -> None:
+    doc = example()
+    doc["workload"]["lora_rank"] = 0
+    doc["groups"]["release"]["resource_samples"][3]["gpu_used_mb"] = -5
+    doc["groups"]["retain"]["initial_lora_sha256"] = "ABC"
+    doc["environment"]["gpu_name"] = 7
+    assert schema_errors(doc) == [
+        "$.environment.gpu_name: 7 is not of type 'string', 'null'",
+        "$.groups.release.resource_samples[3].gpu_used_mb: -5 is less than the minimum of 0",
+        "$.groups.retain.initial_lora_sha256: 'ABC' does not match '^[0-9a-f]{64}$'",
+        "$.workload.lora_rank: 0 is less than the minimum of 1",
+    ]
+
+
+def test_any_of_errors_name_the_closest_alternative() -> None:
+    doc = example()
+    doc["groups"]["release"]["updated_lora_sha256"] = "not-a-hash"
+    (line,) = schema_errors(doc)
+    assert line.startswith("$.groups.release.updated_lora_sha256: 'not-a-hash' is not valid")
+    assert "closest:" in line
+
+
+def test_long_instances_are_shortened_in_messages() -> None:
+    doc = example()
+    doc["groups"]["release"]["resource_samples"] = {"x": list(range(5000))}
+    (line,) = schema_errors(doc)
+    assert line.startswith("$.groups.release.resource_samples: ")
+    assert len(line) < 400 and line.endswith("...")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: d["groups"].pop("release"), "$.groups: 'release' is a required property"),
+        (
+            lambda d: d["groups"]["release"]["events"][0].update(phase="warmup"),
+            "$.groups.release.events[0].phase: 'warmup' is not one of",
+        ),
+        (
+            lambda d: d["groups"]["release"]["phases"].update(warmup={}),
+            "$.groups.release.phases: 'warmup' is not one of",
+        ),
+        (
+            lambda d: d["groups"]["retain"]["resume_calls"].append({"t_s": 1, "tags": []}),
+            "$.groups.retain.resume_calls[0].tags: [] should be non-empty",
+        ),
+        (lambda d: d.update(status="failed"), "$: 'failure' is a required property"),
+        (
+            lambda d: d.update(failure={"type": "x", "message": "y"}),
+            "$.failure: not allowed here",
+        ),
+        (
+            lambda d: d.update(run_label="../etc/passwd"),
+            "$.run_label: '../etc/passwd' does not match",
+        ),
+        (
+            lambda d: d.update(extra=1),
+            "Additional properties are not allowed ('extra' was unexpected)",
+        ),
+        (
+            lambda d: d["system_decision"]["checks"].pop("phase_events"),
+            "$.system_decision.checks: 'phase_events' is a required property",
+        ),
+        (
+            lambda d: d["groups"]["retain"]["phases"]["update"].update(sampled_gpu_peak_mb=-1),
+            "$.groups.retain.phases.update.sampled_gpu_peak_mb: -1 is not valid",
+        ),
+    ],
+    ids=[
+        "missing-group",
+        "unknown-event-phase",
+        "unknown-phase-key",
+        "empty-tags",
+        "failed-without-failure",
+        "failure-on-completed",
+        "unsafe-label",
+        "typo-field",
+        "missing-check",
+        "negative-peak",
+    ],
+)
+def test_schema_rejects_with_a_path_named_error(mutate: Any, expected: str) -> None:
+    doc = example()
+    mutate(doc)
+    errors = schema_errors(doc)
+    assert any(expected in line for line in errors), errors
+
+
+def test_a_failed_run_with_what_it_has_still_validates() -> None:
+    doc = example()
+    doc["status"] = "failed"
+    doc["failure"] = {
+        "group": "retain",
+        "phase": "update",
+        "type": "OutOfMemoryError",
+        "message": "CUDA OOM",
+    }
+    retain = doc["groups"]["retain"]
+    retain["updated_lora_sha256"] = None
+    retain["update_completed"] = retain["sync_completed"] = False
+    assert schema_errors(doc) == []
+
+
+# --------------------------------------------------------------------------- strict loading
+
+
+def test_loads_strict_accepts_a_byte_order_mark() -> None:
+    assert loads_strict(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('{"a": NaN}', "NaN is not valid JSON"),
+        ('{"a": Infinity}', "Infinity is not valid JSON"),
+        ('{"a": 1e999}', "out of range"),
+        ('{"a": 1, "a": 1}', "duplicate key 'a'"),
+        ('{"a": {"b": 1, "b": 2}}', "duplicate key 'b'"),
+        ('{"a": [1, 2', "line 1, column 12"),
+        ("[" * 100000, "invalid JSON"),
+        ('{"a": 1' + "0" * 5000 + "}", "invalid JSON"),
+        ("   ", "the file is empty"),
+    ],
+    ids=[
+        "nan",
+        "infinity",
+        "out-of-range",
+        "duplicate",
+        "nested-duplicate",
+        "truncated",
+        "too-deep",
+        "too-many-digits",
+        "blank",
+    ],
+)
+def test_loads_strict_rejects(text: str, fragment: str) -> None:
+    with pytest.raises(StrictJSONError) as info:
+        loads_strict(text)
+    assert fragment in str(info.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200))
+def test_loads_strict_only_ever_raises_strict_json_error(data: bytes) -> None:
+    try:
+        loads_strict(data)
+    except StrictJSONError as exc:
+        assert str(exc)
+
+
+def test_size_cap_is_checked(tmp_path: Path) -> None:
+    target = tmp_path / "big.json"
+    shutil.copy(EXAMPLE, target)
+    loaded = load_result_file(target, max_bytes=1024)
+    assert loaded.stage == "read"
+    assert loaded.errors[0].startswith("$: the file is over the size limit of 1024 bytes")
+    assert load_result_file(target, max_bytes=target.stat().st_size).ok
+
+
+def test_missing_file_directory_and_fifo(tmp_path: Path) -> None:
+    assert load_result_file(tmp_path / "nope.json").errors == ("$: no such file",)
+    assert load_result_file(tmp_path).errors == ("$: is a directory, not a result file",)
+    fifo = tmp_path / "fifo.json"
+    try:
+        import os
+
+        os.mkfifo(fifo)
+    except (AttributeError, OSError):
+        pytest.skip("no FIFOs here")
+    assert load_result_file(fifo).errors == ("$: not a regular file",)
+
+
+def test_validate_document_reports_non_objects() -> None:
+    assert validate_document([1]).errors == ("$: the top level must be a JSON object, not array",)
+    assert validate_document(None).errors == ("$: the top level must be a JSON object, not null",)
+
+
+def test_a_new_schema_version_file_just_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for path in SCHEMAS.glob("*.json"):
+        shutil.copy(path, tmp_path / path.name)
+    v2 = copy.deepcopy(schema_registry.schema("pt-verl-closure.v1.json"))
+    v2["$id"] = "https://rlsys.invalid/schemas/pt-verl-closure.v2.json"
+    v2["properties"]["schema_version"] = {"const": "pt-verl-closure/2"}
+    (tmp_path / "pt-verl-closure.v2.json").write_text(json.dumps(v2), encoding="utf-8")
+    monkeypatch.setattr(schema_registry, "schema_dir", lambda: tmp_path)
+    schema_registry.clear_cache()
+    try:
+        assert known_versions() == ("pt-verl-closure/1", "pt-verl-closure/2")
+        doc = example()
+        assert validate_document(doc).ok  # the old file keeps validating against v1
+        doc["schema_version"] = "pt-verl-closure/2"
+        loaded = validate_document(doc)
+        assert loaded.ok and loaded.schema_id == v2["$id"]
+        doc["schema_version"] = "pt-verl-closure/3"
+        assert validate_document(doc).errors == (
+            '$.schema_version: unknown schema_version "pt-verl-closure/3"; '
+            "known versions: pt-verl-closure/1, pt-verl-closure/2",
+        )
+    finally:
+        monkeypatch.undo()
+        schema_registry.clear_cache()
+    assert known_versions() == ("pt-verl-closure/1",)
