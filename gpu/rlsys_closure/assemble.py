@@ -86,17 +86,15 @@ def _plain(value: Any) -> Any:
 
 
 def _init(steps: list[Mapping[str, Any]]) -> dict[str, Any]:
-    clean = [
+    clean: list[dict[str, Any]] = [
         {"name": str(s["name"])[:100], "start_s": float(s["start_s"]), "end_s": float(s["end_s"])}
         for s in steps
     ]
     if not clean:
         return {"start_s": 0.0, "end_s": 0.0, "steps": []}
-    return {
-        "start_s": min(s["start_s"] for s in clean),
-        "end_s": max(s["end_s"] for s in clean),
-        "steps": clean,
-    }
+    starts: list[float] = [s["start_s"] for s in clean]
+    ends: list[float] = [s["end_s"] for s in clean]
+    return {"start_s": min(starts), "end_s": max(ends), "steps": clean}
 
 
 def assemble_group(raw: Mapping[str, Any], fallback_config: Mapping[str, Any],
@@ -162,20 +160,20 @@ def assemble(
     fail = dict(failure) if failure else None
     if fail is None:
         for g in GROUP_FLAGS:
-            raw = records.get(g)
-            if raw is None:
+            got = records.get(g)
+            if got is None:
                 fail = {"group": g, "phase": None, "type": "NotRun",
                         "message": f"group {g} did not run"}
                 break
-            if raw.get("status") != "completed":
-                f = raw.get("failure") or {}
+            if got.get("status") != "completed":
+                f = got.get("failure") or {}
                 phase = f.get("phase")
                 fail = {
                     "group": g,
                     "phase": phase if phase in _PHASES else ("init" if phase else None),
                     "type": str(f.get("type") or "GroupFailed")[:200],
                     "message": str(f.get("message") or f"group {g} ended as "
-                                   f"{raw.get('status')!r}")[:10000],
+                                   f"{got.get('status')!r}")[:10000],
                 }
                 break
     doc: dict[str, Any] = {

@@ -8,6 +8,7 @@ diffs the two results key by key and is run on the CPU before any GPU work.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -156,6 +157,15 @@ def config_sha256(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(config)).hexdigest()
 
 
+def optional_module(name: str) -> Any:
+    """Import an optional heavy dependency, typed as Any.
+
+    Its own annotations differ between versions (and it may be absent where
+    the type checker runs), so the runner treats it as untyped on purpose.
+    """
+    return importlib.import_module(name)
+
+
 def verl_config_dir() -> str:
     import verl
 
@@ -164,22 +174,20 @@ def verl_config_dir() -> str:
 
 def compose_verl_config(overrides: Sequence[str]) -> Any:
     """verl's real ``ppo_trainer`` config with the overrides (needs verl + hydra)."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
+    hydra = optional_module("hydra")
+    global_hydra = optional_module("hydra.core.global_hydra").GlobalHydra.instance()
     # A second composition in one process (the pair check does two) needs the
     # global Hydra state cleared first.
-    if GlobalHydra.instance().is_initialized():
-        GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=verl_config_dir(), version_base=None):
-        return compose(config_name="ppo_trainer", overrides=list(overrides))
+    if global_hydra.is_initialized():
+        global_hydra.clear()
+    with hydra.initialize_config_dir(config_dir=verl_config_dir(), version_base=None):
+        return hydra.compose(config_name="ppo_trainer", overrides=list(overrides))
 
 
 def resolved_dict(cfg: Any) -> dict[str, Any]:
     """A composed config as plain JSON-able data, interpolations resolved."""
-    from omegaconf import OmegaConf
-
-    data = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
+    omegaconf = optional_module("omegaconf")
+    data = omegaconf.OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
     if not isinstance(data, dict):
         raise TypeError("config did not resolve to a mapping")
     return _jsonable(data)  # type: ignore[no-any-return]

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rlsys_closure.config import optional_module
 from rlsys_closure.events import EventRecorder
 from rlsys_closure.sampler import MemorySampler, cuda_device_index, host_used_mb, load_nvml
 from rlsys_closure.workload import nested_loss_mask, score, sft_batch
@@ -163,15 +164,13 @@ class GroupDriver:
 
     def _shutdown(self) -> None:
         try:
-            import ray
-
+            ray = optional_module("ray")
             if ray.is_initialized():
                 ray.shutdown()
         except Exception:
             pass
 
     def _run(self) -> None:
-        import ray
         from verl.checkpoint_engine import CheckpointEngineManager
         from verl.single_controller.ray import (
             RayClassWithInitArgs,
@@ -184,6 +183,7 @@ class GroupDriver:
         from rlsys_closure.config import compose_verl_config, resolved_dict
         from rlsys_closure.verl_worker import ClosureActorRolloutRefWorker
 
+        ray = optional_module("ray")
         spec, d, rec = self.spec, self.record.data, self.recorder
         d["environment"] = {"versions": _versions(), "python": sys.version.split()[0]}
         cfg = compose_verl_config(spec["overrides"])
@@ -326,18 +326,18 @@ def _update(wg: Any, tokenizer: Any, source: dict[str, Any], prompt_ids: list[li
     """One supervised step with verl's own sft_loss, on the frozen references."""
     import functools
 
-    from tensordict import TensorDict
+    tensor_dict = optional_module("tensordict").TensorDict
     from verl.utils import tensordict_utils as tu
     from verl.workers.utils.losses import sft_loss
     from verl.workers.utils.padding import left_right_2_no_padding
 
     eos = tokenizer.eos_token_id
-    responses = [list(tokenizer.encode(p["reference"], add_special_tokens=False)) + [eos]
+    responses = [[*tokenizer.encode(p["reference"], add_special_tokens=False), eos]
                  for p in source["prompts"]]
     batch = sft_batch(prompt_ids, responses, pad_id=int(tokenizer.pad_token_id or 0))
     b = len(prompt_ids)
     loss_mask = nested_loss_mask(batch)
-    td = TensorDict({k: v for k, v in batch.items() if k not in ("prompts", "responses")},
+    td = tensor_dict({k: v for k, v in batch.items() if k not in ("prompts", "responses")},
                     batch_size=[b])
     td = left_right_2_no_padding(td)
     td["loss_mask"] = loss_mask
@@ -347,10 +347,15 @@ def _update(wg: Any, tokenizer: Any, source: dict[str, Any], prompt_ids: list[li
     wg.set_loss_fn(functools.partial(sft_loss, config=None))
     out = _first(wg.update_actor(td))
     metrics: Any = None
-    for getter in (lambda o: o["metrics"], lambda o: tu.get(o, "metrics"),
-                   lambda o: o.meta_info["metrics"]):
+    # Where update_actor puts its metrics has moved between verl versions.
+    for where in ("item", "tu", "meta_info"):
         try:
-            metrics = getter(out)
+            if where == "item":
+                metrics = out["metrics"]
+            elif where == "tu":
+                metrics = tu.get(out, "metrics")
+            else:
+                metrics = out.meta_info["metrics"]
             break
         except Exception:
             continue

@@ -23,7 +23,12 @@ _WRAPPERS = ("_fsdp_wrapped_module.", "_checkpoint_wrapped_module.", "_orig_mod.
 
 
 def normalize_lora_name(name: str) -> str:
-    """``base_model.model.model.layers.0.q_proj.lora_A.default.weight`` -> ``model.layers.0.q_proj.lora_A.weight``."""
+    """Canonical name of a LoRA tensor, wherever it was read from.
+
+    ``base_model.model.model.layers.0.q_proj.lora_A.default.weight`` (in memory)
+    and ``base_model.model.model.layers.0.q_proj.lora_A.weight`` (in the file)
+    both become ``model.layers.0.q_proj.lora_A.weight``.
+    """
     for w in _WRAPPERS:
         name = name.replace(w, "")
     if name.startswith("base_model.model."):

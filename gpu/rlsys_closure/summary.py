@@ -112,7 +112,9 @@ def format_summary(s: Mapping[str, Any]) -> str:
     width = max(len(n) for n in checks)
     for name, c in checks.items():
         mark = "pass" if c["derived"] else "FAIL"
-        false_claim = " (file claims pass: false claim)" if c["claimed"] and not c["derived"] else ""
+        false_claim = (
+            " (file claims pass: false claim)" if c["claimed"] and not c["derived"] else ""
+        )
         lines.append(f"  [{mark}] {name:<{width}}  {c['detail']}{false_claim}")
     for g, data in s["groups"].items():
         lines += [

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlsys_closure.config import optional_module
+
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 # The shape of Qwen's template: system/user/assistant turns framed by
@@ -57,8 +59,8 @@ class TinySpec:
 
 def build_tokenizer(vocab_size: int) -> Any:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
 
+    fast_cls = optional_module("transformers").PreTrainedTokenizerFast
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -69,7 +71,7 @@ def build_tokenizer(vocab_size: int) -> Any:
         show_progress=False,
     )
     tok.train_from_iterator(_corpus(), trainer=trainer)
-    fast = PreTrainedTokenizerFast(
+    fast = fast_cls(
         tokenizer_object=tok,
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
@@ -83,7 +85,8 @@ def build_tokenizer(vocab_size: int) -> Any:
 def build_tiny_model(out_dir: Path, spec: TinySpec | None = None) -> dict[str, Any]:
     """Write a tiny Qwen2 (model + tokenizer) to ``out_dir``; return its facts."""
     import torch
-    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    transformers = optional_module("transformers")
 
     spec = spec or TinySpec()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -91,7 +94,7 @@ def build_tiny_model(out_dir: Path, spec: TinySpec | None = None) -> dict[str, A
     n_tokens = len(tokenizer)
     # Round the embedding up to a multiple of 64, as Qwen pads its own.
     vocab = max(spec.vocab_size, -(-n_tokens // 64) * 64)
-    cfg = Qwen2Config(
+    cfg = transformers.Qwen2Config(
         vocab_size=vocab,
         hidden_size=spec.hidden_size,
         intermediate_size=spec.intermediate_size,
@@ -105,7 +108,7 @@ def build_tiny_model(out_dir: Path, spec: TinySpec | None = None) -> dict[str, A
         bos_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
     )
     torch.manual_seed(spec.seed)
-    model = Qwen2ForCausalLM(cfg).to(torch.bfloat16)
+    model = transformers.Qwen2ForCausalLM(cfg).to(torch.bfloat16)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(out_dir, safe_serialization=True)
