@@ -1,0 +1,149 @@
+"""The system ledger as a tool: a topology file in, the capacity, transfer and admission
+report out, computed by the reference implementation (SPEC §8).
+
+Topology file (JSON, YAML or TOML)::
+
+    stage_rates: {rollout: 240, reward: 160, learner: 80}
+    items_per_work_unit: {rollout: 3, reward: 2, learner: 1}
+    arrival_rate: 70
+    placement: {rollout: A, reward: A, learner: B}
+    edges: [{source: rollout, target: learner, bytes_per_item: 1000, ...}]
+    memory_by_pool: {A: 30, B: 20}
+    memory_limits: {A: 40, B: 24}
+    version_sync_ok: true          # optional, default true
+    recovery_ok: true              # optional, default true
+    max_exposed_s_per_s: 0.1       # optional
+    stage_phases: {rollout: rollout_before_update}   # optional, used with --result
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pytest_rlsys.battery import load_reference
+
+REQUIRED = ("stage_rates", "items_per_work_unit", "arrival_rate", "placement", "edges",
+            "memory_by_pool", "memory_limits")
+OPTIONAL = ("version_sync_ok", "recovery_ok", "max_exposed_s_per_s", "stage_phases")
+
+
+class LedgerError(ValueError):
+    """A topology or result file that cannot be used; the message says what to fix."""
+
+
+def load_topology(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LedgerError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise LedgerError(f"{path} is a directory; give a topology file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LedgerError(f"{path}: cannot read it ({exc})") from None
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".toml":
+            data: Any = tomllib.loads(text)
+        elif suffix in (".yaml", ".yml"):
+            try:
+                import yaml
+            except ImportError:
+                raise LedgerError("YAML topologies need PyYAML: pip install "
+                                  "'pytest-rlsys[yaml]'") from None
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except LedgerError:
+        raise
+    except Exception as exc:  # each parser has its own error type; all mean "bad syntax"
+        raise LedgerError(f"{path}: not valid {suffix[1:] or 'JSON'}: {exc}") from None
+    if type(data) is not dict:
+        raise LedgerError(f"{path}: the topology must be a mapping at the top level")
+    missing = [key for key in REQUIRED if key not in data]
+    if missing:
+        raise LedgerError(f"{path}: missing keys {missing} (required: {list(REQUIRED)})")
+    unknown = sorted(set(data) - set(REQUIRED) - set(OPTIONAL))
+    if unknown:
+        raise LedgerError(f"{path}: unknown keys {unknown}")
+    for key in ("stage_rates", "items_per_work_unit", "placement", "memory_by_pool",
+                "memory_limits"):
+        if type(data[key]) is not dict:
+            raise LedgerError(f"{path}: '{key}' must be a mapping")
+    if type(data["edges"]) is not list or not all(type(e) is dict for e in data["edges"]):
+        raise LedgerError(f"{path}: 'edges' must be a list of mappings")
+    return data
+
+
+def rates_from_result(path: Path, stage_phases: dict[str, str], group: str) -> dict[str, float]:
+    """Stage rate = 1 / measured duration of the phase each stage maps to."""
+    from pytest_rlsys.resultfile import load_result_file
+
+    loaded = load_result_file(path)
+    if not loaded.ok or loaded.doc is None:
+        raise LedgerError(f"{path}: not a valid result file: " + "; ".join(loaded.errors[:3]))
+    phases = loaded.doc["groups"][group]["phases"]
+    rates = {}
+    for stage, phase in stage_phases.items():
+        entry = phases.get(phase)
+        if entry is None:
+            raise LedgerError(f"{path}: group {group!r} has no phase {phase!r} "
+                              f"(has {sorted(phases)})")
+        duration = entry.get("duration_s")
+        if not isinstance(duration, int | float) or duration <= 0:
+            raise LedgerError(f"{path}: phase {phase!r} has no positive duration")
+        rates[stage] = 1.0 / float(duration)
+    return rates
+
+
+def ledger_report(topology: dict[str, Any], result: Path | None = None,
+                  group: str = "release") -> dict[str, Any]:
+    ref = load_reference()
+    stage_rates = dict(topology["stage_rates"])
+    if result is not None:
+        phases = topology.get("stage_phases")
+        if type(phases) is not dict or not phases:
+            raise LedgerError("--result needs 'stage_phases' in the topology "
+                              "(stage name -> phase name)")
+        stage_rates.update(rates_from_result(result, phases, group))
+    try:
+        capacity = ref.pipeline_capacity(stage_rates, topology["arrival_rate"],
+                                         topology["items_per_work_unit"])
+        transfer = ref.transfer_ledger(topology["edges"], topology["placement"])
+        kwargs = {}
+        if "max_exposed_s_per_s" in topology:
+            kwargs["max_exposed_s_per_s"] = topology["max_exposed_s_per_s"]
+        admission = ref.evaluate_topology(
+            capacity, topology["memory_by_pool"], topology["memory_limits"], transfer,
+            bool(topology.get("version_sync_ok", True)), bool(topology.get("recovery_ok", True)),
+            **kwargs)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LedgerError(f"the topology is not consistent: {type(exc).__name__}: {exc}") from None
+    return {"capacity": capacity, "transfer": transfer, "admission": admission,
+            "stage_rates": stage_rates}
+
+
+def render_text(report: dict[str, Any]) -> str:
+    cap, tr, adm = report["capacity"], report["transfer"], report["admission"]
+    lines = ["capacity (work units/s)", f"  pipeline capacity: {cap['capacity']:g}"]
+    for stage, rate in cap["effective_rates"].items():
+        mark = "  <- bottleneck" if stage in cap["bottlenecks"] else ""
+        lines.append(f"  {stage:<16} effective {rate:>10g}  margin "
+                     f"{cap['queue_margins'][stage]:>+10g}{mark}")
+    lines.append(f"  queue stable: {cap['queue_stable']}")
+    lines.append("transfer")
+    lines.append(f"  cross-pool bytes/s: {tr['cross_pool_bytes_per_s']:g}")
+    for fabric, value in tr["fabric_exposed_seconds_per_s"].items():
+        mark = "  <- critical" if fabric in tr["critical_fabrics"] else ""
+        lines.append(f"  {fabric:<16} exposed {value:g} s/s{mark}")
+    lines.append("admission")
+    lines.append(f"  decision: {adm['decision']}")
+    lines.append(f"  reasons: {', '.join(adm['reasons']) or '-'}")
+    for key in ("over_limit_pools", "unstable_stages", "overloaded_fabrics"):
+        if adm[key]:
+            lines.append(f"  {key}: {', '.join(adm[key])}")
+    lines.append("A passing ledger only admits the topology to a real multi-worker "
+                 "experiment; it is not a throughput gain.")
+    return "\n".join(lines) + "\n"
