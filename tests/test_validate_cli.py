@@ -1,0 +1,174 @@
+"""``rlsys validate`` and ``rlsys result``: output, exit codes, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_rlsys.resources import schema_dir
+from pytest_rlsys.validate_cli import grade_main, main
+
+EXAMPLES = schema_dir() / "examples"
+EXAMPLE = EXAMPLES / "pt-verl-closure.example.json"
+UNPAIRED = EXAMPLES / "pt-verl-closure.v1-unpaired.example.json"
+CORPUS = Path(__file__).parent / "result_corpus"
+CORPUS_CASES: dict[str, str] = json.loads((CORPUS / "expected.json").read_text("utf-8"))["cases"]
+
+
+def test_valid_files_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(EXAMPLE), str(UNPAIRED)]) == 0
+    out = capsys.readouterr().out
+    assert f"{EXAMPLE}: ok (pt-verl-closure/1)" in out
+    assert out.rstrip().endswith("2 of 2 files valid")
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS_CASES))
+def test_each_corpus_file_gives_one_clear_line(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = CORPUS / name
+    assert main([str(path)]) == 1
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert lines[0].startswith(f"{path}::$")
+    assert CORPUS_CASES[name] in lines[0]
+    assert lines[-1] == "0 of 1 file valid"
+    assert "Traceback" not in captured.out + captured.err
+
+
+def test_schema_errors_are_printed_as_file_path_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(EXAMPLE.read_text("utf-8"))
+    doc["workload"]["lora_rank"] = 0
+    doc["groups"]["retain"]["resource_samples"][1]["t_s"] = -1
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    assert main([str(EXAMPLE), str(bad)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        f"{EXAMPLE}: ok (pt-verl-closure/1)",
+        f"{bad}::$.groups.retain.resource_samples[1].t_s: -1 is less than the minimum of 0",
+        f"{bad}::$.workload.lora_rank: 0 is less than the minimum of 1",
+        "1 of 2 files valid",
+    ]
+
+
+def test_max_errors_caps_the_listing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads(EXAMPLE.read_text("utf-8"))
+    for sample in doc["groups"]["release"]["resource_samples"]:
+        sample["gpu_used_mb"] = "x"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    assert main([str(bad), "--max-errors", "3"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len([line for line in out if "::$" in line]) == 3
+    assert "more errors not shown (use --max-errors 0 to see all)" in out[3]
+
+
+def test_missing_file_directory_and_oversized(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main([str(tmp_path / "nope.json"), str(tmp_path), str(EXAMPLE), "--max-mib", "0.01"]) == 1
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{tmp_path / 'nope.json'}::$: no such file"
+    assert out[1] == f"{tmp_path}::$: is a directory, not a result file"
+    assert out[2].startswith(f"{EXAMPLE}::$: the file is over the size limit of 10485 bytes")
+
+
+def test_json_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--json", str(EXAMPLE), str(CORPUS / "nan.json")]) == 1
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["valid"] is False
+    good, bad = payload["files"]
+    assert good == {
+        "path": str(EXAMPLE),
+        "valid": True,
+        "schema_version": "pt-verl-closure/1",
+        "schema_id": "https://rlsys.invalid/schemas/pt-verl-closure.v1.json",
+        "stage": "ok",
+        "errors": [],
+    }
+    assert bad["valid"] is False and bad["stage"] == "parse"
+    assert bad["errors"][0].startswith("$: NaN is not valid JSON")
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main([])
+    assert info.value.code == 2
+    with pytest.raises(SystemExit) as info:
+        main([str(EXAMPLE), "--max-mib", "-1"])
+    assert info.value.code == 2
+    assert "must be more than 0" in capsys.readouterr().err
+
+
+def test_result_prints_the_check_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert grade_main([str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"gpu_result: {EXAMPLE}\n")
+    assert "gpu_result.resource_sampling     passed  5/5" in out
+    assert "total 40/40 (8 of 8 checks passed)" in out
+    assert "notes:" in out and "is in initial_sync, not in the update" in out
+
+
+def test_result_of_an_unpaired_run_is_gradable_but_loses_points(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert grade_main([str(UNPAIRED), "--points", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "gpu_result.config_paired         failed  0/2" in out
+    assert "total 10/16 (5 of 8 checks passed)" in out
+
+
+def test_result_of_an_invalid_file_exits_1_and_lists_errors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = CORPUS / "missing_group.json"
+    assert grade_main([str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "total 0/40 (0 of 8 checks passed)" in out
+    assert f"not gradable; errors:\n  {path}::$.groups: 'retain' is a required property" in out
+
+
+def test_result_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert grade_main([str(EXAMPLE), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["gradable"] is True and payload["score"] == payload["max_score"] == 40.0
+    assert [c["status"] for c in payload["cases"]] == ["passed"] * 8
+
+
+def test_result_rejects_bad_points(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        grade_main([str(EXAMPLE), "--points", "nan"])
+    assert info.value.code == 2
+    assert "--points must be a positive finite number" in capsys.readouterr().err
+
+
+def test_through_the_rlsys_dispatcher_without_traceback() -> None:
+    files = [str(CORPUS / name) for name in sorted(CORPUS_CASES)] + [str(CORPUS)]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_rlsys", "validate", *files],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith(f"0 of {len(files)} files valid")
+    graded = subprocess.run(
+        [sys.executable, "-m", "pytest_rlsys", "result", str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert graded.returncode == 0, graded.stderr
+    assert "total 40/40" in graded.stdout
