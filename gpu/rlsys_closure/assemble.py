@@ -189,11 +189,11 @@ def assemble(
     }
     if fail:
         doc["failure"] = {k: fail[k] for k in ("group", "phase", "type", "message") if k in fail}
-    doc["system_decision"] = {"checks": {}, "measurements": {}}
+    # Measurements first: the resource_sampling check compares them with the samples.
+    doc["system_decision"] = {"checks": {}, "measurements": cc.derive_measurements(doc)}
     doc["system_decision"]["checks"] = {
         name: r.as_dict() for name, r in cc.derive_checks(doc).items()
     }
-    doc["system_decision"]["measurements"] = cc.derive_measurements(doc)
     return doc
 
 

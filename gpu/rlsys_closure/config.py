@@ -118,6 +118,36 @@ def overrides_to_dict(overrides: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def _typed(value: str) -> Any:
+    """Hydra-like reading of an override value: bools, ints, floats, else text."""
+    if value in ("True", "true"):
+        return True
+    if value in ("False", "false"):
+        return False
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value
+
+
+def nested_from_overrides(overrides: Sequence[str]) -> dict[str, Any]:
+    """The overrides as a nested, typed mapping in verl's layout.
+
+    Not verl's resolved config (that needs verl); the runner's record of what
+    it set, and what the CPU tests pair without verl installed.
+    """
+    root: dict[str, Any] = {}
+    for key, value in overrides_to_dict(overrides).items():
+        node = root
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = _typed(value)
+    return root
+
+
 def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested mappings to dotted keys; lists stay values."""
     out: dict[str, Any] = {}

@@ -1,0 +1,65 @@
+"""verl's real Hydra configuration for both groups (runs where verl 0.9.1 is installed).
+
+The tox environment ``verl-config`` installs verl 0.9.1 with a CPU torch and
+runs this file; elsewhere it is skipped.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rlsys_closure.config import FLAG_KEY, RunSettings, check_paired, diff_keys, pair_overrides
+
+verl = pytest.importorskip("verl", reason="verl is not installed (tox -e verl-config runs this)")
+pytest.importorskip("hydra", reason="hydra-core is not installed")
+
+
+def _settings(tmp_path):  # type: ignore[no-untyped-def]
+    return RunSettings(model_path=str(tmp_path / "model"), adapter_path=str(tmp_path / "adapter"),
+                       attn_implementation="sdpa")
+
+
+def test_verl_is_the_pinned_version() -> None:
+    assert verl.__version__ == "0.9.1"
+
+
+def test_composed_configs_differ_only_in_the_flag(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from rlsys_closure.config import compose_pair
+
+    configs = compose_pair(_settings(tmp_path))
+    release, retain = configs["release"], configs["retain"]
+    assert diff_keys(release, retain) == [FLAG_KEY]
+    assert check_paired(release, retain) == []
+    assert release["actor_rollout_ref"]["rollout"]["free_cache_engine"] is True
+    assert retain["actor_rollout_ref"]["rollout"]["free_cache_engine"] is False
+    # The settings the runner relies on reached verl's resolved config.
+    for cfg in (release, retain):
+        model = cfg["actor_rollout_ref"]["model"]
+        rollout = cfg["actor_rollout_ref"]["rollout"]
+        assert model["lora_rank"] == 16
+        assert model["lora_adapter_path"].endswith("adapter")
+        assert model["override_config"]["attn_implementation"] == "sdpa"
+        assert rollout["tensor_model_parallel_size"] == 1
+        assert rollout["load_format"] == "safetensors"
+        assert rollout["enable_sleep_mode"] is True
+        assert rollout["checkpoint_engine"]["backend"] == "naive"
+
+
+def test_grader_agrees_the_composed_pair_is_paired(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pytest_rlsys import closure_checks as cc
+
+    from rlsys_closure.config import compose_pair
+
+    configs = compose_pair(_settings(tmp_path))
+    assert cc.config_diff(configs["release"], configs["retain"]) == [cc.FREE_CACHE_ENGINE_PATH]
+
+
+def test_a_one_sided_override_is_caught(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from rlsys_closure.config import compose_verl_config, resolved_dict
+
+    ov = pair_overrides(_settings(tmp_path))
+    release = resolved_dict(compose_verl_config(ov["release"]))
+    retain = resolved_dict(compose_verl_config(
+        [*ov["retain"], "actor_rollout_ref.rollout.gpu_memory_utilization=0.5"]))
+    assert "actor_rollout_ref.rollout.gpu_memory_utilization differs" in check_paired(
+        release, retain)
