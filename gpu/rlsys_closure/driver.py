@@ -31,7 +31,7 @@ from typing import Any
 from rlsys_closure.config import optional_module
 from rlsys_closure.events import EventRecorder
 from rlsys_closure.sampler import MemorySampler, cuda_device_index, host_used_mb, load_nvml
-from rlsys_closure.workload import nested_loss_mask, score, sft_batch
+from rlsys_closure.workload import score, sft_batch, verl_sft_tensordict
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -326,24 +326,15 @@ def _update(wg: Any, tokenizer: Any, source: dict[str, Any], prompt_ids: list[li
     """One supervised step with verl's own sft_loss, on the frozen references."""
     import functools
 
-    tensor_dict = optional_module("tensordict").TensorDict
     from verl.utils import tensordict_utils as tu
     from verl.workers.utils.losses import sft_loss
-    from verl.workers.utils.padding import left_right_2_no_padding
 
     eos = tokenizer.eos_token_id
     responses = [[*tokenizer.encode(p["reference"], add_special_tokens=False), eos]
                  for p in source["prompts"]]
     batch = sft_batch(prompt_ids, responses, pad_id=int(tokenizer.pad_token_id or 0))
     b = len(prompt_ids)
-    loss_mask = nested_loss_mask(batch)
-    td = tensor_dict({k: v for k, v in batch.items() if k not in ("prompts", "responses")},
-                    batch_size=[b])
-    td = left_right_2_no_padding(td)
-    td["loss_mask"] = loss_mask
-    tu.assign_non_tensor(td, temperature=1.0, mini_batch_size=b, global_batch_size=b,
-                         epochs=1, seed=seed, dataloader_kwargs={"shuffle": False},
-                         calculate_entropy=False, compute_loss=True)
+    td = verl_sft_tensordict(batch, seed)
     wg.set_loss_fn(functools.partial(sft_loss, config=None))
     out = _first(wg.update_actor(td))
     metrics: Any = None

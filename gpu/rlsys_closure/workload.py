@@ -113,7 +113,7 @@ def sft_batch(
     }
 
 
-def nested_loss_mask(batch: dict[str, Any]) -> Any:
+def nested_loss_mask(batch: dict[str, Any], offsets: Any = None) -> Any:
     """The loss mask verl's ``sft_loss`` wants in no-padding mode.
 
     A jagged nested tensor over each unpadded sequence: zeros on the prompt,
@@ -135,4 +135,35 @@ def nested_loss_mask(batch: dict[str, Any]) -> Any:
                  rmask[i, :n_resp].to(torch.float32)]
             )
         )
-    return torch.nested.nested_tensor(rows, layout=torch.jagged)
+    if offsets is None:
+        return torch.nested.nested_tensor(rows, layout=torch.jagged)
+    # Share the packed input_ids' offsets so the two line up by construction.
+    return torch.nested.nested_tensor_from_jagged(torch.cat(rows), offsets=offsets)
+
+
+def verl_sft_tensordict(batch: dict[str, Any], seed: int) -> Any:
+    """``batch`` (from :func:`sft_batch`) as the TensorDict verl's update_actor takes.
+
+    No-padding layout (``left_right_2_no_padding``), the jagged loss mask
+    that ``sft_loss`` needs, and the non-tensor settings the training worker
+    reads. Needs verl and tensordict.
+    """
+    import importlib
+
+    tensor_dict = importlib.import_module("tensordict").TensorDict
+    tu = importlib.import_module("verl.utils.tensordict_utils")
+    padding = importlib.import_module("verl.workers.utils.padding")
+
+    b = int(batch["input_ids"].shape[0])
+    td = tensor_dict(
+        {k: v for k, v in batch.items() if k not in ("prompts", "responses")}, batch_size=[b]
+    )
+    td = padding.left_right_2_no_padding(td)
+    # left_right_2_no_padding leaves a dense [B, R] loss mask; sft_loss in
+    # no-padding mode reads a jagged one over the whole unpadded sequence.
+    td["loss_mask"] = nested_loss_mask(batch, offsets=td["input_ids"].offsets())
+    tu.assign_non_tensor(
+        td, temperature=1.0, mini_batch_size=b, global_batch_size=b, epochs=1, seed=seed,
+        dataloader_kwargs={"shuffle": False}, calculate_entropy=False, compute_loss=True,
+    )
+    return td

@@ -63,3 +63,34 @@ def test_a_one_sided_override_is_caught(tmp_path) -> None:  # type: ignore[no-un
         [*ov["retain"], "actor_rollout_ref.rollout.gpu_memory_utilization=0.5"]))
     assert "actor_rollout_ref.rollout.gpu_memory_utilization differs" in check_paired(
         release, retain)
+
+
+def test_sft_loss_input_shaping_matches_verl(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The runner's batch goes through verl's own padding helper and sft_loss on CPU:
+    the loss is minus the mean log-prob over exactly the response tokens."""
+    torch = pytest.importorskip("torch")
+    from verl.workers.utils.losses import sft_loss
+
+    from rlsys_closure.workload import sft_batch, verl_sft_tensordict
+
+    prompts = [[5, 6, 7], [8, 9]]
+    responses = [[10, 11], [12, 13, 14]]
+    batch = sft_batch(prompts, responses, pad_id=0)
+    td = verl_sft_tensordict(batch, seed=1)
+    offsets = td["input_ids"].offsets()
+    assert offsets.tolist() == [0, 5, 10]
+    assert td["loss_mask"].offsets().tolist() == offsets.tolist()
+    assert td["loss_mask"].values().tolist() == [0, 0, 0, 1, 1, 0, 0, 1, 1, 1]
+    # A fake model output: log-prob of token i+1 given the prefix, at position i.
+    values = torch.arange(10, dtype=torch.float32) / -10.0
+    log_probs = torch.nested.nested_tensor_from_jagged(values, offsets=offsets)
+    n_targets = 5
+    # What verl's FSDP engine adds before calling the loss.
+    from verl.utils import tensordict_utils as tu
+
+    tu.assign_non_tensor(td, batch_num_tokens=n_targets, dp_size=1)
+    loss, _ = sft_loss(None, {"log_probs": log_probs}, td)
+    # sft_loss shifts the mask left by one: targets sit one position earlier.
+    shifted = torch.roll(td["loss_mask"].values(), -1)
+    expected = -(values * shifted).sum() / n_targets
+    assert torch.allclose(loss, expected)
