@@ -132,8 +132,9 @@ def _say(out: TextIO, msg: str) -> None:
     out.flush()
 
 
-def run(opts: RunOptions, steps: Steps | None = None, out: TextIO = sys.stdout) -> int:
+def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None) -> int:
     steps = steps or Steps()
+    out = out or sys.stdout
     if opts.output.exists():
         _say(out, f"run: {opts.output} already exists; results are records and are never "
                   "overwritten. Use a new --run-label.")
