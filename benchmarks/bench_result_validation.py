@@ -28,7 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pytest_rlsys import closure_checks
 from pytest_rlsys.resources import schema_dir
@@ -126,8 +126,11 @@ def build_one_hour_doc() -> dict[str, Any]:
     return doc
 
 
-def _time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
-    times, result = [], None
+T = TypeVar("T")
+
+
+def _time(fn: Callable[[], T], repeat: int) -> tuple[float, T]:
+    times = []
     for _ in range(repeat):
         start = time.perf_counter()
         result = fn()
@@ -157,10 +160,10 @@ def main() -> int:
 
         t_validate, loaded = _time(lambda: load_result_file(path), repeat)
         t_grade, grade = _time(lambda: grade_result_file(path), repeat)
-        assert getattr(loaded, "ok", False), getattr(loaded, "errors", None)
+        assert loaded.ok, loaded.errors
         print(
             f"in process: load+validate {t_validate:.3f} s; load+validate+grade {t_grade:.3f} s "
-            f"(score {getattr(grade, 'score', '?')}/{getattr(grade, 'max_score', '?')})"
+            f"(score {grade.score:g}/{grade.max_score:g})"
         )
 
         rlsys = [sys.executable, "-m", "pytest_rlsys"]
@@ -168,7 +171,7 @@ def main() -> int:
             lambda: (_run([*rlsys, "validate", str(path)]), _run([*rlsys, "result", str(path)])),
             repeat,
         )
-        codes = [proc.returncode for proc in done]  # type: ignore[attr-defined]
+        codes = [proc.returncode for proc in done]
         print(f"rlsys validate + rlsys result (2 subprocesses): {t_cli:.3f} s, exit codes {codes}")
 
         if check_jsonschema is None:
@@ -183,7 +186,7 @@ def main() -> int:
             str(path),
         ]
         t_cj, proc = _time(lambda: _run(cmd), repeat)
-        result = proc  # type: ignore[assignment]
+        result = proc
         status = (
             "ok" if result.returncode == 0 else f"exit {result.returncode}: {result.stdout[-300:]}"
         )

@@ -18,6 +18,17 @@ Public API::
     phase_windows(events) -> dict[str, tuple[float, float]]
     summarize_phases(events, samples, actor_memory=None) -> dict[str, dict]
     whole_run_peak(samples, phases) -> tuple[float | None, str | None]
+
+Writing a result (the runner), per group then for the pair::
+
+    group["phases"] = summarize_phases(group["events"], group["resource_samples"], actor_mem)
+    group["sampled_gpu_peak_mb"], group["sampled_gpu_peak_phase"] = whole_run_peak(
+        group["resource_samples"], group["phases"])
+    doc["system_decision"] = {"checks": {}, "measurements": derive_measurements(doc)}
+    doc["system_decision"]["checks"] = {n: r.as_dict() for n, r in derive_checks(doc).items()}
+
+Events are ``{"t_s", "phase", "kind": "start" | "end"}`` with phase names from
+``PHASE_NAMES``; initialisation goes in ``group["init"]``, not in the events.
 """
 
 from __future__ import annotations
