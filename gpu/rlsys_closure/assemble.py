@@ -32,7 +32,7 @@ class ResultExistsError(FileExistsError):
 
 
 def utc_now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _event(e: Mapping[str, Any]) -> dict[str, Any] | None:

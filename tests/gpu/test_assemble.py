@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from fakes import LORA1, assemble_kwargs, paired_configs, simulate_group
+from rlsys_closure.assemble import ResultExistsError, assemble, write_result
+
 from pytest_rlsys import closure_checks as cc
 from pytest_rlsys.resultfile import load_result_file, validate_document
-
-from rlsys_closure.assemble import ResultExistsError, assemble, write_result
 
 
 def test_synthetic_pair_validates_and_passes_every_check(tmp_path: Path) -> None:

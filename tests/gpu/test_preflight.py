@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from rlsys_closure import cli
 from rlsys_closure import preflight as pf
 

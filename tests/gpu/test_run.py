@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 from fakes import LORA0, simulate_group
-from pytest_rlsys.resultfile import load_result_file
-
 from rlsys_closure import cli, runner
 from rlsys_closure import preflight as pf
 from rlsys_closure.config import RunSettings, nested_from_overrides, pair_overrides
+
+from pytest_rlsys.resultfile import load_result_file
 
 
 def test_run_help_describes_the_pair(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,10 +6,10 @@ import time
 
 import pytest
 from fakes import RELEASE_TIMELINE, FakeClock, FakeNvml, simulate_group
-from pytest_rlsys import closure_checks as cc
-
 from rlsys_closure.events import EventRecorder, PhaseError, phase_windows
 from rlsys_closure.sampler import MemorySampler, samples_in
+
+from pytest_rlsys import closure_checks as cc
 
 
 def _recorder(clock: FakeClock, mb: float = 1000.0, boundary: bool = True,

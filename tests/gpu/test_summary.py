@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-from pytest_rlsys.resources import schema_dir
-
 from rlsys_closure import cli
+
+from pytest_rlsys.resources import schema_dir
 
 EXAMPLE = Path(schema_dir()) / "examples" / "pt-verl-closure.example.json"
 

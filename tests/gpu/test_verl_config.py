@@ -7,7 +7,6 @@ runs this file; elsewhere it is skipped.
 from __future__ import annotations
 
 import pytest
-
 from rlsys_closure.config import FLAG_KEY, RunSettings, check_paired, diff_keys, pair_overrides
 
 verl = pytest.importorskip("verl", reason="verl is not installed (tox -e verl-config runs this)")
@@ -46,9 +45,9 @@ def test_composed_configs_differ_only_in_the_flag(tmp_path) -> None:  # type: ig
 
 
 def test_grader_agrees_the_composed_pair_is_paired(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from pytest_rlsys import closure_checks as cc
-
     from rlsys_closure.config import compose_pair
+
+    from pytest_rlsys import closure_checks as cc
 
     configs = compose_pair(_settings(tmp_path))
     assert cc.config_diff(configs["release"], configs["retain"]) == [cc.FREE_CACHE_ENGINE_PATH]
@@ -69,9 +68,8 @@ def test_sft_loss_input_shaping_matches_verl(tmp_path) -> None:  # type: ignore[
     """The runner's batch goes through verl's own padding helper and sft_loss on CPU:
     the loss is minus the mean log-prob over exactly the response tokens."""
     torch = pytest.importorskip("torch")
-    from verl.workers.utils.losses import sft_loss
-
     from rlsys_closure.workload import sft_batch, verl_sft_tensordict
+    from verl.workers.utils.losses import sft_loss
 
     prompts = [[5, 6, 7], [8, 9]]
     responses = [[10, 11], [12, 13, 14]]

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from pytest_rlsys import closure_checks as cc
-
 from rlsys_closure.config import (
     FLAG_KEY,
     RunSettings,
@@ -17,6 +15,8 @@ from rlsys_closure.config import (
     pair_overrides,
 )
 from rlsys_closure.workload import build_rollout_source, rollout_source_sha256, score
+
+from pytest_rlsys import closure_checks as cc
 
 
 def _settings(**kw: object) -> RunSettings:
