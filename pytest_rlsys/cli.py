@@ -35,9 +35,10 @@ def _load(command: str) -> Callable[[Sequence[str]], int] | None:
 
         return closure_main
     if command in {"grade", "batch", "template", "ledger"}:
-        from pytest_rlsys import commands
+        import pytest_rlsys.commands as commands
 
-        return getattr(commands, f"{command}_main")  # type: ignore[no-any-return]
+        handler: Callable[[Sequence[str]], int] = getattr(commands, f"{command}_main")
+        return handler
     return None
 
 

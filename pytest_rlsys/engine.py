@@ -28,6 +28,9 @@ from pytest_rlsys.scoring import CaseResult, ScoreReport, battery_fingerprint
 TIMEOUTS_PER_FUNCTION = 2
 
 
+NOT_REACHED = Msg("not run (deselected or stopped early)", "未运行（被取消选择或提前停止）")
+
+
 class SubmissionPathError(ValueError):
     """The submission path is unusable (missing, a directory, unreadable)."""
 
@@ -185,8 +188,7 @@ class Grader:
         for case in self.cases:
             result = self.results.get(case.id)
             if result is None:
-                result = self._result(case, "not_run", Msg("not run (deselected or stopped "
-                                                           "early)", "未运行（被取消选择或提前停止）"))
+                result = self._result(case, "not_run", NOT_REACHED)
             results.append(result)
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
         notes = list(dict.fromkeys(self.notes))

@@ -361,7 +361,7 @@ class ChildSession:
             if type(funcs) is not dict:
                 raise ProtocolError("load reply lacks 'functions'")
             return LoadResult(True, functions={str(k): v is True for k, v in funcs.items()})
-        error = reply.get("error") if type(reply.get("error")) is dict else {}
+        error: dict[str, Any] = reply["error"] if type(reply.get("error")) is dict else {}
         line = reply.get("line") if type(reply.get("line")) is int else None
         text = reply.get("text") if type(reply.get("text")) is str else ""
         message = f"{error.get('type', 'Error')}: {error.get('message', '')}"

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_rlsys.settings import HELP, SettingError, limits_from, resolve
 
+if TYPE_CHECKING:
+    from pytest_rlsys.session import GradingSession
+
 ANCHOR_DIR = Path(__file__).resolve().parent / "grading"
 ANCHOR = ANCHOR_DIR / "battery.rlsys"
-session_key = pytest.StashKey["GradingSession"]()
+session_key: pytest.StashKey[GradingSession] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -104,7 +107,7 @@ class CaseItem(pytest.Item):
             raise CaseFailed(text)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> str:
+                     style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo)  # a harness bug: show it in full

@@ -176,10 +176,16 @@ def classroom_points_line(report: ScoreReport) -> str:
     return f"Points {_fmt(report.score)}/{_fmt(report.max_score)}"
 
 
-WRITERS = {
-    "report": lambda r, lang: score_json(r),
-    "gradescope": gradescope_json,
-    "prairielearn": prairielearn_json,
-    "junit": junit_xml,
-    "classroom": lambda r, lang: classroom_json(r),
-}
+def render(kind: str, report: ScoreReport, lang: str = "en") -> str:
+    """The text of output ``kind`` (report, gradescope, prairielearn, junit, classroom)."""
+    if kind == "report":
+        return score_json(report)
+    if kind == "classroom":
+        return classroom_json(report)
+    if kind == "gradescope":
+        return gradescope_json(report, lang)
+    if kind == "prairielearn":
+        return prairielearn_json(report, lang)
+    if kind == "junit":
+        return junit_xml(report, lang)
+    raise ValueError(f"unknown output kind {kind!r}")

@@ -56,8 +56,10 @@ def load_rubric(path: Path) -> Rubric:
     """Read a rubric file; every mistake is a RubricError naming where it is."""
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RubricError(f"cannot read rubric file {path}: {exc}") from None
+    except OSError as exc:
+        raise RubricError(f"cannot read rubric file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise RubricError(f"cannot read rubric file {path}: it is not UTF-8 text") from None
     try:
         data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:

@@ -14,7 +14,7 @@ from pytest_rlsys import reports
 from pytest_rlsys.engine import Grader, SubmissionPathError, random_seed, read_submission
 from pytest_rlsys.isolation import Limits
 from pytest_rlsys.messages import default_lang
-from pytest_rlsys.rubric import Rubric, load_rubric
+from pytest_rlsys.rubric import Rubric, RubricError, load_rubric
 from pytest_rlsys.scoring import CaseResult, ScoreReport
 
 
@@ -69,7 +69,10 @@ class GradingSession:
                outputs: dict[str, Path]) -> GradingSession:
         for flag, path in outputs.items():
             _check_output(flag, path)
-        rubric_obj = load_rubric(rubric) if rubric else Rubric()
+        try:
+            rubric_obj = load_rubric(rubric) if rubric else Rubric()
+        except RubricError as exc:
+            raise ValueError(f"--rlsys-rubric: {exc}") from None
         lang = lang or default_lang()
         grader = None
         if submission is not None:
@@ -131,7 +134,7 @@ class GradingSession:
         self.final = self.build_report()
         for name, path in self.outputs.items():
             try:
-                reports.write_atomic(path, reports.WRITERS[name](self.final, self.lang))
+                reports.write_atomic(path, reports.render(name, self.final, self.lang))
             except OSError as exc:
                 self.write_errors.append(f"could not write --rlsys-{name} {path}: "
                                          f"{exc.strerror or exc}")

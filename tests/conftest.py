@@ -1,0 +1,39 @@
+"""Shared helpers for the plugin's own tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rlsys.resources import exercise_path, solution_path
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def reference_source() -> str:
+    return solution_path().read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def template_source() -> str:
+    return exercise_path().read_text(encoding="utf-8")
+
+
+def validate_score_report(doc: Any) -> None:
+    """Fail the test when a score report does not match the published schema."""
+    from pytest_rlsys.schema_registry import error_lines, validator
+
+    errors = error_lines(validator("https://rlsys.invalid/schemas/rlsys-score.v1.json"), doc)
+    assert errors == [], errors
+
+
+def load_report(path: Path) -> Any:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    validate_score_report(doc)
+    return doc

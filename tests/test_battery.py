@@ -1,0 +1,186 @@
+"""The battery's fairness: the reference keeps full marks, each planted defect loses points
+in its own TODO only, and visible-only cheating keeps at most a third of each TODO."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_rlsys.battery import build_battery, load_reference, run_reference, self_check
+from pytest_rlsys.engine import grade_file
+from pytest_rlsys.resources import solution_path
+
+REFERENCE = solution_path().read_text(encoding="utf-8")
+SECTIONS = ("todo1", "todo2", "todo3")
+
+# (name, section that must lose points, text in the reference, replacement)
+DEFECTS = [
+    ("unsorted_bottlenecks", "todo1", "bottlenecks = sorted(\n", "bottlenecks = list(\n"),
+    ("margin_zero_unstable", "todo1", "if margin < 0)", "if margin <= 0)"),
+    ("multiplies_rates", "todo1", "rates[name] / multipliers[name]",
+     "rates[name] * multipliers[name]"),
+    ("queue_always_stable", "todo1", '"queue_stable": not unstable', '"queue_stable": True'),
+    ("arrival_unchecked", "todo1", 'arrival = _non_negative(arrival_rate, "arrival_rate")',
+     "arrival = float(arrival_rate)"),
+    ("multiplier_unchecked", "todo1",
+     'name: _positive(value, f"items per work unit of stage {name!r}")', "name: float(value)"),
+    ("same_pool_counted", "todo2", "traffic = size * items * frequency if cross_pool else 0.0",
+     "traffic = size * items * frequency"),
+    ("overlap_ignored", "todo2", "exposed = transfer * (1.0 - overlap)", "exposed = transfer"),
+    ("critical_is_sum", "todo2", "critical = max(exposure.values(), default=0.0)",
+     "critical = sum(exposure.values())"),
+    ("fabric_id_optional", "todo2", "            if not fabric:\n",
+     "            if fabric is None:\n"),
+    ("bandwidth_unchecked", "todo2", "known = bandwidth_of.setdefault(fabric, bandwidth)",
+     "known = bandwidth"),
+    ("overlap_range_unchecked", "todo2", "if not 0.0 <= overlap <= 1.0:", "if overlap != overlap:"),
+    ("edges_mutated", "todo2", '        where = f"edge {index}"\n',
+     '        where = f"edge {index}"\n        edge["seen"] = True  # type: ignore[index]\n'),
+    ("first_hard_failure_only", "todo3", 'decision, reasons = "reject", hard',
+     'decision, reasons = "reject", hard[:1]'),
+    ("unlimited_pool_ok", "todo3", "if pool not in memory_limits or float(used) >",
+     "if pool in memory_limits and float(used) >"),
+    ("threshold_inclusive", "todo3", "if float(value) > budget)", "if float(value) >= budget)"),
+    ("memory_unchecked", "todo3", '_ledger_values(memory_by_pool.values(), "pool memory")\n',
+     "pass\n"),
+    ("report_mutated", "todo3", 'unstable = sorted(capacity_report.get("unstable_stages", []))',
+     'unstable = capacity_report.get("unstable_stages", [])\n    unstable.sort()'),
+]
+
+
+def _grade(tmp_path: Path, source: str, seed: int = 7) -> dict[str, dict[str, float]]:
+    path = tmp_path / "submission.py"
+    path.write_text(source, encoding="utf-8")
+    return grade_file(path, seed=seed).sections()
+
+
+def test_reference_scores_full_marks(tmp_path: Path) -> None:
+    sections = _grade(tmp_path, REFERENCE)
+    assert {s: v["score"] for s, v in sections.items()} == {"todo1": 30, "todo2": 35,
+                                                            "todo3": 35}
+
+
+@pytest.mark.parametrize(("name", "section", "old", "new"), DEFECTS,
+                         ids=[d[0] for d in DEFECTS])
+def test_defect_loses_points_in_its_own_todo_only(tmp_path: Path, name: str, section: str,
+                                                   old: str, new: str) -> None:
+    assert REFERENCE.count(old) == 1, f"defect {name} no longer applies to the reference"
+    sections = _grade(tmp_path, REFERENCE.replace(old, new))
+    assert sections[section]["score"] < sections[section]["max_score"], name
+    for other in SECTIONS:
+        if other != section:
+            assert sections[other]["score"] == sections[other]["max_score"], (name, other)
+
+
+CHEATER = '''
+import json
+_ANSWERS = {}
+
+def _key(*args):
+    return json.dumps(args, sort_keys=True, default=str)
+
+def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
+    if stage_rates == {"rollout": 240, "reward": 160, "learner": 80}:
+        return {"capacity": 80.0, "effective_rates": {"rollout": 80.0, "reward": 80.0,
+                "learner": 80.0}, "bottlenecks": ["learner", "reward", "rollout"],
+                "queue_margins": {}, "unstable_stages": [], "queue_stable": True}
+    if stage_rates == {"rollout": 120, "reward": 80} and arrival_rate == 90:
+        return {"unstable_stages": ["reward"], "queue_stable": False}
+    if set(stage_rates) != set(items_per_work_unit) or stage_rates.get("rollout") != 120:
+        raise ValueError("chapter input")
+    return {}
+
+def transfer_ledger(edges, placement):
+    if any(e.get("overlap_fraction") == 1.2 for e in edges):
+        raise ValueError
+    if len(edges) == 4:
+        return {"cross_pool_bytes_per_s": 2500, "fabric_exposed_seconds_per_s":
+                {"pcie-1": 0.75, "pcie-2": 0.25}, "critical_exposed_seconds_per_s": 0.75,
+                "critical_fabrics": ["pcie-1"]}
+    if len(edges) == 2 and edges[1].get("bandwidth_bytes_per_s") == 4000:
+        raise ValueError
+    return {"critical_fabrics": ["pcie-1", "pcie-2"]}
+
+def evaluate_topology(cap, mem, limits, transfer, sync, recovery, max_exposed_s_per_s=0.1):
+    if mem.get("A") != mem.get("A"):
+        raise ValueError
+    if not sync:
+        return {"decision": "reject", "reasons": ["memory_limit", "version_sync",
+                "recovery_not_ready"]}
+    if cap["unstable_stages"]:
+        return {"decision": "tune", "reasons": ["unstable_queue", "exposed_transfer"],
+                "unstable_stages": ["reward"], "overloaded_fabrics": ["pcie-0"]}
+    return {"decision": "accept", "reasons": []}
+'''
+
+
+def test_visible_only_cheater_keeps_at_most_a_third(tmp_path: Path) -> None:
+    path = tmp_path / "cheat.py"
+    path.write_text(CHEATER, encoding="utf-8")
+    report = grade_file(path, seed=3)
+    visible = [c for c in report.cases if c.visibility == "visible"]
+    assert all(c.status == "passed" for c in visible), [c.id for c in visible
+                                                        if c.status != "passed"]
+    for name, section in report.sections().items():
+        assert section["score"] <= section["max_score"] * 2 / 3, name
+
+
+def test_same_seed_same_cases_and_score(tmp_path: Path) -> None:
+    ref = load_reference()
+    first, second = build_battery(11, ref), build_battery(11, ref)
+    assert [(c.id, repr(c.calls)) for c in first] == [(c.id, repr(c.calls)) for c in second]
+    other = build_battery(12, ref)
+    assert [repr(c.calls) for c in first] != [repr(c.calls) for c in other]
+    bad = REFERENCE.replace("critical = max(exposure.values(), default=0.0)",
+                            "critical = sum(exposure.values())")
+    assert _grade(tmp_path, bad, seed=11) == _grade(tmp_path, bad, seed=11)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(min_value=0, max_value=2**63 - 1))
+def test_reference_passes_its_own_battery_for_any_seed(seed: int) -> None:
+    ref = load_reference()
+    cases = build_battery(seed, ref)
+    assert self_check(cases, ref) == set()
+    assert len({c.id for c in cases}) == len(cases)
+
+
+def test_a_case_the_reference_fails_is_not_graded_and_keeps_its_points_in_the_max(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_rlsys.engine as engine
+
+    def broken_self_check(cases: object, reference: object) -> set[str]:
+        return {"todo1.hidden.ties"}
+
+    monkeypatch.setattr(engine, "self_check", broken_self_check)
+    path = tmp_path / "ref.py"
+    path.write_text(REFERENCE, encoding="utf-8")
+    report = grade_file(path, seed=5)
+    ties = next(c for c in report.cases if c.id == "todo1.hidden.ties")
+    assert ties.status == "not_run" and "not graded" in ties.message
+    assert report.max_score == 100
+    assert report.score == pytest.approx(100 - ties.max_cents / 100)
+    assert report.ungraded_cents == ties.max_cents
+
+
+def test_hidden_failures_never_show_inputs(tmp_path: Path) -> None:
+    path = tmp_path / "bad.py"
+    path.write_text(REFERENCE.replace("critical = max(exposure.values(), default=0.0)",
+                                      "critical = sum(exposure.values())"), encoding="utf-8")
+    report = grade_file(path, seed=9)
+    hidden = [c for c in report.cases if c.visibility == "hidden" and c.status != "passed"]
+    assert hidden
+    for case in hidden:
+        assert not case.call and not case.expected and not case.got
+        assert "fabric-" not in case.message  # generated fabric names are inputs
+
+
+def test_reference_outcome_of_a_bad_input_is_value_error() -> None:
+    from pytest_rlsys.battery import Call
+
+    outcome = run_reference(load_reference(), Call("pipeline_capacity",
+                                                   ({"a": float("nan")}, 1, {"a": 1})))
+    assert outcome.kind == "raised" and outcome.value_error

@@ -1,0 +1,213 @@
+"""The plugin end to end, through pytester: options, collection, reports, usage errors."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import load_report
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+def _write(pytester: pytest.Pytester, name: str, text: str) -> Path:
+    path = pytester.path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _grade(pytester: pytest.Pytester, source: str, *extra: str) -> pytest.RunResult:
+    _write(pytester, "mine.py", source)
+    return pytester.runpytest_subprocess("--rlsys-submission", "mine.py", "--rlsys-seed", "1",
+                                         "--rlsys-report", "score.json", *extra)
+
+
+def test_help_lists_the_option_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--help")
+    result.stdout.fnmatch_lines(["*rlsys grading harness*", "*--rlsys-submission=PATH*",
+                                 "*rlsys_timeout*"])
+
+
+def test_reference_scores_100_and_report_validates(pytester: pytest.Pytester,
+                                                   reference_source: str) -> None:
+    result = _grade(pytester, reference_source, "--rlsys-lang", "en")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*rlsys score*", "TODO 1*30 / 30*", "TODO 2*35 / 35*",
+                                 "TODO 3*35 / 35*", "total*100 / 100*", "Points 100/100"])
+    doc = load_report(pytester.path / "score.json")
+    assert doc["score"] == doc["max_score"] == 100
+    assert set(doc["sections"]) == {"todo1", "todo2", "todo3"}
+    repro = doc["reproducibility"]
+    assert repro["seed"] == 1 and len(repro["battery_sha256"]) == 64
+
+
+@pytest.mark.parametrize(("lang", "words"), [("en", "not implemented yet"), ("zh", "尚未实现")])
+def test_template_scores_zero_and_says_not_implemented(pytester: pytest.Pytester,
+                                                       template_source: str, lang: str,
+                                                       words: str) -> None:
+    result = _grade(pytester, template_source, "--rlsys-lang", lang)
+    assert result.ret == 1
+    for todo in ("TODO 1", "TODO 2", "TODO 3"):
+        result.stdout.fnmatch_lines([f"{todo}*0 / *{words}*"])
+    doc = load_report(pytester.path / "score.json")
+    assert doc["score"] == 0 and doc["max_score"] == 100
+    assert all(s["not_implemented"] for s in doc["sections"].values())
+
+
+def test_failed_visible_case_shows_input_expected_and_got(pytester: pytest.Pytester,
+                                                          reference_source: str) -> None:
+    buggy = reference_source.replace("bottlenecks = sorted(\n", "bottlenecks = list(\n")
+    result = _grade(pytester, buggy, "--rlsys-lang", "en")
+    result.stdout.fnmatch_lines([
+        "*TODO 1] ties in bottlenecks*",
+        "*input: pipeline_capacity({'rollout': 240, 'reward': 160, 'learner': 80}*",
+        "*expected: ?'learner', 'reward', 'rollout']",
+        "*got: ?'rollout', 'reward', 'learner']",
+    ])
+    doc = load_report(pytester.path / "score.json")
+    assert doc["sections"]["todo1"]["score"] < 30
+    assert doc["sections"]["todo2"]["score"] == 35 and doc["sections"]["todo3"]["score"] == 35
+
+
+def test_user_tests_and_config_do_not_interfere(pytester: pytest.Pytester,
+                                                reference_source: str) -> None:
+    pytester.makeini("[pytest]\npython_files = check_*.py\naddopts = --strict-markers\n")
+    _write(pytester, "test_user.py", "def test_user():\n    assert False\n")
+    _write(pytester, "check_user.py", "def test_other():\n    assert False\n")
+    result = _grade(pytester, reference_source)
+    assert result.ret == 0
+    result.assert_outcomes(passed=118)
+
+
+def test_plugin_is_inert_without_its_options(pytester: pytest.Pytester) -> None:
+    _write(pytester, "test_plain.py", "def test_ok():\n    assert True\n")
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+    assert "rlsys score" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--rlsys-submission", "missing.py"], "missing.py: no such file"),
+    (["--rlsys-submission", "."], "is a directory"),
+    (["--rlsys-submission", "mine.py", "--rlsys-seed", "abc"], "--rlsys-seed='abc'"),
+    (["--rlsys-submission", "mine.py", "--rlsys-timeout", "-1"], "--rlsys-timeout='-1'"),
+    (["--rlsys-submission", "mine.py", "--rlsys-lang", "fr"], "must be 'zh' or 'en'"),
+    (["--rlsys-submission", "mine.py", "--rlsys-report", "."], "is a directory"),
+    (["--rlsys-submission", "mine.py", "--rlsys-rubric", "nope.toml"], "cannot read rubric"),
+    (["--rlsys-result", "nothere.json"], "nothere.json: no such file"),
+])
+def test_usage_errors_name_the_flag_without_traceback(pytester: pytest.Pytester,
+                                                      reference_source: str,
+                                                      args: list[str], fragment: str) -> None:
+    _write(pytester, "mine.py", reference_source)
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert fragment in result.stderr.str()
+    flag = next(a for a in args[::-1] if a.startswith("--rlsys-"))
+    assert flag in result.stderr.str()
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+def test_bad_ini_value_names_the_ini_key(pytester: pytest.Pytester,
+                                         reference_source: str) -> None:
+    pytester.makeini("[pytest]\nrlsys_budget = soon\n")
+    _write(pytester, "mine.py", reference_source)
+    result = pytester.runpytest_subprocess("--rlsys-submission", "mine.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ini option rlsys_budget='soon'" in result.stderr.str()
+
+
+def test_rubric_file_overrides_points(pytester: pytest.Pytester, reference_source: str) -> None:
+    _write(pytester, "rubric.toml", "[todo1]\nvisible = 5\nhidden = 5\n"
+                                    '[weights]\n"todo2.hidden.rows" = 3\n')
+    _grade(pytester, reference_source, "--rlsys-rubric", "rubric.toml")
+    doc = load_report(pytester.path / "score.json")
+    assert doc["sections"]["todo1"]["max_score"] == 10
+    assert doc["max_score"] == 80
+    rows = next(t for t in doc["tests"] if t["id"] == "todo2.hidden.rows")
+    differential = next(t for t in doc["tests"] if t["id"] == "todo2.hidden.differential_0")
+    assert rows["max_score"] == pytest.approx(3 * differential["max_score"], abs=0.02)
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("[todo9]\nvisible = 1\n", "unknown section [todo9]"),
+    ("[todo1]\nvisible = -3\n", "[todo1] visible must be a non-negative number"),
+    ("[todo1]\nshown = 3\n", "unknown key 'shown'"),
+    ("[weights]\n\"todo1.hidden.nope\" = 1\n", "unknown cases"),
+    ("this is = = not toml", "is not valid toml"),
+])
+def test_bad_rubric_is_a_usage_error_naming_file_and_key(pytester: pytest.Pytester,
+                                                         reference_source: str, text: str,
+                                                         fragment: str) -> None:
+    _write(pytester, "rubric.toml", text)
+    _write(pytester, "mine.py", reference_source)
+    result = pytester.runpytest_subprocess("--rlsys-submission", "mine.py", "--rlsys-rubric",
+                                           "rubric.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert fragment in result.stderr.str() and "rubric.toml" in result.stderr.str()
+
+
+def test_same_seed_gives_the_same_report(pytester: pytest.Pytester,
+                                         reference_source: str) -> None:
+    buggy = reference_source.replace("if margin < 0)", "if margin <= 0)")
+    _grade(pytester, buggy)
+    first = load_report(pytester.path / "score.json")
+    _grade(pytester, buggy)
+    second = load_report(pytester.path / "score.json")
+    for doc in (first, second):
+        doc.pop("elapsed_s")
+        for test in doc["tests"]:
+            test.pop("seconds", None)
+    assert first == second
+
+
+def test_platform_outputs_from_one_run(pytester: pytest.Pytester, reference_source: str) -> None:
+    buggy = reference_source.replace('decision, reasons = "reject", hard',
+                                     'decision, reasons = "reject", hard[:1]')
+    result = _grade(pytester, buggy, "--rlsys-gradescope", "gs.json", "--rlsys-prairielearn",
+                    "pl.json", "--rlsys-junit", "junit.xml", "--rlsys-classroom", "gc.json")
+    score = load_report(pytester.path / "score.json")["score"]
+    assert score < 100
+    gradescope = json.loads((pytester.path / "gs.json").read_text(encoding="utf-8"))
+    assert gradescope["score"] == score
+    assert sum(t["max_score"] for t in gradescope["tests"]) == pytest.approx(100)
+    prairie = json.loads((pytester.path / "pl.json").read_text(encoding="utf-8"))
+    assert prairie["score"] == pytest.approx(score / 100) and prairie["gradable"] is True
+    junit = ET.parse(pytester.path / "junit.xml").getroot()
+    points = [float(p.get("value", "0")) for p in junit.iter("property")
+              if p.get("name") == "points"]
+    assert sum(points) == pytest.approx(score)
+    classroom = json.loads((pytester.path / "gc.json").read_text(encoding="utf-8"))
+    assert classroom["max_score"] == 100 and classroom["status"] == "fail"
+    result.stdout.fnmatch_lines([f"Points {score:g}/100"])
+
+
+def test_syntax_error_gets_zero_line_number_and_a_report(pytester: pytest.Pytester) -> None:
+    result = _grade(pytester, "def pipeline_capacity(:\n    pass\n", "--rlsys-lang", "en")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*SyntaxError*line 1*"])
+    doc = load_report(pytester.path / "score.json")
+    assert doc["score"] == 0
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_missing_function_costs_only_its_todo(pytester: pytest.Pytester,
+                                              reference_source: str) -> None:
+    partial = reference_source.replace("def evaluate_topology(", "def evaluate_topology_v2(")
+    _grade(pytester, partial, "--rlsys-lang", "en")
+    doc = load_report(pytester.path / "score.json")
+    assert doc["sections"]["todo1"]["score"] == 30 and doc["sections"]["todo2"]["score"] == 35
+    assert doc["sections"]["todo3"]["score"] == 0
+    assert any("no function evaluate_topology()" in t["message"] for t in doc["tests"])
+
+
+def test_deselected_cases_count_as_ungraded(pytester: pytest.Pytester,
+                                            reference_source: str) -> None:
+    result = _grade(pytester, reference_source, "-k", "visible", "--rlsys-lang", "en")
+    result.stdout.fnmatch_lines(["*points not graded*did not run*"])
+    doc = load_report(pytester.path / "score.json")
+    assert doc["max_score"] == 100 and doc["score"] == 34
+    assert doc["ungraded_points"] == 66
