@@ -128,6 +128,7 @@ class GroupDriver:
                 d["resume_calls"].extend(drained.get("resume_calls", []))
                 d["events"].extend(drained.get("events", []))
                 d["samples"].extend(drained.get("samples", []))
+                d["actor_memory"].update(drained.get("actor_memory", {}))
             except Exception as exc:
                 d["sampler_errors"].append(f"drain: {type(exc).__name__}: {exc}")
         d["events"].extend(e.as_dict() for e in self.recorder.events)

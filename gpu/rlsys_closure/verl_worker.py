@@ -34,6 +34,7 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
                 "events": [],
                 "resume_calls": [],
                 "samples": [],
+                "actor_memory": {},
                 "label": None,
                 "nvml": None,
                 "handle": None,
@@ -55,6 +56,14 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
         st["samples"].append({"t_s": t, "gpu_used_mb": used, "host_used_mb": None,
                               "reason": "boundary", "at": at})
 
+    def _closure_reserved_mb(self) -> float | None:
+        try:
+            import torch
+
+            return float(torch.cuda.memory_reserved()) / MIB if torch.cuda.is_available() else None
+        except Exception:
+            return None
+
     def _closure_edge(self, phase: str, kind: str, **detail: Any) -> None:
         # Sub-phases are recorded only inside the cycle's sync; the initial
         # sync's are not phases of their own (each phase occurs once).
@@ -67,6 +76,8 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
         else:
             self._closure_sample(f"{phase}:end")
             t = time.monotonic()
+        mem = self._closure_reserved_mb()
+        st["actor_memory"].setdefault(phase, [None, None])[0 if kind == "start" else 1] = mem
         ev: dict[str, Any] = {"t_s": t, "phase": phase, "kind": kind, "source": "actor"}
         if detail:
             ev["detail"] = detail
@@ -134,23 +145,18 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
                 "events": list(st["events"]),
                 "resume_calls": list(st["resume_calls"]),
                 "samples": list(st["samples"]),
+                "actor_memory": dict(st["actor_memory"]),
             }
             st["events"].clear()
             st["resume_calls"].clear()
             st["samples"].clear()
+            st["actor_memory"].clear()
         return out
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
     def closure_actor_memory_mb(self) -> float | None:
         """What the actor's torch allocator holds (reserved), MiB."""
-        try:
-            import torch
-
-            if not torch.cuda.is_available():
-                return None
-            return float(torch.cuda.memory_reserved()) / MIB
-        except Exception:
-            return None
+        return self._closure_reserved_mb()
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
     def closure_lora_sha256(self) -> str | None:
