@@ -20,7 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -538,4 +538,3 @@ def format_results(results: Sequence[CheckResult]) -> str:
     return "\n".join(lines)
 
 
-CheckFn = Callable[[PreflightOptions], CheckResult]
