@@ -211,3 +211,51 @@ def test_deselected_cases_count_as_ungraded(pytester: pytest.Pytester,
     doc = load_report(pytester.path / "score.json")
     assert doc["max_score"] == 100 and doc["score"] == 34
     assert doc["ungraded_points"] == 66
+
+
+def _example() -> dict[str, object]:
+    from pytest_rlsys.resources import schema_dir
+
+    path = schema_dir() / "examples" / "pt-verl-closure.example.json"
+    return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def test_result_file_graded_with_the_submission(pytester: pytest.Pytester,
+                                                reference_source: str) -> None:
+    (pytester.path / "run.json").write_text(json.dumps(_example()), encoding="utf-8")
+    result = _grade(pytester, reference_source, "--rlsys-result", "run.json")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["GPU result*40 / 40*", "total*140 / 140*"])
+    doc = load_report(pytester.path / "score.json")
+    assert doc["sections"]["gpu_result"] == {"score": 40, "max_score": 40, "cases_passed": 8,
+                                             "cases": 8, "not_implemented": False}
+    assert doc["gpu_result"]["gradable"] is True
+    assert len(doc["reproducibility"]["result_sha256"]) == 64
+
+
+def test_tampered_result_file_loses_points(pytester: pytest.Pytester) -> None:
+    doc = _example()
+    groups = doc["groups"]
+    assert isinstance(groups, dict)
+    groups["retain"]["initial_lora_sha256"] = "0" * 64
+    (pytester.path / "run.json").write_text(json.dumps(doc), encoding="utf-8")
+    result = pytester.runpytest_subprocess("--rlsys-result", "run.json", "--rlsys-report",
+                                           "score.json")
+    assert result.ret == 1
+    report = load_report(pytester.path / "score.json")
+    assert report["sections"]["gpu_result"]["score"] < 40
+    failed = [t for t in report["tests"] if t["status"] != "passed"]
+    assert any("initial_lora_match" in t["id"] and "false claim" in t["message"]
+               for t in failed)
+
+
+def test_invalid_result_file_is_not_gradable_but_reported(pytester: pytest.Pytester) -> None:
+    (pytester.path / "run.json").write_text('{"schema_version": "pt-verl-closure/1", "run',
+                                            encoding="utf-8")
+    result = pytester.runpytest_subprocess("--rlsys-result", "run.json", "--rlsys-report",
+                                           "score.json")
+    assert result.ret == 1
+    report = load_report(pytester.path / "score.json")
+    assert report["score"] == 0 and report["max_score"] == 40
+    assert report["gpu_result"]["gradable"] is False and report["gpu_result"]["errors"]
+    assert "Traceback" not in result.stdout.str()

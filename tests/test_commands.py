@@ -1,0 +1,124 @@
+"""The rlsys command: grade, batch, template, ledger."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_rlsys.cli import main
+from pytest_rlsys.resources import exercise_path, solution_path
+from tests.conftest import REPO, load_report
+
+
+def test_help_and_unknown_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "batch DIR" in capsys.readouterr().out
+    assert main(["frobnicate"]) == 2
+    assert "unknown command 'frobnicate'" in capsys.readouterr().err
+
+
+def test_template_writes_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "mine.py"
+    assert main(["template", str(target)]) == 0
+    assert target.read_text(encoding="utf-8") == exercise_path().read_text(encoding="utf-8")
+    assert main(["template", str(target)]) == 2
+    assert "--force" in capsys.readouterr().err
+
+
+def test_grade_ignores_the_users_pytest_config(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -x --bogus-flag\n")
+    (tmp_path / "mine.py").write_text(solution_path().read_text(encoding="utf-8"))
+    assert main(["grade", "mine.py", "--seed", "3", "--report", "score.json"]) == 0
+    assert load_report(tmp_path / "score.json")["score"] == 100
+
+
+def test_batch_grades_a_folder_and_survives_broken_submissions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.py").write_text(solution_path().read_text(encoding="utf-8"))
+    (subs / "bob.py").write_text(exercise_path().read_text(encoding="utf-8"))
+    (subs / "carol.py").write_bytes(b"\xff\xfe not utf-8")
+    (subs / "dave").mkdir()
+    (subs / "dave" / "a.py").write_text("import os\nos._exit(1)\n")
+    (subs / "erin").mkdir()  # no .py inside: an error row, not a crash
+    out_csv, out_json = tmp_path / "grades.csv", tmp_path / "grades.json"
+    assert main(["batch", str(subs), "--jobs", "2", "--seed", "5", "--csv", str(out_csv),
+                 "--json", str(out_json), "--no-progress", "--timeout", "2"]) == 0
+    with open(out_csv, encoding="utf-8") as handle:
+        rows = {r["submission"]: r for r in csv.DictReader(handle)}
+    assert set(rows) == {"alice.py", "bob.py", "carol.py", "dave", "erin"}
+    assert float(rows["alice.py"]["score"]) == 100
+    assert float(rows["bob.py"]["score"]) == 0
+    assert float(rows["carol.py"]["score"]) == 0 and rows["carol.py"]["status"] == "graded"
+    assert float(rows["dave"]["score"]) == 0
+    assert rows["erin"]["status"] == "error" and "found 0" in rows["erin"]["message"]
+    full = json.loads(out_json.read_text(encoding="utf-8"))
+    assert full["seed"] == 5
+    alice = next(r for r in full["submissions"] if r["submission"] == "alice.py")
+    assert alice["report"]["reproducibility"]["seed"] == 5
+    assert "4 graded, 1 could not be graded" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args", [["nowhere"], ["{tmp}", "--jobs", "0"],
+                                  ["{tmp}", "--seed", "x"]])
+def test_batch_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                            args: list[str]) -> None:
+    assert main(["batch", *[a.format(tmp=tmp_path) for a in args]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rlsys batch") and "Traceback" not in err
+
+
+def test_ledger_reports_the_example_topology(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ledger", str(REPO / "examples" / "topology.yaml"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["capacity"]["bottlenecks"] == ["learner", "reward", "rollout"]
+    assert report["transfer"]["critical_fabrics"] == ["pcie-1"]
+    assert report["admission"]["decision"] == "tune"
+
+
+def test_ledger_takes_stage_rates_from_a_result_file(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    from pytest_rlsys.resources import schema_dir
+
+    topo = {"stage_rates": {"rollout": 1, "learner": 1}, "arrival_rate": 0.1,
+            "items_per_work_unit": {"rollout": 1, "learner": 1},
+            "placement": {"rollout": "A", "learner": "A"}, "edges": [],
+            "memory_by_pool": {"A": 10}, "memory_limits": {"A": 20},
+            "stage_phases": {"learner": "update"}}
+    path = tmp_path / "topo.json"
+    path.write_text(json.dumps(topo))
+    example = schema_dir() / "examples" / "pt-verl-closure.example.json"
+    assert main(["ledger", str(path), "--result", str(example), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["stage_rates"]["learner"] == pytest.approx(1 / 1.367)
+
+
+@pytest.mark.parametrize(("text", "suffix", "fragment"), [
+    ("{", ".json", "not valid json"),
+    ("[]", ".json", "mapping at the top level"),
+    ('{"stage_rates": {}}', ".json", "missing keys"),
+    ("a = [", ".toml", "not valid toml"),
+])
+def test_ledger_bad_topologies(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                               suffix: str, fragment: str) -> None:
+    path = tmp_path / f"topo{suffix}"
+    path.write_text(text)
+    assert main(["ledger", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err
+
+
+def test_ledger_inconsistent_topology(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    topo = {"stage_rates": {"a": 1}, "arrival_rate": 1, "items_per_work_unit": {"b": 1},
+            "placement": {}, "edges": [], "memory_by_pool": {}, "memory_limits": {}}
+    path = tmp_path / "topo.json"
+    path.write_text(json.dumps(topo))
+    assert main(["ledger", str(path)]) == 2
+    assert "not consistent" in capsys.readouterr().err
