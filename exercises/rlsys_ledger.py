@@ -7,7 +7,7 @@ Fill in the three functions, then check them with:
 补全三个函数，然后用上面的命令检查。只使用 Python 标准库。
 """
 
-from typing import Dict, List  # noqa: F401  (kept from the chapter's skeleton)
+from typing import Dict, List  # kept from the chapter's skeleton
 
 
 def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
