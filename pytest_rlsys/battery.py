@@ -205,6 +205,19 @@ def expect_relation(
     return check
 
 
+def all_of(*checks: Check) -> Check:
+    """The first failing verdict of ``checks``, in order; passed when none fails."""
+
+    def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+        for one in checks:
+            verdict = one(outcomes)
+            if verdict.status != "passed":
+                return verdict
+        return PASSED
+
+    return check
+
+
 def _same_keys(keys: Sequence[str]) -> Callable[[list[Any]], str | None]:
     def relation(values: list[Any]) -> str | None:
         first = values[0]
@@ -245,6 +258,15 @@ class BatteryBuilder:
              weight: float = 1.0) -> None:
         want = self.expected(call, keys)
         self.add(case_id, "hidden", category, [call], lambda c: expect_keys(c, want), weight)
+
+    def anchored(self, case_id: str, category: Msg, calls: Sequence[Call],
+                 check_factory: Callable[[tuple[Call, ...]], Check],
+                 keys: Sequence[str]) -> None:
+        """A property case that also needs a correct first result, so that a constant
+        answer cannot satisfy a relation between several calls."""
+        want = self.expected(calls[0], keys)
+        self.add(case_id, "hidden", category, calls,
+                 lambda c: all_of(expect_keys(c, want), check_factory(c)))
 
     def error(self, case_id: str, category: Msg, call: Call, weight: float = 0.5) -> None:
         self.add(case_id, "hidden", category, [call], expect_value_error, weight)
@@ -430,8 +452,16 @@ def _cross(edge: Mapping[str, Any], placement: Mapping[str, str]) -> bool:
     return placement[edge["source"]] != placement[edge["target"]]
 
 
+BAD_VALUES: dict[str, tuple[float, Msg]] = {
+    "nan": (float("nan"), Msg("NaN", "NaN ")),
+    "inf": (float("inf"), Msg("infinite", "无穷")),
+    "zero": (0, Msg("zero", "零")),
+    "negative": (-1.5, Msg("negative", "负")),
+    "above_1": (1.5, Msg("above-1", "大于 1 的")),
+}
+
+
 def _todo1(b: BatteryBuilder, rng: random.Random) -> None:
-    h = "hidden"
     for i in range(8):
         rates, arrival, mult = gen_pipeline(rng, tie=i % 3 == 0)
         b.diff(f"differential_{i}", Msg("result differs from the reference on a random pipeline",
@@ -474,20 +504,22 @@ def _todo1(b: BatteryBuilder, rng: random.Random) -> None:
                 return "scaling every rate and the arrival rate changed the unstable stages"
             return None
 
-        b.add(f"scale_by_{k}", h, Msg("scaling rates and arrival by k", "速率与到达率同乘 k"),
-              [Call("pipeline_capacity", (rates, arrival, mult)),
-               Call("pipeline_capacity", (scaled, _num(rng, float(arrival) * k), mult))],
-              functools.partial(expect_relation, relation=scale_relation))
+        b.anchored(f"scale_by_{k}", Msg("scaling rates and arrival by k", "速率与到达率同乘 k"),
+                   [Call("pipeline_capacity", (rates, arrival, mult)),
+                    Call("pipeline_capacity", (scaled, _num(rng, float(arrival) * k), mult))],
+                   functools.partial(expect_relation, relation=scale_relation),
+                   ("bottlenecks", "capacity"))
     rates, arrival, mult = gen_pipeline(rng, stages=5, tie=True)
-    b.add("insertion_order", h, Msg("dict insertion order changed the result",
-                                    "字典插入顺序改变了结果"),
-          [Call("pipeline_capacity", (rates, arrival, mult)),
-           Call("pipeline_capacity", (dict(reversed(list(rates.items()))), arrival,
-                                      dict(reversed(list(mult.items())))))],
-          lambda c: expect_relation(c, _same_keys(TODO1_KEYS)))
+    b.anchored("insertion_order", Msg("dict insertion order changed the result",
+                                      "字典插入顺序改变了结果"),
+               [Call("pipeline_capacity", (rates, arrival, mult)),
+                Call("pipeline_capacity", (dict(reversed(list(rates.items()))), arrival,
+                                           dict(reversed(list(mult.items())))))],
+               lambda c: expect_relation(c, _same_keys(TODO1_KEYS)), TODO1_KEYS)
     rates, arrival, mult = gen_pipeline(rng, stages=4)
-    b.add("immutability", h, Msg("input mutated", "输入被修改"),
-          [Call("pipeline_capacity", (rates, arrival, mult))], expect_unchanged_inputs)
+    b.anchored("immutability", Msg("input mutated", "输入被修改"),
+               [Call("pipeline_capacity", (rates, arrival, mult))], expect_unchanged_inputs,
+               TODO1_KEYS)
 
     base_rates, _, base_mult = gen_pipeline(rng, stages=3)
     first = next(iter(base_rates))
@@ -518,7 +550,6 @@ def _todo1(b: BatteryBuilder, rng: random.Random) -> None:
 
 
 def _todo2(b: BatteryBuilder, rng: random.Random) -> None:
-    h = "hidden"
     for i in range(8):
         edges, placement = gen_edges(rng, tie=i % 3 == 1)
         b.diff(f"differential_{i}", Msg("result differs from the reference on random edges",
@@ -544,7 +575,7 @@ def _todo2(b: BatteryBuilder, rng: random.Random) -> None:
                     return f"rows[{index}].{key} differs from the reference"
         return None
 
-    b.add("rows", h, Msg("per-edge rows", "逐边账本行"),
+    b.add("rows", "hidden", Msg("per-edge rows", "逐边账本行"),
           [Call("transfer_ledger", (edges, placement))],
           lambda c: expect_relation(c, rows_relation))
     same = {"rollout": "A", "reward": "A", "learner": "A"}
@@ -567,10 +598,10 @@ def _todo2(b: BatteryBuilder, rng: random.Random) -> None:
     b.diff("full_overlap", Msg("overlap of exactly 1 hides the transfer", "重叠比例为 1"),
            Call("transfer_ledger", (full_overlap, placement)), TODO2_KEYS)
     edges, placement = gen_edges(rng, count=5)
-    b.add("edge_order", h, Msg("edge order changed the result", "边的顺序改变了结果"),
-          [Call("transfer_ledger", (edges, placement)),
-           Call("transfer_ledger", (list(reversed(edges)), _shuffled(rng, placement)))],
-          lambda c: expect_relation(c, _same_keys(TODO2_KEYS)))
+    b.anchored("edge_order", Msg("edge order changed the result", "边的顺序改变了结果"),
+               [Call("transfer_ledger", (edges, placement)),
+                Call("transfer_ledger", (list(reversed(edges)), _shuffled(rng, placement)))],
+               lambda c: expect_relation(c, _same_keys(TODO2_KEYS)), TODO2_KEYS)
     edges, placement = gen_edges(rng, count=4)
     pool_a = [c for c, p in placement.items() if p == "A"]
     extra_node = "colocated-extra"
@@ -578,11 +609,11 @@ def _todo2(b: BatteryBuilder, rng: random.Random) -> None:
     local_edge = {"source": pool_a[0], "target": extra_node, "bytes_per_item": 4096,
                   "items_per_work_unit": 4, "work_units_per_second": 5,
                   "bandwidth_bytes_per_s": 1024, "overlap_fraction": 0}
-    b.add("same_pool_edge_added", h, Msg("an added same-pool edge changed the result",
-                                         "新增同池边改变了结果"),
-          [Call("transfer_ledger", (edges, placement2)),
-           Call("transfer_ledger", ([*edges, local_edge], placement2))],
-          lambda c: expect_relation(c, _same_keys(TODO2_KEYS)))
+    b.anchored("same_pool_edge_added", Msg("an added same-pool edge changed the result",
+                                           "新增同池边改变了结果"),
+               [Call("transfer_ledger", (edges, placement2)),
+                Call("transfer_ledger", ([*edges, local_edge], placement2))],
+               lambda c: expect_relation(c, _same_keys(TODO2_KEYS)), TODO2_KEYS)
     edges, placement = gen_edges(rng, count=6)
     fabric = edges[0]["fabric_id"]
     mine = [e for e in edges if e["fabric_id"] == fabric and _cross(e, placement)]
@@ -594,15 +625,16 @@ def _todo2(b: BatteryBuilder, rng: random.Random) -> None:
             return "a fabric's exposure is not the sum of its edges' exposures"
         return None
 
-    b.add("fabric_additive", h, Msg("a fabric's exposure is the sum of its edges'",
-                                    "互连域暴露应为其各边之和"),
-          [Call("transfer_ledger", (mine, placement)),
-           Call("transfer_ledger", (mine[:half], placement)),
-           Call("transfer_ledger", (mine[half:], placement))],
-          lambda c: expect_relation(c, additive))
+    b.anchored("fabric_additive", Msg("a fabric's exposure is the sum of its edges'",
+                                      "互连域暴露应为其各边之和"),
+               [Call("transfer_ledger", (mine, placement)),
+                Call("transfer_ledger", (mine[:half], placement)),
+                Call("transfer_ledger", (mine[half:], placement))],
+               lambda c: expect_relation(c, additive), ("fabric_exposed_seconds_per_s",))
     edges, placement = gen_edges(rng, count=4)
-    b.add("immutability", h, Msg("input mutated", "输入被修改"),
-          [Call("transfer_ledger", (edges, placement))], expect_unchanged_inputs)
+    b.anchored("immutability", Msg("input mutated", "输入被修改"),
+               [Call("transfer_ledger", (edges, placement))], expect_unchanged_inputs,
+               TODO2_KEYS)
 
     edges, placement = gen_edges(rng, count=3)
     cross = next(e for e in edges if _cross(e, placement))
@@ -616,32 +648,25 @@ def _todo2(b: BatteryBuilder, rng: random.Random) -> None:
          with_bad(source="nowhere")),
         ("unknown_target", Msg("edge endpoint without a pool accepted", "边端点缺少资源池未报错"),
          with_bad(target="nowhere")),
-        ("negative_overlap", Msg("negative overlap accepted", "负重叠比例未报错"),
-         with_bad(overlap_fraction=-0.25)),
-        ("nan_overlap", Msg("NaN overlap accepted", "NaN 重叠比例未报错"),
-         with_bad(overlap_fraction=float("nan"))),
-        ("zero_bandwidth", Msg("zero bandwidth accepted", "零带宽未报错"),
-         with_bad(bandwidth_bytes_per_s=0)),
-        ("negative_bandwidth", Msg("negative bandwidth accepted", "负带宽未报错"),
-         with_bad(bandwidth_bytes_per_s=-1024)),
-        ("inf_bandwidth", Msg("infinite bandwidth accepted", "无穷带宽未报错"),
-         with_bad(bandwidth_bytes_per_s=float("inf"))),
-        ("negative_bytes", Msg("negative bytes per item accepted", "负对象字节数未报错"),
-         with_bad(bytes_per_item=-100)),
-        ("nan_bytes", Msg("NaN bytes per item accepted", "NaN 对象字节数未报错"),
-         with_bad(bytes_per_item=float("nan"))),
-        ("zero_items", Msg("zero items per work unit accepted", "零工作单位倍率未报错"),
-         with_bad(items_per_work_unit=0)),
-        ("inf_items", Msg("infinite items per work unit accepted", "无穷工作单位倍率未报错"),
-         with_bad(items_per_work_unit=float("inf"))),
-        ("negative_frequency", Msg("negative work units per second accepted",
-                                   "负工作单位频率未报错"),
-         with_bad(work_units_per_second=-1)),
-        ("nan_frequency", Msg("NaN work units per second accepted", "NaN 工作单位频率未报错"),
-         with_bad(work_units_per_second=float("nan"))),
         ("empty_fabric", Msg("cross-pool edge with an empty fabric_id accepted",
                              "跨池边 fabric_id 为空未报错"), with_bad(fabric_id="")),
     ]
+    # Every numeric field of an edge, with every kind of value the contract rejects.
+    fields = {
+        "overlap_fraction": (Msg("overlap", "重叠比例"), ("nan", "inf", "negative", "above_1")),
+        "bandwidth_bytes_per_s": (Msg("bandwidth", "带宽"), ("nan", "inf", "zero", "negative")),
+        "bytes_per_item": (Msg("bytes per item", "对象字节数"), ("nan", "inf", "negative")),
+        "items_per_work_unit": (Msg("items per work unit", "工作单位倍率"),
+                                ("nan", "inf", "zero", "negative")),
+        "work_units_per_second": (Msg("work units per second", "工作单位频率"),
+                                  ("nan", "inf", "negative")),
+    }
+    for name, (what, kinds) in fields.items():
+        for kind in kinds:
+            value, label = BAD_VALUES[kind]
+            bad.append((f"{kind}_{name}", Msg(f"{label.en} {what.en} accepted",
+                                              f"{label.zh}{what.zh}未报错"),
+                        with_bad(**{name: value})))
     no_fabric = {k: v for k, v in cross.items() if k != "fabric_id"}
     bad.append(("missing_fabric", Msg("cross-pool edge without fabric_id accepted",
                                       "跨池边缺少 fabric_id 未报错"),
@@ -655,8 +680,6 @@ def _todo2(b: BatteryBuilder, rng: random.Random) -> None:
 
 
 def _todo3(b: BatteryBuilder, rng: random.Random) -> None:
-    h = "hidden"
-
     def capacity_report(unstable: bool) -> Any:
         for _ in range(100):
             rates, arrival, mult = gen_pipeline(rng)
@@ -729,16 +752,17 @@ def _todo3(b: BatteryBuilder, rng: random.Random) -> None:
                                           "积压阶段需排序输出"),
            Call(topo, (shuffled, {"A": 1}, {"A": 2}, calm, True, True)), TODO3_KEYS)
     used, limits = memory()
-    b.add("immutability", h, Msg("input mutated", "输入被修改"),
-          [Call(topo, (shuffled, used, limits, over, False, True))], expect_unchanged_inputs)
-    b.add("insertion_order", h, Msg("dict insertion order changed the result",
-                                    "字典插入顺序改变了结果"),
+    b.anchored("immutability", Msg("input mutated", "输入被修改"),
+               [Call(topo, (shuffled, used, limits, over, False, True))],
+               expect_unchanged_inputs, TODO3_KEYS)
+    b.anchored("insertion_order", Msg("dict insertion order changed the result",
+                                      "字典插入顺序改变了结果"),
           [Call(topo, (stable, {"C": 90, "A": 50, "B": 10}, {"C": 80, "A": 40, "B": 40}, over,
                        True, True)),
            Call(topo, (stable, {"B": 10, "A": 50, "C": 90}, {"B": 40, "C": 80, "A": 40},
                        dict(over, fabric_exposed_seconds_per_s=dict(reversed(list(
                            over_fabrics.items())))), True, True))],
-          lambda c: expect_relation(c, _same_keys(TODO3_KEYS)))
+               lambda c: expect_relation(c, _same_keys(TODO3_KEYS)), TODO3_KEYS)
 
     good = (stable, {"A": 10}, {"A": 20}, at, True, True)
 
@@ -765,10 +789,14 @@ def _todo3(b: BatteryBuilder, rng: random.Random) -> None:
          bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": nan}))),
         ("negative_exposure", Msg("negative fabric exposure accepted", "负互连暴露未报错"),
          bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": -0.25}))),
+        ("inf_exposure", Msg("infinite fabric exposure accepted", "无穷互连暴露未报错"),
+         bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": inf}))),
         ("negative_threshold", Msg("negative exposure threshold accepted", "负暴露阈值未报错"),
          Call(topo, good, {"max_exposed_s_per_s": -0.1})),
         ("nan_threshold", Msg("NaN exposure threshold accepted", "NaN 暴露阈值未报错"),
          Call(topo, good, {"max_exposed_s_per_s": nan})),
+        ("inf_threshold", Msg("infinite exposure threshold accepted", "无穷暴露阈值未报错"),
+         Call(topo, good, {"max_exposed_s_per_s": inf})),
     ]
     for case_id, msg, call in bad:
         b.error(case_id, msg, call)

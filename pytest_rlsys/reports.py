@@ -55,7 +55,10 @@ def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
         lines.append(text["hidden_failed"].format(n=len(hidden)))
         seen: dict[str, int] = {}
         for case in hidden:
-            key = f"{TODO_OF.get(case.section, case.section)}: {case.category} ({case.message})"
+            todo = TODO_OF.get(case.section, case.section)
+            # Crashes and load failures say the same for every case: group them by message.
+            key = (f"{todo}: {case.message}" if case.status in ("error", "timeout")
+                   else f"{todo}: {case.category} ({case.message})")
             seen[key] = seen.get(key, 0) + 1
         for message, count in seen.items():
             lines.append(f"  - {message}" + (f" ×{count}" if count > 1 else ""))

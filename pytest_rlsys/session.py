@@ -17,6 +17,8 @@ from pytest_rlsys.messages import default_lang
 from pytest_rlsys.rubric import Rubric, RubricError, load_rubric
 from pytest_rlsys.scoring import CaseResult, ScoreReport
 
+SHOWN_OUTPUT = 2000
+
 
 @dataclass
 class ResultSection:
@@ -161,6 +163,13 @@ class GradingSession:
                 tr.write_line(f"result file: {error}")
             for note in self.result.summary["notes"]:
                 tr.write_line(f"result file note: {note}")
+        printed = self.grader.captured_output() if self.grader is not None else ""
+        if printed.strip():
+            # Prefixed so that nothing the submission prints can pass for a grader line.
+            tr.write_line(f"output of the submission (captured, first {SHOWN_OUTPUT} "
+                          "characters):")
+            for line in printed[:SHOWN_OUTPUT].splitlines():
+                tr.write_line(f"| {line}")
         for error in self.write_errors:
             tr.write_line(f"ERROR: {error}", red=True)
         tr.write_line(reports.classroom_points_line(report))
