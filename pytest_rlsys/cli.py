@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -51,7 +52,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         sys.stderr.write(f"rlsys: unknown command {args[0]!r}\n\n{USAGE}")
         return 2
-    return handler(args[1:])
+    try:
+        return handler(args[1:])
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("rlsys: interrupted\n")
+        return 130
 
 
 if __name__ == "__main__":
