@@ -94,9 +94,15 @@ class CaseFailed(Exception):
 class BatteryFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         grading = self.config.stash[session_key]
+        # pytest-timeout as a backstop against a harness hang; the per-call limits that
+        # grade a submission are enforced by the engine, far below this.
+        backstop = (pytest.mark.timeout(grading.backstop_seconds(), method="thread")
+                    if self.config.pluginmanager.hasplugin("timeout") else None)
         for case_id, max_points in grading.case_points():
             item = CaseItem.from_parent(self, name=case_id)
             item.user_properties.append(("rlsys_max_points", max_points))
+            if backstop is not None:
+                item.add_marker(backstop)
             yield item
 
 

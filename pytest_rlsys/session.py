@@ -102,6 +102,14 @@ class GradingSession:
             out += [(c.id, c.max_cents / 100) for c in self.result.cases]
         return out
 
+    def backstop_seconds(self) -> float:
+        """Longest any one case may take before pytest-timeout calls it a harness hang."""
+        if self.grader is None:
+            return 60.0
+        limits = self.grader.limits
+        longest = max(len(case.calls) for case in self.grader.cases)
+        return limits.load_timeout_s + limits.call_timeout_s * longest + 60.0
+
     def run(self, case_id: str) -> str | None:
         """Run a case; None when it passed, else the learner-facing failure text."""
         if case_id.startswith("gpu_result.") and self.result is not None:
