@@ -26,6 +26,7 @@ from pytest_rlsys.scoring import CaseResult, ScoreReport, battery_fingerprint
 # Two timeouts in one function and its remaining cases are not tried again: a submission
 # whose every function hangs is graded in seconds, not case count x timeout.
 TIMEOUTS_PER_FUNCTION = 2
+MAX_SUBMISSION_BYTES = 2 * 1024 * 1024
 
 
 NOT_REACHED = Msg("not run (deselected or stopped early)", "未运行（被取消选择或提前停止）")
@@ -45,6 +46,11 @@ def read_submission(path: Path) -> bytes:
     if path.is_dir():
         raise SubmissionPathError(f"{path} is a directory; give the path of your .py file")
     try:
+        size = path.stat().st_size
+        if size > MAX_SUBMISSION_BYTES:
+            raise SubmissionPathError(
+                f"{path} is {size} bytes; a submission may be at most "
+                f"{MAX_SUBMISSION_BYTES // 1024 // 1024} MiB of Python source")
         return path.read_bytes()
     except OSError as exc:
         raise SubmissionPathError(f"{path}: cannot be read ({exc.strerror})") from None
