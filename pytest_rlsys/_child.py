@@ -8,29 +8,51 @@ Everything it reports is re-checked by the parent; this side only has to be usef
 parent's checks are what make scores trustworthy.
 """
 
+from __future__ import annotations
+
 import json
+import json.encoder
 import os
 import resource
 import sys
 import types
 
-# Pristine references, taken before any learner code can patch builtins or modules.
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the child starts a little faster
+    from typing import Any
+
+# Pristine references, taken before any learner code can patch builtins or modules.  The
+# learner can still reach this module (it is __main__); the parent trusts nothing it says.
 _type, _isinstance, _len, _str, _repr = type, isinstance, len, str, repr
 _dict, _list, _float, _int, _bool = dict, list, float, int, bool
+_callable, _memoryview, _min, _getattr = callable, memoryview, min, getattr
 _float_repr, _int_repr, _str_str = float.__repr__, int.__repr__, str.__str__
-_dict_items, _list_iter = dict.items, list.__iter__
-_read, _write, _BaseException, _Exception = os.read, os.write, BaseException, Exception
-_ValueError, _NotImplementedError = ValueError, NotImplementedError
-_encoder = json.JSONEncoder(ensure_ascii=True, allow_nan=True, check_circular=False)
-_encode = _encoder.encode
-_decoder = json.JSONDecoder()
-_decode = _decoder.decode
+_dict_items, _list_iter, _join = dict.items, list.__iter__, "".join
+_read, _write, _exit = os.read, os.write, os._exit
+_BaseException, _Exception = BaseException, Exception
+_ValueError, _NotImplementedError, _MemoryError = ValueError, NotImplementedError, MemoryError
+_sys_stdout, _sys_stderr = sys.stdout, sys.stderr
+_c_make_encoder = _getattr(json.encoder, "c_make_encoder", None)
+# The C encoder object itself: patching JSONEncoder or json.encoder later cannot reach it.
+_c_encode = None if _c_make_encoder is None else _c_make_encoder(
+    None, None, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+_py_encode = json.JSONEncoder(ensure_ascii=True, allow_nan=True, check_circular=False).encode
+
+
+def _encode(value: Any) -> str:
+    if _c_encode is None:  # pragma: no cover - CPython always has _json
+        return _py_encode(value)
+    return _join(_c_encode(value, 0))
+
+
+_scan_once = _getattr(json.JSONDecoder(), "scan_once")  # the C scanner, bound now
 _MARK = "$rlsys_nonplain"
 _MAX_NODES = 200_000
 _MAX_DEPTH = 64
+_EXIT_CHANNEL_LOST = 87  # the parent reads this status as "the reply channel was broken"
 
 
-def _limits(spec):
+def _limits(spec: dict[str, Any]) -> None:
     plan = (
         ("RLIMIT_CORE", 0),
         ("RLIMIT_AS", spec.get("address_space_bytes")),
@@ -54,30 +76,56 @@ def _limits(spec):
             pass
 
 
+def _not_dumpable() -> None:
+    """No core dumps (even to a core_pattern pipe), and no ptrace or /proc/<pid>/mem
+    access from other processes of the same user, e.g. another submission's child."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except _BaseException:
+        pass
+
+
 class _TooBig(Exception):
     pass
 
 
-def _plain(value, depth, budget):
-    """Copy ``value`` into exact JSON types; anything else becomes a marked stand-in."""
+def _plain(value: Any, depth: int, budget: list[int]) -> Any:
+    """Copy ``value`` into exact JSON types; anything else becomes a marked stand-in.
+
+    ``budget`` is [items left, characters left]: a value too big to send is refused here,
+    before a huge frame is built.
+    """
     budget[0] -= 1
-    if budget[0] < 0 or depth > _MAX_DEPTH:
+    if budget[0] < 0:
         raise _TooBig()
+    if depth > _MAX_DEPTH:
+        return {_MARK: "value nested more than " + _str(_MAX_DEPTH) + " levels deep"}
     kind = _type(value)
-    if value is None or kind is _bool or kind is _str:
+    if value is None or kind is _bool or kind is _float:
         return value
     if kind is _int:
+        if value.bit_length() > 10_000:  # its decimal text would pass the digit cap
+            return {_MARK: "int with more than 3000 digits"}
         return value
-    if kind is _float:
+    if kind is _str:
+        budget[1] -= _len(value)
+        if budget[1] < 0:
+            raise _TooBig()
         return value
     if kind is _list:
         return [_plain(item, depth + 1, budget) for item in _list_iter(value)]
     if kind is _dict:
-        out = {}
+        out: dict[str, Any] = {}
         for key, item in _dict_items(value):
             if _type(key) is not _str:
-                return {_MARK: "dict with a key of type " + _type(key).__name__}
+                if not _isinstance(key, _str):
+                    return {_MARK: "dict with a key of type " + _type(key).__name__}
+                key = _str_str(key)  # str subclasses (str enums) as keys: their real text
             out[key] = _plain(item, depth + 1, budget)
+        if _len(out) != _len(value):  # a str subclass key and its plain twin
+            return {_MARK: "dict with two keys that are the same string"}
         if _MARK in out:
             return {_MARK: "dict using a reserved key"}
         return out
@@ -88,33 +136,40 @@ def _plain(value, depth, budget):
     if _isinstance(value, _int) and not _isinstance(value, _bool):
         return _int(_int_repr(value))
     if _isinstance(value, _str):
-        return _str_str(value)
+        return _plain(_str_str(value), depth, budget)
     if _isinstance(value, _dict):
         return _plain(_dict(_dict_items(value)), depth, budget)
     if _isinstance(value, _list):
         return _plain(_list(_list_iter(value)), depth, budget)
-    return {_MARK: kind.__module__ + "." + kind.__qualname__}
+    return {_MARK: _type_name(kind)}
 
 
-def _encode_value(value):
+def _encode_value(value: Any, max_chars: int) -> Any:
     try:
-        return _plain(value, 0, [_MAX_NODES])
+        return _plain(value, 0, [_MAX_NODES, max_chars])
     except _TooBig:
-        return {_MARK: "value too large or too deeply nested"}
-    except _BaseException as exc:  # a hostile __iter__ and the like
-        return {_MARK: "value could not be read: " + _type(exc).__name__}
+        return {_MARK: "value too large to send (over " + _str(_MAX_NODES) + " items or "
+                + _str(max_chars // (1 << 20)) + " MiB of text)"}
+    except _BaseException as exc:  # a hostile __iter__, a cycle through a subclass...
+        return {_MARK: "value could not be read: " + _type_name(_type(exc))}
 
 
-def _send(fd, message):
+class _FrameTooBig(Exception):
+    pass
+
+
+def _send(fd: int, message: dict[str, Any], max_bytes: int) -> None:
     data = _encode(message).encode("utf-8")
+    if _len(data) > max_bytes:
+        raise _FrameTooBig()
     frame = _len(data).to_bytes(4, "big") + data
-    view = memoryview(frame)
+    view = _memoryview(frame)
     while view:
         written = _write(fd, view)
         view = view[written:]
 
 
-def _recv(fd):
+def _recv(fd: int) -> Any:
     header = b""
     while _len(header) < 4:
         chunk = _read(fd, 4 - _len(header))
@@ -124,22 +179,37 @@ def _recv(fd):
     size = _int.from_bytes(header, "big")
     body = b""
     while _len(body) < size:
-        chunk = _read(fd, min(1 << 20, size - _len(body)))
+        chunk = _read(fd, _min(1 << 20, size - _len(body)))
         if not chunk:
             return None
         body += chunk
-    return _decode(body.decode("utf-8"))
+    return _scan_once(body.decode("utf-8"), 0)[0]
 
 
-def _describe(exc):
+def _type_name(kind: type) -> str:
+    """``module.QualName`` read from the class dicts, so hostile descriptors do not run."""
+    try:
+        name: Any = _type.__dict__["__qualname__"].__get__(kind)
+        module: Any = kind.__dict__.get("__module__")
+        if _type(name) is not _str:
+            return "?"
+        if _type(module) is not _str:
+            return _str(name)
+        return _str(name if module == "builtins" else module + "." + name)
+    except _BaseException:
+        return "?"
+
+
+def _describe(exc: BaseException) -> dict[str, Any]:
     kind = _type(exc)
     try:
         text = _str(exc)
+        if _type(text) is not _str:
+            text = "<unprintable>"
     except _BaseException:
         text = "<unprintable>"
     return {
-        "type": kind.__module__ + "." + kind.__qualname__ if kind.__module__ != "builtins"
-        else kind.__qualname__,
+        "type": _type_name(kind),
         "value_error": _isinstance(exc, _ValueError),
         "not_implemented": _isinstance(exc, _NotImplementedError),
         "exception": _isinstance(exc, _Exception),
@@ -147,7 +217,7 @@ def _describe(exc):
     }
 
 
-def _load(request):
+def _load(request: dict[str, Any]) -> dict[str, Any]:
     name = "submission"
     module = types.ModuleType(name)
     module.__file__ = request["filename"]
@@ -161,13 +231,44 @@ def _load(request):
         exec(code, module.__dict__)
     except _BaseException as exc:
         return {"ok": False, "stage": "import", "error": _describe(exc)}
-    found = {}
+    found: dict[str, bool] = {}
     for func in request["functions"]:
-        found[func] = callable(module.__dict__.get(func))
+        found[func] = _callable(module.__dict__.get(func))
     return {"ok": True, "functions": found, "module": module}
 
 
-def main():
+def _flush() -> None:
+    """Push what the learner printed into the output pipe before the reply is sent;
+    a closed or replaced stdout must not take the harness down."""
+    for stream in (sys.stdout, sys.stderr, _sys_stdout, _sys_stderr):
+        try:  # noqa: SIM105  (contextlib.suppress would look up patchable builtins)
+            stream.flush()
+        except _BaseException:
+            pass
+
+
+def _reply(fd: int, message: dict[str, Any], max_bytes: int) -> None:
+    """Send one reply; a reply that cannot be built or is too big becomes a short one."""
+    try:
+        _send(fd, message, max_bytes)
+    except OSError:
+        _exit(_EXIT_CHANNEL_LOST)  # the learner closed or replaced the reply fd
+    except _BaseException as exc:  # MemoryError while encoding, a frame over the cap...
+        too_big = _isinstance(exc, (_MemoryError, _FrameTooBig))
+        short: dict[str, Any] = {"ok": False, "error": {
+            "type": "ReplyTooLarge" if too_big else "ReplyNotSent",
+            "value_error": False, "not_implemented": False, "exception": True,
+            "message": "the answer is too large to send to the grader" if too_big else
+            "the answer could not be sent to the grader (" + _type_name(_type(exc)) + ")"}}
+        if "id" in message:
+            short["id"] = message["id"]
+        try:
+            _send(fd, short, max_bytes)
+        except _BaseException:
+            _exit(_EXIT_CHANNEL_LOST)
+
+
+def main() -> None:
     reply_fd = _int(sys.argv[1])
     request_fd = os.dup(0)
     # Learner code gets an empty stdin; the request channel is ours alone.
@@ -178,10 +279,13 @@ def main():
     if hello is None:
         return
     _limits(hello.get("limits", {}))
+    _not_dumpable()
     sys.setrecursionlimit(hello.get("recursion_limit", 1000))
+    max_bytes = hello.get("max_frame_bytes", 16 * 1024 * 1024)
     loaded = _load(hello)
     module = loaded.pop("module", None)
-    _send(reply_fd, loaded)
+    _flush()
+    _reply(reply_fd, loaded, max_bytes)
     if module is None:
         return
     namespace = module.__dict__
@@ -194,12 +298,15 @@ def main():
         try:
             result = func(*request["args"], **request["kwargs"])
         except _BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit too
-            reply = {"id": ident, "ok": False, "error": _describe(exc)}
+            # (``exc`` and its traceback, with whatever memory its frames hold, are
+            # dropped when this block ends.)
+            reply: dict[str, Any] = {"id": ident, "ok": False, "error": _describe(exc)}
         else:
-            reply = {"id": ident, "ok": True, "value": _encode_value(result)}
-        reply["args_after"] = _encode_value([request["args"], request["kwargs"]])
-        sys.stdout.flush()
-        _send(reply_fd, reply)
+            reply = {"id": ident, "ok": True, "value": _encode_value(result, max_bytes)}
+            result = None  # let it go before the arguments are copied
+        reply["args_after"] = _encode_value([request["args"], request["kwargs"]], max_bytes)
+        _flush()
+        _reply(reply_fd, reply, max_bytes)
 
 
 main()

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import selectors
 import shutil
 import signal
@@ -28,6 +29,11 @@ from typing import Any, Literal
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 NONPLAIN_MARK = "$rlsys_nonplain"
+EXIT_CHANNEL_LOST = 87  # _child.py exits with this when its reply fd was closed or replaced
+# Control characters (newlines, ANSI escapes, carriage returns) and bidi/line-separator
+# code points: text from the child is shown in terminals and reports, and must not be
+# able to draw fake lines there (a fake "Points 100/100", a cleared screen).
+_UNSAFE_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _CHILD_SOURCE = (Path(__file__).parent / "_child.py").read_text(encoding="utf-8")
 
 
@@ -80,18 +86,39 @@ class ProtocolError(Exception):
     pass
 
 
+def _escape(match: re.Match[str]) -> str:
+    return ascii(match.group())[1:-1]
+
+
+def clean_text(text: str, limit: int = 500) -> str:
+    """Child-supplied text made safe to print: one line, no escapes, at most ``limit``."""
+    return _UNSAFE_TEXT.sub(_escape, text[:limit])
+
+
+def clean_output(text: str) -> str:
+    """Captured output made safe to print: lines and tabs stay, every other control
+    character (ANSI escapes, carriage returns, bidi overrides) is shown escaped."""
+    return "\n".join(_UNSAFE_TEXT.sub(_escape, line).replace("\\t", "\t")
+                     for line in text.split("\n"))
+
+
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
             raise ProtocolError(f"duplicate key {key!r} in a reply")
+        if key == NONPLAIN_MARK and type(value) is str:
+            value = clean_text(value, 200)  # type names end up in messages
         out[key] = value
     return out
 
 
 def decode_frame(body: bytes) -> Any:
     """Decode a reply into exact JSON types; duplicate keys are a protocol error."""
-    return json.loads(body.decode("utf-8"), object_pairs_hook=_reject_duplicates)
+    try:
+        return json.loads(body.decode("utf-8"), object_pairs_hook=_reject_duplicates)
+    except RecursionError:  # a forged frame nested deeper than the parent's stack allows
+        raise ProtocolError("reply nested too deeply") from None
 
 
 def _describe_signal(returncode: int) -> str:
@@ -103,7 +130,8 @@ def _describe_signal(returncode: int) -> str:
     hints = {
         "SIGSEGV": "a segmentation fault, usually runaway recursion",
         "SIGXCPU": "the CPU-time limit was exceeded",
-        "SIGKILL": "killed, usually the memory limit or a timeout",
+        "SIGKILL": "killed, by the system's out-of-memory killer or by the submission "
+                   "itself",
         "SIGXFSZ": "the file-size limit was exceeded",
         "SIGABRT": "the interpreter aborted, often memory exhaustion",
     }
@@ -115,6 +143,9 @@ def describe_exit(returncode: int | None) -> str:
         return "the submission's process stopped answering"
     if returncode < 0:
         return f"the submission's process died: {_describe_signal(returncode)}"
+    if returncode == EXIT_CHANNEL_LOST:
+        return ("the submission closed or replaced the grader's reply channel "
+                f"(exit code {returncode})")
     return f"the submission's process exited with code {returncode} (sys.exit / os._exit?)"
 
 
@@ -146,7 +177,7 @@ class _OutputDrain(threading.Thread):
 
     def text(self) -> str:
         with self.lock:
-            body = self.kept.decode("utf-8", "replace")
+            body = clean_output(self.kept.decode("utf-8", "replace"))
             dropped = self.total - len(self.kept)
         return body + (f"\n... [{dropped} more bytes of output dropped]" if dropped > 0 else "")
 
@@ -239,6 +270,7 @@ class ChildSession:
         finally:
             for fd in (req_r, rep_w, out_w):
                 os.close(fd)
+        os.set_blocking(req_w, False)
         self.request_w, self.reply_r = req_w, rep_r
         self.drain = _OutputDrain(out_r, self.limits.output_kb * 1024)
         self.drain.start()
@@ -275,12 +307,21 @@ class ChildSession:
         return "".join(p for p in parts if p)
 
     # -- framing ----------------------------------------------------------------------
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any], deadline: float) -> None:
+        """Write one request; a child that stops reading (or shrank its pipe) cannot
+        block the grader past ``deadline``."""
         data = json.dumps(message, allow_nan=True).encode("utf-8")
-        frame = len(data).to_bytes(4, "big") + data
-        view = memoryview(frame)
-        while view:
-            view = view[os.write(self.request_w, view):]
+        view = memoryview(len(data).to_bytes(4, "big") + data)
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.request_w, selectors.EVENT_WRITE)
+            while view:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not sel.select(remaining):
+                    raise TimeoutError
+                try:
+                    view = view[os.write(self.request_w, view):]
+                except BlockingIOError:
+                    continue
 
     def _recv(self, deadline: float) -> Any:
         sel = selectors.DefaultSelector()
@@ -327,7 +368,7 @@ class ChildSession:
         lim = self.limits
         hello = {
             "source": self.source, "filename": self.filename, "functions": self.functions,
-            "recursion_limit": lim.recursion_limit,
+            "recursion_limit": lim.recursion_limit, "max_frame_bytes": MAX_FRAME_BYTES,
             "limits": {
                 "address_space_bytes": lim.address_space_mb * 1024 * 1024,
                 "cpu_seconds": lim.cpu_seconds,
@@ -336,9 +377,10 @@ class ChildSession:
                 "no_processes": True,
             },
         }
+        deadline = time.monotonic() + lim.load_timeout_s
         try:
-            self._send(hello)
-            reply = self._recv(time.monotonic() + lim.load_timeout_s)
+            self._send(hello, deadline)
+            reply = self._recv(deadline)
             result = self._parse_load(reply)
         except TimeoutError:
             result = LoadResult(False, stage="timeout",
@@ -364,11 +406,13 @@ class ChildSession:
         error: dict[str, Any] = reply["error"] if type(reply.get("error")) is dict else {}
         line = reply.get("line") if type(reply.get("line")) is int else None
         text = reply.get("text") if type(reply.get("text")) is str else ""
-        message = f"{error.get('type', 'Error')}: {error.get('message', '')}"
+        message = (f"{clean_text(str(error.get('type', 'Error')), 200)}: "
+                   f"{clean_text(str(error.get('message', '')))}")
         if reply.get("stage") == "syntax" and line is not None:
-            message += f" (line {line}" + (f": {text.strip()}" if text else "") + ")"
-        return LoadResult(False, stage=str(reply.get("stage", "import")), message=message,
-                          line=line)
+            message += f" (line {line}" + (f": {clean_text(text.strip(), 200)}" if text else
+                                           "") + ")"
+        return LoadResult(False, stage=clean_text(str(reply.get("stage", "import")), 20),
+                          message=message, line=line)
 
     def call(self, func: str, args: list[Any], kwargs: dict[str, Any]) -> CallOutcome:
         load = self.ensure_loaded()
@@ -380,7 +424,8 @@ class ChildSession:
         ident = self.next_id
         started = time.monotonic()
         try:
-            self._send({"id": ident, "func": func, "args": args, "kwargs": kwargs})
+            self._send({"id": ident, "func": func, "args": args, "kwargs": kwargs},
+                       started + self.limits.call_timeout_s)
             while True:
                 reply = self._recv(started + self.limits.call_timeout_s)
                 # A reply to an earlier call (a stray frame) is skipped, never scored.
@@ -412,9 +457,9 @@ class ChildSession:
                                seconds=seconds)
         return CallOutcome(
             "raised", args_after=args_after, seconds=seconds,
-            exc_type=str(error.get("type", "?"))[:200],
+            exc_type=clean_text(str(error.get("type", "?")), 200),
             value_error=error.get("value_error") is True,
             not_implemented=error.get("not_implemented") is True,
             is_exception=error.get("exception") is not False,
-            message=str(error.get("message", ""))[:500],
+            message=clean_text(str(error.get("message", ""))),
         )

@@ -1,0 +1,4 @@
+"""An infinite loop while the module is imported."""
+
+while True:
+    pass
