@@ -403,3 +403,33 @@ def test_scratch_folder_is_private_and_removed() -> None:
         session.close()
     assert mode & 0o077 == 0, oct(mode)
     assert not os.path.exists(scratch)
+
+
+@pytest.mark.timeout(60)
+def test_a_child_that_stops_reading_cannot_block_the_grader() -> None:
+    """A child that answers early (a forged reply for its own call) and then never reads
+    again: the next, large request must time out instead of blocking the grader's write."""
+    from pytest_rlsys.isolation import ChildSession
+
+    source = (
+        "import json, os, sys\n"
+        "def cheat():\n"
+        "    ident = sys._getframe(1).f_locals['request']['id']\n"
+        "    body = json.dumps({'id': ident, 'ok': True, 'value': 'early',\n"
+        "                       'args_after': [[], {}]}).encode()\n"
+        "    os.write(int(sys.argv[1]), len(body).to_bytes(4, 'big') + body)\n"
+        "    while True:\n"
+        "        pass\n"
+        "def size(text):\n"
+        "    return len(text)\n"
+    )
+    session = ChildSession(source, "cheat.py", ["cheat", "size"],
+                           Limits(call_timeout_s=1, load_timeout_s=5))
+    try:
+        assert session.call("cheat", [], {}).value == "early"  # its own answer, nothing more
+        started = time.monotonic()
+        outcome = session.call("size", ["x" * 4_000_000], {})
+        assert outcome.kind == "timeout" and time.monotonic() - started < 5
+        assert session.call("size", ["abc"], {}).value == 3  # a fresh child answers
+    finally:
+        session.close()
