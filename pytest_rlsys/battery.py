@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_rlsys.isolation import CallOutcome
 from pytest_rlsys.messages import Msg, outcome_problem
-from pytest_rlsys.plaindata import mismatch, numbers_match, show
+from pytest_rlsys.plaindata import NONPLAIN_MARK, mismatch, numbers_match, show, type_name
 from pytest_rlsys.resources import solution_path
 
 FUNCTIONS = ("pipeline_capacity", "transfer_ledger", "evaluate_topology")
@@ -132,9 +132,10 @@ def expect_keys(calls: tuple[Call, ...], expected: Mapping[str, Any]) -> Check:
         if early:
             return early
         got = outcomes[0].value
-        if type(got) is not dict:
-            return Verdict("failed", Msg("the result is not a dict", "返回值不是 dict"),
-                           "a dict", show(got))
+        if type(got) is not dict or NONPLAIN_MARK in got:
+            kind = type_name(got)
+            return Verdict("failed", Msg(f"the result is a {kind}, not a plain dict",
+                                         f"返回值是 {kind}，不是普通 dict"), "a dict", show(got))
         for key, want in expected.items():
             present, have = _value_at(got, key)
             if not present:

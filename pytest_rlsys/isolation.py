@@ -408,9 +408,9 @@ class ChildSession:
         text = reply.get("text") if type(reply.get("text")) is str else ""
         message = (f"{clean_text(str(error.get('type', 'Error')), 200)}: "
                    f"{clean_text(str(error.get('message', '')))}")
-        if reply.get("stage") == "syntax" and line is not None:
-            message += f" (line {line}" + (f": {clean_text(text.strip(), 200)}" if text else
-                                           "") + ")"
+        if reply.get("stage") == "syntax" and line is not None and text.strip():
+            # str(SyntaxError) already names the line; add the offending source text.
+            message += f" — line {line} reads: {clean_text(text.strip(), 200)}"
         return LoadResult(False, stage=clean_text(str(reply.get("stage", "import")), 20),
                           message=message, line=line)
 

@@ -148,6 +148,9 @@ class GradingSession:
             except OSError as exc:
                 self.write_errors.append(f"could not write --rlsys-{name} {path}: "
                                          f"{exc.strerror or exc}")
+        if self.write_errors:
+            # A grade that was not recorded must not look like a normal run.
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         lines = []
@@ -163,6 +166,14 @@ class GradingSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         report = self.final or self.build_report()
         tr = terminalreporter
+        printed = self.grader.captured_output() if self.grader is not None else ""
+        if printed.strip():
+            # Shown before the score, each line prefixed, so that nothing the submission
+            # prints can pass for a grader line (the real Points line is always last).
+            tr.write_sep("-", f"output of the submission (captured, first {SHOWN_OUTPUT} "
+                              "characters)")
+            for line in printed[:SHOWN_OUTPUT].splitlines():
+                tr.write_line(f"| {line}")
         tr.write_sep("=", reports.LABELS.get(self.lang, reports.LABELS["en"])["title"])
         for line in reports.terminal_lines(report, self.lang):
             tr.write_line(line)
@@ -171,13 +182,6 @@ class GradingSession:
                 tr.write_line(f"result file: {error}")
             for note in self.result.summary["notes"]:
                 tr.write_line(f"result file note: {note}")
-        printed = self.grader.captured_output() if self.grader is not None else ""
-        if printed.strip():
-            # Prefixed so that nothing the submission prints can pass for a grader line.
-            tr.write_line(f"output of the submission (captured, first {SHOWN_OUTPUT} "
-                          "characters):")
-            for line in printed[:SHOWN_OUTPUT].splitlines():
-                tr.write_line(f"| {line}")
         for error in self.write_errors:
             tr.write_line(f"ERROR: {error}", red=True)
         tr.write_line(reports.classroom_points_line(report))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -261,3 +262,28 @@ def test_invalid_result_file_is_not_gradable_but_reported(pytester: pytest.Pytes
     assert report["score"] == 0 and report["max_score"] == 40
     assert report["gpu_result"]["gradable"] is False and report["gpu_result"]["errors"]
     assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="the child runs as another user only when grading as root")
+def test_a_report_path_taken_during_the_run_is_an_error(pytester: pytest.Pytester,
+                                                        reference_source: str) -> None:
+    import shutil
+    import tempfile
+
+    # A folder the child may write to, on purpose (pytest's own temp root is private):
+    # the grader must not report success when it could not record the grade.
+    shared = Path(tempfile.mkdtemp(prefix="rlsys-squat-"))
+    try:
+        shared.chmod(0o777)
+        target = shared / "score.json"
+        squatter = f"import os\ntry:\n    os.mkdir({str(target)!r})\nexcept OSError:\n    pass\n"
+        _write(pytester, "mine.py", reference_source + "\n" + squatter)
+        result = pytester.runpytest_subprocess("--rlsys-submission", "mine.py",
+                                               "--rlsys-report", str(target))
+        assert target.is_dir()  # the squat really happened
+        assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+        result.stdout.fnmatch_lines(["*could not write --rlsys-report*"])
+        assert "Traceback" not in result.stdout.str()
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
