@@ -405,7 +405,7 @@ class ChildSession:
             return LoadResult(True, functions={str(k): v is True for k, v in funcs.items()})
         error: dict[str, Any] = reply["error"] if type(reply.get("error")) is dict else {}
         line = reply.get("line") if type(reply.get("line")) is int else None
-        text = reply.get("text") if type(reply.get("text")) is str else ""
+        text: str = reply["text"] if type(reply.get("text")) is str else ""
         message = (f"{clean_text(str(error.get('type', 'Error')), 200)}: "
                    f"{clean_text(str(error.get('message', '')))}")
         if reply.get("stage") == "syntax" and line is not None and text.strip():
