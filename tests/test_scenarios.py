@@ -23,6 +23,7 @@ expected.json keys (all optional except description):
 
 from __future__ import annotations
 
+import atexit
 import fnmatch
 import hashlib
 import json
@@ -56,9 +57,25 @@ def load_expected(name: str) -> dict[str, Any]:
     return data
 
 
+HONEST_MARK = b"# rlsys-scenario: the honest part"
+_COMPOSED = Path(tempfile.mkdtemp(prefix="rlsys-scenarios-"))
+atexit.register(shutil.rmtree, _COMPOSED, ignore_errors=True)
+
+
 def submission_path(name: str) -> Path:
+    """The file to grade: a repository file, or submission.py plus the shared honest part
+    when it ends with the marker line (one copy of the honest code for every scenario)."""
     source = load_expected(name).get("source")
-    return REPO / source if source else SCENARIOS / name / "submission.py"
+    if source:
+        return REPO / source
+    path = SCENARIOS / name / "submission.py"
+    data = path.read_bytes()
+    if HONEST_MARK not in data:
+        return path
+    composed = _COMPOSED / name / "submission.py"
+    composed.parent.mkdir(exist_ok=True)
+    composed.write_bytes(data + (SCENARIOS / "honest_part.py").read_bytes())
+    return composed
 
 
 def scenario_names() -> list[str]:
@@ -252,7 +269,7 @@ def test_plugin_grades_normally(pytester: pytest.Pytester, name: str, score: flo
 
 def test_plugin_fake_output_cannot_fake_the_score(pytester: pytest.Pytester) -> None:
     report = pytester.path / "report.json"
-    result = run_plugin(pytester, SCENARIOS / "fake_output" / "submission.py", report)
+    result = run_plugin(pytester, submission_path("fake_output"), report)
     # Exactly one Points line, the real one; no escape sequence reached the terminal.
     assert points_lines(result) == ["Points 65/100"]
     assert "\x1b" not in result.stdout.str() + result.stderr.str()
@@ -282,7 +299,7 @@ def test_plugin_report_forger_cannot_touch_the_report(pytester: pytest.Pytester,
     require_environment(expected)
     uid = uid_of_child(expected)
     submission = open_folder / "submission.py"
-    shutil.copy(SCENARIOS / "report_forger" / "submission.py", submission)
+    shutil.copy(submission_path("report_forger"), submission)
     report = open_folder / "report.json"
     user = ["--rlsys-child-user", expected["limits"]["child_user"]] if IS_ROOT else []
     result = run_plugin(pytester, submission, report, *user)
@@ -308,7 +325,7 @@ def test_plugin_survives_the_parent_killer(pytester: pytest.Pytester) -> None:
     expected = load_expected("parent_killer")
     require_environment(expected)
     report = pytester.path / "report.json"
-    result = run_plugin(pytester, SCENARIOS / "parent_killer" / "submission.py", report,
+    result = run_plugin(pytester, submission_path("parent_killer"), report,
                         "--rlsys-child-user", expected["limits"]["child_user"])
     assert result.ret == 1
     assert read_report(report)["score"] == 65
