@@ -37,7 +37,6 @@ CYCLE_PHASES: tuple[str, ...] = (
     "rollout_after_update",
     "score_after_update",
 )
-SYNC_SUB_PHASES: tuple[str, ...] = ("resume_weights", "weight_transfer", "resume_kv_cache")
 # Initialisation steps, recorded apart (the result file's ``init.steps``).
 INIT_STEPS: tuple[str, ...] = (
     "init_lora_check",

@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rlsys_closure.sampler import host_memory
+
 Status = Literal["pass", "fail", "warn", "skip"]
 
 EXIT_OK = 0
@@ -196,24 +198,6 @@ def disk_free_bytes(path: Path) -> int:
     while not p.exists() and p != p.parent:
         p = p.parent
     return shutil.disk_usage(p).free
-
-
-def host_memory() -> dict[str, int]:
-    try:
-        import psutil
-
-        vm = psutil.virtual_memory()
-        return {"total": int(vm.total), "available": int(vm.available)}
-    except ImportError:
-        pass
-    fields: dict[str, int] = {}
-    with open("/proc/meminfo", encoding="ascii") as fh:
-        for line in fh:
-            key, _, rest = line.partition(":")
-            parts = rest.split()
-            if parts:
-                fields[key] = int(parts[0]) * 1024
-    return {"total": fields["MemTotal"], "available": fields["MemAvailable"]}
 
 
 def hf_hub_cache() -> Path:

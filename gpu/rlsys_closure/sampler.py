@@ -47,13 +47,13 @@ def load_nvml() -> NvmlLike:
     return pynvml  # type: ignore[no-any-return]
 
 
-def host_used_mb() -> float:
-    """Whole-host memory in use, MiB (total minus available, as ``free`` shows)."""
+def host_memory() -> dict[str, int]:
+    """Whole-host memory in bytes: ``total`` and ``available`` (psutil, else /proc)."""
     try:
         import psutil
 
         vm = psutil.virtual_memory()
-        return float(vm.total - vm.available) / MIB
+        return {"total": int(vm.total), "available": int(vm.available)}
     except ImportError:
         pass
     # No psutil: /proc/meminfo has the same two numbers on Linux.
@@ -64,7 +64,13 @@ def host_used_mb() -> float:
             parts = rest.split()
             if parts:
                 fields[key] = int(parts[0]) * 1024
-    return float(fields["MemTotal"] - fields["MemAvailable"]) / MIB
+    return {"total": fields["MemTotal"], "available": fields["MemAvailable"]}
+
+
+def host_used_mb() -> float:
+    """Whole-host memory in use, MiB (total minus available, as ``free`` shows)."""
+    memory = host_memory()
+    return float(memory["total"] - memory["available"]) / MIB
 
 
 def cuda_device_index() -> int:
