@@ -199,7 +199,7 @@ class Grader:
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
         notes = list(dict.fromkeys(self.notes))
         if self.session is not None:
-            notes.append(f"submission ran as user {self.session.run_as!r}")
+            notes.append(f"the submission ran as {self.session.run_as}")
         return ScoreReport(
             cases=results, seed=self.seed, submission=str(self.path),
             submission_sha256=self.submission_sha256, battery_sha256=self.battery_sha256,

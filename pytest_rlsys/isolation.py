@@ -11,6 +11,7 @@ group on timeout; the next call then gets a fresh child.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import pwd
@@ -50,7 +51,9 @@ class Limits:
     open_files: int = 64
     output_kb: int = 64
     recursion_limit: int = 1000
-    child_user: str | None = "nobody"  # only used when the grader runs as root
+    # Only used when the grader runs as root: "auto" (a fresh unused uid per child), a user
+    # name, or None to keep root.
+    child_user: str | None = "auto"
 
 
 OutcomeKind = Literal[
@@ -182,22 +185,58 @@ class _OutputDrain(threading.Thread):
         return body + (f"\n... [{dropped} more bytes of output dropped]" if dropped > 0 else "")
 
 
-def _drop_user(name: str | None) -> pwd.struct_passwd | None:
-    if name is None or os.geteuid() != 0:
-        return None
+@dataclass(frozen=True)
+class ChildIdentity:
+    """Who the child runs as when the grader is root."""
+
+    uid: int
+    gid: int
+    name: str
+
+
+# "auto": a fresh uid per child from a range no account uses, so that children of graders
+# running side by side (rlsys batch) cannot signal or read one another.
+EPHEMERAL_UID_BASE = 1_900_000_000
+_uid_counter = itertools.count()
+_uid_lock = threading.Lock()
+
+
+def _ephemeral_identity() -> ChildIdentity:
     try:
-        return pwd.getpwnam(name)
+        gid = pwd.getpwnam("nobody").pw_gid
     except KeyError:
+        gid = 65534
+    while True:
+        with _uid_lock:
+            serial = next(_uid_counter)
+        uid = EPHEMERAL_UID_BASE + (os.getpid() % 100_000) * 1000 + serial % 1000
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            return ChildIdentity(uid, gid, "a fresh unprivileged uid")
+
+
+def child_identity(name: str | None) -> ChildIdentity | None:
+    """The identity for ``--rlsys-child-user``: None when not root or when told 'none'."""
+    if name is None or name == "none" or os.geteuid() != 0:
         return None
+    if name == "auto":
+        return _ephemeral_identity()
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        raise ValueError(f"no user named {name!r} on this machine") from None
+    return ChildIdentity(entry.pw_uid, entry.pw_gid, entry.pw_name)
 
 
-_INTERPRETER_CACHE: dict[tuple[str, int | None], str | None] = {}
+_INTERPRETER_CACHE: dict[tuple[str, bool], str | None] = {}
 
 
-def child_interpreter(user: pwd.struct_passwd | None) -> str | None:
+def child_interpreter(user: ChildIdentity | None) -> str | None:
     """A Python the child's user can execute (a root-only pyenv cannot be)."""
-    uid = user.pw_uid if user else None
-    key = (sys.executable, uid)
+    # Any unprivileged identity needs the same thing (an interpreter "others" may run),
+    # so one probe serves every fresh uid.
+    key = (sys.executable, user is not None)
     if key in _INTERPRETER_CACHE:
         return _INTERPRETER_CACHE[key]
     candidates = [sys.executable, os.path.realpath(sys.executable)]
@@ -211,7 +250,7 @@ def child_interpreter(user: pwd.struct_passwd | None) -> str | None:
         try:
             done = subprocess.run(
                 [exe, "-I", "-S", "-c", "import json, resource, types"],
-                user=uid, group=user.pw_gid if user else None,
+                user=user.uid if user else None, group=user.gid if user else None,
                 extra_groups=[] if user else None,
                 cwd="/", capture_output=True, timeout=20, check=False,
             )
@@ -238,20 +277,20 @@ class ChildSession:
         self.load: LoadResult | None = None
         self.notes: list[str] = []
         self._outputs: list[str] = []
-        user = _drop_user(limits.child_user)
+        user = child_identity(limits.child_user)
         self.interpreter = child_interpreter(user)
         if user and self.interpreter is None:
-            self.notes.append(f"no Python executable by user {user.pw_name!r}; child runs as root")
+            self.notes.append(f"no Python executable by {user.name}; child runs as root")
             user = None
             self.interpreter = sys.executable
         self.user = user
-        self.run_as = user.pw_name if user else pwd.getpwuid(os.geteuid()).pw_name
+        self.run_as = user.name if user else pwd.getpwuid(os.geteuid()).pw_name
 
     # -- life cycle -------------------------------------------------------------------
     def _spawn(self) -> None:
         self.scratch = tempfile.mkdtemp(prefix="rlsys-child-")
         if self.user:
-            os.chown(self.scratch, self.user.pw_uid, self.user.pw_gid)
+            os.chown(self.scratch, self.user.uid, self.user.gid)
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -263,8 +302,8 @@ class ChildSession:
                  str(rep_w)],
                 stdin=req_r, stdout=out_w, stderr=out_w, pass_fds=(rep_w,),
                 cwd=self.scratch, env=env, start_new_session=True, close_fds=True,
-                user=self.user.pw_uid if self.user else None,
-                group=self.user.pw_gid if self.user else None,
+                user=self.user.uid if self.user else None,
+                group=self.user.gid if self.user else None,
                 extra_groups=[] if self.user else None,
             )
         finally:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from pytest_rlsys.isolation import Limits
+from pytest_rlsys.isolation import Limits, child_identity
 
 # (option name without dashes, ini key, parser, help) — one help text for flag and ini.
 HELP = {
@@ -27,8 +26,8 @@ HELP = {
               "(default 45).",
     "memory_mb": "Address-space limit of the submission's process in MiB (default 1024).",
     "cpu_seconds": "CPU-time limit of the submission's process in seconds (default 60).",
-    "child_user": "When grading as root, run the submission as this user (default nobody; "
-                  "'none' keeps root).",
+    "child_user": "When grading as root, run the submission as: auto (default: a fresh "
+                  "unused uid for each child), a user name, or none (keep root).",
 }
 
 
@@ -63,9 +62,14 @@ def _lang(text: str) -> str:
     return text
 
 
+def _child_user(text: str) -> str:
+    child_identity(text)  # an unknown user is an error, never a silent fall back to root
+    return text
+
+
 PARSERS: dict[str, Callable[[str], Any]] = {
     "seed": _seed, "lang": _lang, "timeout": _positive_float, "budget": _positive_float,
-    "memory_mb": _positive_int, "cpu_seconds": _positive_int, "child_user": str,
+    "memory_mb": _positive_int, "cpu_seconds": _positive_int, "child_user": _child_user,
 }
 
 
@@ -79,16 +83,10 @@ def resolve(name: str, cli_value: Any, ini_value: Any) -> Any:
         try:
             return parse(str(value))
         except ValueError as exc:
-            detail = str(exc) if "must" in str(exc) else f"not a valid value ({exc})"
+            detail = (str(exc) if "must" in str(exc) or "no user" in str(exc)
+                      else f"not a valid value ({exc})")
             raise SettingError(f"{where}={value!r}: {detail}") from None
     return None
-
-
-@dataclass(frozen=True)
-class GradingSettings:
-    seed: int | None
-    lang: str | None
-    limits: Limits
 
 
 def limits_from(values: dict[str, Any]) -> Limits:

@@ -41,7 +41,7 @@ from typing import Any
 import pytest
 
 from pytest_rlsys.engine import grade_file
-from pytest_rlsys.isolation import Limits
+from pytest_rlsys.isolation import EPHEMERAL_UID_BASE, Limits
 from pytest_rlsys.scoring import ScoreReport
 
 REPO = Path(__file__).parents[1]
@@ -104,12 +104,17 @@ def require_environment(expected: dict[str, Any]) -> None:
             pytest.skip(f"needs a user {user!r} on this machine")
 
 
-def uid_of_child(expected: dict[str, Any]) -> int | None:
-    """The uid the child runs as, when it is not this process's own."""
+def uid_of_child(expected: dict[str, Any]) -> range | None:
+    """The uids the child may run as, when they are not this process's own: a named user,
+    or this process's block of fresh uids ("auto")."""
     user = limits_for(expected).child_user
-    if not IS_ROOT or user is None:
+    if not IS_ROOT or user is None or user == "none":
         return None
-    return pwd.getpwnam(user).pw_uid
+    if user == "auto":
+        first = EPHEMERAL_UID_BASE + (os.getpid() % 100_000) * 1000
+        return range(first, first + 1000)
+    uid = pwd.getpwnam(user).pw_uid
+    return range(uid, uid + 1)
 
 
 def processes() -> Iterator[tuple[int, int, int, str]]:
@@ -126,7 +131,7 @@ def processes() -> Iterator[tuple[int, int, int, str]]:
                fields["State"].strip()[:1])
 
 
-def leftovers(uid: int | None) -> list[str]:
+def leftovers(uid: range | None) -> list[str]:
     """Processes the grading left behind: children of this process (zombies included),
     processes of a dedicated child user, and any process still sitting in a child's
     scratch folder after that folder was removed."""
@@ -134,8 +139,8 @@ def leftovers(uid: int | None) -> list[str]:
     for pid, ppid, owner, state in processes():
         if ppid == os.getpid():
             found.append(f"child {pid} ({state})")
-        elif uid is not None and owner == uid:
-            found.append(f"process {pid} of uid {uid} ({state})")
+        elif uid is not None and owner in uid:
+            found.append(f"process {pid} of uid {owner} ({state})")
         else:
             try:
                 cwd = os.readlink(f"/proc/{pid}/cwd")
@@ -146,7 +151,7 @@ def leftovers(uid: int | None) -> list[str]:
     return found
 
 
-def wait_for_no_leftovers(uid: int | None, seconds: float = 3.0) -> list[str]:
+def wait_for_no_leftovers(uid: range | None, seconds: float = 3.0) -> list[str]:
     deadline = time.monotonic() + seconds
     while True:  # a killed process needs a moment to be reaped
         found = leftovers(uid)
