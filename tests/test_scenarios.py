@@ -203,7 +203,7 @@ def check_report(report: ScoreReport, expected: dict[str, Any]) -> None:
         assert not UNSAFE.search(case.message), f"{case.id}: unsafe text {case.message!r}"
 
 
-@pytest.mark.parametrize("name", scenario_params())
+@pytest.mark.parametrize("name", list(scenario_params()))
 def test_scenario(name: str) -> None:
     expected = load_expected(name)
     require_environment(expected)
