@@ -442,8 +442,9 @@ def gen_edges(rng: random.Random, count: int | None = None, tie: bool = False,
     edges.insert(0, dict(edges[0], source=components[0], target=components[1]))
     if tie:
         # A second fabric carrying exactly the same cross-pool edges ties with the first.
+        # Its name sorts first but it is declared last, so insertion order is not sorted.
         first = edges[0]["fabric_id"]
-        twin = [dict(e, fabric_id="fabric-twin") for e in edges
+        twin = [dict(e, fabric_id="aux-fabric") for e in edges
                 if e["fabric_id"] == first and placement[e["source"]] != placement[e["target"]]]
         edges = [e for e in edges if e["fabric_id"] == first] + twin
     return edges, placement
@@ -481,7 +482,8 @@ def _todo1(b: BatteryBuilder, rng: random.Random) -> None:
            ("unstable_stages", "queue_stable", "queue_margins"))
     b.diff("zero_arrival", Msg("zero arrival rate", "零到达率"),
            Call("pipeline_capacity", (rates, 0, mult)), ("unstable_stages", "queue_stable"))
-    names = rng.sample(STAGES, 5)
+    # Declared in reverse alphabetical order, so an unsorted answer cannot pass.
+    names = sorted(rng.sample(STAGES, 5), reverse=True)
     slow = {names[0]: 10, names[1]: 30, names[2]: 20, names[3]: 200, names[4]: 15}
     b.diff("several_unstable", Msg("several unstable stages, sorted", "多个积压阶段需排序"),
            Call("pipeline_capacity", (slow, 100, {n: 1 for n in names})),
@@ -712,7 +714,9 @@ def _todo3(b: BatteryBuilder, rng: random.Random) -> None:
                                         "topology", "随机拓扑上的准入结论与参考实现不同"),
                Call("evaluate_topology", args, kwargs), TODO3_KEYS)
     stable = capacity_report(False)
-    unstable = capacity_report(True)
+    # Two unstable stages, so that sorting (or mutating) the list can be observed.
+    unstable = plain(b.ref.pipeline_capacity({"rollout": 40, "reward": 30, "learner": 90}, 50,
+                                             {"rollout": 1, "reward": 1, "learner": 1}))
     at = {"fabric_exposed_seconds_per_s": {"nvlink": 0.25, "pcie": 0.125},
           "critical_exposed_seconds_per_s": 0.25}
     over_fabrics = {"pcie-b": 0.5, "pcie-a": 0.75, "ib": 0.125}
