@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_rlsys.plaindata import NONPLAIN_MARK
+
 MAX_FRAME_BYTES = 16 * 1024 * 1024
-NONPLAIN_MARK = "$rlsys_nonplain"
 EXIT_CHANNEL_LOST = 87  # _child.py exits with this when its reply fd was closed or replaced
 # Control characters (newlines, ANSI escapes, carriage returns) and bidi/line-separator
 # code points: text from the child is shown in terminals and reports, and must not be

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from pytest_rlsys.isolation import CallOutcome
 
-LANGS = ("en", "zh")
 TODO_OF = {"todo1": "TODO 1", "todo2": "TODO 2", "todo3": "TODO 3", "gpu_result": "GPU result"}
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,10 +123,3 @@ def assign_points(cases: Sequence[Case], rubric: Rubric) -> dict[str, int]:
                                    strict=True):
                 out[case.id] = cents
     return out
-
-
-def points_by_section(cases: Sequence[Case], cents: Mapping[str, int]) -> dict[str, int]:
-    totals: dict[str, int] = {}
-    for case in cases:
-        totals[case.section] = totals.get(case.section, 0) + cents[case.id]
-    return totals

@@ -11,7 +11,6 @@ from typing import Any
 from pytest_rlsys import __version__
 
 SCORE_SCHEMA_ID = "https://rlsys.invalid/schemas/rlsys-score.v1.json"
-STATUSES = ("passed", "failed", "error", "timeout", "not_run")
 
 
 @dataclass(frozen=True)
