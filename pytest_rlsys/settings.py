@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_rlsys.isolation import Limits, child_identity
+if TYPE_CHECKING:
+    from pytest_rlsys.isolation import Limits
 
 # (option name without dashes, ini key, parser, help) — one help text for flag and ini.
 HELP = {
@@ -63,6 +64,10 @@ def _lang(text: str) -> str:
 
 
 def _child_user(text: str) -> str:
+    # Imported here: the plugin imports this module in every pytest run, and isolation
+    # needs POSIX-only modules that a plain test run must not depend on.
+    from pytest_rlsys.isolation import child_identity
+
     child_identity(text)  # an unknown user is an error, never a silent fall back to root
     return text
 
@@ -90,6 +95,8 @@ def resolve(name: str, cli_value: Any, ini_value: Any) -> Any:
 
 
 def limits_from(values: dict[str, Any]) -> Limits:
+    from pytest_rlsys.isolation import Limits
+
     base = Limits()
     user = values.get("child_user")
     return Limits(

@@ -287,3 +287,16 @@ def test_a_report_path_taken_during_the_run_is_an_error(pytester: pytest.Pyteste
         assert "Traceback" not in result.stdout.str()
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_plain_pytest_runs_never_import_the_grading_modules() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, pytest_rlsys.plugin\n"
+            "heavy = [m for m in ('pytest_rlsys.engine', 'pytest_rlsys.isolation', "
+            "'pytest_rlsys.battery', 'pytest_rlsys.session', 'jsonschema') if m in sys.modules]\n"
+            "print(heavy)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
