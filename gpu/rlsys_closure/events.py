@@ -24,29 +24,6 @@ Clock = Callable[[], float]
 Edge = Literal["start", "end"]
 BoundaryHook = Callable[[str, Edge], None]
 
-# The cycle's phases in the order the driver runs them (the schema's closed
-# vocabulary, rlsys-common.v1.json#/$defs/phase_name). The sync phase holds the
-# three sub-phases recorded inside the actor worker.
-CYCLE_PHASES: tuple[str, ...] = (
-    "initial_sync",
-    "rollout_before_update",
-    "engine_sleep",
-    "score_before_update",
-    "update",
-    "sync",
-    "rollout_after_update",
-    "score_after_update",
-)
-# Initialisation steps, recorded apart (the result file's ``init.steps``).
-INIT_STEPS: tuple[str, ...] = (
-    "init_lora_check",
-    "init_ray",
-    "init_actor",
-    "init_rollout_server",
-    "init_checkpoint_manager",
-    "init_sleep",
-)
-
 
 @dataclass(frozen=True)
 class Event:
