@@ -7,6 +7,7 @@ Nothing here imports pytest.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import secrets
 import time
@@ -56,6 +57,29 @@ def read_submission(path: Path) -> bytes:
         raise SubmissionPathError(f"{path}: cannot be read ({exc.strerror})") from None
 
 
+@dataclass(frozen=True)
+class PreparedBattery:
+    cases: tuple[Case, ...]
+    ungradable: frozenset[str]
+    sha256: str
+
+
+@functools.lru_cache(maxsize=8)
+def prepare_battery(seed: int) -> PreparedBattery:
+    """The cases, the reference's self-check and the battery hash for one seed.
+
+    Cached: every submission of a batch shares the seed, so this is done once per batch
+    rather than once per submission.  Cases are immutable and never mutated when run.
+    """
+    reference = load_reference()
+    cases = tuple(build_battery(seed, reference))
+    code_files = [Path(battery_module.__file__).read_bytes(),
+                  Path(isolation.__file__).read_bytes(),
+                  Path(plaindata.__file__).read_bytes(), solution_path().read_bytes()]
+    return PreparedBattery(cases, frozenset(self_check(cases, reference)),
+                           battery_fingerprint(code_files, seed))
+
+
 @dataclass
 class Grader:
     """Grades one submission; the maximum is fixed when this object is built."""
@@ -68,11 +92,11 @@ class Grader:
     lang: str = "en"
 
     def __post_init__(self) -> None:
-        reference = load_reference()
-        self.cases: list[Case] = build_battery(self.seed, reference)
+        prepared = prepare_battery(self.seed)
+        self.cases: list[Case] = list(prepared.cases)
         self.by_id = {c.id: c for c in self.cases}
         self.cents = assign_points(self.cases, self.rubric)
-        self.ungradable = self_check(self.cases, reference)
+        self.ungradable = prepared.ungradable
         self.results: dict[str, CaseResult] = {}
         self.timeouts: dict[str, int] = {}
         self.started: float | None = None
@@ -88,10 +112,7 @@ class Grader:
                 f"{exc.start}); save it as UTF-8")
         if "\x00" in self.source:
             self.decode_error = "the file contains NUL bytes; is it really a Python file?"
-        code_files = [Path(battery_module.__file__).read_bytes(),
-                      Path(isolation.__file__).read_bytes(),
-                      Path(plaindata.__file__).read_bytes(), solution_path().read_bytes()]
-        self.battery_sha256 = battery_fingerprint(code_files, self.seed)
+        self.battery_sha256 = prepared.sha256
         self.submission_sha256 = hashlib.sha256(self.data).hexdigest()
 
     # -- running ----------------------------------------------------------------------

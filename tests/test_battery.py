@@ -3,6 +3,7 @@ in its own TODO only, and visible-only cheating keeps at most a third of each TO
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,9 @@ def test_a_case_the_reference_fails_is_not_graded_and_keeps_its_points_in_the_ma
         return {"todo1.hidden.ties"}
 
     monkeypatch.setattr(engine, "self_check", broken_self_check)
+    # prepare_battery caches per seed: give this test its own, uncached copy.
+    monkeypatch.setattr(engine, "prepare_battery",
+                        functools.lru_cache(maxsize=1)(engine.prepare_battery.__wrapped__))
     path = tmp_path / "ref.py"
     path.write_text(REFERENCE, encoding="utf-8")
     report = grade_file(path, seed=5)
