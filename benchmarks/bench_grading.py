@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from pytest_rlsys.engine import Grader  # noqa: E402
+from pytest_rlsys.grading.grader import Grader  # noqa: E402
 from pytest_rlsys.resources import solution_path  # noqa: E402
 
 

@@ -30,10 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pytest_rlsys import closure_checks
 from pytest_rlsys.resources import schema_dir
-from pytest_rlsys.result_grading import grade_result_file
-from pytest_rlsys.resultfile import load_result_file
+from pytest_rlsys.resultfile import checks as closure_checks
+from pytest_rlsys.resultfile.grading import grade_result_file
+from pytest_rlsys.resultfile.loading import load_result_file
 
 INTERVAL_S = 0.25
 SAMPLES = 14_400  # one hour at 0.25 s

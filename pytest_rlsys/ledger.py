@@ -23,7 +23,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pytest_rlsys.battery import load_reference
+from pytest_rlsys.grading.battery import load_reference
 
 REQUIRED = ("stage_rates", "items_per_work_unit", "arrival_rate", "placement", "edges",
             "memory_by_pool", "memory_limits")
@@ -79,7 +79,7 @@ def load_topology(path: Path) -> dict[str, Any]:
 
 def rates_from_result(path: Path, stage_phases: dict[str, str], group: str) -> dict[str, float]:
     """Stage rate = 1 / measured duration of the phase each stage maps to."""
-    from pytest_rlsys.resultfile import load_result_file
+    from pytest_rlsys.resultfile.loading import load_result_file
 
     loaded = load_result_file(path)
     if not loaded.ok or loaded.doc is None:

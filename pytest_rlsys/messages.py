@@ -6,7 +6,7 @@ import locale
 import os
 from dataclasses import dataclass
 
-from pytest_rlsys.isolation import CallOutcome
+from pytest_rlsys.grading.isolation import CallOutcome
 
 TODO_OF = {"todo1": "TODO 1", "todo2": "TODO 2", "todo3": "TODO 3", "gpu_result": "GPU result"}
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_rlsys.isolation import Limits
+    from pytest_rlsys.grading.isolation import Limits
 
 # (option name without dashes, ini key, parser, help) — one help text for flag and ini.
 HELP = {
@@ -66,7 +66,7 @@ def _lang(text: str) -> str:
 def _child_user(text: str) -> str:
     # Imported here: the plugin imports this module in every pytest run, and isolation
     # needs POSIX-only modules that a plain test run must not depend on.
-    from pytest_rlsys.isolation import child_identity
+    from pytest_rlsys.grading.isolation import child_identity
 
     child_identity(text)  # an unknown user is an error, never a silent fall back to root
     return text
@@ -95,7 +95,7 @@ def resolve(name: str, cli_value: Any, ini_value: Any) -> Any:
 
 
 def limits_from(values: dict[str, Any]) -> Limits:
-    from pytest_rlsys.isolation import Limits
+    from pytest_rlsys.grading.isolation import Limits
 
     base = Limits()
     user = values.get("child_user")

@@ -27,7 +27,7 @@ def template_source() -> str:
 
 def validate_score_report(doc: Any) -> None:
     """Fail the test when a score report does not match the published schema."""
-    from pytest_rlsys.schema_registry import error_lines, validator
+    from pytest_rlsys.resultfile.schemas import error_lines, validator
 
     errors = error_lines(validator("https://rlsys.invalid/schemas/rlsys-score.v1.json"), doc)
     assert errors == [], errors

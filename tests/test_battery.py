@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_rlsys.battery import build_battery, load_reference, run_reference, self_check
-from pytest_rlsys.engine import grade_file
+from pytest_rlsys.grading.battery import build_battery, load_reference, run_reference, self_check
+from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.resources import solution_path
 
 REFERENCE = solution_path().read_text(encoding="utf-8")
@@ -167,7 +167,7 @@ def test_reference_passes_its_own_battery_for_any_seed(seed: int) -> None:
 
 def test_a_case_the_reference_fails_is_not_graded_and_keeps_its_points_in_the_max(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_rlsys.engine as engine
+    import pytest_rlsys.grading.grader as engine
 
     def broken_self_check(cases: object, reference: object) -> set[str]:
         return {"todo1.hidden.ties"}
@@ -199,7 +199,7 @@ def test_hidden_failures_never_show_inputs(tmp_path: Path) -> None:
 
 
 def test_reference_outcome_of_a_bad_input_is_value_error() -> None:
-    from pytest_rlsys.battery import Call
+    from pytest_rlsys.grading.battery import Call
 
     outcome = run_reference(load_reference(), Call("pipeline_capacity",
                                                    ({"a": float("nan")}, 1, {"a": 1})))

@@ -80,7 +80,7 @@ def test_user_tests_and_config_do_not_interfere(pytester: pytest.Pytester,
     _write(pytester, "check_user.py", "def test_other():\n    assert False\n")
     result = _grade(pytester, reference_source)
     assert result.ret == 0
-    from pytest_rlsys.battery import build_battery, load_reference
+    from pytest_rlsys.grading.battery import build_battery, load_reference
 
     result.assert_outcomes(passed=len(build_battery(1, load_reference())))
 
@@ -294,8 +294,9 @@ def test_plain_pytest_runs_never_import_the_grading_modules() -> None:
     import sys
 
     code = ("import sys, pytest_rlsys.plugin\n"
-            "heavy = [m for m in ('pytest_rlsys.engine', 'pytest_rlsys.isolation', "
-            "'pytest_rlsys.battery', 'pytest_rlsys.session', 'jsonschema') if m in sys.modules]\n"
+            "heavy = [m for m in ('pytest_rlsys.grading.grader', "
+            "'pytest_rlsys.grading.isolation', 'pytest_rlsys.grading.battery', "
+            "'pytest_rlsys.plugin.run', 'jsonschema') if m in sys.modules]\n"
             "print(heavy)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)

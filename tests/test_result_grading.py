@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_rlsys import closure_checks
-from pytest_rlsys.closure_checks import CHECK_NAMES, config_sha256
 from pytest_rlsys.resources import schema_dir
-from pytest_rlsys.result_grading import grade_document, grade_result_file, interpretation_notes
+from pytest_rlsys.resultfile import checks as closure_checks
+from pytest_rlsys.resultfile.checks import CHECK_NAMES, config_sha256
+from pytest_rlsys.resultfile.grading import grade_document, grade_result_file, interpretation_notes
 
 EXAMPLE = schema_dir() / "examples" / "pt-verl-closure.example.json"
 UNPAIRED = schema_dir() / "examples" / "pt-verl-closure.v1-unpaired.example.json"

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from pytest_rlsys import closure_checks, schema_registry
 from pytest_rlsys.resources import schema_dir
-from pytest_rlsys.resultfile import (
+from pytest_rlsys.resultfile import checks as closure_checks
+from pytest_rlsys.resultfile import schemas as schema_registry
+from pytest_rlsys.resultfile.loading import (
     StrictJSONError,
     known_versions,
     load_result_file,

@@ -40,9 +40,9 @@ from typing import Any
 
 import pytest
 
-from pytest_rlsys.engine import grade_file
-from pytest_rlsys.isolation import EPHEMERAL_UID_BASE, Limits
-from pytest_rlsys.scoring import ScoreReport
+from pytest_rlsys.grading.grader import grade_file
+from pytest_rlsys.grading.isolation import EPHEMERAL_UID_BASE, Limits
+from pytest_rlsys.grading.scoring import ScoreReport
 
 REPO = Path(__file__).parents[1]
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -358,7 +358,7 @@ def test_plugin_unusable_submission_path_is_a_usage_error(pytester: pytest.Pytes
 
 def test_child_is_not_dumpable_and_cannot_fork() -> None:
     """The child refuses core dumps and ptrace (PR_SET_DUMPABLE 0) and cannot fork."""
-    from pytest_rlsys.isolation import ChildSession
+    from pytest_rlsys.grading.isolation import ChildSession
 
     source = (
         "import ctypes, os\n"
@@ -382,7 +382,7 @@ def test_child_is_not_dumpable_and_cannot_fork() -> None:
 
 
 def test_child_marks_oversized_values_clearly() -> None:
-    from pytest_rlsys.isolation import NONPLAIN_MARK, ChildSession
+    from pytest_rlsys.grading.isolation import NONPLAIN_MARK, ChildSession
 
     source = (
         "def big():\n    return {'a': 'x' * (20 * 1024 * 1024)}\n"
@@ -414,7 +414,7 @@ def test_child_marks_oversized_values_clearly() -> None:
 
 
 def test_scratch_folder_is_private_and_removed() -> None:
-    from pytest_rlsys.isolation import ChildSession
+    from pytest_rlsys.grading.isolation import ChildSession
 
     source = "import os\ndef where():\n    return os.getcwd()\n"
     session = ChildSession(source, "where.py", ["where"], Limits())
@@ -431,7 +431,7 @@ def test_scratch_folder_is_private_and_removed() -> None:
 def test_a_child_that_stops_reading_cannot_block_the_grader() -> None:
     """A child that answers early (a forged reply for its own call) and then never reads
     again: the next, large request must time out instead of blocking the grader's write."""
-    from pytest_rlsys.isolation import ChildSession
+    from pytest_rlsys.grading.isolation import ChildSession
 
     source = (
         "import json, os, sys\n"

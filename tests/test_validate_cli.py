@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rlsys.cli.validate import grade_main, main
 from pytest_rlsys.resources import schema_dir
-from pytest_rlsys.validate_cli import grade_main, main
 
 EXAMPLES = schema_dir() / "examples"
 EXAMPLE = EXAMPLES / "pt-verl-closure.example.json"

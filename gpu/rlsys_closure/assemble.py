@@ -1,7 +1,7 @@
 """Two groups' raw records -> one ``pt-verl-closure/1`` result file.
 
 The phase tables, whole-run peaks, checks and measurements are computed by
-``pytest_rlsys.closure_checks``, the module the grader re-derives them with,
+``pytest_rlsys.resultfile.checks``, the module the grader re-derives them with,
 so the runner can never write a figure the grader computes differently.
 
 Result files are records: :func:`write_result` never replaces an existing
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_rlsys import closure_checks as cc
+from pytest_rlsys.resultfile import checks as cc
 
 SCHEMA_VERSION = "pt-verl-closure/1"
 RUNNER_VERSION = "rlsys_closure 0.1.0"

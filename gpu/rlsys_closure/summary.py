@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pytest_rlsys import closure_checks as cc
-from pytest_rlsys.resultfile import load_result_file
+from pytest_rlsys.resultfile import checks as cc
+from pytest_rlsys.resultfile.loading import load_result_file
 
 NULL = "—"
 VIEWS = ("system",)

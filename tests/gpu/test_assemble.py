@@ -9,8 +9,8 @@ import pytest
 from fakes import LORA1, assemble_kwargs, paired_configs, simulate_group
 from rlsys_closure.assemble import ResultExistsError, assemble, write_result
 
-from pytest_rlsys import closure_checks as cc
-from pytest_rlsys.resultfile import load_result_file, validate_document
+from pytest_rlsys.resultfile import checks as cc
+from pytest_rlsys.resultfile.loading import load_result_file, validate_document
 
 
 def test_synthetic_pair_validates_and_passes_every_check(tmp_path: Path) -> None:
@@ -32,7 +32,7 @@ def test_synthetic_pair_validates_and_passes_every_check(tmp_path: Path) -> None
 
 
 def test_written_file_grades_full_marks(tmp_path: Path) -> None:
-    result_grading = pytest.importorskip("pytest_rlsys.result_grading")
+    result_grading = pytest.importorskip("pytest_rlsys.resultfile.grading")
     path = tmp_path / "cpu_synthetic_pair_v1.json"
     write_result(path, assemble(**assemble_kwargs()))
     assert load_result_file(path).ok

@@ -13,7 +13,7 @@ from rlsys_closure import cli, runner
 from rlsys_closure import preflight as pf
 from rlsys_closure.config import RunSettings, nested_from_overrides, pair_overrides
 
-from pytest_rlsys.resultfile import load_result_file
+from pytest_rlsys.resultfile.loading import load_result_file
 
 
 def test_run_help_describes_the_pair(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,7 @@ from fakes import RELEASE_TIMELINE, FakeClock, FakeNvml, simulate_group
 from rlsys_closure.events import EventRecorder, PhaseError, phase_windows
 from rlsys_closure.sampler import MemorySampler, samples_in
 
-from pytest_rlsys import closure_checks as cc
+from pytest_rlsys.resultfile import checks as cc
 
 
 def _recorder(clock: FakeClock, mb: float = 1000.0, boundary: bool = True,

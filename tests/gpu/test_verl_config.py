@@ -47,7 +47,7 @@ def test_composed_configs_differ_only_in_the_flag(tmp_path) -> None:  # type: ig
 def test_grader_agrees_the_composed_pair_is_paired(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from rlsys_closure.config import compose_pair
 
-    from pytest_rlsys import closure_checks as cc
+    from pytest_rlsys.resultfile import checks as cc
 
     configs = compose_pair(_settings(tmp_path))
     assert cc.config_diff(configs["release"], configs["retain"]) == [cc.FREE_CACHE_ENGINE_PATH]

@@ -16,7 +16,7 @@ from rlsys_closure.config import (
 )
 from rlsys_closure.workload import build_rollout_source, rollout_source_sha256, score
 
-from pytest_rlsys import closure_checks as cc
+from pytest_rlsys.resultfile import checks as cc
 
 
 def _settings(**kw: object) -> RunSettings:

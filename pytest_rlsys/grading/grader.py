@@ -15,14 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_rlsys import battery as battery_module
-from pytest_rlsys import isolation, plaindata
-from pytest_rlsys.battery import FUNCTIONS, Case, build_battery, load_reference, self_check
-from pytest_rlsys.isolation import CallOutcome, ChildSession, Limits
+from pytest_rlsys.grading import battery as battery_module
+from pytest_rlsys.grading import comparison as plaindata
+from pytest_rlsys.grading import isolation
+from pytest_rlsys.grading.battery import FUNCTIONS, Case, build_battery, load_reference, self_check
+from pytest_rlsys.grading.isolation import CallOutcome, ChildSession, Limits
+from pytest_rlsys.grading.rubric import Rubric, assign_points
+from pytest_rlsys.grading.scoring import CaseResult, ScoreReport, battery_fingerprint
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.resources import solution_path
-from pytest_rlsys.rubric import Rubric, assign_points
-from pytest_rlsys.scoring import CaseResult, ScoreReport, battery_fingerprint
 
 # Two timeouts in one function and its remaining cases are not tried again: a submission
 # whose every function hangs is graded in seconds, not case count x timeout.

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from pytest_rlsys import reports
-from pytest_rlsys.engine import Grader, SubmissionPathError, random_seed, read_submission
-from pytest_rlsys.isolation import Limits
+from pytest_rlsys.grading.grader import Grader, SubmissionPathError, random_seed, read_submission
+from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
+from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import default_lang
-from pytest_rlsys.rubric import Rubric, RubricError, load_rubric
-from pytest_rlsys.scoring import CaseResult, ScoreReport
+from pytest_rlsys.outputs import reports
 
 SHOWN_OUTPUT = 2000
 
@@ -30,7 +30,7 @@ class ResultSection:
 
 
 def grade_result(path: Path, rubric: Rubric) -> ResultSection:
-    from pytest_rlsys.result_grading import grade_result_file
+    from pytest_rlsys.resultfile.grading import grade_result_file
 
     grade = grade_result_file(path, points_per_check=rubric.per_check)
     cases = [

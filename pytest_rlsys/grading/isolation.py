@@ -1,6 +1,6 @@
 """Parent side of the isolation boundary: one child interpreter per submission.
 
-The child is started with ``python -I -S -c <_child.py source>`` in its own session and
+The child is started with ``python -I -S -c <child.py source>`` in its own session and
 process group, in a scratch directory, under resource limits, and (when the grader is
 root) as an unprivileged user.  Calls cross as length-prefixed JSON frames on dedicated
 pipes; the child's stdout/stderr go to a third pipe that a drain thread reads into a
@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_rlsys.plaindata import NONPLAIN_MARK
+from pytest_rlsys.grading.comparison import NONPLAIN_MARK
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
-EXIT_CHANNEL_LOST = 87  # _child.py exits with this when its reply fd was closed or replaced
+EXIT_CHANNEL_LOST = 87  # child.py exits with this when its reply fd was closed or replaced
 # Control characters (newlines, ANSI escapes, carriage returns) and bidi/line-separator
 # code points: text from the child is shown in terminals and reports, and must not be
 # able to draw fake lines there (a fake "Points 100/100", a cleared screen).
 _UNSAFE_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_CHILD_SOURCE = (Path(__file__).parent / "_child.py").read_text(encoding="utf-8")
+_CHILD_SOURCE = (Path(__file__).parent / "child.py").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import HIDDEN_NOTE, NOT_IMPLEMENTED, TODO_OF
-from pytest_rlsys.scoring import CaseResult, ScoreReport
 
 LABELS = {
     "en": {"title": "rlsys score", "section": "section", "score": "score", "cases": "cases",

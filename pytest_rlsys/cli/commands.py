@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from pytest_rlsys import reports
+from pytest_rlsys.outputs import reports
 from pytest_rlsys.resources import exercise_path
 
-GRADING_DIR = Path(__file__).resolve().parent / "grading"
+GRADING_DIR = Path(__file__).resolve().parents[1] / "plugin" / "anchor"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,7 +96,7 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
 
 def _grade_row(name: str, path: Path | None, problem: str, seed: int, limits: Any,
                rubric: Any, lang: str) -> dict[str, Any]:
-    from pytest_rlsys.engine import grade_file
+    from pytest_rlsys.grading.grader import grade_file
 
     row: dict[str, Any] = {"submission": name, "seed": seed}
     if path is None:
@@ -121,9 +121,9 @@ def _grade_row(name: str, path: Path | None, problem: str, seed: int, limits: An
 def batch_main(argv: Sequence[str]) -> int:
     from tqdm import tqdm
 
-    from pytest_rlsys.engine import random_seed
+    from pytest_rlsys.grading.grader import random_seed
+    from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
     from pytest_rlsys.messages import default_lang
-    from pytest_rlsys.rubric import Rubric, RubricError, load_rubric
     from pytest_rlsys.settings import SettingError, limits_from, resolve
 
     parser = _Parser(prog="rlsys batch", description=(

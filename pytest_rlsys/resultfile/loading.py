@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_rlsys import schema_registry
+from pytest_rlsys.resultfile import schemas as schema_registry
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_FAMILY = "pt-verl-closure"

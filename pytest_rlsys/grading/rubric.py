@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_rlsys.battery import Case
+from pytest_rlsys.grading.battery import Case
 
 DEFAULT_POINTS: dict[str, dict[str, float]] = {
     "todo1": {"visible": 10.0, "hidden": 20.0},

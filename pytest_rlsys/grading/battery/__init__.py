@@ -23,9 +23,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_rlsys.isolation import CallOutcome
+from pytest_rlsys.grading.comparison import NONPLAIN_MARK, mismatch, numbers_match, show, type_name
+from pytest_rlsys.grading.isolation import CallOutcome
 from pytest_rlsys.messages import Msg, outcome_problem
-from pytest_rlsys.plaindata import NONPLAIN_MARK, mismatch, numbers_match, show, type_name
 from pytest_rlsys.resources import solution_path
 
 FUNCTIONS = ("pipeline_capacity", "transfer_ledger", "evaluate_topology")

@@ -19,8 +19,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from pytest_rlsys.result_grading import ResultGrade, grade_result_file
-from pytest_rlsys.resultfile import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
+from pytest_rlsys.resultfile.grading import ResultGrade, grade_result_file
+from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
 
 _MIB = 1024 * 1024
 

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_rlsys import closure_checks
-from pytest_rlsys.resultfile import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
+from pytest_rlsys.resultfile import checks as closure_checks
+from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
 
 SECTION = "gpu_result"
 

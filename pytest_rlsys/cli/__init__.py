@@ -24,11 +24,11 @@ Run 'rlsys COMMAND --help' for a command's options.
 def _load(command: str) -> Callable[[Sequence[str]], int] | None:
     # Imported lazily so that one broken optional part never breaks the others.
     if command == "validate":
-        from pytest_rlsys.validate_cli import main as validate_main
+        from pytest_rlsys.cli.validate import main as validate_main
 
         return validate_main
     if command == "result":
-        from pytest_rlsys.validate_cli import grade_main
+        from pytest_rlsys.cli.validate import grade_main
 
         return grade_main
     if command == "closure":
@@ -36,7 +36,7 @@ def _load(command: str) -> Callable[[Sequence[str]], int] | None:
 
         return closure_main
     if command in {"grade", "batch", "template", "ledger"}:
-        import pytest_rlsys.commands as commands
+        import pytest_rlsys.cli.commands as commands
 
         handler: Callable[[Sequence[str]], int] = getattr(commands, f"{command}_main")
         return handler

@@ -13,9 +13,9 @@ import pytest
 from pytest_rlsys.settings import HELP, SettingError, limits_from, resolve
 
 if TYPE_CHECKING:
-    from pytest_rlsys.session import GradingSession
+    from pytest_rlsys.plugin.run import GradingSession
 
-ANCHOR_DIR = Path(__file__).resolve().parent / "grading"
+ANCHOR_DIR = Path(__file__).resolve().parent / "anchor"
 ANCHOR = ANCHOR_DIR / "battery.rlsys"
 session_key: pytest.StashKey[GradingSession] = pytest.StashKey()
 
@@ -41,7 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if hasattr(config, "workerinput"):
         raise pytest.UsageError("rlsys grading does not run under xdist workers; drop -n")
-    from pytest_rlsys.session import GradingSession  # kept out of plain pytest runs
+    from pytest_rlsys.plugin.run import GradingSession  # kept out of plain pytest runs
 
     values: dict[str, Any] = {}
     try:

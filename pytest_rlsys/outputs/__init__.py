@@ -1,0 +1,1 @@
+"""Outputs of a grading run: terminal text, score JSON and platform files."""

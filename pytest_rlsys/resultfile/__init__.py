@@ -1,0 +1,1 @@
+"""The result-file path: schema registry, loading, the closure checks and grading."""
