@@ -53,6 +53,9 @@ def outcome_problem(outcome: CallOutcome, section: str) -> tuple[str, Msg]:
         return "error", Msg(outcome.message, f"进程异常结束：{outcome.message}")
     if kind == "missing":
         return "error", Msg(outcome.message, f"缺少函数：{outcome.message}")
+    if kind == "grader_error":
+        return "error", Msg(f"grading could not start: {outcome.message}",
+                            f"评分无法开始（评分器设置问题，不是提交的错误）：{outcome.message}")
     if kind == "load_failed":
         return "error", Msg(f"the submission could not be loaded: {outcome.message}",
                             f"无法加载提交文件：{outcome.message}")

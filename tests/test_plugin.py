@@ -75,10 +75,15 @@ def test_failed_visible_case_shows_input_expected_and_got(pytester: pytest.Pytes
 
 def test_user_tests_and_config_do_not_interfere(pytester: pytest.Pytester,
                                                 reference_source: str) -> None:
-    pytester.makeini("[pytest]\npython_files = check_*.py\naddopts = --strict-markers\n")
+    # The instructor's own config (given with -c, outside the submission's folder tree)
+    # and the learner's test files next to the submission take no part.
+    config = pytester.path / "course"
+    config.mkdir()
+    (config / "pytest.ini").write_text(
+        "[pytest]\npython_files = check_*.py\naddopts = --strict-markers\n", encoding="utf-8")
     _write(pytester, "test_user.py", "def test_user():\n    assert False\n")
     _write(pytester, "check_user.py", "def test_other():\n    assert False\n")
-    result = _grade(pytester, reference_source)
+    result = _grade(pytester, reference_source, "-c", "course/pytest.ini")
     assert result.ret == 0
     from pytest_rlsys.grading.battery import build_battery, load_reference
 

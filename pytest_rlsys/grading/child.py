@@ -49,6 +49,7 @@ _scan_once = _getattr(json.JSONDecoder(), "scan_once")  # the C scanner, bound n
 _MARK = "$rlsys_nonplain"
 _MAX_NODES = 200_000
 _MAX_DEPTH = 64
+_CANARY_BYTES = 16 << 20
 _EXIT_CHANNEL_LOST = 87  # the parent reads this status as "the reply channel was broken"
 
 
@@ -282,7 +283,16 @@ def main() -> None:
     _not_dumpable()
     sys.setrecursionlimit(hello.get("recursion_limit", 1000))
     max_bytes = hello.get("max_frame_bytes", 16 * 1024 * 1024)
-    loaded = _load(hello)
+    try:
+        # The grader's own limits must leave room to work; if they do not, that is the
+        # instructor's setting, reported before any learner code runs.
+        _room = bytearray(_CANARY_BYTES)
+        del _room
+    except _MemoryError:
+        loaded: dict[str, Any] = {"ok": False, "stage": "limits", "error": {
+            "type": "MemoryError", "message": "the address-space limit leaves no room"}}
+    else:
+        loaded = _load(hello)
     module = loaded.pop("module", None)
     _flush()
     _reply(reply_fd, loaded, max_bytes)

@@ -6,10 +6,13 @@ Nothing here imports pytest.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import functools
 import hashlib
+import os
 import secrets
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +20,7 @@ from pathlib import Path
 
 from pytest_rlsys.grading import battery as battery_module
 from pytest_rlsys.grading import comparison as plaindata
-from pytest_rlsys.grading import isolation
+from pytest_rlsys.grading import isolation, private
 from pytest_rlsys.grading.battery import FUNCTIONS, Case, build_battery, load_reference, self_check
 from pytest_rlsys.grading.isolation import CallOutcome, ChildSession, Limits
 from pytest_rlsys.grading.rubric import Rubric, assign_points
@@ -35,27 +38,93 @@ NOT_REACHED = Msg("not run (deselected or stopped early)", "未运行（被取�
 
 
 class SubmissionPathError(ValueError):
-    """The submission path is unusable (missing, a directory, unreadable)."""
+    """The submission cannot be graded from this path.
+
+    ``usage`` is True when there is nothing to grade at all (no such path, a directory):
+    a usage error of whoever typed the path.  Otherwise the file was refused (a symbolic
+    link, a FIFO or device, too big, unreadable): that is graded as 0 with the reason."""
+
+    def __init__(self, message: str, usage: bool = False) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 def random_seed() -> int:
     return secrets.randbelow(2**31)
 
 
+def _linked_folder(path: Path) -> str | None:
+    """The first folder on ``path`` (as given) that is a symbolic link, if any."""
+    current = Path()
+    for part in path.parts[:-1]:
+        current = current / part
+        if str(current) == current.anchor:
+            continue
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return str(current)
+        except OSError:
+            return None
+    return None
+
+
 def read_submission(path: Path) -> bytes:
-    if not path.exists():
-        raise SubmissionPathError(f"{path}: no such file")
-    if path.is_dir():
-        raise SubmissionPathError(f"{path} is a directory; give the path of your .py file")
+    """Read a submission as the grader (often root) without trusting its folder.
+
+    Only a regular file is read: no symbolic link is followed (neither the file nor a
+    folder on its path), a FIFO or device is refused before it is opened for reading (and
+    it is opened non-blocking in case it was swapped in between), and at most
+    ``MAX_SUBMISSION_BYTES`` + 1 bytes are read."""
     try:
-        size = path.stat().st_size
-        if size > MAX_SUBMISSION_BYTES:
-            raise SubmissionPathError(
-                f"{path} is {size} bytes; a submission may be at most "
-                f"{MAX_SUBMISSION_BYTES // 1024 // 1024} MiB of Python source")
-        return path.read_bytes()
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise SubmissionPathError(f"{path}: no such file", usage=True) from None
     except OSError as exc:
         raise SubmissionPathError(f"{path}: cannot be read ({exc.strerror})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise SubmissionPathError(f"{path} is a directory; give the path of your .py file",
+                                  usage=True)
+    if stat.S_ISLNK(info.st_mode):
+        raise SubmissionPathError(f"{path} is a symbolic link; the grader reads only a "
+                                  "regular file: submit the .py file itself")
+    if not stat.S_ISREG(info.st_mode):
+        raise SubmissionPathError(f"{path} is not a regular file (a FIFO, device or socket); "
+                                  "submit the .py file itself")
+    linked = _linked_folder(path)
+    if linked is not None:
+        raise SubmissionPathError(f"{path}: the folder {linked} is a symbolic link; the "
+                                  "grader follows no links: give the real path")
+    too_big = SubmissionPathError(
+        f"{path} is over {MAX_SUBMISSION_BYTES // 1024 // 1024} MiB; a submission may be at "
+        f"most {MAX_SUBMISSION_BYTES // 1024 // 1024} MiB of Python source")
+    if info.st_size > MAX_SUBMISSION_BYTES:
+        raise too_big
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise SubmissionPathError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (
+                info.st_dev, info.st_ino):
+            raise SubmissionPathError(f"{path} changed while it was being opened; "
+                                      "submit the .py file itself")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_SUBMISSION_BYTES:
+            chunk = os.read(fd, MAX_SUBMISSION_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_SUBMISSION_BYTES:
+            raise too_big
+        return b"".join(chunks)
+    except OSError as exc:
+        raise SubmissionPathError(f"{path}: cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -91,8 +160,12 @@ class Grader:
     limits: Limits = field(default_factory=Limits)
     rubric: Rubric = field(default_factory=Rubric)
     lang: str = "en"
+    # Why the file was refused before reading (a link, a FIFO...): every case fails with it.
+    refusal: str | None = None
 
     def __post_init__(self) -> None:
+        if self.limits.child_user is not None:
+            private.protect_private_files()  # as root: the child must not read the reference
         prepared = prepare_battery(self.seed)
         self.cases: list[Case] = list(prepared.cases)
         self.by_id = {c.id: c for c in self.cases}
@@ -113,6 +186,8 @@ class Grader:
                 f"{exc.start}); save it as UTF-8")
         if "\x00" in self.source:
             self.decode_error = "the file contains NUL bytes; is it really a Python file?"
+        if self.refusal is not None:
+            self.decode_error = self.refusal
         self.battery_sha256 = prepared.sha256
         self.submission_sha256 = hashlib.sha256(self.data).hexdigest()
 
@@ -141,35 +216,48 @@ class Grader:
         return None
 
     def run_case(self, case_id: str) -> CaseResult:
-        """Run one case (once; later calls return the stored result)."""
+        """Run one case (once; later calls return the stored result).  A fault of the
+        grader itself scores the case 0 as an error, never shows the case's data."""
         if case_id in self.results:
             return self.results[case_id]
         case = self.by_id[case_id]
         if self.started is None:
             self.started = time.monotonic()
+        try:
+            result = self._run_case(case)
+        except Exception as exc:
+            self.notes.append(f"internal grader error in case {case.id}: {type(exc).__name__}")
+            result = self._result(case, "error", Msg(
+                f"the grader failed while checking this case ({type(exc).__name__}); "
+                "it scores 0 and the error is recorded for the instructor",
+                f"评分器在检查此用例时出错（{type(exc).__name__}）；此用例记 0 分，"
+                "错误已记录给教师"))
+        self.results[case_id] = result
+        return result
+
+    def _run_case(self, case: Case) -> CaseResult:
         began = time.monotonic()
         skip = self._skip_reason(case)
         if skip is not None:
             status, msg = skip
-            result = self._result(case, status, msg)
-        elif self.decode_error is not None:
+            return self._result(case, status, msg)
+        if self.decode_error is not None:
             outcome = CallOutcome("load_failed", message=self.decode_error)
-            result = self._judge(case, [outcome for _ in case.calls], began)
-        else:
-            outcomes: list[CallOutcome] = []
-            session = self._session()
-            for call in case.calls:
-                outcome = session.call(call.func, list(call.args), dict(call.kwargs))
-                outcomes.append(outcome)
-                if outcome.kind == "timeout":
-                    self.timeouts[call.func] = self.timeouts.get(call.func, 0) + 1
-                if outcome.kind not in ("returned", "raised"):
-                    # Later calls of this case are not made; the check sees the failure.
-                    outcomes += [outcome] * (len(case.calls) - len(outcomes))
-                    break
-            result = self._judge(case, outcomes, began)
-        self.results[case_id] = result
-        return result
+            return self._judge(case, [outcome for _ in case.calls], began)
+        outcomes: list[CallOutcome] = []
+        session = self._session()
+        for call in case.calls:
+            outcome = session.call(call.func, list(call.args), dict(call.kwargs))
+            outcomes.append(outcome)
+            if outcome.kind == "timeout":
+                self.timeouts[call.func] = self.timeouts.get(call.func, 0) + 1
+            if outcome.kind not in ("returned", "raised"):
+                # Later calls of this case are not made; the check sees the failure.
+                outcomes += [outcome] * (len(case.calls) - len(outcomes))
+                break
+        if case.visibility == "hidden":
+            outcomes = [hidden_outcome(o) for o in outcomes]
+        return self._judge(case, outcomes, began)
 
     def _judge(self, case: Case, outcomes: list[CallOutcome], began: float) -> CaseResult:
         verdict = case.check(outcomes)
@@ -232,6 +320,36 @@ class Grader:
         return self.session.output() if self.session else ""
 
 
+# Exception names a hidden-case message may show: the builtin ones.  Any other class name
+# is the submission's own text (it could spell out the call's arguments), so it is shown
+# only as "an exception of the submission's own class".
+BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
+                               if isinstance(obj, type) and issubclass(obj, BaseException))
+OWN_EXCEPTION = "an exception of the submission's own class"
+OWN_OBJECT = "object of the submission's own class"
+
+
+def _hide_types(value: object) -> object:
+    """``value`` with every non-plain stand-in's type name replaced by a fixed word."""
+    if type(value) is dict:
+        if plaindata.NONPLAIN_MARK in value:
+            return {plaindata.NONPLAIN_MARK: OWN_OBJECT}
+        return {k: _hide_types(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_hide_types(v) for v in value]
+    return value
+
+
+def hidden_outcome(outcome: CallOutcome) -> CallOutcome:
+    """What a hidden case's check may see of an outcome: no text of the submission's (its
+    exception message, its class names), so no message can carry the hidden inputs out."""
+    exc_type = outcome.exc_type if outcome.exc_type in BUILTIN_EXCEPTIONS else (
+        OWN_EXCEPTION if outcome.exc_type else "")
+    return dataclasses.replace(
+        outcome, exc_type=exc_type, message="" if outcome.kind == "raised" else outcome.message,
+        value=_hide_types(outcome.value))
+
+
 def _redact(message: str) -> str:
     """Drop values from a hidden case's message: the JSON path or exception type stays."""
     if message.startswith("$"):
@@ -242,10 +360,37 @@ def _redact(message: str) -> str:
     return message
 
 
+def open_grader(path: Path, seed: int | None = None, limits: Limits | None = None,
+                rubric: Rubric | None = None, lang: str = "en") -> Grader:
+    """A Grader for ``path``.  A refused file (a link, a FIFO, too big) gives a Grader whose
+    every case fails with the reason, so it is graded 0 and reported like any other; only
+    a path with nothing to grade (missing, a directory) raises SubmissionPathError."""
+    refusal: str | None = None
+    try:
+        data = read_submission(path)
+    except SubmissionPathError as exc:
+        if exc.usage:
+            raise
+        data, refusal = b"", str(exc)
+    return Grader(path, data, random_seed() if seed is None else seed, limits or Limits(),
+                  rubric or Rubric(), lang, refusal=refusal)
+
+
 def grade_file(path: Path, seed: int | None = None, limits: Limits | None = None,
                rubric: Rubric | None = None, lang: str = "en") -> ScoreReport:
     """Grade one file end to end (the CLI and batch use this)."""
-    grader = Grader(path, read_submission(path), random_seed() if seed is None else seed,
-                    limits or Limits(), rubric or Rubric(), lang)
+    grader = open_grader(path, seed, limits, rubric, lang)
     grader.run_all()
     return grader.report()
+
+
+def zero_report(path: Path, reason: str, seed: int | None = None,
+                rubric: Rubric | None = None, lang: str = "en") -> ScoreReport:
+    """The report of a submission that could not be graded at all: every case 0, with the
+    reason, so that platforms still show a grade and an explanation."""
+    grader = Grader(path, b"", random_seed() if seed is None else seed, Limits(),
+                    rubric or Rubric(), lang, refusal=reason)
+    grader.run_all()
+    report = grader.report()
+    report.submission_sha256 = None
+    return report

@@ -16,6 +16,7 @@ import json
 import os
 import pwd
 import re
+import secrets
 import selectors
 import shutil
 import signal
@@ -28,14 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_rlsys.grading import leftovers
 from pytest_rlsys.grading.comparison import NONPLAIN_MARK
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 EXIT_CHANNEL_LOST = 87  # child.py exits with this when its reply fd was closed or replaced
-# Control characters (newlines, ANSI escapes, carriage returns) and bidi/line-separator
-# code points: text from the child is shown in terminals and reports, and must not be
-# able to draw fake lines there (a fake "Points 100/100", a cleared screen).
-_UNSAFE_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _CHILD_SOURCE = (Path(__file__).parent / "child.py").read_text(encoding="utf-8")
 
 
@@ -58,7 +56,8 @@ class Limits:
 
 
 OutcomeKind = Literal[
-    "returned", "raised", "timeout", "crashed", "protocol", "load_failed", "missing"
+    "returned", "raised", "timeout", "crashed", "protocol", "load_failed", "missing",
+    "grader_error",  # the grader's own settings stopped the call, not the submission
 ]
 
 
@@ -90,20 +89,29 @@ class ProtocolError(Exception):
     pass
 
 
-def _escape(match: re.Match[str]) -> str:
-    return ascii(match.group())[1:-1]
+def _escaped(text: str) -> str:
+    """Every character that is not printable (``str.isprintable``: control and format
+    characters, zero-width and bidi marks, lone surrogates, noncharacters, unassigned
+    code points, line separators, spaces other than ' ') shown as a ``\\uXXXX`` escape.
+    What remains is valid UTF-8, valid XML text, and cannot move a terminal's cursor."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+_SPACE_RUN = re.compile(" {2,}")
 
 
 def clean_text(text: str, limit: int = 500) -> str:
-    """Child-supplied text made safe to print: one line, no escapes, at most ``limit``."""
-    return _UNSAFE_TEXT.sub(_escape, text[:limit])
+    """Child-supplied text made safe to print: one line, nothing invisible, runs of spaces
+    collapsed (padding cannot push text onto a fake line of its own), at most ``limit``."""
+    return _SPACE_RUN.sub(" ", _escaped(text[:limit]))
 
 
 def clean_output(text: str) -> str:
-    """Captured output made safe to print: lines and tabs stay, every other control
-    character (ANSI escapes, carriage returns, bidi overrides) is shown escaped."""
-    return "\n".join(_UNSAFE_TEXT.sub(_escape, line).replace("\\t", "\t")
-                     for line in text.split("\n"))
+    """Captured output made safe to print: lines and tabs stay, every other non-printable
+    character (ANSI escapes, carriage returns, bidi overrides, surrogates) is escaped."""
+    return "\n".join(_escaped(line.replace("\t", "    ")) for line in text.split("\n"))
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -193,13 +201,19 @@ class ChildIdentity:
     uid: int
     gid: int
     name: str
+    fresh: bool = False  # a uid of its own: whatever it owns afterwards is removed
 
 
-# "auto": a fresh uid per child from a range no account uses, so that children of graders
-# running side by side (rlsys batch) cannot signal or read one another.
+# "auto": a fresh uid per child, from a range no account uses, so that children of graders
+# running side by side (rlsys batch) cannot signal or read one another.  One process never
+# hands out the same uid twice: a counter from a random start walks the whole range
+# (about 2.4e9 uids), so submission k + 1000 cannot find what submission k left.
 EPHEMERAL_UID_BASE = 1_900_000_000
+_UID_SPAN = 2**32 - 2 - EPHEMERAL_UID_BASE  # 2**32 - 1 is (uid_t) -1
+_uid_start = secrets.randbelow(_UID_SPAN)
 _uid_counter = itertools.count()
 _uid_lock = threading.Lock()
+allocated_uids: list[int] = []  # every fresh uid this process used (tests check only these)
 
 
 def _ephemeral_identity() -> ChildIdentity:
@@ -210,11 +224,15 @@ def _ephemeral_identity() -> ChildIdentity:
     while True:
         with _uid_lock:
             serial = next(_uid_counter)
-        uid = EPHEMERAL_UID_BASE + (os.getpid() % 100_000) * 1000 + serial % 1000
+            if serial >= _UID_SPAN:  # pragma: no cover - billions of children
+                raise RuntimeError("no fresh uid left for this grading process")
+            uid = EPHEMERAL_UID_BASE + (_uid_start + serial) % _UID_SPAN
         try:
             pwd.getpwuid(uid)
         except KeyError:
-            return ChildIdentity(uid, gid, "a fresh unprivileged uid")
+            with _uid_lock:
+                allocated_uids.append(uid)
+            return ChildIdentity(uid, gid, "a fresh unprivileged uid", fresh=True)
 
 
 def child_identity(name: str | None) -> ChildIdentity | None:
@@ -264,6 +282,30 @@ def child_interpreter(user: ChildIdentity | None) -> str | None:
     return found
 
 
+_IPC_WRAPPER: list[str] | None = None
+_IPC_PROBED = False
+
+
+def ipc_namespace_wrapper() -> list[str]:
+    """``unshare --ipc`` when this kernel lets the grader (root) create a private System V
+    IPC namespace: the child's shared memory, semaphores and message queues then vanish
+    with it.  Empty when not available (the uid sweep in ``leftovers`` still applies)."""
+    global _IPC_WRAPPER, _IPC_PROBED
+    if _IPC_PROBED:
+        return _IPC_WRAPPER or []
+    _IPC_PROBED = True
+    tool = shutil.which("unshare", path="/usr/bin:/bin:/usr/sbin:/sbin")
+    if tool is not None and os.geteuid() == 0:
+        try:
+            done = subprocess.run([tool, "--ipc", "-G", "65534", "-S", "65534", "--", "true"],
+                                  capture_output=True, timeout=10, check=False)
+            if done.returncode == 0:
+                _IPC_WRAPPER = [tool, "--ipc"]
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return _IPC_WRAPPER or []
+
+
 class ChildSession:
     """A child interpreter holding the submission, restarted after any failure."""
 
@@ -297,15 +339,22 @@ class ChildSession:
         out_r, out_w = os.pipe()
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8",
                "HOME": self.scratch, "TMPDIR": self.scratch}
+        command = [self.interpreter or sys.executable, "-I", "-S", "-c", _CHILD_SOURCE,
+                   str(rep_w)]
+        user = self.user
+        wrapper = ipc_namespace_wrapper() if user else []
+        if user and wrapper:
+            # unshare enters the new IPC namespace as root, then drops to the child's
+            # uid/gid (and clears supplementary groups) before running Python.
+            command = [*wrapper, "-G", str(user.gid), "-S", str(user.uid), "--", *command]
         try:
             self.proc = subprocess.Popen(
-                [self.interpreter or sys.executable, "-I", "-S", "-c", _CHILD_SOURCE,
-                 str(rep_w)],
+                command,
                 stdin=req_r, stdout=out_w, stderr=out_w, pass_fds=(rep_w,),
                 cwd=self.scratch, env=env, start_new_session=True, close_fds=True,
-                user=self.user.uid if self.user else None,
-                group=self.user.gid if self.user else None,
-                extra_groups=[] if self.user else None,
+                user=user.uid if user and not wrapper else None,
+                group=user.gid if user and not wrapper else None,
+                extra_groups=[] if user and not wrapper else None,
             )
         finally:
             for fd in (req_r, rep_w, out_w):
@@ -316,7 +365,8 @@ class ChildSession:
         self.drain.start()
 
     def kill(self) -> None:
-        """Kill the child's whole process group and collect everything it left."""
+        """Kill the child's whole process group and collect everything it left.  Never
+        raises and is bounded in time: cleanup cannot stop a grade from being recorded."""
         proc = self.proc
         if proc is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -334,8 +384,11 @@ class ChildSession:
             self.drain.join(timeout=2)
             self._outputs.append(self.drain.text())
             self.drain = None
+        if self.user is not None and self.user.fresh and proc is not None:
+            # Processes that escaped the group, IPC objects, files in /tmp and /dev/shm.
+            leftovers.clean_uid(self.user.uid)
         if self.scratch:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            leftovers.remove_tree(self.scratch)
             self.scratch = None
         self.proc = None
 
@@ -407,7 +460,9 @@ class ChildSession:
         self._spawn()
         lim = self.limits
         hello = {
-            "source": self.source, "filename": self.filename, "functions": self.functions,
+            # Only the file's name: the child learns nothing of the folders around it.
+            "source": self.source, "filename": os.path.basename(self.filename),
+            "functions": self.functions,
             "recursion_limit": lim.recursion_limit, "max_frame_bytes": MAX_FRAME_BYTES,
             "limits": {
                 "address_space_bytes": lim.address_space_mb * 1024 * 1024,
@@ -456,6 +511,12 @@ class ChildSession:
 
     def call(self, func: str, args: list[Any], kwargs: dict[str, Any]) -> CallOutcome:
         load = self.ensure_loaded()
+        if not load.ok and load.stage == "limits":
+            return CallOutcome("grader_error", message=(
+                "the grader's address-space limit "
+                f"({self.limits.address_space_mb} MiB) is too low to start the submission's "
+                "process; this is the instructor's setting (--rlsys-memory-mb, default "
+                "1024), not a fault of the submission"))
         if not load.ok:
             return CallOutcome("load_failed", message=load.message)
         if not load.functions.get(func, False):

@@ -4,6 +4,9 @@ The logic lives in pure modules: engine (running), reports (outputs), settings."
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +44,16 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if hasattr(config, "workerinput"):
         raise pytest.UsageError("rlsys grading does not run under xdist workers; drop -n")
+    if submission:
+        foreign = foreign_files(config, config.invocation_params.dir / submission)
+        if foreign:
+            raise pytest.UsageError(
+                f"--rlsys-submission: pytest read {foreign[0]} from the submission's folder "
+                "or a folder above it, so the learner could have written it (config, "
+                "conftest.py or a module on the path); nothing there may take part in "
+                "grading. Grade with `rlsys grade FILE`, which ignores every folder's pytest "
+                "configuration, or keep the submission outside the folder tree of any "
+                "pytest configuration.")
     from pytest_rlsys.plugin.run import GradingSession  # kept out of plain pytest runs
 
     values: dict[str, Any] = {}
@@ -71,6 +84,46 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args[:] = []
     config.args.append(str(ANCHOR_DIR))
     config.pluginmanager.register(grading, "rlsys-grading")
+
+
+def _related(folder: Path, other: Path) -> bool:
+    """Whether ``other`` is ``folder``, inside it, or one of the folders above it."""
+    return other == folder or folder in other.parents or other in folder.parents
+
+
+def _configures_pytest(inipath: Path) -> bool:
+    """A pyproject.toml without a pytest table only marks the rootdir; anything else
+    pytest took as its config file is config."""
+    if inipath.name != "pyproject.toml":
+        return True
+    try:
+        with inipath.open("rb") as fh:
+            tool = tomllib.load(fh).get("tool", {})
+    except (OSError, ValueError):
+        return True
+    return isinstance(tool, dict) and "pytest" in tool
+
+
+def foreign_files(config: pytest.Config, submission: Path) -> list[str]:
+    """Files pytest took part of its setup from (ini file, conftest modules, plugins
+    imported from files, ``pythonpath`` entries) that lie in the submission's folder, below
+    it or above it: a learner who controls that folder controls them."""
+    folder = Path(os.path.abspath(submission)).parent
+    candidates: list[Path] = []
+    if config.inipath is not None and _configures_pytest(config.inipath):
+        candidates.append(config.inipath)
+    for plugin in config.pluginmanager.get_plugins():
+        file = getattr(plugin, "__file__", None)
+        if isinstance(file, str):
+            candidates.append(Path(file))
+    with contextlib.suppress(ValueError, KeyError):
+        candidates += [Path(p) / "_" for p in config.getini("pythonpath")]
+    found = []
+    for candidate in candidates:
+        where = Path(os.path.abspath(candidate)).parent
+        if _related(folder, where) and "site-packages" not in where.parts:
+            found.append(str(candidate))
+    return found
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -116,6 +169,12 @@ class CaseItem(pytest.Item):
                      style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
             return str(excinfo.value)
+        grading = self.config.stash.get(session_key, None)
+        if grading is None or grading.is_hidden(self.name):
+            # A harness fault on a hidden case: its traceback (and, with -l, its locals)
+            # would show the hidden inputs, so only the exception's type is shown.
+            return (f"internal grader error ({type(excinfo.value).__name__}) on a hidden "
+                    "case; it scores 0")
         return super().repr_failure(excinfo)  # a harness bug: show it in full
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rlsys.grading.grader import Grader, SubmissionPathError, random_seed, read_submission
+from pytest_rlsys.grading.grader import Grader, SubmissionPathError, open_grader, zero_report
 from pytest_rlsys.grading.isolation import Limits
 from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
@@ -56,6 +56,19 @@ def _check_output(flag: str, path: Path) -> None:
         raise ValueError(f"--rlsys-{flag}: folder {path.parent} does not exist")
 
 
+def write_outputs(outputs: dict[str, Path], report: ScoreReport, lang: str) -> list[str]:
+    """Write every requested output; the problems, one line each (never raises)."""
+    errors: list[str] = []
+    for name, path in outputs.items():
+        try:
+            reports.write_atomic(path, reports.render(name, report, lang))
+        except OSError as exc:
+            errors.append(f"could not write --rlsys-{name} {path}: {exc.strerror or exc}")
+        except Exception as exc:  # a renderer fault must not cost the other outputs
+            errors.append(f"could not render --rlsys-{name}: {type(exc).__name__}: {exc}")
+    return errors
+
+
 @dataclass(eq=False)  # registered as a plugin object, so it must stay hashable
 class GradingSession:
     grader: Grader | None
@@ -79,11 +92,13 @@ class GradingSession:
         grader = None
         if submission is not None:
             try:
-                data = read_submission(submission)
+                grader = open_grader(submission, seed, limits, rubric_obj, lang)
             except SubmissionPathError as exc:
-                raise ValueError(f"--rlsys-submission: {exc}") from None
-            grader = Grader(submission, data, random_seed() if seed is None else seed, limits,
-                            rubric_obj, lang)
+                # Nothing to grade, but the platform still gets a grade of 0 and the reason.
+                message = f"--rlsys-submission: {exc}"
+                write_outputs(outputs, zero_report(submission, message, seed, rubric_obj,
+                                                   lang), lang)
+                raise ValueError(message) from None
         section = None
         if result is not None:
             if not result.exists():
@@ -101,6 +116,10 @@ class GradingSession:
         if self.result is not None:
             out += [(c.id, c.max_cents / 100) for c in self.result.cases]
         return out
+
+    def is_hidden(self, case_id: str) -> bool:
+        case = self.grader.by_id.get(case_id) if self.grader is not None else None
+        return case is not None and case.visibility == "hidden"
 
     def backstop_seconds(self) -> float:
         """Longest any one case may take before pytest-timeout calls it a harness hang."""
@@ -123,7 +142,10 @@ class GradingSession:
 
     def close(self) -> None:
         if self.grader is not None:
-            self.grader.close()
+            try:
+                self.grader.close()
+            except Exception as exc:  # cleanup never stops the reports from being written
+                self.write_errors.append(f"cleanup after the submission failed: {exc!r}")
 
     # -- hooks ------------------------------------------------------------------------
     def build_report(self) -> ScoreReport:
@@ -142,12 +164,7 @@ class GradingSession:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.close()  # every process of the submission is gone before anything is written
         self.final = self.build_report()
-        for name, path in self.outputs.items():
-            try:
-                reports.write_atomic(path, reports.render(name, self.final, self.lang))
-            except OSError as exc:
-                self.write_errors.append(f"could not write --rlsys-{name} {path}: "
-                                         f"{exc.strerror or exc}")
+        self.write_errors += write_outputs(self.outputs, self.final, self.lang)
         if self.write_errors:
             # A grade that was not recorded must not look like a normal run.
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

@@ -7,7 +7,23 @@ import threading
 import time
 
 FORGED = json.dumps({"score": 100, "max_score": 100, "forged": True})
-HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _submission_folder():
+    """The grader tells the child only the file's name; its folder is read off the
+    grader's command line (world-readable in /proc), as a real attacker would."""
+    try:
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
+            argv = [arg.decode(errors="replace") for arg in handle.read().split(b"\0")]
+    except OSError:
+        argv = []
+    for flag, value in zip(argv, argv[1:]):
+        if flag == "--rlsys-submission":
+            return os.path.dirname(os.path.abspath(value))
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+HERE = _submission_folder()
 
 
 def _report_paths():
