@@ -47,7 +47,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "subs"
-        folder.mkdir()
+        folder.mkdir(mode=0o700)  # as root, batch refuses a folder others can read
         corpus(folder, args.count)
         one = run_batch(folder, 1, Path(tmp) / "one.csv")
         two = run_batch(folder, 2, Path(tmp) / "two.csv")

@@ -40,7 +40,7 @@ def test_grade_ignores_the_users_pytest_config(tmp_path: Path,
 def test_batch_grades_a_folder_and_survives_broken_submissions(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     subs = tmp_path / "subs"
-    subs.mkdir()
+    subs.mkdir(mode=0o700)  # as root, batch refuses a class folder others can read
     (subs / "alice.py").write_text(solution_path().read_text(encoding="utf-8"))
     (subs / "bob.py").write_text(exercise_path().read_text(encoding="utf-8"))
     (subs / "carol.py").write_bytes(b"\xff\xfe not utf-8")

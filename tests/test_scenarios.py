@@ -35,15 +35,19 @@ import shutil
 import stat
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_rlsys.grading import isolation
+from pytest_rlsys.grading import leftovers as leftovers_module
 from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.grading.isolation import Limits
 from pytest_rlsys.grading.scoring import ScoreReport
+from pytest_rlsys.outputs import reports
 
 REPO = Path(__file__).parents[1]
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -206,6 +210,58 @@ def check_report(report: ScoreReport, expected: dict[str, Any]) -> None:
         assert cases and all(c.not_implemented for c in cases), name
     for case in report.cases:
         assert not UNSAFE.search(case.message), f"{case.id}: unsafe text {case.message!r}"
+        assert case.message.isprintable(), f"{case.id}: unprintable text {case.message!r}"
+    for fragment in expected.get("hidden_messages_exclude", []):
+        leaks = [(c.id, c.message) for c in report.cases
+                 if c.visibility == "hidden" and fragment in c.message]
+        assert not leaks, f"hidden cases show the submission's own text: {leaks[:3]}"
+    check_outputs(report)
+
+
+def check_outputs(report: ScoreReport) -> None:
+    """Every output renders, is valid UTF-8, and parses (JSON, XML), whatever the text."""
+    for kind in ("report", "gradescope", "prairielearn", "classroom", "junit"):
+        text = reports.render(kind, report, "en")
+        text.encode("utf-8")  # no lone surrogate survived
+        if kind == "junit":
+            ET.fromstring(text.encode("utf-8"))
+        else:
+            json.loads(text)
+    for line in reports.terminal_lines(report, "en"):
+        assert line.isprintable() or "\t" in line, repr(line)
+
+
+def scratch_left(made: list[str], seconds: float = 60.0) -> list[str]:
+    """This run's own scratch folders that still exist once a removal running in the
+    background (a huge tree) has had ``seconds`` to finish."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = [p for p in made if os.path.lexists(p)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.2)
+
+
+def owned_leftovers(uids: list[int]) -> list[str]:
+    """System V IPC objects and files in the world-writable folders owned by ``uids``."""
+    found = []
+    for kind in ("shm", "sem", "msg"):
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        header = lines[0].split() if lines else []
+        for line in lines[1:]:
+            row = dict(zip(header, line.split(), strict=False))
+            if {int(row.get("uid", -1)), int(row.get("cuid", -1))} & set(uids):
+                found.append(f"{kind} {line.split()[1]}")
+    for folder in leftovers_module.WORLD_WRITABLE:
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(folder):
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_uid in uids:
+                        found.append(entry.path)
+    return found
 
 
 @pytest.mark.parametrize("name", list(scenario_params()))
@@ -214,10 +270,18 @@ def test_scenario(name: str) -> None:
     require_environment(expected)
     uid = uid_of_child(expected)
     assert not leftovers(uid), "processes were already left over before this scenario"
+    scratch_mark = len(leftovers_module.scratch_made)
+    uid_mark = len(isolation.allocated_uids)
     started = time.monotonic()
     report = grade_file(submission_path(name), seed=SEED, limits=limits_for(expected))
     elapsed = time.monotonic() - started
     check_report(report, expected)
+    if expected.get("no_scratch_left"):
+        assert not scratch_left(leftovers_module.scratch_made[scratch_mark:])
+    if expected.get("nothing_owned_left"):
+        uids = isolation.allocated_uids[uid_mark:]
+        assert uids, "the child did not run under a fresh uid"
+        assert not owned_leftovers(uids), owned_leftovers(uids)
     if "max_seconds" in expected:
         assert elapsed < expected["max_seconds"], f"grading took {elapsed:.1f} s"
     assert not wait_for_no_leftovers(uid if expected.get("no_survivors") else None)
@@ -233,6 +297,9 @@ def test_corpus_covers_the_issue() -> None:
         "recursion_crash", "base_exceptions", "signals_to_self", "syntax_error", "not_utf8",
         "missing_functions", "slow_but_correct", "monkeypatch_harness", "hidden_info",
         "mutates_inputs", "huge_results", "stop_self",
+        # trust, round 2
+        "text_unencodable", "deep_scratch", "ipc_leftovers", "huge_ints",
+        "hidden_type_names", "reference_thief",
     }
     assert required <= set(scenario_names())
     for name in scenario_names():

@@ -55,7 +55,7 @@ def grade_main(argv: Sequence[str]) -> int:
 
     here = Path.cwd()
     pytest_args = ["-c", str(GRADING_DIR / "pytest.ini"), "--rootdir", str(GRADING_DIR),
-                   "-p", "no:cacheprovider", "-q" if not args.verbose else "-v",
+                   "-p", "no:cacheprovider", "--noconftest", "-q" if not args.verbose else "-v",
                    "--rlsys-submission", str(here / args.submission)]
     for name in ("result", "report", "gradescope", "prairielearn", "junit", "classroom",
                  "rubric"):
@@ -82,10 +82,18 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith("."):
             continue
+        if entry.is_symlink():
+            # Never followed: a link could point at the reference or a classmate's work.
+            if entry.suffix == ".py" or entry.is_dir():
+                found.append((entry.name, entry, ""))  # graded 0 with the reason
+            continue
         if entry.is_file() and entry.suffix == ".py":
             found.append((entry.name, entry, ""))
         elif entry.is_dir():
-            files = sorted(p for p in entry.rglob("*.py") if not p.name.startswith("."))
+            files = sorted(Path(root) / name
+                           for root, _, names in os.walk(entry)  # links not followed
+                           for name in names
+                           if name.endswith(".py") and not name.startswith("."))
             if len(files) == 1:
                 found.append((entry.name, files[0], ""))
             else:
@@ -140,6 +148,12 @@ def batch_main(argv: Sequence[str]) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
         sys.stderr.write(f"rlsys batch: {folder} is not a folder of submissions\n")
+        return 2
+    from pytest_rlsys.grading.private import check_folder_private
+
+    problem = check_folder_private(folder)
+    if problem is not None:  # as root: children must not read their classmates' files
+        sys.stderr.write(f"rlsys batch: {problem}\n")
         return 2
     if args.jobs < 1:
         sys.stderr.write("rlsys batch: --jobs must be at least 1\n")

@@ -332,6 +332,7 @@ class ChildSession:
     # -- life cycle -------------------------------------------------------------------
     def _spawn(self) -> None:
         self.scratch = tempfile.mkdtemp(prefix="rlsys-child-")
+        leftovers.scratch_made.append(self.scratch)
         if self.user:
             os.chown(self.scratch, self.user.uid, self.user.gid)
         req_r, req_w = os.pipe()

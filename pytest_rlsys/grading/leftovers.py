@@ -17,16 +17,16 @@ import shutil
 import signal
 import stat
 import subprocess
+import threading
 from pathlib import Path
 
-__all__ = ["WORLD_WRITABLE", "clean_uid", "remove_tree"]
+__all__ = ["WORLD_WRITABLE", "clean_uid", "remove_tree", "scratch_made"]
 
 # Where an unprivileged uid can create files on an ordinary Linux system.
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
 _IPC_RMID = 0
-# Removals that ran past their time limit keep running in the background (a tree of
-# millions of files); they are kept here so they are reaped rather than left as zombies.
-_background: list[subprocess.Popen[bytes]] = []
+# Every scratch folder handed to a child, in order (tests check that their own are gone).
+scratch_made: list[str] = []
 
 
 def remove_tree(path: str, timeout_s: float = 5.0) -> None:
@@ -35,7 +35,6 @@ def remove_tree(path: str, timeout_s: float = 5.0) -> None:
     ``shutil.rmtree`` recurses in Python (a 3,000-level chain raises RecursionError) and
     cannot be stopped; ``rm -rf`` walks iteratively and, past the time limit, finishes in
     the background while grading goes on."""
-    _background[:] = [p for p in _background if p.poll() is None]
     with contextlib.suppress(OSError):
         if not os.path.lexists(path):
             return
@@ -53,7 +52,8 @@ def remove_tree(path: str, timeout_s: float = 5.0) -> None:
     try:
         proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        _background.append(proc)
+        # Finishes in the background; a daemon thread reaps it, so no zombie is left.
+        threading.Thread(target=proc.wait, daemon=True).start()
 
 
 def _kill_processes(uid: int) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
 __all__ = ["PrivateFilesError", "private_folders", "protect_private_files", "readable_by_others"]
@@ -22,13 +23,21 @@ class PrivateFilesError(ValueError):
 
 
 def private_folders() -> list[Path]:
-    """Every folder holding the reference solution or the battery, in this installation."""
+    """Every folder holding the reference solution or the battery that this interpreter
+    can see: the installed package's, the checkout's, and any other copy on ``sys.path``
+    (an editable install also leaves a bundled copy in site-packages)."""
     from pytest_rlsys.grading import battery
 
     package = Path(__file__).resolve().parents[1]
-    folders = [Path(battery.__file__).resolve().parent,
-               package / "_bundled" / "solutions", package.parent / "solutions"]
-    return [f for f in folders if f.is_dir()]
+    roots = [package.parent, *(Path(entry) for entry in sys.path if entry)]
+    folders = [Path(battery.__file__).resolve().parent]
+    for root in roots:
+        folders += [root / "pytest_rlsys" / "_bundled" / "solutions",
+                    root / "pytest_rlsys" / "grading" / "battery"]
+        if (root / "pytest_rlsys").is_dir():  # a checkout: its solutions/ folder
+            folders.append(root / "solutions")
+    unique = dict.fromkeys(f.resolve() for f in folders if f.is_dir())
+    return list(unique)
 
 
 def readable_by_others(folder: Path) -> bool:

@@ -1,0 +1,407 @@
+"""A learner who controls the submission's folder, its file type and its text: the cases
+that tests/scenarios (one submission file each) cannot express — layouts around the file,
+special files, and the grader's own cleanup and uid bookkeeping."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from pytest_rlsys.grading import isolation, leftovers, private
+from pytest_rlsys.grading.grader import (
+    Grader,
+    SubmissionPathError,
+    grade_file,
+    open_grader,
+    read_submission,
+)
+from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.resources import exercise_path, solution_path
+
+IS_ROOT = os.geteuid() == 0
+root_only = pytest.mark.skipif(not IS_ROOT, reason="the defence needs root (fresh uids)")
+SECRET = "TOP-SECRET-9f3c1e"
+EVIL_PLUGIN = (
+    "import pathlib, pytest\n"
+    "pathlib.Path(__file__).with_name('evil-imported').write_text('yes')\n"
+    "@pytest.hookimpl(tryfirst=True)\n"
+    "def pytest_runtest_call(item):\n"
+    "    raise pytest.skip.Exception('evil')\n"
+)
+
+
+def _upload(tmp: Path, source: str | None = None) -> Path:
+    folder = tmp / "upload"
+    folder.mkdir()
+    path = folder / "mine.py"
+    path.write_text(source if source is not None else exercise_path().read_text("utf-8"),
+                    encoding="utf-8")
+    return path
+
+
+def _outputs(folder: Path) -> list[str]:
+    names = {"report": "score.json", "gradescope": "gs.json", "prairielearn": "pl.json",
+             "junit": "junit.xml", "classroom": "classroom.json"}
+    args = []
+    for flag, name in names.items():
+        args += [f"--rlsys-{flag}", str(folder / name)]
+    return args
+
+
+def _read_outputs(folder: Path) -> dict[str, str]:
+    texts = {}
+    for name in ("score.json", "gs.json", "pl.json", "classroom.json", "junit.xml"):
+        text = (folder / name).read_text(encoding="utf-8")
+        if name.endswith(".json"):
+            json.loads(text)
+        else:
+            ET.fromstring(text.encode("utf-8"))
+        texts[name] = text
+    return texts
+
+
+# -- 1. config in, beside or above the submission's folder ---------------------------------
+
+
+@pytest.mark.parametrize("layout", ["ini_beside", "pyproject_beside", "conftest_beside",
+                                    "ini_above", "pythonpath_plugin"])
+def test_folder_config_is_refused_by_plain_pytest(pytester: pytest.Pytester,
+                                                  layout: str) -> None:
+    sub = _upload(pytester.path)
+    folder = sub.parent
+    (folder / "evil.py").write_text(EVIL_PLUGIN, encoding="utf-8")
+    cwd = pytester.path
+    if layout == "ini_beside":
+        (folder / "pytest.ini").write_text("[pytest]\nrlsys_child_user = none\n", "utf-8")
+    elif layout == "pyproject_beside":
+        (folder / "pyproject.toml").write_text(
+            "[tool.pytest.ini_options]\nrlsys_memory_mb = '100000'\n", "utf-8")
+    elif layout == "conftest_beside":
+        (folder / "conftest.py").write_text(EVIL_PLUGIN, encoding="utf-8")
+        cwd = folder
+    elif layout == "ini_above":
+        (pytester.path / "tox.ini").write_text("[pytest]\naddopts = -p no:randomly\n", "utf-8")
+    else:
+        (folder / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p evil\n",
+                                           "utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(cwd)
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--rlsys-submission",
+                                               str(sub), "--rlsys-report",
+                                               str(pytester.path / "score.json"), timeout=120)
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, output
+    assert "rlsys grade" in output and "Traceback" not in output
+    assert not (pytester.path / "score.json").exists() or json.loads(
+        (pytester.path / "score.json").read_text("utf-8"))["score"] == 0
+
+
+def test_rlsys_grade_ignores_the_folder_config(tmp_path: Path) -> None:
+    sub = _upload(tmp_path)
+    folder = sub.parent
+    (folder / "evil.py").write_text(EVIL_PLUGIN, encoding="utf-8")
+    (folder / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p evil\n"
+                                       "rlsys_child_user = none\n", "utf-8")
+    (folder / "conftest.py").write_text(EVIL_PLUGIN, encoding="utf-8")
+    rlsys = str(Path(sys.executable).parent / "rlsys")
+    done = subprocess.run([rlsys, "grade", "mine.py", "--report",
+                           "score.json", "--seed", "1"], cwd=folder, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (folder / "evil-imported").exists()
+    doc = json.loads((folder / "score.json").read_text("utf-8"))
+    assert doc["score"] == 0 and doc["max_score"] == 100
+
+
+# -- 2. links and special files --------------------------------------------------------------
+
+
+def _secret_file(tmp: Path) -> Path:
+    secret = tmp / "instructor" / "secret.py"
+    secret.parent.mkdir()
+    secret.write_text(f"# {SECRET}\n" + solution_path().read_text("utf-8"), encoding="utf-8")
+    secret.chmod(0o600)
+    return secret
+
+
+@pytest.mark.parametrize("kind", ["symlink_to_solution", "symlink_to_devzero", "fifo",
+                                  "linked_folder"])
+def test_special_files_are_refused_and_reported(tmp_path: Path, kind: str) -> None:
+    secret = _secret_file(tmp_path)
+    folder = tmp_path / "upload"
+    folder.mkdir()
+    sub = folder / "mine.py"
+    if kind == "symlink_to_solution":
+        sub.symlink_to(secret)
+    elif kind == "symlink_to_devzero":
+        sub.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(sub)
+    else:
+        (folder / "linked").symlink_to(secret.parent, target_is_directory=True)
+        sub = folder / "linked" / "secret.py"
+    started = time.monotonic()
+    report = grade_file(sub, seed=1)
+    assert time.monotonic() - started < 30  # a FIFO never blocks the grader
+    assert report.score == 0 and report.max_score == 100
+    messages = {c.message for c in report.cases}
+    assert all(SECRET not in m for m in messages)
+    reason = "symbolic link" if kind != "fifo" else "not a regular file"
+    assert any(reason in m for m in messages), messages
+
+
+def test_refused_file_through_the_plugin_writes_every_report(pytester: pytest.Pytester) -> None:
+    secret = _secret_file(pytester.path)
+    folder = pytester.path / "upload"
+    folder.mkdir()
+    (folder / "mine.py").symlink_to(secret)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--rlsys-submission",
+                                           str(folder / "mine.py"), *_outputs(pytester.path),
+                                           timeout=120)
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == 1 and "Traceback" not in output and SECRET not in output
+    texts = _read_outputs(pytester.path)
+    assert json.loads(texts["score.json"])["score"] == 0
+    assert all(SECRET not in text for text in texts.values())
+    assert "symbolic link" in texts["gs.json"]
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory"])
+def test_nothing_to_grade_still_writes_the_platform_files(pytester: pytest.Pytester,
+                                                          kind: str) -> None:
+    target = pytester.path / "mine.py"
+    if kind == "directory":
+        target.mkdir()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--rlsys-submission",
+                                           str(target), *_outputs(pytester.path), timeout=120)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    texts = _read_outputs(pytester.path)
+    assert json.loads(texts["score.json"])["score"] == 0
+    assert json.loads(texts["gs.json"])["score"] == 0
+    assert ("directory" if kind == "directory" else "no such file") in texts["gs.json"]
+
+
+def test_oversized_file_is_read_with_a_bound(tmp_path: Path) -> None:
+    sub = tmp_path / "mine.py"
+    sub.write_bytes(b"#" * (3 * 1024 * 1024))
+    with pytest.raises(SubmissionPathError, match="MiB") as info:
+        read_submission(sub)
+    assert not info.value.usage
+    grader = open_grader(sub, seed=1)
+    assert grader.refusal is not None and "MiB" in grader.refusal
+
+
+# -- 4. cleanup -------------------------------------------------------------------------------
+
+
+def test_remove_tree_is_bounded_and_handles_any_depth(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    deep = tree
+    for _ in range(50):
+        deep = deep / ("d" * 200)  # far past PATH_MAX (4096) in total
+    os.makedirs(tree)
+    current = os.getcwd()
+    try:
+        os.chdir(tree)
+        for _ in range(50):
+            os.mkdir("d" * 200)
+            os.chdir("d" * 200)
+    finally:
+        os.chdir(current)
+    for i in range(2000):
+        (tree / f"f{i}").write_bytes(b"x")
+    started = time.monotonic()
+    leftovers.remove_tree(str(tree), timeout_s=0.0)  # past its limit it goes on in background
+    assert time.monotonic() - started < 5
+    deadline = time.monotonic() + 60
+    while tree.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not tree.exists()
+    leftovers.remove_tree(str(tmp_path / "never-existed"))  # nothing to do, no error
+
+
+def test_cleanup_failure_cannot_stop_the_reports(pytester: pytest.Pytester,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_rlsys.plugin.run import write_outputs
+
+    grader = Grader(Path("mine.py"), b"", 1, Limits(), refusal="refused for the test")
+    grader.run_all()
+    errors = write_outputs({"report": pytester.path / "score.json"}, grader.report(), "en")
+    assert errors == []
+    assert json.loads((pytester.path / "score.json").read_text("utf-8"))["score"] == 0
+
+
+# -- 5. kernel objects --------------------------------------------------------------------------
+
+
+@root_only
+def test_clean_uid_removes_ipc_files_and_processes() -> None:
+    uid = isolation.child_identity("auto")
+    assert uid is not None and uid.fresh
+    # A world-writable folder the uid can reach (tmp_path's parents are root-only).
+    folder = Path(tempfile.mkdtemp(prefix="rlsys-shared-"))
+    folder.chmod(0o1777)
+    code = (
+        "import ctypes, os, time\n"
+        "libc = ctypes.CDLL(None)\n"
+        "assert libc.shmget(0, 1 << 20, 0o1000 | 0o600) >= 0\n"
+        "assert libc.semget(0, 1, 0o1000 | 0o600) >= 0\n"
+        "assert libc.msgget(0, 0o1000 | 0o600) >= 0\n"
+        f"open({str(folder / 'left')!r}, 'w').write('x')\n"
+        f"os.mkdir({str(folder / 'leftdir')!r})\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n")
+    python = isolation.child_interpreter(uid)
+    if python is None:
+        pytest.skip("no Python executable by an unprivileged uid on this machine")
+    proc = subprocess.Popen([python, "-I", "-S", "-c", code], user=uid.uid,
+                            group=uid.gid, extra_groups=[], stdout=subprocess.PIPE, text=True,
+                            cwd="/")
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        assert leftovers._sysv_objects(uid.uid)
+        leftovers.clean_uid(uid.uid, folders=(str(folder),))
+        proc.wait(timeout=10)
+        assert proc.returncode == -9  # the sleeping process was killed
+        assert leftovers._sysv_objects(uid.uid) == []
+        deadline = time.monotonic() + 30
+        while list(folder.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert list(folder.iterdir()) == []
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- 6/7. hidden cases never show the submission's text or the case's data ---------------------
+
+
+def test_a_check_that_crashes_scores_zero_without_data(tmp_path: Path) -> None:
+    sub = tmp_path / "mine.py"
+    sub.write_text(solution_path().read_text("utf-8"), encoding="utf-8")
+    grader = open_grader(sub, seed=1)
+    hidden = next(c for c in grader.cases if c.visibility == "hidden")
+
+    def crash(outcomes: object) -> object:
+        raise OverflowError(f"secret args {hidden.calls[0].args!r}")
+
+    grader.by_id[hidden.id] = dataclasses.replace(hidden, check=crash)  # type: ignore[arg-type]
+    result = grader.run_case(hidden.id)
+    grader.close()
+    assert result.status == "error" and result.cents == 0
+    assert "secret" not in result.message and "OverflowError" in result.message
+    assert any("internal grader error" in note for note in grader.notes)
+
+
+def test_hidden_outcome_keeps_only_builtin_names() -> None:
+    from pytest_rlsys.grading.grader import OWN_EXCEPTION, hidden_outcome
+
+    own = isolation.CallOutcome("raised", exc_type="Leak_rates_20_40", message="args...")
+    assert hidden_outcome(own).exc_type == OWN_EXCEPTION and hidden_outcome(own).message == ""
+    builtin = isolation.CallOutcome("raised", exc_type="KeyError", message="'stage'")
+    assert hidden_outcome(builtin).exc_type == "KeyError"
+    value = isolation.CallOutcome("returned", value={"a": [{"$rlsys_nonplain": "Leak_1"}]})
+    assert "Leak" not in json.dumps(hidden_outcome(value).value)
+
+
+# -- 3. text ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["\ud800", "\uffff", "\u200b\u202e\u2066", "\x1b[2J\r",
+                                  "a" + " " * 200 + "Points 100/100", "\U0001f600 ok 中文"])
+def test_clean_text_is_printable_utf8_and_one_line(text: str) -> None:
+    cleaned = isolation.clean_text(text)
+    assert cleaned.isprintable()
+    cleaned.encode("utf-8")
+    assert "  " not in cleaned
+    if text.isprintable() and "  " not in text:
+        assert cleaned == text  # honest text is left alone
+    output = isolation.clean_output(text + "\nsecond\tline")
+    assert output.split("\n")[1] == "second    line"
+    assert all(line.isprintable() for line in output.split("\n"))
+
+
+# -- 8. uids --------------------------------------------------------------------------------
+
+
+@root_only
+def test_fresh_uids_are_never_reused_in_one_run() -> None:
+    seen = set()
+    lock = threading.Lock()
+
+    def take(count: int) -> None:
+        for _ in range(count):
+            identity = isolation.child_identity("auto")
+            assert identity is not None
+            with lock:
+                assert identity.uid not in seen
+                seen.add(identity.uid)
+
+    threads = [threading.Thread(target=take, args=(1500,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(seen) == 6000
+    assert all(isolation.EPHEMERAL_UID_BASE <= uid < 2**32 - 1 for uid in seen)
+
+
+# -- 9. private files --------------------------------------------------------------------------
+
+
+@root_only
+def test_private_folders_are_root_only_once_grading_starts(tmp_path: Path) -> None:
+    sub = tmp_path / "mine.py"
+    shutil.copy(exercise_path(), sub)
+    grade_file(sub, seed=1, limits=Limits(budget_s=1))
+    for folder in private.private_folders():
+        assert not private.readable_by_others(folder), folder
+    assert solution_path().parent in private.private_folders()
+
+
+@root_only
+def test_batch_folder_readable_by_others_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir()
+    folder.chmod(0o755)
+    problem = private.check_folder_private(folder)
+    assert problem is not None and "chmod 700" in problem
+    folder.chmod(0o700)
+    assert private.check_folder_private(folder) is None
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_batch_grades_links_as_zero_and_never_follows_them(tmp_path: Path) -> None:
+    from pytest_rlsys.cli import main
+
+    secret = _secret_file(tmp_path)
+    subs = tmp_path / "class"
+    subs.mkdir()
+    subs.chmod(0o700)
+    shutil.copy(solution_path(), subs / "honest.py")
+    (subs / "linked.py").symlink_to(secret)
+    (subs / "linkdir").symlink_to(secret.parent, target_is_directory=True)
+    out = tmp_path / "grades.json"
+    assert main(["batch", str(subs), "--jobs", "1", "--seed", "3", "--json", str(out),
+                 "--no-progress"]) == 0
+    rows = {r["submission"]: r for r in json.loads(out.read_text("utf-8"))["submissions"]}
+    assert rows["honest.py"]["score"] == 100
+    for name in ("linked.py", "linkdir"):
+        assert rows[name].get("score", 0) == 0
+        assert SECRET not in json.dumps(rows[name])
+    if IS_ROOT:
+        subs.chmod(0o755)
+        assert main(["batch", str(subs), "--no-progress"]) == 2
