@@ -83,7 +83,10 @@ def test_user_tests_and_config_do_not_interfere(pytester: pytest.Pytester,
         "[pytest]\npython_files = check_*.py\naddopts = --strict-markers\n", encoding="utf-8")
     _write(pytester, "test_user.py", "def test_user():\n    assert False\n")
     _write(pytester, "check_user.py", "def test_other():\n    assert False\n")
-    result = _grade(pytester, reference_source, "-c", "course/pytest.ini")
+    (pytester.path / "upload").mkdir()
+    _write(pytester, "upload/mine.py", reference_source)
+    result = pytester.runpytest_subprocess("--rlsys-submission", "upload/mine.py",
+                                           "--rlsys-seed", "1", "-c", "course/pytest.ini")
     assert result.ret == 0
     from pytest_rlsys.grading.battery import build_battery, load_reference
 
@@ -121,9 +124,12 @@ def test_usage_errors_name_the_flag_without_traceback(pytester: pytest.Pytester,
 
 def test_bad_ini_value_names_the_ini_key(pytester: pytest.Pytester,
                                          reference_source: str) -> None:
-    pytester.makeini("[pytest]\nrlsys_budget = soon\n")
-    _write(pytester, "mine.py", reference_source)
-    result = pytester.runpytest_subprocess("--rlsys-submission", "mine.py")
+    (pytester.path / "course").mkdir()
+    (pytester.path / "upload").mkdir()
+    _write(pytester, "course/pytest.ini", "[pytest]\nrlsys_budget = soon\n")
+    _write(pytester, "upload/mine.py", reference_source)
+    result = pytester.runpytest_subprocess("--rlsys-submission", "upload/mine.py",
+                                           "-c", "course/pytest.ini")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "ini option rlsys_budget='soon'" in result.stderr.str()
 
