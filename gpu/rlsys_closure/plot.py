@@ -67,7 +67,7 @@ PLOT_INSTALL_HINT = (
 FORMATS = (".png", ".svg")
 
 # Exit codes shared with the rest of ``rlsys closure`` (preflight.EXIT_CODES).
-_EXIT_OK, _EXIT_ERROR, _EXIT_NOT_READY = 0, 1, 3
+_EXIT_OK, _EXIT_ERROR, _EXIT_USAGE, _EXIT_NOT_READY = 0, 1, 2, 3
 
 LABELS: dict[str, str] = {
     "initial_sync": "initial sync",
@@ -285,8 +285,10 @@ def read_view(path: str | Path) -> PlotView:
         shown = list(loaded.errors[:10])
         if len(loaded.errors) > len(shown):
             shown.append(f"... and {len(loaded.errors) - len(shown)} more")
+        what = "cannot read it" if loaded.stage == "read" else (
+            "not a valid result file (check it with 'rlsys validate')")
         raise PlotError(
-            f"{path}: not a valid result file (check it with 'rlsys validate'):\n"
+            f"{path}: {what}:\n"
             + "\n".join(f"  {line}" for line in shown)
         )
     return view_of(loaded.doc, str(path))
@@ -569,9 +571,13 @@ def write_figures(view: PlotView, output: Path) -> tuple[Path, Path]:
     timeline_path, peaks_path = output_paths(output)
     if not output.parent.is_dir():
         raise PlotError(f"{output.parent}: no such folder; create it or pick another -o")
+    from matplotlib import rc_context
+
     for path, fig in ((timeline_path, timeline_figure(view)), (peaks_path, peaks_figure(view))):
         try:
-            fig.savefig(path, dpi=150, metadata=_metadata(path))
+            # SVG keeps its text as text: searchable, selectable, read by screen readers.
+            with rc_context({"svg.fonttype": "none"}):
+                fig.savefig(path, dpi=150, metadata=_metadata(path))
         except OSError as exc:
             raise PlotError(f"cannot write {path}: {exc.strerror or exc}") from None
     return timeline_path, peaks_path
@@ -584,6 +590,10 @@ def _metadata(path: Path) -> dict[str, Any]:
 
 def plot_main(file: Path, output: Path | None) -> int:
     """``rlsys closure plot FILE [-o OUT]``: print what was written, return an exit code."""
+    if output is not None and output.suffix.lower() not in FORMATS:
+        print(f"plot: {output}: the picture must end in {' or '.join(FORMATS)}",
+              file=sys.stderr)
+        return _EXIT_USAGE
     try:
         _matplotlib()
         view = read_view(file)
