@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rlsys_closure import plot
+from rlsys_closure.cli import main as closure_main
 
 from pytest_rlsys.resultfile import checks as cc
 from pytest_rlsys.resultfile.loading import validate_document
-from rlsys_closure import plot
-from rlsys_closure.cli import main as closure_main
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "schemas" / "examples" / "pt-verl-closure.example.json"

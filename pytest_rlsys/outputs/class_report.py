@@ -300,7 +300,7 @@ def _histogram_svg(values: Sequence[int], ident: str, title: str) -> str:
 
 def _hbar_svg(labels: Sequence[str], values: Sequence[float], ident: str, title: str,
               fmt: str = "{:g}") -> str:
-    row_h, label_w, width = 22, 260, 640
+    row_h, label_w, width = 22, 330, 700
     height = row_h * max(len(values), 1) + 8
     plot_w = width - label_w - 70
     peak = max(values, default=0) or 1
@@ -310,8 +310,8 @@ def _hbar_svg(labels: Sequence[str], values: Sequence[float], ident: str, title:
     for i, (name, value) in enumerate(zip(labels, values, strict=True)):
         y = 4 + i * row_h
         bar_w = plot_w * value / peak
-        shown = name if len(name) <= 40 else name[:39] + "…"
-        parts.append(f'<text x="{label_w - 6}" y="{y + 15}" font-size="11" '
+        shown = name if len(name) <= 52 else name[:51] + "…"
+        parts.append(f'<text x="{label_w - 6}" y="{y + 15}" font-size="10.5" '
                      f'text-anchor="end">{_e(shown)}</text>')
         parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{bar_w:.1f}" height="{row_h - 6}" '
                      'fill="#3b3b3b"/>')
