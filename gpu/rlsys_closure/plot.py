@@ -83,6 +83,7 @@ LABELS: dict[str, str] = {
     "score_after_update": "score 2",
 }
 NO_SAMPLE = "no sample"
+MAX_MARKED = 1500  # periodic samples per group drawn as dots; more are drawn as the line only
 UNFINISHED = "unfinished"
 # Alternating greys for neighbouring bands: they must stay apart in greyscale too.
 _BAND_SHADES = ("#d9d9d9", "#efefef")
@@ -325,41 +326,65 @@ def _phase_caption(group: GroupView, phase: str) -> str:
     return f"{label(phase)}\n{_mib(group.peaks.get(phase))}"
 
 
-def _draw_bands(ax: Axes, group: GroupView, *, captions: bool) -> None:
+def _spread(centres: list[float], gap: float) -> list[float]:
+    """Label positions at least ``gap`` apart, each as near its band's centre as allowed."""
+    placed: list[float] = []
+    for centre in centres:
+        placed.append(max(centre, placed[-1] + gap) if placed else centre)
+    return placed
+
+
+def _captions(ax: Axes, group: GroupView, items: list[tuple[str, float, bool]], gap: float,
+              *, bottom: bool) -> None:
+    """Rotated phase captions; one pushed aside by a neighbour gets a leader to its band."""
     from matplotlib.transforms import blended_transform_factory
 
     trans = blended_transform_factory(ax.transData, ax.transAxes)
+    items = sorted(items, key=lambda item: item[1])
+    y = 0.015 if bottom else 0.985
+    style: dict[str, Any] = {
+        "rotation": 90, "ha": "center", "va": "bottom" if bottom else "top",
+        "fontsize": 7 if bottom else 7.5, "zorder": 5, "parse_math": False,
+        "bbox": {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
+    }
+    for (phase, centre, bold), x in zip(items, _spread([i[1] for i in items], gap),
+                                        strict=True):
+        text = _phase_caption(group, phase)
+        extra = {"fontweight": "bold" if bold else "normal",
+                 "gid": f"phase-label:{group.name}:{phase}"}
+        if x == centre:
+            ax.text(x, y, text, transform=trans, **style, **extra)
+        else:
+            ax.annotate(text, xy=(centre, 0.31 if bottom else 0.6), xycoords=trans,
+                        xytext=(x, y), textcoords=trans,
+                        arrowprops={"arrowstyle": "-", "lw": 0.6, "color": "#333333"},
+                        **style, **extra)
+
+
+def _draw_bands(ax: Axes, group: GroupView, *, captions: bool, gap: float = 0.0) -> None:
+    top: list[tuple[str, float, bool]] = []
     for index, phase in enumerate(group.top_phases):
         start, end = group.windows[phase]
         highlight = phase == "update"
         ax.axvspan(start, end, color=_UPDATE_SHADE if highlight else _BAND_SHADES[index % 2],
                    hatch="xx" if highlight else None, alpha=0.9, lw=0, zorder=0,
                    label="update phase" if highlight and captions else None)
-        if captions:
-            _text(ax, (start + end) / 2, 0.985, _phase_caption(group, phase), transform=trans,
-                  rotation=90, ha="center", va="top", fontsize=7.5, zorder=5,
-                  fontweight="bold" if highlight else "normal",
-                  gid=f"phase-label:{group.name}:{phase}",
-                  bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
+        top.append((phase, (start + end) / 2, highlight))
+    subs: list[tuple[str, float, bool]] = []
     for phase in group.sub_phases if captions else ():
         start, end = group.windows[phase]
         ax.axvspan(start, end, ymin=0.0, ymax=0.3, facecolor="#bcbcbc", hatch="..",
                    edgecolor="#555555", lw=0.5, zorder=1)
-        if captions:
-            _text(ax, (start + end) / 2, 0.015, _phase_caption(group, phase), transform=trans,
-                  rotation=90, ha="center", va="bottom", fontsize=7, zorder=5,
-                  gid=f"phase-label:{group.name}:{phase}",
-                  bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
+        subs.append((phase, (start + end) / 2, False))
     last = group.times[-1] if group.times else None
     for phase, start in group.unfinished.items():
         end = max(last if last is not None else start, start)
         ax.axvspan(start, end if end > start else start + 0.05, facecolor="white",
                    hatch="\\\\", edgecolor="#888888", lw=0.8, zorder=0)
-        if captions:
-            _text(ax, start, 0.985, _phase_caption(group, phase), transform=trans,
-                  rotation=90, ha="left", va="top", fontsize=7.5, zorder=5,
-                  gid=f"phase-label:{group.name}:{phase}",
-                  bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
+        top.append((phase, start + gap / 2, False))
+    if captions:
+        _captions(ax, group, top, gap, bottom=False)
+        _captions(ax, group, subs, gap, bottom=True)
 
 
 def _draw_init(ax: Axes, group: GroupView) -> None:
@@ -388,7 +413,9 @@ def _draw_samples(ax: Axes, host_ax: Axes, group: GroupView, *, legend: bool) ->
                                           strict=True) if not b]
     boundary = [(t, v) for t, v, b in zip(group.times, group.gpu_mb, group.boundary,
                                           strict=True) if b]
-    if periodic:
+    # A one-hour run has 14,400 samples per group: a dot each would be a smear
+    # (and megabytes of SVG), so past MAX_MARKED the line alone shows them.
+    if periodic and len(periodic) <= MAX_MARKED:
         ax.plot(*zip(*periodic, strict=True), linestyle="none", marker="o", ms=3, color=color,
                 zorder=4, label="periodic sample" if legend else None,
                 gid=f"periodic:{group.name}")
@@ -403,7 +430,8 @@ def _draw_samples(ax: Axes, host_ax: Axes, group: GroupView, *, legend: bool) ->
     host = [(t, v) for t, v in zip(group.times, group.host_mb, strict=True) if v is not None]
     if host:
         host_ax.plot(*zip(*host, strict=True), color="#555555", lw=1.0, linestyle="--",
-                     marker=".", ms=2, gid=f"host:{group.name}")
+                     marker="." if len(host) <= MAX_MARKED else "", ms=2,
+                     gid=f"host:{group.name}")
     else:
         _text(host_ax, 0.5, 0.5, "host memory not measured", transform=host_ax.transAxes,
               ha="center", va="center", fontsize=8)
@@ -447,6 +475,9 @@ def timeline_figure(view: PlotView) -> Figure:
     cycle_hi = max((g.end_s for g in groups), default=1.0)
     gpu_top = max((max(g.gpu_mb) for g in groups if g.gpu_mb), default=1000.0)
     lead = min(0.25, 0.05 * max(cycle_hi, 1.0))
+    # A rotated two-line caption is about 0.25 in wide; the cycle panel is about
+    # 13.5 in wide for the whole cycle. Neighbours closer than that are spread.
+    gap = 0.25 / 13.5 * (cycle_hi + 2 * lead)
     first: dict[str, Axes] = {}
     for row, group in enumerate(groups):
         init_ax = fig.add_subplot(grid[2 * row, 0], sharex=first.get("init"),
@@ -461,7 +492,7 @@ def timeline_figure(view: PlotView) -> Figure:
         first.setdefault("host", init_host)
         _draw_init(init_ax, group)
         for ax in (gpu_ax, host_ax):
-            _draw_bands(ax, group, captions=ax is gpu_ax)
+            _draw_bands(ax, group, captions=ax is gpu_ax, gap=gap)
         for g_ax, h_ax in ((init_ax, init_host), (gpu_ax, host_ax)):
             _draw_samples(g_ax, h_ax, group, legend=g_ax is gpu_ax and row == 0)
         gpu_ax.set_title(_group_title(group), loc="left", fontsize=10, parse_math=False)
