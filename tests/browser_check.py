@@ -36,7 +36,9 @@ from pytest_rlsys.resources import exercise_path, solution_path  # noqa: E402
 HOSTILE_FILE = "<img src=x onerror=alert(1)>.py"
 HOSTILE_FOLDER = "<script>alert(1)"
 HOSTILE_MESSAGE = "</td></tr></table><script>alert('pwned')</script>"
-DEMO_DEFECTS = ("arrival_unchecked", "margins_flipped", "overlap_ignored", "threshold_inclusive")
+# Planted defects, and the learners who made them: a class where some mistakes are common.
+DEMO_DEFECTS = {"arrival_unchecked": ("dana", "eve", "finn"), "margins_flipped": ("gil",),
+                "overlap_ignored": ("hana", "ivo"), "threshold_inclusive": ("jo",)}
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 CONSOLE = re.compile(r":CONSOLE[:(]")
 
@@ -53,9 +55,8 @@ def build_class(folder: Path) -> None:
         reference + "\n\ndef evaluate_topology(*args, **kwargs):\n    raise NotImplementedError\n",
         encoding="utf-8")
     for name, _, old, new in DEFECTS:
-        if name in DEMO_DEFECTS:
-            (folder / f"defect_{name}.py").write_text(reference.replace(old, new),
-                                                       encoding="utf-8")
+        for learner in DEMO_DEFECTS.get(name, ()):
+            (folder / f"{learner}.py").write_text(reference.replace(old, new), encoding="utf-8")
     (folder / HOSTILE_FILE).write_text(f"raise RuntimeError({HOSTILE_MESSAGE!r})\n",
                                        encoding="utf-8")
     (folder / HOSTILE_FOLDER).mkdir(exist_ok=True)

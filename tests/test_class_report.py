@@ -107,8 +107,8 @@ def test_facts_name_the_seed_battery_and_counts(demo: dict[str, Any]) -> None:
     assert len(hashes) == 1
     assert page.by_id["seed"] == str(SEED)
     assert page.by_id["battery"] == hashes.pop()
-    assert page.by_id["n-submissions"] == "12"
-    assert page.by_id["n-graded"] == "11"
+    assert page.by_id["n-submissions"] == "15"
+    assert page.by_id["n-graded"] == "14"
     assert page.by_id["n-not-loaded"] == "2"
     assert page.by_id["n-ungraded"] == "1"
     assert page.by_id["n-timed-out"] == "1"
@@ -122,7 +122,7 @@ def test_histograms_per_todo_and_overall_match_the_scores(demo: dict[str, Any]) 
     assert [r[0] for r in body] == list(class_report.BIN_LABELS)
     for column, section in enumerate((None, "todo1", "todo2", "todo3"), start=1):
         assert [int(r[column]) for r in body] == expected_bins(rows, section), section
-    assert table[11] == ["graded submissions", "11", "11", "11", "11"]
+    assert table[11] == ["graded submissions", "14", "14", "14", "14"]
     overall = [int(r[1]) for r in body]
     assert overall[9] >= 2   # the reference and the hostile-named folder score 100
     assert overall[6] >= 1   # half.py: TODO 1 and 2 only, 65 points
@@ -141,6 +141,7 @@ def test_hidden_categories_count_attempted_loaded_submissions(demo: dict[str, An
     assert body, "the planted defects fail hidden categories"
     failing = [int(r[2]) for r in body]
     assert failing == sorted(failing, reverse=True)
+    assert failing[0] >= 3  # dana, eve and finn share the unchecked-arrival defect
     # Recount one category independently from the JSON reports.
     todo, category = body[0][0], body[0][1]
     section = {"TODO 1": "todo1", "TODO 2": "todo2", "TODO 3": "todo3"}[todo]
@@ -163,7 +164,7 @@ def test_hidden_categories_count_attempted_loaded_submissions(demo: dict[str, An
     assert "bob.py" not in attempted and "hang.py" not in attempted
     # half.py did not implement TODO 3, so no TODO 3 failure comes from it.
     todo3 = [r for r in body if r[0] == "TODO 3"]
-    assert all(int(r[2]) <= 1 for r in todo3)  # only defect_threshold_inclusive fails there
+    assert todo3 and all(int(r[2]) == 1 for r in todo3)  # only jo's defect is in TODO 3
 
 
 def test_problems_and_slowest_tables(demo: dict[str, Any]) -> None:

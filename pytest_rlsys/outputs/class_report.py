@@ -234,7 +234,7 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
     return ClassSummary(
         seed=seed, battery_sha256=hashes, lang="zh" if langs == {"zh"} else "en",
         submissions=len(rows), graded=len(graded), histograms=histograms,
-        categories=categories[:TOP_CATEGORIES], problems=problems, slowest=timed[:SLOWEST],
+        categories=categories, problems=problems, slowest=timed[:SLOWEST],
         notes=notes)
 
 
@@ -264,6 +264,7 @@ svg{max-width:100%;height:auto}svg text{font-family:inherit}
 .facts dt{font-weight:600}.facts dd{margin:0}
 .note{border-left:4px solid #111;padding:.2rem .6rem;background:#f4f4f4}
 .muted{color:#444}
+.nw{white-space:nowrap}
 """
 
 
@@ -357,20 +358,25 @@ def _category_block(summary: ClassSummary) -> str:
     if not summary.categories:
         return "<p>No hidden case failed in an attempted TODO of a submission that loaded.</p>"
     lang_attr = ' lang="zh"' if summary.lang == "zh" else ""
-    labels = [f"{TODO_OF.get(c.section, c.section)}: {c.category}" for c in summary.categories]
-    values = [float(c.submissions_failed) for c in summary.categories]
+    # The chart shows the most failed; the table below it lists every failed category.
+    top = summary.categories[:TOP_CATEGORIES]
+    labels = [f"{TODO_OF.get(c.section, c.section)}: {c.category}" for c in top]
+    values = [float(c.submissions_failed) for c in top]
     rows = "".join(
-        f'<tr><td>{_e(TODO_OF.get(c.section, c.section))}</td><td{lang_attr}>{_e(c.category)}'
+        f'<tr><td class="nw">{_e(TODO_OF.get(c.section, c.section))}</td>'
+        f'<td{lang_attr}>{_e(c.category)}'
         f'</td><td class="n">{c.submissions_failed}</td><td class="n">'
         f'{c.submissions_attempted}</td><td class="n">'
         f'{100 * c.submissions_failed / max(c.submissions_attempted, 1):.0f}%</td>'
         f'<td class="n">{c.cases_failed} / {c.cases}</td></tr>'
         for c in summary.categories)
-    title = "Hidden categories most often failed (submissions failing at least one case)"
+    title = (f"The {len(top)} hidden categories most often failed "
+             "(submissions failing at least one case)")
     return (f'<figure><figcaption>{_e(title)}</figcaption>'
             f'{_hbar_svg(labels, values, "cat", title, "{:.0f}")}</figure>'
-            '<table id="categories-table"><caption>Hidden categories most often failed'
-            '</caption><thead><tr><th scope="col">TODO</th><th scope="col">category</th>'
+            '<table id="categories-table"><caption>Every hidden category failed at least '
+            'once, most often failed first</caption>'
+            '<thead><tr><th scope="col">TODO</th><th scope="col">category</th>'
             '<th scope="col" class="n">submissions failing</th>'
             '<th scope="col" class="n">submissions attempting</th>'
             '<th scope="col" class="n">share failing</th>'
