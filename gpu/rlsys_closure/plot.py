@@ -350,8 +350,8 @@ def _captions(ax: Axes, group: GroupView, items: list[tuple[str, float, bool]], 
     for (phase, centre, bold), x in zip(items, _spread([i[1] for i in items], gap),
                                         strict=True):
         text = _phase_caption(group, phase)
-        extra = {"fontweight": "bold" if bold else "normal",
-                 "gid": f"phase-label:{group.name}:{phase}"}
+        extra: dict[str, Any] = {"fontweight": "bold" if bold else "normal",
+                                 "gid": f"phase-label:{group.name}:{phase}"}
         if x == centre:
             ax.text(x, y, text, transform=trans, **style, **extra)
         else:
