@@ -304,3 +304,58 @@ def test_figures_are_independent_of_copies() -> None:
     plot.timeline_figure(plot.view_of(doc))
     plot.peaks_figure(plot.view_of(doc))
     assert doc == before
+
+
+def _no_host(doc: dict[str, Any]) -> None:
+    for group in doc["groups"].values():
+        for sample in group["resource_samples"]:
+            sample["host_used_mb"] = None
+
+
+def _no_samples(doc: dict[str, Any]) -> None:
+    for group in doc["groups"].values():
+        group["resource_samples"] = []
+
+
+def _no_events(doc: dict[str, Any]) -> None:
+    for group in doc["groups"].values():
+        group["events"], group["resource_samples"] = [], group["resource_samples"][:3]
+
+
+def _one_instant(doc: dict[str, Any]) -> None:
+    for group in doc["groups"].values():
+        for sample in group["resource_samples"]:
+            sample["t_s"], sample["gpu_used_mb"] = 19.0, 0
+
+
+def _end_before_start(doc: dict[str, Any]) -> None:
+    # Schema-valid, check-failing: the update's end event carries an earlier time.
+    for event in doc["groups"]["retain"]["events"]:
+        if event["phase"] == "update" and event["kind"] == "end":
+            event["t_s"] = 0.5
+
+
+def _failed_in_init(doc: dict[str, Any]) -> None:
+    doc["status"] = "failed"
+    doc["failure"] = {"group": None, "phase": "init", "type": "RuntimeError",
+                      "message": "x" * 5000 + "\n$\\"}
+
+
+@pytest.mark.parametrize("change", [_no_host, _no_samples, _no_events, _one_instant,
+                                    _end_before_start, _failed_in_init],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_odd_but_schema_valid_files_still_draw(change: Any) -> None:
+    import io
+
+    doc = example()
+    change(doc)
+    assert validate_document(doc).ok
+    view = plot.view_of(doc)
+    for fig in (plot.timeline_figure(view), plot.peaks_figure(view)):
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=30)  # drawing is where text/maths errors surface
+        assert buffer.getvalue()[:4] == b"\x89PNG"
+    if change is _failed_in_init:
+        assert view.failure is not None and len(view.failure) <= 160
+    if change is _no_samples:
+        assert all(g.run_peak_mb is None for g in view.groups.values())

@@ -20,7 +20,8 @@ pyplot state).
 
 Public API::
 
-    PlotError, MatplotlibMissing, PLOT_INSTALL_HINT
+    PlotError, MatplotlibMissing, PLOT_INSTALL_HINT, FORMATS
+    LABELS, label(phase) -> str, NO_SAMPLE, UNFINISHED, MAX_MARKED
     GroupView, PlotView, read_view(path) -> PlotView, view_of(doc) -> PlotView
     timeline_figure(view) -> Figure
     peaks_figure(view) -> Figure
@@ -46,11 +47,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMATS",
+    "LABELS",
+    "MAX_MARKED",
+    "NO_SAMPLE",
     "PLOT_INSTALL_HINT",
+    "UNFINISHED",
     "GroupView",
     "MatplotlibMissing",
     "PlotError",
     "PlotView",
+    "label",
     "output_paths",
     "peaks_figure",
     "plot_main",
@@ -345,6 +351,8 @@ def _captions(ax: Axes, group: GroupView, items: list[tuple[str, float, bool]], 
     style: dict[str, Any] = {
         "rotation": 90, "ha": "center", "va": "bottom" if bottom else "top",
         "fontsize": 7 if bottom else 7.5, "zorder": 5, "parse_math": False,
+        # Captions live inside the panel: clipped there, and never stretching the layout.
+        "clip_on": True, "in_layout": False,
         "bbox": {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
     }
     for (phase, centre, bold), x in zip(items, _spread([i[1] for i in items], gap),
@@ -473,7 +481,7 @@ def timeline_figure(view: PlotView) -> Figure:
     grid = fig.add_gridspec(2 * len(groups), 2, width_ratios=[1.0, 6.0], height_ratios=ratios)
     init_lo = min((g.init[0] for g in groups if g.init), default=-1.0)
     cycle_hi = max((g.end_s for g in groups), default=1.0)
-    gpu_top = max((max(g.gpu_mb) for g in groups if g.gpu_mb), default=1000.0)
+    gpu_top = max((max(g.gpu_mb) for g in groups if g.gpu_mb), default=0.0) or 1000.0
     lead = min(0.25, 0.05 * max(cycle_hi, 1.0))
     # A rotated two-line caption is about 0.25 in wide; the cycle panel is about
     # 13.5 in wide for the whole cycle. Neighbours closer than that are spread.
@@ -530,7 +538,7 @@ def peaks_figure(view: PlotView) -> Figure:
     phases = [p for p in cc.PHASE_NAMES if p in present]
     width = 0.8 / max(len(groups), 1)
     top = max((v for g in groups for v in g.peaks.values() if v is not None), default=1000.0)
-    top = max([top] + [g.run_peak_mb for g in groups if g.run_peak_mb is not None])
+    top = max([top] + [g.run_peak_mb for g in groups if g.run_peak_mb is not None]) or 1000.0
     if "update" in phases:
         at = phases.index("update")
         ax.axvspan(at - 0.5, at + 0.5, color=_UPDATE_SHADE, hatch="xx", lw=0, zorder=0,
