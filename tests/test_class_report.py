@@ -12,6 +12,7 @@ import pytest
 
 from pytest_rlsys.cli import main
 from pytest_rlsys.outputs import class_report
+from pytest_rlsys.resources import solution_path
 from tests import browser_check
 
 SEED = 7
@@ -276,3 +277,27 @@ def test_the_browser_check_catches_a_console_error(tmp_path: Path) -> None:
     assert not result.ok
     assert result.console and any("console message" in p for p in result.problems)
     assert any("<script>" in p for p in result.problems)
+
+
+def test_chinese_reports_are_read_too(tmp_path: Path) -> None:
+    # The load-failure wording and the categories follow the batch's language.
+    from tests.test_battery import DEFECTS
+
+    reference = solution_path().read_text(encoding="utf-8")
+    old, new = next((o, n) for name, _, o, n in DEFECTS if name == "arrival_unchecked")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "李雷.py").write_text(reference.replace(old, new), encoding="utf-8")
+    (subs / "韩梅梅.py").write_text("def f(:\n", encoding="utf-8")
+    html = tmp_path / "class.html"
+    assert main(["batch", str(subs), "--seed", "2", "--lang", "zh", "--no-progress",
+                 "--json", str(tmp_path / "g.json"), "--html", str(html)]) == 0
+    text = html.read_text(encoding="utf-8")
+    page = Page(text)
+    problems = {r[0]: r[1:] for r in page.tables["problems-table"][1:]}
+    assert problems == {"韩梅梅.py": ["did not load", problems["韩梅梅.py"][1]]}
+    assert problems["韩梅梅.py"][1].startswith("无法加载提交文件")
+    categories = page.tables["categories-table"][1:]
+    assert categories and all(int(r[2]) == 1 and int(r[3]) == 1 for r in categories)
+    assert ("td", "lang", "zh") in page.attrs
+    assert "李雷.py" in text
