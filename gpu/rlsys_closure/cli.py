@@ -132,6 +132,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--view", choices=["system"], default="system")
     s.add_argument("--json", action="store_true", help="print the view as JSON")
 
+    g = sub.add_parser("plot", help="draw a result file's memory timeline and per-phase peaks",
+                       description="Draw two pictures from a pt-verl-closure result file "
+                       "(nothing is re-run; a failed run's partial file works too): the memory "
+                       "timeline to OUTPUT and the per-phase peaks next to it as "
+                       "STEM-peaks.EXT. Needs the plot extra: pip install 'pytest-rlsys[plot]'. "
+                       f"Exit codes: {_codes()}.")
+    g.add_argument("file", type=Path)
+    g.add_argument("-o", "--output", type=Path, default=None, metavar="OUTPUT",
+                   help="the timeline picture, .png or .svg (default RUN_LABEL-timeline.png)")
+
     t = sub.add_parser("tiny-model", help="build a tiny random Qwen2 for offline smoke runs")
     t.add_argument("out_dir", type=Path)
     t.add_argument("--layers", type=_positive_int, default=2)
@@ -193,6 +203,12 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return pf.EXIT_OK
 
 
+def cmd_plot(args: argparse.Namespace) -> int:
+    from rlsys_closure.plot import plot_main
+
+    return plot_main(args.file, args.output)
+
+
 def cmd_tiny_model(args: argparse.Namespace) -> int:
     from rlsys_closure.tiny_model import TinySpec, build_tiny_model
 
@@ -220,7 +236,7 @@ def main(argv: Sequence[str]) -> int:
         parser.print_help()
         return pf.EXIT_USAGE
     handlers = {"preflight": cmd_preflight, "run": cmd_run, "summary": cmd_summary,
-                "tiny-model": cmd_tiny_model}
+                "tiny-model": cmd_tiny_model, "plot": cmd_plot}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

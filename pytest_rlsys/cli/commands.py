@@ -140,6 +140,9 @@ def batch_main(argv: Sequence[str]) -> int:
     parser.add_argument("folder")
     parser.add_argument("--csv", metavar="PATH", help="write one row per submission (CSV)")
     parser.add_argument("--json", metavar="PATH", help="write rows plus full reports (JSON)")
+    parser.add_argument("--html", metavar="PATH", help="write the class report (one "
+                        "self-contained HTML page: score histograms, hidden categories most "
+                        "often failed, submissions that did not load or timed out, slowest)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
                         help="submissions graded at once (default: CPU count)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -191,6 +194,14 @@ def batch_main(argv: Sequence[str]) -> int:
     if args.json:
         reports.write_atomic(Path(args.json), json.dumps(
             {"seed": seed, "submissions": rows}, ensure_ascii=False, indent=2) + "\n")
+    if args.html:
+        from pytest_rlsys.outputs.class_report import write_class_report
+
+        try:
+            write_class_report(Path(args.html), rows, seed)
+        except OSError as exc:
+            sys.stderr.write(f"rlsys batch: cannot write {args.html}: {exc.strerror or exc}\n")
+            return 2
     if not args.csv and not args.json:
         sys.stdout.write(table.getvalue())
     errors = sum(r["status"] != "graded" for r in rows)

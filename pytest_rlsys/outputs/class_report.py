@@ -1,0 +1,472 @@
+"""The class report of a batch run: one self-contained HTML file for the instructor.
+
+``rlsys batch DIR --html class.html`` writes it from the batch rows (each graded
+row carries its full score report under ``"report"``). The page needs no network
+and no script: CSS and SVG are inline. Every chart has a real ``<table>`` with
+the same numbers next to it, and no chart relies on colour (bars carry their
+numbers). Learner-derived strings (submission names, messages) are HTML-escaped
+on the way out; names come from the instructor's folder (the row's
+``submission``), never from paths inside the reports.
+
+Public API::
+
+    ClassSummary, Histogram, CategoryFailures, Problem
+    summarize(rows, seed) -> ClassSummary        # plain data, what the page shows
+    render_html(summary) -> str
+    class_report_html(rows, seed) -> str
+    write_class_report(path, rows, seed)         # atomic write; raises OSError
+"""
+
+from __future__ import annotations
+
+import html
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_rlsys import __version__
+from pytest_rlsys.grading.isolation import CallOutcome
+from pytest_rlsys.messages import TODO_OF, outcome_problem
+from pytest_rlsys.outputs.reports import write_atomic
+
+__all__ = [
+    "BIN_LABELS",
+    "CategoryFailures",
+    "ClassSummary",
+    "Histogram",
+    "Problem",
+    "class_report_html",
+    "render_html",
+    "summarize",
+    "write_class_report",
+]
+
+BIN_LABELS: tuple[str, ...] = tuple(f"{10 * i}–{10 * i + 10}" for i in range(10))
+TOP_CATEGORIES = 15
+SLOWEST = 10
+MESSAGE_LIMIT = 300
+
+
+def _load_prefixes() -> tuple[str, ...]:
+    # The wording of "could not be loaded" lives in messages.py; take it from
+    # there (both languages) rather than copying it.
+    status, msg = outcome_problem(CallOutcome("load_failed", message="\x00"), "todo1")
+    del status
+    return tuple(text.split("\x00", 1)[0] for text in (msg.en, msg.zh))
+
+
+LOAD_PREFIXES = _load_prefixes()
+
+
+@dataclass
+class Histogram:
+    """Counts of scores (as a percentage of the maximum) in ten 10-point bins."""
+
+    title: str
+    counts: list[int]
+    scores: list[float]  # percentages, for the summary statistics
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+
+@dataclass
+class CategoryFailures:
+    section: str
+    category: str
+    submissions_failed: int
+    submissions_attempted: int
+    cases_failed: int
+    cases: int
+
+
+@dataclass
+class Problem:
+    submission: str
+    kind: str  # "could not be graded" | "did not load" | "timed out"
+    detail: str
+
+
+@dataclass
+class ClassSummary:
+    seed: int | None
+    battery_sha256: list[str]
+    lang: str
+    submissions: int
+    graded: int
+    histograms: list[Histogram]
+    categories: list[CategoryFailures]
+    problems: list[Problem]
+    slowest: list[tuple[str, float, str]]  # name, seconds, score text
+    notes: list[str] = field(default_factory=list)
+
+
+def _bin(percent: float) -> int:
+    return min(max(int(percent // 10), 0), 9)
+
+
+def _pct(score: object, max_score: object) -> float | None:
+    if isinstance(score, bool) or isinstance(max_score, bool):
+        return None
+    if not isinstance(score, (int, float)) or not isinstance(max_score, (int, float)):
+        return None
+    return 100.0 * score / max_score if max_score > 0 else None
+
+
+def _histogram(title: str, percents: Iterable[float]) -> Histogram:
+    scores = list(percents)
+    counts = [0] * 10
+    for value in scores:
+        counts[_bin(value)] += 1
+    return Histogram(title, counts, scores)
+
+
+def _short(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _load_failure(report: Mapping[str, Any]) -> str | None:
+    for test in report.get("tests", []):
+        message = str(test.get("message", ""))
+        if message.startswith(LOAD_PREFIXES):
+            return message
+    return None
+
+
+def _score_text(row: Mapping[str, Any]) -> str:
+    score, max_score = row.get("score"), row.get("max_score")
+    if isinstance(score, (int, float)) and isinstance(max_score, (int, float)):
+        return f"{score:g} / {max_score:g}"
+    return "—"
+
+
+def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSummary:
+    """What the page shows, from the batch rows (graded rows carry ``report``)."""
+    reports = [(str(r.get("submission", "")), r, r.get("report")) for r in rows]
+    graded = [(name, row, rep) for name, row, rep in reports
+              if row.get("status") == "graded" and isinstance(rep, Mapping)]
+    problems: list[Problem] = []
+    loaded: list[tuple[str, Mapping[str, Any]]] = []
+    for name, row, rep in reports:
+        if row.get("status") != "graded" or not isinstance(rep, Mapping):
+            problems.append(Problem(name, "could not be graded",
+                                    _short(str(row.get("message", "")))))
+            continue
+        load = _load_failure(rep)
+        if load is not None:
+            problems.append(Problem(name, "did not load", _short(load)))
+            continue
+        loaded.append((name, rep))
+        tests = rep.get("tests", [])
+        timeouts = [t for t in tests if t.get("status") == "timeout"]
+        if timeouts:
+            problems.append(Problem(
+                name, "timed out",
+                _short(f"{len(timeouts)} of {len(tests)} cases timed out, e.g. "
+                       f"{timeouts[0].get('message', '')}")))
+
+    overall = _histogram("Overall", (p for _, row, _ in graded
+                                     if (p := _pct(row.get("score"), row.get("max_score")))
+                                     is not None))
+    section_names: list[str] = []
+    for _, _, rep in graded:
+        for section in rep.get("sections", {}):
+            if section not in section_names:
+                section_names.append(section)
+    histograms = [overall]
+    for section in sorted(section_names):
+        values = []
+        for _, _, rep in graded:
+            entry = rep.get("sections", {}).get(section)
+            if isinstance(entry, Mapping):
+                pct = _pct(entry.get("score"), entry.get("max_score"))
+                if pct is not None:
+                    values.append(pct)
+        histograms.append(_histogram(TODO_OF.get(section, section), values))
+
+    # Hidden categories: among submissions that loaded, in the TODOs they attempted,
+    # cases that ran to an answer. A TODO still raising NotImplementedError, or a
+    # function that hangs, fails every category and says nothing about which idea
+    # was missed; timeouts are listed on their own.
+    tally: dict[tuple[str, str], dict[str, Any]] = {}
+    for name, rep in loaded:
+        sections = rep.get("sections", {})
+        for test in rep.get("tests", []):
+            if test.get("visibility") != "hidden" or test.get("status") in ("not_run",
+                                                                           "timeout"):
+                continue
+            section = str(test.get("section", ""))
+            entry = sections.get(section)
+            if isinstance(entry, Mapping) and entry.get("not_implemented") is True:
+                continue
+            key = (section, str(test.get("category", "")))
+            slot = tally.setdefault(key, {"failed": set(), "attempted": set(), "cases_failed": 0,
+                                          "cases": 0})
+            slot["attempted"].add(name)
+            slot["cases"] += 1
+            if test.get("status") != "passed":
+                slot["failed"].add(name)
+                slot["cases_failed"] += 1
+    categories = [
+        CategoryFailures(section, category, len(s["failed"]), len(s["attempted"]),
+                         s["cases_failed"], s["cases"])
+        for (section, category), s in tally.items() if s["failed"]
+    ]
+    categories.sort(key=lambda c: (-c.submissions_failed, -c.cases_failed, c.section,
+                                   c.category))
+
+    timed = [(str(r.get("submission", "")), float(r["seconds"]), _score_text(r))
+             for r in rows if isinstance(r.get("seconds"), (int, float))
+             and not isinstance(r.get("seconds"), bool)]
+    timed.sort(key=lambda item: (-item[1], item[0]))
+
+    hashes = sorted({str(h) for _, _, rep in graded
+                     if (h := rep.get("reproducibility", {}).get("battery_sha256"))})
+    langs = {str(rep.get("reproducibility", {}).get("lang", "en")) for _, _, rep in graded}
+    notes = []
+    if len(hashes) > 1:
+        notes.append("the submissions were graded with different batteries; "
+                     "compare their scores with care")
+    return ClassSummary(
+        seed=seed, battery_sha256=hashes, lang="zh" if langs == {"zh"} else "en",
+        submissions=len(rows), graded=len(graded), histograms=histograms,
+        categories=categories, problems=problems, slowest=timed[:SLOWEST],
+        notes=notes)
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC",
+sans-serif;margin:0 auto;max-width:1100px;padding:1rem 1.5rem;color:#111;background:#fff;
+line-height:1.45}
+h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;
+border-bottom:2px solid #111;padding-bottom:.2rem}h3{font-size:1.05rem;margin:.2rem 0}
+table{border-collapse:collapse;margin:.4rem 0 1rem;font-size:.92rem}
+caption{text-align:left;font-weight:600;padding:.2rem 0}
+th,td{border:1px solid #888;padding:.2rem .55rem;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+thead th{background:#eee}
+code{font-size:.85rem;word-break:break-all}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(330px,1fr));gap:1rem 2rem}
+figure{margin:0}figcaption{font-weight:600;margin-bottom:.2rem}
+svg{max-width:100%;height:auto}svg text{font-family:inherit}
+.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem}
+.facts dt{font-weight:600}.facts dd{margin:0}
+.note{border-left:4px solid #111;padding:.2rem .6rem;background:#f4f4f4}
+.muted{color:#444}
+.nw{white-space:nowrap}
+"""
+
+
+def _histogram_svg(values: Sequence[int], ident: str, title: str) -> str:
+    width, height, left, bottom, top = 340, 190, 14, 34, 18
+    plot_w, plot_h = width - 2 * left, height - bottom - top
+    peak = max(values, default=0) or 1
+    step = plot_w / max(len(values), 1)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}" role="img" aria-labelledby="{ident}-t">'
+             f'<title id="{ident}-t">{_e(title)}</title>',
+             f'<line x1="{left}" y1="{top + plot_h}" x2="{width - left}" y2="{top + plot_h}" '
+             'stroke="#111"/>']
+    for i, value in enumerate(values):
+        bar_h = plot_h * value / peak
+        x = left + i * step
+        y = top + plot_h - bar_h
+        parts.append(f'<rect x="{x + 2:.1f}" y="{y:.1f}" width="{step - 4:.1f}" '
+                     f'height="{bar_h:.1f}" fill="#3b3b3b"/>')
+        parts.append(f'<text x="{x + step / 2:.1f}" y="{y - 3:.1f}" font-size="11" '
+                     f'text-anchor="middle">{value}</text>')
+    # Ticks at the bin edges (0, 10, ... 100), as on a histogram's axis.
+    for i in range(len(values) + 1):
+        x = left + i * step
+        parts.append(f'<line x1="{x:.1f}" y1="{top + plot_h}" x2="{x:.1f}" '
+                     f'y2="{top + plot_h + 4}" stroke="#111"/>')
+        parts.append(f'<text x="{x:.1f}" y="{top + plot_h + 15}" font-size="10" '
+                     f'text-anchor="middle">{10 * i}</text>')
+    parts.append(f'<text x="{width / 2:.1f}" y="{height - 3}" font-size="10" '
+                 'text-anchor="middle">score, % of the maximum</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _hbar_svg(labels: Sequence[str], values: Sequence[float], ident: str, title: str,
+              fmt: str = "{:g}") -> str:
+    row_h, label_w, width = 22, 330, 700
+    height = row_h * max(len(values), 1) + 8
+    plot_w = width - label_w - 70
+    peak = max(values, default=0) or 1
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}" role="img" aria-labelledby="{ident}-t">'
+             f'<title id="{ident}-t">{_e(title)}</title>']
+    for i, (name, value) in enumerate(zip(labels, values, strict=True)):
+        y = 4 + i * row_h
+        bar_w = plot_w * value / peak
+        shown = name if len(name) <= 52 else name[:51] + "…"
+        parts.append(f'<text x="{label_w - 6}" y="{y + 15}" font-size="10.5" '
+                     f'text-anchor="end">{_e(shown)}</text>')
+        parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{bar_w:.1f}" height="{row_h - 6}" '
+                     'fill="#3b3b3b"/>')
+        parts.append(f'<text x="{label_w + bar_w + 5:.1f}" y="{y + 15}" font-size="11">'
+                     f'{_e(fmt.format(value))}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _stats(hist: Histogram) -> str:
+    if not hist.scores:
+        return "no graded submission"
+    return (f"n = {len(hist.scores)}, mean {statistics.fmean(hist.scores):.1f}%, "
+            f"median {statistics.median(hist.scores):.1f}%, "
+            f"min {min(hist.scores):.1f}%, max {max(hist.scores):.1f}%")
+
+
+def _histogram_block(hist: Histogram, index: int) -> str:
+    ident = f"hist-{index}"
+    title = f"{hist.title}: score distribution"
+    return (f'<figure aria-describedby="{ident}-s histogram-table">'
+            f"<figcaption>{_e(title)}</figcaption>"
+            f"{_histogram_svg(hist.counts, ident, title)}"
+            f'<p id="{ident}-s" class="muted">{_e(_stats(hist))}</p></figure>')
+
+
+def _histogram_table(histograms: Sequence[Histogram]) -> str:
+    """One table behind all the histograms: a row per score range, a column per chart."""
+    head = "".join(f'<th scope="col" class="n">{_e(h.title)}</th>' for h in histograms)
+    body = "".join(
+        f'<tr><th scope="row">{_e(label)}</th>'
+        + "".join(f'<td class="n">{h.counts[i]}</td>' for h in histograms) + "</tr>"
+        for i, label in enumerate(BIN_LABELS))
+    total = "".join(f'<td class="n">{h.total}</td>' for h in histograms)
+    return ('<table id="histogram-table"><caption>Score distribution: submissions per '
+            'score range (the histograms above, as a table)</caption>'
+            f'<thead><tr><th scope="col">score range (%)</th>{head}</tr></thead>'
+            f'<tbody>{body}</tbody><tfoot><tr><th scope="row">graded submissions</th>'
+            f'{total}</tr></tfoot></table>')
+
+
+def _category_block(summary: ClassSummary) -> str:
+    if not summary.categories:
+        return "<p>No hidden case failed in an attempted TODO of a submission that loaded.</p>"
+    lang_attr = ' lang="zh"' if summary.lang == "zh" else ""
+    # The chart shows the most failed; the table below it lists every failed category.
+    top = summary.categories[:TOP_CATEGORIES]
+    labels = [f"{TODO_OF.get(c.section, c.section)}: {c.category}" for c in top]
+    values = [float(c.submissions_failed) for c in top]
+    rows = "".join(
+        f'<tr><td class="nw">{_e(TODO_OF.get(c.section, c.section))}</td>'
+        f'<td{lang_attr}>{_e(c.category)}'
+        f'</td><td class="n">{c.submissions_failed}</td><td class="n">'
+        f'{c.submissions_attempted}</td><td class="n">'
+        f'{100 * c.submissions_failed / max(c.submissions_attempted, 1):.0f}%</td>'
+        f'<td class="n">{c.cases_failed} / {c.cases}</td></tr>'
+        for c in summary.categories)
+    title = (f"The {len(top)} hidden categories most often failed "
+             "(submissions failing at least one case)")
+    return (f'<figure><figcaption>{_e(title)}</figcaption>'
+            f'{_hbar_svg(labels, values, "cat", title, "{:.0f}")}</figure>'
+            '<table id="categories-table"><caption>Every hidden category failed at least '
+            'once, most often failed first</caption>'
+            '<thead><tr><th scope="col">TODO</th><th scope="col">category</th>'
+            '<th scope="col" class="n">submissions failing</th>'
+            '<th scope="col" class="n">submissions attempting</th>'
+            '<th scope="col" class="n">share failing</th>'
+            '<th scope="col" class="n">failed cases / cases</th></tr></thead>'
+            f'<tbody>{rows}</tbody></table>'
+            '<p class="muted">Counted over submissions that loaded, in the TODOs they '
+            'attempted (a TODO still raising NotImplementedError is left out), over the cases '
+            'that ran to an answer (timeouts are listed in the next section).</p>')
+
+
+def _problems_block(summary: ClassSummary) -> str:
+    if not summary.problems:
+        return "<p>Every submission loaded and none timed out.</p>"
+    rows = "".join(f"<tr><td>{_e(p.submission)}</td><td>{_e(p.kind)}</td>"
+                   f"<td>{_e(p.detail)}</td></tr>" for p in summary.problems)
+    return ('<table id="problems-table"><caption>Submissions that did not load, could not be '
+            'graded, or timed out</caption><thead><tr><th scope="col">submission</th>'
+            '<th scope="col">problem</th><th scope="col">detail</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
+
+
+def _slowest_block(summary: ClassSummary) -> str:
+    if not summary.slowest:
+        return "<p>No timing recorded.</p>"
+    title = f"The {len(summary.slowest)} slowest submissions (seconds to grade)"
+    rows = "".join(f'<tr><td>{_e(name)}</td><td class="n">{seconds:.2f}</td>'
+                   f'<td class="n">{_e(score)}</td></tr>'
+                   for name, seconds, score in summary.slowest)
+    chart = _hbar_svg([s[0] for s in summary.slowest], [s[1] for s in summary.slowest],
+                      "slow", title, "{:.2f} s")
+    return (f"<figure><figcaption>{_e(title)}</figcaption>{chart}</figure>"
+            '<table id="slowest-table"><caption>Slowest submissions</caption><thead><tr>'
+            '<th scope="col">submission</th><th scope="col" class="n">seconds</th>'
+            f'<th scope="col" class="n">score</th></tr></thead><tbody>{rows}</tbody></table>')
+
+
+def render_html(summary: ClassSummary) -> str:
+    """The page: inline CSS and SVG only, no script, no external reference."""
+    hashes = "".join(f"<code>{_e(h)}</code><br>" for h in summary.battery_sha256) or "—"
+    kinds = {kind: sum(p.kind == kind for p in summary.problems)
+             for kind in ("could not be graded", "did not load", "timed out")}
+    histograms = "".join(_histogram_block(h, i) for i, h in enumerate(summary.histograms))
+    notes = "".join(f'<p class="note">{_e(n)}</p>' for n in summary.notes)
+    seed = "—" if summary.seed is None else str(summary.seed)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy"
+ content="default-src 'none'; style-src 'unsafe-inline'">
+<title>rlsys class report</title>
+<style>{CSS}</style>
+</head>
+<body>
+<main>
+<h1>rlsys class report</h1>
+<dl class="facts" id="facts">
+<dt>submissions</dt><dd id="n-submissions">{summary.submissions}</dd>
+<dt>graded</dt><dd id="n-graded">{summary.graded}</dd>
+<dt>did not load</dt><dd id="n-not-loaded">{kinds["did not load"]}</dd>
+<dt>could not be graded</dt><dd id="n-ungraded">{kinds["could not be graded"]}</dd>
+<dt>timed out</dt><dd id="n-timed-out">{kinds["timed out"]}</dd>
+<dt>seed</dt><dd id="seed"><code>{_e(seed)}</code></dd>
+<dt>battery SHA-256</dt><dd id="battery">{hashes}</dd>
+<dt>pytest-rlsys</dt><dd>{_e(__version__)}</dd>
+</dl>
+{notes}
+<section aria-labelledby="h-scores"><h2 id="h-scores">Score distribution</h2>
+<p class="muted">Graded submissions only; each range includes its lower bound, and 100% falls
+in 90–100.</p>
+<div class="charts">{histograms}</div>
+{_histogram_table(summary.histograms)}</section>
+<section aria-labelledby="h-categories"><h2 id="h-categories">Hidden categories most often
+failed</h2>{_category_block(summary)}</section>
+<section aria-labelledby="h-problems"><h2 id="h-problems">Submissions that did not load or
+timed out</h2>{_problems_block(summary)}</section>
+<section aria-labelledby="h-slowest"><h2 id="h-slowest">Slowest submissions</h2>
+{_slowest_block(summary)}</section>
+</main>
+</body>
+</html>
+"""
+
+
+def class_report_html(rows: Sequence[Mapping[str, Any]], seed: int | None) -> str:
+    """The whole page for a batch's rows."""
+    return render_html(summarize(rows, seed))
+
+
+def write_class_report(path: Path, rows: Sequence[Mapping[str, Any]], seed: int | None) -> None:
+    """Write the page atomically; an OSError (unwritable path) is left to the caller."""
+    write_atomic(path, class_report_html(rows, seed))
