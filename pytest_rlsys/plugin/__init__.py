@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_rlsys.settings import HELP, SettingError, limits_from, resolve
+from pytest_rlsys import settings
+from pytest_rlsys.settings import SettingError, limits_from, resolve
 
 if TYPE_CHECKING:
     from pytest_rlsys.plugin.run import GradingSession
@@ -22,16 +23,11 @@ session_key: pytest.StashKey[GradingSession] = pytest.StashKey()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("rlsys", "rlsys grading harness")
-    for name in ("submission", "result", "report", "gradescope", "prairielearn", "junit",
-                 "classroom"):
-        group.addoption(f"--rlsys-{name}", dest=f"rlsys_{name}", metavar="PATH", default=None,
-                        help=HELP[name])
-    for name, metavar in (("seed", "N"), ("lang", "zh|en"), ("rubric", "PATH"),
-                          ("timeout", "SECONDS"), ("budget", "SECONDS"), ("memory_mb", "MIB"),
-                          ("cpu_seconds", "SECONDS"), ("child_user", "USER")):
-        group.addoption(f"--rlsys-{name.replace('_', '-')}", dest=f"rlsys_{name}",
-                        metavar=metavar, default=None, help=HELP[name])
-        parser.addini(f"rlsys_{name}", HELP[name], type="string", default="")
+    for option in settings.for_pytest():  # the one table: pytest_rlsys/settings.py
+        group.addoption(option.pytest_flag, dest=f"rlsys_{option.name}",
+                        metavar=option.metavar, default=None, help=option.help)
+        if option.ini_key:
+            parser.addini(option.ini_key, option.help, type="string", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,17 +41,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
     values: dict[str, Any] = {}
     try:
-        for name in ("seed", "lang", "timeout", "budget", "memory_mb", "cpu_seconds",
-                     "child_user"):
-            values[name] = resolve(name, config.getoption(f"rlsys_{name}"),
-                                   config.getini(f"rlsys_{name}"))
+        for option in settings.for_pytest():
+            if option.ini_key:
+                values[option.name] = resolve(option.name,
+                                              config.getoption(f"rlsys_{option.name}"),
+                                              config.getini(option.ini_key))
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
-    rubric = config.getoption("rlsys_rubric") or config.getini("rlsys_rubric") or None
+    rubric = values.get("rubric")
     base = config.invocation_params.dir
-    outputs = {name: base / value for name in ("report", "gradescope", "prairielearn",
-                                               "junit", "classroom")
-               if (value := config.getoption(f"rlsys_{name}"))}
+    outputs = {option.name: base / value for option in settings.for_pytest()
+               if option.output and (value := config.getoption(f"rlsys_{option.name}"))}
     try:
         grading = GradingSession.create(
             submission=base / submission if submission else None,
