@@ -21,8 +21,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_rlsys.grading.isolation import Limits
 
-__all__ = ["OPTIONS", "Option", "SettingError", "add_arguments", "by_name", "for_command",
-           "for_pytest", "limits_from", "resolve", "LIMIT_SETTINGS"]
+__all__ = [
+    "LIMIT_SETTINGS",
+    "OPTIONS",
+    "Option",
+    "SettingError",
+    "add_arguments",
+    "by_name",
+    "for_command",
+    "for_pytest",
+    "limits_from",
+    "resolve",
+]
 
 
 class SettingError(ValueError):

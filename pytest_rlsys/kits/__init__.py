@@ -25,7 +25,7 @@ from pathlib import Path
 from pytest_rlsys import __version__
 from pytest_rlsys.resources import exercise_path
 
-__all__ = ["KitError", "PLATFORMS", "SUBMISSION_NAME", "write_kit"]
+__all__ = ["PLATFORMS", "SUBMISSION_NAME", "KitError", "write_kit"]
 
 PLATFORMS = ("gradescope", "prairielearn", "classroom")
 SUBMISSION_NAME = "rlsys_ledger.py"  # the template's name; learners submit this file
@@ -67,12 +67,12 @@ fi
 # Picks the file to grade: the template's name, else the only .py file submitted.
 _PICK = r'''
 pick_submission() {
-  if [ -f "$1/%(name)s" ]; then echo "$1/%(name)s"; return; fi
+  if [ -f "$1/NAME" ]; then echo "$1/NAME"; return; fi
   found=$(find "$1" -maxdepth 3 -name '*.py' -type f 2>/dev/null)
-  if [ "$(printf '%%s\n' "$found" | grep -c .)" = 1 ]; then echo "$found"; return; fi
-  echo "$1/%(name)s"
+  if [ "$(printf '%s\n' "$found" | grep -c .)" = 1 ]; then echo "$found"; return; fi
+  echo "$1/NAME"
 }
-''' % {"name": SUBMISSION_NAME}
+'''.replace("NAME", SUBMISSION_NAME)
 
 
 def _gradescope(target: Path, wheel: str | None) -> list[Path]:
@@ -170,8 +170,8 @@ cd "$ROOT"
 WHY="rlsys grade exited with status $?"
 {_FALLBACK}'''
     copy = f"COPY {wheel} /tmp/\n" if wheel else ""
-    dockerfile = f'''# The grading image named in info.json: build, tag {image} and make it available to
-# your PrairieLearn grader hosts.  PrairieLearn grades with networking off, so rlsys is
+    dockerfile = f'''# The grading image named in info.json: build, tag {image} and make it
+# available to your PrairieLearn grader hosts.  PrairieLearn grades with networking off, so rlsys is
 # installed here, not at grading time.
 FROM python:3.12-slim
 {copy}RUN python -m pip install --no-cache-dir {_requirement(wheel, "/tmp").replace('"', "")}
