@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -61,6 +62,24 @@ def test_untouched_template_output_is_short(pytester: pytest.Pytester,
     verbose = _run(pytester, template_source, "--rlsys-lang", "en", "-v")
     assert len(verbose.outlines) > 127
     assert "chapter check" in verbose.stdout.str()
+
+
+def test_node_ids_never_show_where_the_package_is_installed(
+        pytester: pytest.Pytester, reference_source: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A .venv inside the project: the installed package lies under the rootdir, and node
+    # ids would read .venv/.../site-packages/pytest_rlsys/plugin/anchor/battery.rlsys::...
+    site = pytester.path / ".venv" / "lib" / "site-packages"
+    shutil.copytree(REPO / "pytest_rlsys", site / "pytest_rlsys",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("exercises", "solutions", "schemas"):
+        shutil.copytree(REPO / name, site / "pytest_rlsys" / "_bundled" / name)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    pytester.makeini("[pytest]\n")
+    result = _run(pytester, reference_source, "-rA", "-k", "effective_rates")
+    result.stdout.fnmatch_lines(["PASSED battery.rlsys::todo1.visible.effective_rates"])
+    assert "site-packages" not in result.stdout.str()
+    assert "_bundled" not in result.stdout.str()
 
 
 def test_a_load_error_is_said_once(pytester: pytest.Pytester) -> None:

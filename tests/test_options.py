@@ -184,3 +184,29 @@ def test_progress_bar_only_on_a_terminal_and_names_the_slowest(
     progress.refresh()
     progress.close()
     assert "slowest: bob.py" in terminal.getvalue()
+
+
+def test_a_closed_pipe_and_ctrl_c_end_quietly(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'gpu'}"}
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before rlsys writes a byte
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest_rlsys", "template"],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, env=env,
+                              check=False)
+    finally:
+        os.close(write_end)
+    assert done.returncode == ExitCode.OK and done.stderr == ""
+    from pytest_rlsys.cli import commands
+
+    def interrupted(args: object) -> ExitCode:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "template", interrupted)
+    assert main(["template"]) == ExitCode.INTERRUPTED
+    assert capsys.readouterr().err == "rlsys: interrupted\n"

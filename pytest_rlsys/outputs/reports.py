@@ -175,7 +175,7 @@ def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = Fals
     lines = table_lines(report, lang)
     not_run = [c for c in report.cases if c.status == "not_run"]
     if not_run:
-        lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
+        lines += wrap(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
     # Failures that say the same thing for many cases (load error, crash): once.
     by_message: dict[str, list[CaseResult]] = {}
     for case in failed:
