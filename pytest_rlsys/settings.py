@@ -88,6 +88,12 @@ def _lang(text: str) -> str:
     return text
 
 
+def _group(text: str) -> str:
+    if text not in ("release", "retain"):
+        raise ValueError("must be 'release' or 'retain'")
+    return text
+
+
 def _child_user(text: str) -> str:
     # Imported here: the plugin imports this module in every pytest run, and isolation
     # needs POSIX-only modules that a plain test run must not depend on.
@@ -181,6 +187,17 @@ OPTIONS: tuple[Option, ...] = (
     # rlsys grade only
     Option("verbose", None, "Detail for every case, as pytest -v.", commands=GRADE,
            short="-v"),
+    # the other commands (a name may recur when the commands differ)
+    Option("force", None, "Overwrite an existing file (template) or write into a folder "
+           "that is not empty (kit).", commands=("template", "kit")),
+    Option("json", None, "Print the report as JSON.", commands=("ledger",)),
+    Option("result", "FILE", "Take stage rates from a closure result file: stages named in "
+           "the topology's 'stage_phases' get rate = 1 / measured phase duration.",
+           commands=("ledger",)),
+    Option("group", "release|retain", "Which group of the result file to read (default "
+           "release).", _group, commands=("ledger",), default="release"),
+    Option("wheel", "PATH", "Bundle this pytest-rlsys wheel instead of installing the pinned "
+           "version from the package index.", commands=("kit",)),
 )
 
 # The settings that shape the child's limits, in the order limits_from reads them.
@@ -188,7 +205,8 @@ LIMIT_SETTINGS = ("timeout", "budget", "memory_mb", "cpu_seconds", "child_user")
 
 
 def by_name(name: str) -> Option:
-    for option in OPTIONS:
+    """The pytest option ``name`` (else the first command option of that name)."""
+    for option in sorted(OPTIONS, key=lambda o: not o.pytest):
         if option.name == name:
             return option
     raise KeyError(name)

@@ -106,10 +106,10 @@ def test_ledger_takes_stage_rates_from_a_result_file(tmp_path: Path,
 
 
 @pytest.mark.parametrize(("text", "suffix", "fragment"), [
-    ("{", ".json", "not valid json"),
+    ("{", ".json", "not valid JSON"),
     ("[]", ".json", "mapping at the top level"),
     ('{"stage_rates": {}}', ".json", "missing keys"),
-    ("a = [", ".toml", "not valid toml"),
+    ("a = [", ".toml", "not valid TOML"),
 ])
 def test_ledger_bad_topologies(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
                                suffix: str, fragment: str) -> None:

@@ -75,15 +75,37 @@ def test_readme_table_matches_pytest_and_every_command() -> None:
     assert union[2] == command_flags("grade")
     assert union[3] == command_flags("batch")
     # ... and each row is one option of the table, in every column where it exists.
-    assert len(rows) == len(settings.OPTIONS)
-    for row, option in zip(rows, settings.OPTIONS, strict=True):
+    shown = [o for o in settings.OPTIONS if o.pytest or {"grade", "batch"} & set(o.commands)]
+    assert len(rows) == len(shown)
+    for row, option in zip(rows, shown, strict=True):
         assert row[0] == ({(option.pytest_flag, option.metavar)} if option.pytest else set())
         assert row[1] == ({option.ini_key} if option.ini_key else set())
 
 
+def test_other_commands_match_the_readme() -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    start = text.index("| command | option | meaning |")
+    documented: dict[str, set[tuple[str, str | None]]] = {}
+    for line in text[start + 2:]:
+        if not line.startswith("|"):
+            break
+        command_cell, option_cell, _ = _cells(line)
+        command = command_cell.strip("`").split()[1]
+        documented.setdefault(command, set()).update(
+            (m[0], m[1] or None) for m in ROW.findall(option_cell))
+    assert set(documented) == {"template", "ledger", "kit"}
+    for command, flags in documented.items():
+        assert flags == command_flags(command), command
+        declared = {(o.cli_flag, o.metavar) for o in settings.for_command(command)}
+        assert declared == flags
+
+
 def test_every_option_is_declared_once() -> None:
-    names = [o.name for o in settings.OPTIONS]
-    assert len(names) == len(set(names))
+    pytest_options = [o.pytest_flag for o in settings.OPTIONS if o.pytest]
+    assert len(pytest_options) == len(set(pytest_options))
+    for command in ("grade", "batch", "template", "ledger", "kit"):
+        flags = [o.cli_flag for o in settings.for_command(command)]
+        assert len(flags) == len(set(flags)), command
     for option in settings.OPTIONS:
         assert option.pytest or option.commands, option.name
         assert option.ini_key is None or option.pytest  # an ini key is read by the plugin

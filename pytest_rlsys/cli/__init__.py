@@ -82,18 +82,13 @@ def build_parser() -> Parser:
     p = command("template", "Write the learner template (TODO 1-3) to PATH or stdout.",
                 commands.template)
     p.add_argument("path", nargs="?", help="where to write it (default: stdout)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    settings.add_arguments(p, "template")
 
     p = command("ledger", "Capacity, transfer and admission report for a topology file "
                 "(JSON or TOML; YAML with PyYAML installed), computed by the reference "
                 "implementation.", commands.ledger)
     p.add_argument("topology")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--result", metavar="FILE", help=(
-        "take stage rates from a closure result file: stages named in the topology's "
-        "'stage_phases' get rate = 1 / measured phase duration"))
-    p.add_argument("--group", default="release", choices=("release", "retain"),
-                   help="which group of the result file to read (default release)")
+    settings.add_arguments(p, "ledger")
 
     p = command("kit", "Write an instructor kit for a grading platform into DIR: gradescope "
                 "(autograder.zip: setup.sh, run_autograder), prairielearn (an external-grader "
@@ -101,9 +96,7 @@ def build_parser() -> Parser:
                 commands.kit)
     p.add_argument("platform", choices=("gradescope", "prairielearn", "classroom"))
     p.add_argument("dir", metavar="DIR", help="folder to write the kit into (created)")
-    p.add_argument("--wheel", metavar="PATH", help="bundle this pytest-rlsys wheel instead "
-                   "of installing the pinned version from the package index")
-    p.add_argument("--force", action="store_true", help="write into a non-empty DIR")
+    settings.add_arguments(p, "kit")
     return root
 
 
