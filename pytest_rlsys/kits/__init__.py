@@ -47,7 +47,8 @@ def _requirement(wheel_name: str | None, where: str) -> str:
 # grader; the fallback needs only the standard library.
 _FALLBACK = r'''
 if [ ! -s "$RESULT" ]; then
-  "$PY" - "$RESULT" "$KIND" "$WHY" <<'EOF'
+  FPY="$PY"; command -v "$FPY" >/dev/null 2>&1 || FPY=python3
+  "$FPY" - "$RESULT" "$KIND" "$WHY" <<'EOF'
 import json, sys
 path, kind, why = sys.argv[1], sys.argv[2], sys.argv[3] or "the grader produced no result"
 message = "rlsys could not grade this submission: " + why
@@ -81,7 +82,8 @@ def _gradescope(target: Path, wheel: str | None) -> list[Path]:
 set -euo pipefail
 ROOT="${{RLSYS_AUTOGRADER_ROOT:-/autograder}}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
-if ! python3 -c 'import sys, venv; sys.exit(sys.version_info < {PYTHON_MIN})' 2>/dev/null; then
+if ! python3 -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < {PYTHON_MIN})' \\
+     2>/dev/null; then
   apt-get update && apt-get install -y python3 python3-venv
 fi
 python3 -c 'import sys; sys.exit(sys.version_info < {PYTHON_MIN})' || {{
@@ -95,14 +97,17 @@ set -u
 ROOT="${{RLSYS_AUTOGRADER_ROOT:-/autograder}}"
 PY="${{RLSYS_PYTHON:-$ROOT/rlsys-venv/bin/python}}"
 RESULT="$ROOT/results/results.json"
+ERR="$(mktemp)"
 KIND=gradescope
 mkdir -p "$ROOT/results"
 rm -f "$RESULT"
 {_PICK}
 SUBMISSION=$(pick_submission "$ROOT/submission")
 cd "$ROOT/source" 2>/dev/null || cd "$ROOT"
-"$PY" -m pytest_rlsys grade "$SUBMISSION" --gradescope "$RESULT"
-WHY="rlsys grade exited with status $?"
+"$PY" -m pytest_rlsys grade "$SUBMISSION" --gradescope "$RESULT" 2>"$ERR"
+CODE=$?
+cat "$ERR" >&2
+WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
 {_FALLBACK}'''
     readme = f'''# rlsys Gradescope autograder (pytest-rlsys {__version__})
 
@@ -160,14 +165,17 @@ set -u
 ROOT="${{RLSYS_GRADE_ROOT:-/grade}}"
 PY="${{RLSYS_PYTHON:-python3}}"
 RESULT="$ROOT/results/results.json"
+ERR="$(mktemp)"
 KIND=prairielearn
 mkdir -p "$ROOT/results"
 rm -f "$RESULT"
 {_PICK}
 SUBMISSION=$(pick_submission "$ROOT/student")
 cd "$ROOT"
-"$PY" -m pytest_rlsys grade "$SUBMISSION" --prairielearn "$RESULT"
-WHY="rlsys grade exited with status $?"
+"$PY" -m pytest_rlsys grade "$SUBMISSION" --prairielearn "$RESULT" 2>"$ERR"
+CODE=$?
+cat "$ERR" >&2
+WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
 {_FALLBACK}'''
     copy = f"COPY {wheel} /tmp/\n" if wheel else ""
     dockerfile = f'''# The grading image named in info.json: build, tag {image} and make it
@@ -202,12 +210,15 @@ def _classroom(target: Path, wheel: str | None) -> list[Path]:
 set -u
 PY="${{RLSYS_PYTHON:-python}}"
 RESULT="${{RUNNER_TEMP:-/tmp}}/rlsys-result.json"
+ERR="$(mktemp)"
 KIND=classroom
 rm -f "$RESULT"
 {_PICK}
 SUBMISSION=$(pick_submission .)
-"$PY" -m pytest_rlsys grade "$SUBMISSION" --classroom "$RESULT"
-WHY="rlsys grade exited with status $?"
+"$PY" -m pytest_rlsys grade "$SUBMISSION" --classroom "$RESULT" 2>"$ERR"
+CODE=$?
+cat "$ERR" >&2
+WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
 {_FALLBACK}
 echo "result=$(base64 -w 0 < "$RESULT")" >> "${{GITHUB_OUTPUT:-/dev/stdout}}"
 '''
