@@ -1,7 +1,7 @@
 """The system ledger as a tool: a topology file in, the capacity, transfer and admission
 report out, computed by the reference implementation (SPEC §8).
 
-Topology file (JSON, YAML or TOML)::
+Topology file (JSON or TOML; YAML with PyYAML installed)::
 
     stage_rates: {rollout: 240, reward: 160, learner: 80}
     items_per_work_unit: {rollout: 3, reward: 2, learner: 1}
@@ -19,6 +19,8 @@ Topology file (JSON, YAML or TOML)::
 from __future__ import annotations
 
 import json
+import math
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -34,16 +36,58 @@ class LedgerError(ValueError):
     """A topology or result file that cannot be used; the message says what to fix."""
 
 
+SUFFIXES = {".json": "JSON", ".toml": "TOML", ".yaml": "YAML", ".yml": "YAML"}
+EDGE_NUMBERS = ("bytes_per_item", "items_per_work_unit", "work_units_per_second",
+                "bandwidth_bytes_per_s")
+
+
+def _is_number(value: Any) -> bool:
+    # bool is an int to Python, never a rate or a byte count to a person.
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _check_numbers(path: Path, data: dict[str, Any]) -> None:
+    for key in ("stage_rates", "items_per_work_unit", "memory_by_pool", "memory_limits"):
+        for name, value in data[key].items():
+            if not _is_number(value):
+                raise LedgerError(f"{path}: {key}.{name} must be a finite number, "
+                                  f"not {value!r}")
+    for key in ("arrival_rate", "max_exposed_s_per_s"):
+        if key in data and not _is_number(data[key]):
+            raise LedgerError(f"{path}: {key} must be a finite number, not {data[key]!r}")
+    for key in ("version_sync_ok", "recovery_ok"):
+        if key in data and type(data[key]) is not bool:
+            raise LedgerError(f"{path}: {key} must be true or false, not {data[key]!r}")
+    unknown = sorted(set(data["memory_limits"]) - set(data["memory_by_pool"]))
+    if unknown:
+        raise LedgerError(f"{path}: memory_limits names pool(s) {unknown} that "
+                          f"memory_by_pool does not have (pools: "
+                          f"{sorted(data['memory_by_pool'])})")
+    for number, edge in enumerate(data["edges"], start=1):  # numbered as a person counts
+        where = f"{path}: edge {number}"
+        if type(edge) is not dict:
+            raise LedgerError(f"{where} must be a mapping, not {edge!r}")
+        missing = [k for k in ("source", "target", *EDGE_NUMBERS) if k not in edge]
+        if missing:
+            raise LedgerError(f"{where} lacks {missing}")
+        for key in (*EDGE_NUMBERS, "overlap_fraction"):
+            if key in edge and not _is_number(edge[key]):
+                raise LedgerError(f"{where}: {key} must be a finite number, not {edge[key]!r}")
+
+
 def load_topology(path: Path) -> dict[str, Any]:
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise LedgerError(f"{path}: unsupported file type {suffix or '(no extension)'!r}; "
+                          "give a .json, .toml, .yaml or .yml topology file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # editors may save JSON with a BOM
     except FileNotFoundError:
         raise LedgerError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise LedgerError(f"{path} is a directory; give a topology file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise LedgerError(f"{path}: cannot read it ({exc})") from None
-    suffix = path.suffix.lower()
     try:
         if suffix == ".toml":
             data: Any = tomllib.loads(text)
@@ -52,14 +96,15 @@ def load_topology(path: Path) -> dict[str, Any]:
                 import yaml
             except ImportError:
                 raise LedgerError("YAML topologies need PyYAML: pip install "
-                                  "'pytest-rlsys[yaml]'") from None
+                                  "'pytest-rlsys[yaml]' (or give the topology as JSON "
+                                  "or TOML)") from None
             data = yaml.safe_load(text)
         else:
             data = json.loads(text)
     except LedgerError:
         raise
     except Exception as exc:  # each parser has its own error type; all mean "bad syntax"
-        raise LedgerError(f"{path}: not valid {suffix[1:] or 'JSON'}: {exc}") from None
+        raise LedgerError(f"{path}: not valid {SUFFIXES[suffix]}: {exc}") from None
     if type(data) is not dict:
         raise LedgerError(f"{path}: the topology must be a mapping at the top level")
     missing = [key for key in REQUIRED if key not in data]
@@ -72,8 +117,9 @@ def load_topology(path: Path) -> dict[str, Any]:
                 "memory_limits"):
         if type(data[key]) is not dict:
             raise LedgerError(f"{path}: '{key}' must be a mapping")
-    if type(data["edges"]) is not list or not all(type(e) is dict for e in data["edges"]):
+    if type(data["edges"]) is not list:
         raise LedgerError(f"{path}: 'edges' must be a list of mappings")
+    _check_numbers(path, data)
     return data
 
 
@@ -117,10 +163,13 @@ def ledger_report(topology: dict[str, Any], result: Path | None = None,
             kwargs["max_exposed_s_per_s"] = topology["max_exposed_s_per_s"]
         admission = ref.evaluate_topology(
             capacity, topology["memory_by_pool"], topology["memory_limits"], transfer,
-            bool(topology.get("version_sync_ok", True)), bool(topology.get("recovery_ok", True)),
+            topology.get("version_sync_ok", True), topology.get("recovery_ok", True),
             **kwargs)
     except (ValueError, KeyError, TypeError) as exc:
-        raise LedgerError(f"the topology is not consistent: {type(exc).__name__}: {exc}") from None
+        # The reference counts edges from 0; people count from 1.
+        text = re.sub(r"\bedge (\d+)", lambda m: f"edge {int(m.group(1)) + 1}", str(exc))
+        raise LedgerError(f"the topology is not consistent: {type(exc).__name__}: "
+                          f"{text}") from None
     return {"capacity": capacity, "transfer": transfer, "admission": admission,
             "stage_rates": stage_rates}
 

@@ -1,57 +1,82 @@
-"""Option values: each from the command line, else the ini file, else the default, with
-errors that name where a bad value came from (the pytest-timeout way).  No pytest here."""
+"""Every option of the pytest plugin and of the ``rlsys`` commands, declared once.
+
+One :class:`Option` per line of :data:`OPTIONS` carries the name, metavar, parser, help,
+whether pytest takes it (``--rlsys-NAME``) and reads it from the ini file (``rlsys_NAME``),
+and which ``rlsys`` commands take it (``--NAME``).  The plugin's ``pytest_addoption``, each
+command's argparse parser, the error messages and the README check are all derived from it
+(pytest-timeout's one description per setting).  Adding an option is one entry here.
+
+Values resolve from the command line, else the ini file, else the default; a bad value is
+reported with the flag the user actually typed.  No pytest import here.
+"""
 
 from __future__ import annotations
 
+import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_rlsys.grading.isolation import Limits
 
-# (option name without dashes, ini key, parser, help) — one help text for flag and ini.
-HELP = {
-    "submission": "Grade this learner file (.py) with the packaged battery.",
-    "result": "Grade this verl closure result file (pt-verl-closure JSON).",
-    "report": "Write the score report JSON (schema rlsys-score/1) to this path.",
-    "gradescope": "Also write a Gradescope results.json to this path.",
-    "prairielearn": "Also write a PrairieLearn results.json to this path.",
-    "junit": "Also write JUnit XML with per-case points to this path.",
-    "classroom": "Also write a GitHub Classroom runner result JSON to this path.",
-    "seed": "Seed for the hidden cases (default: a fresh random seed, recorded in the report).",
-    "lang": "Language of learner feedback: zh or en (default: from the locale).",
-    "rubric": "Rubric file (TOML or JSON) overriding the points per section.",
-    "timeout": "Wall-clock seconds allowed for one call into the submission (default 5).",
-    "budget": "Wall-clock seconds for the whole submission; cases after it are not run "
-              "(default 45).",
-    "memory_mb": "Address-space limit of the submission's process in MiB (default 1024).",
-    "cpu_seconds": "CPU-time limit of the submission's process in seconds (default 60).",
-    "child_user": "When grading as root, run the submission as: auto (default: a fresh "
-                  "unused uid for each child), a user name, or none (keep root).",
-}
+__all__ = [
+    "LIMIT_SETTINGS",
+    "OPTIONS",
+    "Option",
+    "SettingError",
+    "add_arguments",
+    "by_name",
+    "for_command",
+    "for_pytest",
+    "limits_from",
+    "resolve",
+]
 
 
 class SettingError(ValueError):
     """A bad option value; the message names the flag or ini key it came from."""
 
 
+# -- parsers: raise ValueError with a message that reads after "--flag=VALUE: " -------------
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError("must be a number") from None
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError("must be a whole number") from None
+
+
 def _positive_float(text: str) -> float:
-    value = float(text)
+    value = _number(text)
     if not math.isfinite(value) or value <= 0:
         raise ValueError("must be a positive number")
     return value
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = _whole(text)
+    except ValueError:
+        raise ValueError("must be a positive whole number") from None
     if value <= 0:
         raise ValueError("must be a positive whole number")
     return value
 
 
 def _seed(text: str) -> int:
-    value = int(text)
+    try:
+        value = _whole(text)
+    except ValueError:
+        value = -1
     if not 0 <= value < 2**63:
         raise ValueError("must be a whole number between 0 and 2**63 - 1")
     return value
@@ -60,6 +85,12 @@ def _seed(text: str) -> int:
 def _lang(text: str) -> str:
     if text not in ("zh", "en"):
         raise ValueError("must be 'zh' or 'en'")
+    return text
+
+
+def _group(text: str) -> str:
+    if text not in ("release", "retain"):
+        raise ValueError("must be 'release' or 'retain'")
     return text
 
 
@@ -72,25 +103,171 @@ def _child_user(text: str) -> str:
     return text
 
 
-PARSERS: dict[str, Callable[[str], Any]] = {
-    "seed": _seed, "lang": _lang, "timeout": _positive_float, "budget": _positive_float,
-    "memory_mb": _positive_int, "cpu_seconds": _positive_int, "child_user": _child_user,
-}
+# -- the table ---------------------------------------------------------------------------
+
+GRADE, BATCH = ("grade",), ("batch",)
+BOTH = ("grade", "batch")
 
 
-def resolve(name: str, cli_value: Any, ini_value: Any) -> Any:
-    """Parse one setting; None when neither source sets it."""
-    parse = PARSERS[name]
-    for value, where in ((cli_value, f"--rlsys-{name.replace('_', '-')}"),
-                         (ini_value, f"ini option rlsys_{name}")):
+@dataclass(frozen=True)
+class Option:
+    """One option.  ``metavar=None`` makes a switch (no value)."""
+
+    name: str
+    metavar: str | None
+    help: str
+    parse: Callable[[str], Any] | None = None  # None: the text as given (a path)
+    pytest: bool = False        # pytest takes --rlsys-NAME
+    ini: bool = False           # ... and reads ini key rlsys_NAME
+    commands: tuple[str, ...] = ()  # rlsys commands that take --NAME
+    output: bool = False        # a file the run writes (checked before any grading)
+    short: str | None = None    # a one-letter alias for the commands
+    default: Any = None         # commands only; pytest defaults live in the code that uses it
+
+    @property
+    def pytest_flag(self) -> str:
+        return "--rlsys-" + self.name.replace("_", "-")
+
+    @property
+    def cli_flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def ini_key(self) -> str | None:
+        return f"rlsys_{self.name}" if self.ini else None
+
+
+_PLATFORM = "Also write {} to this path."
+
+OPTIONS: tuple[Option, ...] = (
+    # grading inputs
+    Option("submission", "PATH", "Grade this learner file (.py) with the packaged battery.",
+           pytest=True),
+    Option("result", "PATH", "Grade this verl closure result file (pt-verl-closure JSON).",
+           pytest=True, commands=GRADE),
+    # outputs of one grading run
+    Option("report", "PATH", "Write the score report JSON (schema rlsys-score/1) to this path.",
+           pytest=True, commands=GRADE, output=True),
+    Option("gradescope", "PATH", _PLATFORM.format("a Gradescope results.json"), pytest=True,
+           commands=GRADE, output=True),
+    Option("prairielearn", "PATH", _PLATFORM.format("a PrairieLearn results.json"),
+           pytest=True, commands=GRADE, output=True),
+    Option("junit", "PATH", _PLATFORM.format("JUnit XML with per-case points"), pytest=True,
+           commands=GRADE, output=True),
+    Option("classroom", "PATH", _PLATFORM.format("a GitHub Classroom runner result JSON"),
+           pytest=True, commands=GRADE, output=True),
+    # settings of the grading run
+    Option("seed", "N", "Seed for the hidden cases (default: a fresh random seed, recorded "
+           "in the report).", _seed, pytest=True, ini=True, commands=BOTH),
+    Option("lang", "zh|en", "Language of learner feedback: zh or en (default: from the "
+           "locale).", _lang, pytest=True, ini=True, commands=BOTH),
+    Option("rubric", "PATH", "Rubric file (TOML or JSON) overriding the points per section.",
+           pytest=True, ini=True, commands=BOTH),
+    Option("timeout", "SECONDS", "Wall-clock seconds allowed for one call into the "
+           "submission (default 5).", _positive_float, pytest=True, ini=True, commands=BOTH),
+    Option("budget", "SECONDS", "Wall-clock seconds for the whole submission; cases after "
+           "it are not run (default 45).", _positive_float, pytest=True, ini=True,
+           commands=BOTH),
+    Option("memory_mb", "MIB", "Address-space limit of the submission's process in MiB "
+           "(default 1024).", _positive_int, pytest=True, ini=True, commands=BOTH),
+    Option("cpu_seconds", "SECONDS", "CPU-time limit of the submission's process in seconds "
+           "(default 60).", _positive_int, pytest=True, ini=True, commands=BOTH),
+    Option("child_user", "USER", "When grading as root, run the submission as: auto "
+           "(default: a fresh unused uid for each child), a user name, or none (keep root).",
+           _child_user, pytest=True, ini=True, commands=BOTH),
+    # rlsys batch only
+    Option("csv", "PATH", "Write one row per submission (CSV) to this path.", commands=BATCH,
+           output=True),
+    Option("json", "PATH", "Write the rows plus each full report (JSON) to this path.",
+           commands=BATCH, output=True),
+    Option("html", "PATH", "Write the class report: one self-contained HTML page (score "
+           "histograms, hidden categories most often failed, submissions that did not load "
+           "or timed out, the slowest).", commands=BATCH, output=True),
+    Option("jobs", "N", "Submissions graded at once (default: the CPU count).", _positive_int,
+           commands=BATCH, short="-j"),
+    Option("no_progress", None, "No progress bar (there is none unless stderr is a "
+           "terminal).", commands=BATCH),
+    # rlsys grade only
+    Option("verbose", None, "Detail for every case, as pytest -v.", commands=GRADE,
+           short="-v"),
+    # the other commands (a name may recur when the commands differ)
+    Option("force", None, "Overwrite an existing file (template) or write into a folder "
+           "that is not empty (kit).", commands=("template", "kit")),
+    Option("json", None, "Print the report as JSON.", commands=("ledger",)),
+    Option("result", "FILE", "Take stage rates from a closure result file: stages named in "
+           "the topology's 'stage_phases' get rate = 1 / measured phase duration.",
+           commands=("ledger",)),
+    Option("group", "release|retain", "Which group of the result file to read (default "
+           "release).", _group, commands=("ledger",), default="release"),
+    Option("wheel", "PATH", "Bundle this pytest-rlsys wheel instead of installing the pinned "
+           "version from the package index.", commands=("kit",)),
+)
+
+# The settings that shape the child's limits, in the order limits_from reads them.
+LIMIT_SETTINGS = ("timeout", "budget", "memory_mb", "cpu_seconds", "child_user")
+
+
+def by_name(name: str) -> Option:
+    """The pytest option ``name`` (else the first command option of that name)."""
+    for option in sorted(OPTIONS, key=lambda o: not o.pytest):
+        if option.name == name:
+            return option
+    raise KeyError(name)
+
+
+def for_pytest() -> Iterator[Option]:
+    return (o for o in OPTIONS if o.pytest)
+
+
+def for_command(command: str) -> Iterator[Option]:
+    return (o for o in OPTIONS if command in o.commands)
+
+
+def _argparse_type(option: Option) -> Callable[[str], Any]:
+    parse = option.parse
+    assert parse is not None
+
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:  # argparse adds "argument --flag: " in front
+            raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+    convert.__name__ = option.name  # argparse names the type in some messages
+    return convert
+
+
+def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """Give ``parser`` every option the table lists for ``rlsys COMMAND``."""
+    for option in for_command(command):
+        flags = [option.cli_flag] + ([option.short] if option.short else [])
+        if option.metavar is None:
+            parser.add_argument(*flags, dest=option.name, action="store_true",
+                                help=option.help)
+            continue
+        kwargs: dict[str, Any] = {"dest": option.name, "metavar": option.metavar,
+                                  "default": option.default, "help": option.help}
+        if option.parse is not None:
+            kwargs["type"] = _argparse_type(option)
+        parser.add_argument(*flags, **kwargs)
+
+
+def resolve(name: str, cli_value: Any, ini_value: Any = None, flag: str | None = None) -> Any:
+    """Parse one setting; None when neither source sets it.
+
+    ``flag`` is how the user spelled the option (default: the pytest flag), so that an
+    error names the flag of the command that was used.
+    """
+    option = by_name(name)
+    parse = option.parse or str
+    for value, where in ((cli_value, flag or option.pytest_flag),
+                         (ini_value, f"ini option {option.ini_key}")):
         if value is None or value == "":
             continue
         try:
             return parse(str(value))
         except ValueError as exc:
-            detail = (str(exc) if "must" in str(exc) or "no user" in str(exc)
-                      else f"not a valid value ({exc})")
-            raise SettingError(f"{where}={value!r}: {detail}") from None
+            raise SettingError(f"{where}={value!r}: {exc}") from None
     return None
 
 

@@ -49,6 +49,7 @@ def build_class(folder: Path) -> None:
 
     reference = solution_path().read_text(encoding="utf-8")
     folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)  # as root, batch refuses a class folder others can read
     (folder / "alice.py").write_text(reference, encoding="utf-8")
     (folder / "bob.py").write_text(exercise_path().read_text(encoding="utf-8"), encoding="utf-8")
     (folder / "half.py").write_text(

@@ -55,14 +55,19 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     assert set(rows) == {"alice.py", "bob.py", "carol.py", "dave", "erin"}
     assert float(rows["alice.py"]["score"]) == 100
     assert float(rows["bob.py"]["score"]) == 0
-    assert float(rows["carol.py"]["score"]) == 0 and rows["carol.py"]["status"] == "graded"
-    assert float(rows["dave"]["score"]) == 0
-    assert rows["erin"]["status"] == "error" and "found 0" in rows["erin"]["message"]
+    assert rows["alice.py"]["status"] == rows["bob.py"]["status"] == "graded"
+    # "did not load" (tried, score 0, the reason) differs from "did not try"
+    assert float(rows["carol.py"]["score"]) == 0 and rows["carol.py"]["status"] == "not_loaded"
+    assert "UTF-8" in rows["carol.py"]["message"]
+    assert float(rows["dave"]["score"]) == 0 and rows["dave"]["status"] == "not_loaded"
+    assert rows["dave"]["message"]
+    assert rows["erin"]["status"] == "not_graded" and "found 0" in rows["erin"]["message"]
+    assert rows["erin"]["score"] == ""
     full = json.loads(out_json.read_text(encoding="utf-8"))
     assert full["seed"] == 5
     alice = next(r for r in full["submissions"] if r["submission"] == "alice.py")
     assert alice["report"]["reproducibility"]["seed"] == 5
-    assert "4 graded, 1 could not be graded" in capsys.readouterr().err
+    assert "2 graded, 2 did not load (score 0), 1 not graded" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args", [["nowhere"], ["{tmp}", "--jobs", "0"],
@@ -75,7 +80,7 @@ def test_batch_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
 
 
 def test_ledger_reports_the_example_topology(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ledger", str(REPO / "examples" / "topology.yaml"), "--json"]) == 0
+    assert main(["ledger", str(REPO / "examples" / "topology.json"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["capacity"]["bottlenecks"] == ["learner", "reward", "rollout"]
     assert report["transfer"]["critical_fabrics"] == ["pcie-1"]
@@ -101,10 +106,10 @@ def test_ledger_takes_stage_rates_from_a_result_file(tmp_path: Path,
 
 
 @pytest.mark.parametrize(("text", "suffix", "fragment"), [
-    ("{", ".json", "not valid json"),
+    ("{", ".json", "not valid JSON"),
     ("[]", ".json", "mapping at the top level"),
     ('{"stage_rates": {}}', ".json", "missing keys"),
-    ("a = [", ".toml", "not valid toml"),
+    ("a = [", ".toml", "not valid TOML"),
 ])
 def test_ledger_bad_topologies(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
                                suffix: str, fragment: str) -> None:

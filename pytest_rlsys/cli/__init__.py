@@ -1,27 +1,41 @@
-"""The ``rlsys`` command: one entry point, a sub-command per job."""
+"""The ``rlsys`` command: one parser builder, one function per command
+(:mod:`pytest_rlsys.cli.commands`), named exit codes, one usage-error path and one
+BrokenPipe / Ctrl-C path.  ``validate``, ``result`` and ``closure`` keep their own parsers
+and are handed their arguments as they are."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 
-USAGE = """usage: rlsys COMMAND [ARGS...]
+from pytest_rlsys import settings
+from pytest_rlsys.cli.base import CommandError, ExitCode, Parser, UsageError, exit_codes_help
 
-commands:
-  grade FILE        grade one submission (same battery as pytest --rlsys-submission)
-  batch DIR         grade every submission in a folder, in parallel, to CSV/JSON
-  template [PATH]   write the learner template (stdout when no PATH)
-  validate FILE...  validate pt-verl-closure result files against their schema
-  result FILE       grade a result file's checks from its own evidence
-  closure ...       the verl release/retain experiment: preflight | run | summary
-  ledger TOPOLOGY   capacity, transfer and admission report for a topology file
+__all__ = ["ExitCode", "build_parser", "main"]
 
-Run 'rlsys COMMAND --help' for a command's options.
-"""
+# name, synopsis, one-line summary; the order of the top-level help.
+COMMANDS = (
+    ("grade", "FILE", "grade one submission (same battery as pytest --rlsys-submission)"),
+    ("batch", "DIR", "grade every submission in a folder, in parallel, to CSV/JSON"),
+    ("template", "[PATH]", "write the learner template (stdout when no PATH)"),
+    ("validate", "FILE...", "check result files against their schema (schema only)"),
+    ("result", "FILE", "grade a result file's checks from its own evidence"),
+    ("closure", "...", "the verl release/retain experiment: preflight | run | summary"),
+    ("ledger", "TOPOLOGY", "capacity, transfer and admission report for a topology file"),
+    ("kit", "PLATFORM DIR", "write an autograder kit: gradescope | prairielearn | classroom"),
+)
+DELEGATED = ("validate", "result", "closure")
+
+USAGE = ("usage: rlsys COMMAND [ARGS...]\n\ncommands:\n"
+         + "".join(f"  {f'{n} {s}':<22}{h}\n" for n, s, h in COMMANDS)
+         + "\nRun 'rlsys COMMAND --help' for a command's options.\n"
+         + exit_codes_help() + "\n")
 
 
-def _load(command: str) -> Callable[[Sequence[str]], int] | None:
+def _delegate(command: str) -> Callable[[Sequence[str]], int]:
     # Imported lazily so that one broken optional part never breaks the others.
     if command == "validate":
         from pytest_rlsys.cli.validate import main as validate_main
@@ -31,36 +45,94 @@ def _load(command: str) -> Callable[[Sequence[str]], int] | None:
         from pytest_rlsys.cli.validate import grade_main
 
         return grade_main
-    if command == "closure":
-        from rlsys_closure.cli import main as closure_main
+    from rlsys_closure.cli import main as closure_main
 
-        return closure_main
-    if command in {"grade", "batch", "template", "ledger"}:
-        import pytest_rlsys.cli.commands as commands
+    return closure_main
 
-        handler: Callable[[Sequence[str]], int] = getattr(commands, f"{command}_main")
-        return handler
-    return None
+
+def build_parser() -> Parser:
+    """Every command's arguments: positionals here, options from the settings table."""
+    from pytest_rlsys.cli import commands
+
+    root = Parser(prog="rlsys", add_help=False)
+    sub = root.add_subparsers(dest="command", parser_class=Parser)
+    summary = {name: text for name, _, text in COMMANDS}
+    codes = (ExitCode.OK, ExitCode.USAGE, ExitCode.ERROR, ExitCode.INTERRUPTED)
+
+    def command(name: str, description: str, run: Callable[[argparse.Namespace], ExitCode]
+                ) -> Parser:
+        parser: Parser = sub.add_parser(name, help=summary[name], description=description,
+                                        epilog=exit_codes_help(*codes))
+        parser.set_defaults(run=run)
+        return parser
+
+    p = command("grade", "Grade one submission with the packaged battery. Runs pytest with "
+                "the package's own configuration, so the current folder's pytest.ini/conftest "
+                "do not take part. Every option is the pytest plugin's --rlsys-NAME as --NAME.",
+                commands.grade)
+    p.add_argument("submission", help="the learner's .py file")
+    settings.add_arguments(p, "grade")
+
+    p = command("batch", "Grade every submission in a folder (each a .py file, or a subfolder "
+                "holding one) in parallel, one row per submission, every one with the same "
+                "seed. Output paths are checked before anything is graded.", commands.batch)
+    p.add_argument("folder")
+    settings.add_arguments(p, "batch")
+
+    p = command("template", "Write the learner template (TODO 1-3) to PATH or stdout.",
+                commands.template)
+    p.add_argument("path", nargs="?", help="where to write it (default: stdout)")
+    settings.add_arguments(p, "template")
+
+    p = command("ledger", "Capacity, transfer and admission report for a topology file "
+                "(JSON or TOML; YAML with PyYAML installed), computed by the reference "
+                "implementation.", commands.ledger)
+    p.add_argument("topology")
+    settings.add_arguments(p, "ledger")
+
+    p = command("kit", "Write an instructor kit for a grading platform into DIR: gradescope "
+                "(autograder.zip: setup.sh, run_autograder), prairielearn (an external-grader "
+                "question folder) or classroom (the GitHub Classroom workflow).",
+                commands.kit)
+    p.add_argument("platform", choices=("gradescope", "prairielearn", "classroom"))
+    p.add_argument("dir", metavar="DIR", help="folder to write the kit into (created)")
+    settings.add_arguments(p, "kit")
+    return root
+
+
+def _run(args: list[str]) -> int:
+    if not args or args[0] in {"-h", "--help", "help"}:
+        (sys.stdout if args else sys.stderr).write(USAGE)
+        return ExitCode.OK if args else ExitCode.USAGE
+    if args[0] in DELEGATED:
+        return _delegate(args[0])(args[1:])
+    if args[0] not in {name for name, _, _ in COMMANDS}:
+        raise UsageError(f"unknown command {args[0]!r}\n\n{USAGE}")
+    try:
+        namespace = build_parser().parse_args(args)
+    except SystemExit as exc:  # --help of a command
+        return int(exc.code) if isinstance(exc.code, int) else ExitCode.USAGE
+    return int(namespace.run(namespace))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in {"-h", "--help", "help"}:
-        sys.stdout.write(USAGE)
-        return 0 if args else 2
-    handler = _load(args[0])
-    if handler is None:
-        sys.stderr.write(f"rlsys: unknown command {args[0]!r}\n\n{USAGE}")
-        return 2
     try:
-        return handler(args[1:])
+        return _run(args)
+    except UsageError as exc:
+        sys.stderr.write(f"{exc.prog}: error: {exc}\n")
+        return ExitCode.USAGE
+    except CommandError as exc:
+        sys.stderr.write(f"{exc.prog}: {exc}\n")
+        return exc.code
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.OK
     except KeyboardInterrupt:
         sys.stderr.write("rlsys: interrupted\n")
-        return 130
+        return ExitCode.INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""``rlsys grade | batch | template | ledger``: the jobs that do not need pytest's CLI."""
+"""One function per ``rlsys`` command (grade | batch | template | ledger | kit), each taking
+the parsed arguments of :func:`pytest_rlsys.cli.build_parser` and returning an ExitCode.
+Bad input is raised as UsageError / CommandError and reported in one place."""
 
 from __future__ import annotations
 
@@ -8,72 +10,76 @@ import io
 import json
 import os
 import sys
+import threading
 import time
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+from pytest_rlsys import settings
+from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.resources import exercise_path
+
+__all__ = ["CSV_FIELDS", "batch", "check_outputs", "find_submissions", "grade", "kit",
+           "ledger", "template"]
 
 GRADING_DIR = Path(__file__).resolve().parents[1] / "plugin" / "anchor"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that exits with 2 and one line, the way the rest of rlsys does."""
+def check_outputs(args: argparse.Namespace, command: str) -> None:
+    """Every output path of ``command`` is usable before anything is graded.
 
-    def error(self, message: str) -> Any:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _add_limits(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", help="seed for the hidden cases (default: random, recorded)")
-    parser.add_argument("--lang", choices=("zh", "en"), help="feedback language")
-    parser.add_argument("--rubric", metavar="PATH", help="rubric file overriding points")
-    parser.add_argument("--timeout", metavar="SECONDS", help="per-call wall-clock limit")
-    parser.add_argument("--budget", metavar="SECONDS", help="whole-submission time budget")
+    A folder given as a file is a usage error; a missing parent folder is an error (never
+    created silently: a typo must not scatter grades into new folders).
+    """
+    prog = f"rlsys {command}"
+    for option in settings.for_command(command):
+        value = getattr(args, option.name, None)
+        if not option.output or not value:
+            continue
+        path = Path(value)
+        if path.is_dir():
+            raise UsageError(f"argument {option.cli_flag}: {path} is a directory; give a "
+                             "file path", prog)
+        if not path.parent.is_dir():
+            raise CommandError(f"{option.cli_flag} {path}: folder {path.parent} does not "
+                               "exist; create it first", prog)
 
 
 # -- grade ----------------------------------------------------------------------------------
 
 
-def grade_main(argv: Sequence[str]) -> int:
+def grade(args: argparse.Namespace) -> ExitCode:
     """Grade one submission through pytest with the packaged config (user config ignored)."""
-    parser = _Parser(prog="rlsys grade", description=(
-        "Grade one submission with the packaged battery. Runs pytest with the package's own "
-        "configuration, so the current folder's pytest.ini/conftest do not take part. "
-        "Exit 0 when grading completed (whatever the score), 4 on a usage error."))
-    parser.add_argument("submission", help="the learner's .py file")
-    parser.add_argument("--result", metavar="FILE", help="also grade a closure result file")
-    for name in ("report", "gradescope", "prairielearn", "junit", "classroom"):
-        parser.add_argument(f"--{name}", metavar="PATH", help=f"write the {name} output here")
-    _add_limits(parser)
-    parser.add_argument("-v", "--verbose", action="store_true", help="one line per case")
-    args = parser.parse_args(argv)
     import pytest
 
+    check_outputs(args, "grade")
     here = Path.cwd()
     pytest_args = ["-c", str(GRADING_DIR / "pytest.ini"), "--rootdir", str(GRADING_DIR),
-                   "-p", "no:cacheprovider", "--noconftest", "-q" if not args.verbose else "-v",
+                   "-p", "no:cacheprovider", "--noconftest", "-v" if args.verbose else "-q",
                    "--rlsys-submission", str(here / args.submission)]
-    for name in ("result", "report", "gradescope", "prairielearn", "junit", "classroom",
-                 "rubric"):
-        value = getattr(args, name)
-        if value:
-            pytest_args += [f"--rlsys-{name}", str(here / value)]
-    for name in ("seed", "lang", "timeout", "budget"):
-        value = getattr(args, name)
-        if value:
-            pytest_args += [f"--rlsys-{name}", str(value)]
+    for option in settings.for_command("grade"):
+        value = getattr(args, option.name)
+        if option.pytest and value is not None:
+            text = str(here / value) if option.parse is None else str(value)
+            pytest_args += [option.pytest_flag, text]
     code = pytest.main(pytest_args)
-    return 0 if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) else int(code)
+    if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        return ExitCode.OK
+    if code == pytest.ExitCode.USAGE_ERROR:
+        return ExitCode.USAGE
+    if code == pytest.ExitCode.INTERRUPTED:
+        return ExitCode.INTERRUPTED
+    return ExitCode.ERROR
 
 
 # -- batch ----------------------------------------------------------------------------------
 
 CSV_FIELDS = ("submission", "status", "score", "max_score", "todo1", "todo2", "todo3",
               "cases_passed", "cases", "seed", "submission_sha256", "seconds", "message")
+# status: graded | not_loaded (tried; the file did not load, every case scores 0)
+#         | not_graded (not tried: no single .py file, unreadable, internal error)
 
 
 def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
@@ -102,166 +108,212 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
     return found
 
 
+def _load_problem(grader: Any) -> str:
+    """Why the submission did not load, or '' when it did."""
+    if grader.decode_error:
+        return str(grader.decode_error)
+    session = grader.session
+    load = getattr(session, "load", None) if session is not None else None
+    if load is not None and not load.ok:
+        return str(load.message)
+    return ""
+
+
 def _grade_row(name: str, path: Path | None, problem: str, seed: int, limits: Any,
                rubric: Any, lang: str) -> dict[str, Any]:
-    from pytest_rlsys.grading.grader import grade_file
+    from pytest_rlsys.grading.grader import Grader, read_submission
 
     row: dict[str, Any] = {"submission": name, "seed": seed}
     if path is None:
-        return {**row, "status": "error", "message": problem}
+        return {**row, "status": "not_graded", "message": problem}
     began = time.monotonic()
     try:
-        report = grade_file(path, seed=seed, limits=limits, rubric=rubric, lang=lang)
+        grader = Grader(path, read_submission(path), seed, limits, rubric, lang)
+        grader.run_all()
+        report = grader.report()
     except Exception as exc:  # one broken submission never stops the batch
-        return {**row, "status": "error", "message": f"{type(exc).__name__}: {exc}",
+        return {**row, "status": "not_graded", "message": f"{type(exc).__name__}: {exc}",
                 "seconds": round(time.monotonic() - began, 3)}
     sections = report.sections()
+    load_problem = _load_problem(grader)
     return {
-        **row, "status": "graded", "score": report.score, "max_score": report.max_score,
+        **row, "status": "not_loaded" if load_problem else "graded",
+        "score": report.score, "max_score": report.max_score,
         **{s: sections[s]["score"] for s in ("todo1", "todo2", "todo3") if s in sections},
         "cases_passed": sum(s["passed"] for s in sections.values()),
         "cases": len(report.cases), "submission_sha256": report.submission_sha256,
-        "seconds": round(time.monotonic() - began, 3), "message": "",
+        "seconds": round(time.monotonic() - began, 3), "message": load_problem,
         "report": report.to_json(),
     }
 
 
-def batch_main(argv: Sequence[str]) -> int:
-    from tqdm import tqdm
+class _Progress:
+    """A tqdm bar on a terminal (never in a log file), naming the slowest running one."""
 
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.running: dict[str, float] = {}
+        self.lock = threading.Lock()
+        self.bar: Any = None
+        if enabled and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="sub", file=sys.stderr, dynamic_ncols=True)
+
+    def started(self, name: str) -> None:
+        with self.lock:
+            self.running[name] = time.monotonic()
+
+    def finished(self, name: str) -> None:
+        with self.lock:
+            self.running.pop(name, None)
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def slowest(self) -> str:
+        with self.lock:
+            if not self.running:
+                return ""
+            name, since = min(self.running.items(), key=lambda item: item[1])
+        return f"slowest: {name} {time.monotonic() - since:.0f}s"
+
+    def refresh(self) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(self.slowest(), refresh=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def batch(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.grading.grader import random_seed
     from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
     from pytest_rlsys.messages import default_lang
-    from pytest_rlsys.settings import SettingError, limits_from, resolve
 
-    parser = _Parser(prog="rlsys batch", description=(
-        "Grade every submission in a folder (each a .py file, or a subfolder holding one) in "
-        "parallel, one row per submission. Every submission gets the same seed."))
-    parser.add_argument("folder")
-    parser.add_argument("--csv", metavar="PATH", help="write one row per submission (CSV)")
-    parser.add_argument("--json", metavar="PATH", help="write rows plus full reports (JSON)")
-    parser.add_argument("--html", metavar="PATH", help="write the class report (one "
-                        "self-contained HTML page: score histograms, hidden categories most "
-                        "often failed, submissions that did not load or timed out, slowest)")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
-                        help="submissions graded at once (default: CPU count)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    _add_limits(parser)
-    args = parser.parse_args(argv)
+    prog = "rlsys batch"
     folder = Path(args.folder)
     if not folder.is_dir():
-        sys.stderr.write(f"rlsys batch: {folder} is not a folder of submissions\n")
-        return 2
+        raise UsageError(f"{folder} is not a folder of submissions", prog)
+    check_outputs(args, "batch")
     from pytest_rlsys.grading.private import check_folder_private
 
     problem = check_folder_private(folder)
     if problem is not None:  # as root: children must not read their classmates' files
-        sys.stderr.write(f"rlsys batch: {problem}\n")
-        return 2
-    if args.jobs < 1:
-        sys.stderr.write("rlsys batch: --jobs must be at least 1\n")
-        return 2
+        raise UsageError(problem, prog)
     try:
-        values = {name: resolve(name, getattr(args, name), None)
-                  for name in ("seed", "lang", "timeout", "budget")}
         rubric = load_rubric(Path(args.rubric)) if args.rubric else Rubric()
-    except (SettingError, RubricError) as exc:
-        sys.stderr.write(f"rlsys batch: {exc}\n")
-        return 2
-    seed = values["seed"] if values["seed"] is not None else random_seed()
-    lang = values["lang"] or default_lang()
-    limits = limits_from(values)
+    except RubricError as exc:
+        raise UsageError(f"argument --rubric: {exc}", prog) from None
+    seed = args.seed if args.seed is not None else random_seed()
+    lang = args.lang or default_lang()
+    limits = settings.limits_from({name: getattr(args, name)
+                                   for name in settings.LIMIT_SETTINGS})
     submissions = find_submissions(folder)
     if not submissions:
-        sys.stderr.write(f"rlsys batch: no submissions (.py files) in {folder}\n")
-        return 2
+        raise UsageError(f"no submissions (.py files) in {folder}", prog)
+    jobs = args.jobs or os.cpu_count() or 2
+    progress = _Progress(len(submissions), not args.no_progress)
+
+    def work(name: str, path: Path | None, problem: str) -> dict[str, Any]:
+        progress.started(name)
+        try:
+            return _grade_row(name, path, problem, seed, limits, rubric, lang)
+        finally:
+            progress.finished(name)
+
     rows: list[dict[str, Any]] = []
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool, tqdm(
-            total=len(submissions), unit="sub", disable=args.no_progress,
-            file=sys.stderr) as bar:
-        futures = [pool.submit(_grade_row, name, path, problem, seed, limits, rubric, lang)
-                   for name, path, problem in submissions]
-        for future in as_completed(futures):
-            rows.append(future.result())
-            bar.update(1)
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            pending: set[Future[dict[str, Any]]] = {
+                pool.submit(work, name, path, problem) for name, path, problem in submissions}
+            while pending:
+                done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                rows += [future.result() for future in done]
+                progress.refresh()
+    finally:
+        progress.close()
     rows.sort(key=lambda r: r["submission"])
     table = io.StringIO()
     writer = csv.DictWriter(table, fieldnames=CSV_FIELDS, extrasaction="ignore")
     writer.writeheader()
     writer.writerows(rows)
-    if args.csv:
-        reports.write_atomic(Path(args.csv), table.getvalue())
-    if args.json:
-        reports.write_atomic(Path(args.json), json.dumps(
-            {"seed": seed, "submissions": rows}, ensure_ascii=False, indent=2) + "\n")
-    if args.html:
-        from pytest_rlsys.outputs.class_report import write_class_report
+    try:
+        if args.csv:
+            reports.write_atomic(Path(args.csv), table.getvalue())
+        if args.json:
+            reports.write_atomic(Path(args.json), json.dumps(
+                {"seed": seed, "submissions": rows}, ensure_ascii=False, indent=2) + "\n")
+        if args.html:
+            from pytest_rlsys.outputs.class_report import write_class_report
 
-        try:
             write_class_report(Path(args.html), rows, seed)
-        except OSError as exc:
-            sys.stderr.write(f"rlsys batch: cannot write {args.html}: {exc.strerror or exc}\n")
-            return 2
-    if not args.csv and not args.json:
+    except OSError as exc:
+        raise CommandError(f"could not write the grades: {exc}", prog) from None
+    if not args.csv and not args.json and not args.html:
         sys.stdout.write(table.getvalue())
-    errors = sum(r["status"] != "graded" for r in rows)
-    sys.stderr.write(f"rlsys batch: {len(rows)} submissions, {len(rows) - errors} graded, "
-                     f"{errors} could not be graded, seed {seed}\n")
-    return 0
+    counts = {status: sum(r["status"] == status for r in rows)
+              for status in ("graded", "not_loaded", "not_graded")}
+    sys.stderr.write(f"{prog}: {len(rows)} submissions: {counts['graded']} graded, "
+                     f"{counts['not_loaded']} did not load (score 0), {counts['not_graded']} "
+                     f"not graded (see the message column), seed {seed}\n")
+    return ExitCode.OK
 
 
 # -- template -------------------------------------------------------------------------------
 
 
-def template_main(argv: Sequence[str]) -> int:
-    parser = _Parser(prog="rlsys template",
-                     description="Write the learner template (TODO 1-3) to PATH or stdout.")
-    parser.add_argument("path", nargs="?", help="where to write it (default: stdout)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing file")
-    args = parser.parse_args(argv)
+def template(args: argparse.Namespace) -> ExitCode:
+    prog = "rlsys template"
     text = exercise_path().read_text(encoding="utf-8")
     if not args.path:
         sys.stdout.write(text)
-        return 0
+        return ExitCode.OK
     target = Path(args.path)
     if target.exists() and not args.force:
-        sys.stderr.write(f"rlsys template: {target} exists; pass --force to overwrite it\n")
-        return 2
+        raise UsageError(f"{target} exists; pass --force to overwrite it", prog)
     try:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
-        sys.stderr.write(f"rlsys template: cannot write {target}: {exc.strerror}\n")
-        return 2
+        raise CommandError(f"cannot write {target}: {exc.strerror}", prog) from None
     sys.stdout.write(f"wrote {target}; grade it with: pytest --rlsys-submission {target}\n")
-    return 0
+    return ExitCode.OK
 
 
 # -- ledger ---------------------------------------------------------------------------------
 
 
-def ledger_main(argv: Sequence[str]) -> int:
+def ledger(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.ledger import LedgerError, ledger_report, load_topology, render_text
 
-    parser = _Parser(prog="rlsys ledger", description=(
-        "Capacity, transfer and admission report for a topology file (JSON, YAML or TOML), "
-        "computed by the reference implementation."))
-    parser.add_argument("topology")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--result", metavar="FILE", help=(
-        "take stage rates from a closure result file: stages named in the topology's "
-        "'stage_phases' get rate = 1 / measured phase duration"))
-    parser.add_argument("--group", default="release", choices=("release", "retain"),
-                        help="which group of the result file to read (default release)")
-    args = parser.parse_args(argv)
     try:
         topology = load_topology(Path(args.topology))
         report = ledger_report(topology, Path(args.result) if args.result else None,
                                args.group)
     except LedgerError as exc:
-        sys.stderr.write(f"rlsys ledger: {exc}\n")
-        return 2
+        raise UsageError(str(exc), "rlsys ledger") from None
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(render_text(report))
-    return 0
+    return ExitCode.OK
+
+
+# -- kit ------------------------------------------------------------------------------------
+
+
+def kit(args: argparse.Namespace) -> ExitCode:
+    from pytest_rlsys.kits import KitError, write_kit
+
+    prog = "rlsys kit"
+    target = Path(args.dir)
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} exists and is not a folder", prog)
+    if target.is_dir() and any(target.iterdir()) and not args.force:
+        raise UsageError(f"{target} is not empty; pass --force to write into it", prog)
+    try:
+        written = write_kit(args.platform, target, Path(args.wheel) if args.wheel else None)
+    except KitError as exc:
+        raise CommandError(str(exc), prog) from None
+    for path in written:
+        sys.stdout.write(f"{path}\n")
+    return ExitCode.OK

@@ -25,7 +25,7 @@ from pytest_rlsys.grading.battery import FUNCTIONS, Case, build_battery, load_re
 from pytest_rlsys.grading.isolation import CallOutcome, ChildSession, Limits
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport, battery_fingerprint
-from pytest_rlsys.messages import Msg
+from pytest_rlsys.messages import WRONG_VALUE, Msg
 from pytest_rlsys.resources import solution_path
 
 # Two timeouts in one function and its remaining cases are not tried again: a submission
@@ -178,7 +178,9 @@ class Grader:
         self.session: ChildSession | None = None
         self.decode_error: str | None = None
         try:
-            self.source = self.data.decode("utf-8")
+            # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
+            self.source = (self.data.decode("utf-8-sig").replace("\r\n", "\n")
+                           .replace("\r", "\n"))
         except UnicodeDecodeError as exc:
             self.source = ""
             self.decode_error = (
@@ -273,7 +275,7 @@ class Grader:
         message = problem.get(self.lang) if problem else ""
         if case.visibility == "hidden" and status not in ("passed", "not_run"):
             # Hidden cases never reveal inputs or values: keep the kind of failure only.
-            message = _redact(message)
+            message = _redact(message, self.lang)
         visible = case.visibility == "visible"
         return CaseResult(
             id=case.id, section=case.section, visibility=case.visibility,
@@ -350,10 +352,10 @@ def hidden_outcome(outcome: CallOutcome) -> CallOutcome:
         value=_hide_types(outcome.value))
 
 
-def _redact(message: str) -> str:
+def _redact(message: str, lang: str = "en") -> str:
     """Drop values from a hidden case's message: the JSON path or exception type stays."""
     if message.startswith("$"):
-        return message.split(":", 1)[0] + ": wrong value"
+        return message.split(":", 1)[0] + ": " + WRONG_VALUE.get(lang)
     for marker in (":", "："):
         if marker in message and message.split(marker, 1)[0].startswith(("raised", "抛出")):
             return message.split(marker, 1)[0]

@@ -147,12 +147,14 @@ def _score_text(row: Mapping[str, Any]) -> str:
 def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSummary:
     """What the page shows, from the batch rows (graded rows carry ``report``)."""
     reports = [(str(r.get("submission", "")), r, r.get("report")) for r in rows]
+    # "not_loaded" rows were graded (every case 0 because the file did not load).
+    gradedish = ("graded", "not_loaded")
     graded = [(name, row, rep) for name, row, rep in reports
-              if row.get("status") == "graded" and isinstance(rep, Mapping)]
+              if row.get("status") in gradedish and isinstance(rep, Mapping)]
     problems: list[Problem] = []
     loaded: list[tuple[str, Mapping[str, Any]]] = []
     for name, row, rep in reports:
-        if row.get("status") != "graded" or not isinstance(rep, Mapping):
+        if row.get("status") not in gradedish or not isinstance(rep, Mapping):
             problems.append(Problem(name, "could not be graded",
                                     _short(str(row.get("message", "")))))
             continue

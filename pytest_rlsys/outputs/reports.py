@@ -12,8 +12,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import wcwidth
+
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
-from pytest_rlsys.messages import HIDDEN_NOTE, NOT_IMPLEMENTED, TODO_OF
+from pytest_rlsys.messages import HIDDEN_NOTE, NOT_IMPLEMENTED, claim_text, section_label
 
 LABELS = {
     "en": {"title": "rlsys score", "section": "section", "score": "score", "cases": "cases",
@@ -21,67 +23,193 @@ LABELS = {
            "expected": "expected", "got": "got", "ungraded": "{p:g} points not graded: "
            "{n} cases did not run (deselected, stopped early or out of time); they count as 0",
            "hidden_failed": "hidden cases failed (category only): {n}",
-           "not_run": "not run"},
+           "not_run": "not run", "visible_failed": "failed visible cases (the chapter's "
+           "checks): {n}", "same_failure": "{n} cases ({where}) failed the same way:",
+           "not_implemented": "{todo}: not implemented yet ({n} cases score 0)",
+           "note": "note", "more": "(-v shows every detail)",
+           "output": "output of the submission (captured, first {n} characters)",
+           "result_error": "result file", "result_note": "result file note"},
     "zh": {"title": "rlsys 得分", "section": "部分", "score": "得分", "cases": "通过用例",
            "total": "总分", "points": "分", "input": "输入", "claim": "章节断言",
            "expected": "期望", "got": "实际", "ungraded": "{p:g} 分未评：{n} 个用例未运行"
            "（被取消选择、提前停止或超出时间），按 0 分计",
            "hidden_failed": "未通过的隐藏用例（只显示类别）：{n} 个",
-           "not_run": "未运行"},
+           "not_run": "未运行", "visible_failed": "未通过的公开用例（章节断言）：{n} 个",
+           "same_failure": "{n} 个用例（{where}）以同样方式失败：",
+           "not_implemented": "{todo}：尚未实现（{n} 个用例计 0 分）",
+           "note": "说明", "more": "（-v 显示全部细节）",
+           "output": "提交文件的输出（已捕获，前 {n} 个字符）",
+           "result_error": "结果文件", "result_note": "结果文件说明"},
 }
+WIDTH = 100  # default terminal output fits this many columns; -v shows everything
+
+
+def _labels(lang: str) -> dict[str, str]:
+    return LABELS.get(lang, LABELS["en"])
 
 
 def _fmt(value: float) -> str:
     return f"{value:g}" if value == int(value) else f"{value:.2f}"
 
 
-def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
-    """The per-section table, then how much was not graded."""
-    text = LABELS.get(lang, LABELS["en"])
-    lines = [f"{text['section']:<12} {text['score']:>15} {text['cases']:>10}"]
-    sections = report.sections()
-    for name, s in sections.items():
-        label = TODO_OF.get(name, name)
-        status = f"  {NOT_IMPLEMENTED.get(lang)}" if s["not_implemented"] == s["cases"] else ""
-        lines.append(f"{label:<12} {_fmt(s['score']) + ' / ' + _fmt(s['max_score']):>15} "
-                     f"{str(s['passed']) + '/' + str(s['cases']):>10}{status}")
-    lines.append(f"{text['total']:<12} {_fmt(report.score) + ' / ' + _fmt(report.max_score):>15}")
-    not_run = [c for c in report.cases if c.status == "not_run"]
-    if not_run:
-        lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
-    hidden = [c for c in report.cases if c.visibility == "hidden" and c.status not in
-              ("passed", "not_run") and not c.not_implemented]
-    if hidden:
-        lines.append(text["hidden_failed"].format(n=len(hidden)))
-        seen: dict[str, int] = {}
-        for case in hidden:
-            todo = TODO_OF.get(case.section, case.section)
-            # Crashes and load failures say the same for every case: group them by message.
-            key = (f"{todo}: {case.message}" if case.status in ("error", "timeout")
-                   else f"{todo}: {case.category} ({case.message})")
-            seen[key] = seen.get(key, 0) + 1
-        for message, count in seen.items():
-            lines.append(f"  - {message}" + (f" ×{count}" if count > 1 else ""))
-    for note in report.notes:
-        lines.append(f"note: {note}")
+def display_width(text: str) -> int:
+    """Columns ``text`` takes on a terminal (CJK characters take two)."""
+    width = wcwidth.wcswidth(text)
+    return width if width >= 0 else len(text)  # control characters: count them as one
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` display columns."""
+    fill = " " * max(0, width - display_width(text))
+    return fill + text if right else text + fill
+
+
+def clip(text: str, width: int = WIDTH) -> str:
+    """``text`` cut to ``width`` display columns, ending in '…' when cut."""
+    if display_width(text) <= width:
+        return text
+    out, used = [], 0
+    for char in text:
+        w = max(0, wcwidth.wcwidth(char))
+        if used + w > width - 1:
+            break
+        out.append(char)
+        used += w
+    return "".join(out) + "…"
+
+
+def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
+    """``text`` broken into lines of at most ``width`` display columns (at spaces when it
+    can), each starting with ``indent``."""
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        line = indent
+        for char in paragraph:
+            if display_width(line + char) > width:
+                cut = line.rfind(" ")
+                if cut > len(indent):
+                    lines.append(line[:cut])
+                    line = indent + line[cut + 1:]
+                else:
+                    lines.append(line)
+                    line = indent
+            line += char
+        lines.append(line)
     return lines
 
 
-def failure_text(case: CaseResult, lang: str = "en") -> str:
-    """What a learner sees for one failed case: input/expected/got, or just the category."""
-    text = LABELS.get(lang, LABELS["en"])
-    lines = [f"[{TODO_OF.get(case.section, case.section)}] {case.category}: {case.message}"]
+def table_lines(report: ScoreReport, lang: str = "en") -> list[str]:
+    """The per-section table, aligned by display width."""
+    text = _labels(lang)
+    sections = report.sections()
+    rows = [(text["section"], text["score"], text["cases"], "")]
+    for name, s in sections.items():
+        status = NOT_IMPLEMENTED.get(lang) if s["not_implemented"] == s["cases"] else ""
+        rows.append((section_label(name, lang), f"{_fmt(s['score'])} / {_fmt(s['max_score'])}",
+                     f"{s['passed']}/{s['cases']}", status))
+    rows.append((text["total"], f"{_fmt(report.score)} / {_fmt(report.max_score)}", "", ""))
+    widths = [max(display_width(row[i]) for row in rows) for i in range(3)]
+    lines = []
+    for label, score, cases, status in rows:
+        line = (f"{pad(label, max(widths[0], 12))} {pad(score, max(widths[1], 15), True)} "
+                f"{pad(cases, max(widths[2], 10), True)}")
+        lines.append((line + ("  " + status if status else "")).rstrip())
+    return lines
+
+
+def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, int]:
+    """One line per hidden failure kind: crashes by message, the rest by category."""
+    seen: dict[str, int] = {}
+    for case in report.cases:
+        if (case.visibility != "hidden" or case.status in ("passed", "not_run")
+                or case.not_implemented or case.id in skip):
+            continue
+        todo = section_label(case.section, lang)
+        key = (f"{todo}: {case.message}" if case.status in ("error", "timeout")
+               else f"{todo}: {case.category} ({case.message})")
+        seen[key] = seen.get(key, 0) + 1
+    return seen
+
+
+def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
+    """The per-section table, how much was not graded, hidden failures by category, notes."""
+    text = _labels(lang)
+    lines = table_lines(report, lang)
+    not_run = [c for c in report.cases if c.status == "not_run"]
+    if not_run:
+        lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
+    hidden = _hidden_groups(report, lang, set())
+    if hidden:
+        lines.append(text["hidden_failed"].format(n=sum(hidden.values())))
+        lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
+    lines += [f"{text['note']}: {note}" for note in report.notes]
+    return lines
+
+
+def failure_text(case: CaseResult, lang: str = "en", verbose: bool = True) -> str:
+    """What a learner sees for one failed case: input/expected/got, or just the category.
+
+    ``verbose=False`` cuts every line to the terminal's 100 columns.
+    """
+    text = _labels(lang)
+    lines = [f"[{section_label(case.section, lang)}] {case.category}: {case.message}"]
     if case.visibility == "hidden":
         lines.append(f"  ({HIDDEN_NOTE.get(lang)})")
     if case.visibility == "visible" and case.call:
         lines.append(f"  {text['input']}: {case.call}")
         if case.claim:
-            lines.append(f"  {text['claim']}: {case.claim}")
+            lines.append(f"  {text['claim']}: {claim_text(case.claim, lang)}")
         if case.expected:
             lines.append(f"  {text['expected']}: {case.expected}")
         if case.got:
             lines.append(f"  {text['got']}: {case.got}")
-    return "\n".join(lines)
+    return "\n".join(lines if verbose else [clip(line) for line in lines])
+
+
+def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = False
+                     ) -> list[str]:
+    """The learner's summary: the table, each failed visible case once, one line per kind of
+    hidden failure, a failure shared by many cases (a load error, a crash) once."""
+    text = _labels(lang)
+    failed = [c for c in report.cases if c.status not in ("passed", "not_run")]
+    lines = table_lines(report, lang)
+    not_run = [c for c in report.cases if c.status == "not_run"]
+    if not_run:
+        lines += wrap(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
+    # Failures that say the same thing for many cases (load error, crash): once.
+    by_message: dict[str, list[CaseResult]] = {}
+    for case in failed:
+        if case.status in ("error", "timeout") and not case.not_implemented:
+            by_message.setdefault(case.message, []).append(case)
+    shared = {m: cases for m, cases in by_message.items() if len(cases) > 1}
+    done = {c.id for cases in shared.values() for c in cases}
+    for message, cases in shared.items():
+        where = ", ".join(dict.fromkeys(section_label(c.section, lang) for c in cases))
+        lines.append(text["same_failure"].format(n=len(cases), where=where))
+        lines += wrap(message, "  ")  # said once, so said in full
+    # Template code: one line per TODO, unless the table already says so.
+    sections = report.sections()
+    not_impl: dict[str, int] = {}
+    for case in failed:
+        if case.not_implemented and case.id not in done:
+            not_impl[case.section] = not_impl.get(case.section, 0) + 1
+            done.add(case.id)
+    for section, count in not_impl.items():
+        if sections[section]["not_implemented"] != sections[section]["cases"]:
+            lines.append(text["not_implemented"].format(todo=section_label(section, lang),
+                                                        n=count))
+    visible = [c for c in failed if c.visibility == "visible" and c.id not in done]
+    if visible:
+        lines.append(text["visible_failed"].format(n=len(visible)))
+        for case in visible:
+            lines += failure_text(case, lang, verbose).splitlines()
+    hidden = _hidden_groups(report, lang, done)
+    if hidden:
+        lines.append(text["hidden_failed"].format(n=sum(hidden.values())))
+        lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
+    if verbose:  # how the grader ran (the uid, ...): for instructors, not learners
+        lines += [f"{text['note']}: {note}" for note in report.notes]
+    return lines if verbose else [clip(line) for line in lines]
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -4,6 +4,7 @@ The logic lives in pure modules: engine (running), reports (outputs), settings."
 
 from __future__ import annotations
 
+import configparser
 import contextlib
 import os
 import tomllib
@@ -13,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_rlsys.settings import HELP, SettingError, limits_from, resolve
+from pytest_rlsys import settings
+from pytest_rlsys.settings import SettingError, limits_from, resolve
 
 if TYPE_CHECKING:
     from pytest_rlsys.plugin.run import GradingSession
@@ -25,16 +27,11 @@ session_key: pytest.StashKey[GradingSession] = pytest.StashKey()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("rlsys", "rlsys grading harness")
-    for name in ("submission", "result", "report", "gradescope", "prairielearn", "junit",
-                 "classroom"):
-        group.addoption(f"--rlsys-{name}", dest=f"rlsys_{name}", metavar="PATH", default=None,
-                        help=HELP[name])
-    for name, metavar in (("seed", "N"), ("lang", "zh|en"), ("rubric", "PATH"),
-                          ("timeout", "SECONDS"), ("budget", "SECONDS"), ("memory_mb", "MIB"),
-                          ("cpu_seconds", "SECONDS"), ("child_user", "USER")):
-        group.addoption(f"--rlsys-{name.replace('_', '-')}", dest=f"rlsys_{name}",
-                        metavar=metavar, default=None, help=HELP[name])
-        parser.addini(f"rlsys_{name}", HELP[name], type="string", default="")
+    for option in settings.for_pytest():  # the one table: pytest_rlsys/settings.py
+        group.addoption(option.pytest_flag, dest=f"rlsys_{option.name}",
+                        metavar=option.metavar, default=None, help=option.help)
+        if option.ini_key:
+            parser.addini(option.ini_key, option.help, type="string", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,31 +41,37 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if hasattr(config, "workerinput"):
         raise pytest.UsageError("rlsys grading does not run under xdist workers; drop -n")
+    from pytest_rlsys.plugin.run import GradingSession  # kept out of plain pytest runs
+
     if submission:
         foreign = foreign_files(config, config.invocation_params.dir / submission)
         if foreign:
-            raise pytest.UsageError(
+            message = (
                 f"--rlsys-submission: pytest read {foreign[0]} from the submission's folder "
                 "or a folder above it, so the learner could have written it (config, "
                 "conftest.py or a module on the path); nothing there may take part in "
                 "grading. Grade with `rlsys grade FILE`, which ignores every folder's pytest "
                 "configuration, or keep the submission outside the folder tree of any "
                 "pytest configuration.")
-    from pytest_rlsys.plugin.run import GradingSession  # kept out of plain pytest runs
+            GradingSession.refuse(config.invocation_params.dir / submission, message, {
+                option.name: config.invocation_params.dir / value
+                for option in settings.for_pytest()
+                if option.output and (value := config.getoption(f"rlsys_{option.name}"))})
+            raise pytest.UsageError(message)
 
     values: dict[str, Any] = {}
     try:
-        for name in ("seed", "lang", "timeout", "budget", "memory_mb", "cpu_seconds",
-                     "child_user"):
-            values[name] = resolve(name, config.getoption(f"rlsys_{name}"),
-                                   config.getini(f"rlsys_{name}"))
+        for option in settings.for_pytest():
+            if option.ini_key:
+                values[option.name] = resolve(option.name,
+                                              config.getoption(f"rlsys_{option.name}"),
+                                              config.getini(option.ini_key))
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
-    rubric = config.getoption("rlsys_rubric") or config.getini("rlsys_rubric") or None
+    rubric = values.get("rubric")
     base = config.invocation_params.dir
-    outputs = {name: base / value for name in ("report", "gradescope", "prairielearn",
-                                               "junit", "classroom")
-               if (value := config.getoption(f"rlsys_{name}"))}
+    outputs = {option.name: base / value for option in settings.for_pytest()
+               if option.output and (value := config.getoption(f"rlsys_{option.name}"))}
     try:
         grading = GradingSession.create(
             submission=base / submission if submission else None,
@@ -92,16 +95,20 @@ def _related(folder: Path, other: Path) -> bool:
 
 
 def _configures_pytest(inipath: Path) -> bool:
-    """A pyproject.toml without a pytest table only marks the rootdir; anything else
-    pytest took as its config file is config."""
-    if inipath.name != "pyproject.toml":
-        return True
+    """Whether the file pytest took as its config sets anything: a pyproject.toml without
+    a pytest table only marks the rootdir, and an empty ``[pytest]`` section sets nothing."""
     try:
-        with inipath.open("rb") as fh:
-            tool = tomllib.load(fh).get("tool", {})
-    except (OSError, ValueError):
+        if inipath.suffix == ".toml":
+            with inipath.open("rb") as fh:
+                tool = tomllib.load(fh).get("tool", {})
+            table = tool.get("pytest", {}) if isinstance(tool, dict) else {}
+            return bool(table)
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read(inipath, encoding="utf-8")
+        return any(parser.has_section(s) and parser.items(s)
+                   for s in ("pytest", "tool:pytest"))
+    except (OSError, ValueError, configparser.Error):
         return True
-    return isinstance(tool, dict) and "pytest" in tool
 
 
 def foreign_files(config: pytest.Config, submission: Path) -> list[str]:
@@ -136,7 +143,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path == ANCHOR and session_key in parent.config.stash:
-        return BatteryFile.from_parent(parent, path=file_path)
+        # A fixed node id: the anchor's path (often inside a .venv under the rootdir) would
+        # put site-packages into every node id the learner sees.
+        return BatteryFile.from_parent(parent, path=file_path, nodeid="battery.rlsys")
     return None
 
 

@@ -4,6 +4,7 @@ print the table and write the reports (controller process only, after the child 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from pytest_rlsys.messages import default_lang
 from pytest_rlsys.outputs import reports
 
 SHOWN_OUTPUT = 2000
+SHOWN_LINES = 20  # without -v
 
 
 @dataclass
@@ -77,6 +79,14 @@ class GradingSession:
     outputs: dict[str, Path]
     final: ScoreReport | None = None
     write_errors: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def refuse(submission: Path, message: str, outputs: dict[str, Path]) -> None:
+        """A run that must not grade: the platform files still get score 0 and the reason
+        (only where their folders exist; nothing else is checked or created)."""
+        usable = {name: path for name, path in outputs.items()
+                  if path.parent.is_dir() and not path.is_dir()}
+        write_outputs(usable, zero_report(submission, message), "en")
 
     @classmethod
     def create(cls, submission: Path | None, result: Path | None, rubric: Path | None,
@@ -169,36 +179,60 @@ class GradingSession:
             # A grade that was not recorded must not look like a normal run.
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # Short by default: our summary lists each failure once, so pytest's FAILURES
+        # section and short summary would only repeat it.  -v (or an explicit --tb / -r)
+        # brings pytest's detail back.
+        config = session.config
+        if config.get_verbosity() > 0:
+            return
+        if config.option.tbstyle == "auto":
+            config.option.tbstyle = "no"
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and config.option.reportchars in ("fE", ""):
+            reporter.reportchars = ""
+
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         lines = []
         if self.grader is not None:
             g = self.grader
-            lines.append(f"rlsys: submission {g.path} (sha256 {g.submission_sha256[:12]}), "
-                         f"seed {g.seed}, {len(g.cases)} cases, max "
-                         f"{sum(g.cents.values()) / 100:g} points")
+            shown = os.path.relpath(g.path, config.invocation_params.dir)
+            lines.append(f"rlsys: submission {g.path if shown.startswith('..') else shown}")
+            lines.append(f"rlsys: seed {g.seed}, {len(g.cases)} cases, max "
+                         f"{sum(g.cents.values()) / 100:g} points, sha256 "
+                         f"{g.submission_sha256[:12]}")
         if self.result is not None:
             lines.append(f"rlsys: result file {self.result.summary['path']}")
         return lines
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         report = self.final or self.build_report()
         tr = terminalreporter
+        verbose = config.get_verbosity() > 0
+        text = reports.LABELS.get(self.lang, reports.LABELS["en"])
+
+        def fit(line: str) -> str:
+            return line if verbose else reports.clip(line)
+
         printed = self.grader.captured_output() if self.grader is not None else ""
         if printed.strip():
             # Shown before the score, each line prefixed, so that nothing the submission
             # prints can pass for a grader line (the real Points line is always last).
-            tr.write_sep("-", f"output of the submission (captured, first {SHOWN_OUTPUT} "
-                              "characters)")
-            for line in printed[:SHOWN_OUTPUT].splitlines():
-                tr.write_line(f"| {line}")
-        tr.write_sep("=", reports.LABELS.get(self.lang, reports.LABELS["en"])["title"])
-        for line in reports.terminal_lines(report, self.lang):
+            tr.write_sep("-", text["output"].format(n=SHOWN_OUTPUT))
+            shown = printed[:SHOWN_OUTPUT].splitlines()
+            for line in shown if verbose else shown[:SHOWN_LINES]:
+                tr.write_line(fit(f"| {line}"))
+            if not verbose and len(shown) > SHOWN_LINES:
+                tr.write_line(f"| ... {text['more']}")
+        tr.write_sep("=", text["title"])
+        for line in reports.terminal_summary(report, self.lang, verbose):
             tr.write_line(line)
         if self.result is not None:
             for error in self.result.summary["errors"]:
-                tr.write_line(f"result file: {error}")
+                tr.write_line(fit(f"{text['result_error']}: {error}"))
             for note in self.result.summary["notes"]:
-                tr.write_line(f"result file note: {note}")
+                tr.write_line(fit(f"{text['result_note']}: {note}"))
         for error in self.write_errors:
             tr.write_line(f"ERROR: {error}", red=True)
         tr.write_line(reports.classroom_points_line(report))
