@@ -120,17 +120,23 @@ def uid_of_child(expected: dict[str, Any]) -> range | None:
     return range(uid, uid + 1)
 
 
-def _become_subreaper() -> None:
-    """Orphans of anything this test process starts (a daemon that escaped a grandchild)
-    are re-parented here, so "children of this process" covers everything this run
-    started and nothing that another grader on the host started."""
+def _subreaper(on: bool) -> None:
+    """While on, orphans of anything this process starts (a daemon that escaped a
+    grandchild) are re-parented here, so "children of this process" covers everything the
+    scenario started and nothing another test or another grader on the host started."""
     import ctypes
 
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        ctypes.CDLL(None, use_errno=True).prctl(36, int(on), 0, 0, 0)  # CHILD_SUBREAPER
 
 
-_become_subreaper()
+@pytest.fixture(autouse=True)
+def own_descendants() -> Iterator[None]:
+    _subreaper(True)
+    try:
+        yield
+    finally:
+        _subreaper(False)
 
 
 def processes() -> Iterator[tuple[int, int, int, str]]:
