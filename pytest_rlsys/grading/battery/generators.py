@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from pytest_rlsys.messages import Msg
 
-__all__ = ["ARRIVALS", "BAD_VALUES", "STAGES", "Arrival", "cross", "gen_edges",
-           "gen_pipeline", "num", "out_of_order", "shuffled"]
+__all__ = ["ARRIVALS", "BAD_VALUES", "STAGES", "Arrival", "cross", "declared_backwards",
+           "gen_edges", "gen_pipeline", "num", "out_of_order", "shuffled"]
 
 STAGES = ["rollout", "reward", "reference", "learner", "verifier", "critic", "judge"]
 LEVELS = [20, 30, 40, 60, 80, 120, 160]
@@ -42,6 +42,12 @@ def out_of_order(rng: random.Random, names: list[str]) -> list[str]:
     if len(order) > 1 and order == sorted(order):
         order.reverse()
     return order
+
+
+def declared_backwards(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """The same mapping declared in reverse name order: every part of it that an answer
+    must list sorted (ties, unstable stages...) then arrives out of order."""
+    return {key: mapping[key] for key in sorted(mapping, reverse=True)}
 
 
 def shuffled(rng: random.Random, mapping: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,7 +86,7 @@ def gen_pipeline(rng: random.Random, stages: int, *, tie: bool = False,
     above = min(v for v in levels if v > low) if arrival == "between" else low
     arrival_rate = {"zero": 0, "below": low / 2, "at_capacity": low,
                     "between": (low + above) / 2, "above_all": high + 4}[arrival]
-    return (shuffled(rng, rates), num(arrival_rate, ints),
+    return (declared_backwards(rates), num(arrival_rate, ints),
             shuffled(rng, {n: num(m, ints) for n, m in multipliers.items()}))
 
 
@@ -90,8 +96,10 @@ def gen_edges(rng: random.Random, count: int, *, fabrics: int = 2, tie: bool = F
     """``count`` cross-pool edges over ``fabrics`` fabrics (every fabric used, each with
     one bandwidth), plus one same-pool edge when ``same_pool``.
 
-    The first edge has a partial overlap, another has none; with ``tie`` a second fabric,
-    named to sort first but declared last, carries a copy of the first fabric's edges.
+    The first edge has a partial overlap, one item per work unit and half a work unit per
+    second; the second (if any) has no overlap.  With ``tie`` every edge is on the first
+    fabric and a second fabric, named to sort first but declared last, carries a copy of
+    them: the two tie exactly.
     """
     components = rng.sample(STAGES, 6)
     placement = {c: "AB"[i % 2] for i, c in enumerate(components)}
@@ -107,21 +115,22 @@ def gen_edges(rng: random.Random, count: int, *, fabrics: int = 2, tie: bool = F
         source, target = rng.choice(pool_a), rng.choice(pool_b)
         if rng.random() < 0.5:
             source, target = target, source
-        fabric = names[index % fabrics] if index < fabrics else rng.choice(names)
+        if tie:
+            fabric = names[0]
+        else:
+            fabric = names[index % fabrics] if index < fabrics else rng.choice(names)
         overlap = 0.25 if index == 0 else 0 if index == 1 else rng.choice([0, 0.25, 0.5, 0.75])
         edges.append({
             "source": source, "target": target,
             "bytes_per_item": rng.choice([64, 100, 250, 500, 1000, 4096]),
-            "items_per_work_unit": num(rng.choice([1, 2, 3, 4]), ints),
-            "work_units_per_second": num(rng.choice([0.5, 1, 2, 5]), ints),
+            "items_per_work_unit": num(1 if index == 0 else rng.choice([2, 3, 4]), ints),
+            "work_units_per_second": num(0.5 if index == 0 else rng.choice([1, 2, 5]), ints),
             "bandwidth_bytes_per_s": num(bandwidth[fabric], ints),
             "overlap_fraction": num(overlap, ints),
             "fabric_id": fabric,
         })
     if tie:
-        first = edges[0]["fabric_id"]
-        mine = [e for e in edges if e["fabric_id"] == first]
-        edges = mine + [dict(e, fabric_id="aux-fabric") for e in mine]
+        edges += [dict(e, fabric_id="aux-fabric") for e in edges]
     if same_pool:
         local = {"source": pool_a[0], "target": pool_a[1], "bytes_per_item": 4096,
                  "items_per_work_unit": num(2, ints), "work_units_per_second": num(4, ints),

@@ -13,7 +13,12 @@ from pytest_rlsys.grading.battery.checks import (
     expect_value_error,
     same_keys,
 )
-from pytest_rlsys.grading.battery.generators import gen_pipeline, num, out_of_order
+from pytest_rlsys.grading.battery.generators import (
+    declared_backwards,
+    gen_pipeline,
+    num,
+    out_of_order,
+)
 from pytest_rlsys.grading.battery.model import RESULT_KEYS, Call, plain
 from pytest_rlsys.messages import Msg
 
@@ -28,7 +33,7 @@ RULES: dict[str, Msg] = {
                 "False)",
                 "硬失败：memory_limit（某资源池显存超过其上限）、version_sync（version_sync_ok "
                 "为 False）、recovery_not_ready（recovery_ok 为 False）"),
-    "no_limit": Msg("a pool without a declared limit counts as over its limit; memory exactly "
+    "no_limit": Msg("A pool without a declared limit counts as over its limit; memory exactly "
                     "at the limit is within it",
                     "未声明上限的资源池按超限处理；显存恰好等于上限不算超限"),
     "pressures": Msg("Tuning pressures: unstable_queue (the capacity report has unstable "
@@ -110,7 +115,9 @@ def _memory(rng: random.Random, over: bool, missing: bool,
             ints: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """Two to four pools (declared out of order); two over their limit when ``over``
     (one exactly at it otherwise), one without a limit when ``missing``."""
-    pools = out_of_order(rng, rng.sample(["A", "B", "C", "D", "E"], 4))
+    pools = rng.sample(["A", "B", "C", "D", "E"], 4)
+    # The pools that can be over their limit are declared in reverse name order.
+    pools = [pools[0], *sorted(pools[1:], reverse=True)]
     limits = {p: rng.choice([24, 40, 48, 80, 96]) for p in pools}
     used = {p: limits[p] - rng.choice([2, 8, 16]) for p in pools}
     used[pools[0]] = limits[pools[0]]
@@ -135,6 +142,10 @@ def _transfer(rng: random.Random, overload: Overload,
         threshold = {"none": values[-1], "some": values[0], "all": values[0] / 2}[overload]
     rng.shuffle(values)
     exposure = dict(zip(names, values, strict=True))
+    # The overloaded fabrics are declared in reverse name order.
+    exposure = {**{n: v for n, v in exposure.items() if v <= (threshold or 0.1)},
+                **declared_backwards({n: v for n, v in exposure.items()
+                                      if v > (threshold or 0.1)})}
     return ({"fabric_exposed_seconds_per_s": exposure,
              "critical_exposed_seconds_per_s": max(values)}, threshold)
 
