@@ -237,7 +237,7 @@ def test_mutated_argument_is_named(tmp_path: Path) -> None:
                                '        where = f"edge {index}"\n        edge["seen"] = 1\n')
     report = _report(tmp_path, source, 1)
     case = next(c for c in report.cases if c.id == "todo2.hidden.immutability")
-    assert case.status == "failed" and "argument edges was modified" in case.message
+    assert case.status == "failed" and "input argument edges was modified" in case.message
 
 
 def test_exception_names_the_line_of_the_learners_file(tmp_path: Path) -> None:

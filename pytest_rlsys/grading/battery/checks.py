@@ -181,8 +181,8 @@ def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
                     if k not in after[1] or mismatch(value, after[1][k])]
         if changed:
             which = ", ".join(changed)
-            return Verdict("failed", Msg(f"the argument {which} was modified in place",
-                                         f"参数 {which} 被原地修改"))
+            return Verdict("failed", Msg(f"the input argument {which} was modified in place",
+                                         f"输入参数 {which} 被原地修改"))
         return PASSED
 
     return check

@@ -119,7 +119,7 @@ def _memory(rng: random.Random, over: bool, missing: bool,
     # The pools that can be over their limit are declared in reverse name order.
     pools = [pools[0], *sorted(pools[1:], reverse=True)]
     limits = {p: rng.choice([24, 40, 48, 80, 96]) for p in pools}
-    used = {p: limits[p] - rng.choice([2, 8, 16]) for p in pools}
+    used: dict[str, float] = {p: limits[p] - rng.choice([2, 8, 16]) for p in pools}
     used[pools[0]] = limits[pools[0]]
     if over:
         used[pools[1]] = limits[pools[1]] + 8
@@ -167,15 +167,15 @@ STRATA: tuple[tuple[bool, bool, bool, bool, bool, Overload, bool, bool], ...] = 
 
 
 def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
-    for i, (unstable, over, missing, sync, recovery, overload, default, ints) in enumerate(
+    for i, (backlog, over_limit, missing, sync, recovery, overload, default, ints) in enumerate(
             STRATA):
-        used, limits = _memory(rng, over, missing, ints)
+        used, limits = _memory(rng, over_limit, missing, ints)
         transfer, threshold = _transfer(rng, overload, default)
         kwargs = {} if threshold is None else {"max_exposed_s_per_s": threshold}
         b.diff(f"differential_{i}", Msg("decision differs from the reference on a random "
                                         "topology", "随机拓扑上的准入结论与参考实现不同"),
                "decision",
-               Call(FUNC, (_capacity(b, rng, unstable), used, limits, transfer, sync, recovery),
+               Call(FUNC, (_capacity(b, rng, backlog), used, limits, transfer, sync, recovery),
                     kwargs), KEYS)
     stable = _capacity(b, rng, False)
     # Two unstable stages, so that sorting (or mutating) the list can be observed.
