@@ -153,13 +153,15 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     edges, placement = gen_edges(rng, 4)
     b.diff("rows", Msg("per-edge rows", "逐边账本行"), "rows", Call(FUNC, (edges, placement)),
            ("rows",))
+    # Same-pool edges here are valid under the strictest reading too (they name a fabric):
+    # SPEC 3 forbids probing how same-pool edges are validated.
     same = {"rollout": "A", "reward": "A", "learner": "A"}
     local = [{"source": "rollout", "target": "reward", "bytes_per_item": 100,
               "items_per_work_unit": 2, "work_units_per_second": 4,
               "bandwidth_bytes_per_s": 1024, "overlap_fraction": 0.5, "fabric_id": "nvlink"},
              {"source": "reward", "target": "learner", "bytes_per_item": 64,
               "items_per_work_unit": 1, "work_units_per_second": 2,
-              "bandwidth_bytes_per_s": 2048, "overlap_fraction": 0}]
+              "bandwidth_bytes_per_s": 2048, "overlap_fraction": 0, "fabric_id": "pcie"}]
     b.diff("no_cross_pool_edges", Msg("no cross-pool edges", "没有跨池边"), "critical",
            Call(FUNC, (local, same)), KEYS)
     b.diff("empty_edges", Msg("no edges at all", "没有任何边"), "critical",
@@ -203,7 +205,7 @@ def _properties(b: BatteryBuilder, rng: random.Random) -> None:
     placement2 = dict(placement, **{"colocated-extra": "A"})
     local_edge = {"source": pool_a, "target": "colocated-extra", "bytes_per_item": 4096,
                   "items_per_work_unit": 4, "work_units_per_second": 5,
-                  "bandwidth_bytes_per_s": 1024, "overlap_fraction": 0}
+                  "bandwidth_bytes_per_s": 1024, "overlap_fraction": 0, "fabric_id": "local"}
     b.anchored("same_pool_edge_added", Msg("an added same-pool edge changed the result",
                                            "新增同池边改变了结果"), "traffic",
                [Call(FUNC, (edges, placement2)),
