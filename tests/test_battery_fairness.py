@@ -150,6 +150,19 @@ def test_refusal_pays_only_next_to_an_answer(tmp_path: Path) -> None:
     assert all(c.status != "passed" for c in report.cases if c.visibility == "hidden")
 
 
+def test_validating_without_computing_earns_no_refusal_points(tmp_path: Path) -> None:
+    source = REFERENCE.replace('"capacity": capacity,', '"capacity": capacity + 1,')
+    report = _report(tmp_path, source, 1)
+    cases = {c.id: c for c in build_battery(1, load_reference())}
+    refusals = [c for c in report.cases if c.section == "todo1" and c.visibility == "hidden"
+                and len(cases[c.id].calls) == 2 and cases[c.id].rule in
+                ("positive", "arrival", "stage_sets")]
+    assert len(refusals) >= 10
+    assert all(c.status == "failed" and "answered wrongly" in c.message for c in refusals)
+    others = {s: v["score"] for s, v in report.sections().items() if s != "todo1"}
+    assert others == {"todo2": 35, "todo3": 35}
+
+
 # -- every error case breaks exactly one rule ---------------------------------------------
 
 

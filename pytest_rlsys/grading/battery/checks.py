@@ -13,7 +13,6 @@ from typing import Any
 from pytest_rlsys.grading.battery.model import (
     PARAMETERS,
     PASSED,
-    RESULT_KEYS,
     SECTION_OF,
     Call,
     Check,
@@ -35,10 +34,10 @@ BATTERY_BUG = Msg("the grader could not judge this answer (a fault of the batter
                   "of your code); tell your instructor",
                   "评分器无法判定该答案（是题库的问题，不是你的代码的问题）；请告知教师")
 REFUSED_VALID = Msg("the valid input next to the bad one (the same input with the bad field "
-                    "repaired) was refused or answered without every documented key; "
-                    "refusing the bad one earns nothing then",
-                    "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝，或返回值缺少"
-                    "约定的键；此时拒绝非法输入不得分")
+                    "repaired) was refused or answered wrongly; refusing the bad one earns "
+                    "nothing then",
+                    "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝或答错；"
+                    "此时拒绝非法输入不得分")
 WRONG_ORDER_ZH = "元素正确但顺序错误"
 
 
@@ -139,25 +138,27 @@ def expect_value_error(calls: tuple[Call, ...]) -> Check:
     return check
 
 
-def expect_refusal(calls: tuple[Call, ...]) -> Check:
-    """calls = (valid, bad): the valid input is answered with a dict holding every
-    documented key, then the bad one (the same input with one field broken) raises
+def expect_refusal(expected: Mapping[str, Any]) -> CheckFactory:
+    """calls = (valid, bad): the valid input gets the reference's result (at the keys of
+    ``expected``), then the bad one, the same input with exactly one field broken, raises
     ValueError.  Refusing everything unknown therefore earns nothing here."""
 
-    def check(outcomes: Sequence[CallOutcome]) -> Verdict:
-        control = outcomes[0]
-        if control.kind != "returned":
-            if control.kind == "raised" and control.value_error:
-                return Verdict("failed", REFUSED_VALID)
-            early = first_problem(outcomes[:1], calls[:1])
-            return early if early is not None else Verdict("error", BATTERY_BUG)
-        got = control.value
-        if (type(got) is not dict or NONPLAIN_MARK in got
-                or any(key not in got for key in RESULT_KEYS[calls[0].func])):
-            return Verdict("failed", REFUSED_VALID)
-        return _refused(outcomes[1], calls[1])
+    def factory(calls: tuple[Call, ...]) -> Check:
+        answered = expect_keys(expected)(calls[:1])
 
-    return check
+        def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+            verdict = answered(outcomes[:1])
+            if verdict.status != "passed":
+                control = outcomes[0]
+                crashed = control.kind == "raised" and not control.value_error
+                if crashed or control.kind not in ("raised", "returned"):
+                    return verdict  # not implemented, an exception, a timeout: say so
+                return Verdict("failed", REFUSED_VALID)
+            return _refused(outcomes[1], calls[1])
+
+        return check
+
+    return factory
 
 
 def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
