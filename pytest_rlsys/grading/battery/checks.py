@@ -78,7 +78,10 @@ def first_problem(outcomes: Sequence[CallOutcome], calls: Sequence[Call]) -> Ver
 
 def _problem_msg(problem: str) -> Msg:
     if problem.endswith(": right items, wrong order"):
-        return Msg(problem, problem.rsplit(":", 1)[0] + ": " + WRONG_ORDER_ZH)
+        # Worded so that it does not start with the JSON path: a hidden case's redaction
+        # keeps it whole (it holds no value), and the learner learns what to fix.
+        path = problem.rsplit(":", 1)[0]
+        return Msg(f"right items, wrong order at {path}", f"{WRONG_ORDER_ZH}（{path}）")
     return Msg(problem, problem)
 
 
