@@ -73,6 +73,7 @@ def test_default_seed_follows_the_battery_version(monkeypatch: pytest.MonkeyPatc
 SPREAD_DEFECTS = ["unsorted_bottlenecks", "overlap_ignored", "unsorted_overloaded"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SPREAD_DEFECTS)
 def test_one_buggy_file_scores_within_two_points_over_eight_seeds(tmp_path: Path,
                                                                    name: str) -> None:
