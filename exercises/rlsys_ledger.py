@@ -4,7 +4,11 @@ Fill in the three functions, then check them with:
 
     pytest --rlsys-submission rlsys_ledger.py
 
-补全三个函数，然后用上面的命令检查。只使用 Python 标准库。
+Every rule the grader checks is written in the docstrings below; the hidden cases test
+nothing else. Return plain dicts, lists, strs, numbers and bools.
+
+补全三个函数，然后用上面的命令检查。只使用 Python 标准库。评分检查的每条规则都写在
+下面的文档字符串里，隐藏用例不检查其他内容。返回普通的 dict、list、str、数字与 bool。
 """
 
 from typing import Dict, List  # kept from the chapter's skeleton
@@ -13,13 +17,35 @@ from typing import Dict, List  # kept from the chapter's skeleton
 def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
     """Normalise stage rates to one work unit and keep bottleneck and backlog evidence.
 
+    Returns a dict with six keys. effective_rates maps each stage to its rate divided
+    by its items per work unit. capacity is the smallest effective rate. bottlenecks
+    lists every stage whose effective rate equals the capacity, sorted by name.
+    queue_margins maps each stage to its effective rate minus the arrival rate.
+    unstable_stages lists the stages with a negative margin, sorted by name; a margin of
+    exactly 0 is stable. queue_stable is True exactly when no stage is unstable.
+
+    Every number may be an int or a float, including values between 0 and 1; the
+    arrival rate may be 0. The arguments are never modified, and the order of dict
+    entries does not change the result.
+
+    Raises ValueError when stage_rates and items_per_work_unit name different stages,
+    or no stage at all; when a rate or a multiplier is NaN, infinite, zero or negative;
+    when the arrival rate is NaN, infinite or negative.
+
     把阶段速率归一到同一工作单位，并保留瓶颈与积压证据。
 
-    Returns a dict with ``capacity``, ``effective_rates`` (rate / items per work unit),
-    ``bottlenecks`` (every stage tied at the minimum, sorted), ``queue_margins``
-    (effective rate - arrival rate), ``unstable_stages`` (negative margin, sorted) and
-    ``queue_stable``. Raises ValueError on mismatched stage sets, non-finite or
-    non-positive rates or multipliers, and a negative or non-finite arrival rate.
+    返回含六个键的 dict。effective_rates：各阶段速率除以该阶段每工作单位的
+    条目数。capacity 是最小的有效速率。bottlenecks 列出有效速率等于 capacity
+    的全部阶段，按名称排序。queue_margins：各阶段有效速率减去到达率。
+    unstable_stages 列出余量为负的阶段，按名称排序；余量恰好为 0 仍是稳定的。
+    当且仅当没有积压阶段时 queue_stable 为 True。
+
+    每个数都可能是 int 或 float，包括 0 与 1 之间的值；到达率可以为 0。
+    不得修改任何参数；字典条目的顺序不影响结果。
+
+    以下情况抛出 ValueError：stage_rates 与 items_per_work_unit 的阶段不一致，
+    或没有任何阶段；某个速率或倍率为 NaN、无穷、零或负数；到达率为 NaN、无穷
+    或负数。
     """
     # ==========================================
     # TODO 1: compute effective_rates, capacity, queue_margins, bottlenecks, unstable_stages.
@@ -32,15 +58,57 @@ def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
 def transfer_ledger(edges, placement):
     """Build the per-edge ledger and sum exposure per shared fabric.
 
+    Returns a dict with rows, cross_pool_bytes_per_s, fabric_exposed_seconds_per_s,
+    critical_exposed_seconds_per_s and critical_fabrics. rows holds one dict per edge,
+    in edge order: a copy of the edge's own fields plus cross_pool,
+    traffic_bytes_per_s, transfer_seconds_per_s and exposed_seconds_per_s.
+
+    A cross-pool edge (source and target placed in different pools) carries
+    bytes_per_item * items_per_work_unit * work_units_per_second bytes/s; a same-pool
+    edge carries zero traffic, transfer and exposure. transfer = traffic /
+    bandwidth_bytes_per_s and exposed = transfer * (1 - overlap_fraction); an edge
+    without overlap_fraction has overlap 0. cross_pool_bytes_per_s is the total
+    traffic; fabric_exposed_seconds_per_s sums the exposure of the cross-pool edges of
+    each fabric_id. critical_exposed_seconds_per_s is the largest fabric exposure (0.0
+    when there is none) and critical_fabrics lists every fabric at that maximum, sorted
+    by name.
+
+    Every number may be an int or a float; bytes_per_item and work_units_per_second
+    may be 0, and a bandwidth may lie between 0 and 1. The arguments are never
+    modified, and neither the order of the edges nor the order of placement's entries
+    changes the totals.
+
+    Raises ValueError when an endpoint has no pool in placement; when
+    overlap_fraction is NaN or outside [0, 1]; when bandwidth_bytes_per_s or
+    items_per_work_unit is NaN, infinite, zero or negative; when bytes_per_item or
+    work_units_per_second is NaN, infinite or negative; when a cross-pool edge has no
+    fabric_id, or an empty or blank one; when two cross-pool edges of one fabric
+    declare different bandwidths (even 1000 and 1000.5).
+
     建立逐边账本，并按共享互连域汇总暴露占用。
 
-    Returns ``rows`` (each edge plus ``cross_pool``, ``traffic_bytes_per_s``,
-    ``transfer_seconds_per_s``, ``exposed_seconds_per_s``), ``cross_pool_bytes_per_s``,
-    ``fabric_exposed_seconds_per_s``, ``critical_exposed_seconds_per_s`` and
-    ``critical_fabrics`` (all fabrics tied at the maximum, sorted). Same-pool edges carry
-    zero traffic. Raises ValueError on an endpoint without a pool, an overlap outside
-    [0, 1], a non-positive bandwidth, a cross-pool edge without ``fabric_id`` and one
-    fabric declared with two bandwidths.
+    返回含 rows、cross_pool_bytes_per_s、fabric_exposed_seconds_per_s、
+    critical_exposed_seconds_per_s 与 critical_fabrics 的 dict。rows 按边的顺序
+    每条边一项：该边自身字段的副本，再加上 cross_pool、traffic_bytes_per_s、
+    transfer_seconds_per_s 与 exposed_seconds_per_s。
+
+    跨池边（source 与 target 位于不同资源池）的流量为 bytes_per_item *
+    items_per_work_unit * work_units_per_second；同池边的流量、传输与暴露均为零。
+    transfer = traffic / bandwidth_bytes_per_s，exposed = transfer *
+    (1 - overlap_fraction)；没有 overlap_fraction 的边重叠比例为 0。
+    cross_pool_bytes_per_s 为总流量；fabric_exposed_seconds_per_s 按 fabric_id
+    累加其跨池边的暴露。critical_exposed_seconds_per_s 为最大的互连域暴露
+    （没有时为 0.0），critical_fabrics 列出达到该最大值的全部互连域，按名称排序。
+
+    每个数都可能是 int 或 float；bytes_per_item 与 work_units_per_second 可以为 0，
+    带宽可以在 0 与 1 之间。不得修改任何参数；边的顺序与 placement 条目的顺序都
+    不影响汇总结果。
+
+    以下情况抛出 ValueError：某个端点在 placement 中没有资源池；overlap_fraction
+    为 NaN 或不在 [0, 1] 内；bandwidth_bytes_per_s 或 items_per_work_unit 为 NaN、
+    无穷、零或负数；bytes_per_item 或 work_units_per_second 为 NaN、无穷或负数；
+    跨池边没有 fabric_id，或 fabric_id 为空或只含空白；同一互连域的两条跨池边
+    声明了不同带宽（即使是 1000 与 1000.5）。
     """
     # ==========================================
     # TODO 2: same-pool edges carry zero load; cross-pool edges get traffic, transfer, exposed.
@@ -54,12 +122,49 @@ def evaluate_topology(capacity_report, memory_by_pool, memory_limits, transfer_r
                       version_sync_ok, recovery_ok, max_exposed_s_per_s=0.1):
     """Return every triggered reason with priority reject > tune > accept.
 
+    capacity_report is a result of pipeline_capacity, transfer_report one of
+    transfer_ledger (its fabric_exposed_seconds_per_s and
+    critical_exposed_seconds_per_s are read). Returns decision, reasons,
+    over_limit_pools, unstable_stages and overloaded_fabrics.
+
+    Hard failures: memory_limit (a pool uses more memory than its limit), version_sync
+    (version_sync_ok is False), recovery_not_ready (recovery_ok is False). A pool
+    without a declared limit counts as over its limit; memory exactly at the limit is
+    within it. Tuning pressures: unstable_queue (the capacity report has unstable
+    stages), exposed_transfer (a fabric's exposure is above max_exposed_s_per_s;
+    exactly at it is not above). decision is reject when there is a hard failure, else
+    tune when there is a pressure, else accept; reasons lists every hard failure in
+    the order above, else every pressure in the order above, else nothing.
+    over_limit_pools, unstable_stages and overloaded_fabrics are reported whatever the
+    decision, each sorted by name.
+
+    max_exposed_s_per_s defaults to 0.1; it, memory, limits and exposures may be 0,
+    and every number may be an int or a float. The arguments are never modified, and
+    the order of dict entries does not change the result.
+
+    Raises ValueError when a pool's memory, a memory limit, a fabric exposure or
+    max_exposed_s_per_s is NaN, infinite or negative.
+
     按 reject > tune > accept 的优先级返回全部触发原因。
 
-    Returns ``decision``, ``reasons`` (hard failures in the order memory_limit,
-    version_sync, recovery_not_ready; otherwise tuning pressures in the order
-    unstable_queue, exposed_transfer), ``over_limit_pools``, ``unstable_stages`` and
-    ``overloaded_fabrics``. Raises ValueError on non-finite or negative ledger values.
+    capacity_report 是 pipeline_capacity 的结果，transfer_report 是 transfer_ledger
+    的结果（读取其 fabric_exposed_seconds_per_s 与 critical_exposed_seconds_per_s）。
+    返回 decision、reasons、over_limit_pools、unstable_stages 与 overloaded_fabrics。
+
+    硬失败：memory_limit（某资源池显存超过其上限）、version_sync（version_sync_ok
+    为 False）、recovery_not_ready（recovery_ok 为 False）。未声明上限的资源池按
+    超限处理；显存恰好等于上限不算超限。调优压力：unstable_queue（容量报告中有
+    积压阶段）、exposed_transfer（某个互连域的暴露高于 max_exposed_s_per_s；恰好
+    相等不算高于）。有硬失败时 decision 为 reject，否则有压力时为 tune，否则为
+    accept；reasons 按上述顺序列出全部硬失败，否则按上述顺序列出全部压力，否则
+    为空。无论 decision 为何，都报告 over_limit_pools、unstable_stages 与
+    overloaded_fabrics，各自按名称排序。
+
+    max_exposed_s_per_s 默认为 0.1；它、显存、上限与暴露都可以为 0，每个数都可能是
+    int 或 float。不得修改任何参数；字典条目的顺序不影响结果。
+
+    以下情况抛出 ValueError：某资源池显存、显存上限、互连域暴露或
+    max_exposed_s_per_s 为 NaN、无穷或负数。
     """
     # ==========================================
     # TODO 3: collect hard_failures and tuning_pressures, then decide.

@@ -218,6 +218,21 @@ def _describe(exc: BaseException) -> dict[str, Any]:
     }
 
 
+def _learner_line(exc: BaseException, filename: str) -> int | None:
+    """The line of the submission's own file where ``exc`` was raised: the innermost
+    traceback frame whose code comes from that file (nothing of the harness's)."""
+    line = None
+    try:
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == filename:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+    except _BaseException:
+        return None
+    return line if _type(line) is _int else None
+
+
 def _load(request: dict[str, Any]) -> dict[str, Any]:
     name = "submission"
     module = types.ModuleType(name)
@@ -311,6 +326,7 @@ def main() -> None:
             # (``exc`` and its traceback, with whatever memory its frames hold, are
             # dropped when this block ends.)
             reply: dict[str, Any] = {"id": ident, "ok": False, "error": _describe(exc)}
+            reply["error"]["line"] = _learner_line(exc, hello["filename"])
         else:
             reply = {"id": ident, "ok": True, "value": _encode_value(result, max_bytes)}
             result = None  # let it go before the arguments are copied

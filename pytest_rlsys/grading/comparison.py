@@ -3,13 +3,21 @@
 Only exact ``dict``/``list``/``str``/``int``/``float``/``bool``/``None`` count (``bool`` is
 never a number here); numbers compare with a documented tolerance.  Values that were not
 plain in the child arrive as ``{"$rlsys_nonplain": "<type>"}`` and never match.
+
+Every function here is total over plain data: an int too large for a float (``2**1024``,
+``-2**5000``) is just a number that is (almost always) wrong, never an OverflowError, and
+one too long for ``repr`` is shown by its size.
 """
 
 from __future__ import annotations
 
 import math
 import reprlib
+from fractions import Fraction
 from typing import Any
+
+__all__ = ["ABS_TOL", "NONPLAIN_MARK", "REL_TOL", "mismatch", "numbers_match", "show",
+           "type_name"]
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
@@ -21,7 +29,32 @@ def _number(value: Any) -> bool:
 
 
 def numbers_match(expected: float, got: float) -> bool:
-    return math.isclose(expected, got, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    """``math.isclose`` with the module's tolerances, for any pair of ints and floats."""
+    try:
+        return math.isclose(expected, got, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    except OverflowError:
+        pass
+    # An int beyond the float range: compare exactly, with the same tolerance rule.
+    for value in (expected, got):
+        if type(value) is float and not math.isfinite(value):
+            return False  # inf and nan are close to no finite number, however large
+    a, b = Fraction(expected), Fraction(got)
+    return abs(a - b) <= max(Fraction(REL_TOL) * max(abs(a), abs(b)), Fraction(ABS_TOL))
+
+
+def _same_items(expected: list[Any], got: list[Any]) -> bool:
+    """``got`` holds the items of ``expected`` (with their counts) in another order."""
+    if len(expected) > 200:  # quadratic: only for the short lists a result holds
+        return False
+    left = list(got)
+    for want in expected:
+        for index, have in enumerate(left):
+            if mismatch(want, have) is None:
+                del left[index]
+                break
+        else:
+            return False
+    return True
 
 
 def type_name(value: Any) -> str:
@@ -40,17 +73,17 @@ def mismatch(expected: Any, got: Any, path: str = "$") -> str | None:
         return f"{path}: got a {got[NONPLAIN_MARK]} object, expected plain {type_name(expected)}"
     if type(expected) is bool or expected is None:
         if got is not expected:
-            return f"{path}: expected {expected!r}, got {show(got)}"
+            return f"{path}: expected {show(expected)}, got {show(got)}"
         return None
     if _number(expected):
         if not _number(got):
             return f"{path}: expected a number, got {type_name(got)} {show(got)}"
-        if not numbers_match(float(expected), float(got)):
-            return f"{path}: expected {expected!r}, got {got!r}"
+        if not numbers_match(expected, got):
+            return f"{path}: expected {show(expected)}, got {show(got)}"
         return None
     if type(expected) is str:
         if type(got) is not str or got != expected:
-            return f"{path}: expected {expected!r}, got {show(got)}"
+            return f"{path}: expected {show(expected)}, got {show(got)}"
         return None
     if type(expected) is list:
         if type(got) is not list:
@@ -60,6 +93,8 @@ def mismatch(expected: Any, got: Any, path: str = "$") -> str | None:
         for index, (want, have) in enumerate(zip(expected, got, strict=True)):
             problem = mismatch(want, have, f"{path}[{index}]")
             if problem:
+                if _same_items(expected, got):
+                    return f"{path}: right items, wrong order"
                 return problem
         return None
     if type(expected) is dict:
@@ -82,7 +117,14 @@ def mismatch(expected: Any, got: Any, path: str = "$") -> str | None:
     raise TypeError(f"expected value at {path} is not plain data: {type(expected).__name__}")
 
 
-_SHOW = reprlib.Repr()
+class _Show(reprlib.Repr):
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 256:  # repr of a huge int is slow, or refused past 4300 digits
+            return f"<int of {x.bit_length()} bits>"
+        return super().repr_int(x, level)
+
+
+_SHOW = _Show()
 _SHOW.maxdict = 12
 _SHOW.maxlist = 12
 _SHOW.maxstring = 80
@@ -94,4 +136,7 @@ def show(value: Any) -> str:
     """A short, safe rendering of plain data for messages."""
     if type(value) is dict and NONPLAIN_MARK in value:
         return f"<{value[NONPLAIN_MARK]}>"
-    return _SHOW.repr(value)
+    try:
+        return _SHOW.repr(value)
+    except (ValueError, RecursionError):  # never raise while describing an answer
+        return f"<{type_name(value)}>"

@@ -74,6 +74,7 @@ class CallOutcome:
     is_exception: bool = True
     message: str = ""
     seconds: float = 0.0
+    line: int | None = None  # raised: the submission's line it was raised at, if known
 
 
 @dataclass
@@ -564,4 +565,10 @@ class ChildSession:
             not_implemented=error.get("not_implemented") is True,
             is_exception=error.get("exception") is not False,
             message=clean_text(str(error.get("message", ""))),
+            line=_line_number(error.get("line")),
         )
+
+
+def _line_number(value: Any) -> int | None:
+    """A line number from the child, trusted only as a plain int in a sane range."""
+    return value if type(value) is int and 0 < value <= 10_000_000 else None

@@ -1,0 +1,82 @@
+"""The builder the TODO modules add their cases to.
+
+Each case is checked here against the reference while it is built (a generated input the
+reference refuses, or a refusal case whose valid half the reference refuses, is a bug of
+the battery and stops the build), and every check is made total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from pytest_rlsys.grading.battery.checks import (
+    CheckFactory,
+    all_of,
+    expect_keys,
+    expect_refusal,
+    total,
+)
+from pytest_rlsys.grading.battery.model import RESULT_KEYS, SECTION_OF, Call, Case, run_reference
+from pytest_rlsys.messages import Msg
+
+__all__ = ["REFUSAL_WEIGHT", "BatteryBuilder"]
+
+# An error-path case is worth half a value case: it tests one branch, not a computation.
+REFUSAL_WEIGHT = 0.5
+# What the valid half of a refusal case must get right: the whole result, except the
+# ledger's rows (copies of the edges), which have their own case.
+CONTROL_KEYS = {func: tuple(k for k in keys if k != "rows") for func, keys in RESULT_KEYS.items()}
+
+
+@dataclass
+class BatteryBuilder:
+    ref: ModuleType
+    seed: int
+    cases: list[Case] = field(default_factory=list)
+
+    def add(self, case_id: str, visibility: str, category: Msg, calls: Sequence[Call],
+            factory: CheckFactory, *, weight: float = 1.0, claim: str = "",
+            rule: str = "") -> None:
+        section = SECTION_OF[calls[0].func]
+        frozen = tuple(calls)
+        self.cases.append(Case(f"{section}.{visibility}.{case_id}", section, visibility,
+                               category, frozen, total(factory(frozen)), weight, claim, rule))
+
+    def expected(self, call: Call, keys: Sequence[str]) -> dict[str, Any]:
+        outcome = run_reference(self.ref, call)
+        if outcome.kind != "returned":
+            raise AssertionError(f"reference raised on a generated case: {call.render()}")
+        return {k: outcome.value[k] for k in keys}
+
+    def visible(self, case_id: str, category: Msg, calls: Sequence[Call],
+                factory: CheckFactory, claim: str) -> None:
+        """One assertion of the chapter's tests."""
+        self.add(case_id, "visible", category, calls, factory, claim=claim)
+
+    def diff(self, case_id: str, category: Msg, rule: str, call: Call, keys: Sequence[str],
+             weight: float = 1.0) -> None:
+        """The result equals the reference's at ``keys``."""
+        self.add(case_id, "hidden", category, [call], expect_keys(self.expected(call, keys)),
+                 weight=weight, rule=rule)
+
+    def anchored(self, case_id: str, category: Msg, rule: str, calls: Sequence[Call],
+                 factory: CheckFactory, keys: Sequence[str]) -> None:
+        """A property case that also needs a correct first result, so that a constant
+        answer cannot satisfy a relation between several calls."""
+        self.add(case_id, "hidden", category, calls,
+                 all_of(expect_keys(self.expected(calls[0], keys)), factory), rule=rule)
+
+    def refusal(self, case_id: str, category: Msg, rule: str, valid: Call, bad: Call) -> None:
+        """``bad`` is ``valid`` with exactly one rule broken: it must raise ValueError,
+        and pays only when ``valid`` gets the reference's result.  The valid inputs are
+        plain shapes (no ties, no boundary values), so a defect in an edge case of the
+        computation does not cost the validation points as well."""
+        want = self.expected(valid, CONTROL_KEYS[valid.func])
+        refused = run_reference(self.ref, bad)
+        if not (refused.kind == "raised" and refused.value_error):
+            raise AssertionError(f"reference accepts the bad half of {case_id}")
+        self.add(case_id, "hidden", category, [valid, bad], expect_refusal(want),
+                 weight=REFUSAL_WEIGHT, rule=rule)

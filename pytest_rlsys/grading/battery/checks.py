@@ -1,0 +1,247 @@
+"""Checks: functions of the plain-data outcomes of a case's calls, returning a Verdict.
+
+Every check here is total: whatever the submission returned, it gives a verdict and
+never raises (``total`` turns a bug of the battery itself into an "error" verdict with
+no inputs in it, so a harness failure can never print a hidden case's data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pytest_rlsys.grading.battery.model import (
+    PARAMETERS,
+    PASSED,
+    SECTION_OF,
+    Call,
+    Check,
+    Verdict,
+    plain,
+)
+from pytest_rlsys.grading.comparison import NONPLAIN_MARK, mismatch, show, type_name
+from pytest_rlsys.grading.isolation import CallOutcome
+from pytest_rlsys.messages import Msg, outcome_problem
+
+__all__ = ["CheckFactory", "all_of", "expect_keys", "expect_refusal", "expect_relation",
+           "expect_unchanged_inputs", "expect_value_error", "first_problem", "same_keys",
+           "total"]
+
+CheckFactory = Callable[[tuple[Call, ...]], Check]
+Relation = Callable[[list[Any]], str | None]
+
+BATTERY_BUG = Msg("the grader could not judge this answer (a fault of the battery, not "
+                  "of your code); tell your instructor",
+                  "评分器无法判定该答案（是题库的问题，不是你的代码的问题）；请告知教师")
+REFUSED_VALID = Msg("the valid input next to the bad one (the same input with the bad field "
+                    "repaired) was refused or answered wrongly; refusing the bad one earns "
+                    "nothing then",
+                    "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝或答错；"
+                    "此时拒绝非法输入不得分")
+WRONG_ORDER_ZH = "元素正确但顺序错误"
+
+
+def total(check: Check) -> Check:
+    """``check``, made total: an exception inside it is the battery's fault."""
+
+    def safe(outcomes: Sequence[CallOutcome]) -> Verdict:
+        try:
+            return check(outcomes)
+        except Exception:  # any bug of ours: no traceback, no inputs shown
+            return Verdict("error", BATTERY_BUG)
+
+    return safe
+
+
+def _with_line(problem: Msg, outcome: CallOutcome) -> Msg:
+    """Add the line of the learner's file where the exception was raised, before the
+    colon, so that a hidden case (which keeps only what is before it) still shows it."""
+    line = getattr(outcome, "line", None)
+    if type(line) is not int or line <= 0:
+        return problem
+    en_head, zh_head = f"raised {outcome.exc_type}", f"抛出了 {outcome.exc_type}"
+    if not (problem.en.startswith(en_head) and problem.zh.startswith(zh_head)):
+        return problem
+    return Msg(f"{en_head} at line {line} of your file{problem.en[len(en_head):]}",
+               f"{zh_head}（你的文件第 {line} 行）{problem.zh[len(zh_head):]}")
+
+
+def first_problem(outcomes: Sequence[CallOutcome], calls: Sequence[Call]) -> Verdict | None:
+    """The verdict for the first call that did not return a value; None when all did."""
+    for outcome, call in zip(outcomes, calls, strict=True):
+        if outcome.kind != "returned":
+            status, problem = outcome_problem(outcome, SECTION_OF[call.func])
+            return Verdict(status, _with_line(problem, outcome),
+                           got=outcome.exc_type or outcome.kind)
+    return None
+
+
+def _problem_msg(problem: str) -> Msg:
+    if problem.endswith(": right items, wrong order"):
+        # Worded so that it does not start with the JSON path: a hidden case's redaction
+        # keeps it whole (it holds no value), and the learner learns what to fix.
+        path = problem.rsplit(":", 1)[0]
+        return Msg(f"right items, wrong order at {path}", f"{WRONG_ORDER_ZH}（{path}）")
+    return Msg(problem, problem)
+
+
+def _not_a_dict(got: Any) -> Verdict:
+    kind = type_name(got)
+    return Verdict("failed", Msg(f"the result is a {kind}, not a plain dict",
+                                 f"返回值是 {kind}，不是普通 dict"), "a dict", show(got))
+
+
+def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
+    """The first call returns a dict whose listed keys equal the expected plain values."""
+
+    def factory(calls: tuple[Call, ...]) -> Check:
+        def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+            early = first_problem(outcomes[:1], calls[:1])
+            if early:
+                return early
+            got = outcomes[0].value
+            if type(got) is not dict or NONPLAIN_MARK in got:
+                return _not_a_dict(got)
+            for key, want in expected.items():
+                if key not in got:
+                    return Verdict("failed", Msg(f"the result has no key {key!r}",
+                                                 f"返回值缺少键 {key!r}"), show(want), "(missing)")
+                problem = mismatch(want, got[key], f"$.{key}")
+                if problem:
+                    return Verdict("failed", _problem_msg(problem), show(want), show(got[key]))
+            return PASSED
+
+        return check
+
+    return factory
+
+
+def _refused(outcome: CallOutcome, call: Call) -> Verdict:
+    if outcome.kind == "raised" and outcome.value_error:
+        return PASSED
+    if outcome.kind == "returned":
+        return Verdict("failed", Msg("returned a result instead of raising ValueError",
+                                     "应当抛出 ValueError，却返回了结果"),
+                       "ValueError", show(outcome.value))
+    if outcome.kind == "raised" and outcome.is_exception and not outcome.not_implemented:
+        return Verdict("failed", _with_line(
+            Msg(f"raised {outcome.exc_type} instead of ValueError",
+                f"抛出了 {outcome.exc_type}，应当是 ValueError"), outcome),
+            "ValueError", outcome.exc_type)
+    early = first_problem([outcome], [call])
+    return early if early is not None else Verdict("error", BATTERY_BUG)
+
+
+def expect_value_error(calls: tuple[Call, ...]) -> Check:
+    """The single call raises ValueError (the chapter's own error assertions)."""
+
+    def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+        return _refused(outcomes[0], calls[0])
+
+    return check
+
+
+def expect_refusal(expected: Mapping[str, Any]) -> CheckFactory:
+    """calls = (valid, bad): the valid input gets the reference's result (at the keys of
+    ``expected``), then the bad one, the same input with exactly one field broken, raises
+    ValueError.  Refusing everything unknown therefore earns nothing here."""
+
+    def factory(calls: tuple[Call, ...]) -> Check:
+        answered = expect_keys(expected)(calls[:1])
+
+        def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+            verdict = answered(outcomes[:1])
+            if verdict.status != "passed":
+                control = outcomes[0]
+                crashed = control.kind == "raised" and not control.value_error
+                if crashed or control.kind not in ("raised", "returned"):
+                    return verdict  # not implemented, an exception, a timeout: say so
+                return Verdict("failed", REFUSED_VALID)
+            return _refused(outcomes[1], calls[1])
+
+        return check
+
+    return factory
+
+
+def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
+    """The first call leaves every argument as it was; the message names the argument."""
+
+    def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+        early = first_problem(outcomes, calls)
+        if early:
+            return early
+        call = calls[0]
+        after = outcomes[0].args_after
+        if (type(after) is not list or len(after) != 2 or type(after[0]) is not list
+                or type(after[1]) is not dict):
+            return Verdict("failed", Msg("the arguments could not be read back after the call",
+                                         "调用后无法读回参数"))
+        names = PARAMETERS[call.func]
+        sent_args, sent_kwargs = plain(list(call.args)), plain(dict(call.kwargs))
+        changed = [names[i] for i, value in enumerate(sent_args)
+                   if i >= len(after[0]) or mismatch(value, after[0][i])]
+        changed += [k for k, value in sent_kwargs.items()
+                    if k not in after[1] or mismatch(value, after[1][k])]
+        if changed:
+            which = ", ".join(changed)
+            return Verdict("failed", Msg(f"the input argument {which} was modified in place",
+                                         f"输入参数 {which} 被原地修改"))
+        return PASSED
+
+    return check
+
+
+def expect_relation(relation: Relation) -> CheckFactory:
+    """Every call returns; ``relation`` over the returned values finds no problem."""
+
+    def factory(calls: tuple[Call, ...]) -> Check:
+        def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+            early = first_problem(outcomes, calls)
+            if early:
+                return early
+            values = [o.value for o in outcomes]
+            try:
+                problem = relation(values)
+            except (LookupError, TypeError, AttributeError, ValueError, ArithmeticError):
+                problem = "the results do not have the documented keys"
+            if problem:
+                return Verdict("failed", _problem_msg(problem))
+            return PASSED
+
+        return check
+
+    return factory
+
+
+def all_of(*factories: CheckFactory) -> CheckFactory:
+    """The first failing verdict of the checks, in order; passed when none fails."""
+
+    def factory(calls: tuple[Call, ...]) -> Check:
+        checks = [make(calls) for make in factories]
+
+        def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+            for one in checks:
+                verdict = one(outcomes)
+                if verdict.status != "passed":
+                    return verdict
+            return PASSED
+
+        return check
+
+    return factory
+
+
+def same_keys(keys: Sequence[str]) -> Relation:
+    """Every result equals the first one at ``keys``."""
+
+    def relation(values: list[Any]) -> str | None:
+        first = values[0]
+        for other in values[1:]:
+            for key in keys:
+                problem = mismatch(first[key], other[key], f"$.{key}")
+                if problem:
+                    return f"results differ between equivalent inputs at {problem.split(':')[0]}"
+        return None
+
+    return relation

@@ -1,0 +1,116 @@
+"""What a case is: plain-data calls, a check over their outcomes, and the reference.
+
+A case is plain data (the calls to make, as JSON-ready arguments) plus a check that runs
+in the grading process on the plain-data outcomes.  Expected values come from the
+reference in ``solutions/``, computed here in the parent, never shown to the child.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pytest_rlsys.grading.isolation import CallOutcome
+from pytest_rlsys.messages import Msg
+from pytest_rlsys.resources import solution_path
+
+__all__ = ["FUNCTIONS", "PARAMETERS", "PASSED", "RESULT_KEYS", "SECTIONS", "SECTION_OF", "Call",
+           "Case", "Check", "Verdict", "load_reference", "plain", "run_reference", "show_full"]
+
+FUNCTIONS = ("pipeline_capacity", "transfer_ledger", "evaluate_topology")
+SECTIONS = {"todo1": "pipeline_capacity", "todo2": "transfer_ledger", "todo3": "evaluate_topology"}
+SECTION_OF = {func: section for section, func in SECTIONS.items()}
+# Parameter names, in order: a mutated argument is named in the learner's message.
+PARAMETERS = {
+    "pipeline_capacity": ("stage_rates", "arrival_rate", "items_per_work_unit"),
+    "transfer_ledger": ("edges", "placement"),
+    "evaluate_topology": ("capacity_report", "memory_by_pool", "memory_limits",
+                          "transfer_report", "version_sync_ok", "recovery_ok",
+                          "max_exposed_s_per_s"),
+}
+# The documented keys of each function's result (the template names every one).
+RESULT_KEYS = {
+    "pipeline_capacity": ("capacity", "effective_rates", "bottlenecks", "queue_margins",
+                          "unstable_stages", "queue_stable"),
+    "transfer_ledger": ("cross_pool_bytes_per_s", "fabric_exposed_seconds_per_s",
+                        "critical_exposed_seconds_per_s", "critical_fabrics", "rows"),
+    "evaluate_topology": ("decision", "reasons", "over_limit_pools", "unstable_stages",
+                          "overloaded_fabrics"),
+}
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def render(self) -> str:
+        parts = [show_full(a) for a in self.args]
+        parts += [f"{k}={show_full(v)}" for k, v in self.kwargs.items()]
+        return f"{self.func}({', '.join(parts)})"
+
+
+def show_full(value: Any) -> str:
+    """Python-literal rendering of a (small) input, for visible feedback."""
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # passed | failed | error | timeout
+    problem: Msg | None = None
+    expected: str | None = None
+    got: str | None = None
+
+
+PASSED = Verdict("passed")
+Check = Callable[[Sequence[CallOutcome]], Verdict]
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    section: str
+    visibility: str  # visible | hidden
+    category: Msg
+    calls: tuple[Call, ...]
+    check: Check
+    weight: float = 1.0
+    claim: str = ""  # visible cases: the chapter's assertion
+    # Hidden cases: the key of the rule it grades, in its TODO module's RULES, whose
+    # sentence the template's docstring states (tests/test_battery_rules.py checks it).
+    rule: str = ""
+
+
+def load_reference(path: Path | None = None) -> ModuleType:
+    """Import the trusted reference implementation (never the learner's code)."""
+    path = path or solution_path()
+    spec = importlib.util.spec_from_file_location("_rlsys_reference", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the reference from {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def plain(value: Any) -> Any:
+    """What a value looks like after crossing the boundary (JSON round trip)."""
+    return json.loads(json.dumps(value, allow_nan=True))
+
+
+def run_reference(ref: ModuleType, call: Call) -> CallOutcome:
+    """Run one call through the reference in-process, shaped like a child outcome."""
+    args, kwargs = copy.deepcopy(plain(list(call.args))), copy.deepcopy(plain(dict(call.kwargs)))
+    try:
+        value = getattr(ref, call.func)(*args, **kwargs)
+    except ValueError as exc:
+        return CallOutcome("raised", args_after=plain([args, kwargs]), exc_type="ValueError",
+                           value_error=True, message=str(exc))
+    return CallOutcome("returned", value=plain(value), args_after=plain([args, kwargs]))
