@@ -7,6 +7,8 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pytest_rlsys.outputs.registry import parse_hidden_visibility, parse_junit_family
+
 if TYPE_CHECKING:
     from pytest_rlsys.grading.isolation import Limits
 
@@ -29,6 +31,11 @@ HELP = {
     "cpu_seconds": "CPU-time limit of the submission's process in seconds (default 60).",
     "child_user": "When grading as root, run the submission as: auto (default: a fresh "
                   "unused uid for each child), a user name, or none (keep root).",
+    "junit_family": "Layout of --rlsys-junit: xunit2 (default; valid against pytest's JUnit "
+                    "schema, points as suite properties) or xunit1 (legacy: per-case "
+                    "properties and <error> elements), as pytest's junit_family.",
+    "hidden_visibility": "Gradescope visibility of the hidden cases: visible (default), "
+                         "after_due_date, after_published or hidden.",
 }
 
 
@@ -75,6 +82,7 @@ def _child_user(text: str) -> str:
 PARSERS: dict[str, Callable[[str], Any]] = {
     "seed": _seed, "lang": _lang, "timeout": _positive_float, "budget": _positive_float,
     "memory_mb": _positive_int, "cpu_seconds": _positive_int, "child_user": _child_user,
+    "junit_family": parse_junit_family, "hidden_visibility": parse_hidden_visibility,
 }
 
 

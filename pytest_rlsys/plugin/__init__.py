@@ -28,7 +28,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                         help=HELP[name])
     for name, metavar in (("seed", "N"), ("lang", "zh|en"), ("rubric", "PATH"),
                           ("timeout", "SECONDS"), ("budget", "SECONDS"), ("memory_mb", "MIB"),
-                          ("cpu_seconds", "SECONDS"), ("child_user", "USER")):
+                          ("cpu_seconds", "SECONDS"), ("child_user", "USER"),
+                          ("junit_family", "xunit2|xunit1"), ("hidden_visibility", "WHEN")):
         group.addoption(f"--rlsys-{name.replace('_', '-')}", dest=f"rlsys_{name}",
                         metavar=metavar, default=None, help=HELP[name])
         parser.addini(f"rlsys_{name}", HELP[name], type="string", default="")
@@ -46,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     values: dict[str, Any] = {}
     try:
         for name in ("seed", "lang", "timeout", "budget", "memory_mb", "cpu_seconds",
-                     "child_user"):
+                     "child_user", "junit_family", "hidden_visibility"):
             values[name] = resolve(name, config.getoption(f"rlsys_{name}"),
                                    config.getini(f"rlsys_{name}"))
     except SettingError as exc:
@@ -62,7 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
             result=base / result if result else None,
             rubric=base / rubric if rubric else None,
             seed=values["seed"], lang=values["lang"], limits=limits_from(values),
-            outputs=outputs,
+            outputs=outputs, junit_family=values["junit_family"] or "xunit2",
+            hidden_visibility=values["hidden_visibility"] or "visible",
         )
     except ValueError as exc:  # bad paths and rubric files: a usage error, no traceback
         raise pytest.UsageError(str(exc)) from None

@@ -13,9 +13,10 @@ import pytest
 from pytest_rlsys.grading.grader import Grader, SubmissionPathError, random_seed, read_submission
 from pytest_rlsys.grading.isolation import Limits
 from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
-from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.grading.scoring import CaseResult, PlatformVisibility, ScoreReport
 from pytest_rlsys.messages import default_lang
 from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs.registry import JunitFamily
 
 SHOWN_OUTPUT = 2000
 
@@ -36,7 +37,8 @@ def grade_result(path: Path, rubric: Rubric) -> ResultSection:
     cases = [
         CaseResult(id=c.id, section="gpu_result", visibility="visible",
                    max_cents=round(c.max_score * 100),
-                   status=c.status if c.status in ("passed", "failed", "error") else "error",
+                   status="passed" if c.status == "passed" else
+                   "failed" if c.status == "failed" else "error",
                    message=c.message, category=c.id.split(".", 1)[-1])
         for c in grade.cases
     ]
@@ -64,11 +66,13 @@ class GradingSession:
     outputs: dict[str, Path]
     final: ScoreReport | None = None
     write_errors: list[str] = field(default_factory=list)
+    render_options: reports.RenderOptions = field(default_factory=reports.RenderOptions)
 
     @classmethod
     def create(cls, submission: Path | None, result: Path | None, rubric: Path | None,
                seed: int | None, lang: str | None, limits: Limits,
-               outputs: dict[str, Path]) -> GradingSession:
+               outputs: dict[str, Path], junit_family: JunitFamily = "xunit2",
+               hidden_visibility: PlatformVisibility = "visible") -> GradingSession:
         for flag, path in outputs.items():
             _check_output(flag, path)
         try:
@@ -91,7 +95,8 @@ class GradingSession:
             if result.is_dir():
                 raise ValueError(f"--rlsys-result: {result} is a directory; give the JSON file")
             section = grade_result(result, rubric_obj)
-        return cls(grader, section, lang, outputs)
+        options = reports.RenderOptions(lang, junit_family, hidden_visibility)
+        return cls(grader, section, lang, outputs, render_options=options)
 
     # -- used by the items ----------------------------------------------------------------
     def case_points(self) -> list[tuple[str, float]]:
@@ -144,7 +149,8 @@ class GradingSession:
         self.final = self.build_report()
         for name, path in self.outputs.items():
             try:
-                reports.write_atomic(path, reports.render(name, self.final, self.lang))
+                reports.write_atomic(path, reports.render(name, self.final, self.lang,
+                                                          self.render_options))
             except OSError as exc:
                 self.write_errors.append(f"could not write --rlsys-{name} {path}: "
                                          f"{exc.strerror or exc}")

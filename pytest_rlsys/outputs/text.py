@@ -1,0 +1,108 @@
+"""Make any Python string safe for every writer: valid UTF-8, valid XML 1.0 character data,
+and nothing that moves a terminal's cursor or reorders a line.
+
+The submission is hostile, and its text (exception messages, type names, captured output)
+reaches the reports.  A Python ``str`` can hold what no file format can carry: lone
+surrogates (``"\\ud800"``, unencodable as UTF-8), noncharacters (``"\\uffff"``, not XML),
+C0/C1 controls (escape sequences, ``\\r`` overwrites), and format characters (bidi
+overrides, zero-width joiners) that draw a line other than the one stored.  Each of those
+is replaced by its visible Python escape (``\\ud800``, ``\\x1b``, ``\\u202e``), so nothing is
+silently lost and the result is plain printable text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from typing import Any
+
+__all__ = ["clean", "clean_tree", "clip", "dump_json", "is_clean", "js_number"]
+
+# Everything outside printable ASCII is a candidate; the callback decides (fast for ASCII).
+_CANDIDATE = re.compile(r"[^\x20-\x7e\n]")
+_CANDIDATE_ONE_LINE = re.compile(r"[^\x20-\x7e]")
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def _noncharacter(code: int) -> bool:
+    return 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE
+
+
+def _unsafe(ch: str, newlines: bool) -> bool:
+    if ch == "\n":
+        return not newlines
+    if ch == "\t":
+        return False
+    code = ord(ch)
+    return _noncharacter(code) or unicodedata.category(ch) in _UNSAFE_CATEGORIES
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def clean(text: object, *, newlines: bool = True) -> str:
+    """``text`` as safe printable text; ``newlines=False`` also escapes ``\\n`` (one line).
+
+    Never raises: a non-string is converted with ``str`` first (and if even that fails,
+    a fixed placeholder is used)."""
+    if not isinstance(text, str):
+        try:
+            text = str(text)
+        except Exception:  # a hostile __str__ must not stop a report
+            return "<unprintable>"
+    text = str.__str__(text)  # a str subclass could override methods used below
+
+    def replace(match: re.Match[str]) -> str:
+        ch = match.group()
+        return _escape(ch) if _unsafe(ch, newlines) else ch
+
+    return (_CANDIDATE if newlines else _CANDIDATE_ONE_LINE).sub(replace, text)
+
+
+def is_clean(text: str, *, newlines: bool = True) -> bool:
+    pattern = _CANDIDATE if newlines else _CANDIDATE_ONE_LINE
+    return not any(_unsafe(ch, newlines) for ch in pattern.findall(text))
+
+
+def clip(text: str, limit: int) -> str:
+    """At most about ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit} more characters not shown)"
+
+
+def clean_tree(value: Any) -> Any:
+    """A copy of JSON-like data with every string (keys too) cleaned and every non-finite
+    float replaced by None, so that ``json.dumps(..., allow_nan=False)`` cannot fail."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, bool) or value is None or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {clean(k): clean_tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_tree(v) for v in value]
+    return clean(value)
+
+
+def dump_json(doc: Any) -> str:
+    """JSON text of ``doc`` after clean_tree: always valid UTF-8, never raises on content."""
+    return json.dumps(clean_tree(doc), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def js_number(value: float) -> str:
+    """A number as JavaScript's ``String(n)`` writes it (for the values scores take):
+    ``65`` not ``65.0``, ``65.5`` not ``65.50``."""
+    if math.isfinite(value) and value == int(value) and abs(value) < 1e21:
+        return str(int(value))
+    return repr(float(value))
