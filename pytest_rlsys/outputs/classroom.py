@@ -9,9 +9,9 @@ when ``status`` is ``"fail"`` or ``"error"``; it prints each test's ``name``,
 records.  The file written here is that JSON; ``step_output`` is the base64 a workflow
 step puts in ``$GITHUB_OUTPUT``.
 
-The sum is a JavaScript float sum, so each score is chosen (within a few ulps of its
-hundredths) so that the running sum hits every exact total: the Points line reads
-``Points 65.5/100``, never ``Points 65.49999999999999/100``.
+The sum is a JavaScript float sum, so the scores are chosen (each within a few ulps of its
+hundredths) so that it lands exactly on the report's total: the Points line reads
+``Points 97.6/100``, never ``Points 97.60000000000001/100``.
 """
 
 from __future__ import annotations
@@ -32,24 +32,46 @@ MAX_TEXT = 2000
 _STATUS = {"passed": "pass", "failed": "fail"}
 
 
+def _left_to_right(scores: Sequence[float]) -> float:
+    total = 0.0
+    for score in scores:
+        total += score  # in order, as JavaScript's forEach does
+    return total
+
+
+def _near(value: float, steps: int) -> list[float]:
+    """``value`` and its neighbours up to ``steps`` ulps away, nearest first."""
+    out = [value]
+    up = down = value
+    for _ in range(steps):
+        up, down = math.nextafter(up, math.inf), math.nextafter(down, -math.inf)
+        out += [up, down]
+    return out
+
+
 def exact_running_scores(cents: Sequence[int]) -> list[float]:
-    """Scores whose left-to-right float sum equals ``sum(cents[:k]) / 100`` at every k."""
-    scores: list[float] = []
-    acc = 0.0
-    running = 0
-    for value in cents:
-        running += value
-        target = running / 100
-        score = value / 100
-        if acc + score != target:
-            score = target - acc
-            step = 0
-            while acc + score != target and step < 64:
-                step += 1
-                score = math.nextafter(score, math.inf if acc + score < target else -math.inf)
-        scores.append(score)
-        acc += score
-    return scores
+    """A score per case, each within a few ulps of its hundredths, whose left-to-right
+    float sum is exactly ``sum(cents) / 100``.
+
+    Only cases with points are nudged: a failed case stays exactly 0.  The last such case
+    absorbs the rounding of the sum before it; when no float does (the sum sits on a
+    rounding tie), the one before it moves by an ulp first."""
+    scores = [value / 100 for value in cents]
+    target = sum(cents) / 100
+    earning = [i for i, value in enumerate(cents) if value]
+    if not earning or _left_to_right(scores) == target:
+        return scores
+    last = earning[-1]
+    previous = earning[-2] if len(earning) > 1 else None
+    for shift in _near(scores[previous], 4) if previous is not None else [0.0]:
+        if previous is not None:
+            scores[previous] = shift
+        before = _left_to_right(scores[:last])
+        for candidate in _near(target - before, 8):
+            if before + candidate == target:
+                scores[last] = candidate
+                return scores
+    return [value / 100 for value in cents]  # not reached in practice; still near-exact
 
 
 def render(report: ScoreReport, options: RenderOptions) -> str:

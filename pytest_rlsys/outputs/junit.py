@@ -2,11 +2,13 @@
 
 - ``xunit2`` (default): valid against the schema pytest validates its own output with
   (testing/example_scripts/junit-10.xsd).  That schema allows ``<properties>`` only on the
-  suite and has no ``<error>`` element, so the points are suite properties keyed by case
-  (``points:<case id>`` = ``"earned/max"``) and errors/timeouts are ``<failure>`` elements
-  whose ``type`` says which.
-- ``xunit1`` (legacy): per-testcase ``<properties>`` (``points``, ``max_points``) and
-  ``<error>`` elements, as older CI readers expect.
+  suite, so the points are suite properties keyed by case (``points:<case id>`` =
+  ``"earned/max"``; ``points_from_suite`` reads them back).
+- ``xunit1`` (legacy): the points also as per-testcase ``<properties>`` (``points``,
+  ``max_points``), as pytest's ``record_property`` writes them under that family.
+
+Failures are ``<failure>``, errors and timeouts ``<error type="error|timeout">``, cases
+that did not run ``<skipped>``.
 
 Every text goes through ``clean`` first: no character that XML 1.0 forbids can appear.
 """
@@ -47,19 +49,15 @@ def _case(suite: ET.Element, case: CaseResult, options: RenderOptions) -> None:
     if case.status == "failed":
         ET.SubElement(element, "failure", type="failed", message=_attr(case.message)).text = body
     elif case.status in ("error", "timeout"):
-        tag = "error" if legacy else "failure"
-        ET.SubElement(element, tag, type=case.status, message=_attr(case.message)).text = body
+        ET.SubElement(element, "error", type=case.status, message=_attr(case.message)).text = body
     elif case.status == "not_run":
         ET.SubElement(element, "skipped", type="not_run", message=_attr(case.message))
 
 
 def render(report: ScoreReport, options: RenderOptions) -> str:
-    legacy = options.junit_family == "xunit1"
-    failed = sum(c.status == "failed" for c in report.cases)
-    errored = sum(c.status in ("error", "timeout") for c in report.cases)
+    failures = sum(c.status == "failed" for c in report.cases)
+    errors = sum(c.status in ("error", "timeout") for c in report.cases)
     skipped = sum(c.status == "not_run" for c in report.cases)
-    # The counts describe the elements written: under xunit2 errors are <failure>s.
-    failures, errors = (failed, errored) if legacy else (failed + errored, 0)
     root = ET.Element("testsuites", name="rlsys")
     suite = ET.SubElement(root, "testsuite", name="rlsys", tests=str(len(report.cases)),
                           failures=str(failures), errors=str(errors), skipped=str(skipped),
@@ -71,13 +69,12 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
                         ("seed", str(report.seed)), ("junit_family", options.junit_family),
                         ("battery_sha256", str(report.battery_sha256)),
                         ("submission_sha256", str(report.submission_sha256))):
-        ET.SubElement(props, "property", name=name, value=value)
+        ET.SubElement(props, "property", name=name, value=_attr(value))
     if report.load_error is not None:
         ET.SubElement(props, "property", name="load_error", value=_attr(report.load_error))
-    if not legacy:
-        for case in report.cases:
-            ET.SubElement(props, "property", name=_attr(f"points:{case.id}"),
-                          value=f"{_num(case.cents)}/{_num(case.max_cents)}")
+    for case in report.cases:
+        ET.SubElement(props, "property", name=_attr(f"points:{case.id}"),
+                      value=f"{_num(case.cents)}/{_num(case.max_cents)}")
     for case in report.cases:
         _case(suite, case, options)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
