@@ -43,6 +43,7 @@ import pytest
 from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.grading.isolation import EPHEMERAL_UID_BASE, Limits
 from pytest_rlsys.grading.scoring import ScoreReport
+from tests.platform_checks import check_all
 
 REPO = Path(__file__).parents[1]
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -213,6 +214,7 @@ def test_scenario(name: str) -> None:
     report = grade_file(submission_path(name), seed=SEED, limits=limits_for(expected))
     elapsed = time.monotonic() - started
     check_report(report, expected)
+    check_all(report)  # every platform file, as its consumer reads it (tests/test_interop.py)
     if "max_seconds" in expected:
         assert elapsed < expected["max_seconds"], f"grading took {elapsed:.1f} s"
     assert not wait_for_no_leftovers(uid if expected.get("no_survivors") else None)
