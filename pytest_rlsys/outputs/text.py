@@ -12,6 +12,7 @@ silently lost and the result is plain printable text.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -20,9 +21,17 @@ from typing import Any
 
 __all__ = ["clean", "clean_tree", "clip", "dump_json", "is_clean", "js_number"]
 
-# Everything outside printable ASCII is a candidate; the callback decides (fast for ASCII).
-_CANDIDATE = re.compile(r"[^\x20-\x7e\n]")
-_CANDIDATE_ONE_LINE = re.compile(r"[^\x20-\x7e]")
+# Blocks that hold no control, format, surrogate or noncharacter code point (checked by
+# tests/test_interop.py against unicodedata): printable ASCII, Latin-1 without the soft
+# hyphen, Greek and Cyrillic, punctuation without U+2028-202E and U+2060+, arrows, maths,
+# box drawing, CJK symbols, kana, CJK ideographs, Hangul, full-width forms.  Anything
+# else is a candidate, and the callback decides; so common text takes the fast path.
+SAFE_BLOCKS = ("\t\x20-\x7e\xa0-\xac\xae-\xff\u0370-\u0377\u037a-\u037f\u0384-\u038a"
+               "\u038c\u038e-\u03a1\u03a3-\u04ff\u2010-\u2027\u2030-\u205e\u2190-\u23ff"
+               "\u2500-\u27bf\u3000-\u303f\u3041-\u3096\u3099-\u30ff\u4e00-\u9fff"
+               "\uac00-\ud7a3\uff01-\uffbe")
+_CANDIDATE = re.compile(f"[^\n{SAFE_BLOCKS}]")
+_CANDIDATE_ONE_LINE = re.compile(f"[^{SAFE_BLOCKS}]")
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
@@ -60,11 +69,21 @@ def clean(text: object, *, newlines: bool = True) -> str:
             return "<unprintable>"
     text = str.__str__(text)  # a str subclass could override methods used below
 
-    def replace(match: re.Match[str]) -> str:
-        ch = match.group()
-        return _escape(ch) if _unsafe(ch, newlines) else ch
-
+    replace = _replace_multiline if newlines else _replace_one_line
     return (_CANDIDATE if newlines else _CANDIDATE_ONE_LINE).sub(replace, text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _replacement(ch: str, newlines: bool) -> str:
+    return _escape(ch) if _unsafe(ch, newlines) else ch
+
+
+def _replace_multiline(match: re.Match[str]) -> str:
+    return _replacement(match.group(), True)
+
+
+def _replace_one_line(match: re.Match[str]) -> str:
+    return _replacement(match.group(), False)
 
 
 def is_clean(text: str, *, newlines: bool = True) -> bool:
