@@ -94,6 +94,25 @@ def test_no_cases_at_all_still_gives_valid_files() -> None:
     check_all(report, score_schema=False)
 
 
+def test_result_file_section_gives_valid_files(corpus: dict[str, ScoreReport],
+                                              tmp_path: Path) -> None:
+    """A graded closure result file adds the gpu_result section to every platform file;
+    a broken one (errors, not gradable checks) too."""
+    from pytest_rlsys.grading.rubric import Rubric
+    from pytest_rlsys.plugin.run import grade_result
+    from pytest_rlsys.resources import schema_dir
+
+    example = schema_dir() / "examples" / "pt-verl-closure.example.json"
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"schema_version": "\u202e", "phases": [1, 2]}', encoding="utf-8")
+    for path in (example, broken):
+        section = grade_result(path, Rubric())
+        base = corpus["reference"]
+        report = ScoreReport(**{**vars(base), "cases": base.cases + section.cases,
+                                "gpu_result": section.summary})
+        check_all(report)
+
+
 # -- JUnit --------------------------------------------------------------------------------
 
 
@@ -255,6 +274,19 @@ def test_clean_makes_any_text_xml_and_utf8_safe(text: str) -> None:
     ET.fromstring(f"<a b={quoteattr(one_line)}>{escape(safe)}</a>")  # well-formed XML 1.0
     assert is_clean(safe) and is_clean(clean(text, newlines=False), newlines=False)
     assert clean(safe) == safe  # idempotent: cleaning twice changes nothing
+
+
+def test_safe_blocks_hold_no_unsafe_code_point() -> None:
+    """clean()'s fast path skips these blocks: none of their code points may need escaping
+    in this Python's Unicode database."""
+    import re
+
+    from pytest_rlsys.outputs.text import SAFE_BLOCKS
+
+    block = re.compile(f"[{SAFE_BLOCKS}]")
+    inside = [chr(cp) for cp in range(0x30000) if block.match(chr(cp))]
+    assert len(inside) > 30_000
+    assert [c for c in inside if clean(c, newlines=False) != c] == []
 
 
 def test_write_atomic_never_fails_on_content(tmp_path: Path) -> None:
