@@ -231,7 +231,7 @@ def case_results(draw: st.DrawFn) -> CaseResult:
         status=as_status(draw(st.sampled_from(STATUSES))),
         message=draw(TEXT), category=draw(TEXT), call=draw(TEXT), claim=draw(TEXT),
         expected=draw(TEXT), got=draw(TEXT),
-        seconds=draw(st.floats(min_value=0, max_value=1e4)),
+        seconds=draw(st.one_of(st.floats(min_value=0, max_value=1e4), st.floats())),
         not_implemented=draw(st.booleans()))
 
 
@@ -246,7 +246,7 @@ def score_reports(draw: st.DrawFn) -> ScoreReport:
         submission_sha256=draw(st.one_of(st.none(), TEXT)),
         battery_sha256=draw(st.one_of(st.none(), TEXT)), lang=draw(st.sampled_from(["en", "zh"])),
         notes=draw(st.lists(TEXT, max_size=3)),
-        elapsed_s=draw(st.floats(min_value=0, max_value=1e5)),
+        elapsed_s=draw(st.one_of(st.floats(min_value=0, max_value=1e5), st.floats())),
         gpu_result=draw(st.one_of(st.none(), st.dictionaries(TEXT, TEXT, max_size=3))),
         load_error=draw(st.one_of(st.none(), TEXT)))
 

@@ -24,7 +24,7 @@ from typing import Any
 from pytest_rlsys.grading.scoring import ScoreReport
 from pytest_rlsys.outputs.cases import title
 from pytest_rlsys.outputs.registry import RenderOptions
-from pytest_rlsys.outputs.text import clean, clip, dump_json, js_number
+from pytest_rlsys.outputs.text import clean, clip, dump_json, js_number, seconds
 
 __all__ = ["exact_running_scores", "points_line", "render", "step_output"]
 
@@ -85,7 +85,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
             "message": clip(clean(case.message), MAX_TEXT),
             "test_code": clip(clean(case.claim or case.call), MAX_TEXT),
             "filename": "", "line_no": 0,
-            "execution_time": f"{case.seconds:.3f}s",
+            "execution_time": f"{seconds(case.seconds):.3f}s",
         })
     if report.load_error is not None:
         status = "error"

@@ -21,7 +21,7 @@ from pytest_rlsys.grading.scoring import ScoreReport
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.outputs.cases import numbered, title
 from pytest_rlsys.outputs.registry import RenderOptions
-from pytest_rlsys.outputs.text import clean, clip, dump_json
+from pytest_rlsys.outputs.text import clean, clip, dump_json, seconds
 
 __all__ = ["render"]
 
@@ -49,7 +49,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
     doc: dict[str, Any] = {
         # Sum in hundredths, then one division: the same float as the tests' exact total.
         "score": sum(case.cents for case in report.cases) / 100,
-        "execution_time": round(report.elapsed_s, 3),
+        "execution_time": round(seconds(report.elapsed_s), 3),
         "output": f"<pre>{html.escape(table)}</pre>",
         "output_format": "html",
         "test_output_format": "text",

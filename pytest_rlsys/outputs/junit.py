@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.outputs.registry import RenderOptions
-from pytest_rlsys.outputs.text import clean, clip
+from pytest_rlsys.outputs.text import clean, clip, seconds
 
 __all__ = ["points_from_suite", "render"]
 
@@ -39,7 +39,7 @@ def _attr(text: object) -> str:
 def _case(suite: ET.Element, case: CaseResult, options: RenderOptions) -> None:
     section, _, name = case.id.partition(".")
     element = ET.SubElement(suite, "testcase", classname=_attr(f"rlsys.{section}"),
-                            name=_attr(name or case.id), time=f"{case.seconds:.3f}")
+                            name=_attr(name or case.id), time=f"{seconds(case.seconds):.3f}")
     legacy = options.junit_family == "xunit1"
     if legacy:
         props = ET.SubElement(element, "properties")
@@ -61,7 +61,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
     root = ET.Element("testsuites", name="rlsys")
     suite = ET.SubElement(root, "testsuite", name="rlsys", tests=str(len(report.cases)),
                           failures=str(failures), errors=str(errors), skipped=str(skipped),
-                          time=f"{max(report.elapsed_s, 0.0):.3f}")
+                          time=f"{seconds(report.elapsed_s):.3f}")
     props = ET.SubElement(suite, "properties")
     earned = sum(c.cents for c in report.cases)
     total = sum(c.max_cents for c in report.cases)

@@ -19,7 +19,8 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["clean", "clean_tree", "clip", "dump_json", "is_clean", "js_number"]
+__all__ = ["clean", "clean_tree", "clip", "dump_json", "is_clean", "js_number",
+           "seconds"]
 
 # Blocks that hold no control, format, surrogate or noncharacter code point (checked by
 # tests/test_interop.py against unicodedata): printable ASCII, Latin-1 without the soft
@@ -117,6 +118,11 @@ def clean_tree(value: Any) -> Any:
 def dump_json(doc: Any) -> str:
     """JSON text of ``doc`` after clean_tree: always valid UTF-8, never raises on content."""
     return json.dumps(clean_tree(doc), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+
+
+def seconds(value: float) -> float:
+    """A duration fit for any file: finite and not negative (else 0)."""
+    return value if math.isfinite(value) and value >= 0 else 0.0
 
 
 def js_number(value: float) -> str:
