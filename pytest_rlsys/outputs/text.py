@@ -2,12 +2,14 @@
 and nothing that moves a terminal's cursor or reorders a line.
 
 The submission is hostile, and its text (exception messages, type names, captured output)
-reaches the reports.  A Python ``str`` can hold what no file format can carry: lone
-surrogates (``"\\ud800"``, unencodable as UTF-8), noncharacters (``"\\uffff"``, not XML),
-C0/C1 controls (escape sequences, ``\\r`` overwrites), and format characters (bidi
-overrides, zero-width joiners) that draw a line other than the one stored.  Each of those
-is replaced by its visible Python escape (``\\ud800``, ``\\x1b``, ``\\u202e``), so nothing is
-silently lost and the result is plain printable text.
+reaches the reports.  The grader already escapes it (grading.isolation); the writers do
+it again, so that no report can fail or lie whatever reaches them.  A Python ``str`` can
+hold what no file format can carry: lone surrogates (``"\\ud800"``, unencodable as UTF-8),
+noncharacters (``"\\uffff"``, not XML), C0/C1 controls (escape sequences, ``\\r``
+overwrites), and format characters (bidi overrides, zero-width joiners) that draw a line
+other than the one stored.  Every character that is not printable is replaced by its
+visible Python escape (``\\ud800``, ``\\x1b``, ``\\u202e``, as ``ascii()`` writes it), so
+nothing is silently lost and the result is plain printable text.
 """
 
 from __future__ import annotations
@@ -16,37 +18,32 @@ import functools
 import json
 import math
 import re
-import unicodedata
 from typing import Any
 
 __all__ = ["clean", "clean_tree", "clip", "dump_json", "is_clean", "js_number",
            "seconds"]
 
-# Blocks that hold no control, format, surrogate or noncharacter code point (checked by
-# tests/test_interop.py against unicodedata): printable ASCII, Latin-1 without the soft
-# hyphen, Greek and Cyrillic, punctuation without U+2028-202E and U+2060+, arrows, maths,
-# box drawing, CJK symbols, kana, CJK ideographs, Hangul, full-width forms.  Anything
-# else is a candidate, and the callback decides; so common text takes the fast path.
-SAFE_BLOCKS = ("\t\x20-\x7e\xa0-\xac\xae-\xff\u0370-\u0377\u037a-\u037f\u0384-\u038a"
+# Blocks in which every code point is printable (checked by tests/test_interop.py):
+# printable ASCII, Latin-1 without NBSP and the soft hyphen, Greek and Cyrillic,
+# punctuation without U+2028-202F and U+205F+, arrows, maths, box drawing, CJK symbols
+# without the ideographic space, kana, CJK ideographs, Hangul, full-width forms.  Anything
+# else is a candidate and the callback decides, so common text takes the fast path.
+SAFE_BLOCKS = ("\t\x20-\x7e\xa1-\xac\xae-\xff\u0370-\u0377\u037a-\u037f\u0384-\u038a"
                "\u038c\u038e-\u03a1\u03a3-\u04ff\u2010-\u2027\u2030-\u205e\u2190-\u23ff"
-               "\u2500-\u27bf\u3000-\u303f\u3041-\u3096\u3099-\u30ff\u4e00-\u9fff"
+               "\u2500-\u27bf\u3001-\u303f\u3041-\u3096\u3099-\u30ff\u4e00-\u9fff"
                "\uac00-\ud7a3\uff01-\uffbe")
 _CANDIDATE = re.compile(f"[^\n{SAFE_BLOCKS}]")
 _CANDIDATE_ONE_LINE = re.compile(f"[^{SAFE_BLOCKS}]")
-_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
-
-
-def _noncharacter(code: int) -> bool:
-    return 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE
 
 
 def _unsafe(ch: str, newlines: bool) -> bool:
-    if ch == "\n":
-        return not newlines
-    if ch == "\t":
+    """Not printable (``str.isprintable``, the rule the grader applies to the submission's
+    text too): controls, format characters (bidi, zero-width), surrogates, noncharacters
+    and other unassigned code points, private use, line separators, spaces other than
+    ' '.  Tabs stay, and newlines unless one line is wanted."""
+    if ch == "\t" or (ch == "\n" and newlines):
         return False
-    code = ord(ch)
-    return _noncharacter(code) or unicodedata.category(ch) in _UNSAFE_CATEGORIES
+    return not ch.isprintable()
 
 
 def _escape(ch: str) -> str:
@@ -69,6 +66,8 @@ def clean(text: object, *, newlines: bool = True) -> str:
         except Exception:  # a hostile __str__ must not stop a report
             return "<unprintable>"
     text = str.__str__(text)  # a str subclass could override methods used below
+    if text.isprintable():  # the common case, checked in C
+        return text
 
     replace = _replace_multiline if newlines else _replace_one_line
     return (_CANDIDATE if newlines else _CANDIDATE_ONE_LINE).sub(replace, text)
