@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pytest_rlsys.outputs.registry import parse_hidden_visibility, parse_junit_family
+
 if TYPE_CHECKING:
     from pytest_rlsys.grading.isolation import Limits
 
@@ -156,9 +158,17 @@ OPTIONS: tuple[Option, ...] = (
            commands=GRADE, output=True),
     Option("classroom", "PATH", _PLATFORM.format("a GitHub Classroom runner result JSON"),
            pytest=True, commands=GRADE, output=True),
+    Option("junit_family", "xunit2|xunit1", "Layout of the JUnit file: xunit2 (default; "
+           "valid against pytest's JUnit schema, points as suite properties) or xunit1 "
+           "(legacy: per-case properties), as pytest's junit_family.", parse_junit_family,
+           pytest=True, ini=True, commands=GRADE),
+    Option("hidden_visibility", "VISIBILITY", "Gradescope visibility of the hidden cases: "
+           "visible (default), after_due_date, after_published or hidden.",
+           parse_hidden_visibility, pytest=True, ini=True, commands=GRADE),
     # settings of the grading run
-    Option("seed", "N", "Seed for the hidden cases (default: a fresh random seed, recorded "
-           "in the report).", _seed, pytest=True, ini=True, commands=BOTH),
+    Option("seed", "N", "Seed for the hidden cases (default: fixed by the battery version, "
+           "so the same file always gets the same score; set one per assignment). Always "
+           "recorded in the report.", _seed, pytest=True, ini=True, commands=BOTH),
     Option("lang", "zh|en", "Language of learner feedback: zh or en (default: from the "
            "locale).", _lang, pytest=True, ini=True, commands=BOTH),
     Option("rubric", "PATH", "Rubric file (TOML or JSON) overriding the points per section.",

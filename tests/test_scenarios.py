@@ -48,6 +48,7 @@ from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.grading.isolation import Limits
 from pytest_rlsys.grading.scoring import ScoreReport
 from pytest_rlsys.outputs import reports
+from tests.platform_checks import check_all
 
 REPO = Path(__file__).parents[1]
 SCENARIOS = Path(__file__).parent / "scenarios"
@@ -288,6 +289,7 @@ def test_scenario(name: str) -> None:
         uids = isolation.allocated_uids[uid_mark:]
         assert uids, "the child did not run under a fresh uid"
         assert not owned_leftovers(uids), owned_leftovers(uids)
+    check_all(report)  # every platform file, as its consumer reads it (tests/test_interop.py)
     if "max_seconds" in expected:
         assert elapsed < expected["max_seconds"], f"grading took {elapsed:.1f} s"
     assert not wait_for_no_leftovers(uid if expected.get("no_survivors") else None)

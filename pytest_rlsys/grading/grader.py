@@ -23,7 +23,13 @@ from pytest_rlsys.grading import isolation, private
 from pytest_rlsys.grading.battery import FUNCTIONS, Case, build_battery, load_reference, self_check
 from pytest_rlsys.grading.isolation import CallOutcome, ChildSession, Limits
 from pytest_rlsys.grading.rubric import Rubric, assign_points
-from pytest_rlsys.grading.scoring import CaseResult, ScoreReport, battery_fingerprint
+from pytest_rlsys.grading.scoring import (
+    CaseResult,
+    ScoreReport,
+    as_status,
+    as_visibility,
+    battery_fingerprint,
+)
 from pytest_rlsys.messages import WRONG_VALUE, Msg
 from pytest_rlsys.resources import solution_path
 
@@ -279,8 +285,9 @@ class Grader:
             message = _redact(message, self.lang)
         visible = case.visibility == "visible"
         return CaseResult(
-            id=case.id, section=case.section, visibility=case.visibility,
-            max_cents=self.cents[case.id], status=status, message=message, category=category,
+            id=case.id, section=case.section, visibility=as_visibility(case.visibility),
+            max_cents=self.cents[case.id], status=as_status(status), message=message,
+            category=category,
             call=" ; ".join(c.render() for c in case.calls) if visible else "",
             claim=case.claim if visible else "",
             expected=(expected or "") if visible else "",
@@ -317,7 +324,15 @@ class Grader:
             cases=results, seed=self.seed, submission=str(self.path),
             submission_sha256=self.submission_sha256, battery_sha256=self.battery_sha256,
             lang=self.lang, notes=notes, ungraded_cents=ungraded,
-            elapsed_s=(time.monotonic() - self.started) if self.started else 0.0)
+            elapsed_s=(time.monotonic() - self.started) if self.started else 0.0,
+            load_error=self._load_error())
+
+    def _load_error(self) -> str | None:
+        """Why the file did not load (every case then failed the same way), else None."""
+        if self.decode_error is not None:
+            return self.decode_error
+        load = self.session.load if self.session is not None else None
+        return load.message if load is not None and not load.ok else None
 
     def captured_output(self) -> str:
         return self.session.output() if self.session else ""

@@ -1,4 +1,8 @@
-"""Score records and the project's own score document (schemas/rlsys-score.v1.json)."""
+"""Score records and the project's own score document (schemas/rlsys-score.v1.json).
+
+The vocabularies every layer compares against are declared here once, as ``Literal``
+aliases, so that mypy rejects a misspelt status or output name wherever it is compared.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,58 @@ import hashlib
 import platform
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeGuard, get_args
 
 from pytest_rlsys import __version__
 
+__all__ = [
+    "OUTPUT_KINDS", "PLATFORM_VISIBILITIES", "SCORE_SCHEMA_ID", "STATUSES", "VISIBILITIES",
+    "CaseResult", "OutputKind", "PlatformVisibility", "ScoreReport", "Status", "Visibility",
+    "as_status", "as_visibility", "battery_fingerprint", "is_status",
+]
+
 SCORE_SCHEMA_ID = "https://rlsys.invalid/schemas/rlsys-score.v1.json"
+
+# How one case ended.  "not_run": never tried (budget, deselected, self-check); it counts 0.
+Status = Literal["passed", "failed", "error", "timeout", "not_run"]
+# Whether a case shows its inputs to the learner.
+Visibility = Literal["visible", "hidden"]
+# When a platform (Gradescope) shows a test to students; the names are Gradescope's.
+PlatformVisibility = Literal["visible", "hidden", "after_due_date", "after_published"]
+# The files a grading run can write; each has a renderer in pytest_rlsys.outputs.
+OutputKind = Literal["report", "gradescope", "prairielearn", "junit", "classroom"]
+
+STATUSES: tuple[Status, ...] = get_args(Status)
+VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)
+PLATFORM_VISIBILITIES: tuple[PlatformVisibility, ...] = get_args(PlatformVisibility)
+OUTPUT_KINDS: tuple[OutputKind, ...] = get_args(OutputKind)
+
+
+def is_status(value: object) -> TypeGuard[Status]:
+    return value in STATUSES
+
+
+def as_status(value: str) -> Status:
+    """``value`` as a Status; anything else is a programming error, never a learner's."""
+    if is_status(value):
+        return value
+    raise ValueError(f"unknown case status {value!r} (expected one of {STATUSES})")
+
+
+def as_visibility(value: str) -> Visibility:
+    for known in VISIBILITIES:
+        if value == known:
+            return known
+    raise ValueError(f"unknown case visibility {value!r} (expected one of {VISIBILITIES})")
 
 
 @dataclass(frozen=True)
 class CaseResult:
     id: str
     section: str
-    visibility: str
+    visibility: Visibility
     max_cents: int
-    status: str
+    status: Status
     message: str = ""
     category: str = ""
     call: str = ""      # visible cases only: the call that was made
@@ -47,6 +89,10 @@ class ScoreReport:
     elapsed_s: float = 0.0
     gpu_result: dict[str, Any] | None = None  # path, gradable, errors, notes
     result_sha256: str | None = None
+    # Why the submission could not be graded at all (it did not load, or there was no
+    # file to load); None when it was graded.  Platforms that can say "not gradable"
+    # (PrairieLearn) do so instead of recording a zero.
+    load_error: str | None = None
 
     def sections(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}

@@ -1,21 +1,23 @@
-"""Every output of a grading run, built from one ScoreReport: terminal text, the score
-JSON, Gradescope, PrairieLearn, JUnit XML and GitHub Classroom.  Files are written
-atomically (temp file + rename) by the grading process only."""
+"""What a learner reads (the score table, each failed case once, hidden failures by
+category) and the entry points of every output.  Each file format has its own module
+(scorejson, gradescope, prairielearn, junit, classroom), picked by name from the table in
+``registry``; files are written atomically (``files.write_atomic``) by the grading
+process only."""
 
 from __future__ import annotations
-
-import contextlib
-import json
-import os
-import tempfile
-import xml.etree.ElementTree as ET
-from pathlib import Path
-from typing import Any
 
 import wcwidth
 
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import HIDDEN_NOTE, NOT_IMPLEMENTED, claim_text, section_label
+from pytest_rlsys.outputs import registry
+from pytest_rlsys.outputs.files import write_atomic
+from pytest_rlsys.outputs.registry import RenderOptions
+from pytest_rlsys.outputs.text import clean
+
+__all__ = ["LABELS", "RenderOptions", "classroom_points_line", "display_width",
+           "failure_text", "render", "table_lines", "terminal_lines", "terminal_summary",
+           "write_atomic"]
 
 LABELS = {
     "en": {"title": "rlsys score", "section": "section", "score": "score", "cases": "cases",
@@ -209,114 +211,19 @@ def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = Fals
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
     if verbose:  # how the grader ran (the uid, ...): for instructors, not learners
         lines += [f"{text['note']}: {note}" for note in report.notes]
-    return lines if verbose else [clip(line) for line in lines]
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _dump(doc: Any) -> str:
-    return json.dumps(doc, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-
-
-def score_json(report: ScoreReport) -> str:
-    return _dump(report.to_json())
-
-
-def gradescope_json(report: ScoreReport, lang: str = "en") -> str:
-    tests = [
-        {"name": c.id, "number": str(i + 1), "score": c.cents / 100,
-         "max_score": c.max_cents / 100,
-         "status": "passed" if c.status == "passed" else "failed",
-         "output": failure_text(c, lang) if c.status != "passed" else "",
-         "tags": [c.section, c.visibility], "visibility": "visible"}
-        for i, c in enumerate(report.cases)
-    ]
-    return _dump({"score": report.score, "execution_time": round(report.elapsed_s, 3),
-                  "output": "\n".join(terminal_lines(report, lang)), "visibility": "visible",
-                  "stdout_visibility": "hidden", "tests": tests})
-
-
-def prairielearn_json(report: ScoreReport, lang: str = "en") -> str:
-    total = report.max_score
-    tests = [
-        {"name": c.id, "description": c.category, "points": c.cents / 100,
-         "max_points": c.max_cents / 100, "message": c.message if c.status != "passed" else "",
-         "output": failure_text(c, lang) if c.status != "passed" else ""}
-        for c in report.cases
-    ]
-    return _dump({"gradable": True, "score": report.score / total if total else 0.0,
-                  "points": report.score, "max_points": total,
-                  "message": "\n".join(terminal_lines(report, lang)), "tests": tests})
-
-
-def junit_xml(report: ScoreReport, lang: str = "en") -> str:
-    """JUnit XML with per-case points as properties (readable by any CI)."""
-    failures = sum(c.status == "failed" for c in report.cases)
-    errors = sum(c.status in ("error", "timeout") for c in report.cases)
-    skipped = sum(c.status == "not_run" for c in report.cases)
-    suite = ET.Element("testsuite", name="rlsys", tests=str(len(report.cases)),
-                       failures=str(failures), errors=str(errors), skipped=str(skipped),
-                       time=f"{report.elapsed_s:.3f}")
-    props = ET.SubElement(suite, "properties")
-    ET.SubElement(props, "property", name="score", value=_fmt(report.score))
-    ET.SubElement(props, "property", name="max_score", value=_fmt(report.max_score))
-    ET.SubElement(props, "property", name="seed", value=str(report.seed))
-    for case in report.cases:
-        section, _, name = case.id.partition(".")
-        element = ET.SubElement(suite, "testcase", classname=f"rlsys.{section}", name=name,
-                                time=f"{case.seconds:.4f}")
-        case_props = ET.SubElement(element, "properties")
-        ET.SubElement(case_props, "property", name="points", value=_fmt(case.cents / 100))
-        ET.SubElement(case_props, "property", name="max_points",
-                      value=_fmt(case.max_cents / 100))
-        if case.status == "failed":
-            ET.SubElement(element, "failure", message=case.message).text = failure_text(case,
-                                                                                        lang)
-        elif case.status in ("error", "timeout"):
-            ET.SubElement(element, "error", message=case.message,
-                          type=case.status).text = failure_text(case, lang)
-        elif case.status == "not_run":
-            ET.SubElement(element, "skipped", message=case.message)
-    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def classroom_json(report: ScoreReport) -> str:
-    """GitHub Classroom runner result (the reporter reads it and prints Points X/Y)."""
-    status = {"passed": "pass", "failed": "fail"}
-    tests = [{"name": c.id, "status": status.get(c.status, "error"), "score": c.cents / 100,
-              "message": c.message, "test_code": c.claim, "filename": "", "line_no": 0,
-              "execution_time": f"{c.seconds:.3f}s"} for c in report.cases]
-    overall = "pass" if all(c.status == "passed" for c in report.cases) else "fail"
-    return _dump({"version": 1, "status": overall, "max_score": report.max_score,
-                  "tests": tests})
+    # The submission's text is in some lines: cleaned again here, whoever built them.
+    return [clean(line) for line in lines] if verbose else [clip(clean(line)) for line in lines]
 
 
 def classroom_points_line(report: ScoreReport) -> str:
-    return f"Points {_fmt(report.score)}/{_fmt(report.max_score)}"
+    """The ``Points X/Y`` line, exactly as GitHub Classroom's reporter writes it."""
+    from pytest_rlsys.outputs.classroom import points_line
+
+    return points_line(report)
 
 
-def render(kind: str, report: ScoreReport, lang: str = "en") -> str:
-    """The text of output ``kind`` (report, gradescope, prairielearn, junit, classroom)."""
-    if kind == "report":
-        return score_json(report)
-    if kind == "classroom":
-        return classroom_json(report)
-    if kind == "gradescope":
-        return gradescope_json(report, lang)
-    if kind == "prairielearn":
-        return prairielearn_json(report, lang)
-    if kind == "junit":
-        return junit_xml(report, lang)
-    raise ValueError(f"unknown output kind {kind!r}")
+def render(kind: str, report: ScoreReport, lang: str = "en",
+           options: RenderOptions | None = None) -> str:
+    """The text of output ``kind`` (report, gradescope, prairielearn, junit, classroom);
+    the renderer comes from the output table (pytest_rlsys.outputs.registry.OUTPUTS)."""
+    return registry.render(kind, report, options or RenderOptions(lang=lang))

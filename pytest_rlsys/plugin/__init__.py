@@ -78,7 +78,8 @@ def pytest_configure(config: pytest.Config) -> None:
             result=base / result if result else None,
             rubric=base / rubric if rubric else None,
             seed=values["seed"], lang=values["lang"], limits=limits_from(values),
-            outputs=outputs,
+            outputs=outputs, junit_family=values["junit_family"] or "xunit2",
+            hidden_visibility=values["hidden_visibility"] or "visible",
         )
     except ValueError as exc:  # bad paths and rubric files: a usage error, no traceback
         raise pytest.UsageError(str(exc)) from None

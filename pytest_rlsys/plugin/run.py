@@ -14,9 +14,10 @@ import pytest
 from pytest_rlsys.grading.grader import Grader, SubmissionPathError, open_grader, zero_report
 from pytest_rlsys.grading.isolation import Limits
 from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
-from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.grading.scoring import CaseResult, PlatformVisibility, ScoreReport
 from pytest_rlsys.messages import default_lang
 from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs.registry import JunitFamily
 
 SHOWN_OUTPUT = 2000
 SHOWN_LINES = 20  # without -v
@@ -38,7 +39,8 @@ def grade_result(path: Path, rubric: Rubric) -> ResultSection:
     cases = [
         CaseResult(id=c.id, section="gpu_result", visibility="visible",
                    max_cents=round(c.max_score * 100),
-                   status=c.status if c.status in ("passed", "failed", "error") else "error",
+                   status="passed" if c.status == "passed" else
+                   "failed" if c.status == "failed" else "error",
                    message=c.message, category=c.id.split(".", 1)[-1])
         for c in grade.cases
     ]
@@ -58,12 +60,13 @@ def _check_output(flag: str, path: Path) -> None:
         raise ValueError(f"--rlsys-{flag}: folder {path.parent} does not exist")
 
 
-def write_outputs(outputs: dict[str, Path], report: ScoreReport, lang: str) -> list[str]:
+def write_outputs(outputs: dict[str, Path], report: ScoreReport,
+                  options: reports.RenderOptions) -> list[str]:
     """Write every requested output; the problems, one line each (never raises)."""
     errors: list[str] = []
     for name, path in outputs.items():
         try:
-            reports.write_atomic(path, reports.render(name, report, lang))
+            reports.write_atomic(path, reports.render(name, report, options.lang, options))
         except OSError as exc:
             errors.append(f"could not write --rlsys-{name} {path}: {exc.strerror or exc}")
         except Exception as exc:  # a renderer fault must not cost the other outputs
@@ -79,6 +82,7 @@ class GradingSession:
     outputs: dict[str, Path]
     final: ScoreReport | None = None
     write_errors: list[str] = field(default_factory=list)
+    render_options: reports.RenderOptions = field(default_factory=reports.RenderOptions)
 
     @staticmethod
     def refuse(submission: Path, message: str, outputs: dict[str, Path]) -> None:
@@ -86,12 +90,13 @@ class GradingSession:
         (only where their folders exist; nothing else is checked or created)."""
         usable = {name: path for name, path in outputs.items()
                   if path.parent.is_dir() and not path.is_dir()}
-        write_outputs(usable, zero_report(submission, message), "en")
+        write_outputs(usable, zero_report(submission, message), reports.RenderOptions())
 
     @classmethod
     def create(cls, submission: Path | None, result: Path | None, rubric: Path | None,
                seed: int | None, lang: str | None, limits: Limits,
-               outputs: dict[str, Path]) -> GradingSession:
+               outputs: dict[str, Path], junit_family: JunitFamily = "xunit2",
+               hidden_visibility: PlatformVisibility = "visible") -> GradingSession:
         for flag, path in outputs.items():
             _check_output(flag, path)
         try:
@@ -99,6 +104,7 @@ class GradingSession:
         except RubricError as exc:
             raise ValueError(f"--rlsys-rubric: {exc}") from None
         lang = lang or default_lang()
+        options = reports.RenderOptions(lang, junit_family, hidden_visibility)
         grader = None
         if submission is not None:
             try:
@@ -107,7 +113,7 @@ class GradingSession:
                 # Nothing to grade, but the platform still gets a grade of 0 and the reason.
                 message = f"--rlsys-submission: {exc}"
                 write_outputs(outputs, zero_report(submission, message, seed, rubric_obj,
-                                                   lang), lang)
+                                                   lang), options)
                 raise ValueError(message) from None
         section = None
         if result is not None:
@@ -116,7 +122,7 @@ class GradingSession:
             if result.is_dir():
                 raise ValueError(f"--rlsys-result: {result} is a directory; give the JSON file")
             section = grade_result(result, rubric_obj)
-        return cls(grader, section, lang, outputs)
+        return cls(grader, section, lang, outputs, render_options=options)
 
     # -- used by the items ----------------------------------------------------------------
     def case_points(self) -> list[tuple[str, float]]:
@@ -174,7 +180,7 @@ class GradingSession:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.close()  # every process of the submission is gone before anything is written
         self.final = self.build_report()
-        self.write_errors += write_outputs(self.outputs, self.final, self.lang)
+        self.write_errors += write_outputs(self.outputs, self.final, self.render_options)
         if self.write_errors:
             # A grade that was not recorded must not look like a normal run.
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

@@ -1,0 +1,38 @@
+"""What the platform files call a case: a readable title and a stable number."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from pytest_rlsys.grading.scoring import CaseResult
+from pytest_rlsys.messages import TODO_OF
+from pytest_rlsys.outputs.text import clean
+
+__all__ = ["numbered", "title"]
+
+_KIND = {"en": {"visible": "visible", "hidden": "hidden"},
+         "zh": {"visible": "公开", "hidden": "隐藏"}}
+_SECTION_ORDER = ("todo1", "todo2", "todo3", "gpu_result")
+
+
+def title(case: CaseResult, lang: str = "en") -> str:
+    """``TODO 1 · hidden · ties in bottlenecks``: the section, the kind and the category
+    (a hidden case's id says nothing a learner can use; its category does)."""
+    todo = TODO_OF.get(case.section, case.section)
+    category = case.category or case.id.rsplit(".", 1)[-1]
+    if case.section == "gpu_result":
+        return clean(f"{todo} · {category}", newlines=False)
+    kind = _KIND.get(lang, _KIND["en"]).get(case.visibility, case.visibility)
+    return clean(f"{todo} · {kind} · {category}", newlines=False)
+
+
+def numbered(cases: Sequence[CaseResult]) -> Iterator[tuple[str, CaseResult]]:
+    """(``"2.5"``, case): section number, then the case's place in its section."""
+    seen: dict[str, int] = {}
+    for case in cases:
+        if case.section not in seen:
+            seen[case.section] = 0
+        seen[case.section] += 1
+        major = (_SECTION_ORDER.index(case.section) + 1 if case.section in _SECTION_ORDER
+                 else len(_SECTION_ORDER) + list(seen).index(case.section) + 1)
+        yield f"{major}.{seen[case.section]}", case

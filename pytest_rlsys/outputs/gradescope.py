@@ -1,0 +1,61 @@
+"""Gradescope ``results.json``, as its autograder specification describes it
+(https://gradescope-autograders.readthedocs.io/en/latest/specs/, source
+gradescope/autograder_samples docs/specs.md): top-level ``score``, ``output`` and the
+``*_format``/``*visibility`` fields, one ``tests[]`` entry per case.
+
+- Names are readable (section · kind · category), numbered ``section.case``.
+- Scores are hundredths of a point, the precision Gradescope shows; the top-level score
+  is the exact sum of the tests' scores (it overrides the tests' total when given).
+- The top-level output is the score table; ``simple_format`` (the default) would render
+  it as HTML and collapse its columns, so it is sent as escaped HTML in a ``<pre>``.
+  Test outputs are ``text``: Gradescope shows them verbatim, nothing is interpreted.
+- Hidden cases get the visibility the instructor chose (e.g. ``after_due_date``).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from pytest_rlsys.grading.scoring import ScoreReport
+from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs.cases import numbered, title
+from pytest_rlsys.outputs.registry import RenderOptions
+from pytest_rlsys.outputs.text import clean, clip, dump_json, seconds
+
+__all__ = ["render"]
+
+MAX_TEST_OUTPUT = 4000
+
+
+def render(report: ScoreReport, options: RenderOptions) -> str:
+    lang = options.lang
+    tests: list[dict[str, Any]] = []
+    for number, case in numbered(report.cases):
+        tests.append({
+            "name": title(case, lang), "name_format": "text", "number": number,
+            "score": case.cents / 100, "max_score": case.max_cents / 100,
+            "status": "passed" if case.status == "passed" else "failed",
+            "output": (clip(clean(reports.failure_text(case, lang)), MAX_TEST_OUTPUT)
+                       if case.status != "passed" else ""),
+            "output_format": "text",
+            "tags": [case.section, case.visibility, case.status],
+            "visibility": options.hidden_visibility if case.visibility == "hidden" else "visible",
+            "extra_data": {"id": clean(case.id, newlines=False)},
+        })
+    table = "\n".join(clean(line) for line in reports.terminal_lines(report, lang))
+    if report.load_error is not None:
+        table = clean(report.load_error) + "\n\n" + table
+    doc: dict[str, Any] = {
+        # Sum in hundredths, then one division: the same float as the tests' exact total.
+        "score": sum(case.cents for case in report.cases) / 100,
+        "execution_time": round(seconds(report.elapsed_s), 3),
+        "output": f"<pre>{html.escape(table)}</pre>",
+        "output_format": "html",
+        "test_output_format": "text",
+        "test_name_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+    return dump_json(doc)

@@ -1,0 +1,91 @@
+"""JUnit XML, in the two layouts pytest itself writes (its ``junit_family`` option).
+
+- ``xunit2`` (default): valid against the schema pytest validates its own output with
+  (testing/example_scripts/junit-10.xsd).  That schema allows ``<properties>`` only on the
+  suite, so the points are suite properties keyed by case (``points:<case id>`` =
+  ``"earned/max"``; ``points_from_suite`` reads them back).
+- ``xunit1`` (legacy): the points also as per-testcase ``<properties>`` (``points``,
+  ``max_points``), as pytest's ``record_property`` writes them under that family.
+
+Failures are ``<failure>``, errors and timeouts ``<error type="error|timeout">``, cases
+that did not run ``<skipped>``.
+
+Every text goes through ``clean`` first: no character that XML 1.0 forbids can appear.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs.registry import RenderOptions
+from pytest_rlsys.outputs.text import clean, clip, seconds
+
+__all__ = ["points_from_suite", "render"]
+
+MAX_MESSAGE = 1000
+MAX_TEXT = 4000
+
+
+def _num(cents: int) -> str:
+    return f"{cents / 100:g}" if cents % 100 == 0 else f"{cents / 100:.2f}"
+
+
+def _attr(text: object) -> str:
+    return clip(clean(text, newlines=False), MAX_MESSAGE)
+
+
+def _case(suite: ET.Element, case: CaseResult, options: RenderOptions) -> None:
+    section, _, name = case.id.partition(".")
+    element = ET.SubElement(suite, "testcase", classname=_attr(f"rlsys.{section}"),
+                            name=_attr(name or case.id), time=f"{seconds(case.seconds):.3f}")
+    legacy = options.junit_family == "xunit1"
+    if legacy:
+        props = ET.SubElement(element, "properties")
+        ET.SubElement(props, "property", name="points", value=_num(case.cents))
+        ET.SubElement(props, "property", name="max_points", value=_num(case.max_cents))
+    body = clip(clean(reports.failure_text(case, options.lang)), MAX_TEXT)
+    if case.status == "failed":
+        ET.SubElement(element, "failure", type="failed", message=_attr(case.message)).text = body
+    elif case.status in ("error", "timeout"):
+        ET.SubElement(element, "error", type=case.status, message=_attr(case.message)).text = body
+    elif case.status == "not_run":
+        ET.SubElement(element, "skipped", type="not_run", message=_attr(case.message))
+
+
+def render(report: ScoreReport, options: RenderOptions) -> str:
+    failures = sum(c.status == "failed" for c in report.cases)
+    errors = sum(c.status in ("error", "timeout") for c in report.cases)
+    skipped = sum(c.status == "not_run" for c in report.cases)
+    root = ET.Element("testsuites", name="rlsys")
+    suite = ET.SubElement(root, "testsuite", name="rlsys", tests=str(len(report.cases)),
+                          failures=str(failures), errors=str(errors), skipped=str(skipped),
+                          time=f"{seconds(report.elapsed_s):.3f}")
+    props = ET.SubElement(suite, "properties")
+    earned = sum(c.cents for c in report.cases)
+    total = sum(c.max_cents for c in report.cases)
+    for name, value in (("score", _num(earned)), ("max_score", _num(total)),
+                        ("seed", str(report.seed)), ("junit_family", options.junit_family),
+                        ("battery_sha256", str(report.battery_sha256)),
+                        ("submission_sha256", str(report.submission_sha256))):
+        ET.SubElement(props, "property", name=name, value=_attr(value))
+    if report.load_error is not None:
+        ET.SubElement(props, "property", name="load_error", value=_attr(report.load_error))
+    for case in report.cases:
+        ET.SubElement(props, "property", name=_attr(f"points:{case.id}"),
+                      value=f"{_num(case.cents)}/{_num(case.max_cents)}")
+    for case in report.cases:
+        _case(suite, case, options)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def points_from_suite(suite: ET.Element) -> dict[str, tuple[float, float]]:
+    """Case id -> (earned, max) from an xunit2 suite's properties (the inverse of render)."""
+    out: dict[str, tuple[float, float]] = {}
+    for prop in suite.iter("property"):
+        name, value = prop.get("name", ""), prop.get("value", "")
+        if name.startswith("points:") and "/" in value:
+            earned, _, most = value.partition("/")
+            out[name[len("points:"):]] = (float(earned), float(most))
+    return out

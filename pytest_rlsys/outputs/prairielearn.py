@@ -1,0 +1,53 @@
+"""PrairieLearn external-grader ``results.json`` (docs/externalGrading.md, "Grading
+results"; read by apps/prairielearn/src/lib/externalGraderCommon.ts makeGradingResult).
+
+``score`` is the fraction in [0, 1]; ``tests[]`` carry ``points``/``max_points``.  A
+submission that did not load is ``"gradable": false`` with the reason in
+``format_errors``: PrairieLearn then awards nothing and charges no attempt.  The file must
+stay under 1 MB, so long texts are clipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_rlsys.grading.scoring import ScoreReport
+from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs.cases import title
+from pytest_rlsys.outputs.registry import RenderOptions
+from pytest_rlsys.outputs.text import clean, clip, dump_json
+
+__all__ = ["MAX_BYTES", "render"]
+
+MAX_BYTES = 1_000_000  # PrairieLearn's documented limit on results.json
+MAX_TEXT = 2000
+
+
+def render(report: ScoreReport, options: RenderOptions) -> str:
+    lang = options.lang
+    earned = sum(case.cents for case in report.cases)
+    total = sum(case.max_cents for case in report.cases)
+    tests: list[dict[str, Any]] = [
+        {"name": title(case, lang), "description": clean(case.id, newlines=False),
+         "points": case.cents / 100, "max_points": case.max_cents / 100,
+         "message": clip(clean(case.message), MAX_TEXT) if case.status != "passed" else "",
+         "output": (clip(clean(reports.failure_text(case, lang)), MAX_TEXT)
+                    if case.status != "passed" else "")}
+        for case in report.cases
+    ]
+    doc: dict[str, Any] = {
+        "gradable": report.load_error is None,
+        "score": min(1.0, max(0.0, earned / total)) if total else 0.0,
+        "points": earned / 100, "max_points": total / 100,
+        "message": clip("\n".join(clean(line)
+                                  for line in reports.terminal_lines(report, lang)), 20 * MAX_TEXT),
+        "tests": tests,
+    }
+    if report.load_error is not None:
+        doc["format_errors"] = [clip(clean(report.load_error), MAX_TEXT)]
+    text = dump_json(doc)
+    if len(text.encode("utf-8")) > MAX_BYTES:  # keep the grade, drop the detail
+        for test in tests:
+            test["output"] = ""
+        text = dump_json(doc)
+    return text

@@ -1,0 +1,226 @@
+"""Check a platform file the way its consumer reads it (rules and their sources: data/README.md).
+
+Used by tests/test_interop.py, and by tests/test_scenarios.py for every report of the
+scenario corpus.  Each ``check_*`` parses the text as the consumer does, validates it
+against the consumer's schema, and checks that the grade it carries is the report's.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import math
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import xmlschema
+
+from pytest_rlsys.grading.scoring import OUTPUT_KINDS, ScoreReport
+from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs.classroom import points_line, step_output
+from pytest_rlsys.outputs.junit import points_from_suite
+from pytest_rlsys.outputs.prairielearn import MAX_BYTES
+from pytest_rlsys.outputs.registry import RenderOptions
+from pytest_rlsys.outputs.text import js_number
+
+DATA = Path(__file__).parent / "data"
+
+__all__ = ["DATA", "check_all", "check_classroom", "check_gradescope", "check_junit",
+           "check_prairielearn", "check_score_json"]
+
+
+@functools.cache
+def json_validator(name: str) -> jsonschema.protocols.Validator:
+    schema = json.loads((DATA / name).read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    validator: jsonschema.protocols.Validator = cls(schema)
+    return validator
+
+
+@functools.cache
+def junit_schema() -> xmlschema.XMLSchema:
+    return xmlschema.XMLSchema(str(DATA / "junit-10.xsd"))
+
+
+def _schema_errors(name: str, doc: Any) -> list[str]:
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+            for e in json_validator(name).iter_errors(doc)]
+
+
+def _utf8(text: str) -> bytes:
+    """The bytes the file holds; strict UTF-8 (a lone surrogate would raise here)."""
+    data = text.encode("utf-8")
+    data.decode("utf-8")
+    return data
+
+
+def _cents(report: ScoreReport) -> tuple[int, int]:
+    return (sum(c.cents for c in report.cases), sum(c.max_cents for c in report.cases))
+
+
+def _hundredths(value: float) -> bool:
+    return abs(value * 100 - round(value * 100)) < 1e-6
+
+
+def check_score_json(text: str, report: ScoreReport, *, schema: bool = True) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(_utf8(text))
+    if schema:
+        from tests.conftest import validate_score_report
+
+        validate_score_report(doc)
+    earned, total = _cents(report)
+    assert round(doc["score"] * 100) == earned and round(doc["max_score"] * 100) == total
+    return doc
+
+
+def check_gradescope(text: str, report: ScoreReport,
+                     options: RenderOptions) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(_utf8(text))
+    assert _schema_errors("gradescope-results.schema.json", doc) == []
+    earned, _ = _cents(report)
+    tests = doc["tests"]
+    assert len(tests) == len(report.cases)
+    # Hundredths everywhere, and the top-level score is the sum of the tests' scores.
+    assert all(_hundredths(t["score"]) and _hundredths(t["max_score"]) for t in tests)
+    assert round(doc["score"] * 100) == earned == sum(round(t["score"] * 100) for t in tests)
+    assert doc["score"] == round(math.fsum(t["score"] for t in tests), 2)
+    # The table renders: escaped HTML in <pre>, tests as plain text.
+    assert doc["output_format"] == "html" and doc["output"].startswith("<pre>")
+    assert "<" not in doc["output"][len("<pre>"):-len("</pre>")]
+    for test, case in zip(tests, report.cases, strict=True):
+        assert test["status"] == ("passed" if case.status == "passed" else "failed")
+        want = options.hidden_visibility if case.visibility == "hidden" else "visible"
+        assert test["visibility"] == want, (case.id, test["visibility"])
+        if case.visibility == "hidden" and "." in case.id and case.section in (
+                "todo1", "todo2", "todo3"):
+            assert case.id not in test["name"]
+    return doc
+
+
+def pl_make_grading_result(raw: bytes) -> dict[str, Any]:
+    """What PrairieLearn's makeGradingResult (externalGraderCommon.ts) does with the
+    grader's reply {succeeded: true, results: <results.json>}: parse, replace NUL,
+    require a numeric score, normalise format_errors."""
+    text = raw.decode("utf-8").replace("\0", "\ufffd")
+    results = json.loads(text)
+    data = {"succeeded": True, "results": results}
+    score = results.get("score")
+    if not (score is None and results.get("gradable") is False):
+        assert type(score) in (int, float) and math.isfinite(score), (
+            f'score "{score}" was not a number.')
+    errors = results.get("format_errors", [])
+    format_errors = [errors] if isinstance(errors, str) else list(errors)
+    return {"score": score or 0, "feedback": data, "format_errors": format_errors}
+
+
+def check_prairielearn(text: str, report: ScoreReport) -> dict[str, Any]:
+    raw = _utf8(text)
+    assert len(raw) <= MAX_BYTES, f"{len(raw)} bytes: PrairieLearn's limit is 1 MB"
+    doc: dict[str, Any] = json.loads(raw)
+    assert _schema_errors("prairielearn-results.schema.json", doc) == []
+    grading = pl_make_grading_result(raw)
+    earned, total = _cents(report)
+    if report.load_error is not None:
+        assert doc["gradable"] is False and grading["format_errors"]
+    else:
+        assert doc["gradable"] is True
+        assert 0.0 <= doc["score"] <= 1.0
+        assert doc["score"] == (earned / total if total else 0.0)
+    assert round(sum(t["points"] for t in doc["tests"]) * 100) == earned
+    assert round(sum(t["max_points"] for t in doc["tests"]) * 100) == total
+    return doc
+
+
+def check_junit(text: str, report: ScoreReport, options: RenderOptions) -> ET.Element:
+    raw = _utf8(text)
+    root = ET.fromstring(raw)  # well-formed XML 1.0 (expat), or ParseError
+    suite = root.find("testsuite")
+    assert root.tag == "testsuites" and suite is not None
+    cases = suite.findall("testcase")
+    assert len(cases) == len(report.cases) == int(suite.get("tests", "-1"))
+    earned, total = _cents(report)
+    if options.junit_family == "xunit2":
+        junit_schema().validate(raw.decode("utf-8"))
+        points = points_from_suite(suite)
+        assert len(points) == len({c.id for c in report.cases})
+        assert round(sum(p for p, _ in points.values()) * 100) == earned
+        assert round(sum(m for _, m in points.values()) * 100) == total
+        assert not any(case.find("properties") is not None for case in cases)
+    else:
+        got = [float(p.get("value", "nan")) for case in cases for p in case.iter("property")
+               if p.get("name") == "points"]
+        assert len(got) == len(report.cases) and round(sum(got) * 100) == earned
+    return root
+
+
+def reporter_decode(encoded: str) -> dict[str, Any]:
+    """src/main.js: Buffer.from(value, "base64").toString("utf-8"), then JSON.parse."""
+    doc: dict[str, Any] = json.loads(base64.b64decode(encoded, validate=True).decode("utf-8"))
+    return doc
+
+
+def reporter_points(results: dict[str, Any]) -> str | None:
+    """src/notify-classroom.js: the Points line it writes to the check run."""
+    if not results.get("max_score"):
+        return None
+    total = 0.0
+    for test in results["tests"]:
+        total += test["score"]  # a float sum, left to right, as in JavaScript
+    return f"Points {js_number(total)}/{js_number(results['max_score'])}"
+
+
+def check_classroom(text: str, report: ScoreReport, options: RenderOptions, *,
+                    node: bool = False) -> dict[str, Any]:
+    """``node``: also run the reporter's own decoding under Node, when Node is installed."""
+    encoded = base64.b64encode(_utf8(text)).decode("ascii")
+    assert encoded == step_output(report, options)
+    results = reporter_decode(encoded)
+    assert _schema_errors("classroom-runner-result.schema.json", results) == []
+    earned, total = _cents(report)
+    want = f"Points {js_number(earned / 100)}/{js_number(total / 100)}"
+    assert points_line(report) == reports.classroom_points_line(report) == want
+    if total:
+        assert reporter_points(results) == want
+    everything_passed = (all(c.status == "passed" for c in report.cases)
+                         and report.load_error is None)
+    assert (results["status"] == "pass") is everything_passed
+    assert (results["status"] == "error") is (report.load_error is not None)
+    executable = shutil.which("node") if node else None
+    if executable is not None and total:
+        env = {**os.environ, "RLSYS_RESULTS": encoded}
+        run = subprocess.run([executable, str(DATA / "classroom_reporter_mirror.js"), "rlsys"],
+                             env=env, capture_output=True, text=True, timeout=60, check=True)
+        seen = json.loads(run.stdout)
+        assert seen["points"] == want, seen["points"]
+        assert seen["failed"] or seen["errored"] or everything_passed
+    return results
+
+
+def check_all(report: ScoreReport, options: RenderOptions | None = None, *,
+              score_schema: bool = True) -> dict[str, Any]:
+    """Render ``report`` with every renderer and check each file as its consumer would."""
+    options = options or RenderOptions()
+    out: dict[str, Any] = {}
+    for kind in OUTPUT_KINDS:
+        text = reports.render(kind, report, options.lang, options)
+        if kind == "report":
+            out[kind] = check_score_json(text, report, schema=score_schema)
+        elif kind == "gradescope":
+            out[kind] = check_gradescope(text, report, options)
+        elif kind == "prairielearn":
+            out[kind] = check_prairielearn(text, report)
+        elif kind == "junit":
+            out[kind] = check_junit(text, report, options)
+        else:
+            out[kind] = check_classroom(text, report, options)
+    legacy = RenderOptions(options.lang, "xunit1", options.hidden_visibility)
+    out["junit-xunit1"] = check_junit(reports.render("junit", report, options.lang, legacy),
+                                      report, legacy)
+    return out
