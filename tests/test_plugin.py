@@ -202,7 +202,7 @@ def test_platform_outputs_from_one_run(pytester: pytest.Pytester, reference_sour
 def test_syntax_error_gets_zero_line_number_and_a_report(pytester: pytest.Pytester) -> None:
     result = _grade(pytester, "def pipeline_capacity(:\n    pass\n", "--rlsys-lang", "en")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*SyntaxError*line 1*"])
+    result.stdout.fnmatch_lines(["*SyntaxError: invalid syntax*", "*line 1*"])
     doc = load_report(pytester.path / "score.json")
     assert doc["score"] == 0
     assert "Traceback" not in result.stdout.str()

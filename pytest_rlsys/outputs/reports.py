@@ -43,7 +43,9 @@ LABELS = {
            "output": "提交文件的输出（已捕获，前 {n} 个字符）",
            "result_error": "结果文件", "result_note": "结果文件说明"},
 }
-WIDTH = 100  # default terminal output fits this many columns; -v shows everything
+# Default terminal output fits an 80-column log, so that no line the submission's text
+# is part of can wrap and put that text at the start of a line; -v shows everything.
+WIDTH = 80
 
 
 def _labels(lang: str) -> dict[str, str]:
@@ -145,7 +147,7 @@ def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
         lines.append(text["hidden_failed"].format(n=sum(hidden.values())))
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
     lines += [f"{text['note']}: {note}" for note in report.notes]
-    return lines
+    return [clean(line, newlines=False) for line in lines]
 
 
 def failure_text(case: CaseResult, lang: str = "en", verbose: bool = True) -> str:
@@ -165,6 +167,7 @@ def failure_text(case: CaseResult, lang: str = "en", verbose: bool = True) -> st
             lines.append(f"  {text['expected']}: {case.expected}")
         if case.got:
             lines.append(f"  {text['got']}: {case.got}")
+    lines = [clean(line, newlines=False) for line in lines]  # the submission's text
     return "\n".join(lines if verbose else [clip(line) for line in lines])
 
 

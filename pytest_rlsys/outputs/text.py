@@ -121,7 +121,8 @@ def dump_json(doc: Any) -> str:
 
 def seconds(value: float) -> float:
     """A duration fit for any file: finite and not negative (else 0)."""
-    return value if math.isfinite(value) and value >= 0 else 0.0
+    # ``+ 0.0`` turns -0.0 into 0.0, which formats without a sign.
+    return value + 0.0 if math.isfinite(value) and value >= 0 else 0.0
 
 
 def js_number(value: float) -> str:

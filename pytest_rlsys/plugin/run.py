@@ -18,6 +18,7 @@ from pytest_rlsys.grading.scoring import CaseResult, PlatformVisibility, ScoreRe
 from pytest_rlsys.messages import default_lang
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.outputs.registry import JunitFamily
+from pytest_rlsys.outputs.text import clean
 
 SHOWN_OUTPUT = 2000
 SHOWN_LINES = 20  # without -v
@@ -228,7 +229,9 @@ class GradingSession:
             tr.write_sep("-", text["output"].format(n=SHOWN_OUTPUT))
             shown = printed[:SHOWN_OUTPUT].splitlines()
             for line in shown if verbose else shown[:SHOWN_LINES]:
-                tr.write_line(fit(f"| {line}"))
+                # Every piece of a long line keeps the fence, even on an 80-column log.
+                for piece in reports.wrap(clean(line, newlines=False), "| ", reports.WIDTH - 2):
+                    tr.write_line(piece)
             if not verbose and len(shown) > SHOWN_LINES:
                 tr.write_line(f"| ... {text['more']}")
         tr.write_sep("=", text["title"])
