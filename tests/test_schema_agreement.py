@@ -288,7 +288,8 @@ _PROBE = """
 import sys
 from pytest_rlsys.cli import main
 main(["validate", {path!r}])
-print("MODULES:", *sorted(m for m in sys.modules if m.split(".")[0] in ("jsonschema", "referencing")))
+tops = ("jsonschema", "referencing")
+print("MODULES:", *sorted(m for m in sys.modules if m.split(".")[0] in tops))
 """
 
 
