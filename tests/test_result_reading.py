@@ -49,7 +49,7 @@ def test_an_unreadable_result_still_has_no_hash_and_one_problem(tmp_path: Path) 
     loaded = load_result_file(bad)
     # A file that was read but does not parse is still identified by its digest.
     assert loaded.stage == "parse" and loaded.sha256 == hashlib.sha256(b'{"a": NaN}').hexdigest()
-    assert str(loaded.problems[0]).startswith("$: NaN is not valid JSON")
+    assert str(loaded.problems[0]).startswith("$.a: NaN is not valid JSON")
 
 
 def test_a_link_in_a_parent_folder_is_fine(tmp_path: Path) -> None:

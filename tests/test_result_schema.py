@@ -228,9 +228,9 @@ def test_loads_strict_keeps_every_number_a_double_can_hold() -> None:
         ('{"a": 1' + "0" * 5000 + "}", "(5001 digits) is too large"),
         ('{"a": -' + "9" * 400 + "}", "integer -99999999999...999999 (400 digits) is too large"),
         ('{"a": [0, ' + "2" * 309 + "]}", "(309 digits) is too large"),
-        ('{"a": "\\ud800"}', "a string at $.a holds an unpaired UTF-16 surrogate"),
-        ('{"b": {"\\uDC00x": 1}}', "a string at $.b holds an unpaired UTF-16 surrogate"),
-        ('{"c": ["\ud800"]}', "a string at $.c[0] holds an unpaired UTF-16 surrogate"),
+        ('{"a": "\\ud800"}', "holds an unpaired UTF-16 surrogate"),
+        ('{"b": {"\\uDC00x": 1}}', "holds an unpaired UTF-16 surrogate"),
+        ('{"c": ["\ud800"]}', "holds an unpaired UTF-16 surrogate"),
         ("   ", "the file is empty"),
     ],
     ids=[
@@ -254,6 +254,25 @@ def test_loads_strict_rejects(text: str, fragment: str) -> None:
     with pytest.raises(StrictJSONError) as info:
         loads_strict(text)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ('{"a": {"b": [1, {"c": NaN}]}}', "$.a.b[1].c"),
+        ('{"a": 1e999, "b": {"k": 1, "k": 2}}', "$.a"),
+        ('{"a": {"k": 1, "k": 2}, "b": 1e999}', "$.a.k"),
+        ('{"n": [0, -' + "9" * 400 + "]}", "$.n[1]"),
+        ('{"a": "\\ud800"}', "$.a"),
+        ('{"b": {"\\uDC00x": 1}}', "$.b"),
+        ('{"a": -Infinity.0}', "$"),  # not JSON even leniently: no place to name
+        ('{"a": [1, 2', "$"),
+    ],
+)
+def test_strict_json_errors_name_the_json_path(text: str, path: str) -> None:
+    with pytest.raises(StrictJSONError) as info:
+        loads_strict(text)
+    assert info.value.path == path
 
 
 @settings(max_examples=200, deadline=None)

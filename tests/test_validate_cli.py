@@ -99,7 +99,7 @@ def test_json_summary(capsys: pytest.CaptureFixture[str]) -> None:
         "errors": [],
     }
     assert bad["valid"] is False and bad["stage"] == "parse"
-    assert bad["errors"][0]["path"] == "$"
+    assert bad["errors"][0]["path"] == "$.groups.release.resource_samples[84].gpu_used_mb"
     assert bad["errors"][0]["message"].startswith("NaN is not valid JSON")
 
 

@@ -64,7 +64,11 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class StrictJSONError(ValueError):
-    """The text is not strict JSON; the message says where and why."""
+    """The text is not strict JSON; the message says why, ``path`` where (a JSON path)."""
+
+    def __init__(self, message: str, path: str = "$") -> None:
+        super().__init__(message)
+        self.path = path
 
 
 @dataclass(frozen=True)
@@ -109,8 +113,18 @@ class LoadedResult:
         return tuple(str(problem) for problem in self.problems)
 
 
+class _Refused(StrictJSONError):
+    """Raised by a parse hook, which cannot know where it is; ``_locate`` finds out."""
+
+    kind = "number"
+
+
+class _Duplicate(_Refused):
+    kind = "duplicate"
+
+
 def _reject_constant(name: str) -> Any:
-    raise StrictJSONError(
+    raise _Refused(
         f"{name} is not valid JSON (numbers must be finite); write null for a missing value"
     )
 
@@ -119,7 +133,7 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         # 1e999 parses to inf in Python; JSON consumers elsewhere would choke.
-        raise StrictJSONError(f"number {text} is out of range (not a finite number)")
+        raise _Refused(f"number {text} is out of range (not a finite number)")
     return value
 
 
@@ -128,7 +142,7 @@ def _float_sized_int(text: str) -> int:
     # Only a long literal can be too large, so the common case costs one len().
     if digits > _FLOAT_DIGITS and math.isinf(float(text)):
         shown = text if len(text) <= 24 else f"{text[:12]}...{text[-6:]}"
-        raise StrictJSONError(
+        raise _Refused(
             f"integer {shown} ({digits} digits) is too large: numbers must fit a "
             "double-precision float (at most about 1.8e308)"
         )
@@ -143,21 +157,15 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise StrictJSONError(f"duplicate key {key!r} in an object")
+                raise _Duplicate(f"duplicate key {key!r} in an object")
             seen.add(key)
     return out
 
 
 def _json_path(parts: tuple[str | int, ...]) -> str:
-    out = "$"
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part.isidentifier():
-            out += f".{part}"
-        else:
-            out += f"[{json.dumps(part)}]"
-    return out
+    # The form jsonschema's ``ValidationError.json_path`` writes, so that every
+    # problem of a file names its place the same way.
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
 
 
 def _find_unpaired_surrogate(doc: Any) -> str | None:
@@ -179,6 +187,54 @@ def _find_unpaired_surrogate(doc: Any) -> str | None:
             if not _encodable(text):
                 return _json_path(at)
     return None
+
+
+class _Spot:
+    """Stands, in a lenient parse, for a value the strict parse refused."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+
+def _lenient_number(text: str) -> Any:
+    value = float(text)
+    return _Spot("number") if math.isinf(value) else 0
+
+
+def _lenient_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        out[key] = _Spot("duplicate") if key in out else value
+    return out
+
+
+def _locate(text: str, kind: str) -> str:
+    """The JSON path of the first value of this kind that the strict parse refuses.
+
+    Run only after a refusal: a second, lenient parse marks each refused value
+    (out-of-range number, NaN/Infinity, a repeated key) and a walk in document
+    order names the first. "$" when the text does not parse even leniently.
+    """
+    try:
+        doc = json.loads(
+            text,
+            object_pairs_hook=_lenient_pairs,
+            parse_constant=lambda _: _Spot("number"),
+            parse_float=_lenient_number,
+            parse_int=_lenient_number,
+        )
+    except (ValueError, RecursionError):
+        return "$"
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(doc, ())]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, _Spot) and node.kind == kind:
+            return _json_path(where)
+        if isinstance(node, dict):
+            stack.extend(reversed([(v, (*where, k)) for k, v in node.items()]))
+        elif isinstance(node, list):
+            stack.extend(reversed([(v, (*where, i)) for i, v in enumerate(node)]))
+    return "$"
 
 
 def _encodable(text: str) -> bool:
@@ -217,6 +273,8 @@ def loads_strict(data: bytes | str) -> Any:
             parse_float=_finite_float,
             parse_int=_float_sized_int,
         )
+    except _Refused as exc:
+        raise StrictJSONError(str(exc), _locate(text, exc.kind)) from None
     except StrictJSONError:
         raise
     except json.JSONDecodeError as exc:
@@ -235,8 +293,9 @@ def loads_strict(data: bytes | str) -> Any:
         where = _find_unpaired_surrogate(doc)
         if where is not None:
             raise StrictJSONError(
-                f"a string at {where} holds an unpaired UTF-16 surrogate escape (\\ud800-"
-                "\\udfff), which is not Unicode text; write the character itself"
+                "a string (or key) here holds an unpaired UTF-16 surrogate escape (\\ud800-"
+                "\\udfff), which is not Unicode text; write the character itself",
+                where,
             )
     return doc
 
@@ -403,5 +462,5 @@ def load_result_file(
     try:
         doc = loads_strict(data)
     except StrictJSONError as exc:
-        return _failed(name, "parse", [Problem("$", str(exc))], sha256=digest)
+        return _failed(name, "parse", [Problem(exc.path, str(exc))], sha256=digest)
     return validate_document(doc, path=name, family=family, sha256=digest)
