@@ -18,10 +18,12 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from pytest_rlsys.resultfile.grading import ResultGrade, grade_result_file
 from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
+
+if TYPE_CHECKING:  # `rlsys validate` never grades, so it does not import the checks
+    from pytest_rlsys.resultfile.grading import ResultGrade
 
 _MIB = 1024 * 1024
 
@@ -181,6 +183,8 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     if not args.points > 0 or args.points != args.points or args.points == float("inf"):
         parser.error("--points must be a positive finite number")
+    from pytest_rlsys.resultfile.grading import grade_result_file
+
     grade = grade_result_file(args.file, args.points, max_bytes=args.max_bytes)
     if args.json:
         _write(sys.stdout, json.dumps(grade.as_dict(), indent=2, ensure_ascii=False) + "\n")
