@@ -14,8 +14,10 @@ ratios against a baseline measured in the same run:
    schema folder, which it would otherwise fetch); target: >= 10 x faster.
 3. ``rlsys validate`` of the 35 KiB example vs ``python -c "import pytest"``;
    target: <= 2 x.
-4. Peak RSS (ru_maxrss of the child) of ``rlsys validate`` on the one-hour file
-   and on a file just under the 64 MiB cap (same shape, more samples).
+4. Peak RSS of ``rlsys validate`` on the one-hour file and on a file just
+   under the 64 MiB cap (same shape, more samples): ru_maxrss of the child,
+   forked from a small launcher (``python -S``) that every timed command
+   goes through alike.
 
 Run:  .venv/bin/python benchmarks/bench_result_validation.py [--repeat N] [--no-64mib]
 """
@@ -154,20 +156,33 @@ def _time(fn: Callable[[], T], repeat: int) -> tuple[float, T]:
     return statistics.median(times), result
 
 
+# Linux charges a child, at exec, with the memory of the process it was forked
+# from, so the big benchmark process would set every child's ru_maxrss. This
+# small launcher forks the measured command instead and reports its peak.
+_LAUNCHER = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _child(cmd: list[str], write_bytecode: bool = False) -> tuple[float, int, int, str]:
-    """Wall seconds, exit status, peak RSS in KiB and stdout of one child process."""
+    """Wall seconds, exit status, peak RSS in KiB and output of one child process."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE.parent / "gpu")]))
     if write_bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-    start = time.perf_counter()
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
+    with tempfile.TemporaryDirectory() as tmp:
+        peak_file = Path(tmp) / "peak"
+        launch = [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *cmd]
+        start = time.perf_counter()
+        done = subprocess.run(launch, env=env, capture_output=True, check=False)
         elapsed = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        text = out.read().decode("utf-8", "replace")
-    return elapsed, proc.returncode, usage.ru_maxrss, text
+        peak = int(peak_file.read_text()) if peak_file.exists() else 0
+    text = (done.stdout + done.stderr).decode("utf-8", "replace")
+    return elapsed, done.returncode, peak, text
 
 
 def _cli(cmd: list[str], repeat: int) -> tuple[float, int, int, str]:
