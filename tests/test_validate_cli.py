@@ -129,6 +129,23 @@ def test_json_errors_are_path_message_objects_and_all_listed(
     assert lines[:-1] == [f"{bad}::{e['path']}: {e['message']}" for e in record["errors"]]
 
 
+def test_text_output_keeps_one_problem_on_one_inert_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(EXAMPLE.read_text("utf-8"))
+    # Free-form keys whose values are checked: the key itself becomes part of the path.
+    doc["environment"]["packages"] = {"x\n\x1b[31mok": 1, "\x1b]0;t\x07": 2}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    assert main([str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    lines = out.splitlines()
+    assert len(lines) == 3 and lines[-1] == "0 of 1 file valid"
+    assert all(line.startswith(f"{bad}::$.") for line in lines[:2])
+    assert "\\x1b" in lines[0] + lines[1]
+
+
 def test_symlink_is_refused_and_fifo_does_not_hang(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

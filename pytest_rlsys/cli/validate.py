@@ -93,21 +93,28 @@ def render_json(results: Sequence[LoadedResult], max_errors: int = 0) -> str:
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
+def _printable(text: str) -> str:
+    # A JSON path quotes the file's own keys, which may hold newlines or
+    # terminal escapes: one problem stays one line, and inert.
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 def render_text(results: Sequence[LoadedResult], max_errors: int = 100) -> str:
     """One ``FILE::$.json.path: message`` line per problem (check-jsonschema's form)."""
     lines: list[str] = []
     for result in results:
+        name = _printable(result.path)
         if result.ok:
-            lines.append(f"{result.path}: ok ({result.schema_version})")
+            lines.append(f"{name}: ok ({result.schema_version})")
             continue
         problems = result.problems
         shown = problems if max_errors <= 0 else problems[:max_errors]
-        lines += [f"{result.path}::{problem.path}: {problem.message}" for problem in shown]
+        lines += [f"{name}::{_printable(p.path)}: {_printable(p.message)}" for p in shown]
         hidden = len(problems) - len(shown)
         if hidden > 0:
-            lines.append(
-                f"{result.path}: {hidden} more errors not shown (use --max-errors 0 to see all)"
-            )
+            lines.append(f"{name}: {hidden} more errors not shown (use --max-errors 0 to see all)")
     bad = sum(not result.ok for result in results)
     lines.append(
         f"{len(results) - bad} of {len(results)} file{'s' if len(results) != 1 else ''} valid"

@@ -162,10 +162,22 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_PLAIN_KEY = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*")
+
+
 def _json_path(parts: tuple[str | int, ...]) -> str:
     # The form jsonschema's ``ValidationError.json_path`` writes, so that every
     # problem of a file names its place the same way.
-    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
+    out = "$"
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(part):
+            out += f".{part}"
+        else:
+            quoted = part.replace("\\", "\\\\").replace("'", "\\'")
+            out += f"['{quoted}']"
+    return out
 
 
 def _find_unpaired_surrogate(doc: Any) -> str | None:
