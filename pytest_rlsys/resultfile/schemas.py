@@ -27,6 +27,7 @@ Public API::
     fast_validator(schema_id_or_filename) -> jsonschema_rs.Validator | None
     FORMAT_CHECKS: Mapping[str, Callable[[str], bool]]
     formats_used(schema) -> set[str]
+    ecma_regex(pattern) -> str                    # a JSON Schema pattern in Python syntax
     error_pairs(validator, instance, max_message=300) -> list[tuple[str, str]]
     error_lines(validator, instance, max_message=300) -> list[str]
     schemas_by_version() -> dict[str, str]        # schema_version const -> $id
@@ -53,6 +54,7 @@ __all__ = [
     "FORMAT_CHECKS",
     "SchemaNotFoundError",
     "clear_cache",
+    "ecma_regex",
     "error_lines",
     "error_pairs",
     "fast_validator",
