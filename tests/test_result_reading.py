@@ -80,3 +80,17 @@ def test_plugin_result_on_a_fifo_or_link_is_not_gradable_and_does_not_hang(
     assert report["gpu_result"]["errors"][0].startswith(expected)
     assert report["reproducibility"]["result_sha256"] is None
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_sockets_devices_and_odd_names_are_refused_without_reading(tmp_path: Path) -> None:
+    import socket
+
+    sock_path = tmp_path / "s.json"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(sock_path))
+        assert load_result_file(sock_path).problems == (Problem("$", "not a regular file"),)
+    assert load_result_file("/dev/zero").problems == (Problem("$", "not a regular file"),)
+    assert load_result_file("a\0b").problems[0].message.startswith("not a usable file name")
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "absent.json")
+    assert load_result_file(dangling).problems[0].message.startswith("is a symbolic link")

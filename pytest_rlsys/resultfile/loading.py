@@ -425,7 +425,11 @@ def _read_bounded(name: str, max_bytes: int) -> bytes | Problem:
         fd = os.open(name, _OPEN_FLAGS)
     except FileNotFoundError:
         return Problem("$", "no such file")
+    except ValueError:  # a NUL in the name
+        return Problem("$", "not a usable file name (it contains a NUL character)")
     except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO opened for writing
+            return Problem("$", "not a regular file")
         if exc.errno in (errno.ELOOP, getattr(errno, "EMLINK", None)) and os.path.islink(name):
             return Problem(
                 "$",
