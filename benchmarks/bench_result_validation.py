@@ -1,24 +1,32 @@
-"""Validate + grade a synthetic one-hour pt-verl-closure file; compare with check-jsonschema.
+"""Validate + grade a result file from a one-hour run; every target ratio of issue 12, side by side.
 
 The file: two groups, each with 14,400 whole-GPU/host samples (0.25 s over one
 hour) and every phase, built with ``closure_checks`` so that it is consistent
-and scores full marks. Timed in one run, on the same file:
+and scores full marks. Timed in one run (median of --repeat), and printed as
+ratios against a baseline measured in the same run:
 
-1. in process: ``load_result_file`` (parse + schema) and ``grade_result_file``;
-2. ``rlsys validate FILE`` and ``rlsys result FILE`` as subprocesses (includes
-   interpreter start-up, like the next one);
-3. ``check-jsonschema --schemafile schemas/pt-verl-closure.v1.json FILE``.
-   The schema's sibling ``$ref`` resolve against its ``$id``
-   (https://rlsys.invalid/...), which check-jsonschema would try to fetch, so
-   ``--base-uri`` points it at the schema file instead.
+1. in process: ``json.loads`` (baseline), ``loads_strict``, ``load_result_file``
+   (read once + sha256 + strict parse + schema) and load + grade;
+   target: load + grade <= 10 x json.loads.
+2. ``rlsys validate FILE`` vs ``check-jsonschema --schemafile
+   schemas/pt-verl-closure.v1.json FILE`` (both subprocesses, start-up
+   included; ``--base-uri`` points check-jsonschema's sibling ``$ref`` at the
+   schema folder, which it would otherwise fetch); target: >= 10 x faster.
+3. ``rlsys validate`` of the 35 KiB example vs ``python -c "import pytest"``;
+   target: <= 2 x.
+4. Peak RSS of ``rlsys validate`` on the one-hour file and on a file just
+   under the 64 MiB cap (same shape, more samples): ru_maxrss of the child,
+   forked from a small launcher (``python -S``) that every timed command
+   goes through alike.
 
-Run:  .venv/bin/python benchmarks/bench_result_validation.py [--repeat N]
+Run:  .venv/bin/python benchmarks/bench_result_validation.py [--repeat N] [--no-64mib]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -30,10 +38,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pytest_rlsys.resources import schema_dir
-from pytest_rlsys.resultfile import checks as closure_checks
-from pytest_rlsys.resultfile.grading import grade_result_file
-from pytest_rlsys.resultfile.loading import load_result_file
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from pytest_rlsys.resources import schema_dir  # noqa: E402
+from pytest_rlsys.resultfile import checks as closure_checks  # noqa: E402
+from pytest_rlsys.resultfile.grading import grade_document  # noqa: E402
+from pytest_rlsys.resultfile.loading import (  # noqa: E402
+    DEFAULT_MAX_BYTES,
+    load_result_file,
+    loads_strict,
+)
 
 INTERVAL_S = 0.25
 SAMPLES = 14_400  # one hour at 0.25 s
@@ -63,7 +78,9 @@ def _events(windows: list[tuple[str, float, float]]) -> list[dict[str, Any]]:
     return sorted(events, key=lambda e: (e["t_s"], e["kind"] == "start"))
 
 
-def _group(fce: bool, rng: random.Random, config: dict[str, Any], hashes: dict[str, str]) -> Any:
+def _group(
+    fce: bool, rng: random.Random, config: dict[str, Any], hashes: dict[str, str], samples_n: int
+) -> Any:
     windows = RELEASE_WINDOWS if fce else RETAIN_WINDOWS
     samples = [
         {
@@ -72,7 +89,7 @@ def _group(fce: bool, rng: random.Random, config: dict[str, Any], hashes: dict[s
             "host_used_mb": round(rng.uniform(15000, 16000), 1),
             "reason": "periodic",
         }
-        for k in range(SAMPLES)
+        for k in range(samples_n)
     ]
     events = _events(windows)
     phases = closure_checks.summarize_phases(events, samples)
@@ -97,7 +114,7 @@ def _group(fce: bool, rng: random.Random, config: dict[str, Any], hashes: dict[s
     }
 
 
-def build_one_hour_doc() -> dict[str, Any]:
+def build_one_hour_doc(samples_n: int = SAMPLES) -> dict[str, Any]:
     example = json.loads(
         (schema_dir() / "examples" / "pt-verl-closure.example.json").read_text("utf-8")
     )
@@ -110,7 +127,7 @@ def build_one_hour_doc() -> dict[str, Any]:
     groups = {}
     for name, fce in (("release", True), ("retain", False)):
         config = json.loads(json.dumps(example["groups"][name]["config"]))
-        groups[name] = _group(fce, rng, config, hashes)
+        groups[name] = _group(fce, rng, config, hashes, samples_n)
     doc = {key: example[key] for key in ("schema_version", "created_at", "environment")}
     doc.update(
         run_label="bench_one_hour",
@@ -131,6 +148,7 @@ T = TypeVar("T")
 
 def _time(fn: Callable[[], T], repeat: int) -> tuple[float, T]:
     times = []
+    result: T
     for _ in range(repeat):
         start = time.perf_counter()
         result = fn()
@@ -138,16 +156,73 @@ def _time(fn: Callable[[], T], repeat: int) -> tuple[float, T]:
     return statistics.median(times), result
 
 
-def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+# Linux charges a child, at exec, with the memory of the process it was forked
+# from, so the big benchmark process would set every child's ru_maxrss. This
+# small launcher forks the measured command instead and reports its peak.
+_LAUNCHER = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def _child(cmd: list[str], write_bytecode: bool = False) -> tuple[float, int, int, str]:
+    """Wall seconds, exit status, peak RSS in KiB and output of one child process."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE.parent / "gpu")]))
+    if write_bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        peak_file = Path(tmp) / "peak"
+        launch = [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *cmd]
+        start = time.perf_counter()
+        done = subprocess.run(launch, env=env, capture_output=True, check=False)
+        elapsed = time.perf_counter() - start
+        peak = int(peak_file.read_text()) if peak_file.exists() else 0
+    text = (done.stdout + done.stderr).decode("utf-8", "replace")
+    return elapsed, done.returncode, peak, text
+
+
+def _cli(cmd: list[str], repeat: int) -> tuple[float, int, int, str]:
+    # One untimed run that may write bytecode, as an installed package has it:
+    # otherwise a checkout run with PYTHONDONTWRITEBYTECODE compiles our modules
+    # from source each time while pytest and check-jsonschema load theirs.
+    _child(cmd, write_bytecode=True)
+    runs = [_child(cmd) for _ in range(repeat)]
+    return (
+        statistics.median(r[0] for r in runs),
+        runs[-1][1],
+        max(r[2] for r in runs),
+        runs[-1][3],
+    )
+
+
+def _rlsys_validate(path: Path) -> list[str]:
+    return [sys.executable, "-m", "pytest_rlsys", "validate", str(path)]
+
+
+def _write_64mib(path: Path) -> int:
+    # Same shape as the one-hour file, with as many samples as fit under the cap.
+    one_hour = len(json.dumps(build_one_hour_doc()).encode())
+    samples = int(SAMPLES * (DEFAULT_MAX_BYTES * 0.97) / one_hour)
+    data = json.dumps(build_one_hour_doc(samples)).encode()
+    while len(data) > DEFAULT_MAX_BYTES:
+        samples = int(samples * 0.98)
+        data = json.dumps(build_one_hour_doc(samples)).encode()
+    path.write_bytes(data)
+    return samples
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=1, help="runs per measurement (median)")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument("--no-64mib", action="store_true", help="skip the 64 MiB file")
     args = parser.parse_args()
     repeat = max(1, args.repeat)
     schema = schema_dir() / "pt-verl-closure.v1.json"
+    example = schema_dir() / "examples" / "pt-verl-closure.example.json"
     bin_dir = Path(sys.executable).parent
     check_jsonschema = shutil.which("check-jsonschema", path=str(bin_dir)) or shutil.which(
         "check-jsonschema"
@@ -155,46 +230,74 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "one_hour.json"
         path.write_text(json.dumps(build_one_hour_doc()), encoding="utf-8")
-        size_mib = path.stat().st_size / 2**20
-        print(f"file: {SAMPLES} samples x 2 groups, {size_mib:.1f} MiB")
+        data = path.read_bytes()
+        print(f"file: {SAMPLES} samples x 2 groups, {len(data) / 2**20:.1f} MiB")
 
-        t_validate, loaded = _time(lambda: load_result_file(path), repeat)
-        t_grade, grade = _time(lambda: grade_result_file(path), repeat)
-        assert loaded.ok, loaded.errors
+        # 1. in process
+        load_result_file(path)  # compile the validators once, as a long-lived process would
+        t_json, _ = _time(lambda: json.loads(data), repeat)
+        t_strict, _ = _time(lambda: loads_strict(data), repeat)
+        t_load, loaded = _time(lambda: load_result_file(path), repeat)
+        assert loaded.ok and loaded.doc is not None, loaded.errors
+        doc = loaded.doc
+        t_grade_only, grade = _time(lambda: grade_document(doc), repeat)
+        t_load_grade = t_load + t_grade_only
+        print(f"in process: json.loads {t_json:.3f} s (baseline)")
         print(
-            f"in process: load+validate {t_validate:.3f} s; load+validate+grade {t_grade:.3f} s "
-            f"(score {grade.score:g}/{grade.max_score:g})"
+            f"  loads_strict (strict parse)           {t_strict:.3f} s  {t_strict / t_json:5.1f} x"
+        )
+        print(
+            f"  load_result_file (read+hash+parse+schema) {t_load:.3f} s  {t_load / t_json:5.1f} x"
+        )
+        print(
+            f"  grade_document (the 8 checks)         {t_grade_only:.3f} s  "
+            f"{t_grade_only / t_json:5.1f} x  (score {grade.score:g}/{grade.max_score:g})"
+        )
+        print(
+            f"  load + grade                          {t_load_grade:.3f} s  "
+            f"{t_load_grade / t_json:5.1f} x json.loads  [target <= 10 x]"
         )
 
-        rlsys = [sys.executable, "-m", "pytest_rlsys"]
-        t_val_cli, val = _time(lambda: _run([*rlsys, "validate", str(path)]), repeat)
-        t_res_cli, res = _time(lambda: _run([*rlsys, "result", str(path)]), repeat)
-        t_cli = t_val_cli + t_res_cli
-        print(f"rlsys validate (1 subprocess): {t_val_cli:.3f} s, exit {val.returncode}")
+        # 2. the CLI against check-jsonschema
+        t_val, rc, rss_hour, out = _cli(_rlsys_validate(path), repeat)
+        assert rc == 0, out
         print(
-            f"rlsys result (1 subprocess, validates too): {t_res_cli:.3f} s, exit {res.returncode}"
+            f"rlsys validate one-hour file: {t_val:.3f} s, exit {rc}, "
+            f"peak RSS {rss_hour / 1024:.0f} MiB"
         )
-
         if check_jsonschema is None:
-            print("check-jsonschema: not installed; nothing to compare")
-            return 0
-        cmd = [
-            check_jsonschema,
-            "--base-uri",
-            schema.resolve().as_uri(),
-            "--schemafile",
-            str(schema),
-            str(path),
-        ]
-        t_cj, proc = _time(lambda: _run(cmd), repeat)
-        result = proc
-        status = (
-            "ok" if result.returncode == 0 else f"exit {result.returncode}: {result.stdout[-300:]}"
+            print("check-jsonschema: not installed; no ratio")
+        else:
+            cmd = [check_jsonschema, "--base-uri", schema.resolve().as_uri(), "--schemafile",
+                   str(schema), str(path)]  # fmt: skip
+            t_cj, rc_cj, _, out_cj = _cli(cmd, repeat)
+            status = "ok" if rc_cj == 0 else f"exit {rc_cj}: {out_cj[-300:]}"
+            print(f"check-jsonschema one-hour file: {t_cj:.3f} s, {status}")
+            print(
+                f"  rlsys validate is {t_cj / t_val:.1f} x faster than check-jsonschema  "
+                "[target >= 10 x]"
+            )
+
+        # 3. a small file against the start-up of pytest
+        t_pytest, _, _, _ = _cli([sys.executable, "-c", "import pytest"], repeat)
+        t_small, rc_small, rss_small, out = _cli(_rlsys_validate(example), repeat)
+        assert rc_small == 0, out
+        print(
+            f"rlsys validate {example.name} ({example.stat().st_size // 1024} KiB): "
+            f"{t_small:.3f} s, peak RSS {rss_small / 1024:.0f} MiB; "
+            f'python -c "import pytest": {t_pytest:.3f} s'
         )
-        print(f"check-jsonschema (schema only, 1 subprocess): {t_cj:.3f} s, {status}")
-        print(f"ratio rlsys validate / check-jsonschema: {t_val_cli / t_cj:.2f}")
-        print(f"ratio rlsys validate+result / check-jsonschema: {t_cli / t_cj:.2f}")
-        print(f"ratio in-process validate+grade / check-jsonschema: {t_grade / t_cj:.2f}")
+        print(f"  ratio {t_small / t_pytest:.2f} x import pytest  [target <= 2 x]")
+
+        # 4. memory at the size cap
+        if not args.no_64mib:
+            big = Path(tmp) / "cap.json"
+            samples = _write_64mib(big)
+            t_big, rc_big, rss_big, out = _cli(_rlsys_validate(big), 1)
+            print(
+                f"rlsys validate {big.stat().st_size / 2**20:.1f} MiB file ({samples} samples x 2 "
+                f"groups): {t_big:.2f} s, exit {rc_big}, peak RSS {rss_big / 1024:.0f} MiB"
+            )
     return 0
 
 

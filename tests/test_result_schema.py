@@ -202,6 +202,19 @@ def test_loads_strict_accepts_a_byte_order_mark() -> None:
     assert loads_strict(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}
 
 
+def test_loads_strict_keeps_every_number_a_double_can_hold() -> None:
+    largest = int(2.0**1023 * (2 - 2**-52))  # the largest finite double, 309 digits
+    assert len(str(largest)) == 309
+    assert loads_strict(f"[{largest}, -{largest}, 1e308, 1e-999]") == [
+        largest,
+        -largest,
+        1e308,
+        0.0,
+    ]
+    # Escaped pairs and escaped backslashes before "ud800" are ordinary text.
+    assert loads_strict('["\\ud83d\\ude00", "\\\\ud800"]') == ["\U0001f600", "\\ud800"]
+
+
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
@@ -212,7 +225,12 @@ def test_loads_strict_accepts_a_byte_order_mark() -> None:
         ('{"a": {"b": 1, "b": 2}}', "duplicate key 'b'"),
         ('{"a": [1, 2', "line 1, column 12"),
         ("[" * 100000, "invalid JSON"),
-        ('{"a": 1' + "0" * 5000 + "}", "invalid JSON"),
+        ('{"a": 1' + "0" * 5000 + "}", "(5001 digits) is too large"),
+        ('{"a": -' + "9" * 400 + "}", "integer -99999999999...999999 (400 digits) is too large"),
+        ('{"a": [0, ' + "2" * 309 + "]}", "(309 digits) is too large"),
+        ('{"a": "\\ud800"}', "holds an unpaired UTF-16 surrogate"),
+        ('{"b": {"\\uDC00x": 1}}', "holds an unpaired UTF-16 surrogate"),
+        ('{"c": ["\ud800"]}', "holds an unpaired UTF-16 surrogate"),
         ("   ", "the file is empty"),
     ],
     ids=[
@@ -224,6 +242,11 @@ def test_loads_strict_accepts_a_byte_order_mark() -> None:
         "truncated",
         "too-deep",
         "too-many-digits",
+        "huge-negative-integer",
+        "integer-over-the-largest-double",
+        "lone-surrogate-escape",
+        "lone-low-surrogate-in-a-key",
+        "raw-surrogate-in-a-str",
         "blank",
     ],
 )
@@ -231,6 +254,26 @@ def test_loads_strict_rejects(text: str, fragment: str) -> None:
     with pytest.raises(StrictJSONError) as info:
         loads_strict(text)
     assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        ('{"a": {"b": [1, {"c": NaN}]}}', "$.a.b[1].c"),
+        ('{"a": 1e999, "b": {"k": 1, "k": 2}}', "$.a"),
+        ('{"a": {"k": 1, "k": 2}, "b": 1e999}', "$.a.k"),
+        ('{"a b": [{"it\'s": {"k": 1, "k": 2}}]}', "$['a b'][0]['it\\'s'].k"),
+        ('{"n": [0, -' + "9" * 400 + "]}", "$.n[1]"),
+        ('{"a": "\\ud800"}', "$.a"),
+        ('{"b": {"\\uDC00x": 1}}', "$.b"),
+        ('{"a": -Infinity.0}', "$"),  # not JSON even leniently: no place to name
+        ('{"a": [1, 2', "$"),
+    ],
+)
+def test_strict_json_errors_name_the_json_path(text: str, path: str) -> None:
+    with pytest.raises(StrictJSONError) as info:
+        loads_strict(text)
+    assert info.value.path == path
 
 
 @settings(max_examples=200, deadline=None)

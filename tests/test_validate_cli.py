@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,15 +90,74 @@ def test_json_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert payload["valid"] is False
     good, bad = payload["files"]
     assert good == {
-        "path": str(EXAMPLE),
+        "file": str(EXAMPLE),
         "valid": True,
         "schema_version": "pt-verl-closure/1",
         "schema_id": "https://rlsys.invalid/schemas/pt-verl-closure.v1.json",
         "stage": "ok",
+        "sha256": hashlib.sha256(EXAMPLE.read_bytes()).hexdigest(),
         "errors": [],
     }
     assert bad["valid"] is False and bad["stage"] == "parse"
-    assert bad["errors"][0].startswith("$: NaN is not valid JSON")
+    assert bad["errors"][0]["path"] == "$.groups.release.resource_samples[84].gpu_used_mb"
+    assert bad["errors"][0]["message"].startswith("NaN is not valid JSON")
+
+
+def test_json_errors_are_path_message_objects_and_all_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(EXAMPLE.read_text("utf-8"))
+    for sample in doc["groups"]["release"]["resource_samples"]:
+        sample["gpu_used_mb"] = -1
+    doc["run_label"] = "a label\n"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    # --max-errors shortens the text only; the JSON lists every error.
+    assert main(["--json", "--max-errors", "1", str(bad)]) == 1
+    (record,) = json.loads(capsys.readouterr().out)["files"]
+    samples = len(doc["groups"]["release"]["resource_samples"])
+    assert len(record["errors"]) == samples + 1
+    assert all(set(error) == {"path", "message"} for error in record["errors"])
+    assert record["errors"][0] == {
+        "path": "$.groups.release.resource_samples[0].gpu_used_mb",
+        "message": "-1 is less than the minimum of 0",
+    }
+    assert record["errors"][-1]["path"] == "$.run_label"
+    # The same records, rendered as text, one line each.
+    assert main([str(bad), "--max-errors", "0"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:-1] == [f"{bad}::{e['path']}: {e['message']}" for e in record["errors"]]
+
+
+def test_text_output_keeps_one_problem_on_one_inert_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(EXAMPLE.read_text("utf-8"))
+    # Free-form keys whose values are checked: the key itself becomes part of the path.
+    doc["environment"]["packages"] = {"x\n\x1b[31mok": 1, "\x1b]0;t\x07": 2}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    assert main([str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    lines = out.splitlines()
+    assert len(lines) == 3 and lines[-1] == "0 of 1 file valid"
+    assert all(line.startswith(f"{bad}::$.") for line in lines[:2])
+    assert "\\x1b" in lines[0] + lines[1]
+
+
+def test_symlink_is_refused_and_fifo_does_not_hang(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    link = tmp_path / "link.json"
+    link.symlink_to(EXAMPLE)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    assert main([str(link), str(fifo), str(EXAMPLE)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{link}::$: is a symbolic link, which is not followed; give the")
+    assert out[1] == f"{fifo}::$: not a regular file"
+    assert out[2] == f"{EXAMPLE}: ok (pt-verl-closure/1)"
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

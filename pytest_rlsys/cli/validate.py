@@ -8,6 +8,7 @@ check-jsonschema convention) and exits 0 only when every file is valid.
 Public API::
 
     main(argv) -> int          # rlsys validate
+    render_text(results, max_errors) / render_json(results) -> str; RENDERERS
     grade_main(argv) -> int    # rlsys result
 """
 
@@ -16,11 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
-from typing import Any, TextIO
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
-from pytest_rlsys.resultfile.grading import ResultGrade, grade_result_file
 from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
+
+if TYPE_CHECKING:  # `rlsys validate` never grades, so it does not import the checks
+    from pytest_rlsys.resultfile.grading import ResultGrade
 
 _MIB = 1024 * 1024
 
@@ -65,15 +68,65 @@ def _validate_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _summary(loaded: LoadedResult) -> dict[str, Any]:
+def _file_record(loaded: LoadedResult) -> dict[str, Any]:
     return {
-        "path": loaded.path,
+        "file": loaded.path,
         "valid": loaded.ok,
         "schema_version": loaded.schema_version,
         "schema_id": loaded.schema_id,
         "stage": loaded.stage,
-        "errors": list(loaded.errors),
+        "sha256": loaded.sha256,
+        "errors": [problem.as_dict() for problem in loaded.problems],
     }
+
+
+def render_json(results: Sequence[LoadedResult], max_errors: int = 0) -> str:
+    """``{"valid": bool, "files": [{"file", "valid", ..., "errors": [{"path", "message"}]}]}``.
+
+    Every error is listed (``max_errors`` only shortens the text output).
+    """
+    del max_errors
+    payload = {
+        "valid": all(result.ok for result in results),
+        "files": [_file_record(result) for result in results],
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _printable(text: str) -> str:
+    # A JSON path quotes the file's own keys, which may hold newlines or
+    # terminal escapes: one problem stays one line, and inert.
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
+def render_text(results: Sequence[LoadedResult], max_errors: int = 100) -> str:
+    """One ``FILE::$.json.path: message`` line per problem (check-jsonschema's form)."""
+    lines: list[str] = []
+    for result in results:
+        name = _printable(result.path)
+        if result.ok:
+            lines.append(f"{name}: ok ({result.schema_version})")
+            continue
+        problems = result.problems
+        shown = problems if max_errors <= 0 else problems[:max_errors]
+        lines += [f"{name}::{_printable(p.path)}: {_printable(p.message)}" for p in shown]
+        hidden = len(problems) - len(shown)
+        if hidden > 0:
+            lines.append(f"{name}: {hidden} more errors not shown (use --max-errors 0 to see all)")
+    bad = sum(not result.ok for result in results)
+    lines.append(
+        f"{len(results) - bad} of {len(results)} file{'s' if len(results) != 1 else ''} valid"
+    )
+    return "\n".join(lines) + "\n"
+
+
+# Output name -> renderer; the only places that turn problems into text.
+RENDERERS: dict[str, Callable[[Sequence[LoadedResult], int], str]] = {
+    "text": render_text,
+    "json": render_json,
+}
 
 
 def _write(stream: TextIO, text: str) -> None:
@@ -88,29 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``rlsys validate FILE...``: 0 when every file is valid, 1 otherwise."""
     args = _validate_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     results = [load_result_file(name, max_bytes=args.max_bytes) for name in args.files]
-    all_ok = all(result.ok for result in results)
-    if args.json:
-        payload = {"valid": all_ok, "files": [_summary(result) for result in results]}
-        _write(sys.stdout, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-        return 0 if all_ok else 1
-    lines: list[str] = []
-    for result in results:
-        if result.ok:
-            lines.append(f"{result.path}: ok ({result.schema_version})")
-            continue
-        shown = result.errors if args.max_errors <= 0 else result.errors[: args.max_errors]
-        lines += [f"{result.path}::{error}" for error in shown]
-        hidden = len(result.errors) - len(shown)
-        if hidden > 0:
-            lines.append(
-                f"{result.path}: {hidden} more errors not shown (use --max-errors 0 to see all)"
-            )
-    bad = sum(not result.ok for result in results)
-    lines.append(
-        f"{len(results) - bad} of {len(results)} file{'s' if len(results) != 1 else ''} valid"
-    )
-    _write(sys.stdout, "\n".join(lines) + "\n")
-    return 0 if all_ok else 1
+    render = RENDERERS["json" if args.json else "text"]
+    _write(sys.stdout, render(results, args.max_errors))
+    return 0 if all(result.ok for result in results) else 1
 
 
 def _grade_parser() -> argparse.ArgumentParser:
@@ -157,6 +190,8 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     if not args.points > 0 or args.points != args.points or args.points == float("inf"):
         parser.error("--points must be a positive finite number")
+    from pytest_rlsys.resultfile.grading import grade_result_file
+
     grade = grade_result_file(args.file, args.points, max_bytes=args.max_bytes)
     if args.json:
         _write(sys.stdout, json.dumps(grade.as_dict(), indent=2, ensure_ascii=False) + "\n")

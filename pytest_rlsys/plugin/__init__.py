@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_rlsys import settings
+from pytest_rlsys.plugin.norewrite import pytest_rlsys_stop_rewriting  # noqa: F401  (a hook)
 from pytest_rlsys.settings import SettingError, limits_from, resolve
 
 if TYPE_CHECKING:

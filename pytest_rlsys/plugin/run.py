@@ -3,7 +3,6 @@ print the table and write the reports (controller process only, after the child 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +33,16 @@ class ResultSection:
 
 
 def grade_result(path: Path, rubric: Rubric) -> ResultSection:
-    from pytest_rlsys.resultfile.grading import grade_result_file
+    from pytest_rlsys.resultfile.grading import _not_gradable, grade_document
+    from pytest_rlsys.resultfile.loading import load_result_file
 
-    grade = grade_result_file(path, points_per_check=rubric.per_check)
+    # Read once: the digest and the grade come from the same bytes, and the
+    # loader never follows a link or waits on a FIFO.
+    loaded = load_result_file(path)
+    if loaded.ok and loaded.doc is not None:
+        grade = grade_document(loaded.doc, path=loaded.path, points_per_check=rubric.per_check)
+    else:
+        grade = _not_gradable(loaded, float(rubric.per_check))
     cases = [
         CaseResult(id=c.id, section="gpu_result", visibility="visible",
                    max_cents=round(c.max_score * 100),
@@ -45,13 +51,9 @@ def grade_result(path: Path, rubric: Rubric) -> ResultSection:
                    message=c.message, category=c.id.split(".", 1)[-1])
         for c in grade.cases
     ]
-    try:
-        sha: str | None = hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        sha = None
     summary = {"path": str(path), "gradable": grade.gradable, "errors": list(grade.errors),
                "notes": list(grade.notes)}
-    return ResultSection(cases, summary, sha)
+    return ResultSection(cases, summary, loaded.sha256)
 
 
 def _check_output(flag: str, path: Path) -> None:

@@ -1,14 +1,25 @@
 """Strict loading of a pt-verl-closure result file.
 
-Reading goes: size cap (checked before the whole file is read), UTF-8, strict
-JSON (no NaN/Infinity, no out-of-range numbers, no duplicate keys, an object at
-the top), then the schema picked by ``schema_version`` and validation. Bad input
-never raises: every problem comes back as an error line ``"$.json.path: message"``.
+Reading goes: open without following a symbolic link and without blocking
+(a FIFO or device is refused, never read), a regular-file check on the open
+descriptor, a read bounded by the size cap, the sha256 of exactly those bytes,
+then UTF-8, strict JSON (no NaN/Infinity, no number a double cannot hold, no
+duplicate keys, no unpaired surrogate, an object at the top), then the schema
+picked by ``schema_version``. The file is read once: the digest, the parse and
+the grade all use the same bytes.
+
+Validity is decided by the compiled validator when jsonschema-rs is installed;
+only a document it rejects is handed to jsonschema, which lists every error
+with its JSON path. Bad input never raises: each problem comes back as a
+``Problem(path, message)`` record (``path`` is a JSON path such as
+``$.groups.retain``); renderers (``rlsys validate`` text or JSON) format them.
 
 Public API::
 
     DEFAULT_MAX_BYTES, DEFAULT_FAMILY
-    LoadedResult(path, doc, schema_version, schema_id, stage, errors)   # .ok
+    Problem(path, message)                        # str(p) == "$.json.path: message"
+    LoadedResult(path, doc, schema_version, schema_id, stage, problems, sha256)
+        .ok, .errors (the problems as "$.json.path: message" lines)
     load_result_file(path, *, max_bytes=DEFAULT_MAX_BYTES, family=DEFAULT_FAMILY) -> LoadedResult
     validate_document(doc, *, path="<document>", family=DEFAULT_FAMILY) -> LoadedResult
     loads_strict(data: bytes | str) -> Any          # raises StrictJSONError
@@ -17,24 +28,61 @@ Public API::
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from pytest_rlsys.resultfile import schemas as schema_registry
+
+__all__ = [
+    "DEFAULT_FAMILY",
+    "DEFAULT_MAX_BYTES",
+    "LoadedResult",
+    "Problem",
+    "Stage",
+    "StrictJSONError",
+    "known_versions",
+    "load_result_file",
+    "loads_strict",
+    "validate_document",
+]
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_FAMILY = "pt-verl-closure"
 
 Stage = Literal["read", "parse", "version", "schema", "ok"]
 
+# A decimal literal with more digits than this may exceed the largest double.
+_FLOAT_DIGITS = len(str(int(2.0**1023))) - 1
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
 
 class StrictJSONError(ValueError):
-    """The text is not strict JSON; the message says where and why."""
+    """The text is not strict JSON; the message says why, ``path`` where (a JSON path)."""
+
+    def __init__(self, message: str, path: str = "$") -> None:
+        super().__init__(message)
+        self.path = path
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One loading or validation problem: where (a JSON path) and what."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "message": self.message}
 
 
 @dataclass(frozen=True)
@@ -43,7 +91,8 @@ class LoadedResult:
 
     ``doc`` is the parsed document when it is valid, else None. ``stage`` is
     where loading stopped: ``read``, ``parse``, ``version``, ``schema``, or
-    ``ok``. ``errors`` are ``"$.json.path: message"`` lines, sorted by path.
+    ``ok``. ``problems`` are sorted by JSON path. ``sha256`` is the digest of
+    the bytes that were parsed (None when nothing could be read).
     """
 
     path: str
@@ -51,15 +100,31 @@ class LoadedResult:
     schema_version: str | None
     schema_id: str | None
     stage: Stage
-    errors: tuple[str, ...]
+    problems: tuple[Problem, ...]
+    sha256: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.stage == "ok"
 
+    @property
+    def errors(self) -> tuple[str, ...]:
+        """The problems as ``"$.json.path: message"`` lines."""
+        return tuple(str(problem) for problem in self.problems)
+
+
+class _Refused(StrictJSONError):
+    """Raised by a parse hook, which cannot know where it is; ``_locate`` finds out."""
+
+    kind = "number"
+
+
+class _Duplicate(_Refused):
+    kind = "duplicate"
+
 
 def _reject_constant(name: str) -> Any:
-    raise StrictJSONError(
+    raise _Refused(
         f"{name} is not valid JSON (numbers must be finite); write null for a missing value"
     )
 
@@ -68,46 +133,166 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         # 1e999 parses to inf in Python; JSON consumers elsewhere would choke.
-        raise StrictJSONError(f"number {text} is out of range (not a finite number)")
+        raise _Refused(f"number {text} is out of range (not a finite number)")
     return value
 
 
+def _float_sized_int(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    # Only a long literal can be too large, so the common case costs one len().
+    if digits > _FLOAT_DIGITS and math.isinf(float(text)):
+        shown = text if len(text) <= 24 else f"{text[:12]}...{text[-6:]}"
+        raise _Refused(
+            f"integer {shown} ({digits} digits) is too large: numbers must fit a "
+            "double-precision float (at most about 1.8e308)"
+        )
+    return int(text)
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            # Python would silently keep the last value; the other reader of
-            # the file may keep the first. Refuse the ambiguity.
-            raise StrictJSONError(f"duplicate key {key!r} in an object")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        # Python would silently keep the last value; the other reader of the
+        # file may keep the first. Refuse the ambiguity.
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(f"duplicate key {key!r} in an object")
+            seen.add(key)
     return out
 
 
+_PLAIN_KEY = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*")
+
+
+def _json_path(parts: tuple[str | int, ...]) -> str:
+    # The form jsonschema's ``ValidationError.json_path`` writes, so that every
+    # problem of a file names its place the same way.
+    out = "$"
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(part):
+            out += f".{part}"
+        else:
+            quoted = part.replace("\\", "\\\\").replace("'", "\\'")
+            out += f"['{quoted}']"
+    return out
+
+
+def _find_unpaired_surrogate(doc: Any) -> str | None:
+    """The JSON path of the first string (key or value) that is not encodable Unicode."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(doc, ())]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            items: list[tuple[str, tuple[str | int, ...]]] = [(node, where)]
+        elif isinstance(node, dict):
+            items = [(key, where) for key in node]
+            stack.extend((value, (*where, key)) for key, value in node.items())
+        elif isinstance(node, list):
+            items = []
+            stack.extend((value, (*where, i)) for i, value in enumerate(node))
+        else:
+            continue
+        for text, at in items:
+            if not _encodable(text):
+                return _json_path(at)
+    return None
+
+
+class _Spot:
+    """Stands, in a lenient parse, for a value the strict parse refused."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+
+def _lenient_number(text: str) -> Any:
+    value = float(text)
+    return _Spot("number") if math.isinf(value) else 0
+
+
+def _lenient_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        out[key] = _Spot("duplicate") if key in out else value
+    return out
+
+
+def _locate(text: str, kind: str) -> str:
+    """The JSON path of the first value of this kind that the strict parse refuses.
+
+    Run only after a refusal: a second, lenient parse marks each refused value
+    (out-of-range number, NaN/Infinity, a repeated key) and a walk in document
+    order names the first. "$" when the text does not parse even leniently.
+    """
+    try:
+        doc = json.loads(
+            text,
+            object_pairs_hook=_lenient_pairs,
+            parse_constant=lambda _: _Spot("number"),
+            parse_float=_lenient_number,
+            parse_int=_lenient_number,
+        )
+    except (ValueError, RecursionError):
+        return "$"
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(doc, ())]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, _Spot) and node.kind == kind:
+            return _json_path(where)
+        if isinstance(node, dict):
+            stack.extend(reversed([(v, (*where, k)) for k, v in node.items()]))
+        elif isinstance(node, list):
+            stack.extend(reversed([(v, (*where, i)) for i, v in enumerate(node)]))
+    return "$"
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StrictJSONError(
+            f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        ) from None
+
+
 def loads_strict(data: bytes | str) -> Any:
-    """Parse strict JSON: UTF-8, finite numbers only, no duplicate keys.
+    """Parse strict JSON: UTF-8, finite double-sized numbers, no duplicate keys.
 
     A leading UTF-8 byte order mark is tolerated. Raises ``StrictJSONError``
     with a message naming the line and column where the parser can tell.
     """
     if isinstance(data, bytes):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise StrictJSONError(
-                f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}"
-            ) from None
-    else:
-        text = data
+        # Text decoded from UTF-8 holds no surrogate; a str may.
+        return _parse(_decode(data), raw_surrogates=False)
+    return _parse(data, raw_surrogates=not _encodable(data))
+
+
+def _parse(text: str, *, raw_surrogates: bool) -> Any:
     text = text.removeprefix("\ufeff")
-    if not text.strip():
+    # isspace() rather than strip(): no copy of a 64 MiB text.
+    if not text or text.isspace():
         raise StrictJSONError("the file is empty")
     try:
-        return json.loads(
+        doc = json.loads(
             text,
             object_pairs_hook=_no_duplicates,
             parse_constant=_reject_constant,
             parse_float=_finite_float,
+            parse_int=_float_sized_int,
         )
+    except _Refused as exc:
+        raise StrictJSONError(str(exc), _locate(text, exc.kind)) from None
     except StrictJSONError:
         raise
     except json.JSONDecodeError as exc:
@@ -118,8 +303,19 @@ def loads_strict(data: bytes | str) -> Any:
     except RecursionError:
         raise StrictJSONError("invalid JSON: nested too deeply") from None
     except ValueError as exc:
-        # e.g. an integer with more digits than Python converts by default.
         raise StrictJSONError(f"invalid JSON: {exc}") from None
+    # "\ud800" is valid JSON syntax but no Unicode text: every writer that
+    # encodes it (a report, the terminal) would fail later. Only a file holding
+    # such an escape pays for the walk.
+    if raw_surrogates or _SURROGATE_ESCAPE.search(text):
+        where = _find_unpaired_surrogate(doc)
+        if where is not None:
+            raise StrictJSONError(
+                "a string (or key) here holds an unpaired UTF-16 surrogate escape (\\ud800-"
+                "\\udfff), which is not Unicode text; write the character itself",
+                where,
+            )
+    return doc
 
 
 def known_versions(family: str | None = DEFAULT_FAMILY) -> tuple[str, ...]:
@@ -130,12 +326,47 @@ def known_versions(family: str | None = DEFAULT_FAMILY) -> tuple[str, ...]:
     return tuple(v for v in versions if v.split("/", 1)[0] == family)
 
 
-def _failed(path: str, stage: Stage, errors: list[str], version: str | None = None) -> LoadedResult:
-    return LoadedResult(path, None, version, None, stage, tuple(errors))
+def _failed(
+    path: str,
+    stage: Stage,
+    problems: list[Problem],
+    version: str | None = None,
+    sha256: str | None = None,
+) -> LoadedResult:
+    return LoadedResult(path, None, version, None, stage, tuple(problems), sha256)
+
+
+def _schema_problems(schema_id: str, doc: dict[str, Any]) -> list[Problem]:
+    """Nothing when the document is valid, else every error with its JSON path."""
+    fast = schema_registry.fast_validator(schema_id)
+    fast_verdict: bool | None = None
+    if fast is not None:
+        try:
+            fast_verdict = fast.is_valid(doc)
+        except Exception:  # a value it cannot convert: let the reference decide
+            fast_verdict = None
+        if fast_verdict:
+            return []
+    pairs = schema_registry.error_pairs(schema_registry.validator(schema_id), doc)
+    problems = [Problem(where, message) for where, message in pairs]
+    if not problems and fast_verdict is False:
+        # Never expected (tests/test_schema_agreement.py); fail closed, and say so.
+        problems.append(
+            Problem(
+                "$",
+                "jsonschema-rs rejects this document but jsonschema finds no error; "
+                "treat it as invalid and report this to the pytest-rlsys maintainers",
+            )
+        )
+    return problems
 
 
 def validate_document(
-    doc: Any, *, path: str = "<document>", family: str | None = DEFAULT_FAMILY
+    doc: Any,
+    *,
+    path: str = "<document>",
+    family: str | None = DEFAULT_FAMILY,
+    sha256: str | None = None,
 ) -> LoadedResult:
     """Pick the schema by ``schema_version`` and validate an already parsed document."""
     if not isinstance(doc, dict):
@@ -143,24 +374,99 @@ def validate_document(
         kind = {"list": "array", "str": "string", "int": "number", "float": "number"}.get(
             kind, kind
         )
-        return _failed(path, "parse", [f"$: the top level must be a JSON object, not {kind}"])
+        return _failed(
+            path,
+            "parse",
+            [Problem("$", f"the top level must be a JSON object, not {kind}")],
+            sha256=sha256,
+        )
     known = known_versions(family)
     listing = ", ".join(known) if known else "(none shipped)"
     version = doc.get("schema_version")
     if "schema_version" not in doc:
-        return _failed(path, "version", [f"$: no schema_version; expected one of: {listing}"])
+        return _failed(
+            path,
+            "version",
+            [Problem("$", f"no schema_version; expected one of: {listing}")],
+            sha256=sha256,
+        )
     if not isinstance(version, str) or version not in known:
         shown = json.dumps(version, ensure_ascii=False)[:100]
         return _failed(
             path,
             "version",
-            [f"$.schema_version: unknown schema_version {shown}; known versions: {listing}"],
+            [
+                Problem(
+                    "$.schema_version",
+                    f"unknown schema_version {shown}; known versions: {listing}",
+                )
+            ],
+            sha256=sha256,
         )
     schema_id = schema_registry.schemas_by_version()[version]
-    errors = schema_registry.error_lines(schema_registry.validator(schema_id), doc)
-    if errors:
-        return LoadedResult(path, None, version, schema_id, "schema", tuple(errors))
-    return LoadedResult(path, doc, version, schema_id, "ok", ())
+    problems = _schema_problems(schema_id, doc)
+    if problems:
+        return LoadedResult(path, None, version, schema_id, "schema", tuple(problems), sha256)
+    return LoadedResult(path, doc, version, schema_id, "ok", (), sha256)
+
+
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)  # a link could point the grader at any file
+    | getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not wait for a writer
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def _read_bounded(name: str, max_bytes: int) -> bytes | Problem:
+    """The file's bytes, or the problem that stopped the read. Reads at most once."""
+    try:
+        fd = os.open(name, _OPEN_FLAGS)
+    except FileNotFoundError:
+        return Problem("$", "no such file")
+    except ValueError:  # a NUL in the name
+        return Problem("$", "not a usable file name (it contains a NUL character)")
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO opened for writing
+            return Problem("$", "not a regular file")
+        if exc.errno in (errno.ELOOP, getattr(errno, "EMLINK", None)) and os.path.islink(name):
+            return Problem(
+                "$",
+                "is a symbolic link, which is not followed; give the path of the file "
+                "itself (e.g. the output of `realpath FILE`)",
+            )
+        return Problem("$", f"cannot read the file: {exc.strerror or exc}")
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            return Problem("$", "is a directory, not a result file")
+        if not stat.S_ISREG(info.st_mode):
+            # A FIFO or device could block forever or never end.
+            return Problem("$", "not a regular file")
+        too_big = Problem(
+            "$",
+            f"the file is over the size limit of {max_bytes} bytes; a one-hour run is a few "
+            "MiB, so check it is the right file (or raise the limit)",
+        )
+        if info.st_size > max_bytes:
+            return too_big
+        chunks: list[bytes] = []
+        total = 0
+        # One byte past the cap: the file may have grown since fstat().
+        while total <= max_bytes:
+            chunk = os.read(fd, max(info.st_size + 1 - total, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > max_bytes:
+            return too_big
+        return b"".join(chunks)
+    except OSError as exc:
+        return Problem("$", f"cannot read the file: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
 
 
 def load_result_file(
@@ -169,36 +475,19 @@ def load_result_file(
     max_bytes: int = DEFAULT_MAX_BYTES,
     family: str | None = DEFAULT_FAMILY,
 ) -> LoadedResult:
-    """Read, parse and validate one result file; never raises for bad input."""
+    """Read (once), hash, parse and validate one result file; never raises for bad input."""
     name = os.fspath(path)
-    file = Path(name)
+    data = _read_bounded(name, max_bytes)
+    if isinstance(data, Problem):
+        return _failed(name, "read", [data])
+    digest = hashlib.sha256(data).hexdigest()
     try:
-        info = file.stat()
-    except FileNotFoundError:
-        return _failed(name, "read", ["$: no such file"])
-    except OSError as exc:
-        return _failed(name, "read", [f"$: cannot read the file: {exc.strerror or exc}"])
-    if stat.S_ISDIR(info.st_mode):
-        return _failed(name, "read", ["$: is a directory, not a result file"])
-    if not stat.S_ISREG(info.st_mode):
-        # A FIFO or device could block forever or never end.
-        return _failed(name, "read", ["$: not a regular file"])
-    too_big = (
-        f"$: the file is over the size limit of {max_bytes} bytes; "
-        "a one-hour run is a few MiB, so check it is the right file (or raise the limit)"
-    )
-    if info.st_size > max_bytes:
-        return _failed(name, "read", [too_big])
-    try:
-        with file.open("rb") as handle:
-            # Read one byte past the cap: the file may have grown since stat().
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        return _failed(name, "read", [f"$: cannot read the file: {exc.strerror or exc}"])
-    if len(data) > max_bytes:
-        return _failed(name, "read", [too_big])
-    try:
-        doc = loads_strict(data)
+        text = _decode(data)
+        # The bytes are no longer needed: at the 64 MiB cap, not holding them
+        # beside the text and the parsed document lowers the peak by as much.
+        del data
+        doc = _parse(text, raw_surrogates=False)
     except StrictJSONError as exc:
-        return _failed(name, "parse", [f"$: {exc}"])
-    return validate_document(doc, path=name, family=family)
+        return _failed(name, "parse", [Problem(exc.path, str(exc))], sha256=digest)
+    del text
+    return validate_document(doc, path=name, family=family, sha256=digest)
