@@ -352,7 +352,6 @@ def test_missing_file_is_not_gradable(tmp_path: Path) -> None:
     ("where", "value", "fragment"),
     [
         (("interpretation", "kv_cache_mb_from_peak_difference"), 4097, "not a KV-cache size"),
-        (("measurements", "kv_cache_size_mb"), 4097, "not a KV-cache size"),
         (
             ("interpretation", "summary"),
             "Retain keeps the KV cache: its size is 4097 MiB (the peak difference).",
@@ -376,6 +375,23 @@ def test_unsupported_readings_get_a_note(
     )
 
 
+def test_an_unknown_measurement_gets_the_note_and_fails_resource_sampling(
+    tmp_path: Path,
+) -> None:
+    # measurements holds only figures the grader re-derives; a KV-cache size read
+    # off the peaks is noted as a misreading and cannot pass as a measurement.
+    doc = example()
+    doc["system_decision"]["measurements"]["kv_cache_size_mb"] = 4097
+    grade = grade_result_file(write(tmp_path, doc))
+    assert any(
+        "not a KV-cache size" in n and "$.system_decision.measurements.kv_cache_size_mb" in n
+        for n in grade.notes
+    )
+    outcome = case(grade, "resource_sampling")
+    assert outcome.status == "failed" and "measurements.kv_cache_size_mb" in outcome.message
+    assert grade.score == 35.0 and grade.verdict == "contradicted"
+
+
 def test_negated_statements_and_config_keys_are_not_flagged() -> None:
     doc = example()
     doc["system_decision"]["interpretation"]["summary"] = (
@@ -393,9 +409,12 @@ def test_grade_document_matches_grade_result_file() -> None:
 
 
 def _independent_oracle(doc: dict[str, Any]) -> bool:
-    """Whether every claimed peak and count still matches the samples (computed here)."""
+    """Whether every claimed peak and count still matches the samples (computed here),
+    and every sample is within the GPU's total memory."""
     for group in doc["groups"].values():
         samples = group["resource_samples"]
+        if any(s["gpu_used_mb"] > doc["environment"]["gpu_total_mb"] for s in samples):
+            return False
         starts = [p["start_s"] for p in group["phases"].values()]
         ends = [p["end_s"] for p in group["phases"].values()]
         in_run = [s["gpu_used_mb"] for s in samples if min(starts) <= s["t_s"] <= max(ends)]
