@@ -464,3 +464,60 @@ def test_tampering_a_sample_never_crashes_and_is_caught(
     assert sampling.status == ("passed" if _independent_oracle(doc) else "failed"), sampling
     untouched = [c for c in grade.cases if c.id != "gpu_result.resource_sampling"]
     assert all(c.status == "passed" for c in untouched)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def test_hashes_differing_in_the_last_digit_are_shown_where_they_differ(tmp_path: Path) -> None:
+    doc = example()
+    initial = doc["groups"]["release"]["initial_lora_sha256"]
+    last = "1" if initial[-1] != "1" else "2"
+    doc["groups"]["retain"]["initial_lora_sha256"] = initial[:-1] + last
+    message = case(grade_result_file(write(tmp_path, doc)), "initial_lora_match").message
+    assert f"release 0b25c1ad…{initial[-5:]}, retain 0b25c1ad…{initial[-5:-1]}{last}" in message
+    assert "the first 63 characters agree; they differ at 64" in message
+
+
+@pytest.mark.parametrize("index", [0, 5, 11, 12, 30, 63])
+def test_hash_pair_never_prints_two_different_hashes_alike(index: int) -> None:
+    a = "0123456789abcdef" * 4
+    b = a[:index] + ("f" if a[index] != "f" else "e") + a[index + 1 :]
+    shown_a, shown_b, _ = closure_checks.hash_pair(a, b)
+    assert shown_a != shown_b
+    assert closure_checks.hash_pair(a, a)[0] == closure_checks.hash_pair(a, a)[1]
+
+
+# --------------------------------------------------------------------------- rules, honest edges
+
+
+def test_a_resume_logged_just_before_its_sub_phase_opens_is_inside_it(tmp_path: Path) -> None:
+    # The probe logs the call, then opens resume_weights: microseconds apart.
+    doc = example()
+    doc["groups"]["release"]["resume_calls"][2]["t_s"] = 21.7049
+    assert case(grade_result_file(write(tmp_path, doc)), "resume_calls").status == "passed"
+    doc["groups"]["release"]["resume_calls"][2]["t_s"] = 21.70
+    assert case(grade_result_file(write(tmp_path, doc)), "resume_calls").status == "failed"
+
+
+def test_coverage_allows_exactly_twice_the_interval(tmp_path: Path) -> None:
+    doc = example()
+    samples = doc["groups"]["retain"]["resource_samples"]
+    doc["groups"]["retain"]["resource_samples"] = [s for s in samples if s["t_s"] != 5.25]
+    assert case(grade_result_file(write(tmp_path, doc)), "resource_sampling").status == "passed"
+    doc["groups"]["retain"]["resource_samples"] = [
+        s for s in samples if s["t_s"] not in (5.25, 5.5)
+    ]
+    outcome = case(grade_result_file(write(tmp_path, doc)), "resource_sampling")
+    assert "retain's periodic samples leave a 0.750 s gap" in outcome.message
+    assert "from 5.000 s to 5.750 s" in outcome.message
+
+
+def test_notes_never_explain_away_a_sampler_gap(tmp_path: Path) -> None:
+    doc = example()
+    release = doc["groups"]["release"]
+    release["resource_samples"] = [s for s in release["resource_samples"] if s["t_s"] <= 21.0]
+    grade = grade_result_file(write(tmp_path, doc))
+    # sync (0.48 s) lost its samples because the sampler stopped: no "shorter than" note for it.
+    assert not any("sync" in n and "shorter than" in n for n in grade.notes if "release" in n)
+    assert "release's periodic samples leave a" in case(grade, "resource_sampling").message

@@ -222,7 +222,10 @@ def _key(sample: Mapping[str, Any]) -> tuple[float, float | None, float | None] 
     return t, gpu, _number(sample.get("host_used_mb"))
 
 
-def _same(a: tuple[float, float | None, float | None], b: tuple[float, ...]) -> bool:
+_Reading = tuple[float, float | None, float | None]
+
+
+def _same(a: _Reading, b: _Reading) -> bool:
     def close(x: float | None, y: float | None, tol: float) -> bool:
         return (x is None and y is None) or (x is not None and y is not None and abs(x - y) <= tol)
 
