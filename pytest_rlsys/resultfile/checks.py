@@ -124,9 +124,10 @@ BOUNDARY_REACH = 0.5
 # The probe logs a resume call just before it opens the resume sub-phase.
 RESUME_LEAD_S = 1e-3
 # Physical ceilings used when the file does not record a total: no GPU has
-# 1 TiB of memory and no host 64 TiB; a reading above them is a unit slip.
+# 1 TiB of memory, and a GPU host with 8 TiB is beyond any the runner targets;
+# a reading above them is a unit slip (KiB or bytes written as MiB).
 GPU_CEILING_MB = float(2**20)
-HOST_CEILING_MB = float(2**26)
+HOST_CEILING_MB = float(2**23)
 # A retained engine that "sleeps" frees its KV cache: whole-GPU memory falling
 # by more than this much (and this fraction) across engine_sleep says it slept.
 SLEEP_DROP_MB = 512.0
@@ -190,11 +191,19 @@ def hash_pair(a: object, b: object) -> tuple[str, str, str]:
 
 
 def _mb(value: object) -> str:
-    return f"{value:g} MiB" if isinstance(value, (int, float)) else "null"
+    if not isinstance(value, (int, float)):
+        return "null"
+    try:
+        return f"{value:g} MiB"
+    except OverflowError:  # an integer too large for a float
+        return "a number too large for a float (MiB)"
 
 
 def _s(value: float) -> str:
-    return f"{value:.3f} s"
+    try:
+        return f"{value:.3f} s"
+    except OverflowError:
+        return "a time too large for a float (s)"
 
 
 def _listing(items: Sequence[str]) -> str:
@@ -1191,37 +1200,32 @@ def _peak_problems(
 
 
 def _duplicate_problems(name: str, samples: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Sample times strictly increase; a shared time is allowed only for one reading
-    the sampler recorded twice (a boundary sample taken at the same clock reading)."""
+    """Sample times strictly increase. The one exception: a boundary sample may share its
+    time with another sample (the boundary hook and the sampler thread read the clock
+    independently); two periodic samples never do."""
     problems: list[str] = []
     previous: Mapping[str, Any] | None = None
     for index, sample in enumerate(samples):
         t = _num(sample.get("t_s"))
-        if previous is not None and t is not None:
-            before = _num(previous.get("t_s"))
-            if before is not None and t < before:
+        before = _num(previous.get("t_s")) if previous is not None else None
+        if previous is not None and t is not None and before is not None:
+            if t < before:
                 problems.append(
                     f"{name}'s resource samples are not in time order: sample {index} at "
                     f"{_s(t)} follows one at {_s(before)}"
                 )
                 break
-            if before is not None and t == before:
-                same = previous.get("gpu_used_mb") == sample.get("gpu_used_mb") and previous.get(
-                    "host_used_mb"
-                ) == sample.get("host_used_mb")
-                both_periodic = (
-                    previous.get("reason", "periodic")
-                    == sample.get("reason", "periodic")
-                    == "periodic"
+            periodic = (
+                previous.get("reason", "periodic") == "periodic"
+                and sample.get("reason", "periodic") == "periodic"
+            )
+            if t == before and periodic:
+                problems.append(
+                    f"{name} has two periodic samples at {_s(t)} (samples {index - 1} and "
+                    f"{index}: {_mb(previous.get('gpu_used_mb'))} and "
+                    f"{_mb(sample.get('gpu_used_mb'))}); sample times must strictly increase"
                 )
-                if not same or both_periodic:
-                    problems.append(
-                        f"{name} has two samples at {_s(t)} (samples {index - 1} and {index}: "
-                        f"{_mb(previous.get('gpu_used_mb'))} and "
-                        f"{_mb(sample.get('gpu_used_mb'))}); "
-                        "sample times must strictly increase"
-                    )
-                    break
+                break
         previous = sample
     return problems
 

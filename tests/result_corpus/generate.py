@@ -146,7 +146,7 @@ def _(doc: Doc) -> None:
         s["t_s"] = round(s["t_s"] + 1000.0, 6)
 
 
-@faulty("sampling_duplicate_time", "resource_sampling", "retain has two samples at 21.000 s")
+@faulty("sampling_duplicate_time", "resource_sampling", "retain has two periodic samples at 21.000 s")
 def _(doc: Doc) -> None:
     samples = doc["groups"]["retain"]["resource_samples"]
     index = samples.index(sample(doc, "retain", 21.0))
