@@ -225,7 +225,10 @@ def _list(value: object) -> list[Mapping[str, Any]]:
 
 
 def _num(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    kind = type(value)
+    if kind is float:  # the common case first: a one-hour file has ~60,000 numbers
+        return cast(float, value)
+    if kind is bool or not isinstance(value, (int, float)):
         return None
     try:
         return float(value)
@@ -342,15 +345,23 @@ class _Series:
     __slots__ = ("times", "values")
 
     def __init__(self, samples: Sequence[Mapping[str, Any]]) -> None:
-        pairs: list[tuple[float, float]] = []
+        times: list[float] = []
+        values: list[float] = []
+        number = (int, float)
         for sample in samples:
-            t, used = _num(sample.get("t_s")), sample.get("gpu_used_mb")
-            if t is not None and _num(used) is not None:
-                # Keep the value as written (an int stays an int in the output).
-                pairs.append((t, cast(float, used)))
-        pairs.sort(key=lambda pair: pair[0])
-        self.times = [pair[0] for pair in pairs]
-        self.values = [pair[1] for pair in pairs]
+            raw, used = sample.get("t_s"), sample.get("gpu_used_mb")
+            t = raw if type(raw) is float else _num(raw)
+            if t is None or type(used) not in number:  # bool, null, text: not a reading
+                continue
+            times.append(t)
+            # Keep the value as written (an int stays an int in the output).
+            values.append(cast(float, used))
+        if any(b < a for a, b in pairwise(times)):
+            order = sorted(range(len(times)), key=times.__getitem__)
+            times = [times[i] for i in order]
+            values = [values[i] for i in order]
+        self.times = times
+        self.values = values
 
     def inside(self, start: float, end: float) -> list[float]:
         """gpu_used_mb of the samples with start <= t_s <= end."""
@@ -366,7 +377,7 @@ def _as_series(samples: SamplesLike) -> _Series:
 
 def summarize_phases(
     events: Iterable[Mapping[str, Any]],
-    samples: Sequence[Mapping[str, Any]],
+    samples: SamplesLike,
     actor_memory: Mapping[str, tuple[float | None, float | None]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Build the ``phases`` table of a group from its events and samples.
@@ -378,7 +389,7 @@ def summarize_phases(
     end; phases it does not name get None for both.
     """
     memory = actor_memory or {}
-    series = _Series(samples)
+    series = _as_series(samples)
     table: dict[str, dict[str, Any]] = {}
     for phase, (start, end) in phase_windows(events).items():
         inside = series.inside(start, end)
@@ -420,7 +431,9 @@ def _phases_holding(
     series = _as_series(samples)
     holding: list[str] = []
     for name, (start, end) in windows.items():
-        if any(_same_mb(v, value) for v in series.inside(start, end)):
+        # Compared directly (exact for int and float alike, never overflowing).
+        low, high = value - MEMORY_TOLERANCE_MB, value + MEMORY_TOLERANCE_MB
+        if any(low <= v <= high for v in series.inside(start, end)):
             holding.append(name)
     return holding
 
@@ -1304,7 +1317,11 @@ def _neighbours(series: _Series, t: float) -> list[tuple[float, float]]:
 
 
 def _physical_problems(
-    doc: Doc, name: str, group: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]
+    doc: Doc,
+    name: str,
+    group: Mapping[str, Any],
+    samples: Sequence[Mapping[str, Any]],
+    series: _Series,
 ) -> list[str]:
     environment = doc.get("environment")
     environment = environment if isinstance(environment, Mapping) else {}
@@ -1348,7 +1365,6 @@ def _physical_problems(
         )
     table = group.get("phases")
     table = table if isinstance(table, Mapping) else {}
-    series = _Series(samples)
     for phase, entry in table.items():
         if not isinstance(entry, Mapping):
             continue
@@ -1397,14 +1413,13 @@ def check_resource_sampling(doc: Doc) -> CheckResult:
     interval = _num(sampling.get("interval_s"))
     decision = doc.get("system_decision")
     measurements = decision.get("measurements") if isinstance(decision, Mapping) else None
-    derived_all = derive_measurements(doc)
     for name in GROUP_NAMES:
         group = _group(doc, name)
         samples = _list(group.get("resource_samples"))
+        series = _Series(samples)
         problems += _duplicate_problems(name, samples)
         problems += _coverage_problems(name, group, samples, interval, boundary)
-        problems += _physical_problems(doc, name, group, samples)
-        series = _Series(samples)
+        problems += _physical_problems(doc, name, group, samples, series)
         table = group.get("phases")
         table = table if isinstance(table, Mapping) else {}
         for phase, (start, end) in _windows_of(table).items():
@@ -1443,7 +1458,8 @@ def check_resource_sampling(doc: Doc) -> CheckResult:
         )
         claimed = measurements.get(name) if isinstance(measurements, Mapping) else None
         event_windows = phase_windows(_list(group.get("events")))
-        problems += _measurement_problems(name, claimed, derived_all[name], series, event_windows)
+        derived = _group_measurement(group, series)
+        problems += _measurement_problems(name, claimed, derived, series, event_windows)
     if isinstance(measurements, Mapping):
         unknown = sorted(str(key) for key in measurements if key not in MEASUREMENT_KEYS)
         if unknown:
@@ -1496,20 +1512,23 @@ def derive_measurements(doc: Doc) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in GROUP_NAMES:
         group = _group(doc, name)
-        samples = _list(group.get("resource_samples"))
-        table = summarize_phases(_list(group.get("events")), samples)
-        peak, phase = whole_run_peak(samples, table)
-        out[name] = {
-            "free_cache_engine": group.get("free_cache_engine") is True,
-            "phases": {
-                phase_name: {
-                    "duration_s": entry["duration_s"],
-                    "sample_count": entry["sample_count"],
-                    "sampled_gpu_peak_mb": entry["sampled_gpu_peak_mb"],
-                }
-                for phase_name, entry in table.items()
-            },
-            "sampled_gpu_peak_mb": peak,
-            "sampled_gpu_peak_phase": phase,
-        }
+        out[name] = _group_measurement(group, _Series(_list(group.get("resource_samples"))))
     return out
+
+
+def _group_measurement(group: Mapping[str, Any], series: _Series) -> dict[str, Any]:
+    table = summarize_phases(_list(group.get("events")), series)
+    peak, phase = whole_run_peak(series, table)
+    return {
+        "free_cache_engine": group.get("free_cache_engine") is True,
+        "phases": {
+            phase_name: {
+                "duration_s": entry["duration_s"],
+                "sample_count": entry["sample_count"],
+                "sampled_gpu_peak_mb": entry["sampled_gpu_peak_mb"],
+            }
+            for phase_name, entry in table.items()
+        },
+        "sampled_gpu_peak_mb": peak,
+        "sampled_gpu_peak_phase": phase,
+    }

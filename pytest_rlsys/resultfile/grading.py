@@ -29,13 +29,12 @@ Public API::
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pytest_rlsys.resultfile import checks as closure_checks
 from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
@@ -281,21 +280,32 @@ def _evidence_notes(doc: Mapping[str, Any]) -> list[str]:
 
 def _oversized_numbers(doc: object) -> list[str]:
     """Paths of integers too large to be a float (the checks compute in floats)."""
-    found: list[str] = []
-    stack: list[tuple[str, object]] = [("$", doc)]
-    while stack:
-        where, value = stack.pop()
+    # float(n) overflows exactly when |n| rounds to 2**1024 or beyond.
+    limit = (1 << 1024) - (1 << 970)
+    stack: list[object] = [doc]
+    found = False
+    while stack and not found:  # one cheap pass without paths; paths only when needed
+        value = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            stack.extend(cast(dict[str, object], value).values())
+        elif kind is list:
+            stack.extend(cast(list[object], value))
+        elif kind is int and not -limit < cast(int, value) < limit:
+            found = True
+    if not found:
+        return []
+    paths: list[str] = []
+    walk: list[tuple[str, object]] = [("$", doc)]
+    while walk:
+        where, value = walk.pop()
         if isinstance(value, Mapping):
-            stack.extend((f"{where}.{key}", sub) for key, sub in value.items())
+            walk.extend((f"{where}.{key}", sub) for key, sub in value.items())
         elif isinstance(value, list):
-            stack.extend((f"{where}[{i}]", sub) for i, sub in enumerate(value))
-        elif isinstance(value, int) and not isinstance(value, bool):
-            try:
-                if math.isinf(float(value)):
-                    found.append(where)
-            except OverflowError:
-                found.append(where)
-    return sorted(found)
+            walk.extend((f"{where}[{i}]", sub) for i, sub in enumerate(value))
+        elif type(value) is int and not -limit < value < limit:
+            paths.append(where)
+    return sorted(paths)
 
 
 def _refuse_oversized(path: str, paths: list[str], points: float) -> ResultGrade:
