@@ -769,6 +769,18 @@ def _status_problems(doc: Doc) -> list[str]:
                     f"the run is marked failed in {named}, but {where} went on to "
                     f"{_listing(later)} after it"
                 )
+        else:
+            # The named phase never started: every phase before it must have ended well,
+            # or the run stopped earlier than the record says.
+            anchor = "sync" if phase in SYNC_SUB_PHASES else phase
+            needed = [p for p in TOP_LEVEL_ORDER if p in _required_phases(group)]
+            before = needed[: needed.index(anchor)] if anchor in needed else []
+            short = [p for p in before if p not in windows or _closed_as_failed(events, p)]
+            if short:
+                problems.append(
+                    f"the run is marked failed in {named}, which never started, but {where}'s "
+                    f"evidence stops earlier: {_listing(short)} did not end normally"
+                )
     return problems
 
 
@@ -961,6 +973,9 @@ def _inside(t: float, window: tuple[float, float] | None, lead: float = 0.0) -> 
     return window is not None and window[0] - lead <= t <= window[1]
 
 
+_RESUME_WORD = re.compile(r"resum|wake", re.IGNORECASE)
+
+
 def _retain_resume_problems(
     name: str, group: Mapping[str, Any], interval: float | None
 ) -> list[str]:
@@ -989,24 +1004,25 @@ def _retain_resume_problems(
                 + ": a retained engine is never resumed"
             )
     tagged = [
-        e
+        (e, key)
         for e in events
-        if e.get("phase") not in RESUME_PHASES
-        and isinstance(e.get("detail"), Mapping)
-        and e["detail"].get("tags")
+        if e.get("phase") not in RESUME_PHASES and isinstance(e.get("detail"), Mapping)
+        for key, value in e["detail"].items()
+        if value not in (None, False, [], "", 0)
+        and (key == "tags" or _RESUME_WORD.search(str(key)))
     ]
     if tagged:
-        e = tagged[0]
+        e, key = tagged[0]
         problems.append(
-            f"{name}'s {e.get('phase')} {e.get('kind')} event at {e.get('t_s')} s carries resume "
-            f"tags {e['detail'].get('tags')!r}: a retained engine is never resumed"
+            f"{name}'s {e.get('phase')} {e.get('kind')} event at {e.get('t_s')} s records a "
+            f"resume (detail.{key} = {e['detail'][key]!r}): a retained engine is never resumed"
         )
     steps = _list(
         group.get("init", {}).get("steps") if isinstance(group.get("init"), Mapping) else []
     )
     for step in steps:
         label = str(step.get("name", ""))
-        if "resume" in label or "wake" in label:
+        if _RESUME_WORD.search(label):
             problems.append(f"{name}'s init step {label!r} resumes the engine: retain never does")
     if "engine_sleep" in windows or any(e.get("phase") == "engine_sleep" for e in events):
         details = _end_details(events, "engine_sleep")

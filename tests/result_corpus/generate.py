@@ -146,7 +146,9 @@ def _(doc: Doc) -> None:
         s["t_s"] = round(s["t_s"] + 1000.0, 6)
 
 
-@faulty("sampling_duplicate_time", "resource_sampling", "retain has two periodic samples at 21.000 s")
+@faulty(
+    "sampling_duplicate_time", "resource_sampling", "retain has two periodic samples at 21.000 s"
+)
 def _(doc: Doc) -> None:
     samples = doc["groups"]["retain"]["resource_samples"]
     index = samples.index(sample(doc, "retain", 21.0))
@@ -313,6 +315,38 @@ def _(doc: Doc) -> None:
     doc["groups"]["retain"]["sync_completed"] = False
     doc["status"] = "failed"
     doc["failure"] = {"group": "retain", "phase": "update", "type": "RuntimeError", "message": "x"}
+
+
+@faulty("failed_names_unstarted_phase", "update_and_sync", "which never started, but retain's")
+def _(doc: Doc) -> None:
+    # Retain died in the sync; the record names a later phase that never started.
+    truncate(doc, "retain", 21.5)
+    doc["groups"]["retain"]["sync_completed"] = False
+    doc["status"] = "failed"
+    doc["failure"] = {
+        "group": "retain",
+        "phase": "score_after_update",
+        "type": "RuntimeError",
+        "message": "x",
+    }
+
+
+@faulty("retain_resume_in_event_detail", "resume_calls", "records a resume (detail.resumed")
+def _(doc: Doc) -> None:
+    for event in doc["groups"]["retain"]["events"]:
+        if event["phase"] == "sync" and event["kind"] == "end":
+            event["detail"] = {"resumed": ["weights", "kv_cache"]}
+
+
+@faulty("sampling_interval_in_ms", "resource_sampling", "records an interval of 250 s")
+def _(doc: Doc) -> None:
+    doc["sampling"]["interval_s"] = 250
+
+
+@faulty("gpu_samples_in_gib", "resource_sampling", "above the whole-GPU sample(s) next to it")
+def _(doc: Doc) -> None:
+    for s in doc["groups"]["retain"]["resource_samples"]:
+        s["gpu_used_mb"] = round(s["gpu_used_mb"] / 1024, 3)
 
 
 @faulty("completed_but_incomplete", "update_and_sync", "the run is marked completed but retain")
