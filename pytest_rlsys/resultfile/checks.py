@@ -6,11 +6,22 @@ check the same way. Input is a document that is valid against its schema
 (``pt-verl-closure/1``); the functions tolerate missing pieces of a failed run
 by failing the check that needed them, not by raising.
 
+Besides the claims, each check holds the evidence to rules a careful reader
+would apply (docs/result-files.md lists them, and which check each belongs to):
+sampling coverage and physical bounds (resource_sampling), phase order and
+bounds and a plausible created_at (phase_events), retain never sleeping or
+resuming and release resuming only inside the syncs (resume_calls), workload
+equal to the configs (config_paired), a status that agrees with the evidence
+(update_and_sync). Every message names the group, the phase and the numbers.
+
 Public API::
 
     CHECK_NAMES, PHASE_NAMES, REQUIRED_PHASE_ORDER, SYNC_SUB_PHASES, FREE_CACHE_ENGINE_PATH
+    TOP_LEVEL_ORDER, and the rules' limits (GAP_FACTOR, MEDIAN_TOLERANCE, BOUNDARY_REACH,
+    RESUME_LEAD_S, GPU_CEILING_MB, HOST_CEILING_MB, SLEEP_DROP_MB, CLOCK_SKEW_S, EARLIEST_RUN)
     CheckResult(passed: bool, detail: str)
-    derive_checks(doc) -> dict[str, CheckResult]
+    derive_checks(doc) -> dict[str, CheckResult]        # never raises
+    hash_pair(a, b) -> (a shown, b shown, where they differ)
     derive_measurements(doc) -> dict
     CHECK_FUNCTIONS: dict[str, Callable[[doc], CheckResult]]   # one per check
     config_sha256(config) -> str
@@ -976,9 +987,7 @@ def _inside(t: float, window: tuple[float, float] | None, lead: float = 0.0) -> 
 _RESUME_WORD = re.compile(r"resum|wake", re.IGNORECASE)
 
 
-def _retain_resume_problems(
-    name: str, group: Mapping[str, Any], interval: float | None
-) -> list[str]:
+def _retain_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
     """A retained engine never sleeps and never resumes, however it is recorded."""
     problems: list[str] = []
     calls = _list(group.get("resume_calls"))
@@ -1144,13 +1153,11 @@ def check_resume_calls(doc: Doc) -> CheckResult:
     resume-tagged event, and an engine_sleep phase only as a recorded no-op
     (detail.effective false) across which whole-GPU memory does not fall.
     """
-    sampling = doc.get("sampling")
-    interval = _num(sampling.get("interval_s")) if isinstance(sampling, Mapping) else None
     problems: list[str] = []
     for name in GROUP_NAMES:
         group = _group(doc, name)
         if group.get("free_cache_engine") is not True:
-            problems += _retain_resume_problems(name, group, interval)
+            problems += _retain_resume_problems(name, group)
         else:
             problems += _release_resume_problems(name, group)
     return _result(
