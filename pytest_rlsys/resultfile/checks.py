@@ -608,12 +608,20 @@ def _same_number(a: object, b: object) -> bool:
     return x is not None and x == y
 
 
+def _merged(found: dict[tuple[str, str], list[str]]) -> list[str]:
+    """(template with {who}, noun) -> groups; groups saying the same are named once."""
+    return [
+        template.format(who=f"{names[0]}'s {noun}" if len(names) == 1 else f"both {noun}s")
+        for (template, noun), names in found.items()
+    ]
+
+
 def _workload_problems(doc: Doc, configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The workload block must say what both configs say (model, LoRA, update count)."""
     workload = doc.get("workload")
     if not isinstance(workload, Mapping):
         return []
-    problems: list[str] = []
+    found: dict[tuple[str, str], list[str]] = {}
     model = workload.get("model")
     for name, config in configs.items():
         present, path = _lookup(config, "actor_rollout_ref.model.path")
@@ -621,9 +629,10 @@ def _workload_problems(doc: Doc, configs: Mapping[str, Mapping[str, Any]]) -> li
             mine, theirs = _model_identity(model), _model_identity(path)
             # Compare what can be compared: two hub ids, or two local paths.
             if mine and theirs and mine[0] == theirs[0] and mine[1] != theirs[1]:
-                problems.append(
-                    f"the workload names model {model!r} but {name}'s config loads {path!r}"
+                template = (
+                    f"the workload names model {model!r} but the model path is {path!r} in {{who}}"
                 )
+                found.setdefault((template, "config"), []).append(name)
         for key, dotted in (
             ("lora_rank", "actor_rollout_ref.model.lora_rank"),
             ("lora_alpha", "actor_rollout_ref.model.lora_alpha"),
@@ -638,10 +647,10 @@ def _workload_problems(doc: Doc, configs: Mapping[str, Mapping[str, Any]]) -> li
                 and value is not None
                 and not _same_number(workload[key], value)
             ):
-                problems.append(
-                    f"the workload's {key} is {workload[key]!r} but {name}'s config "
-                    f"sets {dotted}={value!r}"
+                template = (
+                    f"the workload's {key} is {workload[key]!r} but {dotted}={value!r} in {{who}}"
                 )
+                found.setdefault((template, "config"), []).append(name)
     count = _num(workload.get("update_count"))
     if count is not None:
         for name in GROUP_NAMES:
@@ -652,11 +661,12 @@ def _workload_problems(doc: Doc, configs: Mapping[str, Mapping[str, Any]]) -> li
                 if e.get("phase") == "update" and e.get("kind") == "start"
             )
             if updates and updates != count:
-                problems.append(
+                template = (
                     f"the workload's update_count is {workload.get('update_count')!r} but "
-                    f"{name}'s events record {updates} update phase(s)"
+                    f"there are {updates} update phase(s) in {{who}}"
                 )
-    return problems
+                found.setdefault((template, "event list"), []).append(name)
+    return _merged(found)
 
 
 def check_config_paired(doc: Doc) -> CheckResult:
@@ -1352,9 +1362,11 @@ def _physical_problems(
     host_total = _num(environment.get("host_total_mb"))
     problems: list[str] = []
     if total is not None and total > GPU_CEILING_MB:
-        problems.append(
-            f"environment.gpu_total_mb is {total:g} MiB, more than any GPU has (a unit slip?)"
-        )
+        if name == GROUP_NAMES[0]:  # a fact of the environment: said once
+            problems.append(
+                f"environment.gpu_total_mb is {total:g} MiB, more than any GPU has "
+                f"({GPU_CEILING_MB:.0f} MiB; a unit slip?)"
+            )
         total = None
     gpu_limit, gpu_what = (total, "the GPU's total") if total else (GPU_CEILING_MB, "any GPU's")
     host_limit, host_what = (
@@ -1371,7 +1383,7 @@ def _physical_problems(
         t, v = max(over_gpu, key=lambda pair: pair[1])
         problems.append(
             f"{name} has {len(over_gpu)} whole-GPU sample(s) above {gpu_what} memory of "
-            f"{gpu_limit:g} MiB (the highest {v:g} MiB at {_s(t)})"
+            f"{gpu_limit:.0f} MiB (the highest {v:g} MiB at {_s(t)})"
         )
     over_host = [
         (t, v)
@@ -1384,7 +1396,7 @@ def _physical_problems(
         t, v = max(over_host, key=lambda pair: pair[1])
         problems.append(
             f"{name} has {len(over_host)} host sample(s) above {host_what} memory of "
-            f"{host_limit:g} MiB (the highest {v:g} MiB at {_s(t)})"
+            f"{host_limit:.0f} MiB (the highest {v:g} MiB at {_s(t)})"
         )
     table = group.get("phases")
     table = table if isinstance(table, Mapping) else {}
@@ -1401,7 +1413,7 @@ def _physical_problems(
             if actor > gpu_limit + MEMORY_TOLERANCE_MB:
                 problems.append(
                     f"{name}'s actor memory at the {edge} of {phase} is {actor:g} MiB, above "
-                    f"{gpu_what} memory of {gpu_limit:g} MiB"
+                    f"{gpu_what} memory of {gpu_limit:.0f} MiB"
                 )
                 continue
             near = _neighbours(series, t)
