@@ -117,11 +117,11 @@ _STAGE_REASON = {
 def _not_gradable(loaded: LoadedResult, points: float) -> ResultGrade:
     reason = _STAGE_REASON.get(loaded.stage, "is not valid")
     count = len(loaded.errors)
-    first = loaded.errors[0] if loaded.errors else "no detail"
+    # Short: every check carries it, and the errors themselves are listed once
+    # with the grade (ResultGrade.errors), not eight times.
     message = (
-        f"not gradable: the result file {reason}; fix the {count} error"
-        f"{'s' if count != 1 else ''} listed for it (first: {first}), check with "
-        "'rlsys validate FILE' and grade it again"
+        f"not gradable: the result file {reason} ({count} error{'s' if count != 1 else ''} "
+        "listed once with the grade; check with 'rlsys validate FILE')"
     )
     cases = tuple(
         CheckOutcome(f"{SECTION}.{name}", 0.0, points, "error", message)
