@@ -522,3 +522,22 @@ def test_notes_never_explain_away_a_sampler_gap(tmp_path: Path) -> None:
     # sync (0.48 s) lost its samples because the sampler stopped: no "shorter than" note for it.
     assert not any("sync" in n and "shorter than" in n for n in grade.notes if "release" in n)
     assert "release's periodic samples leave a" in case(grade, "resource_sampling").message
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    group=st.sampled_from(["release", "retain"]),
+    index=st.integers(min_value=1, max_value=85),
+    run=st.integers(min_value=1, max_value=3),
+)
+def test_coverage_flags_exactly_the_gaps_over_twice_the_interval(
+    group: str, index: int, run: int
+) -> None:
+    # Removing `run` consecutive periodic samples inside the run leaves a gap of
+    # (run + 1) x 0.25 s: allowed for one, a failure for two or more.
+    doc = example()
+    samples = doc["groups"][group]["resource_samples"]
+    del samples[index : index + run]
+    derived = closure_checks.check_resource_sampling(doc)
+    gap_problem = f"{group}'s periodic samples leave a" in derived.detail
+    assert gap_problem == (run >= 2), derived.detail
