@@ -32,7 +32,10 @@ class SummaryError(ValueError):
 def _num(value: Any, fmt: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return NULL
-    return format(value, fmt)
+    try:
+        return format(value, fmt)
+    except (OverflowError, ValueError):  # an integer too large for a float
+        return "too large"
 
 
 def _phase_order(phases: Mapping[str, Any]) -> list[str]:
@@ -97,7 +100,7 @@ def format_summary(s: Mapping[str, Any]) -> str:
         f"run {s['run_label']} ({s['schema_version']}), status {s['status']}, "
         f"created {s['created_at']}",
         f"model {s['model']}, LoRA rank {s['lora_rank']}; samples every "
-        f"{s['sampling']['interval_s']:g} s"
+        f"{_num(s['sampling']['interval_s'], 'g')} s"
         + (" plus one at every phase boundary" if s["sampling"]["boundary_samples"] else ""),
     ]
     if s.get("failure"):

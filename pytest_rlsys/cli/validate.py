@@ -1,15 +1,16 @@
 """``rlsys validate FILE...`` and ``rlsys result FILE``.
 
-``validate`` prints each problem as ``FILE::$.json.path: message`` (the
-check-jsonschema convention) and exits 0 only when every file is valid.
-``result`` prints a result file's check table, its errors and notes, and exits
-0 when the file was gradable. Neither prints a traceback for bad input.
+``validate`` checks the schema only: it prints each problem as
+``FILE::$.json.path: message`` (the check-jsonschema convention) and exits 0
+only when every file is valid. ``result`` grades a file: it prints the check
+table, its errors and notes, and exits with one of ``RESULT_EXIT_CODES`` so CI
+can gate on it. Neither prints a traceback for bad input.
 
 Public API::
 
     main(argv) -> int          # rlsys validate
     render_text(results, max_errors) / render_json(results) -> str; RENDERERS
-    grade_main(argv) -> int    # rlsys result
+    grade_main(argv) -> int    # rlsys result (exit codes: RESULT_EXIT_CODES)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
@@ -53,7 +55,8 @@ def _validate_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rlsys validate",
         description="Validate pt-verl-closure result files against the schema their "
-        "schema_version names.",
+        "schema_version names. This checks the schema only (structure, types, ranges): "
+        "it does not re-derive the checks from the evidence; 'rlsys result FILE' does.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead")
@@ -146,17 +149,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if all(result.ok for result in results) else 1
 
 
+# rlsys result's exit codes, by ResultGrade.verdict (argparse's usage error is 2).
+RESULT_EXIT_CODES: dict[str, int] = {
+    "passed": 0,
+    "contradicted": 1,
+    "not_gradable": 3,
+    "failed": 4,
+}
+_EXIT_HELP = """exit codes:
+  0  every check passes on the evidence and the file claims exactly that
+  1  the evidence (or --artefacts) contradicts at least one claimed check:
+     a check claimed passed that fails, or claimed failed that passes
+  2  usage error (bad option, --artefacts not a folder)
+  3  not gradable: the file cannot be read, is not strict JSON, names an
+     unknown schema_version or does not match its schema
+  4  an honest record of a failed run: every claim matches the evidence,
+     but some checks fail"""
+
+
 def _grade_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rlsys result",
-        description="Grade a pt-verl-closure result file: re-derive each of its checks "
-        "from the evidence in the file.",
+        description="Grade a pt-verl-closure result file: re-derive each of its eight checks "
+        "from the evidence in the file (sampling coverage, phase order, resume calls, "
+        "physical bounds, coherence) and compare with what the file claims. No file can "
+        "prove itself: with --artefacts, the run's raw artefacts are checked too.",
+        epilog=_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", metavar="FILE")
     parser.add_argument(
         "--points", type=float, default=5.0, help="points per check (default 5; 8 checks)"
     )
     parser.add_argument("--json", action="store_true", help="print the grade as JSON")
+    parser.add_argument(
+        "--artefacts",
+        metavar="DIR",
+        help="the run's raw artefacts: re-hash DIR/<group>/adapters/<initial|updated>/"
+        "adapter_model.safetensors and compare the file's samples with "
+        "DIR/<group>/samples.jsonl",
+    )
     _add_max_mib(parser)
     return parser
 
@@ -164,6 +196,12 @@ def _grade_parser() -> argparse.ArgumentParser:
 def format_grade(grade: ResultGrade) -> str:
     """The text report of ``rlsys result``."""
     lines = [f"gpu_result: {grade.path}"]
+    if not grade.gradable:
+        # One reason, said once; the per-check lines would repeat it eight times.
+        lines.append(f"  not gradable: 0/{grade.max_score:g}; errors:")
+        lines += [f"  {grade.path}::{error}" for error in grade.errors]
+        lines.append("  fix them (check with 'rlsys validate FILE') and grade it again")
+        return "\n".join(lines) + "\n"
     width = max(len(case.id) for case in grade.cases)
     for case in grade.cases:
         lines.append(
@@ -175,26 +213,29 @@ def format_grade(grade: ResultGrade) -> str:
         f"  total {grade.score:g}/{grade.max_score:g} ({passed} of {len(grade.cases)} "
         "checks passed)"
     )
-    if not grade.gradable:
-        lines.append("not gradable; errors:")
-        lines += [f"  {grade.path}::{error}" for error in grade.errors]
     if grade.notes:
         lines.append("notes:")
         lines += [f"  - {note}" for note in grade.notes]
+    lines.append(f"verdict: {grade.verdict.replace('_', ' ')}")
     return "\n".join(lines) + "\n"
 
 
 def grade_main(argv: Sequence[str] | None = None) -> int:
-    """``rlsys result FILE``: 0 when the file was gradable, 1 when it was not."""
+    """``rlsys result FILE``: exit code from ``RESULT_EXIT_CODES`` (2 for usage)."""
     parser = _grade_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     if not args.points > 0 or args.points != args.points or args.points == float("inf"):
         parser.error("--points must be a positive finite number")
+    from pytest_rlsys.resultfile.artefacts import ARTEFACT_LAYOUT
     from pytest_rlsys.resultfile.grading import grade_result_file
 
-    grade = grade_result_file(args.file, args.points, max_bytes=args.max_bytes)
+    if args.artefacts is not None and not Path(args.artefacts).is_dir():
+        parser.error(f"--artefacts {args.artefacts}: not a folder (expected {ARTEFACT_LAYOUT})")
+    grade = grade_result_file(
+        args.file, args.points, max_bytes=args.max_bytes, artefacts=args.artefacts
+    )
     if args.json:
         _write(sys.stdout, json.dumps(grade.as_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         _write(sys.stdout, format_grade(grade))
-    return 0 if grade.gradable else 1
+    return RESULT_EXIT_CODES[grade.verdict]

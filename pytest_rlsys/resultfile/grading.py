@@ -7,26 +7,49 @@ claims exactly that. A claim of ``passed: true`` the evidence contradicts is a
 false claim; a claim of ``false`` where the evidence passes is also wrong (the
 file must report what it shows), and an honest ``false`` scores 0 with the
 evidence named. The maximum never depends on the file: 8 × points_per_check.
+Every rule the evidence must satisfy belongs to one of the eight checks (see
+docs/result-files.md), so a broken rule costs that check's points and never
+changes the maximum. With ``artefacts``, what the run's raw artefacts
+contradict (re-hashed adapters, the raw sampler log) counts against the check
+it bears on, the same way.
+
+A file holding an integer too large for a float is refused as not gradable
+(the checks compute in floats; such a number is no measurement).
 
 Public API::
 
     CheckOutcome(id, score, max_score, status, message)
-    ResultGrade(path, gradable, cases, errors, notes, max_score)   # .score, .as_dict()
-    grade_result_file(path, points_per_check=5.0, *, max_bytes=DEFAULT_MAX_BYTES) -> ResultGrade
-    grade_document(doc, *, path="<document>", points_per_check=5.0) -> ResultGrade
+    ResultGrade(path, gradable, cases, errors, notes, max_score)   # .score, .verdict, .as_dict()
+    grade_result_file(path, points_per_check=5.0, *, max_bytes=DEFAULT_MAX_BYTES,
+                      artefacts=None) -> ResultGrade
+    grade_document(doc, *, path="<document>", points_per_check=5.0, artefacts=None)
     interpretation_notes(doc) -> list[str]
+    VERDICTS   # "passed" | "contradicted" | "failed" | "not_gradable"
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, cast
 
 from pytest_rlsys.resultfile import checks as closure_checks
-from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
+from pytest_rlsys.resultfile.loading import (
+    DEFAULT_MAX_BYTES,
+    LoadedResult,
+    Problem,
+    load_result_file,
+)
+
+# What a grade says about the file as a whole (``ResultGrade.verdict``):
+#   passed        every check passes on the evidence and the file claims so
+#   contradicted  the evidence contradicts at least one claim (or could not be checked)
+#   failed        an honest record of a run that failed checks: every claim matches
+#   not_gradable  the file could not be read, parsed or validated
+VERDICTS: tuple[str, ...] = ("passed", "contradicted", "failed", "not_gradable")
 
 SECTION = "gpu_result"
 
@@ -62,10 +85,24 @@ class ResultGrade:
     def score(self) -> float:
         return sum(case.score for case in self.cases)
 
+    @property
+    def verdict(self) -> str:
+        """One of ``VERDICTS``."""
+        if not self.gradable:
+            return "not_gradable"
+        if any(
+            case.message.startswith(_CONTRADICTED) or case.status == "error" for case in self.cases
+        ):
+            return "contradicted"
+        if any(case.status != "passed" for case in self.cases):
+            return "failed"
+        return "passed"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "gradable": self.gradable,
+            "verdict": self.verdict,
             "score": self.score,
             "max_score": self.max_score,
             "cases": [case.as_dict() for case in self.cases],
@@ -85,11 +122,11 @@ _STAGE_REASON = {
 def _not_gradable(loaded: LoadedResult, points: float) -> ResultGrade:
     reason = _STAGE_REASON.get(loaded.stage, "is not valid")
     count = len(loaded.errors)
-    first = loaded.errors[0] if loaded.errors else "no detail"
+    # Short: every check carries it, and the errors themselves are listed once
+    # with the grade (ResultGrade.errors), not eight times.
     message = (
-        f"not gradable: the result file {reason}; fix the {count} error"
-        f"{'s' if count != 1 else ''} listed for it (first: {first}), check with "
-        "'rlsys validate FILE' and grade it again"
+        f"not gradable: the result file {reason} ({count} error{'s' if count != 1 else ''} "
+        "listed once with the grade; check with 'rlsys validate FILE')"
     )
     cases = tuple(
         CheckOutcome(f"{SECTION}.{name}", 0.0, points, "error", message)
@@ -100,7 +137,14 @@ def _not_gradable(loaded: LoadedResult, points: float) -> ResultGrade:
     )
 
 
-def _grade_check(name: str, doc: Mapping[str, Any], points: float) -> CheckOutcome:
+_FALSE_CLAIM = "false claim: claimed passed but the evidence shows"
+_WRONG_FAILURE = "claimed failed but the evidence shows it passes"
+_CONTRADICTED = (_FALSE_CLAIM, _WRONG_FAILURE)
+
+
+def _grade_check(
+    name: str, doc: Mapping[str, Any], points: float, extra: Sequence[str] = ()
+) -> CheckOutcome:
     case_id = f"{SECTION}.{name}"
     try:
         derived = closure_checks.CHECK_FUNCTIONS[name](doc)
@@ -108,16 +152,16 @@ def _grade_check(name: str, doc: Mapping[str, Any], points: float) -> CheckOutco
         return CheckOutcome(
             case_id, 0.0, points, "error", f"could not re-derive this check: {exc!r}"
         )
+    if extra:
+        problems = ([] if derived.passed else [derived.detail]) + list(extra)
+        derived = replace(derived, passed=False, detail="; ".join(problems))
     claim = doc["system_decision"]["checks"][name]["passed"]
     if derived.passed and claim:
         return CheckOutcome(case_id, points, points, "passed", derived.detail)
     if claim:
-        message = f"false claim: claimed passed but the evidence shows {derived.detail}"
+        message = f"{_FALSE_CLAIM} {derived.detail}"
     elif derived.passed:
-        message = (
-            "claimed failed but the evidence shows it passes "
-            f"({derived.detail}); the claim must match the evidence"
-        )
+        message = f"{_WRONG_FAILURE} ({derived.detail}); the claim must match the evidence"
     else:
         message = f"reported as failed, and the evidence agrees: {derived.detail}"
     return CheckOutcome(case_id, 0.0, points, "failed", message)
@@ -222,21 +266,86 @@ def _evidence_notes(doc: Mapping[str, Any]) -> list[str]:
                 f"update ({update:g} MiB); read the update phase's own peak for the update's "
                 "occupancy"
             )
-        empty = [p for p, entry in group["phases"].items() if entry["sample_count"] == 0]
+        # Only a phase shorter than the interval may lack a sample; any other
+        # empty phase is a coverage failure that resource_sampling reports.
+        empty = [
+            p
+            for p, entry in group["phases"].items()
+            if entry["sample_count"] == 0
+            and isinstance(interval, (int, float))
+            and entry["duration_s"] < interval
+        ]
         if empty:
             notes.append(
-                f"{name}: {', '.join(empty)} had no resource sample (shorter than the "
-                f"{interval} s interval or between samples); their peak is null, not zero"
+                f"{name}: {', '.join(empty)} had no resource sample (each is shorter than the "
+                f"{interval} s interval); their peak is null, not zero"
             )
     return notes
 
 
+def _oversized_numbers(doc: object) -> list[str]:
+    """Paths of integers too large to be a float (the checks compute in floats)."""
+    # float(n) overflows exactly when |n| rounds to 2**1024 or beyond.
+    limit = (1 << 1024) - (1 << 970)
+    stack: list[object] = [doc]
+    found = False
+    while stack and not found:  # one cheap pass without paths; paths only when needed
+        value = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            stack.extend(cast(dict[str, object], value).values())
+        elif kind is list:
+            stack.extend(cast(list[object], value))
+        elif kind is int and not -limit < cast(int, value) < limit:
+            found = True
+    if not found:
+        return []
+    paths: list[str] = []
+    walk: list[tuple[str, object]] = [("$", doc)]
+    while walk:
+        where, value = walk.pop()
+        if isinstance(value, Mapping):
+            walk.extend((f"{where}.{key}", sub) for key, sub in value.items())
+        elif isinstance(value, list):
+            walk.extend((f"{where}[{i}]", sub) for i, sub in enumerate(value))
+        elif type(value) is int and not -limit < value < limit:
+            paths.append(where)
+    return sorted(paths)
+
+
+def _refuse_oversized(path: str, paths: list[str], points: float) -> ResultGrade:
+    problems = tuple(
+        Problem(where, "integer too large to be a number of this file (it does not fit a float)")
+        for where in paths
+    )
+    loaded = LoadedResult(path, None, None, None, "schema", problems)
+    return _not_gradable(loaded, points)
+
+
 def grade_document(
-    doc: Mapping[str, Any], *, path: str = "<document>", points_per_check: float = 5.0
+    doc: Mapping[str, Any],
+    *,
+    path: str = "<document>",
+    points_per_check: float = 5.0,
+    artefacts: str | os.PathLike[str] | None = None,
 ) -> ResultGrade:
-    """Grade an already validated document (see ``resultfile.validate_document``)."""
+    """Grade an already validated document (see ``resultfile.validate_document``).
+
+    ``artefacts``: the run's raw artefact folder (see ``resultfile.artefacts``);
+    what it contradicts fails the check it bears on.
+    """
     points = float(points_per_check)
-    cases = tuple(_grade_check(name, doc, points) for name in closure_checks.CHECK_NAMES)
+    oversized = _oversized_numbers(doc)
+    if oversized:
+        return _refuse_oversized(path, oversized, points)
+    extra: dict[str, list[str]] = {}
+    if artefacts is not None:
+        from pytest_rlsys.resultfile.artefacts import artefact_problems
+
+        extra = artefact_problems(doc, Path(artefacts))
+    cases = tuple(
+        _grade_check(name, doc, points, extra.get(name, ())) for name in closure_checks.CHECK_NAMES
+    )
     try:
         notes = tuple(interpretation_notes(doc) + _evidence_notes(doc))
     except Exception as exc:  # notes are advisory; never let them break the grade
@@ -249,6 +358,7 @@ def grade_result_file(
     points_per_check: float = 5.0,
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    artefacts: str | os.PathLike[str] | None = None,
 ) -> ResultGrade:
     """Load, validate and grade one result file; never raises for bad input.
 
@@ -258,4 +368,6 @@ def grade_result_file(
     loaded = load_result_file(path, max_bytes=max_bytes)
     if not loaded.ok or loaded.doc is None:
         return _not_gradable(loaded, float(points_per_check))
-    return grade_document(loaded.doc, path=loaded.path, points_per_check=points_per_check)
+    return grade_document(
+        loaded.doc, path=loaded.path, points_per_check=points_per_check, artefacts=artefacts
+    )

@@ -150,8 +150,11 @@ def simulate_group(
                 rec.end("sync")
                 sync_done = True
             else:
-                with rec.phase(phase):
+                with rec.phase(phase) as info:
                     spend(dt)
+                    if phase == "engine_sleep":
+                        # As the driver records it: a no-op when the cache is retained.
+                        info["effective"] = group == "release"
                 if phase == "update":
                     update_done = True
             spend(0.001)

@@ -1,0 +1,320 @@
+"""Check a result file against the raw artefacts its run kept.
+
+No file can prove itself: a fabricated but self-consistent result passes every
+check derived from its own evidence. The runner's raw artefacts are a second
+witness. ``rlsys result FILE --artefacts DIR`` re-hashes the adapters and
+compares the file's samples with the sampler's raw log. Layout::
+
+    DIR/<group>/samples.jsonl                          one JSON object per line,
+                                                       the fields of a resource sample
+    DIR/<group>/adapters/initial/adapter_model.safetensors
+    DIR/<group>/adapters/updated/adapter_model.safetensors
+
+Adapters are hashed by the rule of ``gpu/rlsys_closure/lora.py``
+(``lora_tensors_sha256``): LoRA tensors only, names normalised, sorted, and for
+each its name, ``repr`` of its shape tuple and its float32 bytes. It is
+re-implemented here on the safetensors format itself so that checking needs
+neither torch nor safetensors (a test pins both to the same vector).
+
+Public API::
+
+    ARTEFACT_LAYOUT, ADAPTER_WEIGHTS
+    ArtefactError
+    normalize_lora_name(name) -> str
+    lora_sha256(tensors: Iterable[(name, shape, float32 bytes)]) -> str
+    adapter_sha256(adapter_dir, *, max_bytes=...) -> str
+    read_samples_jsonl(path, *, max_bytes=...) -> list[dict]
+    artefact_problems(doc, root) -> dict[check name, list[str]]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import struct
+import sys
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_rlsys.resultfile.checks import GROUP_NAMES, hash_pair
+
+__all__ = [
+    "ADAPTER_WEIGHTS",
+    "ARTEFACT_LAYOUT",
+    "ArtefactError",
+    "adapter_sha256",
+    "artefact_problems",
+    "lora_sha256",
+    "normalize_lora_name",
+    "read_samples_jsonl",
+]
+
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+ARTEFACT_LAYOUT = (
+    "DIR/<group>/samples.jsonl and DIR/<group>/adapters/<initial|updated>/" + ADAPTER_WEIGHTS
+)
+# label -> (the group field it must equal, the check it bears on)
+ADAPTERS: dict[str, tuple[str, str]] = {
+    "initial": ("initial_lora_sha256", "initial_lora_match"),
+    "updated": ("updated_lora_sha256", "updated_lora_match"),
+}
+MAX_ADAPTER_BYTES = 4 * 1024**3
+MAX_LOG_BYTES = 512 * 1024**2
+_WRAPPERS = ("_fsdp_wrapped_module.", "_checkpoint_wrapped_module.", "_orig_mod.", "module.")
+_TIME_TOLERANCE_S = 1e-6
+_MEMORY_TOLERANCE_MB = 1e-6
+_SHOWN = 3
+
+
+class ArtefactError(ValueError):
+    """An artefact is missing or unreadable; the message names the file and why."""
+
+
+def normalize_lora_name(name: str) -> str:
+    """The same rule as ``rlsys_closure.lora.normalize_lora_name``."""
+    for wrapper in _WRAPPERS:
+        name = name.replace(wrapper, "")
+    if name.startswith("base_model.model."):
+        name = name[len("base_model.model.") :]
+    return re.sub(r"\.(lora_[AB]|lora_embedding_[AB])\.[^.]+\.weight$", r".\1.weight", name)
+
+
+def lora_sha256(tensors: Iterable[tuple[str, Sequence[int], bytes]]) -> str:
+    """sha256 over sorted (normalised name, shape, float32 bytes) of the LoRA tensors."""
+    items: dict[str, tuple[tuple[int, ...], bytes]] = {}
+    for name, shape, data in tensors:
+        if "lora_" in name:
+            items[normalize_lora_name(name)] = (tuple(int(n) for n in shape), data)
+    if not items:
+        raise ArtefactError("no LoRA tensors to hash")
+    digest = hashlib.sha256()
+    for key in sorted(items):
+        shape, data = items[key]
+        digest.update(key.encode())
+        digest.update(repr(shape).encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _float32_le(dtype: str, raw: bytes, count: int) -> bytes:
+    """The tensor's values as little-endian float32 bytes, as torch's .to(float32) gives."""
+    if dtype == "F32":
+        return raw
+    if dtype == "BF16":
+        # bfloat16 is the top half of a float32: pad each value with two zero bytes.
+        out = bytearray(4 * count)
+        out[2::4] = raw[0::2]
+        out[3::4] = raw[1::2]
+        return bytes(out)
+    if dtype in ("F16", "F64"):
+        values = struct.unpack(f"<{count}{'e' if dtype == 'F16' else 'd'}", raw)
+        try:
+            converted = array("f", values)
+        except OverflowError:  # a float64 beyond float32's range becomes inf, as in torch
+            converted = array(
+                "f",
+                (
+                    v if abs(v) <= 3.4028234663852886e38 else math.copysign(math.inf, v)
+                    for v in values
+                ),
+            )
+        if sys.byteorder == "big":
+            converted.byteswap()
+        return converted.tobytes()
+    raise ArtefactError(f"tensor dtype {dtype} is not a floating-point LoRA weight")
+
+
+_SIZES = {"F32": 4, "F16": 2, "BF16": 2, "F64": 8}
+
+
+def _read_safetensors(path: Path, max_bytes: int) -> list[tuple[str, tuple[int, ...], bytes]]:
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ArtefactError(f"{path}: larger than {max_bytes} bytes")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ArtefactError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ArtefactError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) < 8:
+        raise ArtefactError(f"{path}: not a safetensors file (shorter than its header)")
+    (header_len,) = struct.unpack("<Q", data[:8])
+    if header_len > len(data) - 8:
+        raise ArtefactError(f"{path}: not a safetensors file (header length {header_len})")
+    try:
+        header = json.loads(data[8 : 8 + header_len])
+    except (ValueError, UnicodeDecodeError):
+        raise ArtefactError(f"{path}: the safetensors header is not JSON") from None
+    if not isinstance(header, dict):
+        raise ArtefactError(f"{path}: the safetensors header is not an object")
+    body = memoryview(data)[8 + header_len :]
+    tensors: list[tuple[str, tuple[int, ...], bytes]] = []
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype = str(info["dtype"])
+            shape = tuple(int(n) for n in info["shape"])
+            begin, end = (int(n) for n in info["data_offsets"])
+        except (KeyError, TypeError, ValueError):
+            raise ArtefactError(f"{path}: tensor {name!r} has a malformed header entry") from None
+        if "lora_" not in name:
+            continue
+        count = math.prod(shape)
+        width = _SIZES.get(dtype)
+        if width is None:
+            raise ArtefactError(f"{path}: tensor {name!r} has dtype {dtype}, not a float")
+        if not 0 <= begin <= end <= len(body) or end - begin != count * width:
+            raise ArtefactError(f"{path}: tensor {name!r} does not fit its data offsets")
+        tensors.append((name, shape, _float32_le(dtype, bytes(body[begin:end]), count)))
+    return tensors
+
+
+def adapter_sha256(adapter_dir: Path, *, max_bytes: int = MAX_ADAPTER_BYTES) -> str:
+    """Hash of the adapter saved in ``adapter_dir`` (``adapter_model.safetensors``)."""
+    return lora_sha256(_read_safetensors(adapter_dir / ADAPTER_WEIGHTS, max_bytes))
+
+
+def read_samples_jsonl(path: Path, *, max_bytes: int = MAX_LOG_BYTES) -> list[dict[str, Any]]:
+    """The sampler's raw log: one JSON object per line (blank lines skipped)."""
+    try:
+        if path.stat().st_size > max_bytes:
+            raise ArtefactError(f"{path}: larger than {max_bytes} bytes")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ArtefactError(f"{path}: no such file") from None
+    except UnicodeDecodeError:
+        raise ArtefactError(f"{path}: not UTF-8") from None
+    except OSError as exc:
+        raise ArtefactError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    samples: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            raise ArtefactError(f"{path}:{number}: not a JSON object") from None
+        if not isinstance(value, dict):
+            raise ArtefactError(f"{path}:{number}: not a JSON object")
+        samples.append(value)
+    return samples
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def _key(sample: Mapping[str, Any]) -> tuple[float, float | None, float | None] | None:
+    t, gpu = _number(sample.get("t_s")), _number(sample.get("gpu_used_mb"))
+    if t is None or gpu is None:
+        return None  # a reading without a GPU number is not evidence (the runner drops it)
+    return t, gpu, _number(sample.get("host_used_mb"))
+
+
+_Reading = tuple[float, float | None, float | None]
+
+
+def _same(a: _Reading, b: _Reading) -> bool:
+    def close(x: float | None, y: float | None, tol: float) -> bool:
+        return (x is None and y is None) or (x is not None and y is not None and abs(x - y) <= tol)
+
+    return (
+        close(a[0], b[0], _TIME_TOLERANCE_S)
+        and close(a[1], b[1], _MEMORY_TOLERANCE_MB)
+        and close(a[2], b[2], _MEMORY_TOLERANCE_MB)
+    )
+
+
+def _describe(sample: tuple[float, float | None, float | None]) -> str:
+    return f"{sample[0]:.3f} s: {sample[1]:g} MiB"
+
+
+def _sample_problems(group: str, claimed: Sequence[Any], raw: Sequence[Any]) -> list[str]:
+    mine = sorted(k for s in claimed if isinstance(s, Mapping) and (k := _key(s)))
+    log = sorted(k for s in raw if (k := _key(s)))
+    unmatched_file: list[tuple[float, float | None, float | None]] = []
+    unmatched_log = list(log)
+    # Both lists are sorted by time; match each file sample to an equal log sample.
+    index = 0
+    for sample in mine:
+        while index < len(unmatched_log) and unmatched_log[index][0] < sample[0] - 1e-6:
+            index += 1
+        found = None
+        for j in range(index, len(unmatched_log)):
+            if unmatched_log[j][0] > sample[0] + 1e-6:
+                break
+            if _same(sample, unmatched_log[j]):
+                found = j
+                break
+        if found is None:
+            unmatched_file.append(sample)
+        else:
+            del unmatched_log[found]
+    problems: list[str] = []
+    if unmatched_file:
+        shown = "; ".join(_describe(s) for s in unmatched_file[:_SHOWN])
+        problems.append(
+            f"{group}: {len(unmatched_file)} of the file's {len(mine)} samples are not in the "
+            f"raw sampler log (first: {shown})"
+        )
+    if unmatched_log:
+        shown = "; ".join(_describe(s) for s in unmatched_log[:_SHOWN])
+        problems.append(
+            f"{group}: {len(unmatched_log)} of the raw log's {len(log)} samples are missing "
+            f"from the file (first: {shown})"
+        )
+    return problems
+
+
+def artefact_problems(doc: Mapping[str, Any], root: Path) -> dict[str, list[str]]:
+    """What the artefacts under ``root`` contradict, by the check it bears on."""
+    found: dict[str, list[str]] = {}
+    groups = doc.get("groups")
+    groups = groups if isinstance(groups, Mapping) else {}
+    for name in GROUP_NAMES:
+        group = groups.get(name)
+        if not isinstance(group, Mapping):
+            continue
+        folder = root / name
+        ran = bool(group.get("events") or group.get("resource_samples"))
+        for label, (field, check) in ADAPTERS.items():
+            claimed = group.get(field)
+            if not isinstance(claimed, str):
+                continue  # nothing claimed (an update that never completed)
+            try:
+                actual = adapter_sha256(folder / "adapters" / label)
+            except ArtefactError as exc:
+                found.setdefault(check, []).append(
+                    f"artefacts: {name}'s {label} adapter cannot be re-hashed: {exc}"
+                )
+                continue
+            if actual != claimed:
+                a, b, where = hash_pair(claimed, actual)
+                found.setdefault(check, []).append(
+                    f"artefacts: {name}'s {field} is {a} but its saved {label} adapter "
+                    f"hashes to {b}{where}"
+                )
+        if not ran:
+            continue
+        try:
+            raw = read_samples_jsonl(folder / "samples.jsonl")
+        except ArtefactError as exc:
+            found.setdefault("resource_sampling", []).append(
+                f"artefacts: {name}'s raw sampler log cannot be read: {exc}"
+            )
+            continue
+        samples = group.get("resource_samples")
+        problems = _sample_problems(name, samples if isinstance(samples, list) else [], raw)
+        found.setdefault("resource_sampling", []).extend(f"artefacts: {p}" for p in problems)
+    return {check: problems for check, problems in found.items() if problems}

@@ -1,0 +1,519 @@
+"""Write the result-file corpus: one faulty file per rule, and honest controls.
+
+    python tests/result_corpus/generate.py          # (re)write the files
+    python tests/result_corpus/generate.py --check  # exit 1 if any file is stale
+
+Every file starts from ``schemas/examples/pt-verl-closure.example.json``. A
+faulty file breaks exactly one rule and is otherwise made consistent: the
+phase tables, whole-run peaks and measurements are recomputed from its
+(faulty) evidence and every check is still claimed passed, as a buggy runner
+or a careless hand would write it. An honest control claims what the
+evidence shows. ``manifest.json`` records, per file, the verdict the grader
+must reach and, for a faulty file, the check that must fail and a fragment of
+its message (tests/test_result_corpus.py grades every file against it).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from pytest_rlsys.resultfile import checks as cc  # noqa: E402
+
+EXAMPLE = ROOT / "schemas" / "examples" / "pt-verl-closure.example.json"
+Doc = dict[str, Any]
+
+
+def base() -> Doc:
+    doc: Doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    return doc
+
+
+def recompute(doc: Doc, *, honest: bool = False) -> Doc:
+    """Phase tables, peaks and measurements from the evidence; claims honest or all passed."""
+    for group in doc["groups"].values():
+        old = group["phases"]
+        memory = {p: (e["actor_memory_start_mb"], e["actor_memory_end_mb"]) for p, e in old.items()}
+        group["phases"] = cc.summarize_phases(group["events"], group["resource_samples"], memory)
+        group["sampled_gpu_peak_mb"], group["sampled_gpu_peak_phase"] = cc.whole_run_peak(
+            group["resource_samples"], group["phases"]
+        )
+        group["config_sha256"] = cc.config_sha256(group["config"])
+    decision = doc["system_decision"]
+    extra = {k: v for k, v in decision["measurements"].items() if k not in cc.GROUP_NAMES}
+    decision["measurements"] = {**cc.derive_measurements(doc), **extra}
+    derived = cc.derive_checks(doc)
+    decision["checks"] = {
+        name: (
+            result.as_dict()
+            if honest
+            else {"passed": True, "detail": decision["checks"][name]["detail"]}
+        )
+        for name, result in derived.items()
+    }
+    return doc
+
+
+def events(doc: Doc, group: str) -> list[dict[str, Any]]:
+    return list(doc["groups"][group]["events"])
+
+
+def set_event(doc: Doc, group: str, phase: str, kind: str, t: float) -> None:
+    for event in doc["groups"][group]["events"]:
+        if event["phase"] == phase and event["kind"] == kind:
+            event["t_s"] = t
+    doc["groups"][group]["events"].sort(key=lambda e: e["t_s"])
+
+
+def add_phase(doc: Doc, group: str, phase: str, start: float, end: float, **detail: Any) -> None:
+    ev = doc["groups"][group]["events"]
+    ev.append({"t_s": start, "phase": phase, "kind": "start", "source": "driver"})
+    end_event: dict[str, Any] = {"t_s": end, "phase": phase, "kind": "end", "source": "driver"}
+    if detail:
+        end_event["detail"] = detail
+    ev.append(end_event)
+    ev.sort(key=lambda e: e["t_s"])
+    doc["groups"][group]["phases"][phase] = {
+        "start_s": start,
+        "end_s": end,
+        "duration_s": end - start,
+        "sample_count": 0,
+        "sampled_gpu_peak_mb": None,
+        "actor_memory_start_mb": None,
+        "actor_memory_end_mb": None,
+    }
+
+
+def sample(doc: Doc, group: str, t: float) -> dict[str, Any]:
+    (found,) = [s for s in doc["groups"][group]["resource_samples"] if s["t_s"] == t]
+    return found
+
+
+def truncate(doc: Doc, group: str, before: float) -> None:
+    """The group's evidence as a run that died at ``before``."""
+    g = doc["groups"][group]
+    started = {e["phase"] for e in g["events"] if e["t_s"] < before}
+    g["events"] = [e for e in g["events"] if e["t_s"] < before]
+    # The recorder closes the phase that raised, marked failed.
+    open_phases = [
+        p for p in started if not any(e["phase"] == p and e["kind"] == "end" for e in g["events"])
+    ]
+    for phase in sorted(open_phases):
+        g["events"].append(
+            {
+                "t_s": before,
+                "phase": phase,
+                "kind": "end",
+                "source": "driver",
+                "detail": {"failed": True, "error": "RuntimeError: simulated"},
+            }
+        )
+    g["events"].sort(key=lambda e: e["t_s"])
+    g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= before + 0.25]
+    g["resume_calls"] = [c for c in g["resume_calls"] if c["t_s"] < before]
+
+
+# --------------------------------------------------------------------------- faulty files
+# name -> (mutation, check that must fail, fragment of its message)
+Faulty = tuple[Callable[[Doc], None], str, str]
+FAULTY: dict[str, Faulty] = {}
+
+
+def faulty(name: str, check: str, fragment: str) -> Callable[[Callable[[Doc], None]], None]:
+    def register(mutate: Callable[[Doc], None]) -> None:
+        FAULTY[name] = (mutate, check, fragment)
+
+    return register
+
+
+@faulty("sampling_stopped_early", "resource_sampling", "release's periodic samples leave a")
+def _(doc: Doc) -> None:
+    g = doc["groups"]["release"]
+    g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= 20.0]
+
+
+@faulty("sampling_other_clock", "resource_sampling", "none of its 91 periodic samples lies in")
+def _(doc: Doc) -> None:
+    for s in doc["groups"]["retain"]["resource_samples"]:
+        s["t_s"] = round(s["t_s"] + 1000.0, 6)
+
+
+@faulty(
+    "sampling_duplicate_time", "resource_sampling", "retain has two periodic samples at 21.000 s"
+)
+def _(doc: Doc) -> None:
+    samples = doc["groups"]["retain"]["resource_samples"]
+    index = samples.index(sample(doc, "retain", 21.0))
+    samples.insert(index + 1, dict(samples[index], gpu_used_mb=10480))
+
+
+@faulty("sampling_out_of_order", "resource_sampling", "release's resource samples are not in")
+def _(doc: Doc) -> None:
+    samples = doc["groups"]["release"]["resource_samples"]
+    samples[40], samples[41] = samples[41], samples[40]
+
+
+@faulty(
+    "sampling_interval_misrecorded", "resource_sampling", "the file records an interval of 0.5 s"
+)
+def _(doc: Doc) -> None:
+    doc["sampling"]["interval_s"] = 0.5
+
+
+@faulty("sampling_boundary_missing", "resource_sampling", "has no boundary sample at")
+def _(doc: Doc) -> None:
+    doc["sampling"]["boundary_samples"] = True
+
+
+@faulty("phase_overlap", "phase_events", "retain's score_before_update starts at 19.500 s, before")
+def _(doc: Doc) -> None:
+    set_event(doc, "retain", "score_before_update", "start", 19.5)
+
+
+@faulty("engine_sleep_overlaps_score", "phase_events", "release's score_before_update starts at")
+def _(doc: Doc) -> None:
+    set_event(doc, "release", "engine_sleep", "end", 20.2)
+
+
+@faulty("phase_zero_duration", "phase_events", "release's weight_transfer has zero duration")
+def _(doc: Doc) -> None:
+    set_event(doc, "release", "weight_transfer", "end", 21.8)
+
+
+@faulty("init_step_outside_init", "phase_events", "lies outside init")
+def _(doc: Doc) -> None:
+    doc["groups"]["release"]["init"]["steps"][2]["end_s"] = 19.0
+
+
+@faulty("init_step_reversed", "phase_events", "retain's init step 1 (actor_model) ends at")
+def _(doc: Doc) -> None:
+    step = doc["groups"]["retain"]["init"]["steps"][1]
+    step["start_s"], step["end_s"] = step["end_s"], step["start_s"]
+
+
+@faulty("subphase_outside_sync", "phase_events", "release's resume_kv_cache (21.970–22.200 s) lies")
+def _(doc: Doc) -> None:
+    set_event(doc, "release", "resume_kv_cache", "end", 22.2)
+
+
+@faulty("retain_resume_subphases", "resume_calls", "retain (free_cache_engine false) records 2")
+def _(doc: Doc) -> None:
+    # The resume recorded as sub-phase events instead of resume calls.
+    set_event(doc, "retain", "weight_transfer", "start", 21.5)
+    add_phase(doc, "retain", "resume_weights", 21.41, 21.48)
+    add_phase(doc, "retain", "resume_kv_cache", 21.705, 21.715)
+
+
+@faulty("retain_engine_sleep", "resume_calls", "records an engine_sleep phase (19.630–19.640 s)")
+def _(doc: Doc) -> None:
+    add_phase(doc, "retain", "engine_sleep", 19.63, 19.64)
+
+
+@faulty("retain_sleep_flag_not_honoured", "resume_calls", "falls from 10046 MiB to 3020 MiB")
+def _(doc: Doc) -> None:
+    # Recorded as a no-op, but whole-GPU memory shows the engine released its cache.
+    add_phase(doc, "retain", "engine_sleep", 19.63, 19.645, effective=False)
+    sample(doc, "retain", 19.75)["gpu_used_mb"] = 3020
+
+
+@faulty("retain_resume_call", "resume_calls", "retain (free_cache_engine false) made 1 resume call")
+def _(doc: Doc) -> None:
+    doc["groups"]["retain"]["resume_calls"].append({"t_s": 18.9, "tags": ["kv_cache"]})
+
+
+@faulty("release_resume_during_update", "resume_calls", "happens during update")
+def _(doc: Doc) -> None:
+    doc["groups"]["release"]["resume_calls"].append({"t_s": 21.0, "tags": ["weights"]})
+
+
+@faulty("release_resume_between_sleep_and_sync", "resume_calls", "happens during score_before")
+def _(doc: Doc) -> None:
+    doc["groups"]["release"]["resume_calls"].insert(2, {"t_s": 20.2, "tags": ["kv_cache"]})
+
+
+@faulty("release_kv_before_transfer_end", "resume_calls", "lies outside resume_kv_cache")
+def _(doc: Doc) -> None:
+    doc["groups"]["release"]["resume_calls"][3]["t_s"] = 21.95
+
+
+@faulty("release_weights_outside_resume_weights", "resume_calls", "lies outside resume_weights")
+def _(doc: Doc) -> None:
+    doc["groups"]["release"]["resume_calls"][2]["t_s"] = 21.795
+
+
+@faulty("release_sleep_noop", "resume_calls", "the released engine never slept")
+def _(doc: Doc) -> None:
+    for event in doc["groups"]["release"]["events"]:
+        if event["phase"] == "engine_sleep" and event["kind"] == "end":
+            event["detail"] = {"effective": False}
+
+
+@faulty("gpu_above_total", "resource_sampling", "above the GPU's total memory of 16303 MiB")
+def _(doc: Doc) -> None:
+    sample(doc, "retain", 21.0)["gpu_used_mb"] = 17000
+
+
+@faulty("actor_above_gpu_sample", "resource_sampling", "above the whole-GPU sample(s) next to it")
+def _(doc: Doc) -> None:
+    doc["groups"]["release"]["phases"]["update"]["actor_memory_end_mb"] = 8000.0
+
+
+@faulty("actor_above_total", "resource_sampling", "actor memory at the end of update is 20000")
+def _(doc: Doc) -> None:
+    doc["groups"]["retain"]["phases"]["update"]["actor_memory_end_mb"] = 20000.0
+
+
+@faulty("host_unit_slip", "resource_sampling", "host sample(s) above any host's memory")
+def _(doc: Doc) -> None:
+    for s in doc["groups"]["release"]["resource_samples"]:
+        s["host_used_mb"] = s["host_used_mb"] * 1048576  # bytes written as MiB
+
+
+@faulty("gpu_total_unit_slip", "resource_sampling", "more than any GPU has")
+def _(doc: Doc) -> None:
+    doc["environment"]["gpu_total_mb"] = 16303 * 1048576
+
+
+@faulty("workload_model_differs", "config_paired", "the workload names model")
+def _(doc: Doc) -> None:
+    doc["workload"]["model"] = "Qwen/Qwen2.5-1.5B-Instruct"
+
+
+@faulty("workload_rank_differs", "config_paired", "the workload's lora_rank is 8")
+def _(doc: Doc) -> None:
+    doc["workload"]["lora_rank"] = 8
+
+
+@faulty("workload_alpha_differs", "config_paired", "the workload's lora_alpha is 16")
+def _(doc: Doc) -> None:
+    doc["workload"]["lora_alpha"] = 16
+
+
+@faulty("workload_update_count", "config_paired", "the workload's update_count is 3")
+def _(doc: Doc) -> None:
+    doc["workload"]["update_count"] = 3
+
+
+@faulty("failed_but_complete", "update_and_sync", "but retain's evidence is complete")
+def _(doc: Doc) -> None:
+    doc["status"] = "failed"
+    doc["failure"] = {"group": "retain", "phase": "update", "type": "RuntimeError", "message": "x"}
+
+
+@faulty("failed_names_wrong_phase", "update_and_sync", "retain's update (19.990–21.335 s) ended")
+def _(doc: Doc) -> None:
+    # Retain really died in the sync; the failure record names the update.
+    truncate(doc, "retain", 21.5)
+    doc["groups"]["retain"]["sync_completed"] = False
+    doc["status"] = "failed"
+    doc["failure"] = {"group": "retain", "phase": "update", "type": "RuntimeError", "message": "x"}
+
+
+@faulty("failed_names_unstarted_phase", "update_and_sync", "which never started, but retain's")
+def _(doc: Doc) -> None:
+    # Retain died in the sync; the record names a later phase that never started.
+    truncate(doc, "retain", 21.5)
+    doc["groups"]["retain"]["sync_completed"] = False
+    doc["status"] = "failed"
+    doc["failure"] = {
+        "group": "retain",
+        "phase": "score_after_update",
+        "type": "RuntimeError",
+        "message": "x",
+    }
+
+
+@faulty("retain_resume_in_event_detail", "resume_calls", "records a resume (detail.resumed")
+def _(doc: Doc) -> None:
+    for event in doc["groups"]["retain"]["events"]:
+        if event["phase"] == "sync" and event["kind"] == "end":
+            event["detail"] = {"resumed": ["weights", "kv_cache"]}
+
+
+@faulty("sampling_interval_in_ms", "resource_sampling", "records an interval of 250 s")
+def _(doc: Doc) -> None:
+    doc["sampling"]["interval_s"] = 250
+
+
+@faulty("gpu_samples_in_gib", "resource_sampling", "above the whole-GPU sample(s) next to it")
+def _(doc: Doc) -> None:
+    for s in doc["groups"]["retain"]["resource_samples"]:
+        s["gpu_used_mb"] = round(s["gpu_used_mb"] / 1024, 3)
+
+
+@faulty("completed_but_incomplete", "update_and_sync", "the run is marked completed but retain")
+def _(doc: Doc) -> None:
+    g = doc["groups"]["retain"]
+    g["events"] = [e for e in g["events"] if e["phase"] != "score_after_update"]
+
+
+@faulty("created_in_future", "phase_events", "is in the future")
+def _(doc: Doc) -> None:
+    doc["created_at"] = "2999-01-01T00:00:00Z"
+
+
+@faulty("created_before_verl", "phase_events", "before verl existed")
+def _(doc: Doc) -> None:
+    doc["created_at"] = "1970-01-01T00:00:00Z"
+
+
+@faulty("measurement_unknown_key", "resource_sampling", "measurements.update_peak_difference_mb")
+def _(doc: Doc) -> None:
+    doc["system_decision"]["measurements"]["update_peak_difference_mb"] = 4097
+
+
+@faulty("measurement_number_wrong", "resource_sampling", "measurements.retain claims a whole-run")
+def _(doc: Doc) -> None:
+    doc["system_decision"]["measurements"]["retain"]["sampled_gpu_peak_mb"] = 10000
+
+
+def _write_faulty(name: str, mutate: Callable[[Doc], None]) -> Doc:
+    doc = base()
+    mutate(doc)
+    doc = recompute(doc)
+    if name == "measurement_number_wrong":  # the fault is in the figures recompute() rewrites
+        doc["system_decision"]["measurements"]["retain"]["sampled_gpu_peak_mb"] = 10000
+    return doc
+
+
+# --------------------------------------------------------------------------- honest controls
+
+
+def honest_failed_run() -> Doc:
+    """Retain died in its sync; the file says so and claims what the evidence shows."""
+    doc = base()
+    truncate(doc, "retain", 21.5)
+    doc["groups"]["retain"]["sync_completed"] = False
+    doc["status"] = "failed"
+    doc["failure"] = {
+        "group": "retain",
+        "phase": "sync",
+        "type": "RuntimeError",
+        "message": "simulated failure in sync",
+    }
+    return recompute(doc, honest=True)
+
+
+def honest_failed_in_init() -> Doc:
+    """Retain died while initialising: no cycle at all; init and its samples kept."""
+    doc = base()
+    g = doc["groups"]["retain"]
+    g["events"], g["resume_calls"] = [], []
+    g["init"] = {"start_s": 0.0, "end_s": 9.8, "steps": g["init"]["steps"][:2]}
+    g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= 10.0]
+    g["updated_lora_sha256"] = None
+    g["update_completed"] = g["sync_completed"] = False
+    doc["status"] = "failed"
+    doc["failure"] = {
+        "group": "retain",
+        "phase": "init",
+        "type": "OutOfMemoryError",
+        "message": "CUDA out of memory while loading the rollout engine",
+    }
+    return recompute(doc, honest=True)
+
+
+def honest_retain_noop_sleep() -> Doc:
+    """Retain calls sleep as verl's trainer does; the call is a recorded no-op."""
+    doc = base()
+    add_phase(doc, "retain", "engine_sleep", 19.63, 19.64, effective=False)
+    return recompute(doc, honest=True)
+
+
+def honest_boundary_samples() -> Doc:
+    """boundary_samples on, with a sample just inside every phase start and end."""
+    doc = base()
+    doc["sampling"]["boundary_samples"] = True
+    for group in doc["groups"].values():
+        samples = group["resource_samples"]
+        extra = []
+        for phase in group["phases"].values():
+            for t in (phase["start_s"] + 0.0005, phase["end_s"] - 0.0005):
+                before = max((s for s in samples if s["t_s"] <= t), key=lambda s: s["t_s"])
+                extra.append(dict(before, t_s=round(t, 6), reason="boundary"))
+        group["resource_samples"] = sorted(samples + extra, key=lambda s: s["t_s"])
+    return recompute(doc, honest=True)
+
+
+HONEST: dict[str, tuple[Callable[[], Doc], str, float]] = {
+    # name -> (builder, verdict, score out of 40)
+    "failed_in_sync": (honest_failed_run, "failed", 30.0),
+    "failed_in_init": (honest_failed_in_init, "failed", 25.0),
+    "retain_noop_sleep": (honest_retain_noop_sleep, "passed", 40.0),
+    "boundary_samples": (honest_boundary_samples, "passed", 40.0),
+}
+
+
+def reformatted(doc: Doc) -> str:
+    """The same document as another writer would save it: other key order, indent, escapes."""
+
+    def reverse(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: reverse(value[k]) for k in reversed(list(value))}
+        if isinstance(value, list):
+            return [reverse(v) for v in value]
+        return value
+
+    return json.dumps(reverse(doc), indent="\t", ensure_ascii=True) + "\r\n"
+
+
+def _compact(doc: Doc) -> str:
+    # One line per file keeps the corpus small; generate.py is what to read.
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+
+def render() -> dict[Path, str]:
+    """Every corpus file's path and text."""
+    files: dict[Path, str] = {}
+    manifest: dict[str, Any] = {
+        "$comment": "Written by generate.py; graded by tests/test_result_corpus.py.",
+        "faulty": {},
+        "honest": {},
+    }
+    for name, (mutate, check, fragment) in FAULTY.items():
+        files[HERE / "faulty" / f"{name}.json"] = _compact(_write_faulty(name, mutate))
+        manifest["faulty"][f"{name}.json"] = {
+            "verdict": "contradicted",
+            "check": check,
+            "fragment": fragment,
+        }
+    huge = base()
+    files[HERE / "faulty" / "integer_too_large.json"] = _compact(huge).replace(
+        '"gpu_used_mb":6392', '"gpu_used_mb":' + "9" * 400, 1
+    )
+    manifest["faulty"]["integer_too_large.json"] = {"verdict": "not_gradable"}
+    for name, (build, verdict, score) in HONEST.items():
+        files[HERE / "honest" / f"{name}.json"] = _compact(build())
+        manifest["honest"][f"{name}.json"] = {"verdict": verdict, "score": score}
+    files[HERE / "honest" / "example_reformatted.json"] = reformatted(base())
+    manifest["honest"]["example_reformatted.json"] = {"verdict": "passed", "score": 40.0}
+    files[HERE / "manifest.json"] = json.dumps(manifest, indent=2) + "\n"
+    return {path: text if text.endswith("\n") else text + "\n" for path, text in files.items()}
+
+
+def main(argv: list[str]) -> int:
+    files = render()
+    if "--check" in argv:
+        stale = [
+            p for p, text in files.items() if not p.is_file() or p.read_bytes() != text.encode()
+        ]
+        for path in stale:
+            print(f"stale: {path.relative_to(ROOT)}")
+        return 1 if stale else 0
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="")
+    print(f"wrote {len(files)} files under {HERE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

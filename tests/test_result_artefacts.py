@@ -1,0 +1,219 @@
+"""``rlsys result --artefacts DIR``: adapters re-hashed, samples checked against the raw log."""
+
+from __future__ import annotations
+
+import copy
+import json
+import struct
+from array import array
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rlsys.cli.validate import grade_main
+from pytest_rlsys.resources import schema_dir
+from pytest_rlsys.resultfile import checks as cc
+from pytest_rlsys.resultfile.artefacts import (
+    ArtefactError,
+    adapter_sha256,
+    normalize_lora_name,
+    read_samples_jsonl,
+)
+from pytest_rlsys.resultfile.grading import grade_document
+
+EXAMPLE: dict[str, Any] = json.loads(
+    (schema_dir() / "examples" / "pt-verl-closure.example.json").read_text("utf-8")
+)
+NAMES = (
+    "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight",
+    "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight",
+    "base_model.model.model.layers.0.mlp.up_proj.lora_A.weight",
+)
+SHAPES = ((4, 8), (8, 4), (4, 8))
+# The hash of the adapter write_adapter(dir, 0) saves, by lora.py's rule (computed
+# once with rlsys_closure.lora.adapter_sha256 and torch; pinned so the rule cannot drift).
+VECTOR = "06e9154059d05f595f9333857ee1c99ac79fd12f67d66538ebf4678e558fc8b9"
+
+
+def _values(count: int, salt: int) -> list[float]:
+    return [((i * 37 + salt * 11) % 97 - 48) / 64.0 for i in range(count)]
+
+
+def write_safetensors(
+    path: Path, tensors: dict[str, tuple[str, tuple[int, ...], list[float]]]
+) -> None:
+    """A minimal safetensors writer (the format: u64 header length, JSON header, data)."""
+    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    blobs: list[bytes] = []
+    offset = 0
+    for name, (dtype, shape, values) in tensors.items():
+        if dtype == "F32":
+            blob = array("f", values).tobytes()
+        elif dtype == "F64":
+            blob = array("d", values).tobytes()
+        elif dtype == "F16":
+            blob = struct.pack(f"<{len(values)}e", *values)
+        else:  # BF16: the top two bytes of each float32
+            f32 = array("f", values).tobytes()
+            blob = b"".join(f32[i + 2 : i + 4] for i in range(0, len(f32), 4))
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(shape),
+            "data_offsets": [offset, offset + len(blob)],
+        }
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header).encode()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def write_adapter(folder: Path, salt: int, dtype: str = "F32") -> Path:
+    tensors = {
+        name: (dtype, shape, _values(shape[0] * shape[1], salt + i))
+        for i, (name, shape) in enumerate(zip(NAMES, SHAPES, strict=True))
+    }
+    tensors["base_model.model.lm_head.weight"] = ("F32", (2, 2), [1.0, 2.0, 3.0, 4.0])
+    write_safetensors(folder / "adapter_model.safetensors", tensors)
+    return folder
+
+
+def test_the_hash_rule_matches_the_runner(tmp_path: Path) -> None:
+    folder = write_adapter(tmp_path / "a", 0)
+    ours = adapter_sha256(folder)
+    lora = pytest.importorskip("rlsys_closure.lora")
+    pytest.importorskip("safetensors.torch")
+    assert ours == lora.adapter_sha256(folder)
+    for name in (*NAMES, "_fsdp_wrapped_module.base_model.model.x.lora_B.default.weight"):
+        assert normalize_lora_name(name) == lora.normalize_lora_name(name)
+
+
+@pytest.mark.parametrize("dtype", ["F16", "BF16", "F64"])
+def test_every_float_dtype_hashes_as_torch_converts_it(tmp_path: Path, dtype: str) -> None:
+    folder = write_adapter(tmp_path / dtype, 3, dtype)
+    lora = pytest.importorskip("rlsys_closure.lora")
+    pytest.importorskip("safetensors.torch")
+    assert adapter_sha256(folder) == lora.adapter_sha256(folder)
+
+
+def test_the_hash_rule_is_pinned(tmp_path: Path) -> None:
+    assert adapter_sha256(write_adapter(tmp_path, 0)) == VECTOR
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (b"", "shorter than its header"),
+        (struct.pack("<Q", 10**9) + b"{}", "header length"),
+        (struct.pack("<Q", 2) + b"[]", "not an object"),
+        (struct.pack("<Q", 3) + b"{x}", "not JSON"),
+    ],
+)
+def test_a_broken_adapter_file_is_a_clear_error(
+    tmp_path: Path, content: bytes, fragment: str
+) -> None:
+    (tmp_path / "adapter_model.safetensors").write_bytes(content)
+    with pytest.raises(ArtefactError, match=fragment):
+        adapter_sha256(tmp_path)
+    with pytest.raises(ArtefactError, match="no such file"):
+        adapter_sha256(tmp_path / "absent")
+
+
+def test_a_broken_raw_log_is_a_clear_error(tmp_path: Path) -> None:
+    log = tmp_path / "samples.jsonl"
+    log.write_text('{"t_s": 0.0, "gpu_used_mb": 1}\n[1]\n', encoding="utf-8")
+    with pytest.raises(ArtefactError, match=r"samples\.jsonl:2: not a JSON object"):
+        read_samples_jsonl(log)
+
+
+# --------------------------------------------------------------------------- a run's artefacts
+
+
+def make_run(root: Path) -> dict[str, Any]:
+    """The example with real adapter hashes, and its artefact folder under root."""
+    doc = copy.deepcopy(EXAMPLE)
+    initial = adapter_sha256(write_adapter(root / "release" / "adapters" / "initial", 0))
+    updated = adapter_sha256(write_adapter(root / "release" / "adapters" / "updated", 1))
+    write_adapter(root / "retain" / "adapters" / "initial", 0)
+    write_adapter(root / "retain" / "adapters" / "updated", 1)
+    for name, group in doc["groups"].items():
+        group["initial_lora_sha256"], group["updated_lora_sha256"] = initial, updated
+        lines = [json.dumps(s) for s in group["resource_samples"]]
+        (root / name / "samples.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert all(r.passed for r in cc.derive_checks(doc).values())
+    return doc
+
+
+def _case(grade: Any, name: str) -> Any:
+    (found,) = [c for c in grade.cases if c.id == f"gpu_result.{name}"]
+    return found
+
+
+def test_matching_artefacts_confirm_the_file(tmp_path: Path) -> None:
+    doc = make_run(tmp_path)
+    grade = grade_document(doc, artefacts=tmp_path)
+    assert (grade.score, grade.verdict) == (40.0, "passed")
+
+
+def test_a_changed_adapter_is_caught_and_shown_where_it_differs(tmp_path: Path) -> None:
+    doc = make_run(tmp_path)
+    write_adapter(tmp_path / "retain" / "adapters" / "updated", 2)
+    outcome = _case(grade_document(doc, artefacts=tmp_path), "updated_lora_match")
+    assert outcome.status == "failed"
+    assert "artefacts: retain's updated_lora_sha256 is" in outcome.message
+    assert "but its saved updated adapter hashes to" in outcome.message
+
+
+def test_samples_dropped_from_the_file_are_caught(tmp_path: Path) -> None:
+    doc = make_run(tmp_path)
+    retain = doc["groups"]["retain"]
+    # Lower the update's peak by deleting its sample, and make the file agree with itself.
+    retain["resource_samples"] = [s for s in retain["resource_samples"] if s["t_s"] != 20.75]
+    memory = {
+        p: (e["actor_memory_start_mb"], e["actor_memory_end_mb"])
+        for p, e in retain["phases"].items()
+    }
+    retain["phases"] = cc.summarize_phases(retain["events"], retain["resource_samples"], memory)
+    retain["sampled_gpu_peak_mb"], retain["sampled_gpu_peak_phase"] = cc.whole_run_peak(
+        retain["resource_samples"], retain["phases"]
+    )
+    doc["system_decision"]["measurements"] = cc.derive_measurements(doc)
+    assert grade_document(doc).score == 40.0  # self-consistent: the file alone cannot tell
+    outcome = _case(grade_document(doc, artefacts=tmp_path), "resource_sampling")
+    assert "1 of the raw log's 91 samples are missing from the file" in outcome.message
+    assert "20.750 s: 10489 MiB" in outcome.message
+
+
+def test_a_sample_changed_in_the_file_is_caught(tmp_path: Path) -> None:
+    doc = make_run(tmp_path)
+    doc["groups"]["release"]["resource_samples"][3]["gpu_used_mb"] = 700
+    outcome = _case(grade_document(doc, artefacts=tmp_path), "resource_sampling")
+    assert "release: 1 of the file's 92 samples are not in the raw sampler log" in outcome.message
+
+
+def test_missing_artefacts_fail_the_checks_they_bear_on(tmp_path: Path) -> None:
+    doc = make_run(tmp_path)
+    (tmp_path / "release" / "adapters" / "initial" / "adapter_model.safetensors").unlink()
+    (tmp_path / "retain" / "samples.jsonl").unlink()
+    grade = grade_document(doc, artefacts=tmp_path)
+    assert (
+        "release's initial adapter cannot be re-hashed"
+        in _case(grade, "initial_lora_match").message
+    )
+    assert "retain's raw sampler log cannot be read" in _case(grade, "resource_sampling").message
+    assert grade.verdict == "contradicted"
+
+
+def test_the_cli_gates_on_artefacts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = make_run(tmp_path / "art")
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert grade_main([str(path), "--artefacts", str(tmp_path / "art")]) == 0
+    write_adapter(tmp_path / "art" / "release" / "adapters" / "initial", 5)
+    assert grade_main([str(path), "--artefacts", str(tmp_path / "art")]) == 1
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as info:
+        grade_main([str(path), "--artefacts", str(tmp_path / "nowhere")])
+    assert info.value.code == 2
+    assert "not a folder" in capsys.readouterr().err
