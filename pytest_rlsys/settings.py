@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_rlsys.outputs.registry import parse_hidden_visibility, parse_junit_family
-
 if TYPE_CHECKING:
     from pytest_rlsys.grading.isolation import Limits
 
@@ -103,6 +101,20 @@ def _child_user(text: str) -> str:
 
     child_identity(text)  # an unknown user is an error, never a silent fall back to root
     return text
+
+
+def parse_junit_family(text: str) -> Any:
+    # Imported here: the plugin imports this module in every pytest run, before pytest's
+    # assertion rewriting of our packages is switched off (plugin/norewrite.py).
+    from pytest_rlsys.outputs.registry import parse_junit_family as parse
+
+    return parse(text)
+
+
+def parse_hidden_visibility(text: str) -> Any:
+    from pytest_rlsys.outputs.registry import parse_hidden_visibility as parse
+
+    return parse(text)
 
 
 # -- the table ---------------------------------------------------------------------------

@@ -21,7 +21,6 @@ import pytest
 
 from pytest_rlsys.grading import isolation, leftovers, private
 from pytest_rlsys.grading.grader import (
-    Grader,
     SubmissionPathError,
     grade_file,
     open_grader,
@@ -232,15 +231,28 @@ def test_remove_tree_is_bounded_and_handles_any_depth(tmp_path: Path) -> None:
     leftovers.remove_tree(str(tmp_path / "never-existed"))  # nothing to do, no error
 
 
-def test_cleanup_failure_cannot_stop_the_reports(pytester: pytest.Pytester,
+def test_cleanup_failure_cannot_stop_the_reports(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_rlsys.plugin.run import write_outputs
+    from pytest_rlsys.plugin.run import GradingSession
 
-    grader = Grader(Path("mine.py"), b"", 1, Limits(), refusal="refused for the test")
-    grader.run_all()
-    errors = write_outputs({"report": pytester.path / "score.json"}, grader.report(), "en")
-    assert errors == []
-    assert json.loads((pytester.path / "score.json").read_text("utf-8"))["score"] == 0
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded (rmtree)")
+
+    monkeypatch.setattr(leftovers, "remove_tree", broken)
+    sub = _upload(tmp_path)
+    report = tmp_path / "score.json"
+    run = GradingSession.create(sub, None, None, 1, "en", Limits(), {"report": report})
+    assert run.grader is not None
+    run.grader.run_case(run.grader.cases[0].id)  # a child ran and left a scratch folder
+
+    class Session:
+        exitstatus = 0
+
+    run.pytest_sessionfinish(Session())  # type: ignore[arg-type]
+    assert json.loads(report.read_text("utf-8"))["score"] == 0  # written all the same
+    assert run.write_errors == [] and Session.exitstatus == 0
+    assert run.final is not None
+    assert any("cleanup after the submission failed" in n for n in run.final.notes)
 
 
 # -- 5. kernel objects --------------------------------------------------------------------------

@@ -317,7 +317,7 @@ class Grader:
                 result = self._result(case, "not_run", NOT_REACHED)
             results.append(result)
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
-        notes = list(dict.fromkeys(self.notes))
+        notes = list(dict.fromkeys(self.notes + (self.session.notes if self.session else [])))
         if self.session is not None:
             notes.append(f"the submission ran as {self.session.run_as}")
         return ScoreReport(

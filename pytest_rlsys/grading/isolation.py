@@ -386,12 +386,15 @@ class ChildSession:
             self.drain.join(timeout=2)
             self._outputs.append(self.drain.text())
             self.drain = None
-        if self.user is not None and self.user.fresh and proc is not None:
-            # Processes that escaped the group, IPC objects, files in /tmp and /dev/shm.
-            leftovers.clean_uid(self.user.uid)
-        if self.scratch:
-            leftovers.remove_tree(self.scratch)
-            self.scratch = None
+        try:
+            if self.user is not None and self.user.fresh and proc is not None:
+                # Processes that escaped the group, IPC objects, files in /tmp and /dev/shm.
+                leftovers.clean_uid(self.user.uid)
+            if self.scratch:
+                leftovers.remove_tree(self.scratch)
+        except Exception as exc:  # cleanup must never cost a grade
+            self.notes.append(f"cleanup after the submission failed ({type(exc).__name__})")
+        self.scratch = None
         self.proc = None
 
     close = kill

@@ -85,6 +85,7 @@ class GradingSession:
     outputs: dict[str, Path]
     final: ScoreReport | None = None
     write_errors: list[str] = field(default_factory=list)
+    cleanup_errors: list[str] = field(default_factory=list)  # shown; the grade still stands
     render_options: reports.RenderOptions = field(default_factory=reports.RenderOptions)
 
     @staticmethod
@@ -164,7 +165,7 @@ class GradingSession:
             try:
                 self.grader.close()
             except Exception as exc:  # cleanup never stops the reports from being written
-                self.write_errors.append(f"cleanup after the submission failed: {exc!r}")
+                self.cleanup_errors.append(f"cleanup after the submission failed: {exc!r}")
 
     # -- hooks ------------------------------------------------------------------------
     def build_report(self) -> ScoreReport:
@@ -246,4 +247,6 @@ class GradingSession:
                 tr.write_line(fit(f"{text['result_note']}: {note}"))
         for error in self.write_errors:
             tr.write_line(f"ERROR: {error}", red=True)
+        for error in self.cleanup_errors:
+            tr.write_line(f"warning: {clean(error, newlines=False)}")
         tr.write_line(reports.classroom_points_line(report))
