@@ -60,6 +60,22 @@ def lora_tensors_sha256(named: Iterable[tuple[str, Any]]) -> str:
     return h.hexdigest()
 
 
+def save_lora_tensors(named: Iterable[tuple[str, Any]], out_dir: Path) -> str:
+    """Write LoRA tensors as ``adapter_model.safetensors`` in ``out_dir``; return their hash.
+
+    The names are kept as given (verl sends PEFT's file names), so the file
+    hashes like the tensors: ``adapter_sha256(out_dir)`` equals the return value.
+    """
+    from safetensors.torch import save_file
+
+    tensors = {name: t.detach().to("cpu").contiguous() for name, t in named if "lora_" in name}
+    if not tensors:
+        raise ValueError("no LoRA tensors to save")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_file(tensors, str(out_dir / ADAPTER_WEIGHTS))
+    return lora_tensors_sha256(tensors.items())
+
+
 def adapter_sha256(adapter_dir: Path) -> str:
     from safetensors.torch import load_file
 

@@ -1,0 +1,161 @@
+"""A CPU "platform" for verl 0.9.1, so its real actor code runs in CI without a GPU.
+
+verl 0.9.1 has no CPU platform: with no accelerator its platform detection
+falls back to CUDA (``plugin/platform/platform_manager.py:83-115``) and the
+FSDP engine then asks torch.cuda for the current device. verl's own extension
+point fixes that without touching verl: a module named in
+``VERL_USE_EXTERNAL_MODULES`` is imported by ``import verl``
+(``verl/__init__.py:49-52``), and ``VERL_PLATFORM`` picks a registered platform
+(``platform_manager.py:93-96``). This module registers ``cpu``: the device is
+the CPU, collectives are gloo, Ray schedules on CPUs.
+
+The tox env ``verl-actor`` sets both variables, in this process and (through
+the environment Ray inherits) in Ray's worker processes. Only the device is
+substituted; every line of verl's actor, engine, worker-group and
+checkpoint-manager code that runs is verl's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import torch
+from verl.plugin.platform.platform_base import PlatformBase
+from verl.plugin.platform.platform_manager import PlatformRegistry
+
+__all__ = ["PlatformCPU"]
+
+
+def _fsdp1_on_cpu() -> None:
+    """Two GPU-only assumptions of torch's FSDP1, lifted for this CPU platform.
+
+    * verl passes ``device_id=get_device_id()`` (an index, transformer_impl.py:441),
+      which FSDP turns into an accelerator device; with no accelerator it is the CPU.
+    * FSDP1 refuses ``sync_module_states=True`` (verl always sets it) for CPU
+      parameters, a guard written for NCCL; gloo broadcasts CPU tensors.
+    """
+    from torch.distributed.fsdp import _init_utils
+    from torch.distributed.fsdp import fully_sharded_data_parallel as fsdp_mod
+
+    def as_cpu(device_id: Any) -> Any:
+        return torch.device("cpu") if isinstance(device_id, int) else device_id
+
+    init_handle = _init_utils._init_device_handle
+    from_id = _init_utils._get_device_from_device_id
+
+    def _init_device_handle(state: Any, module: Any, ignored: Any, device_id: Any) -> Any:
+        return init_handle(state, module, ignored, as_cpu(device_id))
+
+    def _get_device_from_device_id(device_id: Any, rank: int, handle: Any) -> Any:
+        return from_id(as_cpu(device_id), rank, handle)
+
+    fsdp_mod._init_device_handle = _init_device_handle  # type: ignore[attr-defined]
+    _init_utils._init_device_handle = _init_device_handle
+    _init_utils._get_device_from_device_id = _get_device_from_device_id
+    _init_utils._check_module_states_for_sync_module_states = lambda module_states: None
+
+
+if not torch.cuda.is_available():
+    _fsdp1_on_cpu()
+
+
+@PlatformRegistry.register(platform="cpu")
+class PlatformCPU(PlatformBase):  # type: ignore[misc]
+    @property
+    def device_name(self) -> str:
+        return "cpu"
+
+    @property
+    def vendor_name(self) -> str:
+        return "cpu"
+
+    @property
+    def device_module(self) -> ModuleType:
+        return _CpuDeviceModule()  # type: ignore[return-value]
+
+    def is_available(self) -> bool:
+        return True
+
+    def current_device(self) -> int:
+        return 0
+
+    def device_count(self) -> int:
+        return 1
+
+    def set_device(self, device_index: int) -> None:
+        return None
+
+    def synchronize(self, device_index: int | None = None) -> None:
+        return None
+
+    def manual_seed(self, seed: int) -> None:
+        torch.manual_seed(seed)
+
+    def manual_seed_all(self, seed: int) -> None:
+        torch.manual_seed(seed)
+
+    def set_allocator_settings(self, settings: str) -> None:
+        return None
+
+    def empty_cache(self) -> None:
+        return None
+
+    def get_device_capability(self, device_index: int = 0) -> tuple[int | None, int | None]:
+        return None, None
+
+    def communication_backend_name(self) -> str:
+        return "gloo"
+
+    def visible_devices_envvar(self) -> str:
+        return "CUDA_VISIBLE_DEVICES"
+
+    @contextlib.contextmanager
+    def nvtx_range(self, msg: str) -> Iterator[None]:
+        yield
+
+    def profiler_start(self) -> None:
+        return None
+
+    def profiler_stop(self) -> None:
+        return None
+
+    def ray_resource_name(self) -> str:
+        return "CPU"
+
+    def ray_noset_envvars(self) -> list[str]:
+        return []
+
+    def ray_resource_options(self, num_gpus: float) -> dict[str, Any]:
+        return {}
+
+    def is_ipc_supported(self) -> bool:
+        return False
+
+    def cudart(self) -> Any:
+        return None
+
+
+class _CpuDeviceModule:
+    """What verl calls on ``get_torch_device()``: torch.cpu plus no-op memory calls."""
+
+    def __getattr__(self, name: str) -> Any:
+        if hasattr(torch.cpu, name):
+            return getattr(torch.cpu, name)
+        if name in ("empty_cache", "reset_peak_memory_stats", "ipc_collect", "set_device",
+                    "manual_seed", "manual_seed_all"):
+            return lambda *a, **k: None
+        if name in ("memory_allocated", "memory_reserved", "max_memory_allocated",
+                    "max_memory_reserved"):
+            return lambda *a, **k: 0
+        if name == "mem_get_info":
+            return lambda *a, **k: (0, 0)
+        if name == "is_available":
+            return lambda: True
+        if name == "current_device":
+            return lambda: 0
+        if name == "device_count":
+            return lambda: 1
+        raise AttributeError(name)
