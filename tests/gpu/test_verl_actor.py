@@ -116,6 +116,7 @@ def test_probed_names_are_the_rollout_calls_of_verls_update_weights(worker: Any)
         node.func.attr for node in ast.walk(ast.parse(src))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
         and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "rollout"
+        and isinstance(node.func.value.value, ast.Name) and node.func.value.value.id == "self"
     }
     assert set(PROBED_ROLLOUT_METHODS) == called
     # Installed as instance attributes, so they shadow the adapter's methods.
@@ -159,13 +160,15 @@ def test_release_cycle_streams_exactly_the_actors_adapter(
 
 def test_retain_makes_no_resume_call_but_still_transfers(worker: Any) -> None:
     # verl reads free_cache_engine on every update_weights (engine_workers.py:775-781, :818).
-    worker.config.rollout.free_cache_engine = False
-    worker.rollout.config.free_cache_engine = False
+    def flag(value: bool) -> None:
+        worker.config.rollout.free_cache_engine = value
+        object.__setattr__(worker.rollout.config, "free_cache_engine", value)  # a frozen dataclass
+
+    flag(False)
     try:
         _sync(worker, "sync", 2)
     finally:
-        worker.config.rollout.free_cache_engine = True
-        worker.rollout.config.free_cache_engine = True
+        flag(True)
     drained = worker.closure_drain()
     assert drained["resume_calls"] == []
     assert [e["phase"] for e in drained["events"]] == ["weight_transfer", "weight_transfer"]

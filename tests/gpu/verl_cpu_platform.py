@@ -26,40 +26,33 @@ import torch
 from verl.plugin.platform.platform_base import PlatformBase
 from verl.plugin.platform.platform_manager import PlatformRegistry
 
-__all__ = ["PlatformCPU"]
+__all__ = ["CpuDeviceId", "PlatformCPU"]
 
 
-def _fsdp1_on_cpu() -> None:
-    """Two GPU-only assumptions of torch's FSDP1, lifted for this CPU platform.
+class CpuDeviceId(str):
+    """What ``get_device_id()`` returns here: the CPU, in every form verl uses it.
 
-    * verl passes ``device_id=get_device_id()`` (an index, transformer_impl.py:441),
-      which FSDP turns into an accelerator device; with no accelerator it is the CPU.
-    * FSDP1 refuses ``sync_module_states=True`` (verl always sets it) for CPU
-      parameters, a guard written for NCCL; gloo broadcasts CPU tensors.
+    verl uses the current device id three ways: ``tensor.to(device_id)`` and
+    FSDP's ``device_id=`` (an int there means an accelerator), and
+    ``f"{get_device_name()}:{device_id}"`` (fsdp_utils.py:229). As text it is
+    ``"cpu"``; formatted into a string it is the index ``0``.
     """
+
+    def __format__(self, spec: str) -> str:
+        return "0"
+
+
+def _allow_cpu_sync_module_states() -> None:
+    """torch's FSDP1 refuses ``sync_module_states=True`` (verl always sets it,
+    transformer_impl.py:444) for CPU parameters, a guard written for NCCL; gloo
+    broadcasts CPU tensors, so the guard is lifted here."""
     from torch.distributed.fsdp import _init_utils
-    from torch.distributed.fsdp import fully_sharded_data_parallel as fsdp_mod
 
-    def as_cpu(device_id: Any) -> Any:
-        return torch.device("cpu") if isinstance(device_id, int) else device_id
-
-    init_handle = _init_utils._init_device_handle
-    from_id = _init_utils._get_device_from_device_id
-
-    def _init_device_handle(state: Any, module: Any, ignored: Any, device_id: Any) -> Any:
-        return init_handle(state, module, ignored, as_cpu(device_id))
-
-    def _get_device_from_device_id(device_id: Any, rank: int, handle: Any) -> Any:
-        return from_id(as_cpu(device_id), rank, handle)
-
-    fsdp_mod._init_device_handle = _init_device_handle  # type: ignore[attr-defined]
-    _init_utils._init_device_handle = _init_device_handle
-    _init_utils._get_device_from_device_id = _get_device_from_device_id
     _init_utils._check_module_states_for_sync_module_states = lambda module_states: None
 
 
 if not torch.cuda.is_available():
-    _fsdp1_on_cpu()
+    _allow_cpu_sync_module_states()
 
 
 @PlatformRegistry.register(platform="cpu")
@@ -79,8 +72,8 @@ class PlatformCPU(PlatformBase):  # type: ignore[misc]
     def is_available(self) -> bool:
         return True
 
-    def current_device(self) -> int:
-        return 0
+    def current_device(self) -> Any:
+        return CpuDeviceId("cpu")
 
     def device_count(self) -> int:
         return 1
@@ -152,6 +145,8 @@ class _CpuDeviceModule:
             return lambda *a, **k: 0
         if name == "mem_get_info":
             return lambda *a, **k: (0, 0)
+        if name == "get_device_name":
+            return lambda *a, **k: "CPU"
         if name == "is_available":
             return lambda: True
         if name == "current_device":
