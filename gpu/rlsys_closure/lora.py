@@ -18,6 +18,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+__all__ = ["ADAPTER_WEIGHTS", "adapter_l2_distance", "adapter_sha256", "create_initial_adapter",
+           "lora_tensors_sha256", "normalize_lora_name", "save_lora_tensors"]
+
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 _WRAPPERS = ("_fsdp_wrapped_module.", "_checkpoint_wrapped_module.", "_orig_mod.", "module.")
 
@@ -83,6 +86,29 @@ def adapter_sha256(adapter_dir: Path) -> str:
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist")
     return lora_tensors_sha256(load_file(str(path)).items())
+
+
+def adapter_l2_distance(dir_a: Path, dir_b: Path) -> float:
+    """L2 norm of the difference of two adapters' LoRA tensors (float64).
+
+    A diagnostic for two updates that should be identical: 0.0 when they are;
+    an ulp-sized value points at nondeterministic kernels, a large one at
+    different data or settings. Raises ValueError if the tensor sets differ.
+    """
+    import torch
+    from safetensors.torch import load_file
+
+    a = {normalize_lora_name(k): v for k, v in load_file(str(dir_a / ADAPTER_WEIGHTS)).items()}
+    b = {normalize_lora_name(k): v for k, v in load_file(str(dir_b / ADAPTER_WEIGHTS)).items()}
+    if a.keys() != b.keys():
+        raise ValueError("the two adapters hold different LoRA tensors")
+    total = 0.0
+    for key in a:
+        if a[key].shape != b[key].shape:
+            raise ValueError(f"{key}: shapes {tuple(a[key].shape)} and {tuple(b[key].shape)}")
+        diff = a[key].to(torch.float64) - b[key].to(torch.float64)
+        total += float((diff * diff).sum())
+    return float(total ** 0.5)
 
 
 def create_initial_adapter(

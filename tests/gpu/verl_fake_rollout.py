@@ -25,10 +25,9 @@ import hashlib
 from typing import Any
 
 import ray
+from rlsys_closure.lora import lora_tensors_sha256
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutMode, RolloutReplica, TokenOutput
-
-from rlsys_closure.lora import lora_tensors_sha256
 
 __all__ = ["FakeReplica", "FakeServer", "FakeServerAdapter", "install", "server_name"]
 
