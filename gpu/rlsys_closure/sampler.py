@@ -104,7 +104,7 @@ def cuda_device_index(nvml: Any = None, visible: str | None = None) -> int:
     if first.startswith("GPU-") and nvml is not None:
         for index in range(int(nvml.nvmlDeviceGetCount())):
             uuid = _as_text(nvml.nvmlDeviceGetUUID(nvml.nvmlDeviceGetHandleByIndex(index)))
-            if uuid == first or first.startswith(uuid) or uuid.startswith(first):
+            if uuid.startswith(first):  # CUDA accepts a unique prefix of the UUID
                 return index
         raise DeviceSelectionError(f"CUDA_VISIBLE_DEVICES={raw!r}: no GPU with UUID {first}")
     raise DeviceSelectionError(
