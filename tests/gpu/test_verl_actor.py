@@ -20,6 +20,7 @@ import ast
 import asyncio
 import functools
 import inspect
+import json
 import os
 import sys
 import textwrap
@@ -216,3 +217,96 @@ def test_runtime_env_does_not_query_the_device(monkeypatch: pytest.MonkeyPatch,
     env = driver.runtime_env_without_cuda(cfg)
     assert "env_vars" in env
     assert vdev.get_device_capability is boom  # restored after the import
+
+
+# -- the runner's group driver, every phase, with Ray and verl's managers -----------------
+class CpuGroupDriver(driver.GroupDriver):
+    """The runner's GroupDriver with only the device and the engine replaced."""
+
+    def resource_pool(self) -> Any:
+        from verl.single_controller.ray import RayResourcePool
+
+        return RayResourcePool(process_on_nodes=[1], use_gpu=False, max_colocate_count=1,
+                               name_prefix=f"closure_cpu_{self.spec['group']}")
+
+    def worker_class(self) -> type:
+        return fake.FakeRolloutWorker
+
+    def server_manager(self, cfg: Any, wg: Any) -> Any:
+        fake.install()  # the replica class, in this (the driver's) process
+        return super().server_manager(cfg, wg)
+
+    def ray_init(self, cfg: Any) -> None:
+        import ray
+
+        env = driver.runtime_env_without_cuda(cfg)
+        env.setdefault("env_vars", {}).update({
+            k: os.environ[k] for k in ("VERL_USE_EXTERNAL_MODULES", "VERL_PLATFORM",
+                                       "VERL_ENGINE_DEVICE", "PYTHONPATH") if k in os.environ})
+        ray.init(num_cpus=4, include_dashboard=False, runtime_env=env)
+
+
+def _in_process_group(spec_path: Path, record_path: Path, log: Path, timeout: float) -> int:
+    spec = json.loads(spec_path.read_text())
+    record = driver.GroupRecord(record_path, spec)
+    try:
+        CpuGroupDriver(spec, record, nvml=None).run()
+    except Exception:
+        return 5
+    return 0
+
+
+def test_the_runner_on_cpu_writes_a_result_that_validates_and_grades(
+        model_dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rlsys closure run's whole path, both groups, each through every phase with Ray,
+    verl's worker group, LLMServerManager and CheckpointEngineManager; only the device
+    and the vLLM server are stand-ins."""
+    from rlsys_closure import preflight as pf
+    from rlsys_closure import runner
+
+    from pytest_rlsys.resultfile.loading import load_result_file
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(Path(__file__).parent), str(Path(driver.__file__).parent.parent),
+         os.environ.get("PYTHONPATH", "")]))
+    checks = [pf.CheckResult("python", "pass", "3.11", {"version": "3.11"}),
+              pf.CheckResult("attention", "warn", "sdpa", {}),
+              pf.CheckResult("model_cache", "pass", "model", {"path": str(model_dirs["model"])})]
+    steps = runner.Steps(preflight=lambda o: checks, run_group=_in_process_group,
+                         gpu_used_mb=lambda: None)
+    opts = runner.RunOptions(run_label="cpu_dry_pair", output=tmp_path / "cpu_dry_pair.json",
+                             model_path=model_dirs["model"], n_prompts=4, max_new_tokens=4,
+                             sample_interval_s=0.5, seed=3)
+    assert runner.run(opts, steps, sys.stdout) == pf.EXIT_OK
+    loaded = load_result_file(opts.output)
+    assert loaded.ok, loaded.errors
+    doc = loaded.doc
+    assert doc is not None and doc["status"] == "completed"
+    assert {n: c["passed"] for n, c in doc["system_decision"]["checks"].items()} == {
+        n: True for n in doc["system_decision"]["checks"]}
+
+    rel = json.loads((opts.work_dir / "release.record.json").read_text())
+    ret = json.loads((opts.work_dir / "retain.record.json").read_text())
+    phases = [e["phase"] for e in rel["events"] if e["kind"] == "start"]
+    assert phases == ["initial_sync", "rollout_before_update", "engine_sleep",
+                      "score_before_update", "update", "sync", "resume_weights",
+                      "weight_transfer", "resume_kv_cache", "rollout_after_update",
+                      "score_after_update"]
+    for rec in (rel, ret):
+        assert rec["streamed_lora"]["initial_sync"]["sha256"] == rec["initial_lora_sha256"]
+        assert rec["streamed_lora"]["sync"]["sha256"] == rec["updated_lora_sha256"]
+        assert rec["rollout_after_update_global_steps"] == [1]
+    assert [c["tags"] for c in rel["resume_calls"]] == [["weights"], ["kv_cache"]] * 2
+    assert ret["resume_calls"] == []
+    # full_determinism in both groups: the two updates are the same bytes.
+    assert rel["updated_lora_sha256"] == ret["updated_lora_sha256"]
+    for group, rec in (("release", rel), ("retain", ret)):
+        art = opts.artefacts_dir / group
+        assert adapter_sha256(art / "adapters" / "initial") == rec["initial_lora_sha256"]
+        assert adapter_sha256(art / "adapters" / "updated") == rec["updated_lora_sha256"]
+        lines = [json.loads(x) for x in (art / "samples.jsonl").read_text().splitlines()]
+        assert lines == doc["groups"][group]["resource_samples"]
+
+    from pytest_rlsys.cli import main as rlsys_main
+
+    assert rlsys_main(["result", str(opts.output)]) == 0

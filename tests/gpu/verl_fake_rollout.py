@@ -26,10 +26,12 @@ from typing import Any
 
 import ray
 from rlsys_closure.lora import lora_tensors_sha256
+from verl.single_controller.base.decorator import Dispatch, register
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutMode, RolloutReplica, TokenOutput
 
-__all__ = ["FakeReplica", "FakeServer", "FakeServerAdapter", "install", "server_name"]
+__all__ = ["FakeReplica", "FakeRolloutWorker", "FakeServer", "FakeServerAdapter", "install",
+           "server_name"]
 
 ADAPTER_FQN = "verl_fake_rollout.FakeServerAdapter"
 
@@ -167,3 +169,27 @@ def install() -> None:
 
 def run_sync(coro: Any) -> Any:
     return asyncio.run(coro)
+
+
+def _worker_base() -> type:
+    from rlsys_closure.verl_worker import ClosureActorRolloutRefWorker
+
+    return ClosureActorRolloutRefWorker
+
+
+class FakeRolloutWorker(_worker_base()):  # type: ignore[misc]
+    """The runner's worker, in a Ray worker process of the CPU env.
+
+    Before verl's init_model: the fake rollout is registered in this process,
+    and a gloo process group is made from the env verl's worker group set
+    (verl would ask for "cpu:gloo,cpu:gloo", which torch refuses).
+    """
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
+    def init_model(self) -> Any:
+        import torch.distributed as dist
+
+        install()
+        if not dist.is_initialized():
+            dist.init_process_group("gloo")
+        return super().init_model()
