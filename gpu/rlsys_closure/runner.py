@@ -99,8 +99,12 @@ def make_adapter(settings: RunSettings, out_dir: Path) -> str:
 
 
 def run_group_process(spec_path: Path, record_path: Path, log_path: Path,
-                      timeout_s: float) -> int:
-    """One group in a fresh interpreter; its output goes to the group's log."""
+                      timeout_s: float, module: str = "rlsys_closure.driver") -> int:
+    """One group in a fresh interpreter; its output goes to the group's log.
+
+    ``module`` is the driver's entry point (a CPU test passes its own, which
+    runs the same driver with the device and engine replaced).
+    """
     env = dict(os.environ)
     # The child must import this package the same way we did.
     pkg_root = str(Path(__file__).resolve().parent.parent)
@@ -108,7 +112,7 @@ def run_group_process(spec_path: Path, record_path: Path, log_path: Path,
     with open(log_path, "a", encoding="utf-8") as log:
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "rlsys_closure.driver", str(spec_path), str(record_path)],
+                [sys.executable, "-m", module, str(spec_path), str(record_path)],
                 stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout_s, check=False,
             )
         except subprocess.TimeoutExpired:

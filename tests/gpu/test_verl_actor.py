@@ -219,43 +219,7 @@ def test_runtime_env_does_not_query_the_device(monkeypatch: pytest.MonkeyPatch,
     assert vdev.get_device_capability is boom  # restored after the import
 
 
-# -- the runner's group driver, every phase, with Ray and verl's managers -----------------
-class CpuGroupDriver(driver.GroupDriver):
-    """The runner's GroupDriver with only the device and the engine replaced."""
-
-    def resource_pool(self) -> Any:
-        from verl.single_controller.ray import RayResourcePool
-
-        return RayResourcePool(process_on_nodes=[1], use_gpu=False, max_colocate_count=1,
-                               name_prefix=f"closure_cpu_{self.spec['group']}")
-
-    def worker_class(self) -> type:
-        return fake.FakeRolloutWorker
-
-    def server_manager(self, cfg: Any, wg: Any) -> Any:
-        fake.install()  # the replica class, in this (the driver's) process
-        return super().server_manager(cfg, wg)
-
-    def ray_init(self, cfg: Any) -> None:
-        import ray
-
-        env = driver.runtime_env_without_cuda(cfg)
-        env.setdefault("env_vars", {}).update({
-            k: os.environ[k] for k in ("VERL_USE_EXTERNAL_MODULES", "VERL_PLATFORM",
-                                       "VERL_ENGINE_DEVICE", "PYTHONPATH") if k in os.environ})
-        ray.init(num_cpus=4, include_dashboard=False, runtime_env=env)
-
-
-def _in_process_group(spec_path: Path, record_path: Path, log: Path, timeout: float) -> int:
-    spec = json.loads(spec_path.read_text())
-    record = driver.GroupRecord(record_path, spec)
-    try:
-        CpuGroupDriver(spec, record, nvml=None).run()
-    except Exception:
-        return 5
-    return 0
-
-
+# -- the runner's whole path: each group in its own process, every phase -------------------
 def test_the_runner_on_cpu_writes_a_result_that_validates_and_grades(
         model_dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """rlsys closure run's whole path, both groups, each through every phase with Ray,
@@ -272,12 +236,18 @@ def test_the_runner_on_cpu_writes_a_result_that_validates_and_grades(
     checks = [pf.CheckResult("python", "pass", "3.11", {"version": "3.11"}),
               pf.CheckResult("attention", "warn", "sdpa", {}),
               pf.CheckResult("model_cache", "pass", "model", {"path": str(model_dirs["model"])})]
-    steps = runner.Steps(preflight=lambda o: checks, run_group=_in_process_group,
-                         gpu_used_mb=lambda: None)
+    steps = runner.Steps(
+        preflight=lambda o: checks, gpu_used_mb=lambda: None,
+        run_group=functools.partial(runner.run_group_process, module="verl_cpu_driver"))
     opts = runner.RunOptions(run_label="cpu_dry_pair", output=tmp_path / "cpu_dry_pair.json",
                              model_path=model_dirs["model"], n_prompts=4, max_new_tokens=4,
                              sample_interval_s=0.5, seed=3)
-    assert runner.run(opts, steps, sys.stdout) == pf.EXIT_OK
+    rc = runner.run(opts, steps, sys.stdout)
+    for group in ("release", "retain"):
+        log = opts.log_path(group)
+        if rc != pf.EXIT_OK and log.is_file():
+            print(log.read_text()[-6000:])
+    assert rc == pf.EXIT_OK
     loaded = load_result_file(opts.output)
     assert loaded.ok, loaded.errors
     doc = loaded.doc
