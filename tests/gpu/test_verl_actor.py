@@ -225,14 +225,32 @@ def test_the_runner_on_cpu_writes_a_result_that_validates_and_grades(
     """rlsys closure run's whole path, both groups, each through every phase with Ray,
     verl's worker group, LLMServerManager and CheckpointEngineManager; only the device
     and the vLLM server are stand-ins."""
+    import ray
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(Path(__file__).parent), str(Path(driver.__file__).parent.parent),
+         os.environ.get("PYTHONPATH", "")]))
+    for attempt in range(3):  # Ray waits a fixed 30 s for its raylet; CI boxes can be slower
+        try:
+            ray.init(num_cpus=4, include_dashboard=False)
+            break
+        except Exception:
+            ray.shutdown()
+            if attempt == 2:
+                raise
+    monkeypatch.setenv("RAY_ADDRESS", ray.get_runtime_context().gcs_address)
+    try:
+        _run_pair(model_dirs, tmp_path)
+    finally:
+        ray.shutdown()
+
+
+def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
     from rlsys_closure import preflight as pf
     from rlsys_closure import runner
 
     from pytest_rlsys.resultfile.loading import load_result_file
 
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(Path(__file__).parent), str(Path(driver.__file__).parent.parent),
-         os.environ.get("PYTHONPATH", "")]))
     checks = [pf.CheckResult("python", "pass", "3.11", {"version": "3.11"}),
               pf.CheckResult("attention", "warn", "sdpa", {}),
               pf.CheckResult("model_cache", "pass", "model", {"path": str(model_dirs["model"])})]

@@ -15,14 +15,49 @@ from typing import Any
 import verl_fake_rollout as fake
 from rlsys_closure import driver
 
-__all__ = ["CpuGroupDriver", "main"]
+__all__ = ["CpuGroupDriver", "CpuNvml", "main"]
+
+
+class _Memory:
+    def __init__(self, used: int, total: int) -> None:
+        self.used, self.total = used, total
+
+
+class CpuNvml:
+    """NVML for the CPU platform: the device is the host, so "device memory" is the
+    host's memory in use (psutil). The sampler and the result file see a real,
+    moving series; nothing here pretends to be a GPU reading."""
+
+    def nvmlInit(self) -> None:
+        return None
+
+    def nvmlShutdown(self) -> None:
+        return None
+
+    def nvmlDeviceGetCount(self) -> int:
+        return 1
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> Any:
+        return ("cpu", index)
+
+    def nvmlDeviceGetUUID(self, handle: Any) -> str:
+        return "CPU-0"
+
+    def nvmlDeviceGetMemoryInfo(self, handle: Any) -> _Memory:
+        import psutil
+
+        vm = psutil.virtual_memory()
+        return _Memory(int(vm.total - vm.available), int(vm.total))
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: Any) -> list[Any]:
+        return []
 
 
 class CpuGroupDriver(driver.GroupDriver):
     """The runner's GroupDriver with only the device and the engine replaced."""
 
     def __init__(self, spec: dict[str, Any], record: driver.GroupRecord) -> None:
-        super().__init__(spec, record, nvml=None)  # no NVML on a CPU box
+        super().__init__(spec, record, nvml=CpuNvml())
 
     def resource_pool(self) -> Any:
         from verl.single_controller.ray import RayResourcePool
@@ -38,25 +73,19 @@ class CpuGroupDriver(driver.GroupDriver):
         return super().server_manager(cfg, wg)
 
     def ray_init(self, cfg: Any) -> None:
+        """Join the Ray cluster the test started (RAY_ADDRESS), as a new job.
+
+        Each group is still its own process and its own Ray job (its actors go
+        when it disconnects); only the cluster is shared, because starting one
+        per group takes longer than Ray's fixed 30 s raylet wait on a loaded CI box.
+        """
         import ray
 
-        # No metrics agent: on a loaded CI box the raylet gives up waiting for
-        # the agent's port file (a Ray check failure), and nothing here reads metrics.
-        os.environ.setdefault("RAY_enable_metrics_collection", "0")
         env = driver.runtime_env_without_cuda(cfg)
         env.setdefault("env_vars", {}).update({
             k: os.environ[k] for k in ("VERL_USE_EXTERNAL_MODULES", "VERL_PLATFORM",
                                        "VERL_ENGINE_DEVICE", "PYTHONPATH") if k in os.environ})
-        # Ray waits a fixed 30 s for its raylet; on a loaded CI box that is not
-        # always enough, and a second attempt is cheap next to a failed run.
-        for attempt in range(3):
-            try:
-                ray.init(num_cpus=4, include_dashboard=False, runtime_env=env)
-                return
-            except Exception as exc:
-                if "timed out during startup" not in str(exc) or attempt == 2:
-                    raise
-                ray.shutdown()
+        ray.init(address=os.environ["RAY_ADDRESS"], runtime_env=env)
 
 
 def main() -> int:
