@@ -110,17 +110,22 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
         with st["lock"]:
             st["events"].append(ev)
 
+    def _closure_nvml(self) -> Any:
+        """The NVML the actor-side boundary samples read (a CPU test substitutes one)."""
+        import pynvml
+
+        return pynvml
+
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
     def closure_install_probes(self, device_index: int = 0) -> bool:
         st = self._closure_state()
         if st["installed"]:
             return True
         try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            st["nvml"] = pynvml
-            st["handle"] = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+            nvml = self._closure_nvml()
+            nvml.nvmlInit()
+            st["nvml"] = nvml
+            st["handle"] = nvml.nvmlDeviceGetHandleByIndex(device_index)
         except Exception:
             st["nvml"] = None  # events still recorded; boundary samples come from the driver
         rollout = self.rollout

@@ -185,6 +185,11 @@ class FakeRolloutWorker(_worker_base()):  # type: ignore[misc]
     (verl would ask for "cpu:gloo,cpu:gloo", which torch refuses).
     """
 
+    def _closure_nvml(self) -> Any:
+        from verl_cpu_platform import CpuNvml
+
+        return CpuNvml()
+
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
     def init_model(self) -> Any:
         import torch.distributed as dist
