@@ -21,6 +21,9 @@ from typing import Any
 
 from pytest_rlsys.resultfile import checks as cc
 
+__all__ = ["GROUP_FLAGS", "RUNNER_VERSION", "SCHEMA_VERSION", "ResultExistsError", "assemble",
+           "assemble_group", "environment_from", "result_sample", "utc_now", "write_result"]
+
 SCHEMA_VERSION = "pt-verl-closure/1"
 RUNNER_VERSION = "rlsys_closure 0.1.0"
 GROUP_FLAGS: dict[str, bool] = {"release": True, "retain": False}
@@ -56,7 +59,7 @@ def _resume_call(c: Mapping[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def _sample(s: Mapping[str, Any]) -> dict[str, Any] | None:
+def result_sample(s: Mapping[str, Any]) -> dict[str, Any] | None:
     # The schema's samples are whole-GPU readings: one without a GPU number is
     # not evidence of anything the checks look at.
     if not isinstance(s.get("gpu_used_mb"), (int, float)):
@@ -97,6 +100,27 @@ def _init(steps: list[Mapping[str, Any]]) -> dict[str, Any]:
     return {"start_s": min(starts), "end_s": max(ends), "steps": clean}
 
 
+def _initial_hash_nullable() -> bool:
+    from pytest_rlsys.resultfile.schemas import schema
+
+    group = schema("pt-verl-closure.v1.json")["$defs"]["group"]["properties"]
+    return "null" in json.dumps(group.get("initial_lora_sha256", {}))
+
+
+INITIAL_HASH_NULLABLE = _initial_hash_nullable()
+
+
+def _annotate(events: list[dict[str, Any]], phase: str, kind: str, key: str,
+              value: Any) -> None:
+    """Add a diagnostic to the detail of a phase's edge (when both exist)."""
+    if value is None:
+        return
+    for ev in events:
+        if ev["phase"] == phase and ev["kind"] == kind:
+            ev.setdefault("detail", {})[key] = _plain(value)
+            return
+
+
 def assemble_group(raw: Mapping[str, Any], fallback_config: Mapping[str, Any],
                    fallback_lora: str, rollout_source_sha256: str,
                    group: str) -> dict[str, Any]:
@@ -105,7 +129,7 @@ def assemble_group(raw: Mapping[str, Any], fallback_config: Mapping[str, Any],
     events = [e for e in (_event(x) for x in raw.get("events", [])) if e is not None]
     events.sort(key=lambda e: e["t_s"])
     calls = [c for c in (_resume_call(x) for x in raw.get("resume_calls", [])) if c is not None]
-    samples = [s for s in (_sample(x) for x in raw.get("samples", [])) if s is not None]
+    samples = [s for s in (result_sample(x) for x in raw.get("samples", [])) if s is not None]
     samples.sort(key=lambda s: s["t_s"])
     memory = {
         phase: (pair[0], pair[1])
@@ -114,7 +138,16 @@ def assemble_group(raw: Mapping[str, Any], fallback_config: Mapping[str, Any],
     }
     phases = cc.summarize_phases(events, samples, memory)
     peak, peak_phase = cc.whole_run_peak(samples, phases)
-    initial = raw.get("initial_lora_sha256") or fallback_lora
+    _annotate(events, "initial_sync", "start", "gpu_memory_at_start",
+              raw.get("gpu_memory_at_start"))
+    _annotate(events, "update", "end", "updated_lora_l2_between_groups",
+              raw.get("updated_lora_l2_between_groups"))
+    # Only a hash the actor itself reported; a group that never read it does
+    # not claim one (the schema of this version insists on a digest: then the
+    # adapter the group was given, and the failure block says it never ran).
+    initial = raw.get("initial_lora_sha256")
+    if not isinstance(initial, str) and not INITIAL_HASH_NULLABLE:
+        initial = fallback_lora
     return {
         "free_cache_engine": GROUP_FLAGS[group],
         "config": _plain(config),

@@ -7,7 +7,6 @@ diffs the two results key by key and is run on the CPU before any GPU work.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import math
@@ -17,7 +16,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-FLAG_KEY = "actor_rollout_ref.rollout.free_cache_engine"
+from pytest_rlsys.resultfile.checks import FREE_CACHE_ENGINE_PATH, config_diff, config_sha256
+
+# One copy of each rule: the grader's flag path, config hash and diff are the
+# runner's, so the runner never pairs or hashes a config differently.
+FLAG_KEY = FREE_CACHE_ENGINE_PATH
+__all__ = [
+    "FLAG_KEY", "GROUPS", "RunSettings", "check_paired", "compose_pair", "compose_verl_config",
+    "config_diff", "config_sha256", "group_overrides", "nested_from_overrides", "optional_module",
+    "overrides_to_dict", "pair_overrides", "resolved_dict", "settings_from_json",
+    "verl_config_dir",
+]
 GROUPS: dict[str, bool] = {"release": True, "retain": False}
 
 
@@ -85,6 +94,10 @@ def group_overrides(settings: RunSettings, free_cache_engine: bool) -> list[str]
         ("actor_rollout_ref.actor.optim.lr", s.lr),
         ("actor_rollout_ref.actor.optim.total_training_steps", 1),
         ("actor_rollout_ref.actor.use_torch_compile", False),
+        # Deterministic kernels in both groups (verl's enable_full_determinism,
+        # workers/engine/utils.py:31-63): the update runs under bf16 autocast,
+        # and without it the two updated adapters may differ by an ulp.
+        ("actor_rollout_ref.actor.fsdp_config.full_determinism", True),
         ("data.train_batch_size", s.n_prompts),
         ("data.max_prompt_length", s.max_prompt_length),
         ("data.max_response_length", s.max_response_length),
@@ -148,43 +161,13 @@ def nested_from_overrides(overrides: Sequence[str]) -> dict[str, Any]:
     return root
 
 
-def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested mappings to dotted keys; lists stay values."""
-    out: dict[str, Any] = {}
-    for k, v in tree.items():
-        key = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, Mapping) and v:
-            out.update(flatten(v, key))
-        else:
-            out[key] = v
-    return out
-
-
-_MISSING = object()
-
-
-def diff_keys(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    """Dotted keys whose values differ (or exist on one side only)."""
-    fa, fb = flatten(a), flatten(b)
-    return sorted(k for k in set(fa) | set(fb) if fa.get(k, _MISSING) != fb.get(k, _MISSING))
-
-
 def check_paired(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     """Problems with a pair of configs; empty when they differ only in the flag."""
-    diff = diff_keys(a, b)
+    diff = config_diff(a, b)
     problems = [f"{k} differs" for k in diff if k != FLAG_KEY]
     if FLAG_KEY not in diff:
         problems.append(f"{FLAG_KEY} does not differ")
     return problems
-
-
-def canonical_json(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode()
-
-
-def config_sha256(config: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(config)).hexdigest()
 
 
 def optional_module(name: str) -> Any:

@@ -19,7 +19,9 @@ module must import on a CPU box for the CLI and the tests.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
+import math
 import os
 import sys
 import time
@@ -30,13 +32,29 @@ from typing import Any
 
 from rlsys_closure.config import optional_module
 from rlsys_closure.events import EventRecorder
-from rlsys_closure.sampler import MemorySampler, cuda_device_index, host_used_mb, load_nvml
+from rlsys_closure.sampler import MIB, MemorySampler, cuda_device_index, host_used_mb, load_nvml
 from rlsys_closure.workload import score, sft_batch, verl_sft_tensordict
+
+
+def json_safe(value: Any) -> Any:
+    """A copy JSON can hold: non-finite floats become None (a skipped step's
+    grad_norm is NaN), other odd values their text."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    # Made safe first: a record that cannot be written would lose the failure it holds.
+    tmp.write_text(json.dumps(json_safe(data), indent=1, allow_nan=False) + "\n",
+                   encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -73,6 +91,9 @@ class GroupRecord:
         write_json_atomic(self.path, self.data)
 
 
+_UNSET: Any = object()
+
+
 def _first(result: Any) -> Any:
     # ONE_TO_ALL methods return one value per worker; there is one worker.
     return result[0] if isinstance(result, list) and result else result
@@ -91,14 +112,44 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
+def runtime_env_without_cuda(cfg: Any) -> dict[str, Any]:
+    """verl's PPO Ray runtime env, computed without touching the GPU.
+
+    Importing ``verl.trainer.constants_ppo`` calls ``get_device_capability()``
+    at import time (verl 0.9.1 ``trainer/constants_ppo.py:26``), which creates
+    a CUDA context in the driver: hundreds of MiB on the GPU for the whole run,
+    in both groups' samples. The capability only selects settings for Megatron
+    on Hopper/Ampere and for GB200 NVLS, neither of which this run uses, so the
+    import sees "no capability" instead.
+    """
+    import verl.utils.device as vdev
+
+    real = vdev.get_device_capability
+    vdev.get_device_capability = lambda device_id=0: (None, None)
+    try:
+        constants = importlib.import_module("verl.trainer.constants_ppo")
+    finally:
+        vdev.get_device_capability = real
+    env: dict[str, Any] = constants.get_ppo_ray_runtime_env(cfg)
+    return env
+
+
 class GroupDriver:
-    def __init__(self, spec: dict[str, Any], record: GroupRecord) -> None:
+    """One group: verl's worker, rollout servers and checkpoint manager, then one cycle.
+
+    The steps that touch a device are methods (:meth:`resource_pool`,
+    :meth:`worker_class`, :meth:`server_manager`) so a CPU test can subclass
+    the driver and replace only the rollout engine and the GPU resource.
+    """
+
+    def __init__(self, spec: dict[str, Any], record: GroupRecord, nvml: Any = _UNSET) -> None:
         self.spec = spec
         self.record = record
-        self.nvml: Any = load_nvml()
+        self.nvml: Any = load_nvml() if nvml is _UNSET else nvml
+        self.device_index = cuda_device_index(self.nvml)
         self.sampler = MemorySampler(
             self.nvml,
-            device_index=cuda_device_index(),
+            device_index=self.device_index,
             interval_s=float(spec["sample_interval_s"]),
             host_probe=host_used_mb,
             boundary_samples=bool(spec["boundary_samples"]),
@@ -107,6 +158,31 @@ class GroupDriver:
         self.wg: Any = None  # actor/rollout worker group, once spawned
         self.recorder.add_hook(self._actor_memory_hook)
         self.current_phase: str | None = None
+        self.drain_errors: list[str] = []
+        root = spec.get("artefacts_dir")
+        self.artefacts: Path | None = Path(root) / spec["group"] if root else None
+
+    # -- device-facing steps (overridden by the CPU test) -----------------------
+    def resource_pool(self) -> Any:
+        from verl.single_controller.ray import RayResourcePool
+
+        return RayResourcePool(process_on_nodes=[1], use_gpu=True, max_colocate_count=3,
+                               name_prefix=f"closure_{self.spec['group']}")
+
+    def worker_class(self) -> type:
+        from rlsys_closure.verl_worker import ClosureActorRolloutRefWorker
+
+        return ClosureActorRolloutRefWorker
+
+    def server_manager(self, cfg: Any, wg: Any) -> Any:
+        from verl.workers.rollout.llm_server import LLMServerManager
+
+        # create() is auto-awaited: called from sync code it runs to completion.
+        return LLMServerManager.create(config=cfg, worker_group=wg)
+
+    def ray_init(self, cfg: Any) -> None:
+        ray = optional_module("ray")
+        ray.init(runtime_env=runtime_env_without_cuda(cfg), include_dashboard=False)
 
     # -- evidence ---------------------------------------------------------------
     def _actor_memory_hook(self, phase: str, edge: str) -> None:
@@ -130,18 +206,22 @@ class GroupDriver:
                 d["samples"].extend(drained.get("samples", []))
                 d["actor_memory"].update(drained.get("actor_memory", {}))
             except Exception as exc:
-                d["sampler_errors"].append(f"drain: {type(exc).__name__}: {exc}")
+                self.drain_errors.append(f"drain: {type(exc).__name__}: {exc}")
         d["events"].extend(e.as_dict() for e in self.recorder.events)
         self.recorder.events.clear()
         d["events"].sort(key=lambda e: e["t_s"])
         d["init_steps"] = _init_steps(self.recorder.init_events)
         d["samples"] = _merge_samples(d["samples"], [s.as_dict() for s in self.sampler.snapshot()])
-        d["sampler_errors"] = list(self.sampler.errors)
+        # Both sources, in order: a drain error never hides the sampler's own.
+        d["sampler_errors"] = [*self.sampler.errors, *self.drain_errors]
         self.record.flush()
 
     def phase(self, name: str) -> Any:
         self.current_phase = name
         return self.recorder.phase(name)
+
+    def _adapter_dir(self, label: str) -> str | None:
+        return str(self.artefacts / "adapters" / label) if self.artefacts else None
 
     # -- the run ----------------------------------------------------------------
     def run(self) -> None:
@@ -160,6 +240,8 @@ class GroupDriver:
             raise
         finally:
             self.sampler.stop()
+            self.record.data["driver_gpu_processes"] = _gpu_processes(self.nvml,
+                                                                      self.device_index)
             self._collect()
             self._shutdown()
 
@@ -173,54 +255,44 @@ class GroupDriver:
 
     def _run(self) -> None:
         from verl.checkpoint_engine import CheckpointEngineManager
-        from verl.single_controller.ray import (
-            RayClassWithInitArgs,
-            RayResourcePool,
-            RayWorkerGroup,
-        )
+        from verl.single_controller.ray import RayClassWithInitArgs, RayWorkerGroup
         from verl.single_controller.ray.base import create_colocated_worker_cls
-        from verl.workers.rollout.llm_server import LLMServerManager
 
         from rlsys_closure.config import compose_verl_config, resolved_dict
-        from rlsys_closure.verl_worker import ClosureActorRolloutRefWorker
 
         ray = optional_module("ray")
         spec, d, rec = self.spec, self.record.data, self.recorder
-        d["environment"] = {"versions": _versions(), "python": sys.version.split()[0]}
+        d["environment"] = {"versions": _versions(), "python": sys.version.split()[0],
+                            "driver_pid": os.getpid()}
         cfg = compose_verl_config(spec["overrides"])
         d["config"] = resolved_dict(cfg)
         self.record.flush()
 
+        self.current_phase = "init"
         with rec.phase("init_ray"):
-            try:
-                from verl.trainer.constants_ppo import get_ppo_ray_runtime_env
-
-                runtime_env = get_ppo_ray_runtime_env(cfg)
-            except TypeError:
-                runtime_env = get_ppo_ray_runtime_env()
-            ray.init(runtime_env=runtime_env, include_dashboard=False)
+            self.ray_init(cfg)
         with rec.phase("init_actor"):
-            pool = RayResourcePool(process_on_nodes=[1], use_gpu=True, max_colocate_count=3,
-                                   name_prefix=f"closure_{spec['group']}")
-            cls = RayClassWithInitArgs(cls=ray.remote(ClosureActorRolloutRefWorker),
+            cls = RayClassWithInitArgs(cls=ray.remote(self.worker_class()),
                                        config=cfg.actor_rollout_ref, role="actor_rollout")
             dict_cls = create_colocated_worker_cls(class_dict={"actor_rollout": cls})
-            wg_all = RayWorkerGroup(resource_pool=pool, ray_cls_with_init=dict_cls)
+            wg_all = RayWorkerGroup(resource_pool=self.resource_pool(), ray_cls_with_init=dict_cls)
             wg = wg_all.spawn(prefix_set={"actor_rollout"})["actor_rollout"]
             wg.init_model()
-            wg.closure_install_probes(cuda_device_index())
+            wg.closure_install_probes(self.device_index)
             self.wg = wg
         with rec.phase("init_lora_check"):
-            d["initial_lora_sha256"] = _first(wg.closure_lora_sha256())
-            if d["initial_lora_sha256"] != spec["initial_lora_sha256"]:
+            initial = _first(wg.closure_lora(self._adapter_dir("initial")))
+            d["initial_lora"] = initial
+            d["initial_lora_sha256"] = initial["sha256"]
+            if initial["sha256"] != spec["initial_lora_sha256"]:
                 raise RuntimeError(
-                    f"actor LoRA {d['initial_lora_sha256']} is not the shared initial adapter "
+                    f"actor LoRA {initial['sha256']} is not the shared initial adapter "
                     f"{spec['initial_lora_sha256']}"
                 )
         with rec.phase("init_rollout_server"):
-            servers = LLMServerManager.create(config=cfg, worker_group=wg)
+            servers = self.server_manager(cfg, wg)
         with rec.phase("init_checkpoint_manager"):
-            manager = _checkpoint_manager(CheckpointEngineManager, cfg, wg, servers)
+            manager = checkpoint_manager(CheckpointEngineManager, cfg, wg, servers.get_replicas())
         self.record.flush()
         # verl's trainers put the engine to sleep before the first sync.
         with rec.phase("init_sleep"):
@@ -229,6 +301,7 @@ class GroupDriver:
         wg.closure_set_label("initial_sync")
         with self.phase("initial_sync"):
             manager.update_weights(global_steps=0)
+        self._check_streamed("initial_sync", d["initial_lora_sha256"])
         self._collect()
 
         tokenizer = _tokenizer(spec["model_path"])
@@ -237,8 +310,10 @@ class GroupDriver:
         client = servers.get_client()
 
         with self.phase("rollout_before_update") as info:
-            outs = _generate(client, prompt_ids, source, tag="before")
+            outs, steps = _generate(client, prompt_ids, source, tag="before")
             info["responses"] = len(outs)
+            info["global_steps"] = sorted(set(steps), key=repr)
+        _require_global_steps("rollout_before_update", steps, 0)
         with self.phase("engine_sleep") as info:
             manager.sleep_replicas()
             info["effective"] = bool(spec["free_cache_engine"])
@@ -251,35 +326,88 @@ class GroupDriver:
             info["loss"] = metrics.get("loss")
             d["update"] = metrics
         d["update_completed"] = True
-        d["updated_lora_sha256"] = _first(wg.closure_lora_sha256())
+        self.current_phase = "update"
+        updated = _first(wg.closure_lora(self._adapter_dir("updated")))
+        d["updated_lora"] = updated
+        d["updated_lora_sha256"] = updated["sha256"]
         self._collect()
 
         wg.closure_set_label("sync")
         with self.phase("sync"):
             manager.update_weights(global_steps=1)
         wg.closure_set_label(None)
+        # Hashed after the phase closed, so hashing is not in the sync's time.
+        self._check_streamed("sync", d["updated_lora_sha256"])
         d["sync_completed"] = True
         self._collect()
 
         with self.phase("rollout_after_update") as info:
-            outs = _generate(client, prompt_ids, source, tag="after")
+            outs, steps = _generate(client, prompt_ids, source, tag="after")
             info["responses"] = len(outs)
+            info["global_steps"] = sorted(set(steps), key=repr)
+        d["rollout_after_update_global_steps"] = sorted(set(steps), key=repr)
+        # verl sets global_steps on the server after each sync
+        # (vllm_rollout.py:248-250): 1 proves these rollouts came after it.
+        _require_global_steps("rollout_after_update", steps, 1)
         with self.phase("score_after_update"):
             d["generation"]["after"] = _scored(tokenizer, source, outs)
         self.current_phase = None
 
+    def _check_streamed(self, label: str, expected: str) -> None:
+        """The rollout received exactly the adapter the actor holds."""
+        streamed = _first(self.wg.closure_streamed_lora(label))
+        self.record.data.setdefault("streamed_lora", {})[label] = streamed
+        sha = streamed.get("sha256") if isinstance(streamed, dict) else None
+        # The phase has closed; its end event (not yet collected) carries the hash.
+        for ev in reversed(self.recorder.events):
+            if ev.phase == label and ev.kind == "end":
+                ev.detail["streamed_lora_sha256"] = sha
+                break
+        if sha != expected:
+            self.current_phase = label
+            raise RuntimeError(
+                f"{label}: the rollout received LoRA {sha} but the actor holds {expected}"
+                + ("" if streamed else " (no adapter update was streamed)"))
 
-def _checkpoint_manager(cls: Any, cfg: Any, wg: Any, servers: Any) -> Any:
-    replicas = servers.get_replicas() if hasattr(servers, "get_replicas") else servers.replicas
-    backend = cfg.actor_rollout_ref.rollout.checkpoint_engine.backend
+
+def checkpoint_manager(cls: Any, cfg: Any, wg: Any, replicas: Any) -> Any:
+    """verl's CheckpointEngineManager, built as verl's own trainer builds it.
+
+    verl 0.9.1: ``CheckpointEngineManager(config, actor_wg, replicas)``
+    (``checkpoint_engine/base.py:409-418``; ``trainer/ppo/v1/trainer_base.py:381-388``).
+    No fallback: a signature change must fail here, loudly, before any phase.
+    """
+    from verl.utils.config import omega_conf_to_dataclass
+
+    ce_cfg = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout.checkpoint_engine)
+    if ce_cfg.backend != "naive":
+        raise ValueError(f"checkpoint_engine.backend is {ce_cfg.backend!r}; the colocated "
+                         "closure run needs 'naive' (verl's sync trainer forces it too)")
+    return cls(config=ce_cfg, actor_wg=wg, replicas=list(replicas))
+
+
+def _require_global_steps(phase: str, steps: Sequence[Any], expected: int) -> None:
+    if not steps or any(s != expected for s in steps):
+        seen = sorted(set(map(repr, steps)))
+        raise RuntimeError(f"{phase}: the rollout reported global_steps {seen}, "
+                           f"expected {expected} for every response")
+
+
+def _gpu_processes(nvml: Any, index: int) -> list[dict[str, Any]] | None:
+    """Processes holding memory on the GPU, as NVML lists them (None when unknown)."""
+    if nvml is None:
+        return None
     try:
-        from verl.utils.config import omega_conf_to_dataclass
-
-        ce_cfg = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout.checkpoint_engine)
-        return cls(config=ce_cfg, trainer=wg, replicas=replicas)
-    except TypeError:
-        # Signature used by verl's own agent-loop test helpers.
-        return cls(backend=backend, trainer=wg, replicas=replicas)
+        nvml.nvmlInit()
+        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        procs = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
+        out = [{"pid": int(p.pid), "used_mb": (float(p.usedGpuMemory) / MIB
+                                               if p.usedGpuMemory is not None else None)}
+               for p in procs]
+        nvml.nvmlShutdown()
+        return out
+    except Exception:
+        return None
 
 
 def _tokenizer(model_path: str) -> Any:
@@ -296,18 +424,21 @@ def _chat_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
 
 
 def _generate(client: Any, prompt_ids: Sequence[list[int]], source: dict[str, Any],
-              tag: str) -> list[list[int]]:
-    async def one(i: int, ids: list[int]) -> list[int]:
+              tag: str) -> tuple[list[list[int]], list[Any]]:
+    """Token ids of each response, and the global_steps each was served at."""
+    async def one(i: int, ids: list[int]) -> tuple[list[int], Any]:
         params = dict(source["sampling_params"])
         params["seed"] = source["prompts"][i]["seed"]
         out = await client.generate(request_id=f"{tag}-{i}", prompt_ids=ids,
                                     sampling_params=params)
-        return [int(t) for t in out.token_ids]
+        extra = getattr(out, "extra_fields", None) or {}
+        return [int(t) for t in out.token_ids], extra.get("global_steps")
 
-    async def all_() -> list[list[int]]:
+    async def all_() -> list[tuple[list[int], Any]]:
         return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(prompt_ids))))
 
-    return asyncio.run(all_())
+    pairs = asyncio.run(all_())
+    return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
 def _scored(tokenizer: Any, source: dict[str, Any], outs: list[list[int]]) -> dict[str, Any]:
@@ -327,7 +458,6 @@ def _update(wg: Any, tokenizer: Any, source: dict[str, Any], prompt_ids: list[li
     """One supervised step with verl's own sft_loss, on the frozen references."""
     import functools
 
-    from verl.utils import tensordict_utils as tu
     from verl.workers.utils.losses import sft_loss
 
     eos = tokenizer.eos_token_id
@@ -336,26 +466,19 @@ def _update(wg: Any, tokenizer: Any, source: dict[str, Any], prompt_ids: list[li
     batch = sft_batch(prompt_ids, responses, pad_id=int(tokenizer.pad_token_id or 0))
     b = len(prompt_ids)
     td = verl_sft_tensordict(batch, seed)
+    # What verl's SFT trainer does (trainer/sft_trainer.py:163).
     wg.set_loss_fn(functools.partial(sft_loss, config=None))
     out = _first(wg.update_actor(td))
-    metrics: Any = None
-    # Where update_actor puts its metrics has moved between verl versions.
-    for where in ("item", "tu", "meta_info"):
-        try:
-            if where == "item":
-                metrics = out["metrics"]
-            elif where == "tu":
-                metrics = tu.get(out, "metrics")
-            else:
-                metrics = out.meta_info["metrics"]
-            break
-        except Exception:
-            continue
+    # verl 0.9.1: update_actor returns a TensorDict whose "metrics" is a dict
+    # (workers/engine_workers.py:336; the trainer reads it so, trainer_base.py:1861).
+    metrics = out["metrics"]
     return {"n_sequences": b, "target_tokens": int(sum(len(r) for r in responses)),
-            **_plain_metrics(metrics)}
+            **plain_metrics(metrics)}
 
 
-def _plain_metrics(metrics: Any) -> dict[str, Any]:
+def plain_metrics(metrics: Any) -> dict[str, Any]:
+    """verl's metrics as finite floats; a non-finite value (a skipped step's
+    grad_norm) becomes None rather than breaking the record."""
     if not isinstance(metrics, dict):
         return {}
     out: dict[str, Any] = {}
@@ -363,9 +486,10 @@ def _plain_metrics(metrics: Any) -> dict[str, Any]:
         if isinstance(v, list) and v:
             v = v[-1]
         try:
-            out[str(k)] = float(v)
+            f = float(v)
         except (TypeError, ValueError):
             continue
+        out[str(k)] = f if math.isfinite(f) else None
     return out
 
 

@@ -18,6 +18,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+__all__ = ["ADAPTER_WEIGHTS", "adapter_l2_distance", "adapter_sha256", "create_initial_adapter",
+           "lora_tensors_sha256", "normalize_lora_name", "save_lora_tensors"]
+
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 _WRAPPERS = ("_fsdp_wrapped_module.", "_checkpoint_wrapped_module.", "_orig_mod.", "module.")
 
@@ -60,6 +63,22 @@ def lora_tensors_sha256(named: Iterable[tuple[str, Any]]) -> str:
     return h.hexdigest()
 
 
+def save_lora_tensors(named: Iterable[tuple[str, Any]], out_dir: Path) -> str:
+    """Write LoRA tensors as ``adapter_model.safetensors`` in ``out_dir``; return their hash.
+
+    The names are kept as given (verl sends PEFT's file names), so the file
+    hashes like the tensors: ``adapter_sha256(out_dir)`` equals the return value.
+    """
+    from safetensors.torch import save_file
+
+    tensors = {name: t.detach().to("cpu").contiguous() for name, t in named if "lora_" in name}
+    if not tensors:
+        raise ValueError("no LoRA tensors to save")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_file(tensors, str(out_dir / ADAPTER_WEIGHTS))
+    return lora_tensors_sha256(tensors.items())
+
+
 def adapter_sha256(adapter_dir: Path) -> str:
     from safetensors.torch import load_file
 
@@ -67,6 +86,29 @@ def adapter_sha256(adapter_dir: Path) -> str:
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist")
     return lora_tensors_sha256(load_file(str(path)).items())
+
+
+def adapter_l2_distance(dir_a: Path, dir_b: Path) -> float:
+    """L2 norm of the difference of two adapters' LoRA tensors (float64).
+
+    A diagnostic for two updates that should be identical: 0.0 when they are;
+    an ulp-sized value points at nondeterministic kernels, a large one at
+    different data or settings. Raises ValueError if the tensor sets differ.
+    """
+    import torch
+    from safetensors.torch import load_file
+
+    a = {normalize_lora_name(k): v for k, v in load_file(str(dir_a / ADAPTER_WEIGHTS)).items()}
+    b = {normalize_lora_name(k): v for k, v in load_file(str(dir_b / ADAPTER_WEIGHTS)).items()}
+    if a.keys() != b.keys():
+        raise ValueError("the two adapters hold different LoRA tensors")
+    total = 0.0
+    for key in a:
+        if a[key].shape != b[key].shape:
+            raise ValueError(f"{key}: shapes {tuple(a[key].shape)} and {tuple(b[key].shape)}")
+        diff = a[key].to(torch.float64) - b[key].to(torch.float64)
+        total += float((diff * diff).sum())
+    return float(total ** 0.5)
 
 
 def create_initial_adapter(

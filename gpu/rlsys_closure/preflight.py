@@ -51,13 +51,17 @@ DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 # The snapshot the chapter's figures came from; pinned so a rerun loads the same bytes.
 DEFAULT_MODEL_REVISION = "7ae557604adf67be50417f59c2c2f167def9a775"
 PYTHON_RANGE = ((3, 10), (3, 13))  # verl 0.9.1: Requires-Python >=3.10,<3.13
-# What verl 0.9.1 declares (wheel METADATA) for the packages the run leans on.
+# What verl 0.9.1 declares (wheel METADATA) for the packages the run leans on,
+# narrowed where the run needs it: peft 0.21 selects adapter tensors by module
+# path, which under verl's FSDP1 wrapping (utils/fsdp_utils.py:115-125) no longer
+# matches the state-dict keys, so verl's collect_lora_params (fsdp_utils.py:715)
+# returns nothing and no LoRA tensor reaches the rollout (reproduced on CPU).
 DEPENDENCY_SPECS: dict[str, str] = {
     "torch": ">=2.6",
     "transformers": ">=5.5.3,<5.11,!=5.6.0",
     "tensordict": ">=0.8.0,<=0.10.0,!=0.9.0",
     "ray": ">=2.41.0",
-    "peft": "",
+    "peft": "<0.21",
     "hydra-core": "",
     "omegaconf": "",
     "huggingface-hub": "",

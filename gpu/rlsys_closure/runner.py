@@ -8,9 +8,13 @@ Order of work, chosen so that no GPU time is spent on a run that cannot pass:
 3. CPU-side preparation: the shared initial LoRA adapter (seeded, hashed),
    the frozen rollout source (hashed), both groups' verl configs composed and
    diffed (they must differ only in free_cache_engine);
-4. the groups, one fresh process each (release, then retain);
+4. the groups, one fresh process each (release, then retain); before each,
+   whole-GPU memory is read, and the second group starts only once memory is
+   back at the first group's baseline (within a tolerance), so what the first
+   left behind (an orphaned vLLM EngineCore, say) cannot bias the second;
 5. assemble whatever was recorded into the result file, marked failed if
-   anything stopped early.
+   anything stopped early, and keep the raw artefacts beside it
+   (``LABEL.artefacts/<group>/samples.jsonl`` and ``adapters/{initial,updated}``).
 
 The steps are injectable (:class:`Steps`) so the orchestration itself is
 tested on a CPU with fakes standing in for verl and the GPU.
@@ -30,7 +34,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rlsys_closure import preflight as pf
-from rlsys_closure.assemble import ResultExistsError, assemble, environment_from, write_result
+from rlsys_closure.assemble import (
+    ResultExistsError,
+    assemble,
+    environment_from,
+    result_sample,
+    write_result,
+)
 from rlsys_closure.config import GROUPS, RunSettings, compose_pair, pair_overrides
 from rlsys_closure.workload import build_rollout_source, rollout_source_sha256
 
@@ -54,10 +64,19 @@ class RunOptions:
     fetch: bool = True
     group_timeout_s: float = 3600.0
     extra_overrides: tuple[str, ...] = field(default_factory=tuple)
+    # The second group starts when whole-GPU memory is within this of the first
+    # group's baseline: allocator and driver noise is tens of MiB, an orphaned
+    # vLLM engine holds GiBs.
+    memory_tolerance_mb: float = 256.0
+    memory_wait_s: float = 120.0
 
     @property
     def work_dir(self) -> Path:
         return self.output.with_name(self.output.stem + ".work")
+
+    @property
+    def artefacts_dir(self) -> Path:
+        return self.output.with_name(self.output.stem + ".artefacts")
 
     def log_path(self, group: str) -> Path:
         return self.output.with_name(f"{self.output.stem}_{group}.log")
@@ -80,8 +99,12 @@ def make_adapter(settings: RunSettings, out_dir: Path) -> str:
 
 
 def run_group_process(spec_path: Path, record_path: Path, log_path: Path,
-                      timeout_s: float) -> int:
-    """One group in a fresh interpreter; its output goes to the group's log."""
+                      timeout_s: float, module: str = "rlsys_closure.driver") -> int:
+    """One group in a fresh interpreter; its output goes to the group's log.
+
+    ``module`` is the driver's entry point (a CPU test passes its own, which
+    runs the same driver with the device and engine replaced).
+    """
     env = dict(os.environ)
     # The child must import this package the same way we did.
     pkg_root = str(Path(__file__).resolve().parent.parent)
@@ -89,7 +112,7 @@ def run_group_process(spec_path: Path, record_path: Path, log_path: Path,
     with open(log_path, "a", encoding="utf-8") as log:
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "rlsys_closure.driver", str(spec_path), str(record_path)],
+                [sys.executable, "-m", module, str(spec_path), str(record_path)],
                 stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout_s, check=False,
             )
         except subprocess.TimeoutExpired:
@@ -110,6 +133,22 @@ def model_folder_sha256(folder: Path) -> str:
     return h.hexdigest()
 
 
+def gpu_used_mb() -> float | None:
+    """Whole-GPU memory in use on the run's device (NVML), MiB; None without NVML."""
+    from rlsys_closure.sampler import MIB, cuda_device_index, load_nvml
+
+    try:
+        nvml = load_nvml()
+        nvml.nvmlInit()
+    except Exception:
+        return None
+    try:
+        handle = nvml.nvmlDeviceGetHandleByIndex(cuda_device_index(nvml))
+        return float(nvml.nvmlDeviceGetMemoryInfo(handle).used) / MIB
+    finally:
+        nvml.nvmlShutdown()
+
+
 @dataclass
 class Steps:
     preflight: Callable[[pf.PreflightOptions], list[pf.CheckResult]] = pf.run_checks
@@ -117,6 +156,9 @@ class Steps:
     make_adapter: Callable[[RunSettings, Path], str] = make_adapter
     compose_pair: Callable[[RunSettings], dict[str, dict[str, Any]]] = compose_pair
     run_group: Callable[[Path, Path, Path, float], int] = run_group_process
+    gpu_used_mb: Callable[[], float | None] = gpu_used_mb
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
     versions: Callable[[], dict[str, str | None]] = field(
         default_factory=lambda: _installed_versions
     )
@@ -125,6 +167,54 @@ class Steps:
 def _installed_versions() -> dict[str, str | None]:
     return {d: pf.dist_version(d) for d in ("torch", "verl", "vllm", "sglang", "transformers",
                                             "peft", "ray", "tensordict", "nvidia-ml-py")}
+
+
+def wait_for_baseline(steps: Steps, baseline: float | None, tolerance_mb: float,
+                      wait_s: float) -> dict[str, Any]:
+    """Whole-GPU memory before a group; waits (up to ``wait_s``) for the baseline.
+
+    Returns ``{"baseline_mb", "used_mb", "tolerance_mb", "waited_s", "ok"}``;
+    ``ok`` is False when memory stayed above baseline + tolerance.
+    """
+    t0 = steps.clock()
+    used = steps.gpu_used_mb()
+    if baseline is None:
+        baseline = used
+    while (used is not None and baseline is not None and used > baseline + tolerance_mb
+           and steps.clock() - t0 < wait_s):
+        steps.sleep(1.0)
+        used = steps.gpu_used_mb()
+    ok = used is None or baseline is None or used <= baseline + tolerance_mb
+    return {"baseline_mb": baseline, "used_mb": used, "tolerance_mb": tolerance_mb,
+            "waited_s": round(steps.clock() - t0, 3), "ok": ok}
+
+
+def write_artefacts(root: Path, records: Mapping[str, Mapping[str, Any] | None]) -> None:
+    """``root/<group>/samples.jsonl``: the group's recorded samples, one per line, with
+    exactly the fields of the result file's resource samples (the adapters are
+    written into ``root/<group>/adapters/`` by the group itself)."""
+    for group, rec in records.items():
+        if rec is None:
+            continue
+        folder = root / group
+        folder.mkdir(parents=True, exist_ok=True)
+        rows = [r for r in (result_sample(x) for x in rec.get("samples", [])) if r is not None]
+        rows.sort(key=lambda r: r["t_s"])
+        with open(folder / "samples.jsonl", "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, allow_nan=False) + "\n")
+
+
+def _updated_l2(root: Path) -> float | None:
+    from rlsys_closure.lora import ADAPTER_WEIGHTS, adapter_l2_distance
+
+    a, b = (root / g / "adapters" / "updated" for g in GROUPS)
+    if not ((a / ADAPTER_WEIGHTS).is_file() and (b / ADAPTER_WEIGHTS).is_file()):
+        return None
+    try:
+        return adapter_l2_distance(a, b)
+    except (OSError, ValueError):
+        return None
 
 
 def _say(out: TextIO, msg: str) -> None:
@@ -196,9 +286,21 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
               "configs differ only in free_cache_engine")
 
     overrides = pair_overrides(settings)
-    records: dict[str, Mapping[str, Any] | None] = {g: None for g in GROUPS}
+    records: dict[str, dict[str, Any] | None] = {g: None for g in GROUPS}
     failure: dict[str, Any] | None = None
+    baseline: float | None = None
     for group, flag in GROUPS.items():
+        memory = wait_for_baseline(steps, baseline, opts.memory_tolerance_mb, opts.memory_wait_s)
+        baseline = memory["baseline_mb"]
+        if not memory["ok"]:
+            failure = {"group": group, "phase": None, "type": "GpuMemoryNotReleased",
+                       "message": f"whole-GPU memory {memory['used_mb']:.0f} MiB did not return "
+                                  f"to the baseline {baseline:.0f} MiB "
+                                  f"(+{opts.memory_tolerance_mb:g}) within "
+                                  f"{opts.memory_wait_s:g} s after the previous group; "
+                                  "look for leftover engine processes (nvidia-smi)"}
+            _say(out, f"run: {failure['message']}")
+            break
         spec = {
             "group": group,
             "free_cache_engine": flag,
@@ -211,6 +313,7 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
             "seed": opts.seed,
             "sample_interval_s": opts.sample_interval_s,
             "boundary_samples": opts.boundary_samples,
+            "artefacts_dir": str(opts.artefacts_dir),
         }
         spec_path = work / f"{group}.spec.json"
         record_path = work / f"{group}.record.json"
@@ -220,9 +323,12 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         t0 = time.monotonic()
         rc = steps.run_group(spec_path, record_path, opts.log_path(group), opts.group_timeout_s)
         try:
-            records[group] = json.loads(record_path.read_text(encoding="utf-8"))
+            loaded = json.loads(record_path.read_text(encoding="utf-8"))
+            records[group] = loaded if isinstance(loaded, dict) else None
         except (OSError, ValueError):
             records[group] = None
+        if records[group] is not None:
+            records[group]["gpu_memory_at_start"] = memory  # type: ignore[index]
         _say(out, f"run: group {group} exit {rc} after {time.monotonic() - t0:.1f} s")
         if rc != 0:
             rec = records[group] or {}
@@ -232,6 +338,13 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
                                       f"{opts.log_path(group)}"}
             break  # a failed group spoils the pair; do not spend GPU time on the other
 
+    write_artefacts(opts.artefacts_dir, records)
+    l2 = _updated_l2(opts.artefacts_dir)
+    if l2 is not None:
+        _say(out, f"run: L2 distance between the two updated adapters: {l2:.3g}")
+        for record in records.values():
+            if record is not None:
+                record["updated_lora_l2_between_groups"] = l2
     environment = environment_from([c.as_dict() for c in checks], steps.versions())
     workload = {
         "model": opts.model if opts.model_path is None else str(opts.model_path),
@@ -254,7 +367,8 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
     except ResultExistsError as exc:
         _say(out, f"run: {exc}")
         return pf.EXIT_EXISTS
-    _say(out, f"run: wrote {opts.output} ({doc['status']})")
+    _say(out, f"run: wrote {opts.output} ({doc['status']}); raw artefacts in "
+              f"{opts.artefacts_dir}")
     if doc["status"] != "completed":
         return pf.EXIT_RUN_FAILED
     return pf.EXIT_OK

@@ -39,6 +39,10 @@ class NvmlLike(Protocol):
 
     def nvmlDeviceGetMemoryInfo(self, handle: Any) -> MemoryInfo: ...
 
+    def nvmlDeviceGetCount(self) -> int: ...
+
+    def nvmlDeviceGetUUID(self, handle: Any) -> str | bytes: ...
+
 
 def load_nvml() -> NvmlLike:
     """Import pynvml (package nvidia-ml-py); raises whatever the import raises."""
@@ -73,14 +77,39 @@ def host_used_mb() -> float:
     return float(memory["total"] - memory["available"]) / MIB
 
 
-def cuda_device_index() -> int:
-    """The NVML index of the GPU the run uses.
+class DeviceSelectionError(ValueError):
+    """CUDA_VISIBLE_DEVICES names a device NVML cannot map to an index."""
+
+
+def _as_text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def cuda_device_index(nvml: Any = None, visible: str | None = None) -> int:
+    """The NVML index of the GPU the run uses (the first visible device).
 
     NVML numbers devices physically and ignores CUDA_VISIBLE_DEVICES, so the
-    first visible device is mapped back when the variable holds a plain index.
+    first visible entry is mapped back: a plain index is used as is, a
+    ``GPU-...`` UUID is looked up through NVML (``nvml`` is required then).
+    MIG instances are refused: whole-GPU memory is not what a MIG slice uses.
     """
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
-    return int(visible) if visible.isdigit() else 0
+    raw = os.environ.get("CUDA_VISIBLE_DEVICES", "") if visible is None else visible
+    first = raw.split(",")[0].strip()
+    if first == "" or first.isdigit():
+        return int(first) if first else 0
+    if first.startswith("MIG-"):
+        raise DeviceSelectionError(
+            f"CUDA_VISIBLE_DEVICES={raw!r} selects a MIG instance; the closure run samples a "
+            "whole GPU. Give a GPU index or a GPU-... UUID.")
+    if first.startswith("GPU-") and nvml is not None:
+        for index in range(int(nvml.nvmlDeviceGetCount())):
+            uuid = _as_text(nvml.nvmlDeviceGetUUID(nvml.nvmlDeviceGetHandleByIndex(index)))
+            if uuid.startswith(first):  # CUDA accepts a unique prefix of the UUID
+                return index
+        raise DeviceSelectionError(f"CUDA_VISIBLE_DEVICES={raw!r}: no GPU with UUID {first}")
+    raise DeviceSelectionError(
+        f"CUDA_VISIBLE_DEVICES={raw!r}: cannot map {first!r} to an NVML index"
+        + ("" if nvml is not None else " without NVML"))
 
 
 @dataclass(frozen=True)

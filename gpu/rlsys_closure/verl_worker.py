@@ -3,9 +3,21 @@
 Imported only inside a group's process and its Ray workers (it imports verl at
 module level). The probes record, in the actor process and on the same
 monotonic clock as the driver, what happens inside
-``ActorRolloutRefWorker.update_weights``: the engine resume calls with their
+``ActorRolloutRefWorker.update_weights`` (verl 0.9.1,
+``workers/engine_workers.py:728-827``): the engine resume calls with their
 tags, and the weight transfer. A driver cannot see these: the whole sync is a
 single remote call from its side.
+
+verl looks up ``self.rollout.resume`` (``:782``, ``:823``) and
+``self.rollout.update_weights`` (``:804``) on every call, so instance
+attributes set on the rollout adapter shadow the class's methods and verl's
+own code calls through the probes unchanged. :data:`PROBED_ROLLOUT_METHODS`
+names them; a test checks they are what verl's ``update_weights`` calls.
+
+The LoRA hashes are taken from exactly the tensors verl sends to the rollout:
+``engine.get_per_tensor_param(base_sync_done=True)`` (``:786-788``). Under
+FSDP1 with ``use_orig_params: false`` the module's own ``named_parameters()``
+are 1-D flat parameters, whose hash never equals the adapter file's.
 """
 
 from __future__ import annotations
@@ -13,14 +25,27 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from verl.single_controller.base.decorator import Dispatch, register
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
-from rlsys_closure.lora import lora_tensors_sha256
+from rlsys_closure.lora import lora_tensors_sha256, save_lora_tensors
 
 MIB = 1024 * 1024
+# The rollout adapter's methods verl's update_weights calls and the probes wrap.
+PROBED_ROLLOUT_METHODS: tuple[str, ...] = ("resume", "update_weights")
+
+
+def _tap(weights: Iterable[tuple[str, Any]], seen: list[tuple[str, Any]]
+         ) -> Iterator[tuple[str, Any]]:
+    # Pass-through: the rollout consumes the stream as before; only references
+    # are kept here (hashing waits until the sync has ended, so it is not timed).
+    for name, tensor in weights:
+        seen.append((name, tensor))
+        yield name, tensor
 
 
 class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
@@ -39,6 +64,7 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
                 "nvml": None,
                 "handle": None,
                 "installed": False,
+                "streamed": {},
             }
             self._closure = state
         return state
@@ -84,17 +110,22 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
         with st["lock"]:
             st["events"].append(ev)
 
+    def _closure_nvml(self) -> Any:
+        """The NVML the actor-side boundary samples read (a CPU test substitutes one)."""
+        import pynvml
+
+        return pynvml
+
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
     def closure_install_probes(self, device_index: int = 0) -> bool:
         st = self._closure_state()
         if st["installed"]:
             return True
         try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            st["nvml"] = pynvml
-            st["handle"] = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+            nvml = self._closure_nvml()
+            nvml.nvmlInit()
+            st["nvml"] = nvml
+            st["handle"] = nvml.nvmlDeviceGetHandleByIndex(device_index)
         except Exception:
             st["nvml"] = None  # events still recorded; boundary samples come from the driver
         rollout = self.rollout
@@ -119,10 +150,22 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
                 self._closure_edge(phase, "end")
 
         @functools.wraps(original_update)
-        async def update_weights(*args: Any, **kwargs: Any) -> Any:
+        async def update_weights(weights: Any, *args: Any, **kwargs: Any) -> Any:
+            # The adapter call (LoRA served as an adapter, base already loaded)
+            # is the one whose tensors are hashed; a base sync is not tapped.
+            adapter_call = (kwargs.get("peft_config") is not None
+                            and kwargs.get("base_sync_done", True) is True
+                            and not hasattr(weights, "__aiter__"))
+            if adapter_call:
+                seen: list[tuple[str, Any]] = []
+                with st["lock"]:
+                    st["streamed"][st["label"]] = seen
+                weights = _tap(weights, seen)
+            # Timed from here: verl gathered the LoRA tensors (get_per_tensor_param)
+            # before calling update_weights, so the gather is not in weight_transfer.
             self._closure_edge("weight_transfer", "start")
             try:
-                return await original_update(*args, **kwargs)
+                return await original_update(weights, *args, **kwargs)
             finally:
                 self._closure_edge("weight_transfer", "end")
 
@@ -158,14 +201,45 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
         """What the actor's torch allocator holds (reserved), MiB."""
         return self._closure_reserved_mb()
 
+    def _closure_lora_tensors(self) -> list[tuple[str, Any]]:
+        engine = self.actor.engine
+        params, peft_config = engine.get_per_tensor_param(
+            layered_summon=getattr(self, "layered_summon", False), base_sync_done=True)
+        if peft_config is None:
+            raise RuntimeError("the actor has no LoRA adapter to hash (peft_config is None)")
+        return [(name, t.detach().to("cpu").clone()) for name, t in params]
+
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
-    def closure_lora_sha256(self) -> str | None:
-        """Hash of the actor's LoRA tensors, comparable with the adapter file's."""
-        module = getattr(getattr(self.actor, "engine", None), "module", None)
-        if module is None:
-            module = getattr(self.actor, "module", None)
-        if module is None:
+    def closure_lora(self, save_dir: str | None = None) -> dict[str, Any]:
+        """Hash (and optionally save) the LoRA tensors verl would send to the rollout.
+
+        Same tensors as ``update_weights`` gathers, from verl's own
+        ``get_per_tensor_param(base_sync_done=True)``; comparable with the
+        adapter file's hash (:func:`rlsys_closure.lora.adapter_sha256`).
+        """
+        tensors = self._closure_lora_tensors()
+        out: dict[str, Any] = {
+            "sha256": lora_tensors_sha256(tensors),
+            "n_tensors": len(tensors),
+            "n_params": int(sum(t.numel() for _, t in tensors)),
+        }
+        if save_dir:
+            save_lora_tensors(tensors, Path(save_dir))
+            out["saved_to"] = save_dir
+        return out
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)  # type: ignore[untyped-decorator]
+    def closure_streamed_lora(self, label: str) -> dict[str, Any] | None:
+        """Hash of the LoRA tensors streamed to the rollout during sync ``label``.
+
+        None when no adapter update was streamed under that label. The
+        references are dropped afterwards.
+        """
+        st = self._closure_state()
+        with st["lock"]:
+            seen = st["streamed"].pop(label, None)
+        if seen is None:
             return None
-        return lora_tensors_sha256(
-            (name, param) for name, param in module.named_parameters() if "lora_" in name
-        )
+        if not seen:
+            return {"sha256": None, "n_tensors": 0}
+        return {"sha256": lora_tensors_sha256(seen), "n_tensors": len(seen)}

@@ -47,6 +47,8 @@ class FakeNvml:
         self.fail_reads = fail_reads
         self.inits = 0
         self.shutdowns = 0
+        self.uuids = ["GPU-0a1b2c3d-0000-0000-0000-000000000000",
+                      "GPU-9f8e7d6c-1111-1111-1111-111111111111"]
 
     def nvmlInit(self) -> None:
         self.inits += 1
@@ -56,6 +58,12 @@ class FakeNvml:
 
     def nvmlDeviceGetHandleByIndex(self, index: int) -> Any:
         return ("gpu", index)
+
+    def nvmlDeviceGetCount(self) -> int:
+        return len(self.uuids)
+
+    def nvmlDeviceGetUUID(self, handle: Any) -> str:
+        return self.uuids[handle[1]]
 
     def nvmlDeviceGetMemoryInfo(self, handle: Any) -> _Mem:
         if self.fail_reads:

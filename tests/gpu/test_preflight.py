@@ -13,7 +13,7 @@ from rlsys_closure import preflight as pf
 
 GOOD_VERSIONS = {
     "torch": "2.11.0+cu130", "transformers": "5.9.0", "tensordict": "0.10.0", "ray": "2.60.0",
-    "peft": "0.21.2", "hydra-core": "1.3.8", "omegaconf": "2.3.0", "huggingface-hub": "1.33.0",
+    "peft": "0.20.0", "hydra-core": "1.3.8", "omegaconf": "2.3.0", "huggingface-hub": "1.33.0",
     "nvidia-ml-py": "13.615.71", "verl": "0.9.1", "vllm": "0.24.0",
 }
 
@@ -129,6 +129,9 @@ BREAKAGES: dict[str, tuple[str, str, Any]] = {
         pf.ModuleProbe(True, "0.9.1" if m == "verl" else "1"))),
     "transformers out of range": ("dist_version", "dependencies",
                                   lambda d: {**GOOD_VERSIONS, "transformers": "5.24.0"}.get(d)),
+    # peft 0.21 finds no LoRA tensor under verl's FSDP1 wrapping: nothing would be synced.
+    "peft 0.21": ("dist_version", "dependencies",
+                  lambda d: {**GOOD_VERSIONS, "peft": "0.21.2"}.get(d)),
     "tensordict missing": ("dist_version", "dependencies",
                            lambda d: None if d == "tensordict" else GOOD_VERSIONS.get(d)),
     "disk nearly full": ("disk_free_bytes", "disk", lambda p: 1 * pf.GIB),

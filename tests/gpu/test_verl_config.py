@@ -7,7 +7,7 @@ runs this file; elsewhere it is skipped.
 from __future__ import annotations
 
 import pytest
-from rlsys_closure.config import FLAG_KEY, RunSettings, check_paired, diff_keys, pair_overrides
+from rlsys_closure.config import FLAG_KEY, RunSettings, check_paired, config_diff, pair_overrides
 
 verl = pytest.importorskip("verl", reason="verl is not installed (tox -e verl-config runs this)")
 pytest.importorskip("hydra", reason="hydra-core is not installed")
@@ -27,7 +27,7 @@ def test_composed_configs_differ_only_in_the_flag(tmp_path) -> None:  # type: ig
 
     configs = compose_pair(_settings(tmp_path))
     release, retain = configs["release"], configs["retain"]
-    assert diff_keys(release, retain) == [FLAG_KEY]
+    assert config_diff(release, retain) == [FLAG_KEY]
     assert check_paired(release, retain) == []
     assert release["actor_rollout_ref"]["rollout"]["free_cache_engine"] is True
     assert retain["actor_rollout_ref"]["rollout"]["free_cache_engine"] is False
@@ -42,6 +42,7 @@ def test_composed_configs_differ_only_in_the_flag(tmp_path) -> None:  # type: ig
         assert rollout["load_format"] == "safetensors"
         assert rollout["enable_sleep_mode"] is True
         assert rollout["checkpoint_engine"]["backend"] == "naive"
+        assert cfg["actor_rollout_ref"]["actor"]["fsdp_config"]["full_determinism"] is True
 
 
 def test_grader_agrees_the_composed_pair_is_paired(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -7,8 +7,8 @@ from rlsys_closure.config import (
     FLAG_KEY,
     RunSettings,
     check_paired,
+    config_diff,
     config_sha256,
-    diff_keys,
     group_overrides,
     nested_from_overrides,
     overrides_to_dict,
@@ -37,13 +37,19 @@ def test_pair_overrides_differ_only_in_the_flag() -> None:
 def test_nested_pair_is_paired_for_the_grader_too() -> None:
     pair = pair_overrides(_settings(attn_implementation="sdpa"))
     a, b = (nested_from_overrides(pair[g]) for g in ("release", "retain"))
-    assert diff_keys(a, b) == [FLAG_KEY]
+    assert config_diff(a, b) == [FLAG_KEY]
     assert check_paired(a, b) == []
     assert cc.config_diff(a, b) == [cc.FREE_CACHE_ENGINE_PATH]
     assert a["actor_rollout_ref"]["rollout"]["free_cache_engine"] is True
     assert a["actor_rollout_ref"]["model"]["lora_rank"] == 16
     assert a["actor_rollout_ref"]["model"]["override_config"]["attn_implementation"] == "sdpa"
-    assert config_sha256(a) == cc.config_sha256(a)
+    # One copy of each rule: the runner's hash, diff and flag are the grader's.
+    assert config_sha256 is cc.config_sha256 and config_diff is cc.config_diff
+    assert FLAG_KEY == cc.FREE_CACHE_ENGINE_PATH
+    # Deterministic kernels in both groups (the update runs under bf16 autocast).
+    fsdp = a["actor_rollout_ref"]["actor"]["fsdp_config"]
+    assert fsdp["full_determinism"] is True
+    assert b["actor_rollout_ref"]["actor"]["fsdp_config"]["full_determinism"] is True
 
 
 def test_check_paired_reports_every_stray_difference() -> None:
