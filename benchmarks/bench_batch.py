@@ -25,19 +25,34 @@ from tests.test_battery import DEFECTS  # noqa: E402
 
 def corpus(folder: Path, count: int) -> None:
     reference = solution_path().read_text(encoding="utf-8")
-    sources = [reference, exercise_path().read_text(encoding="utf-8"),
-               "import os\nos._exit(3)\n"]
+    sources = [reference, exercise_path().read_text(encoding="utf-8"), "import os\nos._exit(3)\n"]
     sources += [reference.replace(old, new) for _, _, old, new in DEFECTS]
     for index in range(count):
-        (folder / f"student_{index:03d}.py").write_text(sources[index % len(sources)],
-                                                        encoding="utf-8")
+        (folder / f"student_{index:03d}.py").write_text(
+            sources[index % len(sources)], encoding="utf-8"
+        )
 
 
 def run_batch(folder: Path, jobs: int, out: Path) -> float:
     began = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest_rlsys", "batch", str(folder), "--jobs",
-                    str(jobs), "--seed", "1", "--csv", str(out), "--no-progress"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_rlsys",
+            "batch",
+            str(folder),
+            "--jobs",
+            str(jobs),
+            "--seed",
+            "1",
+            "--csv",
+            str(out),
+            "--no-progress",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - began
 
 

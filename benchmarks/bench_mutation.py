@@ -44,8 +44,12 @@ from pytest_rlsys.grading.grader import grade_file  # noqa: E402
 from pytest_rlsys.grading.isolation import Limits  # noqa: E402
 from pytest_rlsys.resources import solution_path  # noqa: E402
 
-SECTION_OF_FUNC = {"pipeline_capacity": "todo1", "transfer_ledger": "todo2",
-                   "evaluate_topology": "todo3", "_ledger_values": "todo3"}
+SECTION_OF_FUNC = {
+    "pipeline_capacity": "todo1",
+    "transfer_ledger": "todo2",
+    "evaluate_topology": "todo3",
+    "_ledger_values": "todo3",
+}
 # Helpers every TODO calls: their mutants may cost points in several TODOs.
 SHARED = {"_finite", "_positive", "_non_negative", "<module>"}
 VALIDATORS = {"_finite", "_positive", "_non_negative", "_ledger_values"}
@@ -53,44 +57,56 @@ UNWRAP = {"float", "str", "sorted", "list", "set", "bool"}
 METHODS_UNWRAP = {"strip"}
 SWAPS = {"min": "max", "max": "min", "sorted": "list", "any": "all", "all": "any"}
 BINOPS: dict[type[ast.operator], list[type[ast.operator]]] = {
-    ast.Add: [ast.Sub], ast.Sub: [ast.Add], ast.Mult: [ast.Div], ast.Div: [ast.Mult]}
+    ast.Add: [ast.Sub],
+    ast.Sub: [ast.Add],
+    ast.Mult: [ast.Div],
+    ast.Div: [ast.Mult],
+}
 CMPOPS: dict[type[ast.cmpop], list[type[ast.cmpop]]] = {
-    ast.Lt: [ast.LtE, ast.Gt], ast.LtE: [ast.Lt, ast.GtE], ast.Gt: [ast.GtE, ast.Lt],
-    ast.GtE: [ast.Gt, ast.LtE], ast.Eq: [ast.NotEq], ast.NotEq: [ast.Eq],
-    ast.In: [ast.NotIn], ast.NotIn: [ast.In], ast.Is: [ast.IsNot], ast.IsNot: [ast.Is]}
+    ast.Lt: [ast.LtE, ast.Gt],
+    ast.LtE: [ast.Lt, ast.GtE],
+    ast.Gt: [ast.GtE, ast.Lt],
+    ast.GtE: [ast.Gt, ast.LtE],
+    ast.Eq: [ast.NotEq],
+    ast.NotEq: [ast.Eq],
+    ast.In: [ast.NotIn],
+    ast.NotIn: [ast.In],
+    ast.Is: [ast.IsNot],
+    ast.IsNot: [ast.Is],
+}
 
 # Survivors that cannot be killed, by mutant id prefix "function:line:kind", with why.
 EQUIVALENT: dict[str, str] = {
     "<module>:14:const:1e-09->0.0": "stage-rate ties compared exactly instead of with a "
-        "tolerance: SPEC 3 forbids probing exact vs tolerant float ties",
+    "tolerance: SPEC 3 forbids probing exact vs tolerant float ties",
     "<module>:15:const:1e-12->0.0": "as above (absolute tie tolerance), SPEC 3",
     "_finite:19:unwrap:float(x)->x": "keeps an int as an int: ints and floats compare as "
-        "numbers, and numeric strings (where float() matters) are exempt by SPEC 3",
+    "numbers, and numeric strings (where float() matters) are exempt by SPEC 3",
     "evaluate_topology:168:unwrap:float(x)->x": "int vs float compare the same; numeric "
-        "strings are exempt by SPEC 3",
+    "strings are exempt by SPEC 3",
     "evaluate_topology:179:unwrap:float(x)->x": "int vs float compare the same; numeric "
-        "strings are exempt by SPEC 3",
+    "strings are exempt by SPEC 3",
     "evaluate_topology:183:unwrap:float(x)->x": "int vs float compare the same; numeric "
-        "strings are exempt by SPEC 3",
+    "strings are exempt by SPEC 3",
     "pipeline_capacity:51:unwrap:sorted(x)->x": "only changes the text of the error message",
     "transfer_ledger:109:unwrap:str(x)->x": "str() of fabric_id only matters for a "
-        "non-string id; the contract's fabric_id is a string and no case sends another type",
+    "non-string id; the contract's fabric_id is a string and no case sends another type",
     "pipeline_capacity:48:delete:": "without `if not stage_rates: raise`, an empty pipeline "
-        "still raises ValueError: min() of no effective rates",
+    "still raises ValueError: min() of no effective rates",
     "pipeline_capacity:51:call:sorted->list": "only changes the text of the error message "
-        "(the list of mismatched stages), which is not graded",
+    "(the list of mismatched stages), which is not graded",
     "evaluate_topology:181:boolop:Or->And": "`unstable or not queue_stable` vs `and`: every "
-        "capacity report pipeline_capacity can produce has unstable stages exactly when "
-        "queue_stable is False, and the battery feeds only such reports",
+    "capacity report pipeline_capacity can produce has unstable stages exactly when "
+    "queue_stable is False, and the battery feeds only such reports",
     "evaluate_topology:183:boolop:Or->And": "`overloaded or critical > budget` vs `and`: in a "
-        "transfer report the critical exposure is the largest fabric exposure, so some fabric "
-        "is over the budget exactly when the critical one is",
+    "transfer report the critical exposure is the largest fabric exposure, so some fabric "
+    "is over the budget exactly when the critical one is",
 }
 
 
 @dataclass(frozen=True)
 class Mutant:
-    id: str       # function:line:kind:detail
+    id: str  # function:line:kind:detail
     func: str
     line: int
     description: str
@@ -108,8 +124,13 @@ class _Points(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         outer, self.func = self.func, node.name
         body = node.body
-        start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(
-            getattr(body[0], "value", None), ast.Constant) else 0
+        start = (
+            1
+            if body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(getattr(body[0], "value", None), ast.Constant)
+            else 0
+        )
         for arg in node.args.defaults:
             self.visit(arg)
         for stmt in body[start:]:
@@ -131,22 +152,32 @@ class _Points(ast.NodeVisitor):
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         for new in BINOPS.get(type(node.op), []):
-            self._add(node, "binop", f"{type(node.op).__name__}->{new.__name__}",
-                      lambda n, new=new: setattr(n, "op", new()))
+            self._add(
+                node,
+                "binop",
+                f"{type(node.op).__name__}->{new.__name__}",
+                lambda n, new=new: setattr(n, "op", new()),
+            )
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
         for index, op in enumerate(node.ops):
             for new in CMPOPS.get(type(op), []):
+
                 def change(n: ast.Compare, index: int = index, new: Any = new) -> None:
                     n.ops[index] = new()
+
                 self._add(node, "cmp", f"{type(op).__name__}->{new.__name__}", change)
         self.generic_visit(node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         new = ast.Or if isinstance(node.op, ast.And) else ast.And
-        self._add(node, "boolop", f"{type(node.op).__name__}->{new.__name__}",
-                  lambda n, new=new: setattr(n, "op", new()))
+        self._add(
+            node,
+            "boolop",
+            f"{type(node.op).__name__}->{new.__name__}",
+            lambda n, new=new: setattr(n, "op", new()),
+        )
         self.generic_visit(node)
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
@@ -159,15 +190,24 @@ class _Points(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         value = node.value
         if type(value) is bool:
-            self._add(node, "const", f"{value}->{not value}",
-                      lambda n: setattr(n, "value", not n.value))
+            self._add(
+                node, "const", f"{value}->{not value}", lambda n: setattr(n, "value", not n.value)
+            )
         elif type(value) in (int, float):
-            for new in ([1] if value == 0 else [value + 1, type(value)(0)]):
-                self._add(node, "const", f"{value!r}->{new!r}",
-                          lambda n, new=new: setattr(n, "value", new))
+            for new in [1] if value == 0 else [value + 1, type(value)(0)]:
+                self._add(
+                    node,
+                    "const",
+                    f"{value!r}->{new!r}",
+                    lambda n, new=new: setattr(n, "value", new),
+                )
         elif type(value) is str and not self.no_strings and value:
-            self._add(node, "const", f"{value!r}->'XX{value}'",
-                      lambda n: setattr(n, "value", "XX" + n.value))
+            self._add(
+                node,
+                "const",
+                f"{value!r}->'XX{value}'",
+                lambda n: setattr(n, "value", "XX" + n.value),
+            )
 
     def visit_Module(self, node: ast.Module) -> None:
         body = node.body
@@ -178,26 +218,39 @@ class _Points(ast.NodeVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         for new in BINOPS.get(type(node.op), []):
-            self._add(node, "augop", f"{type(node.op).__name__}->{new.__name__}",
-                      lambda n, new=new: setattr(n, "op", new()))
+            self._add(
+                node,
+                "augop",
+                f"{type(node.op).__name__}->{new.__name__}",
+                lambda n, new=new: setattr(n, "op", new()),
+            )
         self._statement(node)
         self.generic_visit(node)
 
     def visit_Dict(self, node: ast.Dict) -> None:
         for index, key in enumerate(node.keys):
             if key is None:  # a ``**mapping`` entry: drop it
+
                 def change(n: ast.Dict, index: int = index) -> None:
                     del n.keys[index]
                     del n.values[index]
+
                 self._add(node, "splat", "drop **", change)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if (isinstance(node.func, ast.Name) and node.func.id in UNWRAP and len(node.args) == 1
-                and not node.keywords):
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id in UNWRAP
+            and len(node.args) == 1
+            and not node.keywords
+        ):
             self._add(node, "unwrap", f"{node.func.id}(x)->x", "unwrap")
-        if (isinstance(node.func, ast.Attribute) and node.func.attr in METHODS_UNWRAP
-                and not node.args):
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in METHODS_UNWRAP
+            and not node.args
+        ):
             self._add(node, "unwrap", f"x.{node.func.attr}()->x", "unwrap")
         if isinstance(node.func, ast.Name) and node.func.id in VALIDATORS:
             # The second argument only names the value in the error message.
@@ -206,8 +259,12 @@ class _Points(ast.NodeVisitor):
             return
         if isinstance(node.func, ast.Name) and node.func.id in SWAPS:
             new = SWAPS[node.func.id]
-            self._add(node, "call", f"{node.func.id}->{new}",
-                      lambda n, new=new: setattr(n.func, "id", new))
+            self._add(
+                node,
+                "call",
+                f"{node.func.id}->{new}",
+                lambda n, new=new: setattr(n.func, "id", new),
+            )
         self.generic_visit(node)
 
     def _statement(self, node: ast.stmt) -> None:
@@ -288,14 +345,19 @@ def _grade(job: tuple[Mutant, list[int]]) -> dict[str, Any]:
         path.write_text(mutant.source, encoding="utf-8")
         for seed in seeds:
             report = grade_file(path, seed=seed, limits=limits)
-            lost = {name: s["max_score"] - s["score"] for name, s in report.sections().items()
-                    if s["score"] < s["max_score"]}
+            lost = {
+                name: s["max_score"] - s["score"]
+                for name, s in report.sections().items()
+                if s["score"] < s["max_score"]
+            }
             out["seeds"][str(seed)] = {
                 "score": report.score,
-                "visible_failed": sorted(c.id for c in report.cases
-                                         if c.visibility == "visible" and c.status != "passed"),
-                "hidden_failed": sorted(c.id for c in report.cases
-                                        if c.visibility == "hidden" and c.status != "passed"),
+                "visible_failed": sorted(
+                    c.id for c in report.cases if c.visibility == "visible" and c.status != "passed"
+                ),
+                "hidden_failed": sorted(
+                    c.id for c in report.cases if c.visibility == "hidden" and c.status != "passed"
+                ),
                 "lost": lost,
             }
     return out
@@ -322,10 +384,18 @@ def _equivalent(mutant_id: str) -> str | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--seeds", type=int, default=2,
-                        help="seeds per mutant: the default seed plus N-1 others (default 2)")
-    parser.add_argument("--sample", type=int, default=0,
-                        help="grade a random sample of N mutants (reported as a sample)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=2,
+        help="seeds per mutant: the default seed plus N-1 others (default 2)",
+    )
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        help="grade a random sample of N mutants (reported as a sample)",
+    )
     parser.add_argument("--json", type=Path, help="write every mutant's result here")
     args = parser.parse_args()
 
@@ -337,8 +407,14 @@ def main() -> int:
     seeds = [default_seed(), *range(1, args.seeds)]
     kill_seeds = [str(s) for s in seeds[:2]]
     began = time.perf_counter()
-    baseline = _grade((Mutant("reference", "<module>", 0, "unparsed reference",
-                              ast.unparse(ast.parse(source))), seeds))
+    baseline = _grade(
+        (
+            Mutant(
+                "reference", "<module>", 0, "unparsed reference", ast.unparse(ast.parse(source))
+            ),
+            seeds,
+        )
+    )
     if any(r["score"] != 100 for r in baseline["seeds"].values()):
         print("the unparsed reference does not score 100: the battery is broken")
         return 2
@@ -367,21 +443,27 @@ def main() -> int:
                 if set(run["lost"]) - {own}:
                     leaks.append(f"{row['id']}: loses points in {sorted(run['lost'])}")
                     break
-    spreads = [max(r["score"] for r in row["seeds"].values())
-               - min(r["score"] for r in row["seeds"].values()) for row in rows]
+    spreads = [
+        max(r["score"] for r in row["seeds"].values())
+        - min(r["score"] for r in row["seeds"].values())
+        for row in rows
+    ]
 
     total = len(rows)
-    print(f"mutation benchmark: {total} mutants"
-          + (f" (random sample of {len(everything)})" if chosen is not everything else "")
-          + f", seeds {seeds}, {elapsed:.0f} s with --jobs {args.jobs}")
+    print(
+        f"mutation benchmark: {total} mutants"
+        + (f" (random sample of {len(everything)})" if chosen is not everything else "")
+        + f", seeds {seeds}, {elapsed:.0f} s with --jobs {args.jobs}"
+    )
     for kind in ("killed_visible", "killed_hidden", "killed_one_seed", "survived"):
         print(f"  {kind:16s} {counts.get(kind, 0):4d}")
     scorable = total - len(equivalent)
     killed = counts.get("killed_visible", 0) + counts.get("killed_hidden", 0)
-    print(f"  killed at {len(kill_seeds)} seeds: {killed}/{scorable} non-equivalent "
-          f"({100 * killed / max(scorable, 1):.1f} %)")
-    print(f"  largest score spread over {len(seeds)} seeds: {max(spreads, default=0):.2f} "
-          "points")
+    print(
+        f"  killed at {len(kill_seeds)} seeds: {killed}/{scorable} non-equivalent "
+        f"({100 * killed / max(scorable, 1):.1f} %)"
+    )
+    print(f"  largest score spread over {len(seeds)} seeds: {max(spreads, default=0):.2f} points")
     for ident, reason in equivalent:
         print(f"  equivalent  {ident}: {reason}")
     for ident in unexplained:
@@ -390,8 +472,9 @@ def main() -> int:
     for leak in leaks:
         print(f"  OTHER TODO  {leak}")
     if args.json:
-        args.json.write_text(json.dumps({"seeds": seeds, "mutants": rows}, indent=1) + "\n",
-                             encoding="utf-8")
+        args.json.write_text(
+            json.dumps({"seeds": seeds, "mutants": rows}, indent=1) + "\n", encoding="utf-8"
+        )
     return 1 if unexplained or leaks else 0
 
 

@@ -41,17 +41,31 @@ def main() -> None:
     began = time.perf_counter()
     report = grade_file(exercise_path(), seed=1)
     grading = time.perf_counter() - began
-    hostile = ScoreReport(**{**vars(report), "cases": [
-        dataclasses.replace(c, message=HOSTILE, category=HOSTILE) for c in report.cases]})
+    hostile = ScoreReport(
+        **{
+            **vars(report),
+            "cases": [
+                dataclasses.replace(c, message=HOSTILE, category=HOSTILE) for c in report.cases
+            ],
+        }
+    )
     for name, subject in (("template", report), ("hostile", hostile)):
-        baseline = timed(args.repeat, lambda s=subject: json.dumps(
-            s.to_json(), ensure_ascii=False, indent=2).encode("utf-8", "surrogatepass"))
-        print(f"{name}: {len(subject.cases)} cases; grading took {grading * 1000:.0f} ms; "
-              f"baseline json.dumps {baseline * 1000:.2f} ms")
+        baseline = timed(
+            args.repeat,
+            lambda s=subject: json.dumps(s.to_json(), ensure_ascii=False, indent=2).encode(
+                "utf-8", "surrogatepass"
+            ),
+        )
+        print(
+            f"{name}: {len(subject.cases)} cases; grading took {grading * 1000:.0f} ms; "
+            f"baseline json.dumps {baseline * 1000:.2f} ms"
+        )
         for kind in OUTPUT_KINDS:
             cost = timed(args.repeat, lambda k=kind, s=subject: reports.render(k, s))
-            print(f"  {kind:<13} {cost * 1000:8.2f} ms  x{cost / baseline:5.1f} baseline  "
-                  f"{cost / grading * 100:5.2f}% of grading")
+            print(
+                f"  {kind:<13} {cost * 1000:8.2f} ms  x{cost / baseline:5.1f} baseline  "
+                f"{cost / grading * 100:5.2f}% of grading"
+            )
 
 
 if __name__ == "__main__":

@@ -46,8 +46,10 @@ def main() -> int:
         work = Path(tmp)
         hour = work / "one_hour.json"
         hour.write_text(json.dumps(build_one_hour_doc()), encoding="utf-8")
-        files = {"example": schema_dir() / "examples" / "pt-verl-closure.example.json",
-                 "one hour": hour}
+        files = {
+            "example": schema_dir() / "examples" / "pt-verl-closure.example.json",
+            "one hour": hour,
+        }
         results: dict[str, dict[str, float]] = {}
         # Warm-up: matplotlib's import and font cache are not the drawing's cost.
         write_figures(read_view(files["example"]), work / "warmup.png")
@@ -63,11 +65,15 @@ def main() -> int:
             results[name] = row
     print(f"{'':10} {'read (s)':>9} {'png (s)':>8} {'svg (s)':>8} {'png KiB':>8} {'svg KiB':>8}")
     for name, row in results.items():
-        print(f"{name:10} {row['read']:9.3f} {row['png']:8.3f} {row['svg']:8.3f} "
-              f"{row['png_kib']:8.0f} {row['svg_kib']:8.0f}")
+        print(
+            f"{name:10} {row['read']:9.3f} {row['png']:8.3f} {row['svg']:8.3f} "
+            f"{row['png_kib']:8.0f} {row['svg_kib']:8.0f}"
+        )
     base, hour_row = results["example"], results["one hour"]
-    print("ratio one hour / example: " + ", ".join(
-        f"{k} {hour_row[k] / base[k]:.1f}x" for k in ("read", "png", "svg")))
+    print(
+        "ratio one hour / example: "
+        + ", ".join(f"{k} {hour_row[k] / base[k]:.1f}x" for k in ("read", "png", "svg"))
+    )
     return 0
 
 

@@ -57,34 +57,70 @@ def transfer_ledger(edges, placement):
                 raise ValueError(f"fabric {fabric} has two bandwidths")
             fabrics[fabric] = fabrics.get(fabric, 0.0) + exposed
         total += traffic
-        rows.append({**edge, "cross_pool": cross, "traffic_bytes_per_s": traffic,
-                     "transfer_seconds_per_s": traffic / bandwidth,
-                     "exposed_seconds_per_s": exposed})
+        rows.append(
+            {
+                **edge,
+                "cross_pool": cross,
+                "traffic_bytes_per_s": traffic,
+                "transfer_seconds_per_s": traffic / bandwidth,
+                "exposed_seconds_per_s": exposed,
+            }
+        )
     critical = max(fabrics.values(), default=0.0)
     # BUG: only one fabric, even when several are tied at the maximum.
     busiest = [max(fabrics, key=fabrics.get)] if fabrics else []
-    return {"cross_pool_bytes_per_s": total, "fabric_exposed_seconds_per_s": fabrics,
-            "critical_exposed_seconds_per_s": critical, "critical_fabrics": busiest,
-            "rows": rows}
+    return {
+        "cross_pool_bytes_per_s": total,
+        "fabric_exposed_seconds_per_s": fabrics,
+        "critical_exposed_seconds_per_s": critical,
+        "critical_fabrics": busiest,
+        "rows": rows,
+    }
 
 
-def evaluate_topology(capacity_report, memory_by_pool, memory_limits, transfer_report,
-                      version_sync_ok, recovery_ok, max_exposed_s_per_s=0.1):
+def evaluate_topology(
+    capacity_report,
+    memory_by_pool,
+    memory_limits,
+    transfer_report,
+    version_sync_ok,
+    recovery_ok,
+    max_exposed_s_per_s=0.1,
+):
     budget = _check(max_exposed_s_per_s)
     exposure = transfer_report.get("fabric_exposed_seconds_per_s", {})
     for value in [*memory_by_pool.values(), *memory_limits.values(), *exposure.values()]:
         _check(value)
-    over = sorted(p for p, used in memory_by_pool.items()
-                  if p not in memory_limits or used > memory_limits[p])
-    hard = [name for name, failed in (("memory_limit", bool(over)),
-                                      ("version_sync", not version_sync_ok),
-                                      ("recovery_not_ready", not recovery_ok)) if failed]
+    over = sorted(
+        p for p, used in memory_by_pool.items() if p not in memory_limits or used > memory_limits[p]
+    )
+    hard = [
+        name
+        for name, failed in (
+            ("memory_limit", bool(over)),
+            ("version_sync", not version_sync_ok),
+            ("recovery_not_ready", not recovery_ok),
+        )
+        if failed
+    ]
     unstable = sorted(capacity_report.get("unstable_stages", []))
     overloaded = sorted(f for f, value in exposure.items() if value > budget)
-    tune = [name for name, pressing in (
-        ("unstable_queue", bool(unstable) or not capacity_report["queue_stable"]),
-        ("exposed_transfer", bool(overloaded)
-         or transfer_report["critical_exposed_seconds_per_s"] > budget)) if pressing]
+    tune = [
+        name
+        for name, pressing in (
+            ("unstable_queue", bool(unstable) or not capacity_report["queue_stable"]),
+            (
+                "exposed_transfer",
+                bool(overloaded) or transfer_report["critical_exposed_seconds_per_s"] > budget,
+            ),
+        )
+        if pressing
+    ]
     decision = "reject" if hard else "tune" if tune else "accept"
-    return {"decision": decision, "reasons": hard or tune, "over_limit_pools": over,
-            "unstable_stages": unstable, "overloaded_fabrics": overloaded}
+    return {
+        "decision": decision,
+        "reasons": hard or tune,
+        "over_limit_pools": over,
+        "unstable_stages": unstable,
+        "overloaded_fabrics": overloaded,
+    }

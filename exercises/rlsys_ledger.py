@@ -118,8 +118,15 @@ def transfer_ledger(edges, placement):
     raise NotImplementedError("TODO 2：建立跨池传输账本 / build the transfer ledger")
 
 
-def evaluate_topology(capacity_report, memory_by_pool, memory_limits, transfer_report,
-                      version_sync_ok, recovery_ok, max_exposed_s_per_s=0.1):
+def evaluate_topology(
+    capacity_report,
+    memory_by_pool,
+    memory_limits,
+    transfer_report,
+    version_sync_ok,
+    recovery_ok,
+    max_exposed_s_per_s=0.1,
+):
     """Return every triggered reason with priority reject > tune > accept.
 
     capacity_report is a result of pipeline_capacity, transfer_report one of

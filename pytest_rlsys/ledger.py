@@ -27,8 +27,15 @@ from typing import Any
 
 from pytest_rlsys.grading.battery import load_reference
 
-REQUIRED = ("stage_rates", "items_per_work_unit", "arrival_rate", "placement", "edges",
-            "memory_by_pool", "memory_limits")
+REQUIRED = (
+    "stage_rates",
+    "items_per_work_unit",
+    "arrival_rate",
+    "placement",
+    "edges",
+    "memory_by_pool",
+    "memory_limits",
+)
 OPTIONAL = ("version_sync_ok", "recovery_ok", "max_exposed_s_per_s", "stage_phases")
 
 
@@ -37,8 +44,12 @@ class LedgerError(ValueError):
 
 
 SUFFIXES = {".json": "JSON", ".toml": "TOML", ".yaml": "YAML", ".yml": "YAML"}
-EDGE_NUMBERS = ("bytes_per_item", "items_per_work_unit", "work_units_per_second",
-                "bandwidth_bytes_per_s")
+EDGE_NUMBERS = (
+    "bytes_per_item",
+    "items_per_work_unit",
+    "work_units_per_second",
+    "bandwidth_bytes_per_s",
+)
 
 
 def _is_number(value: Any) -> bool:
@@ -50,8 +61,7 @@ def _check_numbers(path: Path, data: dict[str, Any]) -> None:
     for key in ("stage_rates", "items_per_work_unit", "memory_by_pool", "memory_limits"):
         for name, value in data[key].items():
             if not _is_number(value):
-                raise LedgerError(f"{path}: {key}.{name} must be a finite number, "
-                                  f"not {value!r}")
+                raise LedgerError(f"{path}: {key}.{name} must be a finite number, not {value!r}")
     for key in ("arrival_rate", "max_exposed_s_per_s"):
         if key in data and not _is_number(data[key]):
             raise LedgerError(f"{path}: {key} must be a finite number, not {data[key]!r}")
@@ -60,9 +70,11 @@ def _check_numbers(path: Path, data: dict[str, Any]) -> None:
             raise LedgerError(f"{path}: {key} must be true or false, not {data[key]!r}")
     unknown = sorted(set(data["memory_limits"]) - set(data["memory_by_pool"]))
     if unknown:
-        raise LedgerError(f"{path}: memory_limits names pool(s) {unknown} that "
-                          f"memory_by_pool does not have (pools: "
-                          f"{sorted(data['memory_by_pool'])})")
+        raise LedgerError(
+            f"{path}: memory_limits names pool(s) {unknown} that "
+            f"memory_by_pool does not have (pools: "
+            f"{sorted(data['memory_by_pool'])})"
+        )
     for number, edge in enumerate(data["edges"], start=1):  # numbered as a person counts
         where = f"{path}: edge {number}"
         if type(edge) is not dict:
@@ -78,8 +90,10 @@ def _check_numbers(path: Path, data: dict[str, Any]) -> None:
 def load_topology(path: Path) -> dict[str, Any]:
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
-        raise LedgerError(f"{path}: unsupported file type {suffix or '(no extension)'!r}; "
-                          "give a .json, .toml, .yaml or .yml topology file")
+        raise LedgerError(
+            f"{path}: unsupported file type {suffix or '(no extension)'!r}; "
+            "give a .json, .toml, .yaml or .yml topology file"
+        )
     try:
         text = path.read_text(encoding="utf-8-sig")  # editors may save JSON with a BOM
     except FileNotFoundError:
@@ -95,9 +109,11 @@ def load_topology(path: Path) -> dict[str, Any]:
             try:
                 import yaml
             except ImportError:
-                raise LedgerError("YAML topologies need PyYAML: pip install "
-                                  "'pytest-rlsys[yaml]' (or give the topology as JSON "
-                                  "or TOML)") from None
+                raise LedgerError(
+                    "YAML topologies need PyYAML: pip install "
+                    "'pytest-rlsys[yaml]' (or give the topology as JSON "
+                    "or TOML)"
+                ) from None
             data = yaml.safe_load(text)
         else:
             data = json.loads(text)
@@ -113,8 +129,13 @@ def load_topology(path: Path) -> dict[str, Any]:
     unknown = sorted(set(data) - set(REQUIRED) - set(OPTIONAL))
     if unknown:
         raise LedgerError(f"{path}: unknown keys {unknown}")
-    for key in ("stage_rates", "items_per_work_unit", "placement", "memory_by_pool",
-                "memory_limits"):
+    for key in (
+        "stage_rates",
+        "items_per_work_unit",
+        "placement",
+        "memory_by_pool",
+        "memory_limits",
+    ):
         if type(data[key]) is not dict:
             raise LedgerError(f"{path}: '{key}' must be a mapping")
     if type(data["edges"]) is not list:
@@ -135,8 +156,9 @@ def rates_from_result(path: Path, stage_phases: dict[str, str], group: str) -> d
     for stage, phase in stage_phases.items():
         entry = phases.get(phase)
         if entry is None:
-            raise LedgerError(f"{path}: group {group!r} has no phase {phase!r} "
-                              f"(has {sorted(phases)})")
+            raise LedgerError(
+                f"{path}: group {group!r} has no phase {phase!r} (has {sorted(phases)})"
+            )
         duration = entry.get("duration_s")
         if not isinstance(duration, int | float) or duration <= 0:
             raise LedgerError(f"{path}: phase {phase!r} has no positive duration")
@@ -144,34 +166,45 @@ def rates_from_result(path: Path, stage_phases: dict[str, str], group: str) -> d
     return rates
 
 
-def ledger_report(topology: dict[str, Any], result: Path | None = None,
-                  group: str = "release") -> dict[str, Any]:
+def ledger_report(
+    topology: dict[str, Any], result: Path | None = None, group: str = "release"
+) -> dict[str, Any]:
     ref = load_reference()
     stage_rates = dict(topology["stage_rates"])
     if result is not None:
         phases = topology.get("stage_phases")
         if type(phases) is not dict or not phases:
-            raise LedgerError("--result needs 'stage_phases' in the topology "
-                              "(stage name -> phase name)")
+            raise LedgerError(
+                "--result needs 'stage_phases' in the topology (stage name -> phase name)"
+            )
         stage_rates.update(rates_from_result(result, phases, group))
     try:
-        capacity = ref.pipeline_capacity(stage_rates, topology["arrival_rate"],
-                                         topology["items_per_work_unit"])
+        capacity = ref.pipeline_capacity(
+            stage_rates, topology["arrival_rate"], topology["items_per_work_unit"]
+        )
         transfer = ref.transfer_ledger(topology["edges"], topology["placement"])
         kwargs = {}
         if "max_exposed_s_per_s" in topology:
             kwargs["max_exposed_s_per_s"] = topology["max_exposed_s_per_s"]
         admission = ref.evaluate_topology(
-            capacity, topology["memory_by_pool"], topology["memory_limits"], transfer,
-            topology.get("version_sync_ok", True), topology.get("recovery_ok", True),
-            **kwargs)
+            capacity,
+            topology["memory_by_pool"],
+            topology["memory_limits"],
+            transfer,
+            topology.get("version_sync_ok", True),
+            topology.get("recovery_ok", True),
+            **kwargs,
+        )
     except (ValueError, KeyError, TypeError) as exc:
         # The reference counts edges from 0; people count from 1.
         text = re.sub(r"\bedge (\d+)", lambda m: f"edge {int(m.group(1)) + 1}", str(exc))
-        raise LedgerError(f"the topology is not consistent: {type(exc).__name__}: "
-                          f"{text}") from None
-    return {"capacity": capacity, "transfer": transfer, "admission": admission,
-            "stage_rates": stage_rates}
+        raise LedgerError(f"the topology is not consistent: {type(exc).__name__}: {text}") from None
+    return {
+        "capacity": capacity,
+        "transfer": transfer,
+        "admission": admission,
+        "stage_rates": stage_rates,
+    }
 
 
 def render_text(report: dict[str, Any]) -> str:
@@ -179,8 +212,9 @@ def render_text(report: dict[str, Any]) -> str:
     lines = ["capacity (work units/s)", f"  pipeline capacity: {cap['capacity']:g}"]
     for stage, rate in cap["effective_rates"].items():
         mark = "  <- bottleneck" if stage in cap["bottlenecks"] else ""
-        lines.append(f"  {stage:<16} effective {rate:>10g}  margin "
-                     f"{cap['queue_margins'][stage]:>+10g}{mark}")
+        lines.append(
+            f"  {stage:<16} effective {rate:>10g}  margin {cap['queue_margins'][stage]:>+10g}{mark}"
+        )
     lines.append(f"  queue stable: {cap['queue_stable']}")
     lines.append("transfer")
     lines.append(f"  cross-pool bytes/s: {tr['cross_pool_bytes_per_s']:g}")
@@ -193,6 +227,8 @@ def render_text(report: dict[str, Any]) -> str:
     for key in ("over_limit_pools", "unstable_stages", "overloaded_fabrics"):
         if adm[key]:
             lines.append(f"  {key}: {', '.join(adm[key])}")
-    lines.append("A passing ledger only admits the topology to a real multi-worker "
-                 "experiment; it is not a throughput gain.")
+    lines.append(
+        "A passing ledger only admits the topology to a real multi-worker "
+        "experiment; it is not a throughput gain."
+    )
     return "\n".join(lines) + "\n"

@@ -41,6 +41,7 @@ class SettingError(ValueError):
 
 # -- parsers: raise ValueError with a message that reads after "--flag=VALUE: " -------------
 
+
 def _number(text: str) -> float:
     try:
         return float(text)
@@ -131,12 +132,12 @@ class Option:
     metavar: str | None
     help: str
     parse: Callable[[str], Any] | None = None  # None: the text as given (a path)
-    pytest: bool = False        # pytest takes --rlsys-NAME
-    ini: bool = False           # ... and reads ini key rlsys_NAME
+    pytest: bool = False  # pytest takes --rlsys-NAME
+    ini: bool = False  # ... and reads ini key rlsys_NAME
     commands: tuple[str, ...] = ()  # rlsys commands that take --NAME
-    output: bool = False        # a file the run writes (checked before any grading)
-    short: str | None = None    # a one-letter alias for the commands
-    default: Any = None         # commands only; pytest defaults live in the code that uses it
+    output: bool = False  # a file the run writes (checked before any grading)
+    short: str | None = None  # a one-letter alias for the commands
+    default: Any = None  # commands only; pytest defaults live in the code that uses it
 
     @property
     def pytest_flag(self) -> str:
@@ -155,74 +156,226 @@ _PLATFORM = "Also write {} to this path."
 
 OPTIONS: tuple[Option, ...] = (
     # grading inputs
-    Option("submission", "PATH", "Grade this learner file (.py) with the packaged battery.",
-           pytest=True),
-    Option("result", "PATH", "Grade this verl closure result file (pt-verl-closure JSON).",
-           pytest=True, commands=GRADE),
+    Option(
+        "submission",
+        "PATH",
+        "Grade this learner file (.py) with the packaged battery.",
+        pytest=True,
+    ),
+    Option(
+        "result",
+        "PATH",
+        "Grade this verl closure result file (pt-verl-closure JSON).",
+        pytest=True,
+        commands=GRADE,
+    ),
     # outputs of one grading run
-    Option("report", "PATH", "Write the score report JSON (schema rlsys-score/1) to this path.",
-           pytest=True, commands=GRADE, output=True),
-    Option("gradescope", "PATH", _PLATFORM.format("a Gradescope results.json"), pytest=True,
-           commands=GRADE, output=True),
-    Option("prairielearn", "PATH", _PLATFORM.format("a PrairieLearn results.json"),
-           pytest=True, commands=GRADE, output=True),
-    Option("junit", "PATH", _PLATFORM.format("JUnit XML with per-case points"), pytest=True,
-           commands=GRADE, output=True),
-    Option("classroom", "PATH", _PLATFORM.format("a GitHub Classroom runner result JSON"),
-           pytest=True, commands=GRADE, output=True),
-    Option("junit_family", "xunit2|xunit1", "Layout of the JUnit file: xunit2 (default; "
-           "valid against pytest's JUnit schema, points as suite properties) or xunit1 "
-           "(legacy: per-case properties), as pytest's junit_family.", parse_junit_family,
-           pytest=True, ini=True, commands=GRADE),
-    Option("hidden_visibility", "VISIBILITY", "Gradescope visibility of the hidden cases: "
-           "visible (default), after_due_date, after_published or hidden.",
-           parse_hidden_visibility, pytest=True, ini=True, commands=GRADE),
+    Option(
+        "report",
+        "PATH",
+        "Write the score report JSON (schema rlsys-score/1) to this path.",
+        pytest=True,
+        commands=GRADE,
+        output=True,
+    ),
+    Option(
+        "gradescope",
+        "PATH",
+        _PLATFORM.format("a Gradescope results.json"),
+        pytest=True,
+        commands=GRADE,
+        output=True,
+    ),
+    Option(
+        "prairielearn",
+        "PATH",
+        _PLATFORM.format("a PrairieLearn results.json"),
+        pytest=True,
+        commands=GRADE,
+        output=True,
+    ),
+    Option(
+        "junit",
+        "PATH",
+        _PLATFORM.format("JUnit XML with per-case points"),
+        pytest=True,
+        commands=GRADE,
+        output=True,
+    ),
+    Option(
+        "classroom",
+        "PATH",
+        _PLATFORM.format("a GitHub Classroom runner result JSON"),
+        pytest=True,
+        commands=GRADE,
+        output=True,
+    ),
+    Option(
+        "junit_family",
+        "xunit2|xunit1",
+        "Layout of the JUnit file: xunit2 (default; "
+        "valid against pytest's JUnit schema, points as suite properties) or xunit1 "
+        "(legacy: per-case properties), as pytest's junit_family.",
+        parse_junit_family,
+        pytest=True,
+        ini=True,
+        commands=GRADE,
+    ),
+    Option(
+        "hidden_visibility",
+        "VISIBILITY",
+        "Gradescope visibility of the hidden cases: "
+        "visible (default), after_due_date, after_published or hidden.",
+        parse_hidden_visibility,
+        pytest=True,
+        ini=True,
+        commands=GRADE,
+    ),
     # settings of the grading run
-    Option("seed", "N", "Seed for the hidden cases (default: fixed by the battery version, "
-           "so the same file always gets the same score; set one per assignment). Always "
-           "recorded in the report.", _seed, pytest=True, ini=True, commands=BOTH),
-    Option("lang", "zh|en", "Language of learner feedback: zh or en (default: from the "
-           "locale).", _lang, pytest=True, ini=True, commands=BOTH),
-    Option("rubric", "PATH", "Rubric file (TOML or JSON) overriding the points per section.",
-           pytest=True, ini=True, commands=BOTH),
-    Option("timeout", "SECONDS", "Wall-clock seconds allowed for one call into the "
-           "submission (default 5).", _positive_float, pytest=True, ini=True, commands=BOTH),
-    Option("budget", "SECONDS", "Wall-clock seconds for the whole submission; cases after "
-           "it are not run (default 45).", _positive_float, pytest=True, ini=True,
-           commands=BOTH),
-    Option("memory_mb", "MIB", "Address-space limit of the submission's process in MiB "
-           "(default 1024).", _positive_int, pytest=True, ini=True, commands=BOTH),
-    Option("cpu_seconds", "SECONDS", "CPU-time limit of the submission's process in seconds "
-           "(default 60).", _positive_int, pytest=True, ini=True, commands=BOTH),
-    Option("child_user", "USER", "When grading as root, run the submission as: auto "
-           "(default: a fresh unused uid for each child), a user name, or none (keep root).",
-           _child_user, pytest=True, ini=True, commands=BOTH),
+    Option(
+        "seed",
+        "N",
+        "Seed for the hidden cases (default: fixed by the battery version, "
+        "so the same file always gets the same score; set one per assignment). Always "
+        "recorded in the report.",
+        _seed,
+        pytest=True,
+        ini=True,
+        commands=BOTH,
+    ),
+    Option(
+        "lang",
+        "zh|en",
+        "Language of learner feedback: zh or en (default: from the locale).",
+        _lang,
+        pytest=True,
+        ini=True,
+        commands=BOTH,
+    ),
+    Option(
+        "rubric",
+        "PATH",
+        "Rubric file (TOML or JSON) overriding the points per section.",
+        pytest=True,
+        ini=True,
+        commands=BOTH,
+    ),
+    Option(
+        "timeout",
+        "SECONDS",
+        "Wall-clock seconds allowed for one call into the submission (default 5).",
+        _positive_float,
+        pytest=True,
+        ini=True,
+        commands=BOTH,
+    ),
+    Option(
+        "budget",
+        "SECONDS",
+        "Wall-clock seconds for the whole submission; cases after it are not run (default 45).",
+        _positive_float,
+        pytest=True,
+        ini=True,
+        commands=BOTH,
+    ),
+    Option(
+        "memory_mb",
+        "MIB",
+        "Address-space limit of the submission's process in MiB (default 1024).",
+        _positive_int,
+        pytest=True,
+        ini=True,
+        commands=BOTH,
+    ),
+    Option(
+        "cpu_seconds",
+        "SECONDS",
+        "CPU-time limit of the submission's process in seconds (default 60).",
+        _positive_int,
+        pytest=True,
+        ini=True,
+        commands=BOTH,
+    ),
+    Option(
+        "child_user",
+        "USER",
+        "When grading as root, run the submission as: auto "
+        "(default: a fresh unused uid for each child), a user name, or none (keep root).",
+        _child_user,
+        pytest=True,
+        ini=True,
+        commands=BOTH,
+    ),
     # rlsys batch only
-    Option("csv", "PATH", "Write one row per submission (CSV) to this path.", commands=BATCH,
-           output=True),
-    Option("json", "PATH", "Write the rows plus each full report (JSON) to this path.",
-           commands=BATCH, output=True),
-    Option("html", "PATH", "Write the class report: one self-contained HTML page (score "
-           "histograms, hidden categories most often failed, submissions that did not load "
-           "or timed out, the slowest).", commands=BATCH, output=True),
-    Option("jobs", "N", "Submissions graded at once (default: the CPU count).", _positive_int,
-           commands=BATCH, short="-j"),
-    Option("no_progress", None, "No progress bar (there is none unless stderr is a "
-           "terminal).", commands=BATCH),
+    Option(
+        "csv",
+        "PATH",
+        "Write one row per submission (CSV) to this path.",
+        commands=BATCH,
+        output=True,
+    ),
+    Option(
+        "json",
+        "PATH",
+        "Write the rows plus each full report (JSON) to this path.",
+        commands=BATCH,
+        output=True,
+    ),
+    Option(
+        "html",
+        "PATH",
+        "Write the class report: one self-contained HTML page (score "
+        "histograms, hidden categories most often failed, submissions that did not load "
+        "or timed out, the slowest).",
+        commands=BATCH,
+        output=True,
+    ),
+    Option(
+        "jobs",
+        "N",
+        "Submissions graded at once (default: the CPU count).",
+        _positive_int,
+        commands=BATCH,
+        short="-j",
+    ),
+    Option(
+        "no_progress",
+        None,
+        "No progress bar (there is none unless stderr is a terminal).",
+        commands=BATCH,
+    ),
     # rlsys grade only
-    Option("verbose", None, "Detail for every case, as pytest -v.", commands=GRADE,
-           short="-v"),
+    Option("verbose", None, "Detail for every case, as pytest -v.", commands=GRADE, short="-v"),
     # the other commands (a name may recur when the commands differ)
-    Option("force", None, "Overwrite an existing file (template) or write into a folder "
-           "that is not empty (kit).", commands=("template", "kit")),
+    Option(
+        "force",
+        None,
+        "Overwrite an existing file (template) or write into a folder that is not empty (kit).",
+        commands=("template", "kit"),
+    ),
     Option("json", None, "Print the report as JSON.", commands=("ledger",)),
-    Option("result", "FILE", "Take stage rates from a closure result file: stages named in "
-           "the topology's 'stage_phases' get rate = 1 / measured phase duration.",
-           commands=("ledger",)),
-    Option("group", "release|retain", "Which group of the result file to read (default "
-           "release).", _group, commands=("ledger",), default="release"),
-    Option("wheel", "PATH", "Bundle this pytest-rlsys wheel instead of installing the pinned "
-           "version from the package index.", commands=("kit",)),
+    Option(
+        "result",
+        "FILE",
+        "Take stage rates from a closure result file: stages named in "
+        "the topology's 'stage_phases' get rate = 1 / measured phase duration.",
+        commands=("ledger",),
+    ),
+    Option(
+        "group",
+        "release|retain",
+        "Which group of the result file to read (default release).",
+        _group,
+        commands=("ledger",),
+        default="release",
+    ),
+    Option(
+        "wheel",
+        "PATH",
+        "Bundle this pytest-rlsys wheel instead of installing the pinned "
+        "version from the package index.",
+        commands=("kit",),
+    ),
 )
 
 # The settings that shape the child's limits, in the order limits_from reads them.
@@ -264,11 +417,14 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     for option in for_command(command):
         flags = [option.cli_flag] + ([option.short] if option.short else [])
         if option.metavar is None:
-            parser.add_argument(*flags, dest=option.name, action="store_true",
-                                help=option.help)
+            parser.add_argument(*flags, dest=option.name, action="store_true", help=option.help)
             continue
-        kwargs: dict[str, Any] = {"dest": option.name, "metavar": option.metavar,
-                                  "default": option.default, "help": option.help}
+        kwargs: dict[str, Any] = {
+            "dest": option.name,
+            "metavar": option.metavar,
+            "default": option.default,
+            "help": option.help,
+        }
         if option.parse is not None:
             kwargs["type"] = _argparse_type(option)
         parser.add_argument(*flags, **kwargs)
@@ -282,8 +438,10 @@ def resolve(name: str, cli_value: Any, ini_value: Any = None, flag: str | None =
     """
     option = by_name(name)
     parse = option.parse or str
-    for value, where in ((cli_value, flag or option.pytest_flag),
-                         (ini_value, f"ini option {option.ini_key}")):
+    for value, where in (
+        (cli_value, flag or option.pytest_flag),
+        (ini_value, f"ini option {option.ini_key}"),
+    ):
         if value is None or value == "":
             continue
         try:

@@ -37,8 +37,12 @@ HOSTILE_FILE = "<img src=x onerror=alert(1)>.py"
 HOSTILE_FOLDER = "<script>alert(1)"
 HOSTILE_MESSAGE = "</td></tr></table><script>alert('pwned')</script>"
 # Planted defects, and the learners who made them: a class where some mistakes are common.
-DEMO_DEFECTS = {"arrival_unchecked": ("dana", "eve", "finn"), "margins_flipped": ("gil",),
-                "overlap_ignored": ("hana", "ivo"), "threshold_inclusive": ("jo",)}
+DEMO_DEFECTS = {
+    "arrival_unchecked": ("dana", "eve", "finn"),
+    "margins_flipped": ("gil",),
+    "overlap_ignored": ("hana", "ivo"),
+    "threshold_inclusive": ("jo",),
+}
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 CONSOLE = re.compile(r":CONSOLE[:(]")
 
@@ -54,18 +58,22 @@ def build_class(folder: Path) -> None:
     (folder / "bob.py").write_text(exercise_path().read_text(encoding="utf-8"), encoding="utf-8")
     (folder / "half.py").write_text(
         reference + "\n\ndef evaluate_topology(*args, **kwargs):\n    raise NotImplementedError\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     for name, _, old, new in DEFECTS:
         for learner in DEMO_DEFECTS.get(name, ()):
             (folder / f"{learner}.py").write_text(reference.replace(old, new), encoding="utf-8")
-    (folder / HOSTILE_FILE).write_text(f"raise RuntimeError({HOSTILE_MESSAGE!r})\n",
-                                       encoding="utf-8")
+    (folder / HOSTILE_FILE).write_text(
+        f"raise RuntimeError({HOSTILE_MESSAGE!r})\n", encoding="utf-8"
+    )
     (folder / HOSTILE_FOLDER).mkdir(exist_ok=True)
     (folder / HOSTILE_FOLDER / "mine.py").write_text(reference, encoding="utf-8")
     (folder / "carol.py").write_text("def pipeline_capacity(:\n", encoding="utf-8")
     (folder / "hang.py").write_text(
         "def pipeline_capacity(*a, **k):\n    while True:\n        pass\n\n"
-        "transfer_ledger = evaluate_topology = pipeline_capacity\n", encoding="utf-8")
+        "transfer_ledger = evaluate_topology = pipeline_capacity\n",
+        encoding="utf-8",
+    )
     (folder / "empty").mkdir(exist_ok=True)
 
 
@@ -76,8 +84,25 @@ def run_demo_batch(workdir: Path, seed: int = 7) -> tuple[int, Path, Path]:
     subs = workdir / "subs"
     build_class(subs)
     html, grades = workdir / "class.html", workdir / "grades.json"
-    code = main(["batch", str(subs), "--seed", str(seed), "--timeout", "1", "--budget", "3",
-                 "--jobs", "2", "--no-progress", "--json", str(grades), "--html", str(html)])
+    code = main(
+        [
+            "batch",
+            str(subs),
+            "--seed",
+            str(seed),
+            "--timeout",
+            "1",
+            "--budget",
+            "3",
+            "--jobs",
+            "2",
+            "--no-progress",
+            "--json",
+            str(grades),
+            "--html",
+            str(html),
+        ]
+    )
     return code, html, grades
 
 
@@ -122,21 +147,35 @@ class BrowserResult:
         return not self.problems
 
 
-def check_in_browser(html: Path, screenshot: Path, browser: str,
-                     expect_text: tuple[str, ...] = ()) -> BrowserResult:
+def check_in_browser(
+    html: Path, screenshot: Path, browser: str, expect_text: tuple[str, ...] = ()
+) -> BrowserResult:
     """Screenshot the page, dump its DOM and console; list what is wrong."""
-    flags = ["--headless", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-             "--enable-logging=stderr", "--v=0", "--window-size=1200,3600"]
+    flags = [
+        "--headless",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1200,3600",
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         flags.append("--no-sandbox")  # Chromium refuses to run its sandbox as root
     url = html.resolve().as_uri()
     result = BrowserResult(screenshot)
     with tempfile.TemporaryDirectory(prefix="rlsys-chromium-") as profile:
         common = [browser, *flags, f"--user-data-dir={profile}"]
-        shot = subprocess.run([*common, f"--screenshot={screenshot}", url],
-                              capture_output=True, text=True, timeout=120, check=False)
-        dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True,
-                             timeout=120, check=False)
+        shot = subprocess.run(
+            [*common, f"--screenshot={screenshot}", url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        dom = subprocess.run(
+            [*common, "--dump-dom", url], capture_output=True, text=True, timeout=120, check=False
+        )
     for run in (shot, dom):
         result.console += [line for line in run.stderr.splitlines() if CONSOLE.search(line)]
         if run.returncode != 0:
@@ -164,8 +203,12 @@ def check_in_browser(html: Path, screenshot: Path, browser: str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out",
-                        help="where the page and its screenshot go")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "benchmarks" / "out",
+        help="where the page and its screenshot go",
+    )
     parser.add_argument("--html", type=Path, help="check this page instead of a demo class")
     args = parser.parse_args(argv)
     browser = find_browser()
@@ -187,8 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"console: {line}")
     for problem in result.problems:
         print(f"problem: {problem}")
-    print(f"browser_check: {'ok' if result.ok else 'FAILED'}; page {html}, "
-          f"screenshot {result.screenshot}")
+    print(
+        f"browser_check: {'ok' if result.ok else 'FAILED'}; page {html}, "
+        f"screenshot {result.screenshot}"
+    )
     return 0 if result.ok else 1
 
 

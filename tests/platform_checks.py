@@ -31,8 +31,15 @@ from pytest_rlsys.outputs.text import js_number
 
 DATA = Path(__file__).parent / "data"
 
-__all__ = ["DATA", "check_all", "check_classroom", "check_gradescope", "check_junit",
-           "check_prairielearn", "check_score_json"]
+__all__ = [
+    "DATA",
+    "check_all",
+    "check_classroom",
+    "check_gradescope",
+    "check_junit",
+    "check_prairielearn",
+    "check_score_json",
+]
 
 
 @functools.cache
@@ -50,8 +57,10 @@ def junit_schema() -> xmlschema.XMLSchema:
 
 
 def _schema_errors(name: str, doc: Any) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-            for e in json_validator(name).iter_errors(doc)]
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in json_validator(name).iter_errors(doc)
+    ]
 
 
 def _utf8(text: str) -> bytes:
@@ -80,8 +89,7 @@ def check_score_json(text: str, report: ScoreReport, *, schema: bool = True) -> 
     return doc
 
 
-def check_gradescope(text: str, report: ScoreReport,
-                     options: RenderOptions) -> dict[str, Any]:
+def check_gradescope(text: str, report: ScoreReport, options: RenderOptions) -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(_utf8(text))
     assert _schema_errors("gradescope-results.schema.json", doc) == []
     earned, _ = _cents(report)
@@ -93,13 +101,16 @@ def check_gradescope(text: str, report: ScoreReport,
     assert doc["score"] == round(math.fsum(t["score"] for t in tests), 2)
     # The table renders: escaped HTML in <pre>, tests as plain text.
     assert doc["output_format"] == "html" and doc["output"].startswith("<pre>")
-    assert "<" not in doc["output"][len("<pre>"):-len("</pre>")]
+    assert "<" not in doc["output"][len("<pre>") : -len("</pre>")]
     for test, case in zip(tests, report.cases, strict=True):
         assert test["status"] == ("passed" if case.status == "passed" else "failed")
         want = options.hidden_visibility if case.visibility == "hidden" else "visible"
         assert test["visibility"] == want, (case.id, test["visibility"])
-        if case.visibility == "hidden" and "." in case.id and case.section in (
-                "todo1", "todo2", "todo3"):
+        if (
+            case.visibility == "hidden"
+            and "." in case.id
+            and case.section in ("todo1", "todo2", "todo3")
+        ):
             assert case.id not in test["name"]
     return doc
 
@@ -114,7 +125,8 @@ def pl_make_grading_result(raw: bytes) -> dict[str, Any]:
     score = results.get("score")
     if not (score is None and results.get("gradable") is False):
         assert type(score) in (int, float) and math.isfinite(score), (
-            f'score "{score}" was not a number.')
+            f'score "{score}" was not a number.'
+        )
     errors = results.get("format_errors", [])
     format_errors = [errors] if isinstance(errors, str) else list(errors)
     return {"score": score or 0, "feedback": data, "format_errors": format_errors}
@@ -154,8 +166,12 @@ def check_junit(text: str, report: ScoreReport, options: RenderOptions) -> ET.El
         assert round(sum(m for _, m in points.values()) * 100) == total
         assert not any(case.find("properties") is not None for case in cases)
     else:
-        got = [float(p.get("value", "nan")) for case in cases for p in case.iter("property")
-               if p.get("name") == "points"]
+        got = [
+            float(p.get("value", "nan"))
+            for case in cases
+            for p in case.iter("property")
+            if p.get("name") == "points"
+        ]
         assert len(got) == len(report.cases) and round(sum(got) * 100) == earned
     return root
 
@@ -176,8 +192,9 @@ def reporter_points(results: dict[str, Any]) -> str | None:
     return f"Points {js_number(total)}/{js_number(results['max_score'])}"
 
 
-def check_classroom(text: str, report: ScoreReport, options: RenderOptions, *,
-                    node: bool = False) -> dict[str, Any]:
+def check_classroom(
+    text: str, report: ScoreReport, options: RenderOptions, *, node: bool = False
+) -> dict[str, Any]:
     """``node``: also run the reporter's own decoding under Node, when Node is installed."""
     encoded = base64.b64encode(_utf8(text)).decode("ascii")
     assert encoded == step_output(report, options)
@@ -188,23 +205,31 @@ def check_classroom(text: str, report: ScoreReport, options: RenderOptions, *,
     assert points_line(report) == reports.classroom_points_line(report) == want
     if total:
         assert reporter_points(results) == want
-    everything_passed = (all(c.status == "passed" for c in report.cases)
-                         and report.load_error is None)
+    everything_passed = (
+        all(c.status == "passed" for c in report.cases) and report.load_error is None
+    )
     assert (results["status"] == "pass") is everything_passed
     assert (results["status"] == "error") is (report.load_error is not None)
     executable = shutil.which("node") if node else None
     if executable is not None and total:
         env = {**os.environ, "RLSYS_RESULTS": encoded}
-        run = subprocess.run([executable, str(DATA / "classroom_reporter_mirror.js"), "rlsys"],
-                             env=env, capture_output=True, text=True, timeout=60, check=True)
+        run = subprocess.run(
+            [executable, str(DATA / "classroom_reporter_mirror.js"), "rlsys"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
         seen = json.loads(run.stdout)
         assert seen["points"] == want, seen["points"]
         assert seen["failed"] or seen["errored"] or everything_passed
     return results
 
 
-def check_all(report: ScoreReport, options: RenderOptions | None = None, *,
-              score_schema: bool = True) -> dict[str, Any]:
+def check_all(
+    report: ScoreReport, options: RenderOptions | None = None, *, score_schema: bool = True
+) -> dict[str, Any]:
     """Render ``report`` with every renderer and check each file as its consumer would."""
     options = options or RenderOptions()
     out: dict[str, Any] = {}
@@ -221,6 +246,7 @@ def check_all(report: ScoreReport, options: RenderOptions | None = None, *,
         else:
             out[kind] = check_classroom(text, report, options)
     legacy = RenderOptions(options.lang, "xunit1", options.hidden_visibility)
-    out["junit-xunit1"] = check_junit(reports.render("junit", report, options.lang, legacy),
-                                      report, legacy)
+    out["junit-xunit1"] = check_junit(
+        reports.render("junit", report, options.lang, legacy), report, legacy
+    )
     return out

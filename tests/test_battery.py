@@ -21,50 +21,114 @@ SECTIONS = ("todo1", "todo2", "todo3")
 DEFECTS = [
     ("unsorted_bottlenecks", "todo1", "bottlenecks = sorted(\n", "bottlenecks = list(\n"),
     ("margin_zero_unstable", "todo1", "if margin < 0)", "if margin <= 0)"),
-    ("multiplies_rates", "todo1", "rates[name] / multipliers[name]",
-     "rates[name] * multipliers[name]"),
+    (
+        "multiplies_rates",
+        "todo1",
+        "rates[name] / multipliers[name]",
+        "rates[name] * multipliers[name]",
+    ),
     ("queue_always_stable", "todo1", '"queue_stable": not unstable', '"queue_stable": True'),
-    ("arrival_unchecked", "todo1", 'arrival = _non_negative(arrival_rate, "arrival_rate")',
-     "arrival = float(arrival_rate)"),
-    ("multiplier_unchecked", "todo1",
-     'name: _positive(value, f"items per work unit of stage {name!r}")', "name: float(value)"),
-    ("same_pool_counted", "todo2", "traffic = size * items * frequency if cross_pool else 0.0",
-     "traffic = size * items * frequency"),
+    (
+        "arrival_unchecked",
+        "todo1",
+        'arrival = _non_negative(arrival_rate, "arrival_rate")',
+        "arrival = float(arrival_rate)",
+    ),
+    (
+        "multiplier_unchecked",
+        "todo1",
+        'name: _positive(value, f"items per work unit of stage {name!r}")',
+        "name: float(value)",
+    ),
+    (
+        "same_pool_counted",
+        "todo2",
+        "traffic = size * items * frequency if cross_pool else 0.0",
+        "traffic = size * items * frequency",
+    ),
     ("overlap_ignored", "todo2", "exposed = transfer * (1.0 - overlap)", "exposed = transfer"),
-    ("critical_is_sum", "todo2", "critical = max(exposure.values(), default=0.0)",
-     "critical = sum(exposure.values())"),
-    ("fabric_id_optional", "todo2", "            if not fabric:\n",
-     "            if fabric is None:\n"),
-    ("bandwidth_unchecked", "todo2", "known = bandwidth_of.setdefault(fabric, bandwidth)",
-     "known = bandwidth"),
+    (
+        "critical_is_sum",
+        "todo2",
+        "critical = max(exposure.values(), default=0.0)",
+        "critical = sum(exposure.values())",
+    ),
+    (
+        "fabric_id_optional",
+        "todo2",
+        "            if not fabric:\n",
+        "            if fabric is None:\n",
+    ),
+    (
+        "bandwidth_unchecked",
+        "todo2",
+        "known = bandwidth_of.setdefault(fabric, bandwidth)",
+        "known = bandwidth",
+    ),
     ("overlap_range_unchecked", "todo2", "if not 0.0 <= overlap <= 1.0:", "if overlap != overlap:"),
-    ("edges_mutated", "todo2", '        where = f"edge {index}"\n',
-     '        where = f"edge {index}"\n        edge["seen"] = True  # type: ignore[index]\n'),
-    ("first_hard_failure_only", "todo3", 'decision, reasons = "reject", hard',
-     'decision, reasons = "reject", hard[:1]'),
-    ("unlimited_pool_ok", "todo3", "if pool not in memory_limits or float(used) >",
-     "if pool in memory_limits and float(used) >"),
+    (
+        "edges_mutated",
+        "todo2",
+        '        where = f"edge {index}"\n',
+        '        where = f"edge {index}"\n        edge["seen"] = True  # type: ignore[index]\n',
+    ),
+    (
+        "first_hard_failure_only",
+        "todo3",
+        'decision, reasons = "reject", hard',
+        'decision, reasons = "reject", hard[:1]',
+    ),
+    (
+        "unlimited_pool_ok",
+        "todo3",
+        "if pool not in memory_limits or float(used) >",
+        "if pool in memory_limits and float(used) >",
+    ),
     ("threshold_inclusive", "todo3", "if float(value) > budget)", "if float(value) >= budget)"),
-    ("memory_unchecked", "todo3", '_ledger_values(memory_by_pool.values(), "pool memory")\n',
-     "pass\n"),
-    ("unsorted_unstable", "todo1",
-     "unstable = sorted(name for name, margin in margins.items() if margin < 0)",
-     "unstable = [name for name, margin in margins.items() if margin < 0]"),
-    ("margins_flipped", "todo1", "margins = {name: rate - arrival",
-     "margins = {name: arrival - rate"),
-    ("unsorted_critical_fabrics", "todo2",
-     "critical_fabrics = sorted(name for name, value in exposure.items() if value == critical)",
-     "critical_fabrics = [name for name, value in exposure.items() if value == critical]"),
-    ("unsorted_overloaded", "todo3",
-     "overloaded = sorted(name for name, value in fabric_exposure.items() if float(value) > "
-     "budget)",
-     "overloaded = [name for name, value in fabric_exposure.items() if float(value) > budget]"),
+    (
+        "memory_unchecked",
+        "todo3",
+        '_ledger_values(memory_by_pool.values(), "pool memory")\n',
+        "pass\n",
+    ),
+    (
+        "unsorted_unstable",
+        "todo1",
+        "unstable = sorted(name for name, margin in margins.items() if margin < 0)",
+        "unstable = [name for name, margin in margins.items() if margin < 0]",
+    ),
+    (
+        "margins_flipped",
+        "todo1",
+        "margins = {name: rate - arrival",
+        "margins = {name: arrival - rate",
+    ),
+    (
+        "unsorted_critical_fabrics",
+        "todo2",
+        "critical_fabrics = sorted(name for name, value in exposure.items() if value == critical)",
+        "critical_fabrics = [name for name, value in exposure.items() if value == critical]",
+    ),
+    (
+        "unsorted_overloaded",
+        "todo3",
+        "overloaded = sorted(name for name, value in fabric_exposure.items() if float(value) > "
+        "budget)",
+        "overloaded = [name for name, value in fabric_exposure.items() if float(value) > budget]",
+    ),
     ("unsorted_over_limit", "todo3", "over_limit = sorted(\n", "over_limit = list(\n"),
-    ("unsorted_unstable_copy", "todo3",
-     'unstable = sorted(capacity_report.get("unstable_stages", []))',
-     'unstable = list(capacity_report.get("unstable_stages", []))'),
-    ("report_mutated", "todo3", 'unstable = sorted(capacity_report.get("unstable_stages", []))',
-     'unstable = capacity_report.get("unstable_stages", [])\n    unstable.sort()'),
+    (
+        "unsorted_unstable_copy",
+        "todo3",
+        'unstable = sorted(capacity_report.get("unstable_stages", []))',
+        'unstable = list(capacity_report.get("unstable_stages", []))',
+    ),
+    (
+        "report_mutated",
+        "todo3",
+        'unstable = sorted(capacity_report.get("unstable_stages", []))',
+        'unstable = capacity_report.get("unstable_stages", [])\n    unstable.sort()',
+    ),
 ]
 
 
@@ -76,14 +140,13 @@ def _grade(tmp_path: Path, source: str, seed: int = 7) -> dict[str, dict[str, fl
 
 def test_reference_scores_full_marks(tmp_path: Path) -> None:
     sections = _grade(tmp_path, REFERENCE)
-    assert {s: v["score"] for s, v in sections.items()} == {"todo1": 30, "todo2": 35,
-                                                            "todo3": 35}
+    assert {s: v["score"] for s, v in sections.items()} == {"todo1": 30, "todo2": 35, "todo3": 35}
 
 
-@pytest.mark.parametrize(("name", "section", "old", "new"), DEFECTS,
-                         ids=[d[0] for d in DEFECTS])
-def test_defect_loses_points_in_its_own_todo_only(tmp_path: Path, name: str, section: str,
-                                                   old: str, new: str) -> None:
+@pytest.mark.parametrize(("name", "section", "old", "new"), DEFECTS, ids=[d[0] for d in DEFECTS])
+def test_defect_loses_points_in_its_own_todo_only(
+    tmp_path: Path, name: str, section: str, old: str, new: str
+) -> None:
     assert REFERENCE.count(old) == 1, f"defect {name} no longer applies to the reference"
     sections = _grade(tmp_path, REFERENCE.replace(old, new))
     assert sections[section]["score"] < sections[section]["max_score"], name
@@ -92,7 +155,7 @@ def test_defect_loses_points_in_its_own_todo_only(tmp_path: Path, name: str, sec
             assert sections[other]["score"] == sections[other]["max_score"], (name, other)
 
 
-CHEATER = '''
+CHEATER = """
 import json
 _ANSWERS = {}
 
@@ -131,7 +194,7 @@ def evaluate_topology(cap, mem, limits, transfer, sync, recovery, max_exposed_s_
         return {"decision": "tune", "reasons": ["unstable_queue", "exposed_transfer"],
                 "unstable_stages": ["reward"], "overloaded_fabrics": ["pcie-0"]}
     return {"decision": "accept", "reasons": []}
-'''
+"""
 
 
 def test_visible_only_cheater_keeps_at_most_a_third(tmp_path: Path) -> None:
@@ -139,8 +202,9 @@ def test_visible_only_cheater_keeps_at_most_a_third(tmp_path: Path) -> None:
     path.write_text(CHEATER, encoding="utf-8")
     report = grade_file(path, seed=3)
     visible = [c for c in report.cases if c.visibility == "visible"]
-    assert all(c.status == "passed" for c in visible), [c.id for c in visible
-                                                        if c.status != "passed"]
+    assert all(c.status == "passed" for c in visible), [
+        c.id for c in visible if c.status != "passed"
+    ]
     for name, section in report.sections().items():
         assert section["score"] <= section["max_score"] * 2 / 3, name
 
@@ -151,8 +215,9 @@ def test_same_seed_same_cases_and_score(tmp_path: Path) -> None:
     assert [(c.id, repr(c.calls)) for c in first] == [(c.id, repr(c.calls)) for c in second]
     other = build_battery(12, ref)
     assert [repr(c.calls) for c in first] != [repr(c.calls) for c in other]
-    bad = REFERENCE.replace("critical = max(exposure.values(), default=0.0)",
-                            "critical = sum(exposure.values())")
+    bad = REFERENCE.replace(
+        "critical = max(exposure.values(), default=0.0)", "critical = sum(exposure.values())"
+    )
     assert _grade(tmp_path, bad, seed=11) == _grade(tmp_path, bad, seed=11)
 
 
@@ -166,7 +231,8 @@ def test_reference_passes_its_own_battery_for_any_seed(seed: int) -> None:
 
 
 def test_a_case_the_reference_fails_is_not_graded_and_keeps_its_points_in_the_max(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import pytest_rlsys.grading.grader as engine
 
     def broken_self_check(cases: object, reference: object) -> set[str]:
@@ -174,8 +240,11 @@ def test_a_case_the_reference_fails_is_not_graded_and_keeps_its_points_in_the_ma
 
     monkeypatch.setattr(engine, "self_check", broken_self_check)
     # prepare_battery caches per seed: give this test its own, uncached copy.
-    monkeypatch.setattr(engine, "prepare_battery",
-                        functools.lru_cache(maxsize=1)(engine.prepare_battery.__wrapped__))
+    monkeypatch.setattr(
+        engine,
+        "prepare_battery",
+        functools.lru_cache(maxsize=1)(engine.prepare_battery.__wrapped__),
+    )
     path = tmp_path / "ref.py"
     path.write_text(REFERENCE, encoding="utf-8")
     report = grade_file(path, seed=5)
@@ -188,8 +257,12 @@ def test_a_case_the_reference_fails_is_not_graded_and_keeps_its_points_in_the_ma
 
 def test_hidden_failures_never_show_inputs(tmp_path: Path) -> None:
     path = tmp_path / "bad.py"
-    path.write_text(REFERENCE.replace("critical = max(exposure.values(), default=0.0)",
-                                      "critical = sum(exposure.values())"), encoding="utf-8")
+    path.write_text(
+        REFERENCE.replace(
+            "critical = max(exposure.values(), default=0.0)", "critical = sum(exposure.values())"
+        ),
+        encoding="utf-8",
+    )
     report = grade_file(path, seed=9)
     hidden = [c for c in report.cases if c.visibility == "hidden" and c.status != "passed"]
     assert hidden
@@ -201,6 +274,7 @@ def test_hidden_failures_never_show_inputs(tmp_path: Path) -> None:
 def test_reference_outcome_of_a_bad_input_is_value_error() -> None:
     from pytest_rlsys.grading.battery import Call
 
-    outcome = run_reference(load_reference(), Call("pipeline_capacity",
-                                                   ({"a": float("nan")}, 1, {"a": 1})))
+    outcome = run_reference(
+        load_reference(), Call("pipeline_capacity", ({"a": float("nan")}, 1, {"a": 1}))
+    )
     assert outcome.kind == "raised" and outcome.value_error

@@ -75,8 +75,9 @@ SPREAD_DEFECTS = ["unsorted_bottlenecks", "overlap_ignored", "unsorted_overloade
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SPREAD_DEFECTS)
-def test_one_buggy_file_scores_within_two_points_over_eight_seeds(tmp_path: Path,
-                                                                   name: str) -> None:
+def test_one_buggy_file_scores_within_two_points_over_eight_seeds(
+    tmp_path: Path, name: str
+) -> None:
     _, _, old, new = next(d for d in DEFECTS if d[0] == name)
     source = REFERENCE.replace(old, new)
     scores = [_report(tmp_path, source, seed).score for seed in SEEDS]
@@ -106,10 +107,9 @@ def _lookup_and_refuse() -> str:
         for call in case.calls:
             outcome = run_reference(ref, call)
             if outcome.kind == "returned":
-                key = json.dumps([call.func, list(call.args), dict(call.kwargs)],
-                                 sort_keys=True)
+                key = json.dumps([call.func, list(call.args), dict(call.kwargs)], sort_keys=True)
                 table[key] = outcome.value
-    return f'''
+    return f"""
 import json
 _TABLE = json.loads({json.dumps(json.dumps(table))})
 
@@ -127,26 +127,32 @@ def transfer_ledger(*args, **kwargs):
 
 def evaluate_topology(*args, **kwargs):
     return _answer("evaluate_topology", args, kwargs)
-'''
+"""
 
 
 @pytest.mark.parametrize("seed", [default_seed(), 3])
 def test_lookup_and_refuse_cheater_gets_visible_points_only(tmp_path: Path, seed: int) -> None:
     report = _report(tmp_path, _lookup_and_refuse(), seed)
     visible = [c for c in report.cases if c.visibility == "visible"]
-    assert all(c.status == "passed" for c in visible), [c.id for c in visible
-                                                        if c.status != "passed"]
+    assert all(c.status == "passed" for c in visible), [
+        c.id for c in visible if c.status != "passed"
+    ]
     visible_points = sum(c.max_cents for c in visible) / 100
     assert report.score <= visible_points * 1.1, (report.score, visible_points)
 
 
 def test_refusal_pays_only_next_to_an_answer(tmp_path: Path) -> None:
     # Refuses everything: no refusal case passes, and the message says why.
-    refuse_all = "\n".join(f"def {f}(*a, **k):\n    raise ValueError('no')\n" for f in
-                           ("pipeline_capacity", "transfer_ledger", "evaluate_topology"))
+    refuse_all = "\n".join(
+        f"def {f}(*a, **k):\n    raise ValueError('no')\n"
+        for f in ("pipeline_capacity", "transfer_ledger", "evaluate_topology")
+    )
     report = _report(tmp_path, refuse_all, 1)
-    refusals = [c for c in report.cases if len(c.id.split(".")) == 3
-                and c.visibility == "hidden" and "refused" in c.message]
+    refusals = [
+        c
+        for c in report.cases
+        if len(c.id.split(".")) == 3 and c.visibility == "hidden" and "refused" in c.message
+    ]
     assert refusals
     assert all(c.status != "passed" for c in report.cases if c.visibility == "hidden")
 
@@ -155,9 +161,14 @@ def test_validating_without_computing_earns_no_refusal_points(tmp_path: Path) ->
     source = REFERENCE.replace('"capacity": capacity,', '"capacity": capacity + 1,')
     report = _report(tmp_path, source, 1)
     cases = {c.id: c for c in build_battery(1, load_reference())}
-    refusals = [c for c in report.cases if c.section == "todo1" and c.visibility == "hidden"
-                and len(cases[c.id].calls) == 2 and cases[c.id].rule in
-                ("positive", "arrival", "stage_sets")]
+    refusals = [
+        c
+        for c in report.cases
+        if c.section == "todo1"
+        and c.visibility == "hidden"
+        and len(cases[c.id].calls) == 2
+        and cases[c.id].rule in ("positive", "arrival", "stage_sets")
+    ]
     assert len(refusals) >= 10
     assert all(c.status == "failed" and "answered wrongly" in c.message for c in refusals)
     others = {s: v["score"] for s, v in report.sections().items() if s != "todo1"}
@@ -168,28 +179,43 @@ def test_validating_without_computing_earns_no_refusal_points(tmp_path: Path) ->
 
 
 ONE_RULE = [
-    ("fabric_bandwidth_rule", "todo2",
-     "            if not math.isclose(known, bandwidth, rel_tol=_REL_TOL, abs_tol=_ABS_TOL):\n",
-     "            if False:\n", "bandwidths"),
-    ("endpoint_rule", "todo2", "            if endpoint not in placement:\n",
-     "            if endpoint not in placement and False:\n", "endpoint"),
-    ("stage_set_rule", "todo1", "    if set(stage_rates) != set(items_per_work_unit):\n",
-     "    if set(stage_rates) - set(items_per_work_unit):\n", "stage_sets"),
+    (
+        "fabric_bandwidth_rule",
+        "todo2",
+        "            if not math.isclose(known, bandwidth, rel_tol=_REL_TOL, abs_tol=_ABS_TOL):\n",
+        "            if False:\n",
+        "bandwidths",
+    ),
+    (
+        "endpoint_rule",
+        "todo2",
+        "            if endpoint not in placement:\n",
+        "            if endpoint not in placement and False:\n",
+        "endpoint",
+    ),
+    (
+        "stage_set_rule",
+        "todo1",
+        "    if set(stage_rates) != set(items_per_work_unit):\n",
+        "    if set(stage_rates) - set(items_per_work_unit):\n",
+        "stage_sets",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "section", "old", "new", "rule"), ONE_RULE,
-                         ids=[r[0] for r in ONE_RULE])
+@pytest.mark.parametrize(
+    ("name", "section", "old", "new", "rule"), ONE_RULE, ids=[r[0] for r in ONE_RULE]
+)
 def test_dropping_one_rule_fails_only_that_rules_cases_whatever_the_seed(
-        tmp_path: Path, name: str, section: str, old: str, new: str, rule: str) -> None:
+    tmp_path: Path, name: str, section: str, old: str, new: str, rule: str
+) -> None:
     assert REFERENCE.count(old) == 1, name
     source = REFERENCE.replace(old, new)
     failed_sets = []
     for seed in SEEDS[:4]:
         report = _report(tmp_path, source, seed)
         cases = {c.id: c for c in build_battery(seed, load_reference())}
-        failed = {c.id for c in report.cases if c.status != "passed"
-                  and c.visibility == "hidden"}
+        failed = {c.id for c in report.cases if c.status != "passed" and c.visibility == "hidden"}
         assert failed, (name, seed)
         assert {cases[i].rule for i in failed} == {rule}, (name, seed, failed)
         failed_sets.append(failed)
@@ -201,8 +227,11 @@ def test_dropping_one_rule_fails_only_that_rules_cases_whatever_the_seed(
 
 def _docstrings() -> dict[str, str]:
     tree = ast.parse(exercise_path().read_text(encoding="utf-8"))
-    return {node.name: ast.get_docstring(node) or "" for node in tree.body
-            if isinstance(node, ast.FunctionDef)}
+    return {
+        node.name: ast.get_docstring(node) or ""
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+    }
 
 
 def _squash(text: str) -> str:
@@ -211,8 +240,11 @@ def _squash(text: str) -> str:
 
 def test_every_hidden_case_grades_a_rule_the_template_states() -> None:
     docs = {name: _squash(text) for name, text in _docstrings().items()}
-    functions = {"todo1": "pipeline_capacity", "todo2": "transfer_ledger",
-                 "todo3": "evaluate_topology"}
+    functions = {
+        "todo1": "pipeline_capacity",
+        "todo2": "transfer_ledger",
+        "todo3": "evaluate_topology",
+    }
     for section, rules in RULES.items():
         doc = docs[functions[section]]
         for key, sentence in rules.items():
@@ -231,7 +263,7 @@ def test_template_keeps_the_chapter_skeleton() -> None:
     text = exercise_path().read_text(encoding="utf-8")
     assert "from typing import Dict, List" in text
     for todo in ("TODO 1", "TODO 2", "TODO 3"):
-        assert f"# {todo}:" in text and f"raise NotImplementedError(\"{todo}" in text
+        assert f"# {todo}:" in text and f'raise NotImplementedError("{todo}' in text
 
 
 # -- messages a learner can act on --------------------------------------------------------
@@ -247,8 +279,10 @@ def test_wrong_order_is_named_in_visible_and_hidden_messages(tmp_path: Path) -> 
 
 
 def test_mutated_argument_is_named(tmp_path: Path) -> None:
-    source = REFERENCE.replace('        where = f"edge {index}"\n',
-                               '        where = f"edge {index}"\n        edge["seen"] = 1\n')
+    source = REFERENCE.replace(
+        '        where = f"edge {index}"\n',
+        '        where = f"edge {index}"\n        edge["seen"] = 1\n',
+    )
     report = _report(tmp_path, source, 1)
     case = next(c for c in report.cases if c.id == "todo2.hidden.immutability")
     assert case.status == "failed" and "input argument edges was modified" in case.message
@@ -305,11 +339,17 @@ def test_huge_int_within_tolerance_of_another_matches() -> None:
 
 
 _plain = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.integers(min_value=2**1000)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner,
-                                                                 max_size=4),
-    max_leaves=12)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**1000)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -339,8 +379,9 @@ def test_plain_data_matches_itself(value: Any) -> None:
 
 def test_huge_int_answers_grade_as_wrong_without_error(tmp_path: Path) -> None:
     source = REFERENCE.replace('        "capacity": capacity,', '        "capacity": 2**1024,')
-    source = source.replace('"cross_pool_bytes_per_s": total_bytes,',
-                            '"cross_pool_bytes_per_s": -2**5000,')
+    source = source.replace(
+        '"cross_pool_bytes_per_s": total_bytes,', '"cross_pool_bytes_per_s": -2**5000,'
+    )
     report = _report(tmp_path, source, 1)
     statuses = {c.id: c.status for c in report.cases}
     assert statuses["todo1.hidden.single_stage"] == "failed"
@@ -360,16 +401,26 @@ def test_a_check_that_raises_is_an_error_without_inputs() -> None:
 # -- the battery hash covers the whole package ---------------------------------------------
 
 
-def test_battery_hash_covers_every_file_of_the_package(monkeypatch: pytest.MonkeyPatch,
-                                                       tmp_path: Path) -> None:
+def test_battery_hash_covers_every_file_of_the_package(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     names = {p.name for p in package_files()}
-    assert {"__init__.py", "model.py", "checks.py", "generators.py", "builder.py", "todo1.py",
-            "todo2.py", "todo3.py"} <= names
+    assert {
+        "__init__.py",
+        "model.py",
+        "checks.py",
+        "generators.py",
+        "builder.py",
+        "todo1.py",
+        "todo2.py",
+        "todo3.py",
+    } <= names
     here = Path(grader_module.battery_module.__file__).parent
     assert names == {p.name for p in here.glob("*.py")}
     original = prepare_battery.__wrapped__(5).sha256
     extra = tmp_path / "extra.py"
     extra.write_text("# changed\n", encoding="utf-8")
-    monkeypatch.setattr(grader_module.battery_module, "package_files",
-                        lambda: [*package_files(), extra])
+    monkeypatch.setattr(
+        grader_module.battery_module, "package_files", lambda: [*package_files(), extra]
+    )
     assert prepare_battery.__wrapped__(5).sha256 != original

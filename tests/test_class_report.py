@@ -79,8 +79,13 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     code, html, grades = browser_check.run_demo_batch(work, SEED)
     assert code == 0
     text = html.read_text(encoding="utf-8")
-    return {"dir": work, "html": html, "text": text, "page": Page(text),
-            "doc": json.loads(grades.read_text(encoding="utf-8"))}
+    return {
+        "dir": work,
+        "html": html,
+        "text": text,
+        "page": Page(text),
+        "doc": json.loads(grades.read_text(encoding="utf-8")),
+    }
 
 
 def rows_of(page: Page, table: str) -> dict[str, list[str]]:
@@ -103,8 +108,11 @@ def expected_bins(rows: list[dict[str, Any]], section: str | None) -> list[int]:
 
 def test_facts_name_the_seed_battery_and_counts(demo: dict[str, Any]) -> None:
     page = demo["page"]
-    hashes = {r["report"]["reproducibility"]["battery_sha256"]
-              for r in demo["doc"]["submissions"] if r["status"] == "graded"}
+    hashes = {
+        r["report"]["reproducibility"]["battery_sha256"]
+        for r in demo["doc"]["submissions"]
+        if r["status"] == "graded"
+    }
     assert len(hashes) == 1
     assert page.by_id["seed"] == str(SEED)
     assert page.by_id["battery"] == hashes.pop()
@@ -125,8 +133,8 @@ def test_histograms_per_todo_and_overall_match_the_scores(demo: dict[str, Any]) 
         assert [int(r[column]) for r in body] == expected_bins(rows, section), section
     assert table[11] == ["graded submissions", "14", "14", "14", "14"]
     overall = [int(r[1]) for r in body]
-    assert overall[9] >= 2   # the reference and the hostile-named folder score 100
-    assert overall[6] >= 1   # half.py: TODO 1 and 2 only, 65 points
+    assert overall[9] >= 2  # the reference and the hostile-named folder score 100
+    assert overall[6] >= 1  # half.py: TODO 1 and 2 only, 65 points
     # One chart per histogram, each an SVG image with a title, backed by the table.
     svgs = [a for a in page.attrs if a[0] == "svg" and a[1] == "role"]
     assert len(svgs) == 4 + 1 + 1  # 4 histograms, categories, slowest
@@ -155,7 +163,10 @@ def test_hidden_categories_count_attempted_loaded_submissions(demo: dict[str, An
             continue
         for test in report["tests"]:
             if (test["section"], test["category"], test["visibility"]) != (
-                    section, category, "hidden") or test["status"] in ("not_run", "timeout"):
+                section,
+                category,
+                "hidden",
+            ) or test["status"] in ("not_run", "timeout"):
                 continue
             attempted.add(row["submission"])
             if test["status"] != "passed":
@@ -176,19 +187,17 @@ def test_problems_and_slowest_tables(demo: dict[str, Any]) -> None:
     assert problems[browser_check.HOSTILE_FILE][0] == "did not load"
     assert browser_check.HOSTILE_MESSAGE in problems[browser_check.HOSTILE_FILE][1]
     assert problems["hang.py"][0] == "timed out" and "cases timed out" in problems["hang.py"][1]
-    assert problems["empty"] == ["could not be graded", "expected one .py file in empty/, "
-                                                        "found 0"]
+    assert problems["empty"] == ["could not be graded", "expected one .py file in empty/, found 0"]
     slowest = page.tables["slowest-table"][1:]
-    timed = sorted(((r["seconds"], r["submission"]) for r in rows if "seconds" in r),
-                   reverse=True)
+    timed = sorted(((r["seconds"], r["submission"]) for r in rows if "seconds" in r), reverse=True)
     assert len(slowest) == min(len(timed), class_report.SLOWEST)
     assert slowest[0][0] == "hang.py" == timed[0][1]
     assert [float(r[1]) for r in slowest] == pytest.approx(
-        [round(s, 2) for s, _ in timed[: len(slowest)]], abs=0.006)
+        [round(s, 2) for s, _ in timed[: len(slowest)]], abs=0.006
+    )
 
 
-def test_learner_strings_are_escaped_and_the_page_is_self_contained(
-        demo: dict[str, Any]) -> None:
+def test_learner_strings_are_escaped_and_the_page_is_self_contained(demo: dict[str, Any]) -> None:
     text, page = demo["text"], demo["page"]
     assert page.tags.get("script", 0) == 0
     assert not [a for a in page.attrs if a[1].startswith("on")]
@@ -202,18 +211,32 @@ def test_learner_strings_are_escaped_and_the_page_is_self_contained(
     # Names come from the instructor's folder, never from paths inside the reports.
     assert str(demo["dir"]) not in text
     # Every chart sits next to a real table.
-    assert {"histogram-table", "categories-table", "problems-table",
-            "slowest-table"} <= set(page.tables)
+    assert {"histogram-table", "categories-table", "problems-table", "slowest-table"} <= set(
+        page.tables
+    )
 
 
 def test_synthetic_rows_edge_cases() -> None:
-    alice = {"submission": "a.py", "status": "graded", "score": 100.0, "max_score": 100.0,
-             "seconds": 0.5, "report": {
-                 "sections": {"todo1": {"score": 30.0, "max_score": 30.0, "not_implemented":
-                                        False}},
-                 "tests": [{"section": "todo1", "visibility": "hidden", "status": "passed",
-                            "category": "c", "message": ""}],
-                 "reproducibility": {"battery_sha256": "a" * 64, "lang": "en"}}}
+    alice = {
+        "submission": "a.py",
+        "status": "graded",
+        "score": 100.0,
+        "max_score": 100.0,
+        "seconds": 0.5,
+        "report": {
+            "sections": {"todo1": {"score": 30.0, "max_score": 30.0, "not_implemented": False}},
+            "tests": [
+                {
+                    "section": "todo1",
+                    "visibility": "hidden",
+                    "status": "passed",
+                    "category": "c",
+                    "message": "",
+                }
+            ],
+            "reproducibility": {"battery_sha256": "a" * 64, "lang": "en"},
+        },
+    }
     other = copy.deepcopy(alice)
     other["submission"] = 'q"uote&<b>.py'
     other["report"]["reproducibility"]["battery_sha256"] = "b" * 64
@@ -224,8 +247,9 @@ def test_synthetic_rows_edge_cases() -> None:
     assert summary.battery_sha256 == ["a" * 64, "b" * 64]
     assert any("different batteries" in n for n in summary.notes)
     assert summary.histograms[0].counts[0] == 1 and summary.histograms[0].counts[9] == 1
-    assert [(c.category, c.submissions_failed, c.submissions_attempted)
-            for c in summary.categories] == [("<i>cat</i>", 1, 1)]
+    assert [
+        (c.category, c.submissions_failed, c.submissions_attempted) for c in summary.categories
+    ] == [("<i>cat</i>", 1, 1)]
     page_text = class_report.render_html(summary)
     page = Page(page_text)
     assert page.by_id["seed"] == "—"
@@ -238,15 +262,30 @@ def test_synthetic_rows_edge_cases() -> None:
     assert empty.tables["histogram-table"][-1] == ["graded submissions", "0"]
 
 
-def test_unwritable_html_path_is_a_clear_error(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_unwritable_html_path_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     subs = tmp_path / "subs"
     subs.mkdir(mode=0o700)
     (subs / "a.py").write_text("x = 1\n", encoding="utf-8")
     (tmp_path / "file").write_text("", encoding="utf-8")
     target = tmp_path / "file" / "class.html"  # a folder that is a file
-    assert main(["batch", str(subs), "--seed", "1", "--no-progress", "--json",
-                 str(tmp_path / "g.json"), "--html", str(target)]) == 3
+    assert (
+        main(
+            [
+                "batch",
+                str(subs),
+                "--seed",
+                "1",
+                "--no-progress",
+                "--json",
+                str(tmp_path / "g.json"),
+                "--html",
+                str(target),
+            ]
+        )
+        == 3
+    )
     err = capsys.readouterr().err
     # Checked with the other output paths, before anything is graded.
     assert err.startswith("rlsys batch") and "--html" in err and "Traceback" not in err
@@ -254,15 +293,16 @@ def test_unwritable_html_path_is_a_clear_error(tmp_path: Path,
 
 
 @pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
-def test_a_real_browser_renders_the_page_without_console_errors(
-        demo: dict[str, Any]) -> None:
+def test_a_real_browser_renders_the_page_without_console_errors(demo: dict[str, Any]) -> None:
     browser = browser_check.find_browser()
     assert browser is not None
     shot = demo["dir"] / "class-report.png"
     result = browser_check.check_in_browser(
-        demo["html"], shot, browser,
-        (browser_check.HOSTILE_FILE, browser_check.HOSTILE_FOLDER,
-         browser_check.HOSTILE_MESSAGE))
+        demo["html"],
+        shot,
+        browser,
+        (browser_check.HOSTILE_FILE, browser_check.HOSTILE_FOLDER, browser_check.HOSTILE_MESSAGE),
+    )
     assert result.ok, (result.problems, result.console)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -271,8 +311,11 @@ def test_a_real_browser_renders_the_page_without_console_errors(
 def test_the_browser_check_catches_a_console_error(tmp_path: Path) -> None:
     # The check must be able to fail: a page with a script error is refused.
     bad = tmp_path / "bad.html"
-    bad.write_text("<!DOCTYPE html><title>rlsys class report</title><p>rlsys class report"
-                   "<script>undefinedFunction()</script>", encoding="utf-8")
+    bad.write_text(
+        "<!DOCTYPE html><title>rlsys class report</title><p>rlsys class report"
+        "<script>undefinedFunction()</script>",
+        encoding="utf-8",
+    )
     browser = browser_check.find_browser()
     assert browser is not None
     result = browser_check.check_in_browser(bad, tmp_path / "bad.png", browser)
@@ -292,8 +335,24 @@ def test_chinese_reports_are_read_too(tmp_path: Path) -> None:
     (subs / "李雷.py").write_text(reference.replace(old, new), encoding="utf-8")
     (subs / "韩梅梅.py").write_text("def f(:\n", encoding="utf-8")
     html = tmp_path / "class.html"
-    assert main(["batch", str(subs), "--seed", "2", "--lang", "zh", "--no-progress",
-                 "--json", str(tmp_path / "g.json"), "--html", str(html)]) == 0
+    assert (
+        main(
+            [
+                "batch",
+                str(subs),
+                "--seed",
+                "2",
+                "--lang",
+                "zh",
+                "--no-progress",
+                "--json",
+                str(tmp_path / "g.json"),
+                "--html",
+                str(html),
+            ]
+        )
+        == 0
+    )
     text = html.read_text(encoding="utf-8")
     page = Page(text)
     problems = {r[0]: r[1:] for r in page.tables["problems-table"][1:]}

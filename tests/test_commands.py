@@ -28,8 +28,9 @@ def test_template_writes_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "--force" in capsys.readouterr().err
 
 
-def test_grade_ignores_the_users_pytest_config(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_grade_ignores_the_users_pytest_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -x --bogus-flag\n")
     (tmp_path / "mine.py").write_text(solution_path().read_text(encoding="utf-8"))
@@ -38,7 +39,8 @@ def test_grade_ignores_the_users_pytest_config(tmp_path: Path,
 
 
 def test_batch_grades_a_folder_and_survives_broken_submissions(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     subs = tmp_path / "subs"
     subs.mkdir(mode=0o700)  # as root, batch refuses a class folder others can read
     (subs / "alice.py").write_text(solution_path().read_text(encoding="utf-8"))
@@ -48,8 +50,26 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     (subs / "dave" / "a.py").write_text("import os\nos._exit(1)\n")
     (subs / "erin").mkdir()  # no .py inside: an error row, not a crash
     out_csv, out_json = tmp_path / "grades.csv", tmp_path / "grades.json"
-    assert main(["batch", str(subs), "--jobs", "2", "--seed", "5", "--csv", str(out_csv),
-                 "--json", str(out_json), "--no-progress", "--timeout", "2"]) == 0
+    assert (
+        main(
+            [
+                "batch",
+                str(subs),
+                "--jobs",
+                "2",
+                "--seed",
+                "5",
+                "--csv",
+                str(out_csv),
+                "--json",
+                str(out_json),
+                "--no-progress",
+                "--timeout",
+                "2",
+            ]
+        )
+        == 0
+    )
     with open(out_csv, encoding="utf-8") as handle:
         rows = {r["submission"]: r for r in csv.DictReader(handle)}
     assert set(rows) == {"alice.py", "bob.py", "carol.py", "dave", "erin"}
@@ -70,10 +90,10 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     assert "2 graded, 2 did not load (score 0), 1 not graded" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args", [["nowhere"], ["{tmp}", "--jobs", "0"],
-                                  ["{tmp}", "--seed", "x"]])
-def test_batch_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                            args: list[str]) -> None:
+@pytest.mark.parametrize("args", [["nowhere"], ["{tmp}", "--jobs", "0"], ["{tmp}", "--seed", "x"]])
+def test_batch_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
     assert main(["batch", *[a.format(tmp=tmp_path) for a in args]]) == 2
     err = capsys.readouterr().err
     assert err.startswith("rlsys batch") and "Traceback" not in err
@@ -87,16 +107,21 @@ def test_ledger_reports_the_example_topology(capsys: pytest.CaptureFixture[str])
     assert report["admission"]["decision"] == "tune"
 
 
-def test_ledger_takes_stage_rates_from_a_result_file(tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]
-                                                     ) -> None:
+def test_ledger_takes_stage_rates_from_a_result_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from pytest_rlsys.resources import schema_dir
 
-    topo = {"stage_rates": {"rollout": 1, "learner": 1}, "arrival_rate": 0.1,
-            "items_per_work_unit": {"rollout": 1, "learner": 1},
-            "placement": {"rollout": "A", "learner": "A"}, "edges": [],
-            "memory_by_pool": {"A": 10}, "memory_limits": {"A": 20},
-            "stage_phases": {"learner": "update"}}
+    topo = {
+        "stage_rates": {"rollout": 1, "learner": 1},
+        "arrival_rate": 0.1,
+        "items_per_work_unit": {"rollout": 1, "learner": 1},
+        "placement": {"rollout": "A", "learner": "A"},
+        "edges": [],
+        "memory_by_pool": {"A": 10},
+        "memory_limits": {"A": 20},
+        "stage_phases": {"learner": "update"},
+    }
     path = tmp_path / "topo.json"
     path.write_text(json.dumps(topo))
     example = schema_dir() / "examples" / "pt-verl-closure.example.json"
@@ -105,14 +130,18 @@ def test_ledger_takes_stage_rates_from_a_result_file(tmp_path: Path,
     assert report["stage_rates"]["learner"] == pytest.approx(1 / 1.367)
 
 
-@pytest.mark.parametrize(("text", "suffix", "fragment"), [
-    ("{", ".json", "not valid JSON"),
-    ("[]", ".json", "mapping at the top level"),
-    ('{"stage_rates": {}}', ".json", "missing keys"),
-    ("a = [", ".toml", "not valid TOML"),
-])
-def test_ledger_bad_topologies(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
-                               suffix: str, fragment: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "suffix", "fragment"),
+    [
+        ("{", ".json", "not valid JSON"),
+        ("[]", ".json", "mapping at the top level"),
+        ('{"stage_rates": {}}', ".json", "missing keys"),
+        ("a = [", ".toml", "not valid TOML"),
+    ],
+)
+def test_ledger_bad_topologies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, suffix: str, fragment: str
+) -> None:
     path = tmp_path / f"topo{suffix}"
     path.write_text(text)
     assert main(["ledger", str(path)]) == 2
@@ -121,8 +150,15 @@ def test_ledger_bad_topologies(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_ledger_inconsistent_topology(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    topo = {"stage_rates": {"a": 1}, "arrival_rate": 1, "items_per_work_unit": {"b": 1},
-            "placement": {}, "edges": [], "memory_by_pool": {}, "memory_limits": {}}
+    topo = {
+        "stage_rates": {"a": 1},
+        "arrival_rate": 1,
+        "items_per_work_unit": {"b": 1},
+        "placement": {},
+        "edges": [],
+        "memory_by_pool": {},
+        "memory_limits": {},
+    }
     path = tmp_path / "topo.json"
     path.write_text(json.dumps(topo))
     assert main(["ledger", str(path)]) == 2

@@ -37,8 +37,9 @@ def _run(pytester: pytest.Pytester, source: str | bytes, *extra: str) -> pytest.
         path.write_bytes(source)
     else:
         path.write_text(source, encoding="utf-8")
-    return pytester.runpytest_subprocess("--rlsys-submission", "mine.py", "--rlsys-seed", "1",
-                                         *extra)
+    return pytester.runpytest_subprocess(
+        "--rlsys-submission", "mine.py", "--rlsys-seed", "1", *extra
+    )
 
 
 def _summary(result: pytest.RunResult) -> list[str]:
@@ -46,14 +47,15 @@ def _summary(result: pytest.RunResult) -> list[str]:
     lines = result.outlines
     start = next(i for i, line in enumerate(lines) if "rlsys score" in line or "rlsys 得分" in line)
     end = next(i for i, line in enumerate(lines) if line.startswith("Points "))
-    return lines[start:end + 1]
+    return lines[start : end + 1]
 
 
 # -- learners: short output -----------------------------------------------------------------
 
 
-def test_untouched_template_output_is_short(pytester: pytest.Pytester,
-                                            template_source: str) -> None:
+def test_untouched_template_output_is_short(
+    pytester: pytest.Pytester, template_source: str
+) -> None:
     result = _run(pytester, template_source, "--rlsys-lang", "en")
     assert result.ret == 1
     out = result.outlines + result.errlines
@@ -71,13 +73,14 @@ def test_untouched_template_output_is_short(pytester: pytest.Pytester,
 
 
 def test_node_ids_never_show_where_the_package_is_installed(
-        pytester: pytest.Pytester, reference_source: str,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester: pytest.Pytester, reference_source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A .venv inside the project: the installed package lies under the rootdir, and node
     # ids would read .venv/.../site-packages/pytest_rlsys/plugin/anchor/battery.rlsys::...
     site = pytester.path / ".venv" / "lib" / "site-packages"
-    shutil.copytree(REPO / "pytest_rlsys", site / "pytest_rlsys",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "pytest_rlsys", site / "pytest_rlsys", ignore=shutil.ignore_patterns("__pycache__")
+    )
     for name in ("exercises", "solutions", "schemas"):
         shutil.copytree(REPO / name, site / "pytest_rlsys" / "_bundled" / name)
     monkeypatch.setenv("PYTHONPATH", str(site))
@@ -93,13 +96,17 @@ def test_a_load_error_is_said_once(pytester: pytest.Pytester) -> None:
     text = result.stdout.str()
     assert text.count("SyntaxError") == 1, text
     assert len(result.outlines) <= 40
-    result.stdout.fnmatch_lines([f"*{_case_count()} cases (TODO 1, TODO 2, TODO 3) failed the "
-                                 "same way:",
-                                 "*could not be loaded: SyntaxError*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*{_case_count()} cases (TODO 1, TODO 2, TODO 3) failed the same way:",
+            "*could not be loaded: SyntaxError*",
+        ]
+    )
 
 
-def test_each_failure_once_and_hidden_by_category(pytester: pytest.Pytester,
-                                                  reference_source: str) -> None:
+def test_each_failure_once_and_hidden_by_category(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
     buggy = reference_source.replace("bottlenecks = sorted(\n", "bottlenecks = list(\n")
     result = _run(pytester, buggy, "--rlsys-lang", "en")
     summary = _summary(result)
@@ -139,15 +146,22 @@ def test_every_visible_claim_has_an_english_text() -> None:
 
 
 def test_table_aligns_by_display_width() -> None:
-    cases = [CaseResult(id=f"{s}.visible.x", section=s, visibility="visible", max_cents=1000,
-                        status="passed") for s in ("todo1", "gpu_result")]
-    report = ScoreReport(cases=cases, seed=1, submission=None, submission_sha256=None,
-                         battery_sha256=None)
+    cases = [
+        CaseResult(
+            id=f"{s}.visible.x", section=s, visibility="visible", max_cents=1000, status="passed"
+        )
+        for s in ("todo1", "gpu_result")
+    ]
+    report = ScoreReport(
+        cases=cases, seed=1, submission=None, submission_sha256=None, battery_sha256=None
+    )
     for lang in ("zh", "en"):
         lines = reports.table_lines(report, lang)
         # the score column ends at the same display column on every row
-        ends = {reports.display_width(line.split(" / ")[0]) + len(line.split(" / ")[1]
-                .split()[0]) for line in lines[1:]}
+        ends = {
+            reports.display_width(line.split(" / ")[0]) + len(line.split(" / ")[1].split()[0])
+            for line in lines[1:]
+        }
         assert len(ends) == 1, lines
         header, *_ = lines
         assert reports.display_width(header) == reports.display_width(lines[1].rstrip()), lines
@@ -155,22 +169,25 @@ def test_table_aligns_by_display_width() -> None:
 
 def test_clip_and_wrap_keep_to_the_width() -> None:
     line = "输入: " + "阶段" * 80
-    assert reports.display_width(reports.clip(line)) <= 100
+    assert reports.display_width(reports.clip(line)) <= reports.WIDTH
     assert reports.clip("short") == "short"
     wrapped = reports.wrap("word " * 60 + "阶段" * 70, "  ")
-    assert all(reports.display_width(w) <= 100 and w.startswith("  ") for w in wrapped)
+    assert all(reports.display_width(w) <= reports.WIDTH and w.startswith("  ") for w in wrapped)
     assert "".join(w.strip() for w in wrapped).replace(" ", "") == ("word" * 60 + "阶段" * 70)
 
 
 # -- learners: files as editors save them -------------------------------------------------
 
 
-@pytest.mark.parametrize("transform", [
-    pytest.param(lambda b: b"\xef\xbb\xbf" + b, id="utf8-bom"),
-    pytest.param(lambda b: b.replace(b"\n", b"\r\n"), id="crlf"),
-    pytest.param(lambda b: b"\xef\xbb\xbf" + b.replace(b"\n", b"\r\n"), id="bom+crlf"),
-    pytest.param(lambda b: b.replace(b"\n", b"\r"), id="old-mac-cr"),
-])
+@pytest.mark.parametrize(
+    "transform",
+    [
+        pytest.param(lambda b: b"\xef\xbb\xbf" + b, id="utf8-bom"),
+        pytest.param(lambda b: b.replace(b"\n", b"\r\n"), id="crlf"),
+        pytest.param(lambda b: b"\xef\xbb\xbf" + b.replace(b"\n", b"\r\n"), id="bom+crlf"),
+        pytest.param(lambda b: b.replace(b"\n", b"\r"), id="old-mac-cr"),
+    ],
+)
 def test_editor_encodings_are_accepted(transform: object) -> None:
     data = transform(solution_path().read_bytes())  # type: ignore[operator]
     grader = Grader(Path("mine.py"), data, 1)
@@ -182,16 +199,36 @@ def test_editor_encodings_are_accepted(transform: object) -> None:
 # -- instructors: rlsys grade takes every documented option ---------------------------------
 
 
-def test_grade_accepts_every_option_the_readme_lists(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_grade_accepts_every_option_the_readme_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mine.py").write_text(solution_path().read_text(encoding="utf-8"))
     (tmp_path / "rubric.toml").write_text("[todo1]\nvisible = 10\nhidden = 20\n")
-    outs = {name: tmp_path / f"{name}.out" for name in
-            ("report", "gradescope", "prairielearn", "junit", "classroom")}
-    argv = ["grade", "mine.py", "--seed", "2", "--lang", "en", "--rubric", "rubric.toml",
-            "--timeout", "4", "--budget", "40", "--memory-mb", "2048", "--cpu-seconds", "50",
-            "--child-user", "none"]
+    outs = {
+        name: tmp_path / f"{name}.out"
+        for name in ("report", "gradescope", "prairielearn", "junit", "classroom")
+    }
+    argv = [
+        "grade",
+        "mine.py",
+        "--seed",
+        "2",
+        "--lang",
+        "en",
+        "--rubric",
+        "rubric.toml",
+        "--timeout",
+        "4",
+        "--budget",
+        "40",
+        "--memory-mb",
+        "2048",
+        "--cpu-seconds",
+        "50",
+        "--child-user",
+        "none",
+    ]
     for name, path in outs.items():
         argv += [f"--{name}", str(path)]
     assert main(argv) == ExitCode.OK
@@ -215,8 +252,7 @@ def test_the_package_is_marked_not_to_be_rewritten() -> None:
 
 def _env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "gpu"),
-                                         env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "gpu"), env.get("PYTHONPATH", "")])
     env["RLSYS_PYTHON"] = sys.executable
     env.update(extra)
     return env
@@ -239,22 +275,30 @@ def test_gradescope_kit_grades_like_gradescope(tmp_path: Path) -> None:
     subprocess.run(["bash", "-n", str(root / "source" / "setup.sh")], check=True)
     (root / "submission").mkdir()
     (root / "submission" / "rlsys_ledger.py").write_text(
-        solution_path().read_text(encoding="utf-8"))
+        solution_path().read_text(encoding="utf-8")
+    )
     env = _env(RLSYS_AUTOGRADER_ROOT=str(root))
-    subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, check=True,
-                   capture_output=True, cwd=root)
+    subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        env=env,
+        check=True,
+        capture_output=True,
+        cwd=root,
+    )
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     assert results["score"] == 100 and len(results["tests"]) > 100
     # A submission that is not there still gets results: score 0 and the reason.
     (root / "submission" / "rlsys_ledger.py").unlink()
-    subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
-                   capture_output=True, cwd=root)
+    subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, cwd=root
+    )
     results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     assert results["score"] == 0 and results["output"]
 
 
-def test_gradescope_kit_can_bundle_a_wheel(tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_gradescope_kit_can_bundle_a_wheel(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     wheel = tmp_path / "pytest_rlsys-0.1.0-py3-none-any.whl"
     wheel.write_bytes(b"PK")
     assert main(["kit", "gradescope", str(tmp_path / "kit"), "--wheel", str(wheel)]) == 0
@@ -275,18 +319,19 @@ def test_prairielearn_kit_grades_like_the_external_grader(tmp_path: Path) -> Non
     assert info["gradingMethod"] == "External"
     assert info["externalGradingOptions"]["entrypoint"] == "/grade/tests/run.sh"
     assert 'file-name="rlsys_ledger.py"' in (kit / "question.html").read_text(encoding="utf-8")
-    assert (kit / "rlsys_ledger.py").read_text(encoding="utf-8") == \
-        exercise_path().read_text(encoding="utf-8")
+    assert (kit / "rlsys_ledger.py").read_text(encoding="utf-8") == exercise_path().read_text(
+        encoding="utf-8"
+    )
     assert "pytest-rlsys==0.1.0" in (kit / "docker" / "Dockerfile").read_text(encoding="utf-8")
     grade = tmp_path / "grade"  # PrairieLearn mounts tests/ and the student's files here
     (grade / "tests").mkdir(parents=True)
     (grade / "student").mkdir()
     (grade / "tests" / "run.sh").write_bytes((kit / "tests" / "run.sh").read_bytes())
-    (grade / "student" / "rlsys_ledger.py").write_text(
-        solution_path().read_text(encoding="utf-8"))
+    (grade / "student" / "rlsys_ledger.py").write_text(solution_path().read_text(encoding="utf-8"))
     env = _env(RLSYS_GRADE_ROOT=str(grade))
-    subprocess.run(["bash", str(grade / "tests" / "run.sh")], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["bash", str(grade / "tests" / "run.sh")], env=env, check=True, capture_output=True
+    )
     results = json.loads((grade / "results" / "results.json").read_text(encoding="utf-8"))
     assert results["gradable"] is True and results["score"] == 1.0
 
@@ -307,8 +352,9 @@ def test_classroom_kit_grades_like_the_workflow(tmp_path: Path) -> None:
     (repo / "rlsys_ledger.py").write_text(solution_path().read_text(encoding="utf-8"))
     output = tmp_path / "github_output"
     env = _env(GITHUB_OUTPUT=str(output), RUNNER_TEMP=str(tmp_path))
-    subprocess.run(["bash", "-c", grading["run"]], cwd=repo, env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["bash", "-c", grading["run"]], cwd=repo, env=env, check=True, capture_output=True
+    )
     # What the reporter does: decode the runner's result and sum the points.
     line = next(x for x in output.read_text().splitlines() if x.startswith("result="))
     result = json.loads(base64.b64decode(line.removeprefix("result=")))
@@ -327,20 +373,29 @@ def _topology(**change: object) -> dict[str, object]:
     return topo
 
 
-@pytest.mark.parametrize(("topo", "suffix", "fragment"), [
-    (_topology(arrival_rate=True), ".json", "arrival_rate must be a finite number, not True"),
-    (_topology(stage_rates={"rollout": True, "reward": 160, "learner": 80}), ".json",
-     "stage_rates.rollout must be a finite number"),
-    (_topology(memory_limits={"A": 40, "B": 24, "Z": 1}), ".json", "['Z']"),
-    (_topology(recovery_ok="false"), ".json", "recovery_ok must be true or false"),
-    (_topology(edges=[{"source": "rollout"}]), ".json", "edge 1 lacks"),
-    (_topology(placement={"rollout": "A", "reward": "A"}), ".json", "edge 2: endpoint"),
-    (_topology(), ".txt", "give a .json, .toml, .yaml or .yml topology file"),
-])
-def test_ledger_refuses_what_a_person_would_get_wrong(tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str],
-                                                      topo: dict[str, object], suffix: str,
-                                                      fragment: str) -> None:
+@pytest.mark.parametrize(
+    ("topo", "suffix", "fragment"),
+    [
+        (_topology(arrival_rate=True), ".json", "arrival_rate must be a finite number, not True"),
+        (
+            _topology(stage_rates={"rollout": True, "reward": 160, "learner": 80}),
+            ".json",
+            "stage_rates.rollout must be a finite number",
+        ),
+        (_topology(memory_limits={"A": 40, "B": 24, "Z": 1}), ".json", "['Z']"),
+        (_topology(recovery_ok="false"), ".json", "recovery_ok must be true or false"),
+        (_topology(edges=[{"source": "rollout"}]), ".json", "edge 1 lacks"),
+        (_topology(placement={"rollout": "A", "reward": "A"}), ".json", "edge 2: endpoint"),
+        (_topology(), ".txt", "give a .json, .toml, .yaml or .yml topology file"),
+    ],
+)
+def test_ledger_refuses_what_a_person_would_get_wrong(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    topo: dict[str, object],
+    suffix: str,
+    fragment: str,
+) -> None:
     path = tmp_path / f"topo{suffix}"
     path.write_text(json.dumps(topo), encoding="utf-8")
     assert main(["ledger", str(path)]) == ExitCode.USAGE
@@ -348,8 +403,7 @@ def test_ledger_refuses_what_a_person_would_get_wrong(tmp_path: Path,
     assert fragment in err and "Traceback" not in err
 
 
-def test_ledger_reads_json_with_a_bom(tmp_path: Path, capsys: pytest.CaptureFixture[str]
-                                      ) -> None:
+def test_ledger_reads_json_with_a_bom(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "topo.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_topology()).encode())
     assert main(["ledger", str(path), "--json"]) == ExitCode.OK

@@ -48,20 +48,51 @@ from tests.platform_checks import (
 from tests.test_scenarios import SEED, limits_for, load_expected, submission_path
 
 # Fast scenarios covering each kind: honest, failing, hostile text, unloadable.
-CORPUS = ["reference", "template", "mutates_inputs", "hidden_info", "fake_output",
-          "lying_subclasses", "missing_functions", "sys_exit_in_call", "syntax_error",
-          "not_utf8", "exit_at_import"]
+CORPUS = [
+    "reference",
+    "template",
+    "mutates_inputs",
+    "hidden_info",
+    "fake_output",
+    "lying_subclasses",
+    "missing_functions",
+    "sys_exit_in_call",
+    "syntax_error",
+    "not_utf8",
+    "exit_at_import",
+]
 UNLOADABLE = {"syntax_error", "not_utf8", "exit_at_import"}
-NASTY = ["\ud800", "\udfff", "a\ud83d", "\uffff", "\ufffe", "\ufdd0", "\U0010ffff",
-         "\x00", "\x1b[2J\x1b[H", "\r\nPoints 100/100", "\u202e001/001 stnioP", "\u2066",
-         "\u200b\u200d\ufeff", "\x85\u2028\u2029", "]]>", "<pre>&amp;</pre>", "`` ``` ",
-         '"quoted" \\ backslash', "中文 全角：", "\t", "\x7f\x9f"]
+NASTY = [
+    "\ud800",
+    "\udfff",
+    "a\ud83d",
+    "\uffff",
+    "\ufffe",
+    "\ufdd0",
+    "\U0010ffff",
+    "\x00",
+    "\x1b[2J\x1b[H",
+    "\r\nPoints 100/100",
+    "\u202e001/001 stnioP",
+    "\u2066",
+    "\u200b\u200d\ufeff",
+    "\x85\u2028\u2029",
+    "]]>",
+    "<pre>&amp;</pre>",
+    "`` ``` ",
+    '"quoted" \\ backslash',
+    "中文 全角：",
+    "\t",
+    "\x7f\x9f",
+]
 
 
 @pytest.fixture(scope="module")
 def corpus() -> dict[str, ScoreReport]:
-    return {name: grade_file(submission_path(name), seed=SEED,
-                             limits=limits_for(load_expected(name))) for name in CORPUS}
+    return {
+        name: grade_file(submission_path(name), seed=SEED, limits=limits_for(load_expected(name)))
+        for name in CORPUS
+    }
 
 
 @pytest.mark.parametrize("name", CORPUS)
@@ -69,14 +100,18 @@ def test_corpus_files_are_accepted(corpus: dict[str, ScoreReport], name: str) ->
     report = corpus[name]
     assert (report.load_error is not None) is (name in UNLOADABLE)
     # Both languages and both visibilities, alternating over the corpus.
-    options = (RenderOptions(lang="en") if CORPUS.index(name) % 2 else
-               RenderOptions(lang="zh", hidden_visibility="after_due_date"))
+    options = (
+        RenderOptions(lang="en")
+        if CORPUS.index(name) % 2
+        else RenderOptions(lang="zh", hidden_visibility="after_due_date")
+    )
     files = check_all(report, options)
     assert files["prairielearn"]["gradable"] is (name not in UNLOADABLE)
 
 
 def test_unloadable_submission_is_not_gradable_on_prairielearn(
-        corpus: dict[str, ScoreReport]) -> None:
+    corpus: dict[str, ScoreReport],
+) -> None:
     report = corpus["syntax_error"]
     doc = check_prairielearn(reports.render("prairielearn", report), report)
     assert doc["gradable"] is False
@@ -89,13 +124,20 @@ def test_unloadable_submission_is_not_gradable_on_prairielearn(
 
 def test_no_cases_at_all_still_gives_valid_files() -> None:
     """A report with nothing graded (no file to load) is still a file every platform reads."""
-    report = ScoreReport(cases=[], seed=None, submission=None, submission_sha256=None,
-                         battery_sha256=None, load_error="mine.py: no such file")
+    report = ScoreReport(
+        cases=[],
+        seed=None,
+        submission=None,
+        submission_sha256=None,
+        battery_sha256=None,
+        load_error="mine.py: no such file",
+    )
     check_all(report, score_schema=False)
 
 
-def test_result_file_section_gives_valid_files(corpus: dict[str, ScoreReport],
-                                              tmp_path: Path) -> None:
+def test_result_file_section_gives_valid_files(
+    corpus: dict[str, ScoreReport], tmp_path: Path
+) -> None:
     """A graded closure result file adds the gpu_result section to every platform file;
     a broken one (errors, not gradable checks) too."""
     from pytest_rlsys.grading.rubric import Rubric
@@ -108,8 +150,9 @@ def test_result_file_section_gives_valid_files(corpus: dict[str, ScoreReport],
     for path in (example, broken):
         section = grade_result(path, Rubric())
         base = corpus["reference"]
-        report = ScoreReport(**{**vars(base), "cases": base.cases + section.cases,
-                                "gpu_result": section.summary})
+        report = ScoreReport(
+            **{**vars(base), "cases": base.cases + section.cases, "gpu_result": section.summary}
+        )
         check_all(report)
 
 
@@ -119,11 +162,12 @@ def test_result_file_section_gives_valid_files(corpus: dict[str, ScoreReport],
 def test_pytests_schema_rejects_testcase_properties() -> None:
     """The schema is the strict one: per-testcase <properties> are invalid (what the old
     file had), so the xunit2 layout really has to keep the points on the suite."""
-    base = ('<testsuites><testsuite name="s" tests="1" failures="1" errors="1">'
-            '<testcase name="t">{}</testcase></testsuite></testsuites>')
+    base = (
+        '<testsuites><testsuite name="s" tests="1" failures="1" errors="1">'
+        '<testcase name="t">{}</testcase></testsuite></testsuites>'
+    )
     junit_schema().validate(base.format("<failure message='m'>x</failure><error>y</error>"))
-    for inner in ('<properties><property name="points" value="1"/></properties>',
-                  "<bogus/>"):
+    for inner in ('<properties><property name="points" value="1"/></properties>', "<bogus/>"):
         with pytest.raises(xmlschema.XMLSchemaValidationError):
             junit_schema().validate(base.format(inner))
 
@@ -154,10 +198,10 @@ def test_junit_points_recoverable_and_legacy_family(corpus: dict[str, ScoreRepor
 def test_gradescope_names_visibility_and_format(corpus: dict[str, ScoreReport]) -> None:
     report = corpus["template"]
     options = RenderOptions(hidden_visibility="after_due_date")
-    doc = check_gradescope(reports.render("gradescope", report, options=options), report,
-                           options)
-    hidden = [t for t, c in zip(doc["tests"], report.cases, strict=True)
-              if c.visibility == "hidden"]
+    doc = check_gradescope(reports.render("gradescope", report, options=options), report, options)
+    hidden = [
+        t for t, c in zip(doc["tests"], report.cases, strict=True) if c.visibility == "hidden"
+    ]
     assert hidden and all(t["visibility"] == "after_due_date" for t in hidden)
     assert all("hidden" in t["name"] and ".hidden." not in t["name"] for t in hidden)
     numbers = [t["number"] for t in doc["tests"]]
@@ -178,11 +222,11 @@ def test_gradescope_schema_rejects_a_wrong_visibility() -> None:
 # -- GitHub Classroom ---------------------------------------------------------------------
 
 
-def test_classroom_step_output_decodes_like_the_reporter(
-        corpus: dict[str, ScoreReport]) -> None:
+def test_classroom_step_output_decodes_like_the_reporter(corpus: dict[str, ScoreReport]) -> None:
     report = corpus["mutates_inputs"]
-    results = check_classroom(reports.render("classroom", report), report, RenderOptions(),
-                              node=True)
+    results = check_classroom(
+        reports.render("classroom", report), report, RenderOptions(), node=True
+    )
     assert results["max_score"] == 100 and results["status"] == "fail"
     earned = sum(c.cents for c in report.cases)
     assert reporter_points(results) == f"Points {earned / 100!r}/100"
@@ -216,46 +260,61 @@ def test_reporter_decoding_is_strict_utf8() -> None:
 # -- arbitrary text through every renderer ------------------------------------------------
 
 ANY_CHAR = st.characters(codec=None, exclude_categories=[])
-TEXT = st.one_of(st.text(ANY_CHAR, max_size=40), st.sampled_from(NASTY),
-                 st.lists(st.sampled_from(NASTY), max_size=4).map("".join))
+TEXT = st.one_of(
+    st.text(ANY_CHAR, max_size=40),
+    st.sampled_from(NASTY),
+    st.lists(st.sampled_from(NASTY), max_size=4).map("".join),
+)
 
 
 @st.composite
 def case_results(draw: st.DrawFn) -> CaseResult:
     return CaseResult(
         id=draw(st.one_of(TEXT, st.sampled_from(["todo1.hidden.x", "todo2.visible.y"]))),
-        section=draw(st.one_of(st.sampled_from(["todo1", "todo2", "todo3", "gpu_result"]),
-                               TEXT)),
+        section=draw(st.one_of(st.sampled_from(["todo1", "todo2", "todo3", "gpu_result"]), TEXT)),
         visibility=draw(st.sampled_from(["visible", "hidden"])),
         max_cents=draw(st.integers(min_value=0, max_value=10_000)),
         status=as_status(draw(st.sampled_from(STATUSES))),
-        message=draw(TEXT), category=draw(TEXT), call=draw(TEXT), claim=draw(TEXT),
-        expected=draw(TEXT), got=draw(TEXT),
+        message=draw(TEXT),
+        category=draw(TEXT),
+        call=draw(TEXT),
+        claim=draw(TEXT),
+        expected=draw(TEXT),
+        got=draw(TEXT),
         seconds=draw(st.one_of(st.floats(min_value=0, max_value=1e4), st.floats())),
-        not_implemented=draw(st.booleans()))
+        not_implemented=draw(st.booleans()),
+    )
 
 
 @st.composite
 def score_reports(draw: st.DrawFn) -> ScoreReport:
     return ScoreReport(
         # Case ids come from the battery: unique, also once cleaned.
-        cases=draw(st.lists(case_results(), max_size=6,
-                            unique_by=lambda c: clean(c.id, newlines=False))),
+        cases=draw(
+            st.lists(case_results(), max_size=6, unique_by=lambda c: clean(c.id, newlines=False))
+        ),
         seed=draw(st.one_of(st.none(), st.integers(min_value=0, max_value=2**63 - 1))),
         submission=draw(st.one_of(st.none(), TEXT)),
         submission_sha256=draw(st.one_of(st.none(), TEXT)),
-        battery_sha256=draw(st.one_of(st.none(), TEXT)), lang=draw(st.sampled_from(["en", "zh"])),
+        battery_sha256=draw(st.one_of(st.none(), TEXT)),
+        lang=draw(st.sampled_from(["en", "zh"])),
         notes=draw(st.lists(TEXT, max_size=3)),
         elapsed_s=draw(st.one_of(st.floats(min_value=0, max_value=1e5), st.floats())),
         gpu_result=draw(st.one_of(st.none(), st.dictionaries(TEXT, TEXT, max_size=3))),
-        load_error=draw(st.one_of(st.none(), TEXT)))
+        load_error=draw(st.one_of(st.none(), TEXT)),
+    )
 
 
-@given(score_reports(), st.sampled_from(["en", "zh"]), st.sampled_from(JUNIT_FAMILIES),
-       st.sampled_from(PLATFORM_VISIBILITIES))
+@given(
+    score_reports(),
+    st.sampled_from(["en", "zh"]),
+    st.sampled_from(JUNIT_FAMILIES),
+    st.sampled_from(PLATFORM_VISIBILITIES),
+)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-def test_any_text_gives_parseable_valid_files(report: ScoreReport, lang: str, family: Any,
-                                              visibility: Any) -> None:
+def test_any_text_gives_parseable_valid_files(
+    report: ScoreReport, lang: str, family: Any, visibility: Any
+) -> None:
     options = RenderOptions(lang=lang, junit_family=family, hidden_visibility=visibility)
     check_all(report, options, score_schema=False)
     for line in reports.terminal_lines(report, lang):
@@ -307,22 +366,42 @@ def test_every_output_kind_has_a_renderer_and_help() -> None:
         renderer("csv")
 
 
-def test_plugin_options_reach_the_files(pytester: pytest.Pytester,
-                                        reference_source: str) -> None:
-    (pytester.path / "mine.py").write_text(reference_source.replace(
-        'decision, reasons = "reject", hard', 'decision, reasons = "reject", hard[:1]'),
-        encoding="utf-8")
+def test_plugin_options_reach_the_files(pytester: pytest.Pytester, reference_source: str) -> None:
+    (pytester.path / "mine.py").write_text(
+        reference_source.replace(
+            'decision, reasons = "reject", hard', 'decision, reasons = "reject", hard[:1]'
+        ),
+        encoding="utf-8",
+    )
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--rlsys-submission", "mine.py", f"--rlsys-seed={SEED}",
-        "--rlsys-junit", "j.xml", "--rlsys-junit-family", "xunit1",
-        "--rlsys-gradescope", "gs.json", "--rlsys-hidden-visibility", "after_due_date",
-        timeout=120)
+        "-p",
+        "no:cacheprovider",
+        "--rlsys-submission",
+        "mine.py",
+        f"--rlsys-seed={SEED}",
+        "--rlsys-junit",
+        "j.xml",
+        "--rlsys-junit-family",
+        "xunit1",
+        "--rlsys-gradescope",
+        "gs.json",
+        "--rlsys-hidden-visibility",
+        "after_due_date",
+        timeout=120,
+    )
     assert result.ret == 1, result.stdout.str()
     junit = ET.parse(pytester.path / "j.xml").getroot()
     assert junit.find("testsuite/testcase/properties") is not None
     gradescope = json.loads((pytester.path / "gs.json").read_text(encoding="utf-8"))
     assert {t["visibility"] for t in gradescope["tests"]} == {"visible", "after_due_date"}
-    bad = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--rlsys-submission",
-                                        "mine.py", "--rlsys-junit-family", "xunit3", timeout=60)
+    bad = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--rlsys-submission",
+        "mine.py",
+        "--rlsys-junit-family",
+        "xunit3",
+        timeout=60,
+    )
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert "--rlsys-junit-family='xunit3': must be one of xunit2, xunit1" in bad.stderr.str()

@@ -29,14 +29,18 @@ def readme_table() -> list[list[set[tuple[str, str | None]] | set[str]]]:
     lines = text.splitlines()
     start = lines.index("| pytest option | ini key | `rlsys grade` | `rlsys batch` | meaning |")
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         pytest_cell, ini_cell, grade_cell, batch_cell, _ = _cells(line)
-        rows.append([{(m[0], m[1] or None) for m in ROW.findall(pytest_cell)},
-                     set(re.findall(r"`(rlsys_\w+)`", ini_cell)),
-                     {(m[0], m[1] or None) for m in ROW.findall(grade_cell)},
-                     {(m[0], m[1] or None) for m in ROW.findall(batch_cell)}])
+        rows.append(
+            [
+                {(m[0], m[1] or None) for m in ROW.findall(pytest_cell)},
+                set(re.findall(r"`(rlsys_\w+)`", ini_cell)),
+                {(m[0], m[1] or None) for m in ROW.findall(grade_cell)},
+                {(m[0], m[1] or None) for m in ROW.findall(batch_cell)},
+            ]
+        )
     return rows
 
 
@@ -45,8 +49,9 @@ def pytest_flags() -> tuple[set[tuple[str, str | None]], set[str]]:
     parser = pytest.Parser(_ispytest=True)
     plugin.pytest_addoption(parser)
     group = parser.getgroup("rlsys")
-    flags = {(name, option.attrs().get("metavar")) for option in group.options
-             for name in option.names()}
+    flags = {
+        (name, option.attrs().get("metavar")) for option in group.options for name in option.names()
+    }
     return flags, set(parser._inidict)
 
 
@@ -60,8 +65,9 @@ def command_flags(command: str) -> set[tuple[str, str | None]]:
         if not action.option_strings or isinstance(action, argparse._HelpAction):
             continue
         metavar = action.metavar if isinstance(action.metavar, str) else None
-        out |= {(flag, metavar if flag.startswith("--") else None)
-                for flag in action.option_strings}
+        out |= {
+            (flag, metavar if flag.startswith("--") else None) for flag in action.option_strings
+        }
     return out
 
 
@@ -86,13 +92,14 @@ def test_other_commands_match_the_readme() -> None:
     text = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     start = text.index("| command | option | meaning |")
     documented: dict[str, set[tuple[str, str | None]]] = {}
-    for line in text[start + 2:]:
+    for line in text[start + 2 :]:
         if not line.startswith("|"):
             break
         command_cell, option_cell, _ = _cells(line)
         command = command_cell.strip("`").split()[1]
         documented.setdefault(command, set()).update(
-            (m[0], m[1] or None) for m in ROW.findall(option_cell))
+            (m[0], m[1] or None) for m in ROW.findall(option_cell)
+        )
     assert set(documented) == {"template", "ledger", "kit"}
     for command, flags in documented.items():
         assert flags == command_flags(command), command
@@ -112,19 +119,21 @@ def test_every_option_is_declared_once() -> None:
         assert option.help.strip()
 
 
-@pytest.mark.parametrize(("argv", "flag", "other"), [
-    (["batch", "{tmp}", "--seed", "abc"], "--seed", "--rlsys-seed"),
-    (["batch", "{tmp}", "--memory-mb", "0"], "--memory-mb", "--rlsys-memory-mb"),
-    (["batch", "{tmp}", "--jobs", "0"], "--jobs", "--rlsys-jobs"),
-    (["grade", "x.py", "--timeout", "-1"], "--timeout", "--rlsys-timeout"),
-    (["grade", "x.py", "--cpu-seconds", "true"], "--cpu-seconds", "--rlsys-cpu-seconds"),
-    (["grade", "x.py", "--lang", "fr"], "--lang", "--rlsys-lang"),
-    (["grade", "x.py", "--budget", "nan"], "--budget", "--rlsys-budget"),
-])
-def test_errors_name_the_flag_of_the_command_used(tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str],
-                                                  argv: list[str], flag: str,
-                                                  other: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "flag", "other"),
+    [
+        (["batch", "{tmp}", "--seed", "abc"], "--seed", "--rlsys-seed"),
+        (["batch", "{tmp}", "--memory-mb", "0"], "--memory-mb", "--rlsys-memory-mb"),
+        (["batch", "{tmp}", "--jobs", "0"], "--jobs", "--rlsys-jobs"),
+        (["grade", "x.py", "--timeout", "-1"], "--timeout", "--rlsys-timeout"),
+        (["grade", "x.py", "--cpu-seconds", "true"], "--cpu-seconds", "--rlsys-cpu-seconds"),
+        (["grade", "x.py", "--lang", "fr"], "--lang", "--rlsys-lang"),
+        (["grade", "x.py", "--budget", "nan"], "--budget", "--rlsys-budget"),
+    ],
+)
+def test_errors_name_the_flag_of_the_command_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], flag: str, other: str
+) -> None:
     assert main([a.format(tmp=tmp_path) for a in argv]) == ExitCode.USAGE
     err = capsys.readouterr().err
     assert f"rlsys {argv[0]}: error: argument {flag}" in err
@@ -156,17 +165,18 @@ def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> No
     assert "unknown command 'frobnicate'" in capsys.readouterr().err
 
 
-def test_grade_exit_code_for_a_missing_output_folder(tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]
-                                                     ) -> None:
+def test_grade_exit_code_for_a_missing_output_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     missing = tmp_path / "no" / "such" / "score.json"
     assert main(["grade", "x.py", "--report", str(missing)]) == ExitCode.ERROR
     assert "--report" in capsys.readouterr().err
     assert not missing.parent.exists()
 
 
-def test_batch_checks_output_paths_before_grading(tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_batch_checks_output_paths_before_grading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     subs = tmp_path / "subs"
     subs.mkdir(mode=0o700)
     (subs / "slow.py").write_text("import time\ntime.sleep(30)\n")
@@ -189,7 +199,8 @@ class _Terminal(io.StringIO):
 
 
 def test_progress_bar_only_on_a_terminal_and_names_the_slowest(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr("sys.stderr", io.StringIO())
     assert _Progress(3, True).bar is None  # a log file gets no bar
     terminal = _Terminal()
@@ -208,8 +219,9 @@ def test_progress_bar_only_on_a_terminal_and_names_the_slowest(
     assert "slowest: bob.py" in terminal.getvalue()
 
 
-def test_a_closed_pipe_and_ctrl_c_end_quietly(monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_closed_pipe_and_ctrl_c_end_quietly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import os
     import subprocess
     import sys
@@ -218,9 +230,14 @@ def test_a_closed_pipe_and_ctrl_c_end_quietly(monkeypatch: pytest.MonkeyPatch,
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before rlsys writes a byte
     try:
-        done = subprocess.run([sys.executable, "-m", "pytest_rlsys", "template"],
-                              stdout=write_end, stderr=subprocess.PIPE, text=True, env=env,
-                              check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest_rlsys", "template"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            check=False,
+        )
     finally:
         os.close(write_end)
     assert done.returncode == ExitCode.OK and done.stderr == ""

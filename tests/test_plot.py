@@ -17,8 +17,13 @@ from pytest_rlsys.resultfile.loading import validate_document
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "schemas" / "examples" / "pt-verl-closure.example.json"
-NO_SAMPLE_PHASES = ("rollout_before_update", "score_before_update", "weight_transfer",
-                    "rollout_after_update", "score_after_update")
+NO_SAMPLE_PHASES = (
+    "rollout_before_update",
+    "score_before_update",
+    "weight_transfer",
+    "rollout_after_update",
+    "score_after_update",
+)
 HOSTILE = "CUDA out of memory $x^2$ \\frac{1}{0} <b>bold</b> %s {}"
 
 
@@ -31,22 +36,36 @@ def failed_doc() -> dict[str, Any]:
     """The example cut off in release's update (OOM); retain never started."""
     doc = example()
     doc["status"] = "failed"
-    doc["failure"] = {"group": "release", "phase": "update", "type": "torch.OutOfMemoryError",
-                      "message": HOSTILE}
+    doc["failure"] = {
+        "group": "release",
+        "phase": "update",
+        "type": "torch.OutOfMemoryError",
+        "message": HOSTILE,
+    }
     release = doc["groups"]["release"]
     cut = release["phases"]["update"]["start_s"] + 0.8
-    release["events"] = [e for e in release["events"] if e["t_s"] <= cut
-                         and not (e["phase"] == "update" and e["kind"] == "end")]
+    release["events"] = [
+        e
+        for e in release["events"]
+        if e["t_s"] <= cut and not (e["phase"] == "update" and e["kind"] == "end")
+    ]
     release["resource_samples"] = [s for s in release["resource_samples"] if s["t_s"] <= cut]
     release["resume_calls"] = [c for c in release["resume_calls"] if c["t_s"] <= cut]
     release.update(update_completed=False, sync_completed=False, updated_lora_sha256=None)
     retain = doc["groups"]["retain"]
-    retain.update(events=[], resource_samples=[], resume_calls=[], update_completed=False,
-                  sync_completed=False, updated_lora_sha256=None)
+    retain.update(
+        events=[],
+        resource_samples=[],
+        resume_calls=[],
+        update_completed=False,
+        sync_completed=False,
+        updated_lora_sha256=None,
+    )
     for group in (release, retain):
         group["phases"] = cc.summarize_phases(group["events"], group["resource_samples"])
         group["sampled_gpu_peak_mb"], group["sampled_gpu_peak_phase"] = cc.whole_run_peak(
-            group["resource_samples"], group["phases"])
+            group["resource_samples"], group["phases"]
+        )
     doc["system_decision"] = {
         "checks": {n: r.as_dict() for n, r in cc.derive_checks(doc).items()},
         "measurements": cc.derive_measurements(doc),
@@ -112,17 +131,31 @@ def test_timeline_labels_each_phase_with_its_peak_or_no_sample() -> None:
             assert text.endswith(plot.NO_SAMPLE if peak is None else f"{peak:.0f} MiB"), text
     assert labels["phase-label:release:update"].endswith("6392 MiB")
     assert labels["phase-label:retain:update"].endswith("10489 MiB")
-    no_sample = [p for p in cc.PHASE_NAMES
-                 if labels.get(f"phase-label:release:{p}", "").endswith(plot.NO_SAMPLE)]
+    no_sample = [
+        p
+        for p in cc.PHASE_NAMES
+        if labels.get(f"phase-label:release:{p}", "").endswith(plot.NO_SAMPLE)
+    ]
     assert no_sample == list(NO_SAMPLE_PHASES)
     titles = [ax.get_title(loc="left") for ax in fig.axes]
-    assert any(t.startswith("release (free_cache_engine=true): whole-run sampled peak "
-                            "10086 MiB in initial sync; update peak 6392 MiB") for t in titles)
-    assert any(t.startswith("retain (free_cache_engine=false): whole-run sampled peak "
-                            "10489 MiB in update") for t in titles)
+    assert any(
+        t.startswith(
+            "release (free_cache_engine=true): whole-run sampled peak "
+            "10086 MiB in initial sync; update peak 6392 MiB"
+        )
+        for t in titles
+    )
+    assert any(
+        t.startswith("retain (free_cache_engine=false): whole-run sampled peak 10489 MiB in update")
+        for t in titles
+    )
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert {"GPU used (whole device)", "periodic sample", "whole-run sampled peak",
-            "update phase"} <= set(legend)
+    assert {
+        "GPU used (whole device)",
+        "periodic sample",
+        "whole-run sampled peak",
+        "update phase",
+    } <= set(legend)
 
 
 def test_timeline_draws_every_sample_on_the_aligned_axis() -> None:
@@ -155,10 +188,12 @@ def test_boundary_samples_are_drawn_apart_from_periodic_ones() -> None:
         samples[i]["reason"] = "boundary"
     assert validate_document(doc).ok
     fig = plot.timeline_figure(plot.view_of(doc))
-    boundary = [line for ax in fig.axes for line in ax.lines
-                if line.get_gid() == "boundary:release"]
-    periodic = [line for ax in fig.axes for line in ax.lines
-                if line.get_gid() == "periodic:release"]
+    boundary = [
+        line for ax in fig.axes for line in ax.lines if line.get_gid() == "boundary:release"
+    ]
+    periodic = [
+        line for ax in fig.axes for line in ax.lines if line.get_gid() == "periodic:release"
+    ]
     assert boundary and periodic
     assert boundary[0].get_marker() != periodic[0].get_marker()
     assert len(boundary[0].get_xdata()) == len(picked)
@@ -166,8 +201,7 @@ def test_boundary_samples_are_drawn_apart_from_periodic_ones() -> None:
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "boundary sample" in legend
     # Retain has no boundary sample, so nothing is drawn for it.
-    assert not [line for ax in fig.axes for line in ax.lines
-                if line.get_gid() == "boundary:retain"]
+    assert not [line for ax in fig.axes for line in ax.lines if line.get_gid() == "boundary:retain"]
 
 
 # ---------------------------------------------------------------- the peaks
@@ -190,9 +224,13 @@ def test_peaks_figure_compares_the_groups_phase_by_phase() -> None:
     assert labels["peak:release:update"] == "6392"
     assert labels["peak:retain:update"] == "10489"
     assert [p for p in cc.PHASE_NAMES if labels[f"peak:release:{p}"] == plot.NO_SAMPLE] == list(
-        NO_SAMPLE_PHASES)
+        NO_SAMPLE_PHASES
+    )
     assert [p for p in cc.PHASE_NAMES if labels[f"peak:retain:{p}"] == "not run"] == [
-        "engine_sleep", "resume_weights", "resume_kv_cache"]
+        "engine_sleep",
+        "resume_weights",
+        "resume_kv_cache",
+    ]
     assert ax.get_title() == "update phase: release 6392 MiB vs retain 10489 MiB"
     highlight = [p for p in ax.patches if p.get_label() == "update phase"]
     assert len(highlight) == 1
@@ -206,8 +244,9 @@ def test_peaks_figure_compares_the_groups_phase_by_phase() -> None:
 # ---------------------------------------------------------------- a failed run
 
 
-def test_a_failed_runs_partial_file_is_drawn(tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failed_runs_partial_file_is_drawn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path, failed_doc())
     view = plot.read_view(path)
     release, retain = view.groups["release"], view.groups["retain"]
@@ -219,8 +258,9 @@ def test_a_failed_runs_partial_file_is_drawn(tmp_path: Path,
     labels = texts_by_gid(timeline)
     assert labels["phase-label:release:update"] == f"update\n{plot.UNFINISHED}"
     assert "sync" not in release.windows and "phase-label:release:sync" not in labels
-    assert any(t.get_text() == "no resource samples recorded"
-               for ax in timeline.axes for t in ax.texts)
+    assert any(
+        t.get_text() == "no resource samples recorded" for ax in timeline.axes for t in ax.texts
+    )
     assert texts_by_gid(peaks)["peak:release:update"] == plot.UNFINISHED
     # And the command draws it to files.
     out = tmp_path / "failed.png"
@@ -245,8 +285,9 @@ def test_the_command_writes_svg_with_the_numbers_as_text(tmp_path: Path) -> None
     assert "update phase: release 6392 MiB vs retain 10489 MiB" in peaks
 
 
-def test_default_output_is_named_after_the_run_label(tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_output_is_named_after_the_run_label(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert closure_main(["plot", str(EXAMPLE)]) == 0
     label = example()["run_label"]
@@ -254,9 +295,9 @@ def test_default_output_is_named_after_the_run_label(tmp_path: Path,
     assert (tmp_path / f"{label}-timeline-peaks.png").is_file()
 
 
-def test_missing_matplotlib_gives_the_install_hint(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_matplotlib_gives_the_install_hint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # None in sys.modules makes every `import matplotlib...` raise ImportError.
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, name)
@@ -270,17 +311,24 @@ def test_missing_matplotlib_gives_the_install_hint(tmp_path: Path,
         plot.timeline_figure(plot.read_view(EXAMPLE))
 
 
-@pytest.mark.parametrize(("content", "output", "code", "says"), [
-    (None, "t.png", 1, "no such file"),
-    (b"{not json", "t.png", 1, "invalid JSON"),
-    (b'{"schema_version": "pt-verl-closure/9"}', "t.png", 1, "unknown schema_version"),
-    (b"{}", "t.jpg", 2, "must end in .png or .svg"),
-    ("example", "missing/t.png", 1, "no such folder"),
-])
-def test_bad_input_is_refused_with_a_message(tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str],
-                                             content: bytes | str | None, output: str,
-                                             code: int, says: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "output", "code", "says"),
+    [
+        (None, "t.png", 1, "no such file"),
+        (b"{not json", "t.png", 1, "invalid JSON"),
+        (b'{"schema_version": "pt-verl-closure/9"}', "t.png", 1, "unknown schema_version"),
+        (b"{}", "t.jpg", 2, "must end in .png or .svg"),
+        ("example", "missing/t.png", 1, "no such folder"),
+    ],
+)
+def test_bad_input_is_refused_with_a_message(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    content: bytes | str | None,
+    output: str,
+    code: int,
+    says: str,
+) -> None:
     path = tmp_path / "in.json"
     if content == "example":
         path.write_bytes(EXAMPLE.read_bytes())
@@ -337,13 +385,19 @@ def _end_before_start(doc: dict[str, Any]) -> None:
 
 def _failed_in_init(doc: dict[str, Any]) -> None:
     doc["status"] = "failed"
-    doc["failure"] = {"group": None, "phase": "init", "type": "RuntimeError",
-                      "message": "x" * 5000 + "\n$\\"}
+    doc["failure"] = {
+        "group": None,
+        "phase": "init",
+        "type": "RuntimeError",
+        "message": "x" * 5000 + "\n$\\",
+    }
 
 
-@pytest.mark.parametrize("change", [_no_host, _no_samples, _no_events, _one_instant,
-                                    _end_before_start, _failed_in_init],
-                         ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize(
+    "change",
+    [_no_host, _no_samples, _no_events, _one_instant, _end_before_start, _failed_in_init],
+    ids=lambda f: f.__name__.strip("_"),
+)
 def test_odd_but_schema_valid_files_still_draw(change: Any) -> None:
     import io
 

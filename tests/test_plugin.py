@@ -22,22 +22,33 @@ def _write(pytester: pytest.Pytester, name: str, text: str) -> Path:
 
 def _grade(pytester: pytest.Pytester, source: str, *extra: str) -> pytest.RunResult:
     _write(pytester, "mine.py", source)
-    return pytester.runpytest_subprocess("--rlsys-submission", "mine.py", "--rlsys-seed", "1",
-                                         "--rlsys-report", "score.json", *extra)
+    return pytester.runpytest_subprocess(
+        "--rlsys-submission", "mine.py", "--rlsys-seed", "1", "--rlsys-report", "score.json", *extra
+    )
 
 
 def test_help_lists_the_option_group(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--help")
-    result.stdout.fnmatch_lines(["*rlsys grading harness*", "*--rlsys-submission=PATH*",
-                                 "*rlsys_timeout*"])
+    result.stdout.fnmatch_lines(
+        ["*rlsys grading harness*", "*--rlsys-submission=PATH*", "*rlsys_timeout*"]
+    )
 
 
-def test_reference_scores_100_and_report_validates(pytester: pytest.Pytester,
-                                                   reference_source: str) -> None:
+def test_reference_scores_100_and_report_validates(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
     result = _grade(pytester, reference_source, "--rlsys-lang", "en")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*rlsys score*", "TODO 1*30 / 30*", "TODO 2*35 / 35*",
-                                 "TODO 3*35 / 35*", "total*100 / 100*", "Points 100/100"])
+    result.stdout.fnmatch_lines(
+        [
+            "*rlsys score*",
+            "TODO 1*30 / 30*",
+            "TODO 2*35 / 35*",
+            "TODO 3*35 / 35*",
+            "total*100 / 100*",
+            "Points 100/100",
+        ]
+    )
     doc = load_report(pytester.path / "score.json")
     assert doc["score"] == doc["max_score"] == 100
     assert set(doc["sections"]) == {"todo1", "todo2", "todo3"}
@@ -46,9 +57,9 @@ def test_reference_scores_100_and_report_validates(pytester: pytest.Pytester,
 
 
 @pytest.mark.parametrize(("lang", "words"), [("en", "not implemented yet"), ("zh", "尚未实现")])
-def test_template_scores_zero_and_says_not_implemented(pytester: pytest.Pytester,
-                                                       template_source: str, lang: str,
-                                                       words: str) -> None:
+def test_template_scores_zero_and_says_not_implemented(
+    pytester: pytest.Pytester, template_source: str, lang: str, words: str
+) -> None:
     result = _grade(pytester, template_source, "--rlsys-lang", lang)
     assert result.ret == 1
     for todo in ("TODO 1", "TODO 2", "TODO 3"):
@@ -58,35 +69,41 @@ def test_template_scores_zero_and_says_not_implemented(pytester: pytest.Pytester
     assert all(s["not_implemented"] for s in doc["sections"].values())
 
 
-def test_failed_visible_case_shows_input_expected_and_got(pytester: pytest.Pytester,
-                                                          reference_source: str) -> None:
+def test_failed_visible_case_shows_input_expected_and_got(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
     buggy = reference_source.replace("bottlenecks = sorted(\n", "bottlenecks = list(\n")
     result = _grade(pytester, buggy, "--rlsys-lang", "en")
-    result.stdout.fnmatch_lines([
-        "*TODO 1] ties in bottlenecks*",
-        "*input: pipeline_capacity({'rollout': 240, 'reward': 160, 'learner': 80}*",
-        "*expected: ?'learner', 'reward', 'rollout']",
-        "*got: ?'rollout', 'reward', 'learner']",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*TODO 1] ties in bottlenecks*",
+            "*input: pipeline_capacity({'rollout': 240, 'reward': 160, 'learner': 80}*",
+            "*expected: ?'learner', 'reward', 'rollout']",
+            "*got: ?'rollout', 'reward', 'learner']",
+        ]
+    )
     doc = load_report(pytester.path / "score.json")
     assert doc["sections"]["todo1"]["score"] < 30
     assert doc["sections"]["todo2"]["score"] == 35 and doc["sections"]["todo3"]["score"] == 35
 
 
-def test_user_tests_and_config_do_not_interfere(pytester: pytest.Pytester,
-                                                reference_source: str) -> None:
+def test_user_tests_and_config_do_not_interfere(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
     # The instructor's own config (given with -c, outside the submission's folder tree)
     # and the learner's test files next to the submission take no part.
     config = pytester.path / "course"
     config.mkdir()
     (config / "pytest.ini").write_text(
-        "[pytest]\npython_files = check_*.py\naddopts = --strict-markers\n", encoding="utf-8")
+        "[pytest]\npython_files = check_*.py\naddopts = --strict-markers\n", encoding="utf-8"
+    )
     _write(pytester, "test_user.py", "def test_user():\n    assert False\n")
     _write(pytester, "check_user.py", "def test_other():\n    assert False\n")
     (pytester.path / "upload").mkdir()
     _write(pytester, "upload/mine.py", reference_source)
-    result = pytester.runpytest_subprocess("--rlsys-submission", "upload/mine.py",
-                                           "--rlsys-seed", "1", "-c", "course/pytest.ini")
+    result = pytester.runpytest_subprocess(
+        "--rlsys-submission", "upload/mine.py", "--rlsys-seed", "1", "-c", "course/pytest.ini"
+    )
     assert result.ret == 0
     from pytest_rlsys.grading.battery import build_battery, load_reference
 
@@ -100,19 +117,22 @@ def test_plugin_is_inert_without_its_options(pytester: pytest.Pytester) -> None:
     assert "rlsys score" not in result.stdout.str()
 
 
-@pytest.mark.parametrize(("args", "fragment"), [
-    (["--rlsys-submission", "missing.py"], "missing.py: no such file"),
-    (["--rlsys-submission", "."], "is a directory"),
-    (["--rlsys-submission", "mine.py", "--rlsys-seed", "abc"], "--rlsys-seed='abc'"),
-    (["--rlsys-submission", "mine.py", "--rlsys-timeout", "-1"], "--rlsys-timeout='-1'"),
-    (["--rlsys-submission", "mine.py", "--rlsys-lang", "fr"], "must be 'zh' or 'en'"),
-    (["--rlsys-submission", "mine.py", "--rlsys-report", "."], "is a directory"),
-    (["--rlsys-submission", "mine.py", "--rlsys-rubric", "nope.toml"], "cannot read rubric"),
-    (["--rlsys-result", "nothere.json"], "nothere.json: no such file"),
-])
-def test_usage_errors_name_the_flag_without_traceback(pytester: pytest.Pytester,
-                                                      reference_source: str,
-                                                      args: list[str], fragment: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--rlsys-submission", "missing.py"], "missing.py: no such file"),
+        (["--rlsys-submission", "."], "is a directory"),
+        (["--rlsys-submission", "mine.py", "--rlsys-seed", "abc"], "--rlsys-seed='abc'"),
+        (["--rlsys-submission", "mine.py", "--rlsys-timeout", "-1"], "--rlsys-timeout='-1'"),
+        (["--rlsys-submission", "mine.py", "--rlsys-lang", "fr"], "must be 'zh' or 'en'"),
+        (["--rlsys-submission", "mine.py", "--rlsys-report", "."], "is a directory"),
+        (["--rlsys-submission", "mine.py", "--rlsys-rubric", "nope.toml"], "cannot read rubric"),
+        (["--rlsys-result", "nothere.json"], "nothere.json: no such file"),
+    ],
+)
+def test_usage_errors_name_the_flag_without_traceback(
+    pytester: pytest.Pytester, reference_source: str, args: list[str], fragment: str
+) -> None:
     _write(pytester, "mine.py", reference_source)
     result = pytester.runpytest_subprocess(*args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -122,21 +142,24 @@ def test_usage_errors_name_the_flag_without_traceback(pytester: pytest.Pytester,
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
-def test_bad_ini_value_names_the_ini_key(pytester: pytest.Pytester,
-                                         reference_source: str) -> None:
+def test_bad_ini_value_names_the_ini_key(pytester: pytest.Pytester, reference_source: str) -> None:
     (pytester.path / "course").mkdir()
     (pytester.path / "upload").mkdir()
     _write(pytester, "course/pytest.ini", "[pytest]\nrlsys_budget = soon\n")
     _write(pytester, "upload/mine.py", reference_source)
-    result = pytester.runpytest_subprocess("--rlsys-submission", "upload/mine.py",
-                                           "-c", "course/pytest.ini")
+    result = pytester.runpytest_subprocess(
+        "--rlsys-submission", "upload/mine.py", "-c", "course/pytest.ini"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "ini option rlsys_budget='soon'" in result.stderr.str()
 
 
 def test_rubric_file_overrides_points(pytester: pytest.Pytester, reference_source: str) -> None:
-    _write(pytester, "rubric.toml", "[todo1]\nvisible = 5\nhidden = 5\n"
-                                    '[weights]\n"todo2.hidden.rows" = 3\n')
+    _write(
+        pytester,
+        "rubric.toml",
+        '[todo1]\nvisible = 5\nhidden = 5\n[weights]\n"todo2.hidden.rows" = 3\n',
+    )
     _grade(pytester, reference_source, "--rlsys-rubric", "rubric.toml")
     doc = load_report(pytester.path / "score.json")
     assert doc["sections"]["todo1"]["max_score"] == 10
@@ -146,26 +169,29 @@ def test_rubric_file_overrides_points(pytester: pytest.Pytester, reference_sourc
     assert rows["max_score"] == pytest.approx(3 * differential["max_score"], abs=0.02)
 
 
-@pytest.mark.parametrize(("text", "fragment"), [
-    ("[todo9]\nvisible = 1\n", "unknown section [todo9]"),
-    ("[todo1]\nvisible = -3\n", "[todo1] visible must be a non-negative number"),
-    ("[todo1]\nshown = 3\n", "unknown key 'shown'"),
-    ("[weights]\n\"todo1.hidden.nope\" = 1\n", "unknown cases"),
-    ("this is = = not toml", "is not valid toml"),
-])
-def test_bad_rubric_is_a_usage_error_naming_file_and_key(pytester: pytest.Pytester,
-                                                         reference_source: str, text: str,
-                                                         fragment: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("[todo9]\nvisible = 1\n", "unknown section [todo9]"),
+        ("[todo1]\nvisible = -3\n", "[todo1] visible must be a non-negative number"),
+        ("[todo1]\nshown = 3\n", "unknown key 'shown'"),
+        ('[weights]\n"todo1.hidden.nope" = 1\n', "unknown cases"),
+        ("this is = = not toml", "is not valid toml"),
+    ],
+)
+def test_bad_rubric_is_a_usage_error_naming_file_and_key(
+    pytester: pytest.Pytester, reference_source: str, text: str, fragment: str
+) -> None:
     _write(pytester, "rubric.toml", text)
     _write(pytester, "mine.py", reference_source)
-    result = pytester.runpytest_subprocess("--rlsys-submission", "mine.py", "--rlsys-rubric",
-                                           "rubric.toml")
+    result = pytester.runpytest_subprocess(
+        "--rlsys-submission", "mine.py", "--rlsys-rubric", "rubric.toml"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert fragment in result.stderr.str() and "rubric.toml" in result.stderr.str()
 
 
-def test_same_seed_gives_the_same_report(pytester: pytest.Pytester,
-                                         reference_source: str) -> None:
+def test_same_seed_gives_the_same_report(pytester: pytest.Pytester, reference_source: str) -> None:
     buggy = reference_source.replace("if margin < 0)", "if margin <= 0)")
     _grade(pytester, buggy)
     first = load_report(pytester.path / "score.json")
@@ -179,10 +205,21 @@ def test_same_seed_gives_the_same_report(pytester: pytest.Pytester,
 
 
 def test_platform_outputs_from_one_run(pytester: pytest.Pytester, reference_source: str) -> None:
-    buggy = reference_source.replace('decision, reasons = "reject", hard',
-                                     'decision, reasons = "reject", hard[:1]')
-    result = _grade(pytester, buggy, "--rlsys-gradescope", "gs.json", "--rlsys-prairielearn",
-                    "pl.json", "--rlsys-junit", "junit.xml", "--rlsys-classroom", "gc.json")
+    buggy = reference_source.replace(
+        'decision, reasons = "reject", hard', 'decision, reasons = "reject", hard[:1]'
+    )
+    result = _grade(
+        pytester,
+        buggy,
+        "--rlsys-gradescope",
+        "gs.json",
+        "--rlsys-prairielearn",
+        "pl.json",
+        "--rlsys-junit",
+        "junit.xml",
+        "--rlsys-classroom",
+        "gc.json",
+    )
     score = load_report(pytester.path / "score.json")["score"]
     assert score < 100
     gradescope = json.loads((pytester.path / "gs.json").read_text(encoding="utf-8"))
@@ -191,8 +228,11 @@ def test_platform_outputs_from_one_run(pytester: pytest.Pytester, reference_sour
     prairie = json.loads((pytester.path / "pl.json").read_text(encoding="utf-8"))
     assert prairie["score"] == pytest.approx(score / 100) and prairie["gradable"] is True
     junit = ET.parse(pytester.path / "junit.xml").getroot()
-    points = [float(p.get("value", "0/0").split("/")[0]) for p in junit.iter("property")
-              if p.get("name", "").startswith("points:")]
+    points = [
+        float(p.get("value", "0/0").split("/")[0])
+        for p in junit.iter("property")
+        if p.get("name", "").startswith("points:")
+    ]
     assert sum(points) == pytest.approx(score)
     classroom = json.loads((pytester.path / "gc.json").read_text(encoding="utf-8"))
     assert classroom["max_score"] == 100 and classroom["status"] == "fail"
@@ -208,8 +248,9 @@ def test_syntax_error_gets_zero_line_number_and_a_report(pytester: pytest.Pytest
     assert "Traceback" not in result.stdout.str()
 
 
-def test_missing_function_costs_only_its_todo(pytester: pytest.Pytester,
-                                              reference_source: str) -> None:
+def test_missing_function_costs_only_its_todo(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
     partial = reference_source.replace("def evaluate_topology(", "def evaluate_topology_v2(")
     _grade(pytester, partial, "--rlsys-lang", "en")
     doc = load_report(pytester.path / "score.json")
@@ -218,8 +259,9 @@ def test_missing_function_costs_only_its_todo(pytester: pytest.Pytester,
     assert any("no function evaluate_topology()" in t["message"] for t in doc["tests"])
 
 
-def test_deselected_cases_count_as_ungraded(pytester: pytest.Pytester,
-                                            reference_source: str) -> None:
+def test_deselected_cases_count_as_ungraded(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
     result = _grade(pytester, reference_source, "-k", "visible", "--rlsys-lang", "en")
     result.stdout.fnmatch_lines(["*points not graded*did not run*"])
     doc = load_report(pytester.path / "score.json")
@@ -234,15 +276,21 @@ def _example() -> dict[str, object]:
     return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
-def test_result_file_graded_with_the_submission(pytester: pytest.Pytester,
-                                                reference_source: str) -> None:
+def test_result_file_graded_with_the_submission(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
     (pytester.path / "run.json").write_text(json.dumps(_example()), encoding="utf-8")
     result = _grade(pytester, reference_source, "--rlsys-result", "run.json")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["GPU result*40 / 40*", "total*140 / 140*"])
     doc = load_report(pytester.path / "score.json")
-    assert doc["sections"]["gpu_result"] == {"score": 40, "max_score": 40, "cases_passed": 8,
-                                             "cases": 8, "not_implemented": False}
+    assert doc["sections"]["gpu_result"] == {
+        "score": 40,
+        "max_score": 40,
+        "cases_passed": 8,
+        "cases": 8,
+        "not_implemented": False,
+    }
     assert doc["gpu_result"]["gradable"] is True
     assert len(doc["reproducibility"]["result_sha256"]) == 64
 
@@ -253,21 +301,23 @@ def test_tampered_result_file_loses_points(pytester: pytest.Pytester) -> None:
     assert isinstance(groups, dict)
     groups["retain"]["initial_lora_sha256"] = "0" * 64
     (pytester.path / "run.json").write_text(json.dumps(doc), encoding="utf-8")
-    result = pytester.runpytest_subprocess("--rlsys-result", "run.json", "--rlsys-report",
-                                           "score.json")
+    result = pytester.runpytest_subprocess(
+        "--rlsys-result", "run.json", "--rlsys-report", "score.json"
+    )
     assert result.ret == 1
     report = load_report(pytester.path / "score.json")
     assert report["sections"]["gpu_result"]["score"] < 40
     failed = [t for t in report["tests"] if t["status"] != "passed"]
-    assert any("initial_lora_match" in t["id"] and "false claim" in t["message"]
-               for t in failed)
+    assert any("initial_lora_match" in t["id"] and "false claim" in t["message"] for t in failed)
 
 
 def test_invalid_result_file_is_not_gradable_but_reported(pytester: pytest.Pytester) -> None:
-    (pytester.path / "run.json").write_text('{"schema_version": "pt-verl-closure/1", "run',
-                                            encoding="utf-8")
-    result = pytester.runpytest_subprocess("--rlsys-result", "run.json", "--rlsys-report",
-                                           "score.json")
+    (pytester.path / "run.json").write_text(
+        '{"schema_version": "pt-verl-closure/1", "run', encoding="utf-8"
+    )
+    result = pytester.runpytest_subprocess(
+        "--rlsys-result", "run.json", "--rlsys-report", "score.json"
+    )
     assert result.ret == 1
     report = load_report(pytester.path / "score.json")
     assert report["score"] == 0 and report["max_score"] == 40
@@ -275,10 +325,13 @@ def test_invalid_result_file_is_not_gradable_but_reported(pytester: pytest.Pytes
     assert "Traceback" not in result.stdout.str()
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
-                    reason="the child runs as another user only when grading as root")
-def test_a_report_path_taken_during_the_run_is_an_error(pytester: pytest.Pytester,
-                                                        reference_source: str) -> None:
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="the child runs as another user only when grading as root",
+)
+def test_a_report_path_taken_during_the_run_is_an_error(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
     import shutil
     import tempfile
 
@@ -290,8 +343,9 @@ def test_a_report_path_taken_during_the_run_is_an_error(pytester: pytest.Pyteste
         target = shared / "score.json"
         squatter = f"import os\ntry:\n    os.mkdir({str(target)!r})\nexcept OSError:\n    pass\n"
         _write(pytester, "mine.py", reference_source + "\n" + squatter)
-        result = pytester.runpytest_subprocess("--rlsys-submission", "mine.py",
-                                               "--rlsys-report", str(target))
+        result = pytester.runpytest_subprocess(
+            "--rlsys-submission", "mine.py", "--rlsys-report", str(target)
+        )
         assert target.is_dir()  # the squat really happened
         assert result.ret == pytest.ExitCode.INTERNAL_ERROR
         result.stdout.fnmatch_lines(["*could not write --rlsys-report*"])
@@ -304,11 +358,12 @@ def test_plain_pytest_runs_never_import_the_grading_modules() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, pytest_rlsys.plugin\n"
-            "heavy = [m for m in ('pytest_rlsys.grading.grader', "
-            "'pytest_rlsys.grading.isolation', 'pytest_rlsys.grading.battery', "
-            "'pytest_rlsys.plugin.run', 'jsonschema') if m in sys.modules]\n"
-            "print(heavy)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import sys, pytest_rlsys.plugin\n"
+        "heavy = [m for m in ('pytest_rlsys.grading.grader', "
+        "'pytest_rlsys.grading.isolation', 'pytest_rlsys.grading.battery', "
+        "'pytest_rlsys.plugin.run', 'jsonschema') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -100,8 +100,10 @@ def limits_for(expected: dict[str, Any]) -> Limits:
 
 def require_environment(expected: dict[str, Any]) -> None:
     if expected.get("root_only") and not IS_ROOT:
-        pytest.skip("as non-root the child runs as the grader's own user and may signal it; "
-                    "only the root + unprivileged-user setup is defended")
+        pytest.skip(
+            "as non-root the child runs as the grader's own user and may signal it; "
+            "only the root + unprivileged-user setup is defended"
+        )
     user = expected.get("limits", {}).get("child_user")
     if user and user not in ("auto", "none") and IS_ROOT:
         try:
@@ -150,8 +152,12 @@ def processes() -> Iterator[tuple[int, int, int, str]]:
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        yield (int(entry.name), int(fields["PPid"]), int(fields["Uid"].split()[0]),
-               fields["State"].strip()[:1])
+        yield (
+            int(entry.name),
+            int(fields["PPid"]),
+            int(fields["Uid"].split()[0]),
+            fields["State"].strip()[:1],
+        )
 
 
 def leftovers(uid: range | None) -> list[str]:
@@ -196,11 +202,13 @@ def check_report(report: ScoreReport, expected: dict[str, Any]) -> None:
         assert not stray, f"cases lost outside {patterns}: {stray[:5]}"
         for pattern in patterns:
             assert any(fnmatch.fnmatchcase(c.id, pattern) for c in unpassed), (
-                f"no case matching {pattern!r} failed")
+                f"no case matching {pattern!r} failed"
+            )
     if "passing_only" in expected:
         patterns = expected["passing_only"]
-        lucky = [c.id for c in report.cases if c.status == "passed"
-                 and not _matches(c.id, patterns)]
+        lucky = [
+            c.id for c in report.cases if c.status == "passed" and not _matches(c.id, patterns)
+        ]
         assert not lucky, f"cases passed that should not: {lucky}"
     for where, allowed in expected.get("statuses", {}).items():
         for case in unpassed:
@@ -211,7 +219,8 @@ def check_report(report: ScoreReport, expected: dict[str, Any]) -> None:
         for fragment in fragments:
             options = fragment if isinstance(fragment, list) else [fragment]
             assert any(o in m for m in messages for o in options), (
-                f"{name}: no message contains {options}; messages: {sorted(set(messages))[:6]}")
+                f"{name}: no message contains {options}; messages: {sorted(set(messages))[:6]}"
+            )
     for name in expected.get("not_implemented", []):
         cases = [c for c in report.cases if c.section == name]
         assert cases and all(c.not_implemented for c in cases), name
@@ -219,8 +228,11 @@ def check_report(report: ScoreReport, expected: dict[str, Any]) -> None:
         assert not UNSAFE.search(case.message), f"{case.id}: unsafe text {case.message!r}"
         assert case.message.isprintable(), f"{case.id}: unprintable text {case.message!r}"
     for fragment in expected.get("hidden_messages_exclude", []):
-        leaks = [(c.id, c.message) for c in report.cases
-                 if c.visibility == "hidden" and fragment in c.message]
+        leaks = [
+            (c.id, c.message)
+            for c in report.cases
+            if c.visibility == "hidden" and fragment in c.message
+        ]
         assert not leaks, f"hidden cases show the submission's own text: {leaks[:3]}"
     check_outputs(report)
 
@@ -298,16 +310,43 @@ def test_scenario(name: str) -> None:
 def test_corpus_covers_the_issue() -> None:
     """The corpus the issue asks for is all here (a deleted folder fails loudly)."""
     required = {
-        "reference", "template", "exit_at_import", "os_exit_at_import", "sys_exit_in_call",
-        "os_exit_in_call", "always_true_eq", "legit_subclasses", "lying_subclasses",
-        "fake_output", "fd_tamper", "report_forger", "parent_killer", "hang_everywhere",
-        "hang_default_limits", "hang_at_import", "memory_flood", "output_flood",
-        "recursion_crash", "base_exceptions", "signals_to_self", "syntax_error", "not_utf8",
-        "missing_functions", "slow_but_correct", "monkeypatch_harness", "hidden_info",
-        "mutates_inputs", "huge_results", "stop_self",
+        "reference",
+        "template",
+        "exit_at_import",
+        "os_exit_at_import",
+        "sys_exit_in_call",
+        "os_exit_in_call",
+        "always_true_eq",
+        "legit_subclasses",
+        "lying_subclasses",
+        "fake_output",
+        "fd_tamper",
+        "report_forger",
+        "parent_killer",
+        "hang_everywhere",
+        "hang_default_limits",
+        "hang_at_import",
+        "memory_flood",
+        "output_flood",
+        "recursion_crash",
+        "base_exceptions",
+        "signals_to_self",
+        "syntax_error",
+        "not_utf8",
+        "missing_functions",
+        "slow_but_correct",
+        "monkeypatch_harness",
+        "hidden_info",
+        "mutates_inputs",
+        "huge_results",
+        "stop_self",
         # trust, round 2
-        "text_unencodable", "deep_scratch", "ipc_leftovers", "huge_ints",
-        "hidden_type_names", "reference_thief",
+        "text_unencodable",
+        "deep_scratch",
+        "ipc_leftovers",
+        "huge_ints",
+        "hidden_type_names",
+        "reference_thief",
     }
     assert required <= set(scenario_names())
     for name in scenario_names():
@@ -318,8 +357,9 @@ def test_corpus_covers_the_issue() -> None:
 # -- through the real plugin ---------------------------------------------------------------
 
 
-def run_plugin(pytester: pytest.Pytester, submission: Path, report: Path,
-               *extra: str) -> pytest.RunResult:
+def run_plugin(
+    pytester: pytest.Pytester, submission: Path, report: Path, *extra: str
+) -> pytest.RunResult:
     if REPO in submission.parents:
         # In the repository the project's own pytest config sits above the file, and the
         # grader refuses that layout; a learner's upload sits in a folder of its own.
@@ -327,8 +367,16 @@ def run_plugin(pytester: pytest.Pytester, submission: Path, report: Path,
         upload.mkdir(exist_ok=True)
         submission = Path(shutil.copy(submission, upload / "mine.py"))
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--rlsys-submission", str(submission),
-        "--rlsys-report", str(report), f"--rlsys-seed={SEED}", *extra, timeout=120)
+        "-p",
+        "no:cacheprovider",
+        "--rlsys-submission",
+        str(submission),
+        "--rlsys-report",
+        str(report),
+        f"--rlsys-seed={SEED}",
+        *extra,
+        timeout=120,
+    )
     output = result.stdout.str() + result.stderr.str()
     assert result.ret in (0, 1), output  # never INTERNALERROR (3) or a usage error (4)
     assert "Traceback" not in output and "INTERNALERROR" not in output, output
@@ -346,11 +394,17 @@ def points_lines(result: pytest.RunResult) -> list[str]:
     return [line for line in result.stdout.lines if re.match(r"\s*Points\s+\d", line)]
 
 
-@pytest.mark.parametrize(("name", "score", "ret"), [
-    ("reference", 100, 0), ("template", 0, 1), ("os_exit_at_import", 0, 1),
-])
-def test_plugin_grades_normally(pytester: pytest.Pytester, name: str, score: float,
-                                ret: int) -> None:
+@pytest.mark.parametrize(
+    ("name", "score", "ret"),
+    [
+        ("reference", 100, 0),
+        ("template", 0, 1),
+        ("os_exit_at_import", 0, 1),
+    ],
+)
+def test_plugin_grades_normally(
+    pytester: pytest.Pytester, name: str, score: float, ret: int
+) -> None:
     report = pytester.path / "report.json"
     result = run_plugin(pytester, submission_path(name), report)
     assert result.ret == ret
@@ -384,8 +438,9 @@ def open_folder() -> Iterator[Path]:
 
 
 @pytest.mark.slow
-def test_plugin_report_forger_cannot_touch_the_report(pytester: pytest.Pytester,
-                                                      open_folder: Path) -> None:
+def test_plugin_report_forger_cannot_touch_the_report(
+    pytester: pytest.Pytester, open_folder: Path
+) -> None:
     expected = load_expected("report_forger")
     require_environment(expected)
     uid = uid_of_child(expected)
@@ -416,8 +471,13 @@ def test_plugin_survives_the_parent_killer(pytester: pytest.Pytester) -> None:
     expected = load_expected("parent_killer")
     require_environment(expected)
     report = pytester.path / "report.json"
-    result = run_plugin(pytester, submission_path("parent_killer"), report,
-                        "--rlsys-child-user", limits_for(expected).child_user or "none")
+    result = run_plugin(
+        pytester,
+        submission_path("parent_killer"),
+        report,
+        "--rlsys-child-user",
+        limits_for(expected).child_user or "none",
+    )
     assert result.ret == 1
     assert read_report(report)["score"] == 65
     assert points_lines(result) == ["Points 65/100"]
@@ -425,13 +485,15 @@ def test_plugin_survives_the_parent_killer(pytester: pytest.Pytester) -> None:
 
 
 @pytest.mark.parametrize("kind", ["directory", "missing"])
-def test_plugin_unusable_submission_path_is_a_usage_error(pytester: pytest.Pytester,
-                                                          kind: str) -> None:
+def test_plugin_unusable_submission_path_is_a_usage_error(
+    pytester: pytest.Pytester, kind: str
+) -> None:
     target = pytester.path / "work"
     if kind == "directory":
         target.mkdir()
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--rlsys-submission",
-                                           str(target), timeout=60)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--rlsys-submission", str(target), timeout=60
+    )
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--rlsys-submission" in output
@@ -531,8 +593,9 @@ def test_a_child_that_stops_reading_cannot_block_the_grader() -> None:
         "def size(text):\n"
         "    return len(text)\n"
     )
-    session = ChildSession(source, "cheat.py", ["cheat", "size"],
-                           Limits(call_timeout_s=1, load_timeout_s=5))
+    session = ChildSession(
+        source, "cheat.py", ["cheat", "size"], Limits(call_timeout_s=1, load_timeout_s=5)
+    )
     try:
         assert session.call("cheat", [], {}).value == "early"  # its own answer, nothing more
         started = time.monotonic()

@@ -27,6 +27,7 @@ from pytest_rlsys.grading.grader import (
     read_submission,
 )
 from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.outputs import reports
 from pytest_rlsys.resources import exercise_path, solution_path
 
 IS_ROOT = os.geteuid() == 0
@@ -45,14 +46,20 @@ def _upload(tmp: Path, source: str | None = None) -> Path:
     folder = tmp / "upload"
     folder.mkdir()
     path = folder / "mine.py"
-    path.write_text(source if source is not None else exercise_path().read_text("utf-8"),
-                    encoding="utf-8")
+    path.write_text(
+        source if source is not None else exercise_path().read_text("utf-8"), encoding="utf-8"
+    )
     return path
 
 
 def _outputs(folder: Path) -> list[str]:
-    names = {"report": "score.json", "gradescope": "gs.json", "prairielearn": "pl.json",
-             "junit": "junit.xml", "classroom": "classroom.json"}
+    names = {
+        "report": "score.json",
+        "gradescope": "gs.json",
+        "prairielearn": "pl.json",
+        "junit": "junit.xml",
+        "classroom": "classroom.json",
+    }
     args = []
     for flag, name in names.items():
         args += [f"--rlsys-{flag}", str(folder / name)]
@@ -74,10 +81,11 @@ def _read_outputs(folder: Path) -> dict[str, str]:
 # -- 1. config in, beside or above the submission's folder ---------------------------------
 
 
-@pytest.mark.parametrize("layout", ["ini_beside", "pyproject_beside", "conftest_beside",
-                                    "ini_above", "pythonpath_plugin"])
-def test_folder_config_is_refused_by_plain_pytest(pytester: pytest.Pytester,
-                                                  layout: str) -> None:
+@pytest.mark.parametrize(
+    "layout",
+    ["ini_beside", "pyproject_beside", "conftest_beside", "ini_above", "pythonpath_plugin"],
+)
+def test_folder_config_is_refused_by_plain_pytest(pytester: pytest.Pytester, layout: str) -> None:
     sub = _upload(pytester.path)
     folder = sub.parent
     (folder / "evil.py").write_text(EVIL_PLUGIN, encoding="utf-8")
@@ -86,38 +94,52 @@ def test_folder_config_is_refused_by_plain_pytest(pytester: pytest.Pytester,
         (folder / "pytest.ini").write_text("[pytest]\nrlsys_child_user = none\n", "utf-8")
     elif layout == "pyproject_beside":
         (folder / "pyproject.toml").write_text(
-            "[tool.pytest.ini_options]\nrlsys_memory_mb = '100000'\n", "utf-8")
+            "[tool.pytest.ini_options]\nrlsys_memory_mb = '100000'\n", "utf-8"
+        )
     elif layout == "conftest_beside":
         (folder / "conftest.py").write_text(EVIL_PLUGIN, encoding="utf-8")
         cwd = folder
     elif layout == "ini_above":
         (pytester.path / "tox.ini").write_text("[pytest]\naddopts = -p no:randomly\n", "utf-8")
     else:
-        (folder / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p evil\n",
-                                           "utf-8")
+        (folder / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p evil\n", "utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(cwd)
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--rlsys-submission",
-                                               str(sub), "--rlsys-report",
-                                               str(pytester.path / "score.json"), timeout=120)
+        result = pytester.runpytest_subprocess(
+            "-p",
+            "no:cacheprovider",
+            "--rlsys-submission",
+            str(sub),
+            "--rlsys-report",
+            str(pytester.path / "score.json"),
+            timeout=120,
+        )
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR, output
     assert "rlsys grade" in output and "Traceback" not in output
-    assert not (pytester.path / "score.json").exists() or json.loads(
-        (pytester.path / "score.json").read_text("utf-8"))["score"] == 0
+    assert (
+        not (pytester.path / "score.json").exists()
+        or json.loads((pytester.path / "score.json").read_text("utf-8"))["score"] == 0
+    )
 
 
 def test_rlsys_grade_ignores_the_folder_config(tmp_path: Path) -> None:
     sub = _upload(tmp_path)
     folder = sub.parent
     (folder / "evil.py").write_text(EVIL_PLUGIN, encoding="utf-8")
-    (folder / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -p evil\n"
-                                       "rlsys_child_user = none\n", "utf-8")
+    (folder / "pytest.ini").write_text(
+        "[pytest]\npythonpath = .\naddopts = -p evil\nrlsys_child_user = none\n", "utf-8"
+    )
     (folder / "conftest.py").write_text(EVIL_PLUGIN, encoding="utf-8")
     rlsys = str(Path(sys.executable).parent / "rlsys")
-    done = subprocess.run([rlsys, "grade", "mine.py", "--report",
-                           "score.json", "--seed", "1"], cwd=folder, capture_output=True,
-                          text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [rlsys, "grade", "mine.py", "--report", "score.json", "--seed", "1"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert not (folder / "evil-imported").exists()
     doc = json.loads((folder / "score.json").read_text("utf-8"))
@@ -135,8 +157,9 @@ def _secret_file(tmp: Path) -> Path:
     return secret
 
 
-@pytest.mark.parametrize("kind", ["symlink_to_solution", "symlink_to_devzero", "fifo",
-                                  "linked_folder"])
+@pytest.mark.parametrize(
+    "kind", ["symlink_to_solution", "symlink_to_devzero", "fifo", "linked_folder"]
+)
 def test_special_files_are_refused_and_reported(tmp_path: Path, kind: str) -> None:
     secret = _secret_file(tmp_path)
     folder = tmp_path / "upload"
@@ -166,9 +189,14 @@ def test_refused_file_through_the_plugin_writes_every_report(pytester: pytest.Py
     folder = pytester.path / "upload"
     folder.mkdir()
     (folder / "mine.py").symlink_to(secret)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--rlsys-submission",
-                                           str(folder / "mine.py"), *_outputs(pytester.path),
-                                           timeout=120)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--rlsys-submission",
+        str(folder / "mine.py"),
+        *_outputs(pytester.path),
+        timeout=120,
+    )
     output = result.stdout.str() + result.stderr.str()
     assert result.ret == 1 and "Traceback" not in output and SECRET not in output
     texts = _read_outputs(pytester.path)
@@ -178,13 +206,20 @@ def test_refused_file_through_the_plugin_writes_every_report(pytester: pytest.Py
 
 
 @pytest.mark.parametrize("kind", ["missing", "directory"])
-def test_nothing_to_grade_still_writes_the_platform_files(pytester: pytest.Pytester,
-                                                          kind: str) -> None:
+def test_nothing_to_grade_still_writes_the_platform_files(
+    pytester: pytest.Pytester, kind: str
+) -> None:
     target = pytester.path / "mine.py"
     if kind == "directory":
         target.mkdir()
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--rlsys-submission",
-                                           str(target), *_outputs(pytester.path), timeout=120)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--rlsys-submission",
+        str(target),
+        *_outputs(pytester.path),
+        timeout=120,
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     texts = _read_outputs(pytester.path)
     assert json.loads(texts["score.json"])["score"] == 0
@@ -231,8 +266,9 @@ def test_remove_tree_is_bounded_and_handles_any_depth(tmp_path: Path) -> None:
     leftovers.remove_tree(str(tmp_path / "never-existed"))  # nothing to do, no error
 
 
-def test_cleanup_failure_cannot_stop_the_reports(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cleanup_failure_cannot_stop_the_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pytest_rlsys.plugin.run import GradingSession
 
     def broken(*args: object, **kwargs: object) -> None:
@@ -274,13 +310,20 @@ def test_clean_uid_removes_ipc_files_and_processes() -> None:
         f"open({str(folder / 'left')!r}, 'w').write('x')\n"
         f"os.mkdir({str(folder / 'leftdir')!r})\n"
         "print('ready', flush=True)\n"
-        "time.sleep(60)\n")
+        "time.sleep(60)\n"
+    )
     python = isolation.child_interpreter(uid)
     if python is None:
         pytest.skip("no Python executable by an unprivileged uid on this machine")
-    proc = subprocess.Popen([python, "-I", "-S", "-c", code], user=uid.uid,
-                            group=uid.gid, extra_groups=[], stdout=subprocess.PIPE, text=True,
-                            cwd="/")
+    proc = subprocess.Popen(
+        [python, "-I", "-S", "-c", code],
+        user=uid.uid,
+        group=uid.gid,
+        extra_groups=[],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd="/",
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         assert leftovers._sysv_objects(uid.uid)
@@ -332,8 +375,17 @@ def test_hidden_outcome_keeps_only_builtin_names() -> None:
 # -- 3. text ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["\ud800", "\uffff", "\u200b\u202e\u2066", "\x1b[2J\r",
-                                  "a" + " " * 200 + "Points 100/100", "\U0001f600 ok 中文"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\ud800",
+        "\uffff",
+        "\u200b\u202e\u2066",
+        "\x1b[2J\r",
+        "a" + " " * 200 + "Points 100/100",
+        "\U0001f600 ok 中文",
+    ],
+)
 def test_clean_text_is_printable_utf8_and_one_line(text: str) -> None:
     cleaned = isolation.clean_text(text)
     assert cleaned.isprintable()
@@ -407,8 +459,12 @@ def test_batch_grades_links_as_zero_and_never_follows_them(tmp_path: Path) -> No
     (subs / "linked.py").symlink_to(secret)
     (subs / "linkdir").symlink_to(secret.parent, target_is_directory=True)
     out = tmp_path / "grades.json"
-    assert main(["batch", str(subs), "--jobs", "1", "--seed", "3", "--json", str(out),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            ["batch", str(subs), "--jobs", "1", "--seed", "3", "--json", str(out), "--no-progress"]
+        )
+        == 0
+    )
     rows = {r["submission"]: r for r in json.loads(out.read_text("utf-8"))["submissions"]}
     assert rows["honest.py"]["score"] == 100
     for name in ("linked.py", "linkdir"):
@@ -417,3 +473,41 @@ def test_batch_grades_links_as_zero_and_never_follows_them(tmp_path: Path) -> No
     if IS_ROOT:
         subs.chmod(0o755)
         assert main(["batch", str(subs), "--no-progress"]) == 2
+
+
+def test_learner_text_cannot_wrap_onto_a_line_of_its_own(pytester: pytest.Pytester) -> None:
+    """On an 80-column log no line holding the submission's text wraps, so no piece of it
+    starts a visual line: the only "Points" line at a line start is the grader's."""
+    fake = "x" * 63 + "Points 100/100" + "y" * 200
+    source = (
+        solution_path().read_text("utf-8")
+        + "\nimport sys\nprint("
+        + repr(fake)
+        + ")\n"
+        + "def pipeline_capacity(*a, **k):\n    raise RuntimeError("
+        + repr(fake)
+        + ")\n"
+    )
+    folder = pytester.path / "upload"
+    folder.mkdir()
+    (folder / "mine.py").write_text(source, encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--rlsys-submission",
+        str(folder / "mine.py"),
+        "--rlsys-lang",
+        "en",
+        timeout=180,
+    )
+    lines = result.stdout.lines
+    start = next(
+        i
+        for i, line in enumerate(lines)
+        if "output of the submission" in line or "rlsys score" in line
+    )
+    shown = lines[start + 1 :]
+    assert all(reports.display_width(line) <= 80 for line in shown), [
+        line for line in shown if reports.display_width(line) > 80
+    ]
+    assert [line for line in shown if line.startswith("Points")] == [shown[-1]]

@@ -21,8 +21,18 @@ from typing import Any
 
 from pytest_rlsys.resultfile import checks as cc
 
-__all__ = ["GROUP_FLAGS", "RUNNER_VERSION", "SCHEMA_VERSION", "ResultExistsError", "assemble",
-           "assemble_group", "environment_from", "result_sample", "utc_now", "write_result"]
+__all__ = [
+    "GROUP_FLAGS",
+    "RUNNER_VERSION",
+    "SCHEMA_VERSION",
+    "ResultExistsError",
+    "assemble",
+    "assemble_group",
+    "environment_from",
+    "result_sample",
+    "utc_now",
+    "write_result",
+]
 
 SCHEMA_VERSION = "pt-verl-closure/1"
 RUNNER_VERSION = "rlsys_closure 0.1.0"
@@ -68,7 +78,8 @@ def result_sample(s: Mapping[str, Any]) -> dict[str, Any] | None:
         "t_s": float(s["t_s"]),
         "gpu_used_mb": float(s["gpu_used_mb"]),
         "host_used_mb": float(s["host_used_mb"])
-        if isinstance(s.get("host_used_mb"), (int, float)) else None,
+        if isinstance(s.get("host_used_mb"), (int, float))
+        else None,
     }
     if s.get("reason") in ("periodic", "boundary"):
         out["reason"] = s["reason"]
@@ -110,8 +121,7 @@ def _initial_hash_nullable() -> bool:
 INITIAL_HASH_NULLABLE = _initial_hash_nullable()
 
 
-def _annotate(events: list[dict[str, Any]], phase: str, kind: str, key: str,
-              value: Any) -> None:
+def _annotate(events: list[dict[str, Any]], phase: str, kind: str, key: str, value: Any) -> None:
     """Add a diagnostic to the detail of a phase's edge (when both exist)."""
     if value is None:
         return
@@ -121,9 +131,13 @@ def _annotate(events: list[dict[str, Any]], phase: str, kind: str, key: str,
             return
 
 
-def assemble_group(raw: Mapping[str, Any], fallback_config: Mapping[str, Any],
-                   fallback_lora: str, rollout_source_sha256: str,
-                   group: str) -> dict[str, Any]:
+def assemble_group(
+    raw: Mapping[str, Any],
+    fallback_config: Mapping[str, Any],
+    fallback_lora: str,
+    rollout_source_sha256: str,
+    group: str,
+) -> dict[str, Any]:
     """One group's section from its raw record (possibly partial or empty)."""
     config = raw.get("config") if isinstance(raw.get("config"), Mapping) else fallback_config
     events = [e for e in (_event(x) for x in raw.get("events", [])) if e is not None]
@@ -138,10 +152,16 @@ def assemble_group(raw: Mapping[str, Any], fallback_config: Mapping[str, Any],
     }
     phases = cc.summarize_phases(events, samples, memory)
     peak, peak_phase = cc.whole_run_peak(samples, phases)
-    _annotate(events, "initial_sync", "start", "gpu_memory_at_start",
-              raw.get("gpu_memory_at_start"))
-    _annotate(events, "update", "end", "updated_lora_l2_between_groups",
-              raw.get("updated_lora_l2_between_groups"))
+    _annotate(
+        events, "initial_sync", "start", "gpu_memory_at_start", raw.get("gpu_memory_at_start")
+    )
+    _annotate(
+        events,
+        "update",
+        "end",
+        "updated_lora_l2_between_groups",
+        raw.get("updated_lora_l2_between_groups"),
+    )
     # Only a hash the actor itself reported; a group that never read it does
     # not claim one (the schema of this version insists on a digest: then the
     # adapter the group was given, and the failure block says it never ran).
@@ -188,15 +208,20 @@ def assemble(
     groups = {}
     for g in GROUP_FLAGS:
         raw = records.get(g) or {}
-        groups[g] = assemble_group(raw, configs.get(g, {}), initial_lora_sha256,
-                                   str(workload["rollout_source_sha256"]), g)
+        groups[g] = assemble_group(
+            raw, configs.get(g, {}), initial_lora_sha256, str(workload["rollout_source_sha256"]), g
+        )
     fail = dict(failure) if failure else None
     if fail is None:
         for g in GROUP_FLAGS:
             got = records.get(g)
             if got is None:
-                fail = {"group": g, "phase": None, "type": "NotRun",
-                        "message": f"group {g} did not run"}
+                fail = {
+                    "group": g,
+                    "phase": None,
+                    "type": "NotRun",
+                    "message": f"group {g} did not run",
+                }
                 break
             if got.get("status") != "completed":
                 f = got.get("failure") or {}
@@ -205,8 +230,9 @@ def assemble(
                     "group": g,
                     "phase": phase if phase in _PHASES else ("init" if phase else None),
                     "type": str(f.get("type") or "GroupFailed")[:200],
-                    "message": str(f.get("message") or f"group {g} ended as "
-                                   f"{got.get('status')!r}")[:10000],
+                    "message": str(f.get("message") or f"group {g} ended as {got.get('status')!r}")[
+                        :10000
+                    ],
                 }
                 break
     doc: dict[str, Any] = {
@@ -230,8 +256,9 @@ def assemble(
     return doc
 
 
-def environment_from(preflight_checks: list[Mapping[str, Any]],
-                     versions: Mapping[str, str | None]) -> dict[str, Any]:
+def environment_from(
+    preflight_checks: list[Mapping[str, Any]], versions: Mapping[str, str | None]
+) -> dict[str, Any]:
     """The environment section from preflight's checks and package versions."""
     by_name = {c.get("name"): c for c in preflight_checks}
     nvml = by_name.get("nvml", {}).get("data") or {}
@@ -249,8 +276,7 @@ def environment_from(preflight_checks: list[Mapping[str, Any]],
         "verl": versions.get("verl"),
         "vllm": versions.get("vllm"),
         "hostname": socket.gethostname(),
-        "packages": {k: v for k, v in versions.items()
-                     if k not in ("torch", "verl", "vllm")},
+        "packages": {k: v for k, v in versions.items() if k not in ("torch", "verl", "vllm")},
     }
 
 

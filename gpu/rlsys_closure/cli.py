@@ -77,14 +77,28 @@ def _positive_int(text: str) -> int:
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--engine", choices=sorted(pf.ENGINE_MODULES), default="vllm",
-                   help="rollout engine (default vllm)")
-    p.add_argument("--model", default=pf.DEFAULT_MODEL,
-                   help=f"Hugging Face model id (default {pf.DEFAULT_MODEL})")
-    p.add_argument("--model-revision", default=pf.DEFAULT_MODEL_REVISION,
-                   help="pinned model revision (commit) to use and fetch")
-    p.add_argument("--model-path", type=Path, default=None,
-                   help="a local model folder instead of the cache (e.g. from tiny-model)")
+    p.add_argument(
+        "--engine",
+        choices=sorted(pf.ENGINE_MODULES),
+        default="vllm",
+        help="rollout engine (default vllm)",
+    )
+    p.add_argument(
+        "--model",
+        default=pf.DEFAULT_MODEL,
+        help=f"Hugging Face model id (default {pf.DEFAULT_MODEL})",
+    )
+    p.add_argument(
+        "--model-revision",
+        default=pf.DEFAULT_MODEL_REVISION,
+        help="pinned model revision (commit) to use and fetch",
+    )
+    p.add_argument(
+        "--model-path",
+        type=Path,
+        default=None,
+        help="a local model folder instead of the cache (e.g. from tiny-model)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,53 +108,100 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("preflight", help="check this machine is ready for the run",
-                       description="Check Python, CUDA/NVML, verl, the rollout engine, "
-                       "dependency versions, disk, memory and the model cache. "
-                       f"Exit codes: {_codes()}.")
+    p = sub.add_parser(
+        "preflight",
+        help="check this machine is ready for the run",
+        description="Check Python, CUDA/NVML, verl, the rollout engine, "
+        "dependency versions, disk, memory and the model cache. "
+        f"Exit codes: {_codes()}.",
+    )
     _model_args(p)
-    p.add_argument("--json", type=Path, default=None, metavar="PATH",
-                   help="also write every check as JSON to PATH")
-    p.add_argument("--output-dir", type=Path, default=Path("."),
-                   help="where results will go (its free disk space is checked)")
+    p.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write every check as JSON to PATH",
+    )
+    p.add_argument(
+        "--output-dir",
+        type=Path,
+        default=Path("."),
+        help="where results will go (its free disk space is checked)",
+    )
 
-    r = sub.add_parser("run", help="run the release/retain pair and write the result file",
-                       description=RUN_DESCRIPTION.format(verl=pf.VERL_VERSION, codes=_codes()),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    r.add_argument("--run-label", type=_label, required=True,
-                   help="the experiment's label; a label that has a result is refused")
-    r.add_argument("--output", type=Path, default=None,
-                   help="result file (default results/pt_verl_closure/LABEL.json)")
+    r = sub.add_parser(
+        "run",
+        help="run the release/retain pair and write the result file",
+        description=RUN_DESCRIPTION.format(verl=pf.VERL_VERSION, codes=_codes()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument(
+        "--run-label",
+        type=_label,
+        required=True,
+        help="the experiment's label; a label that has a result is refused",
+    )
+    r.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="result file (default results/pt_verl_closure/LABEL.json)",
+    )
     _model_args(r)
     r.add_argument("--lora-rank", type=_positive_int, default=16, help="LoRA rank (default 16)")
     r.add_argument("--lora-alpha", type=_positive_int, default=32, help="LoRA alpha (default 32)")
-    r.add_argument("--sample-interval", type=_positive, default=0.25,
-                   help="seconds between memory samples (default 0.25)")
-    r.add_argument("--no-boundary-samples", action="store_true",
-                   help="do not take a sample at every phase boundary")
+    r.add_argument(
+        "--sample-interval",
+        type=_positive,
+        default=0.25,
+        help="seconds between memory samples (default 0.25)",
+    )
+    r.add_argument(
+        "--no-boundary-samples",
+        action="store_true",
+        help="do not take a sample at every phase boundary",
+    )
     r.add_argument("--n-prompts", type=_positive_int, default=8)
     r.add_argument("--max-new-tokens", type=_positive_int, default=64)
     r.add_argument("--gpu-memory-utilization", type=_positive, default=0.4)
     r.add_argument("--seed", type=int, default=1234)
-    r.add_argument("--no-fetch", action="store_true",
-                   help="never download the model, even when only the cache is missing")
-    r.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
-                   help="an extra verl override applied to BOTH groups (repeatable)")
+    r.add_argument(
+        "--no-fetch",
+        action="store_true",
+        help="never download the model, even when only the cache is missing",
+    )
+    r.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an extra verl override applied to BOTH groups (repeatable)",
+    )
 
     s = sub.add_parser("summary", help="print the system view of a result file")
     s.add_argument("file", type=Path)
     s.add_argument("--view", choices=["system"], default="system")
     s.add_argument("--json", action="store_true", help="print the view as JSON")
 
-    g = sub.add_parser("plot", help="draw a result file's memory timeline and per-phase peaks",
-                       description="Draw two pictures from a pt-verl-closure result file "
-                       "(nothing is re-run; a failed run's partial file works too): the memory "
-                       "timeline to OUTPUT and the per-phase peaks next to it as "
-                       "STEM-peaks.EXT. Needs the plot extra: pip install 'pytest-rlsys[plot]'. "
-                       f"Exit codes: {_codes()}.")
+    g = sub.add_parser(
+        "plot",
+        help="draw a result file's memory timeline and per-phase peaks",
+        description="Draw two pictures from a pt-verl-closure result file "
+        "(nothing is re-run; a failed run's partial file works too): the memory "
+        "timeline to OUTPUT and the per-phase peaks next to it as "
+        "STEM-peaks.EXT. Needs the plot extra: pip install 'pytest-rlsys[plot]'. "
+        f"Exit codes: {_codes()}.",
+    )
     g.add_argument("file", type=Path)
-    g.add_argument("-o", "--output", type=Path, default=None, metavar="OUTPUT",
-                   help="the timeline picture, .png or .svg (default RUN_LABEL-timeline.png)")
+    g.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        metavar="OUTPUT",
+        help="the timeline picture, .png or .svg (default RUN_LABEL-timeline.png)",
+    )
 
     t = sub.add_parser("tiny-model", help="build a tiny random Qwen2 for offline smoke runs")
     t.add_argument("out_dir", type=Path)
@@ -150,9 +211,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    opts = pf.PreflightOptions(engine=args.engine, model=args.model,
-                               model_revision=args.model_revision, model_path=args.model_path,
-                               output_dir=args.output_dir)
+    opts = pf.PreflightOptions(
+        engine=args.engine,
+        model=args.model,
+        model_revision=args.model_revision,
+        model_path=args.model_path,
+        output_dir=args.output_dir,
+    )
     results = pf.run_checks(opts)
     print(pf.format_results(results))
     report = pf.report(results, opts)
@@ -172,18 +237,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     for item in args.override:
         key = item.partition("=")[0].lstrip("+~")
         if "=" not in item or key == "actor_rollout_ref.rollout.free_cache_engine":
-            print(f"run: bad --override {item!r} (KEY=VALUE, and never the paired flag)",
-                  file=sys.stderr)
+            print(
+                f"run: bad --override {item!r} (KEY=VALUE, and never the paired flag)",
+                file=sys.stderr,
+            )
             return pf.EXIT_USAGE
     output = args.output or Path("results") / "pt_verl_closure" / f"{args.run_label}.json"
     opts = RunOptions(
-        run_label=args.run_label, output=output, model=args.model,
-        model_revision=args.model_revision, model_path=args.model_path, engine=args.engine,
-        lora_rank=args.lora_rank, lora_alpha=args.lora_alpha,
-        sample_interval_s=args.sample_interval, boundary_samples=not args.no_boundary_samples,
-        n_prompts=args.n_prompts, max_new_tokens=args.max_new_tokens,
-        gpu_memory_utilization=args.gpu_memory_utilization, seed=args.seed,
-        fetch=not args.no_fetch, extra_overrides=tuple(args.override),
+        run_label=args.run_label,
+        output=output,
+        model=args.model,
+        model_revision=args.model_revision,
+        model_path=args.model_path,
+        engine=args.engine,
+        lora_rank=args.lora_rank,
+        lora_alpha=args.lora_alpha,
+        sample_interval_s=args.sample_interval,
+        boundary_samples=not args.no_boundary_samples,
+        n_prompts=args.n_prompts,
+        max_new_tokens=args.max_new_tokens,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        seed=args.seed,
+        fetch=not args.no_fetch,
+        extra_overrides=tuple(args.override),
     )
     return run(opts)
 
@@ -213,16 +289,19 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
     from rlsys_closure.tiny_model import TinySpec, build_tiny_model
 
     try:
-        facts = build_tiny_model(args.out_dir, TinySpec(num_hidden_layers=args.layers,
-                                                        seed=args.seed))
+        facts = build_tiny_model(
+            args.out_dir, TinySpec(num_hidden_layers=args.layers, seed=args.seed)
+        )
     except ImportError as exc:
         print(f"tiny-model: needs torch, transformers and tokenizers: {exc}", file=sys.stderr)
         return pf.EXIT_NOT_READY
     except OSError as exc:
         print(f"tiny-model: cannot write {args.out_dir}: {exc.strerror or exc}", file=sys.stderr)
         return pf.EXIT_ERROR
-    print(f"tiny-model: wrote {facts['path']} ({facts['parameters']} parameters, "
-          f"vocab {facts['vocab_size']}); use it with --model-path {facts['path']}")
+    print(
+        f"tiny-model: wrote {facts['path']} ({facts['parameters']} parameters, "
+        f"vocab {facts['vocab_size']}); use it with --model-path {facts['path']}"
+    )
     return pf.EXIT_OK
 
 
@@ -235,8 +314,13 @@ def main(argv: Sequence[str]) -> int:
     if args.command is None:
         parser.print_help()
         return pf.EXIT_USAGE
-    handlers = {"preflight": cmd_preflight, "run": cmd_run, "summary": cmd_summary,
-                "tiny-model": cmd_tiny_model, "plot": cmd_plot}
+    handlers = {
+        "preflight": cmd_preflight,
+        "run": cmd_run,
+        "summary": cmd_summary,
+        "tiny-model": cmd_tiny_model,
+        "plot": cmd_plot,
+    }
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

@@ -22,9 +22,21 @@ from pytest_rlsys.resultfile.checks import FREE_CACHE_ENGINE_PATH, config_diff, 
 # runner's, so the runner never pairs or hashes a config differently.
 FLAG_KEY = FREE_CACHE_ENGINE_PATH
 __all__ = [
-    "FLAG_KEY", "GROUPS", "RunSettings", "check_paired", "compose_pair", "compose_verl_config",
-    "config_diff", "config_sha256", "group_overrides", "nested_from_overrides", "optional_module",
-    "overrides_to_dict", "pair_overrides", "resolved_dict", "settings_from_json",
+    "FLAG_KEY",
+    "GROUPS",
+    "RunSettings",
+    "check_paired",
+    "compose_pair",
+    "compose_verl_config",
+    "config_diff",
+    "config_sha256",
+    "group_overrides",
+    "nested_from_overrides",
+    "optional_module",
+    "overrides_to_dict",
+    "pair_overrides",
+    "resolved_dict",
+    "settings_from_json",
     "verl_config_dir",
 ]
 GROUPS: dict[str, bool] = {"release": True, "retain": False}
@@ -111,8 +123,9 @@ def group_overrides(settings: RunSettings, free_cache_engine: bool) -> list[str]
     # available for the release group, and must not differ between groups.
     out.append("+actor_rollout_ref.rollout.enable_sleep_mode=True")
     if s.attn_implementation:
-        out.append(f"+actor_rollout_ref.model.override_config.attn_implementation="
-                   f"{s.attn_implementation}")
+        out.append(
+            f"+actor_rollout_ref.model.override_config.attn_implementation={s.attn_implementation}"
+        )
     out.extend(s.extra_overrides)
     return out
 

@@ -53,8 +53,7 @@ def json_safe(value: Any) -> Any:
 def write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     # Made safe first: a record that cannot be written would lose the failure it holds.
-    tmp.write_text(json.dumps(json_safe(data), indent=1, allow_nan=False) + "\n",
-                   encoding="utf-8")
+    tmp.write_text(json.dumps(json_safe(data), indent=1, allow_nan=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -103,8 +102,17 @@ def _versions() -> dict[str, str | None]:
     from importlib import metadata
 
     out: dict[str, str | None] = {}
-    for dist in ("torch", "verl", "vllm", "sglang", "transformers", "peft", "ray",
-                 "tensordict", "nvidia-ml-py"):
+    for dist in (
+        "torch",
+        "verl",
+        "vllm",
+        "sglang",
+        "transformers",
+        "peft",
+        "ray",
+        "tensordict",
+        "nvidia-ml-py",
+    ):
         try:
             out[dist] = metadata.version(dist)
         except Exception:
@@ -166,8 +174,12 @@ class GroupDriver:
     def resource_pool(self) -> Any:
         from verl.single_controller.ray import RayResourcePool
 
-        return RayResourcePool(process_on_nodes=[1], use_gpu=True, max_colocate_count=3,
-                               name_prefix=f"closure_{self.spec['group']}")
+        return RayResourcePool(
+            process_on_nodes=[1],
+            use_gpu=True,
+            max_colocate_count=3,
+            name_prefix=f"closure_{self.spec['group']}",
+        )
 
     def worker_class(self) -> type:
         from rlsys_closure.verl_worker import ClosureActorRolloutRefWorker
@@ -240,8 +252,7 @@ class GroupDriver:
             raise
         finally:
             self.sampler.stop()
-            self.record.data["driver_gpu_processes"] = _gpu_processes(self.nvml,
-                                                                      self.device_index)
+            self.record.data["driver_gpu_processes"] = _gpu_processes(self.nvml, self.device_index)
             self._collect()
             self._shutdown()
 
@@ -262,8 +273,11 @@ class GroupDriver:
 
         ray = optional_module("ray")
         spec, d, rec = self.spec, self.record.data, self.recorder
-        d["environment"] = {"versions": _versions(), "python": sys.version.split()[0],
-                            "driver_pid": os.getpid()}
+        d["environment"] = {
+            "versions": _versions(),
+            "python": sys.version.split()[0],
+            "driver_pid": os.getpid(),
+        }
         cfg = compose_verl_config(spec["overrides"])
         d["config"] = resolved_dict(cfg)
         self.record.flush()
@@ -272,8 +286,11 @@ class GroupDriver:
         with rec.phase("init_ray"):
             self.ray_init(cfg)
         with rec.phase("init_actor"):
-            cls = RayClassWithInitArgs(cls=ray.remote(self.worker_class()),
-                                       config=cfg.actor_rollout_ref, role="actor_rollout")
+            cls = RayClassWithInitArgs(
+                cls=ray.remote(self.worker_class()),
+                config=cfg.actor_rollout_ref,
+                role="actor_rollout",
+            )
             dict_cls = create_colocated_worker_cls(class_dict={"actor_rollout": cls})
             wg_all = RayWorkerGroup(resource_pool=self.resource_pool(), ray_cls_with_init=dict_cls)
             wg = wg_all.spawn(prefix_set={"actor_rollout"})["actor_rollout"]
@@ -367,7 +384,8 @@ class GroupDriver:
             self.current_phase = label
             raise RuntimeError(
                 f"{label}: the rollout received LoRA {sha} but the actor holds {expected}"
-                + ("" if streamed else " (no adapter update was streamed)"))
+                + ("" if streamed else " (no adapter update was streamed)")
+            )
 
 
 def checkpoint_manager(cls: Any, cfg: Any, wg: Any, replicas: Any) -> Any:
@@ -381,16 +399,20 @@ def checkpoint_manager(cls: Any, cfg: Any, wg: Any, replicas: Any) -> Any:
 
     ce_cfg = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout.checkpoint_engine)
     if ce_cfg.backend != "naive":
-        raise ValueError(f"checkpoint_engine.backend is {ce_cfg.backend!r}; the colocated "
-                         "closure run needs 'naive' (verl's sync trainer forces it too)")
+        raise ValueError(
+            f"checkpoint_engine.backend is {ce_cfg.backend!r}; the colocated "
+            "closure run needs 'naive' (verl's sync trainer forces it too)"
+        )
     return cls(config=ce_cfg, actor_wg=wg, replicas=list(replicas))
 
 
 def _require_global_steps(phase: str, steps: Sequence[Any], expected: int) -> None:
     if not steps or any(s != expected for s in steps):
         seen = sorted(set(map(repr, steps)))
-        raise RuntimeError(f"{phase}: the rollout reported global_steps {seen}, "
-                           f"expected {expected} for every response")
+        raise RuntimeError(
+            f"{phase}: the rollout reported global_steps {seen}, "
+            f"expected {expected} for every response"
+        )
 
 
 def _gpu_processes(nvml: Any, index: int) -> list[dict[str, Any]] | None:
@@ -401,9 +423,13 @@ def _gpu_processes(nvml: Any, index: int) -> list[dict[str, Any]] | None:
         nvml.nvmlInit()
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
         procs = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
-        out = [{"pid": int(p.pid), "used_mb": (float(p.usedGpuMemory) / MIB
-                                               if p.usedGpuMemory is not None else None)}
-               for p in procs]
+        out = [
+            {
+                "pid": int(p.pid),
+                "used_mb": (float(p.usedGpuMemory) / MIB if p.usedGpuMemory is not None else None),
+            }
+            for p in procs
+        ]
         nvml.nvmlShutdown()
         return out
     except Exception:
@@ -423,14 +449,15 @@ def _chat_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
     return [int(x) for x in ids]
 
 
-def _generate(client: Any, prompt_ids: Sequence[list[int]], source: dict[str, Any],
-              tag: str) -> tuple[list[list[int]], list[Any]]:
+def _generate(
+    client: Any, prompt_ids: Sequence[list[int]], source: dict[str, Any], tag: str
+) -> tuple[list[list[int]], list[Any]]:
     """Token ids of each response, and the global_steps each was served at."""
+
     async def one(i: int, ids: list[int]) -> tuple[list[int], Any]:
         params = dict(source["sampling_params"])
         params["seed"] = source["prompts"][i]["seed"]
-        out = await client.generate(request_id=f"{tag}-{i}", prompt_ids=ids,
-                                    sampling_params=params)
+        out = await client.generate(request_id=f"{tag}-{i}", prompt_ids=ids, sampling_params=params)
         extra = getattr(out, "extra_fields", None) or {}
         return [int(t) for t in out.token_ids], extra.get("global_steps")
 
@@ -448,21 +475,26 @@ def _scored(tokenizer: Any, source: dict[str, Any], outs: list[list[int]]) -> di
         "scores": scores,
         "mean_score": sum(scores) / len(scores),
         "response_tokens": [len(o) for o in outs],
-        "samples": [{"id": p["id"], "response": t[:500]}
-                    for p, t in zip(source["prompts"], texts, strict=True)][:4],
+        "samples": [
+            {"id": p["id"], "response": t[:500]}
+            for p, t in zip(source["prompts"], texts, strict=True)
+        ][:4],
     }
 
 
-def _update(wg: Any, tokenizer: Any, source: dict[str, Any], prompt_ids: list[list[int]],
-            seed: int) -> dict[str, Any]:
+def _update(
+    wg: Any, tokenizer: Any, source: dict[str, Any], prompt_ids: list[list[int]], seed: int
+) -> dict[str, Any]:
     """One supervised step with verl's own sft_loss, on the frozen references."""
     import functools
 
     from verl.workers.utils.losses import sft_loss
 
     eos = tokenizer.eos_token_id
-    responses = [[*tokenizer.encode(p["reference"], add_special_tokens=False), eos]
-                 for p in source["prompts"]]
+    responses = [
+        [*tokenizer.encode(p["reference"], add_special_tokens=False), eos]
+        for p in source["prompts"]
+    ]
     batch = sft_batch(prompt_ids, responses, pad_id=int(tokenizer.pad_token_id or 0))
     b = len(prompt_ids)
     td = verl_sft_tensordict(batch, seed)
@@ -472,8 +504,11 @@ def _update(wg: Any, tokenizer: Any, source: dict[str, Any], prompt_ids: list[li
     # verl 0.9.1: update_actor returns a TensorDict whose "metrics" is a dict
     # (workers/engine_workers.py:336; the trainer reads it so, trainer_base.py:1861).
     metrics = out["metrics"]
-    return {"n_sequences": b, "target_tokens": int(sum(len(r) for r in responses)),
-            **plain_metrics(metrics)}
+    return {
+        "n_sequences": b,
+        "target_tokens": int(sum(len(r) for r in responses)),
+        **plain_metrics(metrics),
+    }
 
 
 def plain_metrics(metrics: Any) -> dict[str, Any]:
@@ -510,8 +545,10 @@ def _merge_samples(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dic
     return sorted(merged, key=lambda s: s["t_s"])
 
 
-def main(argv: Sequence[str] | None = None,
-         driver_factory: Callable[[dict[str, Any], GroupRecord], Any] = GroupDriver) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    driver_factory: Callable[[dict[str, Any], GroupRecord], Any] = GroupDriver,
+) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2:
         sys.stderr.write("usage: python -m rlsys_closure.driver SPEC.json RECORD.json\n")
@@ -524,8 +561,10 @@ def main(argv: Sequence[str] | None = None,
         driver_factory(spec, record).run()
     except BaseException as exc:
         # The record already holds the failure; one line here, details in the log.
-        sys.stderr.write(f"group {spec['group']} failed after {time.monotonic() - started:.1f}"
-                         f" s: {type(exc).__name__}: {exc}\n")
+        sys.stderr.write(
+            f"group {spec['group']} failed after {time.monotonic() - started:.1f}"
+            f" s: {type(exc).__name__}: {exc}\n"
+        )
         traceback.print_exc(file=sys.stderr)
         return 5
     return 0

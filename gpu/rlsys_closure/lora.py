@@ -18,8 +18,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ADAPTER_WEIGHTS", "adapter_l2_distance", "adapter_sha256", "create_initial_adapter",
-           "lora_tensors_sha256", "normalize_lora_name", "save_lora_tensors"]
+__all__ = [
+    "ADAPTER_WEIGHTS",
+    "adapter_l2_distance",
+    "adapter_sha256",
+    "create_initial_adapter",
+    "lora_tensors_sha256",
+    "normalize_lora_name",
+    "save_lora_tensors",
+]
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
 _WRAPPERS = ("_fsdp_wrapped_module.", "_checkpoint_wrapped_module.", "_orig_mod.", "module.")
@@ -108,7 +115,7 @@ def adapter_l2_distance(dir_a: Path, dir_b: Path) -> float:
             raise ValueError(f"{key}: shapes {tuple(a[key].shape)} and {tuple(b[key].shape)}")
         diff = a[key].to(torch.float64) - b[key].to(torch.float64)
         total += float((diff * diff).sum())
-    return float(total ** 0.5)
+    return float(total**0.5)
 
 
 def create_initial_adapter(

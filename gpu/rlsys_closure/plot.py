@@ -138,10 +138,10 @@ class GroupView:
     origin_s: float
     init: tuple[float, float] | None
     init_steps: list[tuple[str, float, float]]
-    windows: dict[str, tuple[float, float]]          # phases that started and ended
-    unfinished: dict[str, float]                     # started, never ended: start
+    windows: dict[str, tuple[float, float]]  # phases that started and ended
+    unfinished: dict[str, float]  # started, never ended: start
     sample_count: dict[str, int]
-    peaks: dict[str, float | None]                   # per phase, None = no sample
+    peaks: dict[str, float | None]  # per phase, None = no sample
     times: list[float]
     gpu_mb: list[float]
     host_mb: list[float | None]
@@ -215,8 +215,11 @@ def _group_view(name: str, group: Mapping[str, Any]) -> GroupView:
         origin = 0.0
 
     ordered = sorted(
-        ((float(s["t_s"]), s) for s in samples if _num(s.get("t_s")) is not None
-         and _num(s.get("gpu_used_mb")) is not None),
+        (
+            (float(s["t_s"]), s)
+            for s in samples
+            if _num(s.get("t_s")) is not None and _num(s.get("gpu_used_mb")) is not None
+        ),
         key=lambda pair: pair[0],
     )
     times = [t - origin for t, _ in ordered]
@@ -292,12 +295,12 @@ def read_view(path: str | Path) -> PlotView:
         shown = list(loaded.errors[:10])
         if len(loaded.errors) > len(shown):
             shown.append(f"... and {len(loaded.errors) - len(shown)} more")
-        what = "cannot read it" if loaded.stage == "read" else (
-            "not a valid result file (check it with 'rlsys validate')")
-        raise PlotError(
-            f"{path}: {what}:\n"
-            + "\n".join(f"  {line}" for line in shown)
+        what = (
+            "cannot read it"
+            if loaded.stage == "read"
+            else ("not a valid result file (check it with 'rlsys validate')")
         )
+        raise PlotError(f"{path}: {what}:\n" + "\n".join(f"  {line}" for line in shown))
     return view_of(loaded.doc, str(path))
 
 
@@ -340,8 +343,9 @@ def _spread(centres: list[float], gap: float) -> list[float]:
     return placed
 
 
-def _captions(ax: Axes, group: GroupView, items: list[tuple[str, float, bool]], gap: float,
-              *, bottom: bool) -> None:
+def _captions(
+    ax: Axes, group: GroupView, items: list[tuple[str, float, bool]], gap: float, *, bottom: bool
+) -> None:
     """Rotated phase captions; one pushed aside by a neighbour gets a leader to its band."""
     from matplotlib.transforms import blended_transform_factory
 
@@ -349,24 +353,36 @@ def _captions(ax: Axes, group: GroupView, items: list[tuple[str, float, bool]], 
     items = sorted(items, key=lambda item: item[1])
     y = 0.015 if bottom else 0.985
     style: dict[str, Any] = {
-        "rotation": 90, "ha": "center", "va": "bottom" if bottom else "top",
-        "fontsize": 7 if bottom else 7.5, "zorder": 5, "parse_math": False,
+        "rotation": 90,
+        "ha": "center",
+        "va": "bottom" if bottom else "top",
+        "fontsize": 7 if bottom else 7.5,
+        "zorder": 5,
+        "parse_math": False,
         # Captions live inside the panel: clipped there, and never stretching the layout.
-        "clip_on": True, "in_layout": False,
+        "clip_on": True,
+        "in_layout": False,
         "bbox": {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
     }
-    for (phase, centre, bold), x in zip(items, _spread([i[1] for i in items], gap),
-                                        strict=True):
+    for (phase, centre, bold), x in zip(items, _spread([i[1] for i in items], gap), strict=True):
         text = _phase_caption(group, phase)
-        extra: dict[str, Any] = {"fontweight": "bold" if bold else "normal",
-                                 "gid": f"phase-label:{group.name}:{phase}"}
+        extra: dict[str, Any] = {
+            "fontweight": "bold" if bold else "normal",
+            "gid": f"phase-label:{group.name}:{phase}",
+        }
         if x == centre:
             ax.text(x, y, text, transform=trans, **style, **extra)
         else:
-            ax.annotate(text, xy=(centre, 0.31 if bottom else 0.6), xycoords=trans,
-                        xytext=(x, y), textcoords=trans,
-                        arrowprops={"arrowstyle": "-", "lw": 0.6, "color": "#333333"},
-                        **style, **extra)
+            ax.annotate(
+                text,
+                xy=(centre, 0.31 if bottom else 0.6),
+                xycoords=trans,
+                xytext=(x, y),
+                textcoords=trans,
+                arrowprops={"arrowstyle": "-", "lw": 0.6, "color": "#333333"},
+                **style,
+                **extra,
+            )
 
 
 def _draw_bands(ax: Axes, group: GroupView, *, captions: bool, gap: float = 0.0) -> None:
@@ -374,21 +390,44 @@ def _draw_bands(ax: Axes, group: GroupView, *, captions: bool, gap: float = 0.0)
     for index, phase in enumerate(group.top_phases):
         start, end = group.windows[phase]
         highlight = phase == "update"
-        ax.axvspan(start, end, color=_UPDATE_SHADE if highlight else _BAND_SHADES[index % 2],
-                   hatch="xx" if highlight else None, alpha=0.9, lw=0, zorder=0,
-                   label="update phase" if highlight and captions else None)
+        ax.axvspan(
+            start,
+            end,
+            color=_UPDATE_SHADE if highlight else _BAND_SHADES[index % 2],
+            hatch="xx" if highlight else None,
+            alpha=0.9,
+            lw=0,
+            zorder=0,
+            label="update phase" if highlight and captions else None,
+        )
         top.append((phase, (start + end) / 2, highlight))
     subs: list[tuple[str, float, bool]] = []
     for phase in group.sub_phases if captions else ():
         start, end = group.windows[phase]
-        ax.axvspan(start, end, ymin=0.0, ymax=0.3, facecolor="#bcbcbc", hatch="..",
-                   edgecolor="#555555", lw=0.5, zorder=1)
+        ax.axvspan(
+            start,
+            end,
+            ymin=0.0,
+            ymax=0.3,
+            facecolor="#bcbcbc",
+            hatch="..",
+            edgecolor="#555555",
+            lw=0.5,
+            zorder=1,
+        )
         subs.append((phase, (start + end) / 2, False))
     last = group.times[-1] if group.times else None
     for phase, start in group.unfinished.items():
         end = max(last if last is not None else start, start)
-        ax.axvspan(start, end if end > start else start + 0.05, facecolor="white",
-                   hatch="\\\\", edgecolor="#888888", lw=0.8, zorder=0)
+        ax.axvspan(
+            start,
+            end if end > start else start + 0.05,
+            facecolor="white",
+            hatch="\\\\",
+            edgecolor="#888888",
+            lw=0.8,
+            zorder=0,
+        )
         top.append((phase, start + gap / 2, False))
     if captions:
         _captions(ax, group, top, gap, bottom=False)
@@ -402,47 +441,113 @@ def _draw_init(ax: Axes, group: GroupView) -> None:
     if group.init is not None:
         ax.axvspan(*group.init, color="#f4f4f4", lw=0, zorder=0)
     for index, (name, start, end) in enumerate(group.init_steps):
-        ax.axvspan(start, end, facecolor=_BAND_SHADES[index % 2], edgecolor="#777777",
-                   lw=0.5, zorder=0)
-        _text(ax, (start + end) / 2, 0.985, name, transform=trans, rotation=90, ha="center",
-              va="top", fontsize=7, zorder=5)
+        ax.axvspan(
+            start, end, facecolor=_BAND_SHADES[index % 2], edgecolor="#777777", lw=0.5, zorder=0
+        )
+        _text(
+            ax,
+            (start + end) / 2,
+            0.985,
+            name,
+            transform=trans,
+            rotation=90,
+            ha="center",
+            va="top",
+            fontsize=7,
+            zorder=5,
+        )
 
 
 def _draw_samples(ax: Axes, host_ax: Axes, group: GroupView, *, legend: bool) -> None:
     style = _GROUP_STYLE.get(group.name, {"color": "black"})
     color = style["color"]
     if not group.times:
-        _text(ax, 0.5, 0.5, "no resource samples recorded", transform=ax.transAxes,
-              ha="center", va="center", fontsize=10)
+        _text(
+            ax,
+            0.5,
+            0.5,
+            "no resource samples recorded",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=10,
+        )
         return
-    ax.plot(group.times, group.gpu_mb, color=color, lw=1.2, zorder=3,
-            label="GPU used (whole device)" if legend else None, gid=f"gpu:{group.name}")
-    periodic = [(t, v) for t, v, b in zip(group.times, group.gpu_mb, group.boundary,
-                                          strict=True) if not b]
-    boundary = [(t, v) for t, v, b in zip(group.times, group.gpu_mb, group.boundary,
-                                          strict=True) if b]
+    ax.plot(
+        group.times,
+        group.gpu_mb,
+        color=color,
+        lw=1.2,
+        zorder=3,
+        label="GPU used (whole device)" if legend else None,
+        gid=f"gpu:{group.name}",
+    )
+    periodic = [
+        (t, v) for t, v, b in zip(group.times, group.gpu_mb, group.boundary, strict=True) if not b
+    ]
+    boundary = [
+        (t, v) for t, v, b in zip(group.times, group.gpu_mb, group.boundary, strict=True) if b
+    ]
     # A one-hour run has 14,400 samples per group: a dot each would be a smear
     # (and megabytes of SVG), so past MAX_MARKED the line alone shows them.
     if periodic and len(periodic) <= MAX_MARKED:
-        ax.plot(*zip(*periodic, strict=True), linestyle="none", marker="o", ms=3, color=color,
-                zorder=4, label="periodic sample" if legend else None,
-                gid=f"periodic:{group.name}")
+        ax.plot(
+            *zip(*periodic, strict=True),
+            linestyle="none",
+            marker="o",
+            ms=3,
+            color=color,
+            zorder=4,
+            label="periodic sample" if legend else None,
+            gid=f"periodic:{group.name}",
+        )
     if boundary:
-        ax.plot(*zip(*boundary, strict=True), linestyle="none", marker="D", ms=5,
-                markerfacecolor="white", markeredgecolor="black", zorder=4,
-                label="boundary sample" if legend else None, gid=f"boundary:{group.name}")
+        ax.plot(
+            *zip(*boundary, strict=True),
+            linestyle="none",
+            marker="D",
+            ms=5,
+            markerfacecolor="white",
+            markeredgecolor="black",
+            zorder=4,
+            label="boundary sample" if legend else None,
+            gid=f"boundary:{group.name}",
+        )
     if group.run_peak_mb is not None and group.run_peak_t is not None:
-        ax.plot([group.run_peak_t], [group.run_peak_mb], linestyle="none", marker="*", ms=15,
-                markerfacecolor="gold", markeredgecolor="black", zorder=6,
-                label="whole-run sampled peak" if legend else None, gid=f"run-peak:{group.name}")
+        ax.plot(
+            [group.run_peak_t],
+            [group.run_peak_mb],
+            linestyle="none",
+            marker="*",
+            ms=15,
+            markerfacecolor="gold",
+            markeredgecolor="black",
+            zorder=6,
+            label="whole-run sampled peak" if legend else None,
+            gid=f"run-peak:{group.name}",
+        )
     host = [(t, v) for t, v in zip(group.times, group.host_mb, strict=True) if v is not None]
     if host:
-        host_ax.plot(*zip(*host, strict=True), color="#555555", lw=1.0, linestyle="--",
-                     marker="." if len(host) <= MAX_MARKED else "", ms=2,
-                     gid=f"host:{group.name}")
+        host_ax.plot(
+            *zip(*host, strict=True),
+            color="#555555",
+            lw=1.0,
+            linestyle="--",
+            marker="." if len(host) <= MAX_MARKED else "",
+            ms=2,
+            gid=f"host:{group.name}",
+        )
     else:
-        _text(host_ax, 0.5, 0.5, "host memory not measured", transform=host_ax.transAxes,
-              ha="center", va="center", fontsize=8)
+        _text(
+            host_ax,
+            0.5,
+            0.5,
+            "host memory not measured",
+            transform=host_ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=8,
+        )
 
 
 def _group_title(group: GroupView) -> str:
@@ -488,11 +593,11 @@ def timeline_figure(view: PlotView) -> Figure:
     gap = 0.25 / 13.5 * (cycle_hi + 2 * lead)
     first: dict[str, Axes] = {}
     for row, group in enumerate(groups):
-        init_ax = fig.add_subplot(grid[2 * row, 0], sharex=first.get("init"),
-                                  sharey=first.get("gpu"))
+        init_ax = fig.add_subplot(
+            grid[2 * row, 0], sharex=first.get("init"), sharey=first.get("gpu")
+        )
         gpu_ax = fig.add_subplot(grid[2 * row, 1], sharex=first.get("cycle"), sharey=init_ax)
-        init_host = fig.add_subplot(grid[2 * row + 1, 0], sharex=init_ax,
-                                    sharey=first.get("host"))
+        init_host = fig.add_subplot(grid[2 * row + 1, 0], sharex=init_ax, sharey=first.get("host"))
         host_ax = fig.add_subplot(grid[2 * row + 1, 1], sharex=gpu_ax, sharey=init_host)
         first.setdefault("init", init_ax)
         first.setdefault("gpu", init_ax)
@@ -516,8 +621,7 @@ def timeline_figure(view: PlotView) -> Figure:
             init_host.set_xlabel("seconds (init)")
         if row == 0:
             handles, names = gpu_ax.get_legend_handles_labels()
-            fig.legend(handles, names, loc="outside lower center", ncols=len(names),
-                       fontsize=9)
+            fig.legend(handles, names, loc="outside lower center", ncols=len(names), fontsize=9)
     # Headroom above the highest sample for the phase labels.
     first["gpu"].set_ylim(0, gpu_top * 1.6)
     # Host memory keeps its own autoscaled range: its changes (offloaded
@@ -530,8 +634,7 @@ def timeline_figure(view: PlotView) -> Figure:
 def peaks_figure(view: PlotView) -> Figure:
     """Each phase's sampled peak, release vs retain side by side, the update highlighted."""
     fig = _new_figure(13.0, 6.0)
-    fig.suptitle(_suptitle(view, "Sampled whole-GPU peak per phase"), fontsize=12,
-                 parse_math=False)
+    fig.suptitle(_suptitle(view, "Sampled whole-GPU peak per phase"), fontsize=12, parse_math=False)
     ax = fig.add_subplot(1, 1, 1)
     groups = list(view.groups.values())
     present = {p for g in groups for p in list(g.windows) + list(g.unfinished)}
@@ -541,22 +644,47 @@ def peaks_figure(view: PlotView) -> Figure:
     top = max([top] + [g.run_peak_mb for g in groups if g.run_peak_mb is not None]) or 1000.0
     if "update" in phases:
         at = phases.index("update")
-        ax.axvspan(at - 0.5, at + 0.5, color=_UPDATE_SHADE, hatch="xx", lw=0, zorder=0,
-                   label="update phase")
+        ax.axvspan(
+            at - 0.5,
+            at + 0.5,
+            color=_UPDATE_SHADE,
+            hatch="xx",
+            lw=0,
+            zorder=0,
+            label="update phase",
+        )
     for gi, group in enumerate(groups):
         style = _GROUP_STYLE.get(group.name, {"color": "grey", "hatch": ""})
         offset = (gi - (len(groups) - 1) / 2) * width
         xs = [i + offset for i in range(len(phases))]
         heights = [group.peaks.get(p) or 0.0 for p in phases]
         fce = {True: "true", False: "false", None: "?"}[group.free_cache_engine]
-        bars = ax.bar(xs, heights, width * 0.95, color=style["color"], hatch=style["hatch"],
-                      edgecolor="black", lw=0.6, zorder=2,
-                      label=f"{group.name} (free_cache_engine={fce})", gid=f"bars:{group.name}")
+        bars = ax.bar(
+            xs,
+            heights,
+            width * 0.95,
+            color=style["color"],
+            hatch=style["hatch"],
+            edgecolor="black",
+            lw=0.6,
+            zorder=2,
+            label=f"{group.name} (free_cache_engine={fce})",
+            gid=f"bars:{group.name}",
+        )
         for bar, phase, x in zip(bars, phases, xs, strict=True):
             peak = group.peaks.get(phase)
             if peak is not None:
-                _text(ax, x, peak + top * 0.01, f"{peak:.0f}", ha="center", va="bottom",
-                      rotation=90, fontsize=8, gid=f"peak:{group.name}:{phase}")
+                _text(
+                    ax,
+                    x,
+                    peak + top * 0.01,
+                    f"{peak:.0f}",
+                    ha="center",
+                    va="bottom",
+                    rotation=90,
+                    fontsize=8,
+                    gid=f"peak:{group.name}:{phase}",
+                )
                 continue
             bar.set_visible(False)
             if phase in group.unfinished:
@@ -565,23 +693,42 @@ def peaks_figure(view: PlotView) -> Figure:
                 caption = NO_SAMPLE
             else:
                 caption = "not run"
-            _text(ax, x, top * 0.02, caption, ha="center", va="bottom", rotation=90,
-                  fontsize=8, style="italic", gid=f"peak:{group.name}:{phase}")
+            _text(
+                ax,
+                x,
+                top * 0.02,
+                caption,
+                ha="center",
+                va="bottom",
+                rotation=90,
+                fontsize=8,
+                style="italic",
+                gid=f"peak:{group.name}:{phase}",
+            )
     for group in groups:
         if group.run_peak_mb is None:
             continue
         style = _GROUP_STYLE.get(group.name, {"color": "grey"})
         where = f" in {label(group.run_peak_phase)}" if group.run_peak_phase else ""
-        ax.axhline(group.run_peak_mb, color=style["color"],
-                   linestyle="--" if group.name == "release" else ":", lw=1.2, zorder=1,
-                   label=f"{group.name} whole-run peak {_mib(group.run_peak_mb)}{where}",
-                   gid=f"run-peak:{group.name}")
+        ax.axhline(
+            group.run_peak_mb,
+            color=style["color"],
+            linestyle="--" if group.name == "release" else ":",
+            lw=1.2,
+            zorder=1,
+            label=f"{group.name} whole-run peak {_mib(group.run_peak_mb)}{where}",
+            gid=f"run-peak:{group.name}",
+        )
     update_parts = [
         f"{g.name} {_mib(g.peaks.get('update'))}" for g in groups if "update" in g.windows
     ]
     if update_parts:
-        ax.set_title("update phase: " + " vs ".join(update_parts), fontsize=11,
-                     fontweight="bold", parse_math=False)
+        ax.set_title(
+            "update phase: " + " vs ".join(update_parts),
+            fontsize=11,
+            fontweight="bold",
+            parse_math=False,
+        )
     ax.set_xticks(range(len(phases)), [label(p) for p in phases], rotation=30, ha="right")
     for tick, phase in zip(ax.get_xticklabels(), phases, strict=True):
         if phase == "update":
@@ -590,8 +737,7 @@ def peaks_figure(view: PlotView) -> Figure:
     ax.set_ylim(0, top * 1.25)
     ax.set_xlim(-0.6, max(len(phases) - 0.4, 0.6))
     ax.grid(axis="y", color="#cccccc", lw=0.5, zorder=0)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3,
-               fontsize=9)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=9)
     return fig
 
 
@@ -630,8 +776,7 @@ def _metadata(path: Path) -> dict[str, Any]:
 def plot_main(file: Path, output: Path | None) -> int:
     """``rlsys closure plot FILE [-o OUT]``: print what was written, return an exit code."""
     if output is not None and output.suffix.lower() not in FORMATS:
-        print(f"plot: {output}: the picture must end in {' or '.join(FORMATS)}",
-              file=sys.stderr)
+        print(f"plot: {output}: the picture must end in {' or '.join(FORMATS)}", file=sys.stderr)
         return _EXIT_USAGE
     try:
         _matplotlib()

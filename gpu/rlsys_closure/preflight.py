@@ -329,7 +329,9 @@ def check_verl(opts: PreflightOptions) -> CheckResult:
     version = probe.version or dist_version("verl")
     if version != VERL_VERSION:
         return CheckResult(
-            "verl", "fail", f"verl {version} installed; the runner needs {VERL_VERSION}",
+            "verl",
+            "fail",
+            f"verl {version} installed; the runner needs {VERL_VERSION}",
             {"version": version},
         )
     return CheckResult("verl", "pass", f"verl {version}", {"version": version})
@@ -370,13 +372,17 @@ def check_rollout_engine(opts: PreflightOptions, verl_ok: bool) -> CheckResult:
     data["version"] = probe.version or dist_version(package)
     if not verl_ok:
         return CheckResult(
-            "rollout_engine", "warn",
-            f"{package} {data['version']} imports; verl's adapter not checked (no verl)", data,
+            "rollout_engine",
+            "warn",
+            f"{package} {data['version']} imports; verl's adapter not checked (no verl)",
+            data,
         )
     aprobe = probe_module(adapter)
     if not aprobe.ok:
         return CheckResult(
-            "rollout_engine", "fail", f"verl's {package} adapter does not import: {aprobe.error}",
+            "rollout_engine",
+            "fail",
+            f"verl's {package} adapter does not import: {aprobe.error}",
             data,
         )
     return CheckResult("rollout_engine", "pass", f"{package} {data['version']}", data)
@@ -407,7 +413,9 @@ def check_attention(opts: PreflightOptions) -> CheckResult:
     if probe.ok:
         return CheckResult("attention", "pass", f"flash_attn {probe.version}", {"impl": "flash"})
     return CheckResult(
-        "attention", "warn", f"flash_attn unavailable ({probe.error}); both groups use sdpa",
+        "attention",
+        "warn",
+        f"flash_attn unavailable ({probe.error}); both groups use sdpa",
         {"impl": "sdpa"},
     )
 
@@ -441,7 +449,8 @@ def check_host_memory(opts: PreflightOptions) -> CheckResult:
     avail = mem["available"] / GIB
     if avail < opts.min_host_available_gib:
         return CheckResult(
-            "host_memory", "fail",
+            "host_memory",
+            "fail",
             f"{avail:.1f} GiB available; need {opts.min_host_available_gib:g} GiB "
             "(vLLM's level-1 sleep parks the weights in host memory)",
             mem,
@@ -461,7 +470,8 @@ def check_model_cache(opts: PreflightOptions) -> CheckResult:
     data = {"model": opts.model, "revision": opts.model_revision, "cache": str(cache)}
     if snap is None:
         return CheckResult(
-            "model_cache", "fail",
+            "model_cache",
+            "fail",
             f"{opts.model}@{opts.model_revision[:12]} not in {cache}; "
             "`run` fetches it when a network is there",
             data,
@@ -524,5 +534,3 @@ def format_results(results: Sequence[CheckResult]) -> str:
     code = exit_code(results)
     lines.append(f"preflight: exit {code}: {EXIT_CODES[code]}")
     return "\n".join(lines)
-
-

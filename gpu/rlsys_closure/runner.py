@@ -93,13 +93,23 @@ def make_adapter(settings: RunSettings, out_dir: Path) -> str:
 
     if (out_dir / "adapter_model.safetensors").is_file():
         return adapter_sha256(out_dir)  # made by an earlier attempt of this label
-    return create_initial_adapter(settings.model_path, out_dir, rank=settings.lora_rank,
-                                  alpha=settings.lora_alpha,
-                                  target_modules=settings.target_modules, seed=settings.seed)
+    return create_initial_adapter(
+        settings.model_path,
+        out_dir,
+        rank=settings.lora_rank,
+        alpha=settings.lora_alpha,
+        target_modules=settings.target_modules,
+        seed=settings.seed,
+    )
 
 
-def run_group_process(spec_path: Path, record_path: Path, log_path: Path,
-                      timeout_s: float, module: str = "rlsys_closure.driver") -> int:
+def run_group_process(
+    spec_path: Path,
+    record_path: Path,
+    log_path: Path,
+    timeout_s: float,
+    module: str = "rlsys_closure.driver",
+) -> int:
     """One group in a fresh interpreter; its output goes to the group's log.
 
     ``module`` is the driver's entry point (a CPU test passes its own, which
@@ -113,7 +123,11 @@ def run_group_process(spec_path: Path, record_path: Path, log_path: Path,
         try:
             proc = subprocess.run(
                 [sys.executable, "-m", module, str(spec_path), str(record_path)],
-                stdout=log, stderr=subprocess.STDOUT, env=env, timeout=timeout_s, check=False,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                timeout=timeout_s,
+                check=False,
             )
         except subprocess.TimeoutExpired:
             log.write(f"\nrunner: group timed out after {timeout_s:g} s\n")
@@ -165,12 +179,25 @@ class Steps:
 
 
 def _installed_versions() -> dict[str, str | None]:
-    return {d: pf.dist_version(d) for d in ("torch", "verl", "vllm", "sglang", "transformers",
-                                            "peft", "ray", "tensordict", "nvidia-ml-py")}
+    return {
+        d: pf.dist_version(d)
+        for d in (
+            "torch",
+            "verl",
+            "vllm",
+            "sglang",
+            "transformers",
+            "peft",
+            "ray",
+            "tensordict",
+            "nvidia-ml-py",
+        )
+    }
 
 
-def wait_for_baseline(steps: Steps, baseline: float | None, tolerance_mb: float,
-                      wait_s: float) -> dict[str, Any]:
+def wait_for_baseline(
+    steps: Steps, baseline: float | None, tolerance_mb: float, wait_s: float
+) -> dict[str, Any]:
     """Whole-GPU memory before a group; waits (up to ``wait_s``) for the baseline.
 
     Returns ``{"baseline_mb", "used_mb", "tolerance_mb", "waited_s", "ok"}``;
@@ -180,13 +207,22 @@ def wait_for_baseline(steps: Steps, baseline: float | None, tolerance_mb: float,
     used = steps.gpu_used_mb()
     if baseline is None:
         baseline = used
-    while (used is not None and baseline is not None and used > baseline + tolerance_mb
-           and steps.clock() - t0 < wait_s):
+    while (
+        used is not None
+        and baseline is not None
+        and used > baseline + tolerance_mb
+        and steps.clock() - t0 < wait_s
+    ):
         steps.sleep(1.0)
         used = steps.gpu_used_mb()
     ok = used is None or baseline is None or used <= baseline + tolerance_mb
-    return {"baseline_mb": baseline, "used_mb": used, "tolerance_mb": tolerance_mb,
-            "waited_s": round(steps.clock() - t0, 3), "ok": ok}
+    return {
+        "baseline_mb": baseline,
+        "used_mb": used,
+        "tolerance_mb": tolerance_mb,
+        "waited_s": round(steps.clock() - t0, 3),
+        "ok": ok,
+    }
 
 
 def write_artefacts(root: Path, records: Mapping[str, Mapping[str, Any] | None]) -> None:
@@ -226,13 +262,20 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
     steps = steps or Steps()
     out = out or sys.stdout
     if opts.output.exists():
-        _say(out, f"run: {opts.output} already exists; results are records and are never "
-                  "overwritten. Use a new --run-label.")
+        _say(
+            out,
+            f"run: {opts.output} already exists; results are records and are never "
+            "overwritten. Use a new --run-label.",
+        )
         return pf.EXIT_EXISTS
 
-    popts = pf.PreflightOptions(engine=opts.engine, model=opts.model,
-                                model_revision=opts.model_revision, model_path=opts.model_path,
-                                output_dir=opts.output.parent)
+    popts = pf.PreflightOptions(
+        engine=opts.engine,
+        model=opts.model,
+        model_revision=opts.model_revision,
+        model_path=opts.model_path,
+        output_dir=opts.output.parent,
+    )
     checks = steps.preflight(popts)
     code = pf.exit_code(checks)
     _say(out, pf.format_results(checks))
@@ -279,11 +322,16 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         source_sha = rollout_source_sha256(source)
         configs = steps.compose_pair(settings)
     except Exception as exc:
-        _say(out, f"run: CPU-side preparation failed, no GPU work started: "
-                  f"{type(exc).__name__}: {exc}")
+        _say(
+            out,
+            f"run: CPU-side preparation failed, no GPU work started: {type(exc).__name__}: {exc}",
+        )
         return pf.EXIT_NOT_READY
-    _say(out, f"run: initial adapter {lora_sha[:12]}, rollout source {source_sha[:12]}, "
-              "configs differ only in free_cache_engine")
+    _say(
+        out,
+        f"run: initial adapter {lora_sha[:12]}, rollout source {source_sha[:12]}, "
+        "configs differ only in free_cache_engine",
+    )
 
     overrides = pair_overrides(settings)
     records: dict[str, dict[str, Any] | None] = {g: None for g in GROUPS}
@@ -293,12 +341,16 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         memory = wait_for_baseline(steps, baseline, opts.memory_tolerance_mb, opts.memory_wait_s)
         baseline = memory["baseline_mb"]
         if not memory["ok"]:
-            failure = {"group": group, "phase": None, "type": "GpuMemoryNotReleased",
-                       "message": f"whole-GPU memory {memory['used_mb']:.0f} MiB did not return "
-                                  f"to the baseline {baseline:.0f} MiB "
-                                  f"(+{opts.memory_tolerance_mb:g}) within "
-                                  f"{opts.memory_wait_s:g} s after the previous group; "
-                                  "look for leftover engine processes (nvidia-smi)"}
+            failure = {
+                "group": group,
+                "phase": None,
+                "type": "GpuMemoryNotReleased",
+                "message": f"whole-GPU memory {memory['used_mb']:.0f} MiB did not return "
+                f"to the baseline {baseline:.0f} MiB "
+                f"(+{opts.memory_tolerance_mb:g}) within "
+                f"{opts.memory_wait_s:g} s after the previous group; "
+                "look for leftover engine processes (nvidia-smi)",
+            }
             _say(out, f"run: {failure['message']}")
             break
         spec = {
@@ -333,9 +385,12 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         if rc != 0:
             rec = records[group] or {}
             if rec.get("status") == "completed" or not rec.get("failure"):
-                failure = {"group": group, "phase": None, "type": "GroupProcessFailed",
-                           "message": f"group process exited with {rc}; see "
-                                      f"{opts.log_path(group)}"}
+                failure = {
+                    "group": group,
+                    "phase": None,
+                    "type": "GroupProcessFailed",
+                    "message": f"group process exited with {rc}; see {opts.log_path(group)}",
+                }
             break  # a failed group spoils the pair; do not spend GPU time on the other
 
     write_artefacts(opts.artefacts_dir, records)
@@ -348,7 +403,8 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
     environment = environment_from([c.as_dict() for c in checks], steps.versions())
     workload = {
         "model": opts.model if opts.model_path is None else str(opts.model_path),
-        "model_revision": opts.model_revision if opts.model_path is None
+        "model_revision": opts.model_revision
+        if opts.model_path is None
         else model_folder_sha256(opts.model_path),
         "lora_rank": opts.lora_rank,
         "lora_alpha": opts.lora_alpha,
@@ -357,18 +413,28 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         "prompt_count": opts.n_prompts,
         "rollout_source_sha256": source_sha,
     }
-    sampling = {"interval_s": opts.sample_interval_s, "boundary_samples": opts.boundary_samples,
-                "source": "nvml", "host_source": "psutil"}
-    doc = assemble(run_label=opts.run_label, records=records, configs=configs,
-                   environment=environment, workload=workload, sampling=sampling,
-                   initial_lora_sha256=lora_sha, failure=failure)
+    sampling = {
+        "interval_s": opts.sample_interval_s,
+        "boundary_samples": opts.boundary_samples,
+        "source": "nvml",
+        "host_source": "psutil",
+    }
+    doc = assemble(
+        run_label=opts.run_label,
+        records=records,
+        configs=configs,
+        environment=environment,
+        workload=workload,
+        sampling=sampling,
+        initial_lora_sha256=lora_sha,
+        failure=failure,
+    )
     try:
         write_result(opts.output, doc)
     except ResultExistsError as exc:
         _say(out, f"run: {exc}")
         return pf.EXIT_EXISTS
-    _say(out, f"run: wrote {opts.output} ({doc['status']}); raw artefacts in "
-              f"{opts.artefacts_dir}")
+    _say(out, f"run: wrote {opts.output} ({doc['status']}); raw artefacts in {opts.artefacts_dir}")
     if doc["status"] != "completed":
         return pf.EXIT_RUN_FAILED
     return pf.EXIT_OK

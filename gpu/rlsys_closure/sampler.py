@@ -100,7 +100,8 @@ def cuda_device_index(nvml: Any = None, visible: str | None = None) -> int:
     if first.startswith("MIG-"):
         raise DeviceSelectionError(
             f"CUDA_VISIBLE_DEVICES={raw!r} selects a MIG instance; the closure run samples a "
-            "whole GPU. Give a GPU index or a GPU-... UUID.")
+            "whole GPU. Give a GPU index or a GPU-... UUID."
+        )
     if first.startswith("GPU-") and nvml is not None:
         for index in range(int(nvml.nvmlDeviceGetCount())):
             uuid = _as_text(nvml.nvmlDeviceGetUUID(nvml.nvmlDeviceGetHandleByIndex(index)))
@@ -109,7 +110,8 @@ def cuda_device_index(nvml: Any = None, visible: str | None = None) -> int:
         raise DeviceSelectionError(f"CUDA_VISIBLE_DEVICES={raw!r}: no GPU with UUID {first}")
     raise DeviceSelectionError(
         f"CUDA_VISIBLE_DEVICES={raw!r}: cannot map {first!r} to an NVML index"
-        + ("" if nvml is not None else " without NVML"))
+        + ("" if nvml is not None else " without NVML")
+    )
 
 
 @dataclass(frozen=True)

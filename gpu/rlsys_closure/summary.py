@@ -134,8 +134,7 @@ def format_summary(s: Mapping[str, Any]) -> str:
         peak = _num(data["sampled_gpu_peak_mb"], ".0f")
         where = data["sampled_gpu_peak_phase"] or "no phase"
         lines.append(
-            f"  whole-run sampled peak: {peak} MiB"
-            + (f" in {where}" if peak != NULL else "")
+            f"  whole-run sampled peak: {peak} MiB" + (f" in {where}" if peak != NULL else "")
         )
         calls = ", ".join("+".join(t) for t in data["resume_calls"]) or "none"
         lines.append(f"  resume calls: {calls}")

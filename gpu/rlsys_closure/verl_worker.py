@@ -39,8 +39,9 @@ MIB = 1024 * 1024
 PROBED_ROLLOUT_METHODS: tuple[str, ...] = ("resume", "update_weights")
 
 
-def _tap(weights: Iterable[tuple[str, Any]], seen: list[tuple[str, Any]]
-         ) -> Iterator[tuple[str, Any]]:
+def _tap(
+    weights: Iterable[tuple[str, Any]], seen: list[tuple[str, Any]]
+) -> Iterator[tuple[str, Any]]:
     # Pass-through: the rollout consumes the stream as before; only references
     # are kept here (hashing waits until the sync has ended, so it is not timed).
     for name, tensor in weights:
@@ -79,8 +80,9 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
             used = float(nvml.nvmlDeviceGetMemoryInfo(st["handle"]).used) / MIB
         except Exception:
             return
-        st["samples"].append({"t_s": t, "gpu_used_mb": used, "host_used_mb": None,
-                              "reason": "boundary", "at": at})
+        st["samples"].append(
+            {"t_s": t, "gpu_used_mb": used, "host_used_mb": None, "reason": "boundary", "at": at}
+        )
 
     def _closure_reserved_mb(self) -> float | None:
         try:
@@ -140,8 +142,11 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
             phase = "resume_kv_cache" if tag_list == ["kv_cache"] else "resume_weights"
             with st["lock"]:
                 st["resume_calls"].append(
-                    {"t_s": time.monotonic(), "tags": tag_list,
-                     "detail": {"during": st["label"], "free_cache_engine": free_cache}}
+                    {
+                        "t_s": time.monotonic(),
+                        "tags": tag_list,
+                        "detail": {"during": st["label"], "free_cache_engine": free_cache},
+                    }
                 )
             self._closure_edge(phase, "start", tags=tag_list)
             try:
@@ -153,9 +158,11 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
         async def update_weights(weights: Any, *args: Any, **kwargs: Any) -> Any:
             # The adapter call (LoRA served as an adapter, base already loaded)
             # is the one whose tensors are hashed; a base sync is not tapped.
-            adapter_call = (kwargs.get("peft_config") is not None
-                            and kwargs.get("base_sync_done", True) is True
-                            and not hasattr(weights, "__aiter__"))
+            adapter_call = (
+                kwargs.get("peft_config") is not None
+                and kwargs.get("base_sync_done", True) is True
+                and not hasattr(weights, "__aiter__")
+            )
             if adapter_call:
                 seen: list[tuple[str, Any]] = []
                 with st["lock"]:
@@ -204,7 +211,8 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
     def _closure_lora_tensors(self) -> list[tuple[str, Any]]:
         engine = self.actor.engine
         params, peft_config = engine.get_per_tensor_param(
-            layered_summon=getattr(self, "layered_summon", False), base_sync_done=True)
+            layered_summon=getattr(self, "layered_summon", False), base_sync_done=True
+        )
         if peft_config is None:
             raise RuntimeError("the actor has no LoRA adapter to hash (peft_config is None)")
         return [(name, t.detach().to("cpu").clone()) for name, t in params]

@@ -57,8 +57,9 @@ def build_rollout_source(
 
 
 def rollout_source_sha256(source: dict[str, Any]) -> str:
-    text = json.dumps(source, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    text = json.dumps(
+        source, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -131,8 +132,7 @@ def nested_loss_mask(batch: dict[str, Any], offsets: Any = None) -> Any:
         n_resp = int(attn[i, p_len:].sum())
         rows.append(
             torch.cat(
-                [torch.zeros(n_prompt, dtype=torch.float32),
-                 rmask[i, :n_resp].to(torch.float32)]
+                [torch.zeros(n_prompt, dtype=torch.float32), rmask[i, :n_resp].to(torch.float32)]
             )
         )
     if offsets is None:
@@ -163,7 +163,14 @@ def verl_sft_tensordict(batch: dict[str, Any], seed: int) -> Any:
     # no-padding mode reads a jagged one over the whole unpadded sequence.
     td["loss_mask"] = nested_loss_mask(batch, offsets=td["input_ids"].offsets())
     tu.assign_non_tensor(
-        td, temperature=1.0, mini_batch_size=b, global_batch_size=b, epochs=1, seed=seed,
-        dataloader_kwargs={"shuffle": False}, calculate_entropy=False, compute_loss=True,
+        td,
+        temperature=1.0,
+        mini_batch_size=b,
+        global_batch_size=b,
+        epochs=1,
+        seed=seed,
+        dataloader_kwargs={"shuffle": False},
+        calculate_entropy=False,
+        compute_loss=True,
     )
     return td

@@ -29,10 +29,13 @@ COMMANDS = (
 )
 DELEGATED = ("validate", "result", "closure")
 
-USAGE = ("usage: rlsys COMMAND [ARGS...]\n\ncommands:\n"
-         + "".join(f"  {f'{n} {s}':<22}{h}\n" for n, s, h in COMMANDS)
-         + "\nRun 'rlsys COMMAND --help' for a command's options.\n"
-         + exit_codes_help() + "\n")
+USAGE = (
+    "usage: rlsys COMMAND [ARGS...]\n\ncommands:\n"
+    + "".join(f"  {f'{n} {s}':<22}{h}\n" for n, s, h in COMMANDS)
+    + "\nRun 'rlsys COMMAND --help' for a command's options.\n"
+    + exit_codes_help()
+    + "\n"
+)
 
 
 def _delegate(command: str) -> Callable[[Sequence[str]], int]:
@@ -59,41 +62,58 @@ def build_parser() -> Parser:
     summary = {name: text for name, _, text in COMMANDS}
     codes = (ExitCode.OK, ExitCode.USAGE, ExitCode.ERROR, ExitCode.INTERRUPTED)
 
-    def command(name: str, description: str, run: Callable[[argparse.Namespace], ExitCode]
-                ) -> Parser:
-        parser: Parser = sub.add_parser(name, help=summary[name], description=description,
-                                        epilog=exit_codes_help(*codes))
+    def command(
+        name: str, description: str, run: Callable[[argparse.Namespace], ExitCode]
+    ) -> Parser:
+        parser: Parser = sub.add_parser(
+            name, help=summary[name], description=description, epilog=exit_codes_help(*codes)
+        )
         parser.set_defaults(run=run)
         return parser
 
-    p = command("grade", "Grade one submission with the packaged battery. Runs pytest with "
-                "the package's own configuration, so the current folder's pytest.ini/conftest "
-                "do not take part. Every option is the pytest plugin's --rlsys-NAME as --NAME.",
-                commands.grade)
+    p = command(
+        "grade",
+        "Grade one submission with the packaged battery. Runs pytest with "
+        "the package's own configuration, so the current folder's pytest.ini/conftest "
+        "do not take part. Every option is the pytest plugin's --rlsys-NAME as --NAME.",
+        commands.grade,
+    )
     p.add_argument("submission", help="the learner's .py file")
     settings.add_arguments(p, "grade")
 
-    p = command("batch", "Grade every submission in a folder (each a .py file, or a subfolder "
-                "holding one) in parallel, one row per submission, every one with the same "
-                "seed. Output paths are checked before anything is graded.", commands.batch)
+    p = command(
+        "batch",
+        "Grade every submission in a folder (each a .py file, or a subfolder "
+        "holding one) in parallel, one row per submission, every one with the same "
+        "seed. Output paths are checked before anything is graded.",
+        commands.batch,
+    )
     p.add_argument("folder")
     settings.add_arguments(p, "batch")
 
-    p = command("template", "Write the learner template (TODO 1-3) to PATH or stdout.",
-                commands.template)
+    p = command(
+        "template", "Write the learner template (TODO 1-3) to PATH or stdout.", commands.template
+    )
     p.add_argument("path", nargs="?", help="where to write it (default: stdout)")
     settings.add_arguments(p, "template")
 
-    p = command("ledger", "Capacity, transfer and admission report for a topology file "
-                "(JSON or TOML; YAML with PyYAML installed), computed by the reference "
-                "implementation.", commands.ledger)
+    p = command(
+        "ledger",
+        "Capacity, transfer and admission report for a topology file "
+        "(JSON or TOML; YAML with PyYAML installed), computed by the reference "
+        "implementation.",
+        commands.ledger,
+    )
     p.add_argument("topology")
     settings.add_arguments(p, "ledger")
 
-    p = command("kit", "Write an instructor kit for a grading platform into DIR: gradescope "
-                "(autograder.zip: setup.sh, run_autograder), prairielearn (an external-grader "
-                "question folder) or classroom (the GitHub Classroom workflow).",
-                commands.kit)
+    p = command(
+        "kit",
+        "Write an instructor kit for a grading platform into DIR: gradescope "
+        "(autograder.zip: setup.sh, run_autograder), prairielearn (an external-grader "
+        "question folder) or classroom (the GitHub Classroom workflow).",
+        commands.kit,
+    )
     p.add_argument("platform", choices=("gradescope", "prairielearn", "classroom"))
     p.add_argument("dir", metavar="DIR", help="folder to write the kit into (created)")
     settings.add_arguments(p, "kit")

@@ -13,10 +13,10 @@ __all__ = ["CommandError", "ExitCode", "Parser", "UsageError", "exit_codes_help"
 class ExitCode(IntEnum):
     """``rlsys`` exit codes (listed in every command's ``--help``)."""
 
-    OK = 0           # the job completed (for grade/batch: whatever the scores)
-    FAILED = 1       # validate/result: a file is invalid or not gradable
-    USAGE = 2        # bad arguments or options; nothing was graded
-    ERROR = 3        # could not finish: an output folder is missing, a write failed, ...
+    OK = 0  # the job completed (for grade/batch: whatever the scores)
+    FAILED = 1  # validate/result: a file is invalid or not gradable
+    USAGE = 2  # bad arguments or options; nothing was graded
+    ERROR = 3  # could not finish: an output folder is missing, a write failed, ...
     INTERRUPTED = 130  # Ctrl-C
 
 
@@ -45,8 +45,7 @@ class UsageError(Exception):
 class CommandError(Exception):
     """The command could not finish: ``PROG: MESSAGE``, exit ERROR (or ``code``)."""
 
-    def __init__(self, message: str, prog: str = "rlsys",
-                 code: ExitCode = ExitCode.ERROR) -> None:
+    def __init__(self, message: str, prog: str = "rlsys", code: ExitCode = ExitCode.ERROR) -> None:
         super().__init__(message)
         self.prog = prog
         self.code = code

@@ -21,8 +21,16 @@ from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.resources import exercise_path
 
-__all__ = ["CSV_FIELDS", "batch", "check_outputs", "find_submissions", "grade", "kit",
-           "ledger", "template"]
+__all__ = [
+    "CSV_FIELDS",
+    "batch",
+    "check_outputs",
+    "find_submissions",
+    "grade",
+    "kit",
+    "ledger",
+    "template",
+]
 
 GRADING_DIR = Path(__file__).resolve().parents[1] / "plugin" / "anchor"
 
@@ -40,11 +48,14 @@ def check_outputs(args: argparse.Namespace, command: str) -> None:
             continue
         path = Path(value)
         if path.is_dir():
-            raise UsageError(f"argument {option.cli_flag}: {path} is a directory; give a "
-                             "file path", prog)
+            raise UsageError(
+                f"argument {option.cli_flag}: {path} is a directory; give a file path", prog
+            )
         if not path.parent.is_dir():
-            raise CommandError(f"{option.cli_flag} {path}: folder {path.parent} does not "
-                               "exist; create it first", prog)
+            raise CommandError(
+                f"{option.cli_flag} {path}: folder {path.parent} does not exist; create it first",
+                prog,
+            )
 
 
 # -- grade ----------------------------------------------------------------------------------
@@ -56,9 +67,18 @@ def grade(args: argparse.Namespace) -> ExitCode:
 
     check_outputs(args, "grade")
     here = Path.cwd()
-    pytest_args = ["-c", str(GRADING_DIR / "pytest.ini"), "--rootdir", str(GRADING_DIR),
-                   "-p", "no:cacheprovider", "--noconftest", "-v" if args.verbose else "-q",
-                   "--rlsys-submission", str(here / args.submission)]
+    pytest_args = [
+        "-c",
+        str(GRADING_DIR / "pytest.ini"),
+        "--rootdir",
+        str(GRADING_DIR),
+        "-p",
+        "no:cacheprovider",
+        "--noconftest",
+        "-v" if args.verbose else "-q",
+        "--rlsys-submission",
+        str(here / args.submission),
+    ]
     for option in settings.for_command("grade"):
         value = getattr(args, option.name)
         if option.pytest and value is not None:
@@ -76,8 +96,21 @@ def grade(args: argparse.Namespace) -> ExitCode:
 
 # -- batch ----------------------------------------------------------------------------------
 
-CSV_FIELDS = ("submission", "status", "score", "max_score", "todo1", "todo2", "todo3",
-              "cases_passed", "cases", "seed", "submission_sha256", "seconds", "message")
+CSV_FIELDS = (
+    "submission",
+    "status",
+    "score",
+    "max_score",
+    "todo1",
+    "todo2",
+    "todo3",
+    "cases_passed",
+    "cases",
+    "seed",
+    "submission_sha256",
+    "seconds",
+    "message",
+)
 # status: graded | not_loaded (tried; the file did not load, every case scores 0)
 #         | not_graded (not tried: no single .py file, unreadable, internal error)
 
@@ -96,15 +129,22 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
         if entry.is_file() and entry.suffix == ".py":
             found.append((entry.name, entry, ""))
         elif entry.is_dir():
-            files = sorted(Path(root) / name
-                           for root, _, names in os.walk(entry)  # links not followed
-                           for name in names
-                           if name.endswith(".py") and not name.startswith("."))
+            files = sorted(
+                Path(root) / name
+                for root, _, names in os.walk(entry)  # links not followed
+                for name in names
+                if name.endswith(".py") and not name.startswith(".")
+            )
             if len(files) == 1:
                 found.append((entry.name, files[0], ""))
             else:
-                found.append((entry.name, None, f"expected one .py file in {entry.name}/, "
-                                                f"found {len(files)}"))
+                found.append(
+                    (
+                        entry.name,
+                        None,
+                        f"expected one .py file in {entry.name}/, found {len(files)}",
+                    )
+                )
     return found
 
 
@@ -119,8 +159,9 @@ def _load_problem(grader: Any) -> str:
     return ""
 
 
-def _grade_row(name: str, path: Path | None, problem: str, seed: int, limits: Any,
-               rubric: Any, lang: str) -> dict[str, Any]:
+def _grade_row(
+    name: str, path: Path | None, problem: str, seed: int, limits: Any, rubric: Any, lang: str
+) -> dict[str, Any]:
     from pytest_rlsys.grading.grader import Grader, read_submission
 
     row: dict[str, Any] = {"submission": name, "seed": seed}
@@ -132,17 +173,25 @@ def _grade_row(name: str, path: Path | None, problem: str, seed: int, limits: An
         grader.run_all()
         report = grader.report()
     except Exception as exc:  # one broken submission never stops the batch
-        return {**row, "status": "not_graded", "message": f"{type(exc).__name__}: {exc}",
-                "seconds": round(time.monotonic() - began, 3)}
+        return {
+            **row,
+            "status": "not_graded",
+            "message": f"{type(exc).__name__}: {exc}",
+            "seconds": round(time.monotonic() - began, 3),
+        }
     sections = report.sections()
     load_problem = _load_problem(grader)
     return {
-        **row, "status": "not_loaded" if load_problem else "graded",
-        "score": report.score, "max_score": report.max_score,
+        **row,
+        "status": "not_loaded" if load_problem else "graded",
+        "score": report.score,
+        "max_score": report.max_score,
         **{s: sections[s]["score"] for s in ("todo1", "todo2", "todo3") if s in sections},
         "cases_passed": sum(s["passed"] for s in sections.values()),
-        "cases": len(report.cases), "submission_sha256": report.submission_sha256,
-        "seconds": round(time.monotonic() - began, 3), "message": load_problem,
+        "cases": len(report.cases),
+        "submission_sha256": report.submission_sha256,
+        "seconds": round(time.monotonic() - began, 3),
+        "message": load_problem,
         "report": report.to_json(),
     }
 
@@ -206,8 +255,7 @@ def batch(args: argparse.Namespace) -> ExitCode:
         raise UsageError(f"argument --rubric: {exc}", prog) from None
     seed = args.seed if args.seed is not None else random_seed()
     lang = args.lang or default_lang()
-    limits = settings.limits_from({name: getattr(args, name)
-                                   for name in settings.LIMIT_SETTINGS})
+    limits = settings.limits_from({name: getattr(args, name) for name in settings.LIMIT_SETTINGS})
     submissions = find_submissions(folder)
     if not submissions:
         raise UsageError(f"no submissions (.py files) in {folder}", prog)
@@ -225,7 +273,8 @@ def batch(args: argparse.Namespace) -> ExitCode:
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             pending: set[Future[dict[str, Any]]] = {
-                pool.submit(work, name, path, problem) for name, path, problem in submissions}
+                pool.submit(work, name, path, problem) for name, path, problem in submissions
+            }
             while pending:
                 done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
                 rows += [future.result() for future in done]
@@ -241,8 +290,11 @@ def batch(args: argparse.Namespace) -> ExitCode:
         if args.csv:
             reports.write_atomic(Path(args.csv), table.getvalue())
         if args.json:
-            reports.write_atomic(Path(args.json), json.dumps(
-                {"seed": seed, "submissions": rows}, ensure_ascii=False, indent=2) + "\n")
+            reports.write_atomic(
+                Path(args.json),
+                json.dumps({"seed": seed, "submissions": rows}, ensure_ascii=False, indent=2)
+                + "\n",
+            )
         if args.html:
             from pytest_rlsys.outputs.class_report import write_class_report
 
@@ -251,11 +303,15 @@ def batch(args: argparse.Namespace) -> ExitCode:
         raise CommandError(f"could not write the grades: {exc}", prog) from None
     if not args.csv and not args.json and not args.html:
         sys.stdout.write(table.getvalue())
-    counts = {status: sum(r["status"] == status for r in rows)
-              for status in ("graded", "not_loaded", "not_graded")}
-    sys.stderr.write(f"{prog}: {len(rows)} submissions: {counts['graded']} graded, "
-                     f"{counts['not_loaded']} did not load (score 0), {counts['not_graded']} "
-                     f"not graded (see the message column), seed {seed}\n")
+    counts = {
+        status: sum(r["status"] == status for r in rows)
+        for status in ("graded", "not_loaded", "not_graded")
+    }
+    sys.stderr.write(
+        f"{prog}: {len(rows)} submissions: {counts['graded']} graded, "
+        f"{counts['not_loaded']} did not load (score 0), {counts['not_graded']} "
+        f"not graded (see the message column), seed {seed}\n"
+    )
     return ExitCode.OK
 
 
@@ -287,8 +343,7 @@ def ledger(args: argparse.Namespace) -> ExitCode:
 
     try:
         topology = load_topology(Path(args.topology))
-        report = ledger_report(topology, Path(args.result) if args.result else None,
-                               args.group)
+        report = ledger_report(topology, Path(args.result) if args.result else None, args.group)
     except LedgerError as exc:
         raise UsageError(str(exc), "rlsys ledger") from None
     if args.json:
@@ -302,7 +357,7 @@ def ledger(args: argparse.Namespace) -> ExitCode:
 
 
 def kit(args: argparse.Namespace) -> ExitCode:
-    from pytest_rlsys.kits import KitError, write_kit
+    from pytest_rlsys.outputs.kits import KitError, write_kit
 
     prog = "rlsys kit"
     target = Path(args.dir)

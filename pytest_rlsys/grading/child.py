@@ -34,8 +34,13 @@ _ValueError, _NotImplementedError, _MemoryError = ValueError, NotImplementedErro
 _sys_stdout, _sys_stderr = sys.stdout, sys.stderr
 _c_make_encoder = _getattr(json.encoder, "c_make_encoder", None)
 # The C encoder object itself: patching JSONEncoder or json.encoder later cannot reach it.
-_c_encode = None if _c_make_encoder is None else _c_make_encoder(
-    None, None, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+_c_encode = (
+    None
+    if _c_make_encoder is None
+    else _c_make_encoder(
+        None, None, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True
+    )
+)
 _py_encode = json.JSONEncoder(ensure_ascii=True, allow_nan=True, check_circular=False).encode
 
 
@@ -149,8 +154,13 @@ def _encode_value(value: Any, max_chars: int) -> Any:
     try:
         return _plain(value, 0, [_MAX_NODES, max_chars])
     except _TooBig:
-        return {_MARK: "value too large to send (over " + _str(_MAX_NODES) + " items or "
-                + _str(max_chars // (1 << 20)) + " MiB of text)"}
+        return {
+            _MARK: "value too large to send (over "
+            + _str(_MAX_NODES)
+            + " items or "
+            + _str(max_chars // (1 << 20))
+            + " MiB of text)"
+        }
     except _BaseException as exc:  # a hostile __iter__, a cycle through a subclass...
         return {_MARK: "value could not be read: " + _type_name(_type(exc))}
 
@@ -241,8 +251,14 @@ def _load(request: dict[str, Any]) -> dict[str, Any]:
     try:
         code = compile(request["source"], request["filename"], "exec", dont_inherit=True)
     except SyntaxError as exc:
-        return {"ok": False, "stage": "syntax", "error": _describe(exc),
-                "line": exc.lineno, "offset": exc.offset, "text": (exc.text or "").rstrip()}
+        return {
+            "ok": False,
+            "stage": "syntax",
+            "error": _describe(exc),
+            "line": exc.lineno,
+            "offset": exc.offset,
+            "text": (exc.text or "").rstrip(),
+        }
     try:
         exec(code, module.__dict__)
     except _BaseException as exc:
@@ -271,11 +287,18 @@ def _reply(fd: int, message: dict[str, Any], max_bytes: int) -> None:
         _exit(_EXIT_CHANNEL_LOST)  # the learner closed or replaced the reply fd
     except _BaseException as exc:  # MemoryError while encoding, a frame over the cap...
         too_big = _isinstance(exc, (_MemoryError, _FrameTooBig))
-        short: dict[str, Any] = {"ok": False, "error": {
-            "type": "ReplyTooLarge" if too_big else "ReplyNotSent",
-            "value_error": False, "not_implemented": False, "exception": True,
-            "message": "the answer is too large to send to the grader" if too_big else
-            "the answer could not be sent to the grader (" + _type_name(_type(exc)) + ")"}}
+        short: dict[str, Any] = {
+            "ok": False,
+            "error": {
+                "type": "ReplyTooLarge" if too_big else "ReplyNotSent",
+                "value_error": False,
+                "not_implemented": False,
+                "exception": True,
+                "message": "the answer is too large to send to the grader"
+                if too_big
+                else "the answer could not be sent to the grader (" + _type_name(_type(exc)) + ")",
+            },
+        }
         if "id" in message:
             short["id"] = message["id"]
         try:
@@ -304,8 +327,11 @@ def main() -> None:
         _room = bytearray(_CANARY_BYTES)
         del _room
     except _MemoryError:
-        loaded: dict[str, Any] = {"ok": False, "stage": "limits", "error": {
-            "type": "MemoryError", "message": "the address-space limit leaves no room"}}
+        loaded: dict[str, Any] = {
+            "ok": False,
+            "stage": "limits",
+            "error": {"type": "MemoryError", "message": "the address-space limit leaves no room"},
+        }
     else:
         loaded = _load(hello)
     module = loaded.pop("module", None)

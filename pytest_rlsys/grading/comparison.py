@@ -16,8 +16,7 @@ import reprlib
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["ABS_TOL", "NONPLAIN_MARK", "REL_TOL", "mismatch", "numbers_match", "show",
-           "type_name"]
+__all__ = ["ABS_TOL", "NONPLAIN_MARK", "REL_TOL", "mismatch", "numbers_match", "show", "type_name"]
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12

@@ -89,21 +89,28 @@ def read_submission(path: Path) -> bytes:
     except OSError as exc:
         raise SubmissionPathError(f"{path}: cannot be read ({exc.strerror})") from None
     if stat.S_ISDIR(info.st_mode):
-        raise SubmissionPathError(f"{path} is a directory; give the path of your .py file",
-                                  usage=True)
+        raise SubmissionPathError(
+            f"{path} is a directory; give the path of your .py file", usage=True
+        )
     if stat.S_ISLNK(info.st_mode):
-        raise SubmissionPathError(f"{path} is a symbolic link; the grader reads only a "
-                                  "regular file: submit the .py file itself")
+        raise SubmissionPathError(
+            f"{path} is a symbolic link; the grader reads only a "
+            "regular file: submit the .py file itself"
+        )
     if not stat.S_ISREG(info.st_mode):
-        raise SubmissionPathError(f"{path} is not a regular file (a FIFO, device or socket); "
-                                  "submit the .py file itself")
+        raise SubmissionPathError(
+            f"{path} is not a regular file (a FIFO, device or socket); submit the .py file itself"
+        )
     linked = _linked_folder(path)
     if linked is not None:
-        raise SubmissionPathError(f"{path}: the folder {linked} is a symbolic link; the "
-                                  "grader follows no links: give the real path")
+        raise SubmissionPathError(
+            f"{path}: the folder {linked} is a symbolic link; the "
+            "grader follows no links: give the real path"
+        )
     too_big = SubmissionPathError(
         f"{path} is over {MAX_SUBMISSION_BYTES // 1024 // 1024} MiB; a submission may be at "
-        f"most {MAX_SUBMISSION_BYTES // 1024 // 1024} MiB of Python source")
+        f"most {MAX_SUBMISSION_BYTES // 1024 // 1024} MiB of Python source"
+    )
     if info.st_size > MAX_SUBMISSION_BYTES:
         raise too_big
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -114,9 +121,12 @@ def read_submission(path: Path) -> bytes:
     try:
         opened = os.fstat(fd)
         if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (
-                info.st_dev, info.st_ino):
-            raise SubmissionPathError(f"{path} changed while it was being opened; "
-                                      "submit the .py file itself")
+            info.st_dev,
+            info.st_ino,
+        ):
+            raise SubmissionPathError(
+                f"{path} changed while it was being opened; submit the .py file itself"
+            )
         chunks: list[bytes] = []
         size = 0
         while size <= MAX_SUBMISSION_BYTES:
@@ -150,11 +160,15 @@ def prepare_battery(seed: int) -> PreparedBattery:
     """
     reference = load_reference()
     cases = tuple(build_battery(seed, reference))
-    code_files = [*(path.read_bytes() for path in battery_module.package_files()),
-                  Path(isolation.__file__).read_bytes(),
-                  Path(plaindata.__file__).read_bytes(), solution_path().read_bytes()]
-    return PreparedBattery(cases, frozenset(self_check(cases, reference)),
-                           battery_fingerprint(code_files, seed))
+    code_files = [
+        *(path.read_bytes() for path in battery_module.package_files()),
+        Path(isolation.__file__).read_bytes(),
+        Path(plaindata.__file__).read_bytes(),
+        solution_path().read_bytes(),
+    ]
+    return PreparedBattery(
+        cases, frozenset(self_check(cases, reference)), battery_fingerprint(code_files, seed)
+    )
 
 
 @dataclass
@@ -186,13 +200,13 @@ class Grader:
         self.decode_error: str | None = None
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
-            self.source = (self.data.decode("utf-8-sig").replace("\r\n", "\n")
-                           .replace("\r", "\n"))
+            self.source = self.data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
         except UnicodeDecodeError as exc:
             self.source = ""
             self.decode_error = (
                 f"the file is not UTF-8 text (byte 0x{self.data[exc.start]:02x} at offset "
-                f"{exc.start}); save it as UTF-8")
+                f"{exc.start}); save it as UTF-8"
+            )
         if "\x00" in self.source:
             self.decode_error = "the file contains NUL bytes; is it really a Python file?"
         if self.refusal is not None:
@@ -203,25 +217,28 @@ class Grader:
     # -- running ----------------------------------------------------------------------
     def _session(self) -> ChildSession:
         if self.session is None:
-            self.session = ChildSession(self.source, str(self.path), list(FUNCTIONS),
-                                        self.limits)
+            self.session = ChildSession(self.source, str(self.path), list(FUNCTIONS), self.limits)
             self.notes.extend(self.session.notes)
         return self.session
 
     def _skip_reason(self, case: Case) -> tuple[str, Msg] | None:
         if case.id in self.ungradable:
-            return "not_run", Msg("not graded: the reference fails this case's self-check",
-                                  "未评分：参考实现未通过该用例的自检")
+            return "not_run", Msg(
+                "not graded: the reference fails this case's self-check",
+                "未评分：参考实现未通过该用例的自检",
+            )
         assert self.started is not None
         if time.monotonic() - self.started > self.limits.budget_s:
             return "not_run", Msg(
                 f"not run: the submission's time budget of {self.limits.budget_s:g} s is used up",
-                f"未运行：提交的总时间预算 {self.limits.budget_s:g} 秒已用完")
+                f"未运行：提交的总时间预算 {self.limits.budget_s:g} 秒已用完",
+            )
         for call in case.calls:
             if self.timeouts.get(call.func, 0) >= TIMEOUTS_PER_FUNCTION:
                 return "timeout", Msg(
                     f"not run: {call.func}() already timed out {TIMEOUTS_PER_FUNCTION} times",
-                    f"未运行：{call.func}() 已超时 {TIMEOUTS_PER_FUNCTION} 次")
+                    f"未运行：{call.func}() 已超时 {TIMEOUTS_PER_FUNCTION} 次",
+                )
         return None
 
     def run_case(self, case_id: str) -> CaseResult:
@@ -236,11 +253,16 @@ class Grader:
             result = self._run_case(case)
         except Exception as exc:
             self.notes.append(f"internal grader error in case {case.id}: {type(exc).__name__}")
-            result = self._result(case, "error", Msg(
-                f"the grader failed while checking this case ({type(exc).__name__}); "
-                "it scores 0 and the error is recorded for the instructor",
-                f"评分器在检查此用例时出错（{type(exc).__name__}）；此用例记 0 分，"
-                "错误已记录给教师"))
+            result = self._result(
+                case,
+                "error",
+                Msg(
+                    f"the grader failed while checking this case ({type(exc).__name__}); "
+                    "it scores 0 and the error is recorded for the instructor",
+                    f"评分器在检查此用例时出错（{type(exc).__name__}）；此用例记 0 分，"
+                    "错误已记录给教师",
+                ),
+            )
         self.results[case_id] = result
         return result
 
@@ -270,14 +292,27 @@ class Grader:
 
     def _judge(self, case: Case, outcomes: list[CallOutcome], began: float) -> CaseResult:
         verdict = case.check(outcomes)
-        result = self._result(case, verdict.status, verdict.problem, verdict.expected,
-                              verdict.got, time.monotonic() - began)
+        result = self._result(
+            case,
+            verdict.status,
+            verdict.problem,
+            verdict.expected,
+            verdict.got,
+            time.monotonic() - began,
+        )
         if verdict.status != "passed" and any(o.not_implemented for o in outcomes):
             result = dataclasses.replace(result, not_implemented=True)
         return result
 
-    def _result(self, case: Case, status: str, problem: Msg | None, expected: str | None = None,
-                got: str | None = None, seconds: float = 0.0) -> CaseResult:
+    def _result(
+        self,
+        case: Case,
+        status: str,
+        problem: Msg | None,
+        expected: str | None = None,
+        got: str | None = None,
+        seconds: float = 0.0,
+    ) -> CaseResult:
         category = case.category.get(self.lang)
         message = problem.get(self.lang) if problem else ""
         if case.visibility == "hidden" and status not in ("passed", "not_run"):
@@ -285,13 +320,19 @@ class Grader:
             message = _redact(message, self.lang)
         visible = case.visibility == "visible"
         return CaseResult(
-            id=case.id, section=case.section, visibility=as_visibility(case.visibility),
-            max_cents=self.cents[case.id], status=as_status(status), message=message,
+            id=case.id,
+            section=case.section,
+            visibility=as_visibility(case.visibility),
+            max_cents=self.cents[case.id],
+            status=as_status(status),
+            message=message,
             category=category,
             call=" ; ".join(c.render() for c in case.calls) if visible else "",
             claim=case.claim if visible else "",
             expected=(expected or "") if visible else "",
-            got=(got or "") if visible else "", seconds=round(seconds, 4))
+            got=(got or "") if visible else "",
+            seconds=round(seconds, 4),
+        )
 
     def run_all(self, progress: Callable[[CaseResult], None] | None = None) -> None:
         try:
@@ -321,11 +362,17 @@ class Grader:
         if self.session is not None:
             notes.append(f"the submission ran as {self.session.run_as}")
         return ScoreReport(
-            cases=results, seed=self.seed, submission=str(self.path),
-            submission_sha256=self.submission_sha256, battery_sha256=self.battery_sha256,
-            lang=self.lang, notes=notes, ungraded_cents=ungraded,
+            cases=results,
+            seed=self.seed,
+            submission=str(self.path),
+            submission_sha256=self.submission_sha256,
+            battery_sha256=self.battery_sha256,
+            lang=self.lang,
+            notes=notes,
+            ungraded_cents=ungraded,
             elapsed_s=(time.monotonic() - self.started) if self.started else 0.0,
-            load_error=self._load_error())
+            load_error=self._load_error(),
+        )
 
     def _load_error(self) -> str | None:
         """Why the file did not load (every case then failed the same way), else None."""
@@ -341,8 +388,11 @@ class Grader:
 # Exception names a hidden-case message may show: the builtin ones.  Any other class name
 # is the submission's own text (it could spell out the call's arguments), so it is shown
 # only as "an exception of the submission's own class".
-BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
-                               if isinstance(obj, type) and issubclass(obj, BaseException))
+BUILTIN_EXCEPTIONS = frozenset(
+    name
+    for name, obj in vars(builtins).items()
+    if isinstance(obj, type) and issubclass(obj, BaseException)
+)
 OWN_EXCEPTION = "an exception of the submission's own class"
 OWN_OBJECT = "object of the submission's own class"
 
@@ -361,11 +411,17 @@ def _hide_types(value: object) -> object:
 def hidden_outcome(outcome: CallOutcome) -> CallOutcome:
     """What a hidden case's check may see of an outcome: no text of the submission's (its
     exception message, its class names), so no message can carry the hidden inputs out."""
-    exc_type = outcome.exc_type if outcome.exc_type in BUILTIN_EXCEPTIONS else (
-        OWN_EXCEPTION if outcome.exc_type else "")
+    exc_type = (
+        outcome.exc_type
+        if outcome.exc_type in BUILTIN_EXCEPTIONS
+        else (OWN_EXCEPTION if outcome.exc_type else "")
+    )
     return dataclasses.replace(
-        outcome, exc_type=exc_type, message="" if outcome.kind == "raised" else outcome.message,
-        value=_hide_types(outcome.value))
+        outcome,
+        exc_type=exc_type,
+        message="" if outcome.kind == "raised" else outcome.message,
+        value=_hide_types(outcome.value),
+    )
 
 
 def _redact(message: str, lang: str = "en") -> str:
@@ -378,8 +434,13 @@ def _redact(message: str, lang: str = "en") -> str:
     return message
 
 
-def open_grader(path: Path, seed: int | None = None, limits: Limits | None = None,
-                rubric: Rubric | None = None, lang: str = "en") -> Grader:
+def open_grader(
+    path: Path,
+    seed: int | None = None,
+    limits: Limits | None = None,
+    rubric: Rubric | None = None,
+    lang: str = "en",
+) -> Grader:
     """A Grader for ``path``.  A refused file (a link, a FIFO, too big) gives a Grader whose
     every case fails with the reason, so it is graded 0 and reported like any other; only
     a path with nothing to grade (missing, a directory) raises SubmissionPathError."""
@@ -390,24 +451,44 @@ def open_grader(path: Path, seed: int | None = None, limits: Limits | None = Non
         if exc.usage:
             raise
         data, refusal = b"", str(exc)
-    return Grader(path, data, random_seed() if seed is None else seed, limits or Limits(),
-                  rubric or Rubric(), lang, refusal=refusal)
+    return Grader(
+        path,
+        data,
+        random_seed() if seed is None else seed,
+        limits or Limits(),
+        rubric or Rubric(),
+        lang,
+        refusal=refusal,
+    )
 
 
-def grade_file(path: Path, seed: int | None = None, limits: Limits | None = None,
-               rubric: Rubric | None = None, lang: str = "en") -> ScoreReport:
+def grade_file(
+    path: Path,
+    seed: int | None = None,
+    limits: Limits | None = None,
+    rubric: Rubric | None = None,
+    lang: str = "en",
+) -> ScoreReport:
     """Grade one file end to end (the CLI and batch use this)."""
     grader = open_grader(path, seed, limits, rubric, lang)
     grader.run_all()
     return grader.report()
 
 
-def zero_report(path: Path, reason: str, seed: int | None = None,
-                rubric: Rubric | None = None, lang: str = "en") -> ScoreReport:
+def zero_report(
+    path: Path, reason: str, seed: int | None = None, rubric: Rubric | None = None, lang: str = "en"
+) -> ScoreReport:
     """The report of a submission that could not be graded at all: every case 0, with the
     reason, so that platforms still show a grade and an explanation."""
-    grader = Grader(path, b"", random_seed() if seed is None else seed, Limits(),
-                    rubric or Rubric(), lang, refusal=reason)
+    grader = Grader(
+        path,
+        b"",
+        random_seed() if seed is None else seed,
+        Limits(),
+        rubric or Rubric(),
+        lang,
+        refusal=reason,
+    )
     grader.run_all()
     report = grader.report()
     report.submission_sha256 = None

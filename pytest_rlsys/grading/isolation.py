@@ -56,7 +56,13 @@ class Limits:
 
 
 OutcomeKind = Literal[
-    "returned", "raised", "timeout", "crashed", "protocol", "load_failed", "missing",
+    "returned",
+    "raised",
+    "timeout",
+    "crashed",
+    "protocol",
+    "load_failed",
+    "missing",
     "grader_error",  # the grader's own settings stopped the call, not the submission
 ]
 
@@ -143,8 +149,7 @@ def _describe_signal(returncode: int) -> str:
     hints = {
         "SIGSEGV": "a segmentation fault, usually runaway recursion",
         "SIGXCPU": "the CPU-time limit was exceeded",
-        "SIGKILL": "killed, by the system's out-of-memory killer or by the submission "
-                   "itself",
+        "SIGKILL": "killed, by the system's out-of-memory killer or by the submission itself",
         "SIGXFSZ": "the file-size limit was exceeded",
         "SIGABRT": "the interpreter aborted, often memory exhaustion",
     }
@@ -157,8 +162,9 @@ def describe_exit(returncode: int | None) -> str:
     if returncode < 0:
         return f"the submission's process died: {_describe_signal(returncode)}"
     if returncode == EXIT_CHANNEL_LOST:
-        return ("the submission closed or replaced the grader's reply channel "
-                f"(exit code {returncode})")
+        return (
+            f"the submission closed or replaced the grader's reply channel (exit code {returncode})"
+        )
     return f"the submission's process exited with code {returncode} (sys.exit / os._exit?)"
 
 
@@ -261,18 +267,28 @@ def child_interpreter(user: ChildIdentity | None) -> str | None:
         return _INTERPRETER_CACHE[key]
     candidates = [sys.executable, os.path.realpath(sys.executable)]
     candidates += [
-        p for p in (shutil.which(f"python{sys.version_info[0]}.{sys.version_info[1]}",
-                                 path="/usr/local/bin:/usr/bin:/bin"),
-                    shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")) if p
+        p
+        for p in (
+            shutil.which(
+                f"python{sys.version_info[0]}.{sys.version_info[1]}",
+                path="/usr/local/bin:/usr/bin:/bin",
+            ),
+            shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin"),
+        )
+        if p
     ]
     found = None
     for exe in dict.fromkeys(candidates):
         try:
             done = subprocess.run(
                 [exe, "-I", "-S", "-c", "import json, resource, types"],
-                user=user.uid if user else None, group=user.gid if user else None,
+                user=user.uid if user else None,
+                group=user.gid if user else None,
                 extra_groups=[] if user else None,
-                cwd="/", capture_output=True, timeout=20, check=False,
+                cwd="/",
+                capture_output=True,
+                timeout=20,
+                check=False,
             )
         except (OSError, subprocess.SubprocessError):
             continue
@@ -298,8 +314,12 @@ def ipc_namespace_wrapper() -> list[str]:
     tool = shutil.which("unshare", path="/usr/bin:/bin:/usr/sbin:/sbin")
     if tool is not None and os.geteuid() == 0:
         try:
-            done = subprocess.run([tool, "--ipc", "-G", "65534", "-S", "65534", "--", "true"],
-                                  capture_output=True, timeout=10, check=False)
+            done = subprocess.run(
+                [tool, "--ipc", "-G", "65534", "-S", "65534", "--", "true"],
+                capture_output=True,
+                timeout=10,
+                check=False,
+            )
             if done.returncode == 0:
                 _IPC_WRAPPER = [tool, "--ipc"]
         except (OSError, subprocess.SubprocessError):
@@ -339,10 +359,14 @@ class ChildSession:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         out_r, out_w = os.pipe()
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8",
-               "HOME": self.scratch, "TMPDIR": self.scratch}
-        command = [self.interpreter or sys.executable, "-I", "-S", "-c", _CHILD_SOURCE,
-                   str(rep_w)]
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "PYTHONIOENCODING": "utf-8",
+            "HOME": self.scratch,
+            "TMPDIR": self.scratch,
+        }
+        command = [self.interpreter or sys.executable, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w)]
         user = self.user
         wrapper = ipc_namespace_wrapper() if user else []
         if user and wrapper:
@@ -352,8 +376,14 @@ class ChildSession:
         try:
             self.proc = subprocess.Popen(
                 command,
-                stdin=req_r, stdout=out_w, stderr=out_w, pass_fds=(rep_w,),
-                cwd=self.scratch, env=env, start_new_session=True, close_fds=True,
+                stdin=req_r,
+                stdout=out_w,
+                stderr=out_w,
+                pass_fds=(rep_w,),
+                cwd=self.scratch,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
                 user=user.uid if user and not wrapper else None,
                 group=user.gid if user and not wrapper else None,
                 extra_groups=[] if user and not wrapper else None,
@@ -417,7 +447,7 @@ class ChildSession:
                 if remaining <= 0 or not sel.select(remaining):
                     raise TimeoutError
                 try:
-                    view = view[os.write(self.request_w, view):]
+                    view = view[os.write(self.request_w, view) :]
                 except BlockingIOError:
                     continue
 
@@ -466,9 +496,11 @@ class ChildSession:
         lim = self.limits
         hello = {
             # Only the file's name: the child learns nothing of the folders around it.
-            "source": self.source, "filename": os.path.basename(self.filename),
+            "source": self.source,
+            "filename": os.path.basename(self.filename),
             "functions": self.functions,
-            "recursion_limit": lim.recursion_limit, "max_frame_bytes": MAX_FRAME_BYTES,
+            "recursion_limit": lim.recursion_limit,
+            "max_frame_bytes": MAX_FRAME_BYTES,
             "limits": {
                 "address_space_bytes": lim.address_space_mb * 1024 * 1024,
                 "cpu_seconds": lim.cpu_seconds,
@@ -483,8 +515,11 @@ class ChildSession:
             reply = self._recv(deadline)
             result = self._parse_load(reply)
         except TimeoutError:
-            result = LoadResult(False, stage="timeout",
-                                message=f"loading did not finish within {lim.load_timeout_s:g} s")
+            result = LoadResult(
+                False,
+                stage="timeout",
+                message=f"loading did not finish within {lim.load_timeout_s:g} s",
+            )
         except (EOFError, BrokenPipeError):
             result = LoadResult(False, stage="crashed", message=self._died() + " while loading")
         except (ProtocolError, ValueError, UnicodeDecodeError, KeyError, TypeError) as exc:
@@ -506,22 +541,32 @@ class ChildSession:
         error: dict[str, Any] = reply["error"] if type(reply.get("error")) is dict else {}
         line = reply.get("line") if type(reply.get("line")) is int else None
         text: str = reply["text"] if type(reply.get("text")) is str else ""
-        message = (f"{clean_text(str(error.get('type', 'Error')), 200)}: "
-                   f"{clean_text(str(error.get('message', '')))}")
+        message = (
+            f"{clean_text(str(error.get('type', 'Error')), 200)}: "
+            f"{clean_text(str(error.get('message', '')))}"
+        )
         if reply.get("stage") == "syntax" and line is not None and text.strip():
             # str(SyntaxError) already names the line; add the offending source text.
             message += f" — line {line} reads: {clean_text(text.strip(), 200)}"
-        return LoadResult(False, stage=clean_text(str(reply.get("stage", "import")), 20),
-                          message=message, line=line)
+        return LoadResult(
+            False,
+            stage=clean_text(str(reply.get("stage", "import")), 20),
+            message=message,
+            line=line,
+        )
 
     def call(self, func: str, args: list[Any], kwargs: dict[str, Any]) -> CallOutcome:
         load = self.ensure_loaded()
         if not load.ok and load.stage == "limits":
-            return CallOutcome("grader_error", message=(
-                "the grader's address-space limit "
-                f"({self.limits.address_space_mb} MiB) is too low to start the submission's "
-                "process; this is the instructor's setting (--rlsys-memory-mb, default "
-                "1024), not a fault of the submission"))
+            return CallOutcome(
+                "grader_error",
+                message=(
+                    "the grader's address-space limit "
+                    f"({self.limits.address_space_mb} MiB) is too low to start the submission's "
+                    "process; this is the instructor's setting (--rlsys-memory-mb, default "
+                    "1024), not a fault of the submission"
+                ),
+            )
         if not load.ok:
             return CallOutcome("load_failed", message=load.message)
         if not load.functions.get(func, False):
@@ -530,8 +575,10 @@ class ChildSession:
         ident = self.next_id
         started = time.monotonic()
         try:
-            self._send({"id": ident, "func": func, "args": args, "kwargs": kwargs},
-                       started + self.limits.call_timeout_s)
+            self._send(
+                {"id": ident, "func": func, "args": args, "kwargs": kwargs},
+                started + self.limits.call_timeout_s,
+            )
             while True:
                 reply = self._recv(started + self.limits.call_timeout_s)
                 # A reply to an earlier call (a stray frame) is skipped, never scored.
@@ -539,30 +586,38 @@ class ChildSession:
                     break
         except TimeoutError:
             self.kill()
-            return CallOutcome("timeout", seconds=time.monotonic() - started,
-                               message=f"no answer within {self.limits.call_timeout_s:g} s")
+            return CallOutcome(
+                "timeout",
+                seconds=time.monotonic() - started,
+                message=f"no answer within {self.limits.call_timeout_s:g} s",
+            )
         except (EOFError, BrokenPipeError):
             message = self._died()
             self.kill()
             return CallOutcome("crashed", message=message, seconds=time.monotonic() - started)
         except (ProtocolError, ValueError, UnicodeDecodeError) as exc:
             self.kill()
-            return CallOutcome("protocol", message=f"garbled reply: {exc}",
-                               seconds=time.monotonic() - started)
+            return CallOutcome(
+                "protocol", message=f"garbled reply: {exc}", seconds=time.monotonic() - started
+            )
         return self._parse_call(reply, time.monotonic() - started)
 
     @staticmethod
     def _parse_call(reply: dict[str, Any], seconds: float) -> CallOutcome:
         args_after = reply.get("args_after")
         if reply.get("ok") is True and "value" in reply:
-            return CallOutcome("returned", value=reply["value"], args_after=args_after,
-                               seconds=seconds)
+            return CallOutcome(
+                "returned", value=reply["value"], args_after=args_after, seconds=seconds
+            )
         error = reply.get("error")
         if type(error) is not dict:
-            return CallOutcome("protocol", message="reply has neither a value nor an error",
-                               seconds=seconds)
+            return CallOutcome(
+                "protocol", message="reply has neither a value nor an error", seconds=seconds
+            )
         return CallOutcome(
-            "raised", args_after=args_after, seconds=seconds,
+            "raised",
+            args_after=args_after,
+            seconds=seconds,
             exc_type=clean_text(str(error.get("type", "?")), 200),
             value_error=error.get("value_error") is True,
             not_implemented=error.get("not_implemented") is True,

@@ -44,9 +44,13 @@ def remove_tree(path: str, timeout_s: float = 5.0) -> None:
             shutil.rmtree(path, ignore_errors=True)
         return
     try:
-        proc = subprocess.Popen([rm, "-rf", "--one-file-system", "--", path],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [rm, "-rf", "--one-file-system", "--", path],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     except OSError:
         return
     try:

@@ -32,8 +32,10 @@ def private_folders() -> list[Path]:
     roots = [package.parent, *(Path(entry) for entry in sys.path if entry)]
     folders = [Path(battery.__file__).resolve().parent]
     for root in roots:
-        folders += [root / "pytest_rlsys" / "_bundled" / "solutions",
-                    root / "pytest_rlsys" / "grading" / "battery"]
+        folders += [
+            root / "pytest_rlsys" / "_bundled" / "solutions",
+            root / "pytest_rlsys" / "grading" / "battery",
+        ]
         if (root / "pytest_rlsys").is_dir():  # a checkout: its solutions/ folder
             folders.append(root / "solutions")
     unique = dict.fromkeys(f.resolve() for f in folders if f.is_dir())
@@ -63,7 +65,8 @@ def protect_private_files() -> None:
                 f"{folder} is readable by other users and cannot be made private "
                 f"({exc.strerror}); the submission could read the reference solution from "
                 f"it. Run `chmod 700 {folder}` as root (or install the package on a "
-                "writable file system) before grading as root.") from None
+                "writable file system) before grading as root."
+            ) from None
     _done = True
 
 
@@ -77,7 +80,9 @@ def check_folder_private(folder: Path) -> str | None:
     except OSError as exc:
         return f"{folder}: {exc.strerror}"
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        return (f"{folder} can be read by other users (mode {stat.filemode(mode)}), so each "
-                f"submission could read its classmates' files; run `chmod 700 {folder}` "
-                "and grade again")
+        return (
+            f"{folder} can be read by other users (mode {stat.filemode(mode)}), so each "
+            f"submission could read its classmates' files; run `chmod 700 {folder}` "
+            "and grade again"
+        )
     return None

@@ -40,7 +40,8 @@ class RubricError(ValueError):
 @dataclass(frozen=True)
 class Rubric:
     points: dict[str, dict[str, float]] = field(
-        default_factory=lambda: {k: dict(v) for k, v in DEFAULT_POINTS.items()})
+        default_factory=lambda: {k: dict(v) for k, v in DEFAULT_POINTS.items()}
+    )
     weights: dict[str, float] = field(default_factory=dict)
     per_check: float = DEFAULT_PER_CHECK
     source: str = "default"
@@ -63,8 +64,9 @@ def load_rubric(path: Path) -> Rubric:
     try:
         data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
-        raise RubricError(f"rubric file {path} is not valid {path.suffix[1:] or 'TOML'}: "
-                          f"{exc}") from None
+        raise RubricError(
+            f"rubric file {path} is not valid {path.suffix[1:] or 'TOML'}: {exc}"
+        ) from None
     if type(data) is not dict:
         raise RubricError(f"rubric file {path} must hold a table/object at the top")
     points = {k: dict(v) for k, v in DEFAULT_POINTS.items()}
@@ -77,8 +79,9 @@ def load_rubric(path: Path) -> Rubric:
                 raise RubricError(f"{where} must be a table with 'visible' and/or 'hidden'")
             for part, amount in value.items():
                 if part not in ("visible", "hidden"):
-                    raise RubricError(f"{where} has unknown key {part!r} "
-                                      "(expected 'visible' or 'hidden')")
+                    raise RubricError(
+                        f"{where} has unknown key {part!r} (expected 'visible' or 'hidden')"
+                    )
                 points[key][part] = _number(amount, f"{where} {part}")
         elif key == "weights":
             if type(value) is not dict:
@@ -89,8 +92,10 @@ def load_rubric(path: Path) -> Rubric:
                 raise RubricError(f"{where} may only set 'per_check'")
             per_check = _number(value.get("per_check", DEFAULT_PER_CHECK), f"{where} per_check")
         else:
-            raise RubricError(f"{path}: unknown section [{key}] (expected todo1, todo2, todo3, "
-                              "weights or gpu_result)")
+            raise RubricError(
+                f"{path}: unknown section [{key}] (expected todo1, todo2, todo3, "
+                "weights or gpu_result)"
+            )
     return Rubric(points, weights, per_check, str(path))
 
 
@@ -119,7 +124,6 @@ def assign_points(cases: Sequence[Case], rubric: Rubric) -> dict[str, int]:
         for visibility, amount in parts.items():
             group = [c for c in cases if c.section == section and c.visibility == visibility]
             weights = [rubric.weights.get(c.id, c.weight) for c in group]
-            for case, cents in zip(group, split_cents(round(amount * 100), weights),
-                                   strict=True):
+            for case, cents in zip(group, split_cents(round(amount * 100), weights), strict=True):
                 out[case.id] = cents
     return out

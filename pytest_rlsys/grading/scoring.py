@@ -15,9 +15,21 @@ from typing import Any, Literal, TypeGuard, get_args
 from pytest_rlsys import __version__
 
 __all__ = [
-    "OUTPUT_KINDS", "PLATFORM_VISIBILITIES", "SCORE_SCHEMA_ID", "STATUSES", "VISIBILITIES",
-    "CaseResult", "OutputKind", "PlatformVisibility", "ScoreReport", "Status", "Visibility",
-    "as_status", "as_visibility", "battery_fingerprint", "is_status",
+    "OUTPUT_KINDS",
+    "PLATFORM_VISIBILITIES",
+    "SCORE_SCHEMA_ID",
+    "STATUSES",
+    "VISIBILITIES",
+    "CaseResult",
+    "OutputKind",
+    "PlatformVisibility",
+    "ScoreReport",
+    "Status",
+    "Visibility",
+    "as_status",
+    "as_visibility",
+    "battery_fingerprint",
+    "is_status",
 ]
 
 SCORE_SCHEMA_ID = "https://rlsys.invalid/schemas/rlsys-score.v1.json"
@@ -64,10 +76,10 @@ class CaseResult:
     status: Status
     message: str = ""
     category: str = ""
-    call: str = ""      # visible cases only: the call that was made
-    claim: str = ""     # visible cases only: the chapter's assertion
+    call: str = ""  # visible cases only: the call that was made
+    claim: str = ""  # visible cases only: the chapter's assertion
     expected: str = ""  # visible cases only
-    got: str = ""       # visible cases only
+    got: str = ""  # visible cases only
     seconds: float = 0.0
     not_implemented: bool = False  # the call raised NotImplementedError (template code)
 
@@ -97,9 +109,17 @@ class ScoreReport:
     def sections(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for case in self.cases:
-            entry = out.setdefault(case.section, {"score": 0, "max_score": 0, "passed": 0,
-                                                  "cases": 0, "not_run": 0,
-                                                  "not_implemented": 0})
+            entry = out.setdefault(
+                case.section,
+                {
+                    "score": 0,
+                    "max_score": 0,
+                    "passed": 0,
+                    "cases": 0,
+                    "not_run": 0,
+                    "not_implemented": 0,
+                },
+            )
             entry["score"] += case.cents
             entry["max_score"] += case.max_cents
             entry["cases"] += 1
@@ -127,19 +147,30 @@ class ScoreReport:
             "score": self.score,
             "max_score": self.max_score,
             "sections": {
-                name: {"score": s["score"], "max_score": s["max_score"],
-                       "cases_passed": s["passed"], "cases": s["cases"],
-                       "not_implemented": s["not_implemented"] == s["cases"] > 0}
+                name: {
+                    "score": s["score"],
+                    "max_score": s["max_score"],
+                    "cases_passed": s["passed"],
+                    "cases": s["cases"],
+                    "not_implemented": s["not_implemented"] == s["cases"] > 0,
+                }
                 for name, s in self.sections().items()
             },
             "tests": [
                 {
-                    "id": c.id, "section": c.section, "score": c.cents / 100,
-                    "max_score": c.max_cents / 100, "status": c.status,
-                    "visibility": c.visibility, "message": c.message,
+                    "id": c.id,
+                    "section": c.section,
+                    "score": c.cents / 100,
+                    "max_score": c.max_cents / 100,
+                    "status": c.status,
+                    "visibility": c.visibility,
+                    "message": c.message,
                     "category": c.category,
-                    **({"call": c.call, "claim": c.claim, "expected": c.expected,
-                        "got": c.got} if c.visibility == "visible" and c.call else {}),
+                    **(
+                        {"call": c.call, "claim": c.claim, "expected": c.expected, "got": c.got}
+                        if c.visibility == "visible" and c.call
+                        else {}
+                    ),
                 }
                 for c in self.cases
             ],

@@ -10,8 +10,10 @@ from pytest_rlsys.outputs.text import clean
 
 __all__ = ["numbered", "title"]
 
-_KIND = {"en": {"visible": "visible", "hidden": "hidden"},
-         "zh": {"visible": "公开", "hidden": "隐藏"}}
+_KIND = {
+    "en": {"visible": "visible", "hidden": "hidden"},
+    "zh": {"visible": "公开", "hidden": "隐藏"},
+}
 _SECTION_ORDER = ("todo1", "todo2", "todo3", "gpu_result")
 
 
@@ -33,6 +35,9 @@ def numbered(cases: Sequence[CaseResult]) -> Iterator[tuple[str, CaseResult]]:
         if case.section not in seen:
             seen[case.section] = 0
         seen[case.section] += 1
-        major = (_SECTION_ORDER.index(case.section) + 1 if case.section in _SECTION_ORDER
-                 else len(_SECTION_ORDER) + list(seen).index(case.section) + 1)
+        major = (
+            _SECTION_ORDER.index(case.section) + 1
+            if case.section in _SECTION_ORDER
+            else len(_SECTION_ORDER) + list(seen).index(case.section) + 1
+        )
         yield f"{major}.{seen[case.section]}", case

@@ -149,14 +149,18 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
     reports = [(str(r.get("submission", "")), r, r.get("report")) for r in rows]
     # "not_loaded" rows were graded (every case 0 because the file did not load).
     gradedish = ("graded", "not_loaded")
-    graded = [(name, row, rep) for name, row, rep in reports
-              if row.get("status") in gradedish and isinstance(rep, Mapping)]
+    graded = [
+        (name, row, rep)
+        for name, row, rep in reports
+        if row.get("status") in gradedish and isinstance(rep, Mapping)
+    ]
     problems: list[Problem] = []
     loaded: list[tuple[str, Mapping[str, Any]]] = []
     for name, row, rep in reports:
         if row.get("status") not in gradedish or not isinstance(rep, Mapping):
-            problems.append(Problem(name, "could not be graded",
-                                    _short(str(row.get("message", "")))))
+            problems.append(
+                Problem(name, "could not be graded", _short(str(row.get("message", ""))))
+            )
             continue
         load = _load_failure(rep)
         if load is not None:
@@ -166,14 +170,25 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
         tests = rep.get("tests", [])
         timeouts = [t for t in tests if t.get("status") == "timeout"]
         if timeouts:
-            problems.append(Problem(
-                name, "timed out",
-                _short(f"{len(timeouts)} of {len(tests)} cases timed out, e.g. "
-                       f"{timeouts[0].get('message', '')}")))
+            problems.append(
+                Problem(
+                    name,
+                    "timed out",
+                    _short(
+                        f"{len(timeouts)} of {len(tests)} cases timed out, e.g. "
+                        f"{timeouts[0].get('message', '')}"
+                    ),
+                )
+            )
 
-    overall = _histogram("Overall", (p for _, row, _ in graded
-                                     if (p := _pct(row.get("score"), row.get("max_score")))
-                                     is not None))
+    overall = _histogram(
+        "Overall",
+        (
+            p
+            for _, row, _ in graded
+            if (p := _pct(row.get("score"), row.get("max_score"))) is not None
+        ),
+    )
     section_names: list[str] = []
     for _, _, rep in graded:
         for section in rep.get("sections", {}):
@@ -198,46 +213,62 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
     for name, rep in loaded:
         sections = rep.get("sections", {})
         for test in rep.get("tests", []):
-            if test.get("visibility") != "hidden" or test.get("status") in ("not_run",
-                                                                           "timeout"):
+            if test.get("visibility") != "hidden" or test.get("status") in ("not_run", "timeout"):
                 continue
             section = str(test.get("section", ""))
             entry = sections.get(section)
             if isinstance(entry, Mapping) and entry.get("not_implemented") is True:
                 continue
             key = (section, str(test.get("category", "")))
-            slot = tally.setdefault(key, {"failed": set(), "attempted": set(), "cases_failed": 0,
-                                          "cases": 0})
+            slot = tally.setdefault(
+                key, {"failed": set(), "attempted": set(), "cases_failed": 0, "cases": 0}
+            )
             slot["attempted"].add(name)
             slot["cases"] += 1
             if test.get("status") != "passed":
                 slot["failed"].add(name)
                 slot["cases_failed"] += 1
     categories = [
-        CategoryFailures(section, category, len(s["failed"]), len(s["attempted"]),
-                         s["cases_failed"], s["cases"])
-        for (section, category), s in tally.items() if s["failed"]
+        CategoryFailures(
+            section, category, len(s["failed"]), len(s["attempted"]), s["cases_failed"], s["cases"]
+        )
+        for (section, category), s in tally.items()
+        if s["failed"]
     ]
-    categories.sort(key=lambda c: (-c.submissions_failed, -c.cases_failed, c.section,
-                                   c.category))
+    categories.sort(key=lambda c: (-c.submissions_failed, -c.cases_failed, c.section, c.category))
 
-    timed = [(str(r.get("submission", "")), float(r["seconds"]), _score_text(r))
-             for r in rows if isinstance(r.get("seconds"), (int, float))
-             and not isinstance(r.get("seconds"), bool)]
+    timed = [
+        (str(r.get("submission", "")), float(r["seconds"]), _score_text(r))
+        for r in rows
+        if isinstance(r.get("seconds"), (int, float)) and not isinstance(r.get("seconds"), bool)
+    ]
     timed.sort(key=lambda item: (-item[1], item[0]))
 
-    hashes = sorted({str(h) for _, _, rep in graded
-                     if (h := rep.get("reproducibility", {}).get("battery_sha256"))})
+    hashes = sorted(
+        {
+            str(h)
+            for _, _, rep in graded
+            if (h := rep.get("reproducibility", {}).get("battery_sha256"))
+        }
+    )
     langs = {str(rep.get("reproducibility", {}).get("lang", "en")) for _, _, rep in graded}
     notes = []
     if len(hashes) > 1:
-        notes.append("the submissions were graded with different batteries; "
-                     "compare their scores with care")
+        notes.append(
+            "the submissions were graded with different batteries; compare their scores with care"
+        )
     return ClassSummary(
-        seed=seed, battery_sha256=hashes, lang="zh" if langs == {"zh"} else "en",
-        submissions=len(rows), graded=len(graded), histograms=histograms,
-        categories=categories, problems=problems, slowest=timed[:SLOWEST],
-        notes=notes)
+        seed=seed,
+        battery_sha256=hashes,
+        lang="zh" if langs == {"zh"} else "en",
+        submissions=len(rows),
+        graded=len(graded),
+        histograms=histograms,
+        categories=categories,
+        problems=problems,
+        slowest=timed[:SLOWEST],
+        notes=notes,
+    )
 
 
 # --------------------------------------------------------------------------- HTML
@@ -275,51 +306,72 @@ def _histogram_svg(values: Sequence[int], ident: str, title: str) -> str:
     plot_w, plot_h = width - 2 * left, height - bottom - top
     peak = max(values, default=0) or 1
     step = plot_w / max(len(values), 1)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-             f'width="{width}" height="{height}" role="img" aria-labelledby="{ident}-t">'
-             f'<title id="{ident}-t">{_e(title)}</title>',
-             f'<line x1="{left}" y1="{top + plot_h}" x2="{width - left}" y2="{top + plot_h}" '
-             'stroke="#111"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-labelledby="{ident}-t">'
+        f'<title id="{ident}-t">{_e(title)}</title>',
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{width - left}" y2="{top + plot_h}" '
+        'stroke="#111"/>',
+    ]
     for i, value in enumerate(values):
         bar_h = plot_h * value / peak
         x = left + i * step
         y = top + plot_h - bar_h
-        parts.append(f'<rect x="{x + 2:.1f}" y="{y:.1f}" width="{step - 4:.1f}" '
-                     f'height="{bar_h:.1f}" fill="#3b3b3b"/>')
-        parts.append(f'<text x="{x + step / 2:.1f}" y="{y - 3:.1f}" font-size="11" '
-                     f'text-anchor="middle">{value}</text>')
+        parts.append(
+            f'<rect x="{x + 2:.1f}" y="{y:.1f}" width="{step - 4:.1f}" '
+            f'height="{bar_h:.1f}" fill="#3b3b3b"/>'
+        )
+        parts.append(
+            f'<text x="{x + step / 2:.1f}" y="{y - 3:.1f}" font-size="11" '
+            f'text-anchor="middle">{value}</text>'
+        )
     # Ticks at the bin edges (0, 10, ... 100), as on a histogram's axis.
     for i in range(len(values) + 1):
         x = left + i * step
-        parts.append(f'<line x1="{x:.1f}" y1="{top + plot_h}" x2="{x:.1f}" '
-                     f'y2="{top + plot_h + 4}" stroke="#111"/>')
-        parts.append(f'<text x="{x:.1f}" y="{top + plot_h + 15}" font-size="10" '
-                     f'text-anchor="middle">{10 * i}</text>')
-    parts.append(f'<text x="{width / 2:.1f}" y="{height - 3}" font-size="10" '
-                 'text-anchor="middle">score, % of the maximum</text>')
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{top + plot_h}" x2="{x:.1f}" '
+            f'y2="{top + plot_h + 4}" stroke="#111"/>'
+        )
+        parts.append(
+            f'<text x="{x:.1f}" y="{top + plot_h + 15}" font-size="10" '
+            f'text-anchor="middle">{10 * i}</text>'
+        )
+    parts.append(
+        f'<text x="{width / 2:.1f}" y="{height - 3}" font-size="10" '
+        'text-anchor="middle">score, % of the maximum</text>'
+    )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _hbar_svg(labels: Sequence[str], values: Sequence[float], ident: str, title: str,
-              fmt: str = "{:g}") -> str:
+def _hbar_svg(
+    labels: Sequence[str], values: Sequence[float], ident: str, title: str, fmt: str = "{:g}"
+) -> str:
     row_h, label_w, width = 22, 330, 700
     height = row_h * max(len(values), 1) + 8
     plot_w = width - label_w - 70
     peak = max(values, default=0) or 1
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-             f'width="{width}" height="{height}" role="img" aria-labelledby="{ident}-t">'
-             f'<title id="{ident}-t">{_e(title)}</title>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-labelledby="{ident}-t">'
+        f'<title id="{ident}-t">{_e(title)}</title>'
+    ]
     for i, (name, value) in enumerate(zip(labels, values, strict=True)):
         y = 4 + i * row_h
         bar_w = plot_w * value / peak
         shown = name if len(name) <= 52 else name[:51] + "…"
-        parts.append(f'<text x="{label_w - 6}" y="{y + 15}" font-size="10.5" '
-                     f'text-anchor="end">{_e(shown)}</text>')
-        parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{bar_w:.1f}" height="{row_h - 6}" '
-                     'fill="#3b3b3b"/>')
-        parts.append(f'<text x="{label_w + bar_w + 5:.1f}" y="{y + 15}" font-size="11">'
-                     f'{_e(fmt.format(value))}</text>')
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 15}" font-size="10.5" '
+            f'text-anchor="end">{_e(shown)}</text>'
+        )
+        parts.append(
+            f'<rect x="{label_w}" y="{y + 3}" width="{bar_w:.1f}" height="{row_h - 6}" '
+            'fill="#3b3b3b"/>'
+        )
+        parts.append(
+            f'<text x="{label_w + bar_w + 5:.1f}" y="{y + 15}" font-size="11">'
+            f"{_e(fmt.format(value))}</text>"
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -327,18 +379,22 @@ def _hbar_svg(labels: Sequence[str], values: Sequence[float], ident: str, title:
 def _stats(hist: Histogram) -> str:
     if not hist.scores:
         return "no graded submission"
-    return (f"n = {len(hist.scores)}, mean {statistics.fmean(hist.scores):.1f}%, "
-            f"median {statistics.median(hist.scores):.1f}%, "
-            f"min {min(hist.scores):.1f}%, max {max(hist.scores):.1f}%")
+    return (
+        f"n = {len(hist.scores)}, mean {statistics.fmean(hist.scores):.1f}%, "
+        f"median {statistics.median(hist.scores):.1f}%, "
+        f"min {min(hist.scores):.1f}%, max {max(hist.scores):.1f}%"
+    )
 
 
 def _histogram_block(hist: Histogram, index: int) -> str:
     ident = f"hist-{index}"
     title = f"{hist.title}: score distribution"
-    return (f'<figure aria-describedby="{ident}-s histogram-table">'
-            f"<figcaption>{_e(title)}</figcaption>"
-            f"{_histogram_svg(hist.counts, ident, title)}"
-            f'<p id="{ident}-s" class="muted">{_e(_stats(hist))}</p></figure>')
+    return (
+        f'<figure aria-describedby="{ident}-s histogram-table">'
+        f"<figcaption>{_e(title)}</figcaption>"
+        f"{_histogram_svg(hist.counts, ident, title)}"
+        f'<p id="{ident}-s" class="muted">{_e(_stats(hist))}</p></figure>'
+    )
 
 
 def _histogram_table(histograms: Sequence[Histogram]) -> str:
@@ -346,14 +402,18 @@ def _histogram_table(histograms: Sequence[Histogram]) -> str:
     head = "".join(f'<th scope="col" class="n">{_e(h.title)}</th>' for h in histograms)
     body = "".join(
         f'<tr><th scope="row">{_e(label)}</th>'
-        + "".join(f'<td class="n">{h.counts[i]}</td>' for h in histograms) + "</tr>"
-        for i, label in enumerate(BIN_LABELS))
+        + "".join(f'<td class="n">{h.counts[i]}</td>' for h in histograms)
+        + "</tr>"
+        for i, label in enumerate(BIN_LABELS)
+    )
     total = "".join(f'<td class="n">{h.total}</td>' for h in histograms)
-    return ('<table id="histogram-table"><caption>Score distribution: submissions per '
-            'score range (the histograms above, as a table)</caption>'
-            f'<thead><tr><th scope="col">score range (%)</th>{head}</tr></thead>'
-            f'<tbody>{body}</tbody><tfoot><tr><th scope="row">graded submissions</th>'
-            f'{total}</tr></tfoot></table>')
+    return (
+        '<table id="histogram-table"><caption>Score distribution: submissions per '
+        "score range (the histograms above, as a table)</caption>"
+        f'<thead><tr><th scope="col">score range (%)</th>{head}</tr></thead>'
+        f'<tbody>{body}</tbody><tfoot><tr><th scope="row">graded submissions</th>'
+        f"{total}</tr></tfoot></table>"
+    )
 
 
 def _category_block(summary: ClassSummary) -> str:
@@ -366,60 +426,76 @@ def _category_block(summary: ClassSummary) -> str:
     values = [float(c.submissions_failed) for c in top]
     rows = "".join(
         f'<tr><td class="nw">{_e(TODO_OF.get(c.section, c.section))}</td>'
-        f'<td{lang_attr}>{_e(c.category)}'
+        f"<td{lang_attr}>{_e(c.category)}"
         f'</td><td class="n">{c.submissions_failed}</td><td class="n">'
         f'{c.submissions_attempted}</td><td class="n">'
-        f'{100 * c.submissions_failed / max(c.submissions_attempted, 1):.0f}%</td>'
+        f"{100 * c.submissions_failed / max(c.submissions_attempted, 1):.0f}%</td>"
         f'<td class="n">{c.cases_failed} / {c.cases}</td></tr>'
-        for c in summary.categories)
-    title = (f"The {len(top)} hidden categories most often failed "
-             "(submissions failing at least one case)")
-    return (f'<figure><figcaption>{_e(title)}</figcaption>'
-            f'{_hbar_svg(labels, values, "cat", title, "{:.0f}")}</figure>'
-            '<table id="categories-table"><caption>Every hidden category failed at least '
-            'once, most often failed first</caption>'
-            '<thead><tr><th scope="col">TODO</th><th scope="col">category</th>'
-            '<th scope="col" class="n">submissions failing</th>'
-            '<th scope="col" class="n">submissions attempting</th>'
-            '<th scope="col" class="n">share failing</th>'
-            '<th scope="col" class="n">failed cases / cases</th></tr></thead>'
-            f'<tbody>{rows}</tbody></table>'
-            '<p class="muted">Counted over submissions that loaded, in the TODOs they '
-            'attempted (a TODO still raising NotImplementedError is left out), over the cases '
-            'that ran to an answer (timeouts are listed in the next section).</p>')
+        for c in summary.categories
+    )
+    title = (
+        f"The {len(top)} hidden categories most often failed "
+        "(submissions failing at least one case)"
+    )
+    return (
+        f"<figure><figcaption>{_e(title)}</figcaption>"
+        f"{_hbar_svg(labels, values, 'cat', title, '{:.0f}')}</figure>"
+        '<table id="categories-table"><caption>Every hidden category failed at least '
+        "once, most often failed first</caption>"
+        '<thead><tr><th scope="col">TODO</th><th scope="col">category</th>'
+        '<th scope="col" class="n">submissions failing</th>'
+        '<th scope="col" class="n">submissions attempting</th>'
+        '<th scope="col" class="n">share failing</th>'
+        '<th scope="col" class="n">failed cases / cases</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+        '<p class="muted">Counted over submissions that loaded, in the TODOs they '
+        "attempted (a TODO still raising NotImplementedError is left out), over the cases "
+        "that ran to an answer (timeouts are listed in the next section).</p>"
+    )
 
 
 def _problems_block(summary: ClassSummary) -> str:
     if not summary.problems:
         return "<p>Every submission loaded and none timed out.</p>"
-    rows = "".join(f"<tr><td>{_e(p.submission)}</td><td>{_e(p.kind)}</td>"
-                   f"<td>{_e(p.detail)}</td></tr>" for p in summary.problems)
-    return ('<table id="problems-table"><caption>Submissions that did not load, could not be '
-            'graded, or timed out</caption><thead><tr><th scope="col">submission</th>'
-            '<th scope="col">problem</th><th scope="col">detail</th></tr></thead>'
-            f"<tbody>{rows}</tbody></table>")
+    rows = "".join(
+        f"<tr><td>{_e(p.submission)}</td><td>{_e(p.kind)}</td><td>{_e(p.detail)}</td></tr>"
+        for p in summary.problems
+    )
+    return (
+        '<table id="problems-table"><caption>Submissions that did not load, could not be '
+        'graded, or timed out</caption><thead><tr><th scope="col">submission</th>'
+        '<th scope="col">problem</th><th scope="col">detail</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
+    )
 
 
 def _slowest_block(summary: ClassSummary) -> str:
     if not summary.slowest:
         return "<p>No timing recorded.</p>"
     title = f"The {len(summary.slowest)} slowest submissions (seconds to grade)"
-    rows = "".join(f'<tr><td>{_e(name)}</td><td class="n">{seconds:.2f}</td>'
-                   f'<td class="n">{_e(score)}</td></tr>'
-                   for name, seconds, score in summary.slowest)
-    chart = _hbar_svg([s[0] for s in summary.slowest], [s[1] for s in summary.slowest],
-                      "slow", title, "{:.2f} s")
-    return (f"<figure><figcaption>{_e(title)}</figcaption>{chart}</figure>"
-            '<table id="slowest-table"><caption>Slowest submissions</caption><thead><tr>'
-            '<th scope="col">submission</th><th scope="col" class="n">seconds</th>'
-            f'<th scope="col" class="n">score</th></tr></thead><tbody>{rows}</tbody></table>')
+    rows = "".join(
+        f'<tr><td>{_e(name)}</td><td class="n">{seconds:.2f}</td>'
+        f'<td class="n">{_e(score)}</td></tr>'
+        for name, seconds, score in summary.slowest
+    )
+    chart = _hbar_svg(
+        [s[0] for s in summary.slowest], [s[1] for s in summary.slowest], "slow", title, "{:.2f} s"
+    )
+    return (
+        f"<figure><figcaption>{_e(title)}</figcaption>{chart}</figure>"
+        '<table id="slowest-table"><caption>Slowest submissions</caption><thead><tr>'
+        '<th scope="col">submission</th><th scope="col" class="n">seconds</th>'
+        f'<th scope="col" class="n">score</th></tr></thead><tbody>{rows}</tbody></table>'
+    )
 
 
 def render_html(summary: ClassSummary) -> str:
     """The page: inline CSS and SVG only, no script, no external reference."""
     hashes = "".join(f"<code>{_e(h)}</code><br>" for h in summary.battery_sha256) or "—"
-    kinds = {kind: sum(p.kind == kind for p in summary.problems)
-             for kind in ("could not be graded", "did not load", "timed out")}
+    kinds = {
+        kind: sum(p.kind == kind for p in summary.problems)
+        for kind in ("could not be graded", "did not load", "timed out")
+    }
     histograms = "".join(_histogram_block(h, i) for i, h in enumerate(summary.histograms))
     notes = "".join(f'<p class="note">{_e(n)}</p>' for n in summary.notes)
     seed = "—" if summary.seed is None else str(summary.seed)

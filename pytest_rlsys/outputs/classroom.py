@@ -78,24 +78,32 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
     scores = exact_running_scores([c.cents for c in report.cases])
     tests: list[dict[str, Any]] = []
     for case, score in zip(report.cases, scores, strict=True):
-        tests.append({
-            "name": title(case, options.lang),
-            "status": _STATUS.get(case.status, "error"),
-            "score": score,
-            "message": clip(clean(case.message), MAX_TEXT),
-            "test_code": clip(clean(case.claim or case.call), MAX_TEXT),
-            "filename": "", "line_no": 0,
-            "execution_time": f"{seconds(case.seconds):.3f}s",
-        })
+        tests.append(
+            {
+                "name": title(case, options.lang),
+                "status": _STATUS.get(case.status, "error"),
+                "score": score,
+                "message": clip(clean(case.message), MAX_TEXT),
+                "test_code": clip(clean(case.claim or case.call), MAX_TEXT),
+                "filename": "",
+                "line_no": 0,
+                "execution_time": f"{seconds(case.seconds):.3f}s",
+            }
+        )
     if report.load_error is not None:
         status = "error"
     elif all(c.status == "passed" for c in report.cases):
         status = "pass"
     else:
         status = "fail"
-    return dump_json({"version": 1, "status": status,
-                      "max_score": sum(c.max_cents for c in report.cases) / 100,
-                      "tests": tests})
+    return dump_json(
+        {
+            "version": 1,
+            "status": status,
+            "max_score": sum(c.max_cents for c in report.cases) / 100,
+            "tests": tests,
+        }
+    )
 
 
 def step_output(report: ScoreReport, options: RenderOptions | None = None) -> str:

@@ -32,17 +32,27 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
     lang = options.lang
     tests: list[dict[str, Any]] = []
     for number, case in numbered(report.cases):
-        tests.append({
-            "name": title(case, lang), "name_format": "text", "number": number,
-            "score": case.cents / 100, "max_score": case.max_cents / 100,
-            "status": "passed" if case.status == "passed" else "failed",
-            "output": (clip(clean(reports.failure_text(case, lang)), MAX_TEST_OUTPUT)
-                       if case.status != "passed" else ""),
-            "output_format": "text",
-            "tags": [case.section, case.visibility, case.status],
-            "visibility": options.hidden_visibility if case.visibility == "hidden" else "visible",
-            "extra_data": {"id": clean(case.id, newlines=False)},
-        })
+        tests.append(
+            {
+                "name": title(case, lang),
+                "name_format": "text",
+                "number": number,
+                "score": case.cents / 100,
+                "max_score": case.max_cents / 100,
+                "status": "passed" if case.status == "passed" else "failed",
+                "output": (
+                    clip(clean(reports.failure_text(case, lang)), MAX_TEST_OUTPUT)
+                    if case.status != "passed"
+                    else ""
+                ),
+                "output_format": "text",
+                "tags": [case.section, case.visibility, case.status],
+                "visibility": options.hidden_visibility
+                if case.visibility == "hidden"
+                else "visible",
+                "extra_data": {"id": clean(case.id, newlines=False)},
+            }
+        )
     table = "\n".join(clean(line) for line in reports.terminal_lines(report, lang))
     if report.load_error is not None:
         table = clean(report.load_error) + "\n\n" + table

@@ -38,8 +38,13 @@ def _attr(text: object) -> str:
 
 def _case(suite: ET.Element, case: CaseResult, options: RenderOptions) -> None:
     section, _, name = case.id.partition(".")
-    element = ET.SubElement(suite, "testcase", classname=_attr(f"rlsys.{section}"),
-                            name=_attr(name or case.id), time=f"{seconds(case.seconds):.3f}")
+    element = ET.SubElement(
+        suite,
+        "testcase",
+        classname=_attr(f"rlsys.{section}"),
+        name=_attr(name or case.id),
+        time=f"{seconds(case.seconds):.3f}",
+    )
     legacy = options.junit_family == "xunit1"
     if legacy:
         props = ET.SubElement(element, "properties")
@@ -59,22 +64,37 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
     errors = sum(c.status in ("error", "timeout") for c in report.cases)
     skipped = sum(c.status == "not_run" for c in report.cases)
     root = ET.Element("testsuites", name="rlsys")
-    suite = ET.SubElement(root, "testsuite", name="rlsys", tests=str(len(report.cases)),
-                          failures=str(failures), errors=str(errors), skipped=str(skipped),
-                          time=f"{seconds(report.elapsed_s):.3f}")
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name="rlsys",
+        tests=str(len(report.cases)),
+        failures=str(failures),
+        errors=str(errors),
+        skipped=str(skipped),
+        time=f"{seconds(report.elapsed_s):.3f}",
+    )
     props = ET.SubElement(suite, "properties")
     earned = sum(c.cents for c in report.cases)
     total = sum(c.max_cents for c in report.cases)
-    for name, value in (("score", _num(earned)), ("max_score", _num(total)),
-                        ("seed", str(report.seed)), ("junit_family", options.junit_family),
-                        ("battery_sha256", str(report.battery_sha256)),
-                        ("submission_sha256", str(report.submission_sha256))):
+    for name, value in (
+        ("score", _num(earned)),
+        ("max_score", _num(total)),
+        ("seed", str(report.seed)),
+        ("junit_family", options.junit_family),
+        ("battery_sha256", str(report.battery_sha256)),
+        ("submission_sha256", str(report.submission_sha256)),
+    ):
         ET.SubElement(props, "property", name=name, value=_attr(value))
     if report.load_error is not None:
         ET.SubElement(props, "property", name="load_error", value=_attr(report.load_error))
     for case in report.cases:
-        ET.SubElement(props, "property", name=_attr(f"points:{case.id}"),
-                      value=f"{_num(case.cents)}/{_num(case.max_cents)}")
+        ET.SubElement(
+            props,
+            "property",
+            name=_attr(f"points:{case.id}"),
+            value=f"{_num(case.cents)}/{_num(case.max_cents)}",
+        )
     for case in report.cases:
         _case(suite, case, options)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
@@ -87,5 +107,5 @@ def points_from_suite(suite: ET.Element) -> dict[str, tuple[float, float]]:
         name, value = prop.get("name", ""), prop.get("value", "")
         if name.startswith("points:") and "/" in value:
             earned, _, most = value.partition("/")
-            out[name[len("points:"):]] = (float(earned), float(most))
+            out[name[len("points:") :]] = (float(earned), float(most))
     return out

@@ -28,19 +28,28 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
     earned = sum(case.cents for case in report.cases)
     total = sum(case.max_cents for case in report.cases)
     tests: list[dict[str, Any]] = [
-        {"name": title(case, lang), "description": clean(case.id, newlines=False),
-         "points": case.cents / 100, "max_points": case.max_cents / 100,
-         "message": clip(clean(case.message), MAX_TEXT) if case.status != "passed" else "",
-         "output": (clip(clean(reports.failure_text(case, lang)), MAX_TEXT)
-                    if case.status != "passed" else "")}
+        {
+            "name": title(case, lang),
+            "description": clean(case.id, newlines=False),
+            "points": case.cents / 100,
+            "max_points": case.max_cents / 100,
+            "message": clip(clean(case.message), MAX_TEXT) if case.status != "passed" else "",
+            "output": (
+                clip(clean(reports.failure_text(case, lang)), MAX_TEXT)
+                if case.status != "passed"
+                else ""
+            ),
+        }
         for case in report.cases
     ]
     doc: dict[str, Any] = {
         "gradable": report.load_error is None,
         "score": min(1.0, max(0.0, earned / total)) if total else 0.0,
-        "points": earned / 100, "max_points": total / 100,
-        "message": clip("\n".join(clean(line)
-                                  for line in reports.terminal_lines(report, lang)), 20 * MAX_TEXT),
+        "points": earned / 100,
+        "max_points": total / 100,
+        "message": clip(
+            "\n".join(clean(line) for line in reports.terminal_lines(report, lang)), 20 * MAX_TEXT
+        ),
         "tests": tests,
     }
     if report.load_error is not None:

@@ -22,8 +22,16 @@ from pytest_rlsys.grading.scoring import (
 )
 
 __all__ = [
-    "JUNIT_FAMILIES", "OUTPUTS", "JunitFamily", "Output", "RenderOptions", "Renderer",
-    "parse_hidden_visibility", "parse_junit_family", "render", "renderer",
+    "JUNIT_FAMILIES",
+    "OUTPUTS",
+    "JunitFamily",
+    "Output",
+    "RenderOptions",
+    "Renderer",
+    "parse_hidden_visibility",
+    "parse_junit_family",
+    "render",
+    "renderer",
 ]
 
 # xunit2: valid against pytest's junit-10.xsd (what pytest writes by default);
@@ -49,28 +57,42 @@ Renderer = Callable[[ScoreReport, RenderOptions], str]
 class Output:
     kind: OutputKind
     help: str
-    consumer: str     # who reads the file, and where its rules are written
-    module: str       # pytest_rlsys.outputs.<module>.render(report, options) -> str
+    consumer: str  # who reads the file, and where its rules are written
+    module: str  # pytest_rlsys.outputs.<module>.render(report, options) -> str
 
 
 OUTPUTS: dict[OutputKind, Output] = {
     "report": Output(
-        "report", "Write the score report JSON (schema rlsys-score/1) to this path.",
-        "schemas/rlsys-score.v1.json", "scorejson"),
+        "report",
+        "Write the score report JSON (schema rlsys-score/1) to this path.",
+        "schemas/rlsys-score.v1.json",
+        "scorejson",
+    ),
     "gradescope": Output(
-        "gradescope", "Also write a Gradescope results.json to this path.",
-        "https://gradescope-autograders.readthedocs.io/en/latest/specs/", "gradescope"),
+        "gradescope",
+        "Also write a Gradescope results.json to this path.",
+        "https://gradescope-autograders.readthedocs.io/en/latest/specs/",
+        "gradescope",
+    ),
     "prairielearn": Output(
-        "prairielearn", "Also write a PrairieLearn external-grader results.json to this path.",
+        "prairielearn",
+        "Also write a PrairieLearn external-grader results.json to this path.",
         "https://prairielearn.readthedocs.io/en/latest/externalGrading/#grading-results",
-        "prairielearn"),
+        "prairielearn",
+    ),
     "junit": Output(
-        "junit", "Also write JUnit XML (points as suite properties) to this path.",
-        "pytest's testing/example_scripts/junit-10.xsd", "junit"),
+        "junit",
+        "Also write JUnit XML (points as suite properties) to this path.",
+        "pytest's testing/example_scripts/junit-10.xsd",
+        "junit",
+    ),
     "classroom": Output(
-        "classroom", "Also write the GitHub Classroom runner result JSON (the payload that "
+        "classroom",
+        "Also write the GitHub Classroom runner result JSON (the payload that "
         "autograding-grading-reporter decodes from a step output, before base64) to this path.",
-        "https://github.com/education/autograding-grading-reporter", "classroom"),
+        "https://github.com/education/autograding-grading-reporter",
+        "classroom",
+    ),
 }
 assert tuple(OUTPUTS) == OUTPUT_KINDS  # one entry per declared kind, in the same order
 

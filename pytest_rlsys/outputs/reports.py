@@ -15,33 +15,67 @@ from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean
 
-__all__ = ["LABELS", "RenderOptions", "classroom_points_line", "display_width",
-           "failure_text", "render", "table_lines", "terminal_lines", "terminal_summary",
-           "write_atomic"]
+__all__ = [
+    "LABELS",
+    "RenderOptions",
+    "classroom_points_line",
+    "display_width",
+    "failure_text",
+    "render",
+    "table_lines",
+    "terminal_lines",
+    "terminal_summary",
+    "write_atomic",
+]
 
 LABELS = {
-    "en": {"title": "rlsys score", "section": "section", "score": "score", "cases": "cases",
-           "total": "total", "points": "points", "input": "input", "claim": "chapter check",
-           "expected": "expected", "got": "got", "ungraded": "{p:g} points not graded: "
-           "{n} cases did not run (deselected, stopped early or out of time); they count as 0",
-           "hidden_failed": "hidden cases failed (category only): {n}",
-           "not_run": "not run", "visible_failed": "failed visible cases (the chapter's "
-           "checks): {n}", "same_failure": "{n} cases ({where}) failed the same way:",
-           "not_implemented": "{todo}: not implemented yet ({n} cases score 0)",
-           "note": "note", "more": "(-v shows every detail)",
-           "output": "output of the submission (captured, first {n} characters)",
-           "result_error": "result file", "result_note": "result file note"},
-    "zh": {"title": "rlsys 得分", "section": "部分", "score": "得分", "cases": "通过用例",
-           "total": "总分", "points": "分", "input": "输入", "claim": "章节断言",
-           "expected": "期望", "got": "实际", "ungraded": "{p:g} 分未评：{n} 个用例未运行"
-           "（被取消选择、提前停止或超出时间），按 0 分计",
-           "hidden_failed": "未通过的隐藏用例（只显示类别）：{n} 个",
-           "not_run": "未运行", "visible_failed": "未通过的公开用例（章节断言）：{n} 个",
-           "same_failure": "{n} 个用例（{where}）以同样方式失败：",
-           "not_implemented": "{todo}：尚未实现（{n} 个用例计 0 分）",
-           "note": "说明", "more": "（-v 显示全部细节）",
-           "output": "提交文件的输出（已捕获，前 {n} 个字符）",
-           "result_error": "结果文件", "result_note": "结果文件说明"},
+    "en": {
+        "title": "rlsys score",
+        "section": "section",
+        "score": "score",
+        "cases": "cases",
+        "total": "total",
+        "points": "points",
+        "input": "input",
+        "claim": "chapter check",
+        "expected": "expected",
+        "got": "got",
+        "ungraded": "{p:g} points not graded: "
+        "{n} cases did not run (deselected, stopped early or out of time); they count as 0",
+        "hidden_failed": "hidden cases failed (category only): {n}",
+        "not_run": "not run",
+        "visible_failed": "failed visible cases (the chapter's checks): {n}",
+        "same_failure": "{n} cases ({where}) failed the same way:",
+        "not_implemented": "{todo}: not implemented yet ({n} cases score 0)",
+        "note": "note",
+        "more": "(-v shows every detail)",
+        "output": "output of the submission (captured, first {n} characters)",
+        "result_error": "result file",
+        "result_note": "result file note",
+    },
+    "zh": {
+        "title": "rlsys 得分",
+        "section": "部分",
+        "score": "得分",
+        "cases": "通过用例",
+        "total": "总分",
+        "points": "分",
+        "input": "输入",
+        "claim": "章节断言",
+        "expected": "期望",
+        "got": "实际",
+        "ungraded": "{p:g} 分未评：{n} 个用例未运行（被取消选择、提前停止或超出时间），按 0 分计",
+        "hidden_failed": "未通过的隐藏用例（只显示类别）：{n} 个",
+        "not_run": "未运行",
+        "visible_failed": "未通过的公开用例（章节断言）：{n} 个",
+        "same_failure": "{n} 个用例（{where}）以同样方式失败：",
+        "not_implemented": "{todo}：尚未实现（{n} 个用例计 0 分）",
+        "note": "说明",
+        "more": "（-v 显示全部细节）",
+        "output": "提交文件的输出（已捕获，前 {n} 个字符）",
+        "result_error": "结果文件",
+        "result_note": "结果文件说明",
+    },
 }
 # Default terminal output fits an 80-column log, so that no line the submission's text
 # is part of can wrap and put that text at the start of a line; -v shows everything.
@@ -93,7 +127,7 @@ def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
                 cut = line.rfind(" ")
                 if cut > len(indent):
                     lines.append(line[:cut])
-                    line = indent + line[cut + 1:]
+                    line = indent + line[cut + 1 :]
                 else:
                     lines.append(line)
                     line = indent
@@ -109,14 +143,22 @@ def table_lines(report: ScoreReport, lang: str = "en") -> list[str]:
     rows = [(text["section"], text["score"], text["cases"], "")]
     for name, s in sections.items():
         status = NOT_IMPLEMENTED.get(lang) if s["not_implemented"] == s["cases"] else ""
-        rows.append((section_label(name, lang), f"{_fmt(s['score'])} / {_fmt(s['max_score'])}",
-                     f"{s['passed']}/{s['cases']}", status))
+        rows.append(
+            (
+                section_label(name, lang),
+                f"{_fmt(s['score'])} / {_fmt(s['max_score'])}",
+                f"{s['passed']}/{s['cases']}",
+                status,
+            )
+        )
     rows.append((text["total"], f"{_fmt(report.score)} / {_fmt(report.max_score)}", "", ""))
     widths = [max(display_width(row[i]) for row in rows) for i in range(3)]
     lines = []
     for label, score, cases, status in rows:
-        line = (f"{pad(label, max(widths[0], 12))} {pad(score, max(widths[1], 15), True)} "
-                f"{pad(cases, max(widths[2], 10), True)}")
+        line = (
+            f"{pad(label, max(widths[0], 12))} {pad(score, max(widths[1], 15), True)} "
+            f"{pad(cases, max(widths[2], 10), True)}"
+        )
         lines.append((line + ("  " + status if status else "")).rstrip())
     return lines
 
@@ -125,12 +167,19 @@ def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, 
     """One line per hidden failure kind: crashes by message, the rest by category."""
     seen: dict[str, int] = {}
     for case in report.cases:
-        if (case.visibility != "hidden" or case.status in ("passed", "not_run")
-                or case.not_implemented or case.id in skip):
+        if (
+            case.visibility != "hidden"
+            or case.status in ("passed", "not_run")
+            or case.not_implemented
+            or case.id in skip
+        ):
             continue
         todo = section_label(case.section, lang)
-        key = (f"{todo}: {case.message}" if case.status in ("error", "timeout")
-               else f"{todo}: {case.category} ({case.message})")
+        key = (
+            f"{todo}: {case.message}"
+            if case.status in ("error", "timeout")
+            else f"{todo}: {case.category} ({case.message})"
+        )
         seen[key] = seen.get(key, 0) + 1
     return seen
 
@@ -171,8 +220,7 @@ def failure_text(case: CaseResult, lang: str = "en", verbose: bool = True) -> st
     return "\n".join(lines if verbose else [clip(line) for line in lines])
 
 
-def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = False
-                     ) -> list[str]:
+def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = False) -> list[str]:
     """The learner's summary: the table, each failed visible case once, one line per kind of
     hidden failure, a failure shared by many cases (a load error, a crash) once."""
     text = _labels(lang)
@@ -201,8 +249,7 @@ def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = Fals
             done.add(case.id)
     for section, count in not_impl.items():
         if sections[section]["not_implemented"] != sections[section]["cases"]:
-            lines.append(text["not_implemented"].format(todo=section_label(section, lang),
-                                                        n=count))
+            lines.append(text["not_implemented"].format(todo=section_label(section, lang), n=count))
     visible = [c for c in failed if c.visibility == "visible" and c.id not in done]
     if visible:
         lines.append(text["visible_failed"].format(n=len(visible)))
@@ -225,8 +272,9 @@ def classroom_points_line(report: ScoreReport) -> str:
     return points_line(report)
 
 
-def render(kind: str, report: ScoreReport, lang: str = "en",
-           options: RenderOptions | None = None) -> str:
+def render(
+    kind: str, report: ScoreReport, lang: str = "en", options: RenderOptions | None = None
+) -> str:
     """The text of output ``kind`` (report, gradescope, prairielearn, junit, classroom);
     the renderer comes from the output table (pytest_rlsys.outputs.registry.OUTPUTS)."""
     return registry.render(kind, report, options or RenderOptions(lang=lang))

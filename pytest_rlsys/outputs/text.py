@@ -20,18 +20,19 @@ import math
 import re
 from typing import Any
 
-__all__ = ["clean", "clean_tree", "clip", "dump_json", "is_clean", "js_number",
-           "seconds"]
+__all__ = ["clean", "clean_tree", "clip", "dump_json", "is_clean", "js_number", "seconds"]
 
 # Blocks in which every code point is printable (checked by tests/test_interop.py):
 # printable ASCII, Latin-1 without NBSP and the soft hyphen, Greek and Cyrillic,
 # punctuation without U+2028-202F and U+205F+, arrows, maths, box drawing, CJK symbols
 # without the ideographic space, kana, CJK ideographs, Hangul, full-width forms.  Anything
 # else is a candidate and the callback decides, so common text takes the fast path.
-SAFE_BLOCKS = ("\t\x20-\x7e\xa1-\xac\xae-\xff\u0370-\u0377\u037a-\u037f\u0384-\u038a"
-               "\u038c\u038e-\u03a1\u03a3-\u04ff\u2010-\u2027\u2030-\u205e\u2190-\u23ff"
-               "\u2500-\u27bf\u3001-\u303f\u3041-\u3096\u3099-\u30ff\u4e00-\u9fff"
-               "\uac00-\ud7a3\uff01-\uffbe")
+SAFE_BLOCKS = (
+    "\t\x20-\x7e\xa1-\xac\xae-\xff\u0370-\u0377\u037a-\u037f\u0384-\u038a"
+    "\u038c\u038e-\u03a1\u03a3-\u04ff\u2010-\u2027\u2030-\u205e\u2190-\u23ff"
+    "\u2500-\u27bf\u3001-\u303f\u3041-\u3096\u3099-\u30ff\u4e00-\u9fff"
+    "\uac00-\ud7a3\uff01-\uffbe"
+)
 _CANDIDATE = re.compile(f"[^\n{SAFE_BLOCKS}]")
 _CANDIDATE_ONE_LINE = re.compile(f"[^{SAFE_BLOCKS}]")
 

@@ -29,8 +29,13 @@ session_key: pytest.StashKey[GradingSession] = pytest.StashKey()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("rlsys", "rlsys grading harness")
     for option in settings.for_pytest():  # the one table: pytest_rlsys/settings.py
-        group.addoption(option.pytest_flag, dest=f"rlsys_{option.name}",
-                        metavar=option.metavar, default=None, help=option.help)
+        group.addoption(
+            option.pytest_flag,
+            dest=f"rlsys_{option.name}",
+            metavar=option.metavar,
+            default=None,
+            help=option.help,
+        )
         if option.ini_key:
             parser.addini(option.ini_key, option.help, type="string", default="")
 
@@ -53,33 +58,47 @@ def pytest_configure(config: pytest.Config) -> None:
                 "conftest.py or a module on the path); nothing there may take part in "
                 "grading. Grade with `rlsys grade FILE`, which ignores every folder's pytest "
                 "configuration, or keep the submission outside the folder tree of any "
-                "pytest configuration.")
-            GradingSession.refuse(config.invocation_params.dir / submission, message, {
-                option.name: config.invocation_params.dir / value
-                for option in settings.for_pytest()
-                if option.output and (value := config.getoption(f"rlsys_{option.name}"))})
+                "pytest configuration."
+            )
+            GradingSession.refuse(
+                config.invocation_params.dir / submission,
+                message,
+                {
+                    option.name: config.invocation_params.dir / value
+                    for option in settings.for_pytest()
+                    if option.output and (value := config.getoption(f"rlsys_{option.name}"))
+                },
+            )
             raise pytest.UsageError(message)
 
     values: dict[str, Any] = {}
     try:
         for option in settings.for_pytest():
             if option.ini_key:
-                values[option.name] = resolve(option.name,
-                                              config.getoption(f"rlsys_{option.name}"),
-                                              config.getini(option.ini_key))
+                values[option.name] = resolve(
+                    option.name,
+                    config.getoption(f"rlsys_{option.name}"),
+                    config.getini(option.ini_key),
+                )
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
     rubric = values.get("rubric")
     base = config.invocation_params.dir
-    outputs = {option.name: base / value for option in settings.for_pytest()
-               if option.output and (value := config.getoption(f"rlsys_{option.name}"))}
+    outputs = {
+        option.name: base / value
+        for option in settings.for_pytest()
+        if option.output and (value := config.getoption(f"rlsys_{option.name}"))
+    }
     try:
         grading = GradingSession.create(
             submission=base / submission if submission else None,
             result=base / result if result else None,
             rubric=base / rubric if rubric else None,
-            seed=values["seed"], lang=values["lang"], limits=limits_from(values),
-            outputs=outputs, junit_family=values["junit_family"] or "xunit2",
+            seed=values["seed"],
+            lang=values["lang"],
+            limits=limits_from(values),
+            outputs=outputs,
+            junit_family=values["junit_family"] or "xunit2",
             hidden_visibility=values["hidden_visibility"] or "visible",
         )
     except ValueError as exc:  # bad paths and rubric files: a usage error, no traceback
@@ -107,8 +126,7 @@ def _configures_pytest(inipath: Path) -> bool:
             return bool(table)
         parser = configparser.ConfigParser(interpolation=None)
         parser.read(inipath, encoding="utf-8")
-        return any(parser.has_section(s) and parser.items(s)
-                   for s in ("pytest", "tool:pytest"))
+        return any(parser.has_section(s) and parser.items(s) for s in ("pytest", "tool:pytest"))
     except (OSError, ValueError, configparser.Error):
         return True
 
@@ -160,8 +178,11 @@ class BatteryFile(pytest.File):
         grading = self.config.stash[session_key]
         # pytest-timeout as a backstop against a harness hang; the per-call limits that
         # grade a submission are enforced by the engine, far below this.
-        backstop = (pytest.mark.timeout(grading.backstop_seconds(), method="thread")
-                    if self.config.pluginmanager.hasplugin("timeout") else None)
+        backstop = (
+            pytest.mark.timeout(grading.backstop_seconds(), method="thread")
+            if self.config.pluginmanager.hasplugin("timeout")
+            else None
+        )
         for case_id, max_points in grading.case_points():
             item = CaseItem.from_parent(self, name=case_id)
             item.user_properties.append(("rlsys_max_points", max_points))
@@ -176,16 +197,17 @@ class CaseItem(pytest.Item):
         if text is not None:
             raise CaseFailed(text)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
             return str(excinfo.value)
         grading = self.config.stash.get(session_key, None)
         if grading is None or grading.is_hidden(self.name):
             # A harness fault on a hidden case: its traceback (and, with -l, its locals)
             # would show the hidden inputs, so only the exception's type is shown.
-            return (f"internal grader error ({type(excinfo.value).__name__}) on a hidden "
-                    "case; it scores 0")
+            return (
+                f"internal grader error ({type(excinfo.value).__name__}) on a hidden "
+                "case; it scores 0"
+            )
         return super().repr_failure(excinfo)  # a harness bug: show it in full
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

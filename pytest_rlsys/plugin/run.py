@@ -33,7 +33,7 @@ class ResultSection:
 
 
 def grade_result(path: Path, rubric: Rubric) -> ResultSection:
-    from pytest_rlsys.resultfile.grading import _not_gradable, grade_document
+    from pytest_rlsys.resultfile.grading import grade_document, not_gradable
     from pytest_rlsys.resultfile.loading import load_result_file
 
     # Read once: the digest and the grade come from the same bytes, and the
@@ -42,17 +42,29 @@ def grade_result(path: Path, rubric: Rubric) -> ResultSection:
     if loaded.ok and loaded.doc is not None:
         grade = grade_document(loaded.doc, path=loaded.path, points_per_check=rubric.per_check)
     else:
-        grade = _not_gradable(loaded, float(rubric.per_check))
+        grade = not_gradable(loaded, float(rubric.per_check))
     cases = [
-        CaseResult(id=c.id, section="gpu_result", visibility="visible",
-                   max_cents=round(c.max_score * 100),
-                   status="passed" if c.status == "passed" else
-                   "failed" if c.status == "failed" else "error",
-                   message=c.message, category=c.id.split(".", 1)[-1])
+        CaseResult(
+            id=c.id,
+            section="gpu_result",
+            visibility="visible",
+            max_cents=round(c.max_score * 100),
+            status="passed"
+            if c.status == "passed"
+            else "failed"
+            if c.status == "failed"
+            else "error",
+            message=c.message,
+            category=c.id.split(".", 1)[-1],
+        )
         for c in grade.cases
     ]
-    summary = {"path": str(path), "gradable": grade.gradable, "errors": list(grade.errors),
-               "notes": list(grade.notes)}
+    summary = {
+        "path": str(path),
+        "gradable": grade.gradable,
+        "errors": list(grade.errors),
+        "notes": list(grade.notes),
+    }
     return ResultSection(cases, summary, loaded.sha256)
 
 
@@ -63,8 +75,9 @@ def _check_output(flag: str, path: Path) -> None:
         raise ValueError(f"--rlsys-{flag}: folder {path.parent} does not exist")
 
 
-def write_outputs(outputs: dict[str, Path], report: ScoreReport,
-                  options: reports.RenderOptions) -> list[str]:
+def write_outputs(
+    outputs: dict[str, Path], report: ScoreReport, options: reports.RenderOptions
+) -> list[str]:
     """Write every requested output; the problems, one line each (never raises)."""
     errors: list[str] = []
     for name, path in outputs.items():
@@ -92,15 +105,26 @@ class GradingSession:
     def refuse(submission: Path, message: str, outputs: dict[str, Path]) -> None:
         """A run that must not grade: the platform files still get score 0 and the reason
         (only where their folders exist; nothing else is checked or created)."""
-        usable = {name: path for name, path in outputs.items()
-                  if path.parent.is_dir() and not path.is_dir()}
+        usable = {
+            name: path
+            for name, path in outputs.items()
+            if path.parent.is_dir() and not path.is_dir()
+        }
         write_outputs(usable, zero_report(submission, message), reports.RenderOptions())
 
     @classmethod
-    def create(cls, submission: Path | None, result: Path | None, rubric: Path | None,
-               seed: int | None, lang: str | None, limits: Limits,
-               outputs: dict[str, Path], junit_family: JunitFamily = "xunit2",
-               hidden_visibility: PlatformVisibility = "visible") -> GradingSession:
+    def create(
+        cls,
+        submission: Path | None,
+        result: Path | None,
+        rubric: Path | None,
+        seed: int | None,
+        lang: str | None,
+        limits: Limits,
+        outputs: dict[str, Path],
+        junit_family: JunitFamily = "xunit2",
+        hidden_visibility: PlatformVisibility = "visible",
+    ) -> GradingSession:
         for flag, path in outputs.items():
             _check_output(flag, path)
         try:
@@ -116,8 +140,9 @@ class GradingSession:
             except SubmissionPathError as exc:
                 # Nothing to grade, but the platform still gets a grade of 0 and the reason.
                 message = f"--rlsys-submission: {exc}"
-                write_outputs(outputs, zero_report(submission, message, seed, rubric_obj,
-                                                   lang), options)
+                write_outputs(
+                    outputs, zero_report(submission, message, seed, rubric_obj, lang), options
+                )
                 raise ValueError(message) from None
         section = None
         if result is not None:
@@ -172,8 +197,14 @@ class GradingSession:
         if self.grader is not None:
             report = self.grader.report()
         else:
-            report = ScoreReport(cases=[], seed=None, submission=None, submission_sha256=None,
-                                 battery_sha256=None, lang=self.lang)
+            report = ScoreReport(
+                cases=[],
+                seed=None,
+                submission=None,
+                submission_sha256=None,
+                battery_sha256=None,
+                lang=self.lang,
+            )
         if self.result is not None:
             report.cases.extend(self.result.cases)
             report.gpu_result = self.result.summary
@@ -209,9 +240,11 @@ class GradingSession:
             g = self.grader
             shown = os.path.relpath(g.path, config.invocation_params.dir)
             lines.append(f"rlsys: submission {g.path if shown.startswith('..') else shown}")
-            lines.append(f"rlsys: seed {g.seed}, {len(g.cases)} cases, max "
-                         f"{sum(g.cents.values()) / 100:g} points, sha256 "
-                         f"{g.submission_sha256[:12]}")
+            lines.append(
+                f"rlsys: seed {g.seed}, {len(g.cases)} cases, max "
+                f"{sum(g.cents.values()) / 100:g} points, sha256 "
+                f"{g.submission_sha256[:12]}"
+            )
         if self.result is not None:
             lines.append(f"rlsys: result file {self.result.summary['path']}")
         return lines

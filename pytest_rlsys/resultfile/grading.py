@@ -119,7 +119,7 @@ _STAGE_REASON = {
 }
 
 
-def _not_gradable(loaded: LoadedResult, points: float) -> ResultGrade:
+def not_gradable(loaded: LoadedResult, points: float) -> ResultGrade:
     reason = _STAGE_REASON.get(loaded.stage, "is not valid")
     count = len(loaded.errors)
     # Short: every check carries it, and the errors themselves are listed once
@@ -319,7 +319,7 @@ def _refuse_oversized(path: str, paths: list[str], points: float) -> ResultGrade
         for where in paths
     )
     loaded = LoadedResult(path, None, None, None, "schema", problems)
-    return _not_gradable(loaded, points)
+    return not_gradable(loaded, points)
 
 
 def grade_document(
@@ -367,7 +367,7 @@ def grade_result_file(
     """
     loaded = load_result_file(path, max_bytes=max_bytes)
     if not loaded.ok or loaded.doc is None:
-        return _not_gradable(loaded, float(points_per_check))
+        return not_gradable(loaded, float(points_per_check))
     return grade_document(
         loaded.doc, path=loaded.path, points_per_check=points_per_check, artefacts=artefacts
     )

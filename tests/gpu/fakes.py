@@ -40,15 +40,18 @@ class _Mem:
 class FakeNvml:
     """NVML whose used memory is a function of the fake clock (MiB)."""
 
-    def __init__(self, used_mb: Callable[[], float], total_mb: float = 16384.0,
-                 fail_reads: bool = False) -> None:
+    def __init__(
+        self, used_mb: Callable[[], float], total_mb: float = 16384.0, fail_reads: bool = False
+    ) -> None:
         self.used_mb = used_mb
         self.total_mb = total_mb
         self.fail_reads = fail_reads
         self.inits = 0
         self.shutdowns = 0
-        self.uuids = ["GPU-0a1b2c3d-0000-0000-0000-000000000000",
-                      "GPU-9f8e7d6c-1111-1111-1111-111111111111"]
+        self.uuids = [
+            "GPU-0a1b2c3d-0000-0000-0000-000000000000",
+            "GPU-9f8e7d6c-1111-1111-1111-111111111111",
+        ]
 
     def nvmlInit(self) -> None:
         self.inits += 1
@@ -112,8 +115,13 @@ def simulate_group(
     clock = FakeClock(start=50.0 if group == "release" else 500.0)
     level = {"mb": 2000.0}
     nvml = FakeNvml(lambda: level["mb"])
-    sampler = MemorySampler(nvml, interval_s=interval_s, clock=clock,
-                            host_probe=lambda: 8000.0, boundary_samples=boundary_samples)
+    sampler = MemorySampler(
+        nvml,
+        interval_s=interval_s,
+        clock=clock,
+        host_probe=lambda: 8000.0,
+        boundary_samples=boundary_samples,
+    )
     rec = EventRecorder(clock=clock, hooks=[sampler.boundary_hook])
     sampler.open()
     next_tick = {"t": clock.t}
@@ -150,8 +158,9 @@ def simulate_group(
                 for sub, sdt in subs:
                     if sub.startswith("resume"):
                         tags = ["weights"] if sub == "resume_weights" else ["kv_cache"]
-                        resume_calls.append({"t_s": clock.t, "tags": tags,
-                                             "detail": {"during": "sync"}})
+                        resume_calls.append(
+                            {"t_s": clock.t, "tags": tags, "detail": {"during": "sync"}}
+                        )
                     with rec.phase(sub):
                         spend(sdt)
                 spend(0.01)
@@ -206,13 +215,31 @@ def assemble_kwargs(**over: Any) -> dict[str, Any]:
         "run_label": "cpu_synthetic_pair_v1",
         "records": {g: simulate_group(g, config=configs[g]) for g in ("release", "retain")},
         "configs": configs,
-        "environment": {"gpu_name": "FakeGPU", "driver": None, "cuda": None, "python": "3.11",
-                        "torch": None, "verl": "0.9.1", "vllm": None},
-        "workload": {"model": "tiny", "model_revision": None, "lora_rank": 16, "lora_alpha": 32,
-                     "update_kind": "sft", "update_count": 1, "prompt_count": 8,
-                     "rollout_source_sha256": SOURCE},
-        "sampling": {"interval_s": 0.25, "boundary_samples": True, "source": "nvml",
-                     "host_source": "psutil"},
+        "environment": {
+            "gpu_name": "FakeGPU",
+            "driver": None,
+            "cuda": None,
+            "python": "3.11",
+            "torch": None,
+            "verl": "0.9.1",
+            "vllm": None,
+        },
+        "workload": {
+            "model": "tiny",
+            "model_revision": None,
+            "lora_rank": 16,
+            "lora_alpha": 32,
+            "update_kind": "sft",
+            "update_count": 1,
+            "prompt_count": 8,
+            "rollout_source_sha256": SOURCE,
+        },
+        "sampling": {
+            "interval_s": 0.25,
+            "boundary_samples": True,
+            "source": "nvml",
+            "host_source": "psutil",
+        },
         "initial_lora_sha256": LORA0,
     }
     kwargs.update(over)

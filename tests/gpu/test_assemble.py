@@ -44,8 +44,10 @@ def test_written_file_grades_full_marks(tmp_path: Path) -> None:
 
 def test_run_that_fails_mid_way_writes_what_it_has(tmp_path: Path) -> None:
     configs = paired_configs()
-    records = {"release": simulate_group("release", fail_in="update", config=configs["release"]),
-               "retain": None}
+    records = {
+        "release": simulate_group("release", fail_in="update", config=configs["release"]),
+        "retain": None,
+    }
     doc = assemble(**assemble_kwargs(records=records))
     assert validate_document(doc).ok, validate_document(doc).errors
     assert doc["status"] == "failed"
@@ -65,9 +67,10 @@ def test_run_that_fails_mid_way_writes_what_it_has(tmp_path: Path) -> None:
 
 def test_differing_updates_fail_the_updated_lora_check() -> None:
     configs = paired_configs()
-    records = {"release": simulate_group("release", config=configs["release"]),
-               "retain": simulate_group("retain", config=configs["retain"],
-                                        updated_lora=LORA1[::-1])}
+    records = {
+        "release": simulate_group("release", config=configs["release"]),
+        "retain": simulate_group("retain", config=configs["retain"], updated_lora=LORA1[::-1]),
+    }
     doc = assemble(**assemble_kwargs(records=records))
     assert doc["status"] == "completed"
     assert doc["system_decision"]["checks"]["updated_lora_match"]["passed"] is False
@@ -94,8 +97,9 @@ def test_write_result_never_overwrites(tmp_path: Path) -> None:
 def test_samples_without_a_gpu_reading_are_left_out() -> None:
     configs = paired_configs()
     release = simulate_group("release", config=configs["release"])
-    release["samples"].append({"t_s": 1.0, "gpu_used_mb": None, "host_used_mb": 5.0,
-                               "reason": "periodic"})
+    release["samples"].append(
+        {"t_s": 1.0, "gpu_used_mb": None, "host_used_mb": 5.0, "reason": "periodic"}
+    )
     records = {"release": release, "retain": simulate_group("retain", config=configs["retain"])}
     doc = assemble(**assemble_kwargs(records=records))
     assert validate_document(doc).ok

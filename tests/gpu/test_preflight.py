@@ -12,9 +12,17 @@ from rlsys_closure import cli
 from rlsys_closure import preflight as pf
 
 GOOD_VERSIONS = {
-    "torch": "2.11.0+cu130", "transformers": "5.9.0", "tensordict": "0.10.0", "ray": "2.60.0",
-    "peft": "0.20.0", "hydra-core": "1.3.8", "omegaconf": "2.3.0", "huggingface-hub": "1.33.0",
-    "nvidia-ml-py": "13.615.71", "verl": "0.9.1", "vllm": "0.24.0",
+    "torch": "2.11.0+cu130",
+    "transformers": "5.9.0",
+    "tensordict": "0.10.0",
+    "ray": "2.60.0",
+    "peft": "0.20.0",
+    "hydra-core": "1.3.8",
+    "omegaconf": "2.3.0",
+    "huggingface-hub": "1.33.0",
+    "nvidia-ml-py": "13.615.71",
+    "verl": "0.9.1",
+    "vllm": "0.24.0",
 }
 
 
@@ -29,24 +37,44 @@ def make_model_folder(folder: Path) -> Path:
 @pytest.fixture
 def healthy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pf.PreflightOptions:
     """Every probe reports a ready GPU machine; tests then break one thing."""
-    modules: dict[str, Any] = {"verl": pf.ModuleProbe(True, "0.9.1"),
-                               "vllm": pf.ModuleProbe(True, "0.24.0"),
-                               "flash_attn": pf.ModuleProbe(True, "2.8.3")}
-    monkeypatch.setattr(pf, "probe_module",
-                        lambda name: modules.get(name, pf.ModuleProbe(True, "1.0")))
+    modules: dict[str, Any] = {
+        "verl": pf.ModuleProbe(True, "0.9.1"),
+        "vllm": pf.ModuleProbe(True, "0.24.0"),
+        "flash_attn": pf.ModuleProbe(True, "2.8.3"),
+    }
+    monkeypatch.setattr(
+        pf, "probe_module", lambda name: modules.get(name, pf.ModuleProbe(True, "1.0"))
+    )
     monkeypatch.setattr(pf, "dist_version", lambda dist: GOOD_VERSIONS.get(dist))
-    monkeypatch.setattr(pf, "nvml_probe", lambda: {
-        "device_count": 1, "driver_version": "580.1",
-        "gpus": [{"index": 0, "name": "NVIDIA H200", "memory_total_mb": 143771,
-                  "memory_used_mb": 1}]})
-    monkeypatch.setattr(pf, "cuda_probe", lambda timeout_s=0: {
-        "torch": "2.11.0", "cuda": "13.0", "available": True, "device_count": 1})
+    monkeypatch.setattr(
+        pf,
+        "nvml_probe",
+        lambda: {
+            "device_count": 1,
+            "driver_version": "580.1",
+            "gpus": [
+                {"index": 0, "name": "NVIDIA H200", "memory_total_mb": 143771, "memory_used_mb": 1}
+            ],
+        },
+    )
+    monkeypatch.setattr(
+        pf,
+        "cuda_probe",
+        lambda timeout_s=0: {
+            "torch": "2.11.0",
+            "cuda": "13.0",
+            "available": True,
+            "device_count": 1,
+        },
+    )
     monkeypatch.setattr(pf, "disk_free_bytes", lambda path: 500 * pf.GIB)
-    monkeypatch.setattr(pf, "host_memory", lambda: {"total": 128 * pf.GIB,
-                                                    "available": 100 * pf.GIB})
+    monkeypatch.setattr(
+        pf, "host_memory", lambda: {"total": 128 * pf.GIB, "available": 100 * pf.GIB}
+    )
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    return pf.PreflightOptions(model_path=make_model_folder(tmp_path / "model"),
-                               output_dir=tmp_path)
+    return pf.PreflightOptions(
+        model_path=make_model_folder(tmp_path / "model"), output_dir=tmp_path
+    )
 
 
 def _failed(results: list[pf.CheckResult]) -> set[str]:
@@ -59,8 +87,7 @@ def test_everything_ready_exits_0(healthy: pf.PreflightOptions) -> None:
     assert pf.exit_code(results) == pf.EXIT_OK
 
 
-def test_only_the_model_cache_missing_exits_4(healthy: pf.PreflightOptions,
-                                              tmp_path: Path) -> None:
+def test_only_the_model_cache_missing_exits_4(healthy: pf.PreflightOptions, tmp_path: Path) -> None:
     healthy.model_path = None  # look in the (empty) HF cache instead
     results = pf.run_checks(healthy)
     assert _failed(results) == {"model_cache"}
@@ -92,6 +119,7 @@ def test_model_folder_missing_weights_fails(healthy: pf.PreflightOptions) -> Non
 def _raise(exc: BaseException) -> Any:
     def f(*a: Any, **k: Any) -> Any:
         raise exc
+
     return f
 
 
@@ -100,51 +128,94 @@ def _module_broken(name: str, error: str) -> Any:
         if mod == name or mod.startswith(name + "."):
             return pf.ModuleProbe(False, None, error)
         return {"verl": pf.ModuleProbe(True, "0.9.1")}.get(mod, pf.ModuleProbe(True, "1.0"))
+
     return probe
 
 
 BREAKAGES: dict[str, tuple[str, str, Any]] = {
     # case: (attribute of pf to replace, check expected to fail, replacement)
-    "nvml library missing": ("nvml_probe", "nvml",
-                             _raise(OSError("NVML Shared Library Not Found"))),
-    "nvml sees no gpu": ("nvml_probe", "nvml",
-                         lambda: {"device_count": 0, "driver_version": "x", "gpus": []}),
+    "nvml library missing": (
+        "nvml_probe",
+        "nvml",
+        _raise(OSError("NVML Shared Library Not Found")),
+    ),
+    "nvml sees no gpu": (
+        "nvml_probe",
+        "nvml",
+        lambda: {"device_count": 0, "driver_version": "x", "gpus": []},
+    ),
     "cuda probe crashes": ("cuda_probe", "cuda", _raise(RuntimeError("segfault in child"))),
-    "cuda probe hangs": ("cuda_probe", "cuda",
-                         _raise(subprocess.TimeoutExpired(["python"], 120))),
-    "torch without cuda": ("cuda_probe", "cuda", lambda timeout_s=0: {
-        "torch": "2.13.0+cpu", "cuda": None, "available": False, "device_count": 0}),
-    "verl absent": ("probe_module", "verl",
-                    _module_broken("verl", "ModuleNotFoundError: No module named 'verl'")),
+    "cuda probe hangs": ("cuda_probe", "cuda", _raise(subprocess.TimeoutExpired(["python"], 120))),
+    "torch without cuda": (
+        "cuda_probe",
+        "cuda",
+        lambda timeout_s=0: {
+            "torch": "2.13.0+cpu",
+            "cuda": None,
+            "available": False,
+            "device_count": 0,
+        },
+    ),
+    "verl absent": (
+        "probe_module",
+        "verl",
+        _module_broken("verl", "ModuleNotFoundError: No module named 'verl'"),
+    ),
     "verl wrong version": ("probe_module", "verl", lambda m: pf.ModuleProbe(True, "0.8.0")),
-    "verl core broken": ("probe_module", "verl_core", lambda m: (
-        pf.ModuleProbe(False, None, "ModuleNotFoundError: No module named 'uvicorn'")
-        if m == "verl.checkpoint_engine" else
-        pf.ModuleProbe(True, "0.9.1" if m == "verl" else "1"))),
-    "vllm absent": ("probe_module", "rollout_engine",
-                    _module_broken("vllm", "ModuleNotFoundError: No module named 'vllm'")),
-    "verl vllm shim raises ValueError": ("probe_module", "rollout_engine", lambda m: (
-        pf.ModuleProbe(False, None, "ValueError: vllm version None not supported")
-        if m == "verl.workers.rollout.vllm_rollout" else
-        pf.ModuleProbe(True, "0.9.1" if m == "verl" else "1"))),
-    "transformers out of range": ("dist_version", "dependencies",
-                                  lambda d: {**GOOD_VERSIONS, "transformers": "5.24.0"}.get(d)),
+    "verl core broken": (
+        "probe_module",
+        "verl_core",
+        lambda m: (
+            pf.ModuleProbe(False, None, "ModuleNotFoundError: No module named 'uvicorn'")
+            if m == "verl.checkpoint_engine"
+            else pf.ModuleProbe(True, "0.9.1" if m == "verl" else "1")
+        ),
+    ),
+    "vllm absent": (
+        "probe_module",
+        "rollout_engine",
+        _module_broken("vllm", "ModuleNotFoundError: No module named 'vllm'"),
+    ),
+    "verl vllm shim raises ValueError": (
+        "probe_module",
+        "rollout_engine",
+        lambda m: (
+            pf.ModuleProbe(False, None, "ValueError: vllm version None not supported")
+            if m == "verl.workers.rollout.vllm_rollout"
+            else pf.ModuleProbe(True, "0.9.1" if m == "verl" else "1")
+        ),
+    ),
+    "transformers out of range": (
+        "dist_version",
+        "dependencies",
+        lambda d: {**GOOD_VERSIONS, "transformers": "5.24.0"}.get(d),
+    ),
     # peft 0.21 finds no LoRA tensor under verl's FSDP1 wrapping: nothing would be synced.
-    "peft 0.21": ("dist_version", "dependencies",
-                  lambda d: {**GOOD_VERSIONS, "peft": "0.21.2"}.get(d)),
-    "tensordict missing": ("dist_version", "dependencies",
-                           lambda d: None if d == "tensordict" else GOOD_VERSIONS.get(d)),
+    "peft 0.21": (
+        "dist_version",
+        "dependencies",
+        lambda d: {**GOOD_VERSIONS, "peft": "0.21.2"}.get(d),
+    ),
+    "tensordict missing": (
+        "dist_version",
+        "dependencies",
+        lambda d: None if d == "tensordict" else GOOD_VERSIONS.get(d),
+    ),
     "disk nearly full": ("disk_free_bytes", "disk", lambda p: 1 * pf.GIB),
     "disk unreadable": ("disk_free_bytes", "disk", _raise(PermissionError(13, "denied"))),
-    "host memory low": ("host_memory", "host_memory",
-                        lambda: {"total": 8 * pf.GIB, "available": 2 * pf.GIB}),
+    "host memory low": (
+        "host_memory",
+        "host_memory",
+        lambda: {"total": 8 * pf.GIB, "available": 2 * pf.GIB},
+    ),
     "host memory unreadable": ("host_memory", "host_memory", _raise(OSError("no /proc"))),
 }
 
 
 @pytest.mark.parametrize("case", sorted(BREAKAGES))
-def test_each_broken_dependency_exits_3(case: str, healthy: pf.PreflightOptions,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_broken_dependency_exits_3(
+    case: str, healthy: pf.PreflightOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
     attr, check, replacement = BREAKAGES[case]
     monkeypatch.setattr(pf, attr, replacement)
     results = pf.run_checks(healthy)
@@ -157,16 +228,16 @@ def test_each_broken_dependency_exits_3(case: str, healthy: pf.PreflightOptions,
     assert pf.exit_code(results) == pf.EXIT_NOT_READY
 
 
-def test_python_out_of_range(healthy: pf.PreflightOptions,
-                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_python_out_of_range(healthy: pf.PreflightOptions, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pf, "PYTHON_RANGE", ((3, 12), (3, 13)))
     results = pf.run_checks(healthy)
     assert _failed(results) == {"python"}
     assert pf.exit_code(results) == pf.EXIT_NOT_READY
 
 
-def test_missing_flash_attn_is_a_warning_not_a_failure(healthy: pf.PreflightOptions,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_flash_attn_is_a_warning_not_a_failure(
+    healthy: pf.PreflightOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(pf, "probe_module", _module_broken("flash_attn", "ImportError: x"))
     results = pf.run_checks(healthy)
     attention = next(r for r in results if r.name == "attention")
@@ -174,15 +245,19 @@ def test_missing_flash_attn_is_a_warning_not_a_failure(healthy: pf.PreflightOpti
     assert pf.exit_code(results) == pf.EXIT_OK
 
 
-@pytest.mark.parametrize("body,kind", [
-    ("raise ValueError('vllm version None not supported')", "ValueError"),
-    ("raise RuntimeError('CUDA driver too old')", "RuntimeError"),
-    ("raise SystemExit(3)", "SystemExit"),
-    ("import _no_such_module_here", "ModuleNotFoundError"),
-    ("def broken(:\n    pass", "SyntaxError"),
-])
+@pytest.mark.parametrize(
+    "body,kind",
+    [
+        ("raise ValueError('vllm version None not supported')", "ValueError"),
+        ("raise RuntimeError('CUDA driver too old')", "RuntimeError"),
+        ("raise SystemExit(3)", "SystemExit"),
+        ("import _no_such_module_here", "ModuleNotFoundError"),
+        ("def broken(:\n    pass", "SyntaxError"),
+    ],
+)
 def test_probe_module_turns_any_import_failure_into_a_result(
-        body: str, kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    body: str, kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     name = f"rlsys_broken_{kind.lower()}"
     (tmp_path / f"{name}.py").write_text(body + "\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -196,26 +271,47 @@ def test_probe_module_reads_the_version() -> None:
     assert probe.ok and probe.error is None
 
 
-def test_cli_prints_each_check_and_writes_json(healthy: pf.PreflightOptions,
-                                               tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_prints_each_check_and_writes_json(
+    healthy: pf.PreflightOptions, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "reports" / "preflight.json"
-    rc = cli.main(["preflight", "--model-path", str(healthy.model_path), "--json", str(out),
-                   "--output-dir", str(tmp_path)])
+    rc = cli.main(
+        [
+            "preflight",
+            "--model-path",
+            str(healthy.model_path),
+            "--json",
+            str(out),
+            "--output-dir",
+            str(tmp_path),
+        ]
+    )
     assert rc == 0
     printed = capsys.readouterr().out
     report = json.loads(out.read_text())
     assert report["exit_code"] == 0 and report["ready"] is True
     names = [c["name"] for c in report["checks"]]
-    assert names == ["python", "nvml", "cuda", "verl", "verl_core", "rollout_engine",
-                     "dependencies", "attention", "disk", "host_memory", "model_cache"]
+    assert names == [
+        "python",
+        "nvml",
+        "cuda",
+        "verl",
+        "verl_core",
+        "rollout_engine",
+        "dependencies",
+        "attention",
+        "disk",
+        "host_memory",
+        "model_cache",
+    ]
     for name in names:
         assert name in printed
     assert "preflight: exit 0" in printed
 
 
-def test_cli_exit_4_written_to_json(healthy: pf.PreflightOptions, tmp_path: Path,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_exit_4_written_to_json(
+    healthy: pf.PreflightOptions, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "pf.json"
     rc = cli.main(["preflight", "--json", str(out)])
     assert rc == pf.EXIT_MODEL_CACHE
@@ -225,8 +321,9 @@ def test_cli_exit_4_written_to_json(healthy: pf.PreflightOptions, tmp_path: Path
     assert "exit 4" in capsys.readouterr().out
 
 
-def test_real_preflight_on_this_machine_is_honest(tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_real_preflight_on_this_machine_is_honest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """No mocks: on a machine without a GPU it must say so, with a code that is not 4."""
     out = tmp_path / "pf.json"
     rc = cli.main(["preflight", "--json", str(out), "--output-dir", str(tmp_path)])
@@ -238,12 +335,20 @@ def test_real_preflight_on_this_machine_is_honest(tmp_path: Path,
     assert "Traceback" not in capsys.readouterr().err
 
 
-def test_unwritable_json_path_is_one_line(healthy: pf.PreflightOptions, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_unwritable_json_path_is_one_line(
+    healthy: pf.PreflightOptions, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    rc = cli.main(["preflight", "--model-path", str(healthy.model_path),
-                   "--json", str(blocker / "sub" / "pf.json")])
+    rc = cli.main(
+        [
+            "preflight",
+            "--model-path",
+            str(healthy.model_path),
+            "--json",
+            str(blocker / "sub" / "pf.json"),
+        ]
+    )
     assert rc != 0
     err = capsys.readouterr().err
     assert "cannot write" in err and "Traceback" not in err

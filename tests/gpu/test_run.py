@@ -22,13 +22,19 @@ def test_run_help_describes_the_pair(capsys: pytest.CaptureFixture[str]) -> None
     assert "differ ONLY in" in out
     assert "actor_rollout_ref.rollout.free_cache_engine" in out
     assert "release  free_cache_engine=true" in out and "retain   free_cache_engine=false" in out
-    for word in ("same initial LoRA adapter", "sft_loss", "--sample-interval", "--lora-rank",
-                 "--run-label", "refused", "exit codes"):
+    for word in (
+        "same initial LoRA adapter",
+        "sft_loss",
+        "--sample-interval",
+        "--lora-rank",
+        "--run-label",
+        "refused",
+        "exit codes",
+    ):
         assert word in out
 
 
-def test_run_refuses_an_existing_result(tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_refuses_an_existing_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "v1.json"
     out.write_text('{"kept": true}\n')
     rc = cli.main(["run", "--run-label", "v1", "--output", str(out)])
@@ -37,22 +43,33 @@ def test_run_refuses_an_existing_result(tmp_path: Path,
     assert "already exists" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [
-    ["run"],
-    ["run", "--run-label", "../escape"],
-    ["run", "--run-label", "ok", "--sample-interval", "0"],
-    ["run", "--run-label", "ok", "--sample-interval", "nan"],
-    ["run", "--run-label", "ok", "--lora-rank", "0"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run"],
+        ["run", "--run-label", "../escape"],
+        ["run", "--run-label", "ok", "--sample-interval", "0"],
+        ["run", "--run-label", "ok", "--sample-interval", "nan"],
+        ["run", "--run-label", "ok", "--lora-rank", "0"],
+    ],
+)
 def test_bad_arguments_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(argv) == pf.EXIT_USAGE
     assert "Traceback" not in capsys.readouterr().err
 
 
-def test_the_flag_cannot_be_overridden(tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
-    rc = cli.main(["run", "--run-label", "x", "--output", str(tmp_path / "x.json"),
-                   "--override", "actor_rollout_ref.rollout.free_cache_engine=False"])
+def test_the_flag_cannot_be_overridden(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli.main(
+        [
+            "run",
+            "--run-label",
+            "x",
+            "--output",
+            str(tmp_path / "x.json"),
+            "--override",
+            "actor_rollout_ref.rollout.free_cache_engine=False",
+        ]
+    )
     assert rc == pf.EXIT_USAGE
     assert "never the paired flag" in capsys.readouterr().err
 
@@ -66,11 +83,16 @@ def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
 def _checks(model_path: Path, cache_ok: bool = True, env_ok: bool = True) -> list[pf.CheckResult]:
     return [
         pf.CheckResult("python", "pass", "3.11", {"version": "3.11.7"}),
-        pf.CheckResult("nvml", "pass" if env_ok else "fail", "gpu", {
-            "driver_version": "580", "gpus": [{"name": "FakeGPU", "memory_total_mb": 16000}]}),
+        pf.CheckResult(
+            "nvml",
+            "pass" if env_ok else "fail",
+            "gpu",
+            {"driver_version": "580", "gpus": [{"name": "FakeGPU", "memory_total_mb": 16000}]},
+        ),
         pf.CheckResult("attention", "warn", "sdpa", {"impl": "sdpa"}),
-        pf.CheckResult("model_cache", "pass" if cache_ok else "fail", "model",
-                       {"path": str(model_path)}),
+        pf.CheckResult(
+            "model_cache", "pass" if cache_ok else "fail", "model", {"path": str(model_path)}
+        ),
     ]
 
 
@@ -101,16 +123,24 @@ class Fakes:
         group = spec["group"]
         self.groups_run.append(group)
         assert spec["initial_lora_sha256"] == LORA0
-        record = simulate_group(group, config=nested_from_overrides(spec["overrides"]),
-                                fail_in="sync" if group == self.fail_group else None)
+        record = simulate_group(
+            group,
+            config=nested_from_overrides(spec["overrides"]),
+            fail_in="sync" if group == self.fail_group else None,
+        )
         record["rollout_source_sha256"] = spec["rollout_source_sha256"]
         record_path.write_text(json.dumps(record))
         return 5 if group == self.fail_group else 0
 
     def steps(self) -> runner.Steps:
-        return runner.Steps(preflight=self.preflight, fetch_model=self.fetch,
-                            make_adapter=lambda s, p: LORA0, compose_pair=self.compose,
-                            run_group=self.run_group, versions=lambda: {"verl": "0.9.1"})
+        return runner.Steps(
+            preflight=self.preflight,
+            fetch_model=self.fetch,
+            make_adapter=lambda s, p: LORA0,
+            compose_pair=self.compose,
+            run_group=self.run_group,
+            versions=lambda: {"verl": "0.9.1"},
+        )
 
 
 def _opts(tmp: Path, label: str = "cpu_pair_v2") -> runner.RunOptions:
@@ -128,8 +158,9 @@ def test_run_writes_a_valid_completed_result(tmp_path: Path) -> None:
     assert loaded.doc is not None and loaded.doc["status"] == "completed"
     assert all(c["passed"] for c in loaded.doc["system_decision"]["checks"].values())
     # Both groups got the same spec but for the group, the flag and its override.
-    specs = {g: json.loads((opts.work_dir / f"{g}.spec.json").read_text())
-             for g in ("release", "retain")}
+    specs = {
+        g: json.loads((opts.work_dir / f"{g}.spec.json").read_text()) for g in ("release", "retain")
+    }
     diff = {k for k in specs["release"] if specs["release"][k] != specs["retain"][k]}
     assert diff == {"group", "free_cache_engine", "overrides"}
     assert "sdpa" in " ".join(specs["release"]["overrides"])
@@ -202,8 +233,13 @@ def test_unpaired_configs_stop_before_the_gpu(tmp_path: Path) -> None:
 def test_driver_main_records_a_failure_and_exits_5(tmp_path: Path) -> None:
     from rlsys_closure import driver
 
-    spec = {"group": "retain", "free_cache_engine": False, "overrides": [],
-            "rollout_source_sha256": "0" * 64, "initial_lora_sha256": LORA0}
+    spec = {
+        "group": "retain",
+        "free_cache_engine": False,
+        "overrides": [],
+        "rollout_source_sha256": "0" * 64,
+        "initial_lora_sha256": LORA0,
+    }
     spec_path, record_path = tmp_path / "spec.json", tmp_path / "rec.json"
     spec_path.write_text(json.dumps(spec))
 
@@ -213,8 +249,11 @@ def test_driver_main_records_a_failure_and_exits_5(tmp_path: Path) -> None:
 
         def run(self) -> None:
             self.record.data["status"] = "failed"
-            self.record.data["failure"] = {"type": "ImportError", "message": "no vllm",
-                                           "phase": None}
+            self.record.data["failure"] = {
+                "type": "ImportError",
+                "message": "no vllm",
+                "phase": None,
+            }
             self.record.flush()
             raise ImportError("no vllm")
 

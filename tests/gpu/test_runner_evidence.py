@@ -39,8 +39,11 @@ def test_second_group_waits_for_the_baseline_and_records_it(tmp_path: Path) -> N
     doc = load_result_file(opts.output).doc
     assert doc is not None
     for group, used in (("release", 1000.0), ("retain", 1100.0)):
-        start = next(e for e in doc["groups"][group]["events"]
-                     if e["phase"] == "initial_sync" and e["kind"] == "start")
+        start = next(
+            e
+            for e in doc["groups"][group]["events"]
+            if e["phase"] == "initial_sync" and e["kind"] == "start"
+        )
         memory = start["detail"]["gpu_memory_at_start"]
         assert memory["baseline_mb"] == 1000.0 and memory["used_mb"] == used
         assert memory["tolerance_mb"] == opts.memory_tolerance_mb
@@ -91,8 +94,10 @@ def test_updated_adapters_l2_is_recorded(tmp_path: Path) -> None:
     pytest.importorskip("safetensors")
     from rlsys_closure.lora import adapter_sha256, save_lora_tensors
 
-    base = {"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight": torch.ones(2, 4),
-            "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight": torch.zeros(4, 2)}
+    base = {
+        "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight": torch.ones(2, 4),
+        "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight": torch.zeros(4, 2),
+    }
     fakes = Fakes(tmp_path)
     original = fakes.run_group
 
@@ -115,16 +120,24 @@ def test_updated_adapters_l2_is_recorded(tmp_path: Path) -> None:
     assert runner.run(opts, steps, out) == pf.EXIT_OK
     doc = load_result_file(opts.output).doc
     assert doc is not None
-    update_end = next(e for e in doc["groups"]["retain"]["events"]
-                      if e["phase"] == "update" and e["kind"] == "end")
+    update_end = next(
+        e
+        for e in doc["groups"]["retain"]["events"]
+        if e["phase"] == "update" and e["kind"] == "end"
+    )
     assert math.isclose(update_end["detail"]["updated_lora_l2_between_groups"], 3.0)
     assert "L2 distance" in out.getvalue()
 
 
 # -- records that survive what a real run throws at them (prediction 6) -----------------
 def test_a_nan_metric_does_not_stop_the_failure_record(tmp_path: Path) -> None:
-    spec = {"group": "release", "free_cache_engine": True, "overrides": [],
-            "rollout_source_sha256": "0" * 64, "initial_lora_sha256": "1" * 64}
+    spec = {
+        "group": "release",
+        "free_cache_engine": True,
+        "overrides": [],
+        "rollout_source_sha256": "0" * 64,
+        "initial_lora_sha256": "1" * 64,
+    }
     record = driver.GroupRecord(tmp_path / "rec.json", spec)
     record.data["update"] = {"grad_norm": float("nan"), "loss": float("inf"), "lr": 1e-4}
     record.data["status"] = "failed"
@@ -133,9 +146,9 @@ def test_a_nan_metric_does_not_stop_the_failure_record(tmp_path: Path) -> None:
     saved = json.loads((tmp_path / "rec.json").read_text())
     assert saved["update"] == {"grad_norm": None, "loss": None, "lr": 1e-4}
     assert saved["failure"]["phase"] == "update"
-    assert driver.plain_metrics({"actor/grad_norm": [1.0, float("nan")], "x": "text",
-                                 "actor/loss": 0.5}) == {"actor/grad_norm": None,
-                                                         "actor/loss": 0.5}
+    assert driver.plain_metrics(
+        {"actor/grad_norm": [1.0, float("nan")], "x": "text", "actor/loss": 0.5}
+    ) == {"actor/grad_norm": None, "actor/loss": 0.5}
 
 
 class _BrokenWorkers:
@@ -147,11 +160,18 @@ class _BrokenWorkers:
 
 
 def test_a_drain_error_does_not_replace_the_samplers_errors(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    spec = {"group": "retain", "free_cache_engine": False, "overrides": [],
-            "rollout_source_sha256": "0" * 64, "initial_lora_sha256": "1" * 64,
-            "sample_interval_s": 0.25, "boundary_samples": True}
+    spec = {
+        "group": "retain",
+        "free_cache_engine": False,
+        "overrides": [],
+        "rollout_source_sha256": "0" * 64,
+        "initial_lora_sha256": "1" * 64,
+        "sample_interval_s": 0.25,
+        "boundary_samples": True,
+    }
     record = driver.GroupRecord(tmp_path / "rec.json", spec)
     d = driver.GroupDriver(spec, record, nvml=FakeNvml(lambda: 1.0, fail_reads=True))
     d.sampler.sample("periodic")  # the failing read leaves a sampler error
@@ -164,14 +184,17 @@ def test_a_drain_error_does_not_replace_the_samplers_errors(
 
 
 def test_a_group_that_never_read_its_actor_hash_does_not_claim_one(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     raw = {"status": "failed", "failure": {"phase": None}}
     monkeypatch.setattr(assemble, "INITIAL_HASH_NULLABLE", True)
     group = assemble.assemble_group(raw, {}, "a" * 64, "b" * 64, "retain")
     assert group["initial_lora_sha256"] is None
     raw_read = {"initial_lora_sha256": "c" * 64}
-    assert assemble.assemble_group(raw_read, {}, "a" * 64, "b" * 64,
-                                   "retain")["initial_lora_sha256"] == "c" * 64
+    assert (
+        assemble.assemble_group(raw_read, {}, "a" * 64, "b" * 64, "retain")["initial_lora_sha256"]
+        == "c" * 64
+    )
 
 
 # -- CUDA_VISIBLE_DEVICES given as UUIDs ---------------------------------------------------

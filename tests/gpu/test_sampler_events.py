@@ -12,10 +12,18 @@ from rlsys_closure.sampler import MemorySampler, samples_in
 from pytest_rlsys.resultfile import checks as cc
 
 
-def _recorder(clock: FakeClock, mb: float = 1000.0, boundary: bool = True,
-              ) -> tuple[EventRecorder, MemorySampler]:
-    sampler = MemorySampler(FakeNvml(lambda: mb), interval_s=0.25, clock=clock,
-                            host_probe=lambda: 4096.0, boundary_samples=boundary)
+def _recorder(
+    clock: FakeClock,
+    mb: float = 1000.0,
+    boundary: bool = True,
+) -> tuple[EventRecorder, MemorySampler]:
+    sampler = MemorySampler(
+        FakeNvml(lambda: mb),
+        interval_s=0.25,
+        clock=clock,
+        host_probe=lambda: 4096.0,
+        boundary_samples=boundary,
+    )
     return EventRecorder(clock=clock, hooks=[sampler.boundary_hook]), sampler
 
 
@@ -74,8 +82,10 @@ def test_recorder_keeps_init_apart_and_initial_sync_in_the_cycle() -> None:
     with rec.phase("initial_sync"):
         clock.advance(1)
     assert [e.phase for e in rec.init_events] == ["init_ray", "init_ray"]
-    assert [(e.phase, e.kind) for e in rec.events] == [("initial_sync", "start"),
-                                                       ("initial_sync", "end")]
+    assert [(e.phase, e.kind) for e in rec.events] == [
+        ("initial_sync", "start"),
+        ("initial_sync", "end"),
+    ]
 
 
 def test_a_failing_phase_is_still_closed() -> None:
@@ -108,11 +118,18 @@ def test_merged_worker_events_are_kept_in_time_order() -> None:
     rec.end("sync")
     from rlsys_closure.events import Event
 
-    rec.extend([Event("weight_transfer", "start", clock.t - 0.6, "actor"),
-                Event("weight_transfer", "end", clock.t - 0.2, "actor")])
+    rec.extend(
+        [
+            Event("weight_transfer", "start", clock.t - 0.6, "actor"),
+            Event("weight_transfer", "end", clock.t - 0.2, "actor"),
+        ]
+    )
     assert [(e.phase, e.kind) for e in rec.events] == [
-        ("sync", "start"), ("weight_transfer", "start"), ("weight_transfer", "end"),
-        ("sync", "end")]
+        ("sync", "start"),
+        ("weight_transfer", "start"),
+        ("weight_transfer", "end"),
+        ("sync", "end"),
+    ]
 
 
 def test_a_failed_read_is_recorded_not_raised() -> None:

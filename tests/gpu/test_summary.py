@@ -30,11 +30,16 @@ def test_example_shows_the_chapters_figures(capsys: pytest.CaptureFixture[str]) 
     assert "whole-run sampled peak: 10086 MiB in initial_sync" in release
     assert "whole-run sampled peak: 10489 MiB" in retain
     # Release's rollout/score phases have no sample: shown as a dash, never 0.
-    for phase in ("rollout_before_update", "score_before_update", "rollout_after_update",
-                  "score_after_update"):
+    for phase in (
+        "rollout_before_update",
+        "score_before_update",
+        "rollout_after_update",
+        "score_after_update",
+    ):
         assert _row(out, "release", phase)[2:] == ["0", "—"]
-    assert not re.search(r"\s0\s*$", release.split("whole-run")[0].split("\n", 2)[2],
-                         re.MULTILINE), "a null peak printed as 0"
+    assert not re.search(
+        r"\s0\s*$", release.split("whole-run")[0].split("\n", 2)[2], re.MULTILINE
+    ), "a null peak printed as 0"
     assert "checks (8/8 pass on the evidence)" in out
     assert "not the KV-cache size" in out and "speed-up" in out
 
@@ -43,8 +48,11 @@ def test_json_view_keeps_null_peaks(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["summary", str(EXAMPLE), "--json"]) == 0
     view = json.loads(capsys.readouterr().out)
     rel = view["groups"]["release"]
-    assert rel["phases"]["update"] == {"duration_s": 1.367, "sample_count": 5,
-                                       "sampled_gpu_peak_mb": 6392}
+    assert rel["phases"]["update"] == {
+        "duration_s": 1.367,
+        "sample_count": 5,
+        "sampled_gpu_peak_mb": 6392,
+    }
     assert rel["phases"]["score_before_update"]["sampled_gpu_peak_mb"] is None
     assert (rel["sampled_gpu_peak_mb"], rel["sampled_gpu_peak_phase"]) == (10086, "initial_sync")
     assert all(c["derived"] for c in view["checks"].values())
@@ -52,8 +60,9 @@ def test_json_view_keeps_null_peaks(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_a_false_claim_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(EXAMPLE.read_text())
-    doc["groups"]["retain"]["resume_calls"] = [{"t_s": doc["groups"]["retain"]["events"][0]
-                                                ["t_s"], "tags": ["weights"]}]
+    doc["groups"]["retain"]["resume_calls"] = [
+        {"t_s": doc["groups"]["retain"]["events"][0]["t_s"], "tags": ["weights"]}
+    ]
     path = tmp_path / "tampered.json"
     path.write_text(json.dumps(doc))
     assert cli.main(["summary", str(path)]) == 0
@@ -61,17 +70,21 @@ def test_a_false_claim_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "[FAIL] resume_calls" in out and "false claim" in out
 
 
-@pytest.mark.parametrize("content,expect", [
-    (None, "no such file"),
-    ("{not json", ""),
-    ('{"a": NaN}', ""),
-    ("[1, 2]", "JSON object"),
-    ('{"hello": "world"}', "schema_version"),
-    ('{"schema_version": "pt-verl-closure/9"}', "known versions"),
-    ('{"schema_version": "pt-verl-closure/1"}', "required"),
-])
-def test_bad_input_is_one_clear_message(content: str | None, expect: str, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "content,expect",
+    [
+        (None, "no such file"),
+        ("{not json", ""),
+        ('{"a": NaN}', ""),
+        ("[1, 2]", "JSON object"),
+        ('{"hello": "world"}', "schema_version"),
+        ('{"schema_version": "pt-verl-closure/9"}', "known versions"),
+        ('{"schema_version": "pt-verl-closure/1"}', "required"),
+    ],
+)
+def test_bad_input_is_one_clear_message(
+    content: str | None, expect: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "result.json"
     if content is not None:
         path.write_text(content)

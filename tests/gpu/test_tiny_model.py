@@ -55,8 +55,9 @@ def test_tiny_model_is_reproducible(tiny: Path, tmp_path: Path) -> None:
     assert facts["layers"] == 2 and facts["parameters"] > 0
 
 
-def test_tiny_model_into_an_unwritable_place(tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_tiny_model_into_an_unwritable_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert cli.main(["tiny-model", str(blocker / "sub")]) == 1
@@ -68,7 +69,8 @@ def test_lora_names_normalise_across_sources() -> None:
     fsdp = "_fsdp_wrapped_module." + mem
     disk = "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"
     assert {normalize_lora_name(n) for n in (mem, fsdp, disk)} == {
-        "model.layers.0.self_attn.q_proj.lora_A.weight"}
+        "model.layers.0.self_attn.q_proj.lora_A.weight"
+    }
 
 
 def test_initial_adapter_is_shared_and_hashed(tiny: Path, tmp_path: Path) -> None:

@@ -48,15 +48,27 @@ def model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
     root = tmp_path_factory.mktemp("verl_actor")
     build_tiny_model(root / "tiny", TinySpec())
-    create_initial_adapter(str(root / "tiny"), root / "adapter", rank=RANK, alpha=ALPHA,
-                           target_modules="all-linear", seed=7)
+    create_initial_adapter(
+        str(root / "tiny"),
+        root / "adapter",
+        rank=RANK,
+        alpha=ALPHA,
+        target_modules="all-linear",
+        seed=7,
+    )
     return {"root": root, "model": root / "tiny", "adapter": root / "adapter"}
 
 
 def _settings(dirs: dict[str, Path]) -> RunSettings:
-    return RunSettings(model_path=str(dirs["model"]), adapter_path=str(dirs["adapter"]),
-                       lora_rank=RANK, lora_alpha=ALPHA, attn_implementation="sdpa",
-                       n_prompts=2, micro_batch_size=2)
+    return RunSettings(
+        model_path=str(dirs["model"]),
+        adapter_path=str(dirs["adapter"]),
+        lora_rank=RANK,
+        lora_alpha=ALPHA,
+        attn_implementation="sdpa",
+        n_prompts=2,
+        micro_batch_size=2,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +79,14 @@ def worker(model_dirs: dict[str, Path]) -> Any:
     fake.install()
     from rlsys_closure.verl_worker import ClosureActorRolloutRefWorker
 
-    os.environ.update(WORLD_SIZE="1", RANK="0", LOCAL_RANK="0", RAY_LOCAL_WORLD_SIZE="1",
-                      MASTER_ADDR="127.0.0.1", MASTER_PORT="29517")
+    os.environ.update(
+        WORLD_SIZE="1",
+        RANK="0",
+        LOCAL_RANK="0",
+        RAY_LOCAL_WORLD_SIZE="1",
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT="29517",
+    )
     if not dist.is_initialized():
         # verl asks for "cpu:gloo,<device>:<backend>", which torch refuses when the
         # device is the CPU; a gloo group made first is used as is.
@@ -91,7 +109,8 @@ def _sync(w: Any, label: str, steps: int) -> None:
 
 # -- prediction 1: the actor's parameters under verl's FSDP -------------------------
 def test_verl_wraps_lora_in_flat_parameters_whose_hash_is_not_the_files(
-        worker: Any, model_dirs: dict[str, Path]) -> None:
+    worker: Any, model_dirs: dict[str, Path]
+) -> None:
     module = worker.actor.engine.module
     lora = [(n, p) for n, p in module.named_parameters() if "lora_" in n]
     assert lora, "verl built no LoRA parameters"
@@ -100,7 +119,8 @@ def test_verl_wraps_lora_in_flat_parameters_whose_hash_is_not_the_files(
 
 
 def test_initial_hash_is_the_adapter_files_and_saves_a_loadable_copy(
-        worker: Any, model_dirs: dict[str, Path]) -> None:
+    worker: Any, model_dirs: dict[str, Path]
+) -> None:
     out = worker.closure_lora(str(model_dirs["root"] / "saved_initial"))
     assert out["sha256"] == adapter_sha256(model_dirs["adapter"])
     assert out["n_tensors"] == 2 * 7 * 2  # A and B, 7 linears, 2 layers
@@ -114,10 +134,14 @@ def test_probed_names_are_the_rollout_calls_of_verls_update_weights(worker: Any)
 
     src = textwrap.dedent(inspect.getsource(ActorRolloutRefWorker.update_weights))
     called = {
-        node.func.attr for node in ast.walk(ast.parse(src))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "rollout"
-        and isinstance(node.func.value.value, ast.Name) and node.func.value.value.id == "self"
+        node.func.attr
+        for node in ast.walk(ast.parse(src))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == "rollout"
+        and isinstance(node.func.value.value, ast.Name)
+        and node.func.value.value.id == "self"
     }
     assert set(PROBED_ROLLOUT_METHODS) == called
     # Installed as instance attributes, so they shadow the adapter's methods.
@@ -126,7 +150,8 @@ def test_probed_names_are_the_rollout_calls_of_verls_update_weights(worker: Any)
 
 # -- the initial sync, the update and the sync, through verl's code ----------------------
 def test_release_cycle_streams_exactly_the_actors_adapter(
-        worker: Any, model_dirs: dict[str, Path]) -> None:
+    worker: Any, model_dirs: dict[str, Path]
+) -> None:
     initial = worker.closure_lora()["sha256"]
     _sync(worker, "initial_sync", 0)
     assert worker.closure_streamed_lora("initial_sync")["sha256"] == initial
@@ -151,9 +176,14 @@ def test_release_cycle_streams_exactly_the_actors_adapter(
     assert worker.fake_server.global_steps == 1
     drained = worker.closure_drain()
     order = [(e["phase"], e["kind"]) for e in drained["events"]]
-    assert order == [("resume_weights", "start"), ("resume_weights", "end"),
-                     ("weight_transfer", "start"), ("weight_transfer", "end"),
-                     ("resume_kv_cache", "start"), ("resume_kv_cache", "end")]
+    assert order == [
+        ("resume_weights", "start"),
+        ("resume_weights", "end"),
+        ("weight_transfer", "start"),
+        ("weight_transfer", "end"),
+        ("resume_kv_cache", "start"),
+        ("resume_kv_cache", "end"),
+    ]
     assert [c["tags"] for c in drained["resume_calls"]] == [["weights"], ["kv_cache"]]
     wakes = [c for c in worker.fake_server.calls() if c[0] == "wake_up"]
     assert wakes[-2:] == [("wake_up", ["weights"]), ("wake_up", ["kv_cache"])]
@@ -186,7 +216,8 @@ class _Replica:
 
 
 def test_checkpoint_manager_is_verls_class_built_the_runners_way(
-        model_dirs: dict[str, Path]) -> None:
+    model_dirs: dict[str, Path],
+) -> None:
     from verl.checkpoint_engine import CheckpointEngineManager
 
     cfg = compose_verl_config(group_overrides(_settings(model_dirs), True))
@@ -203,8 +234,9 @@ def test_checkpoint_manager_is_verls_class_built_the_runners_way(
 
 
 # -- prediction 6: the driver does not create a CUDA context ------------------------------
-def test_runtime_env_does_not_query_the_device(monkeypatch: pytest.MonkeyPatch,
-                                               model_dirs: dict[str, Path]) -> None:
+def test_runtime_env_does_not_query_the_device(
+    monkeypatch: pytest.MonkeyPatch, model_dirs: dict[str, Path]
+) -> None:
     import verl.utils.device as vdev
 
     def boom(*a: Any, **k: Any) -> Any:
@@ -221,15 +253,23 @@ def test_runtime_env_does_not_query_the_device(monkeypatch: pytest.MonkeyPatch,
 
 # -- the runner's whole path: each group in its own process, every phase -------------------
 def test_the_runner_on_cpu_writes_a_result_that_validates_and_grades(
-        model_dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model_dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """rlsys closure run's whole path, both groups, each through every phase with Ray,
     verl's worker group, LLMServerManager and CheckpointEngineManager; only the device
     and the vLLM server are stand-ins."""
     import ray
 
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(Path(__file__).parent), str(Path(driver.__file__).parent.parent),
-         os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv(
+        "PYTHONPATH",
+        os.pathsep.join(
+            [
+                str(Path(__file__).parent),
+                str(Path(driver.__file__).parent.parent),
+                os.environ.get("PYTHONPATH", ""),
+            ]
+        ),
+    )
     for attempt in range(3):  # Ray waits a fixed 30 s for its raylet; CI boxes can be slower
         try:
             ray.init(num_cpus=4, include_dashboard=False)
@@ -251,15 +291,25 @@ def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
 
     from pytest_rlsys.resultfile.loading import load_result_file
 
-    checks = [pf.CheckResult("python", "pass", "3.11", {"version": "3.11"}),
-              pf.CheckResult("attention", "warn", "sdpa", {}),
-              pf.CheckResult("model_cache", "pass", "model", {"path": str(model_dirs["model"])})]
+    checks = [
+        pf.CheckResult("python", "pass", "3.11", {"version": "3.11"}),
+        pf.CheckResult("attention", "warn", "sdpa", {}),
+        pf.CheckResult("model_cache", "pass", "model", {"path": str(model_dirs["model"])}),
+    ]
     steps = runner.Steps(
-        preflight=lambda o: checks, gpu_used_mb=lambda: None,
-        run_group=functools.partial(runner.run_group_process, module="verl_cpu_driver"))
-    opts = runner.RunOptions(run_label="cpu_dry_pair", output=tmp_path / "cpu_dry_pair.json",
-                             model_path=model_dirs["model"], n_prompts=4, max_new_tokens=4,
-                             sample_interval_s=0.5, seed=3)
+        preflight=lambda o: checks,
+        gpu_used_mb=lambda: None,
+        run_group=functools.partial(runner.run_group_process, module="verl_cpu_driver"),
+    )
+    opts = runner.RunOptions(
+        run_label="cpu_dry_pair",
+        output=tmp_path / "cpu_dry_pair.json",
+        model_path=model_dirs["model"],
+        n_prompts=4,
+        max_new_tokens=4,
+        sample_interval_s=0.5,
+        seed=3,
+    )
     rc = runner.run(opts, steps, sys.stdout)
     for group in ("release", "retain"):
         log = opts.log_path(group)
@@ -271,15 +321,25 @@ def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
     doc = loaded.doc
     assert doc is not None and doc["status"] == "completed"
     assert {n: c["passed"] for n, c in doc["system_decision"]["checks"].items()} == {
-        n: True for n in doc["system_decision"]["checks"]}
+        n: True for n in doc["system_decision"]["checks"]
+    }
 
     rel = json.loads((opts.work_dir / "release.record.json").read_text())
     ret = json.loads((opts.work_dir / "retain.record.json").read_text())
     phases = [e["phase"] for e in rel["events"] if e["kind"] == "start"]
-    assert phases == ["initial_sync", "rollout_before_update", "engine_sleep",
-                      "score_before_update", "update", "sync", "resume_weights",
-                      "weight_transfer", "resume_kv_cache", "rollout_after_update",
-                      "score_after_update"]
+    assert phases == [
+        "initial_sync",
+        "rollout_before_update",
+        "engine_sleep",
+        "score_before_update",
+        "update",
+        "sync",
+        "resume_weights",
+        "weight_transfer",
+        "resume_kv_cache",
+        "rollout_after_update",
+        "score_after_update",
+    ]
     for rec in (rel, ret):
         assert rec["streamed_lora"]["initial_sync"]["sha256"] == rec["initial_lora_sha256"]
         assert rec["streamed_lora"]["sync"]["sha256"] == rec["updated_lora_sha256"]

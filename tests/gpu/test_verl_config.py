@@ -14,8 +14,11 @@ pytest.importorskip("hydra", reason="hydra-core is not installed")
 
 
 def _settings(tmp_path):  # type: ignore[no-untyped-def]
-    return RunSettings(model_path=str(tmp_path / "model"), adapter_path=str(tmp_path / "adapter"),
-                       attn_implementation="sdpa")
+    return RunSettings(
+        model_path=str(tmp_path / "model"),
+        adapter_path=str(tmp_path / "adapter"),
+        attn_implementation="sdpa",
+    )
 
 
 def test_verl_is_the_pinned_version() -> None:
@@ -59,10 +62,12 @@ def test_a_one_sided_override_is_caught(tmp_path) -> None:  # type: ignore[no-un
 
     ov = pair_overrides(_settings(tmp_path))
     release = resolved_dict(compose_verl_config(ov["release"]))
-    retain = resolved_dict(compose_verl_config(
-        [*ov["retain"], "actor_rollout_ref.rollout.gpu_memory_utilization=0.5"]))
+    retain = resolved_dict(
+        compose_verl_config([*ov["retain"], "actor_rollout_ref.rollout.gpu_memory_utilization=0.5"])
+    )
     assert "actor_rollout_ref.rollout.gpu_memory_utilization differs" in check_paired(
-        release, retain)
+        release, retain
+    )
 
 
 def test_sft_loss_input_shaping_matches_verl(tmp_path) -> None:  # type: ignore[no-untyped-def]

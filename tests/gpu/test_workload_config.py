@@ -74,10 +74,15 @@ def test_rollout_source_is_frozen_by_its_seed() -> None:
         build_rollout_source(0, 1, 1)
 
 
-@pytest.mark.parametrize("text,truth,want", [
-    ("The answer is 42.", "42", 1.0), ("42 or 41", "42", 0.0), ("no idea", "7", 0.0),
-    ("-3", "-3", 1.0),
-])
+@pytest.mark.parametrize(
+    "text,truth,want",
+    [
+        ("The answer is 42.", "42", 1.0),
+        ("42 or 41", "42", 0.0),
+        ("no idea", "7", 0.0),
+        ("-3", "-3", 1.0),
+    ],
+)
 def test_score(text: str, truth: str, want: float) -> None:
     assert score(text, truth) == want
 

@@ -28,8 +28,12 @@ class CpuGroupDriver(driver.GroupDriver):
     def resource_pool(self) -> Any:
         from verl.single_controller.ray import RayResourcePool
 
-        return RayResourcePool(process_on_nodes=[1], use_gpu=False, max_colocate_count=1,
-                               name_prefix=f"closure_cpu_{self.spec['group']}")
+        return RayResourcePool(
+            process_on_nodes=[1],
+            use_gpu=False,
+            max_colocate_count=1,
+            name_prefix=f"closure_cpu_{self.spec['group']}",
+        )
 
     def worker_class(self) -> type:
         return fake.FakeRolloutWorker
@@ -48,9 +52,18 @@ class CpuGroupDriver(driver.GroupDriver):
         import ray
 
         env = driver.runtime_env_without_cuda(cfg)
-        env.setdefault("env_vars", {}).update({
-            k: os.environ[k] for k in ("VERL_USE_EXTERNAL_MODULES", "VERL_PLATFORM",
-                                       "VERL_ENGINE_DEVICE", "PYTHONPATH") if k in os.environ})
+        env.setdefault("env_vars", {}).update(
+            {
+                k: os.environ[k]
+                for k in (
+                    "VERL_USE_EXTERNAL_MODULES",
+                    "VERL_PLATFORM",
+                    "VERL_ENGINE_DEVICE",
+                    "PYTHONPATH",
+                )
+                if k in os.environ
+            }
+        )
         ray.init(address=os.environ["RAY_ADDRESS"], runtime_env=env)
 
 

@@ -137,11 +137,21 @@ class _CpuDeviceModule:
     def __getattr__(self, name: str) -> Any:
         if hasattr(torch.cpu, name):
             return getattr(torch.cpu, name)
-        if name in ("empty_cache", "reset_peak_memory_stats", "ipc_collect", "set_device",
-                    "manual_seed", "manual_seed_all"):
+        if name in (
+            "empty_cache",
+            "reset_peak_memory_stats",
+            "ipc_collect",
+            "set_device",
+            "manual_seed",
+            "manual_seed_all",
+        ):
             return lambda *a, **k: None
-        if name in ("memory_allocated", "memory_reserved", "max_memory_allocated",
-                    "max_memory_reserved"):
+        if name in (
+            "memory_allocated",
+            "memory_reserved",
+            "max_memory_allocated",
+            "max_memory_reserved",
+        ):
             return lambda *a, **k: 0
         if name == "mem_get_info":
             return lambda *a, **k: (0, 0)

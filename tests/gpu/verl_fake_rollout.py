@@ -30,8 +30,14 @@ from verl.single_controller.base.decorator import Dispatch, register
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutMode, RolloutReplica, TokenOutput
 
-__all__ = ["FakeReplica", "FakeRolloutWorker", "FakeServer", "FakeServerAdapter", "install",
-           "server_name"]
+__all__ = [
+    "FakeReplica",
+    "FakeRolloutWorker",
+    "FakeServer",
+    "FakeServerAdapter",
+    "install",
+    "server_name",
+]
 
 ADAPTER_FQN = "verl_fake_rollout.FakeServerAdapter"
 
@@ -59,12 +65,18 @@ class FakeServer:
         self.log.append(("wake_up", list(tags or [])))
         self.asleep = False
 
-    async def receive_weights(self, named: list[tuple[str, Any]], peft_config: Any,
-                              base_sync_done: bool) -> None:
+    async def receive_weights(
+        self, named: list[tuple[str, Any]], peft_config: Any, base_sync_done: bool
+    ) -> None:
         self.log.append(("update_weights", len(named)))
-        self.received.append({"sha256": lora_tensors_sha256(named) if named else None,
-                              "n_tensors": len(named), "peft": peft_config is not None,
-                              "base_sync_done": base_sync_done})
+        self.received.append(
+            {
+                "sha256": lora_tensors_sha256(named) if named else None,
+                "n_tensors": len(named),
+                "peft": peft_config is not None,
+                "base_sync_done": base_sync_done,
+            }
+        )
 
     async def clear_kv_cache(self) -> None:
         self.log.append(("clear_kv_cache", None))
@@ -73,16 +85,25 @@ class FakeServer:
         self.log.append(("set_global_steps", global_steps))
         self.global_steps = global_steps
 
-    async def generate(self, request_id: str, *, prompt_ids: list[int],
-                       sampling_params: dict[str, Any], **kwargs: Any) -> TokenOutput:
+    async def generate(
+        self,
+        request_id: str,
+        *,
+        prompt_ids: list[int],
+        sampling_params: dict[str, Any],
+        **kwargs: Any,
+    ) -> TokenOutput:
         if self.asleep:
             raise RuntimeError("generate on a sleeping engine")
         self.log.append(("generate", request_id))
         n = int(sampling_params.get("max_tokens") or 4)
         seed = hashlib.sha256(f"{prompt_ids}{sampling_params.get('seed')}".encode()).digest()
         tokens = [int(b) % 200 + 20 for b in seed[: min(n, 8)]]
-        return TokenOutput(token_ids=tokens, stop_reason="completed",
-                           extra_fields={"global_steps": self.global_steps})
+        return TokenOutput(
+            token_ids=tokens,
+            stop_reason="completed",
+            extra_fields={"global_steps": self.global_steps},
+        )
 
     async def abort_all_requests(self, reject_request: bool = False) -> None:
         return None
@@ -101,9 +122,15 @@ class FakeReplica(RolloutReplica):  # type: ignore[misc]
     """One replica with one fake server actor, named so the adapter finds it."""
 
     async def launch_servers(self) -> None:
-        handle = ray.remote(FakeServer).options(
-            name=server_name(self.replica_rank), num_cpus=0, max_concurrency=64,
-        ).remote(bool(self.config.free_cache_engine))
+        handle = (
+            ray.remote(FakeServer)
+            .options(
+                name=server_name(self.replica_rank),
+                num_cpus=0,
+                max_concurrency=64,
+            )
+            .remote(bool(self.config.free_cache_engine))
+        )
         self.servers = [handle]
         self._server_handle = handle
         self._server_address = f"fake://{server_name(self.replica_rank)}"
@@ -111,15 +138,17 @@ class FakeReplica(RolloutReplica):  # type: ignore[misc]
     async def init_hybrid(self, worker_group: Any) -> None:
         self.rollout_mode = RolloutMode.HYBRID
         self.workers = worker_group.workers[
-            self.world_size * self.replica_rank: self.world_size * (self.replica_rank + 1)]
+            self.world_size * self.replica_rank : self.world_size * (self.replica_rank + 1)
+        ]
         await self.launch_servers()
 
 
 class FakeServerAdapter(BaseRollout):  # type: ignore[misc]
     """Worker side: verl's ServerAdapter contract, talking to :class:`FakeServer`."""
 
-    def __init__(self, config: Any, model_config: Any, device_mesh: Any,
-                 replica_rank: int = 0, **kwargs: Any) -> None:
+    def __init__(
+        self, config: Any, model_config: Any, device_mesh: Any, replica_rank: int = 0, **kwargs: Any
+    ) -> None:
         super().__init__(config, model_config, device_mesh)
         self.replica_rank = replica_rank
         self.sleep_level = 1
@@ -147,12 +176,21 @@ class FakeServerAdapter(BaseRollout):  # type: ignore[misc]
         if self.config.free_cache_engine:
             await self._call("sleep")
 
-    async def update_weights(self, weights: Any, global_steps: int | None = None,
-                             wire_format: str = "named_tensors", **kwargs: Any) -> None:
+    async def update_weights(
+        self,
+        weights: Any,
+        global_steps: int | None = None,
+        wire_format: str = "named_tensors",
+        **kwargs: Any,
+    ) -> None:
         named = [(name, t.detach().to("cpu").clone()) for name, t in weights]
         self.local_log.append(("update_weights", len(named)))
-        await self._call("receive_weights", named, kwargs.get("peft_config"),
-                         bool(kwargs.get("base_sync_done", True)))
+        await self._call(
+            "receive_weights",
+            named,
+            kwargs.get("peft_config"),
+            bool(kwargs.get("base_sync_done", True)),
+        )
         await self._call("clear_kv_cache")
         if global_steps is not None:  # vllm_rollout.py:246-250
             await self._call("set_global_steps", global_steps)

@@ -27,9 +27,22 @@ from pytest_rlsys.grading.battery.model import (
     run_reference,
 )
 
-__all__ = ["BATTERY_VERSION", "FUNCTIONS", "RULES", "SECTIONS", "Call", "Case", "Verdict",
-           "build_battery", "default_seed", "load_reference", "package_files", "plain",
-           "run_reference", "self_check"]
+__all__ = [
+    "BATTERY_VERSION",
+    "FUNCTIONS",
+    "RULES",
+    "SECTIONS",
+    "Call",
+    "Case",
+    "Verdict",
+    "build_battery",
+    "default_seed",
+    "load_reference",
+    "package_files",
+    "plain",
+    "run_reference",
+    "self_check",
+]
 
 # Bump when the cases change: the default seed (and so every default score) follows it.
 BATTERY_VERSION = "2"

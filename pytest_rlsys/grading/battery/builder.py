@@ -37,13 +37,33 @@ class BatteryBuilder:
     seed: int
     cases: list[Case] = field(default_factory=list)
 
-    def add(self, case_id: str, visibility: str, category: Msg, calls: Sequence[Call],
-            factory: CheckFactory, *, weight: float = 1.0, claim: str = "",
-            rule: str = "") -> None:
+    def add(
+        self,
+        case_id: str,
+        visibility: str,
+        category: Msg,
+        calls: Sequence[Call],
+        factory: CheckFactory,
+        *,
+        weight: float = 1.0,
+        claim: str = "",
+        rule: str = "",
+    ) -> None:
         section = SECTION_OF[calls[0].func]
         frozen = tuple(calls)
-        self.cases.append(Case(f"{section}.{visibility}.{case_id}", section, visibility,
-                               category, frozen, total(factory(frozen)), weight, claim, rule))
+        self.cases.append(
+            Case(
+                f"{section}.{visibility}.{case_id}",
+                section,
+                visibility,
+                category,
+                frozen,
+                total(factory(frozen)),
+                weight,
+                claim,
+                rule,
+            )
+        )
 
     def expected(self, call: Call, keys: Sequence[str]) -> dict[str, Any]:
         outcome = run_reference(self.ref, call)
@@ -51,23 +71,51 @@ class BatteryBuilder:
             raise AssertionError(f"reference raised on a generated case: {call.render()}")
         return {k: outcome.value[k] for k in keys}
 
-    def visible(self, case_id: str, category: Msg, calls: Sequence[Call],
-                factory: CheckFactory, claim: str) -> None:
+    def visible(
+        self, case_id: str, category: Msg, calls: Sequence[Call], factory: CheckFactory, claim: str
+    ) -> None:
         """One assertion of the chapter's tests."""
         self.add(case_id, "visible", category, calls, factory, claim=claim)
 
-    def diff(self, case_id: str, category: Msg, rule: str, call: Call, keys: Sequence[str],
-             weight: float = 1.0) -> None:
+    def diff(
+        self,
+        case_id: str,
+        category: Msg,
+        rule: str,
+        call: Call,
+        keys: Sequence[str],
+        weight: float = 1.0,
+    ) -> None:
         """The result equals the reference's at ``keys``."""
-        self.add(case_id, "hidden", category, [call], expect_keys(self.expected(call, keys)),
-                 weight=weight, rule=rule)
+        self.add(
+            case_id,
+            "hidden",
+            category,
+            [call],
+            expect_keys(self.expected(call, keys)),
+            weight=weight,
+            rule=rule,
+        )
 
-    def anchored(self, case_id: str, category: Msg, rule: str, calls: Sequence[Call],
-                 factory: CheckFactory, keys: Sequence[str]) -> None:
+    def anchored(
+        self,
+        case_id: str,
+        category: Msg,
+        rule: str,
+        calls: Sequence[Call],
+        factory: CheckFactory,
+        keys: Sequence[str],
+    ) -> None:
         """A property case that also needs a correct first result, so that a constant
         answer cannot satisfy a relation between several calls."""
-        self.add(case_id, "hidden", category, calls,
-                 all_of(expect_keys(self.expected(calls[0], keys)), factory), rule=rule)
+        self.add(
+            case_id,
+            "hidden",
+            category,
+            calls,
+            all_of(expect_keys(self.expected(calls[0], keys)), factory),
+            rule=rule,
+        )
 
     def refusal(self, case_id: str, category: Msg, rule: str, valid: Call, bad: Call) -> None:
         """``bad`` is ``valid`` with exactly one rule broken: it must raise ValueError,
@@ -78,5 +126,12 @@ class BatteryBuilder:
         refused = run_reference(self.ref, bad)
         if not (refused.kind == "raised" and refused.value_error):
             raise AssertionError(f"reference accepts the bad half of {case_id}")
-        self.add(case_id, "hidden", category, [valid, bad], expect_refusal(want),
-                 weight=REFUSAL_WEIGHT, rule=rule)
+        self.add(
+            case_id,
+            "hidden",
+            category,
+            [valid, bad],
+            expect_refusal(want),
+            weight=REFUSAL_WEIGHT,
+            rule=rule,
+        )

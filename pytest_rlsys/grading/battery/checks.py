@@ -23,21 +23,33 @@ from pytest_rlsys.grading.comparison import NONPLAIN_MARK, mismatch, show, type_
 from pytest_rlsys.grading.isolation import CallOutcome
 from pytest_rlsys.messages import Msg, outcome_problem
 
-__all__ = ["CheckFactory", "all_of", "expect_keys", "expect_refusal", "expect_relation",
-           "expect_unchanged_inputs", "expect_value_error", "first_problem", "same_keys",
-           "total"]
+__all__ = [
+    "CheckFactory",
+    "all_of",
+    "expect_keys",
+    "expect_refusal",
+    "expect_relation",
+    "expect_unchanged_inputs",
+    "expect_value_error",
+    "first_problem",
+    "same_keys",
+    "total",
+]
 
 CheckFactory = Callable[[tuple[Call, ...]], Check]
 Relation = Callable[[list[Any]], str | None]
 
-BATTERY_BUG = Msg("the grader could not judge this answer (a fault of the battery, not "
-                  "of your code); tell your instructor",
-                  "评分器无法判定该答案（是题库的问题，不是你的代码的问题）；请告知教师")
-REFUSED_VALID = Msg("the valid input next to the bad one (the same input with the bad field "
-                    "repaired) was refused or answered wrongly; refusing the bad one earns "
-                    "nothing then",
-                    "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝或答错；"
-                    "此时拒绝非法输入不得分")
+BATTERY_BUG = Msg(
+    "the grader could not judge this answer (a fault of the battery, not "
+    "of your code); tell your instructor",
+    "评分器无法判定该答案（是题库的问题，不是你的代码的问题）；请告知教师",
+)
+REFUSED_VALID = Msg(
+    "the valid input next to the bad one (the same input with the bad field "
+    "repaired) was refused or answered wrongly; refusing the bad one earns "
+    "nothing then",
+    "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝或答错；此时拒绝非法输入不得分",
+)
 WRONG_ORDER_ZH = "元素正确但顺序错误"
 
 
@@ -62,8 +74,10 @@ def _with_line(problem: Msg, outcome: CallOutcome) -> Msg:
     en_head, zh_head = f"raised {outcome.exc_type}", f"抛出了 {outcome.exc_type}"
     if not (problem.en.startswith(en_head) and problem.zh.startswith(zh_head)):
         return problem
-    return Msg(f"{en_head} at line {line} of your file{problem.en[len(en_head):]}",
-               f"{zh_head}（你的文件第 {line} 行）{problem.zh[len(zh_head):]}")
+    return Msg(
+        f"{en_head} at line {line} of your file{problem.en[len(en_head) :]}",
+        f"{zh_head}（你的文件第 {line} 行）{problem.zh[len(zh_head) :]}",
+    )
 
 
 def first_problem(outcomes: Sequence[CallOutcome], calls: Sequence[Call]) -> Verdict | None:
@@ -71,8 +85,9 @@ def first_problem(outcomes: Sequence[CallOutcome], calls: Sequence[Call]) -> Ver
     for outcome, call in zip(outcomes, calls, strict=True):
         if outcome.kind != "returned":
             status, problem = outcome_problem(outcome, SECTION_OF[call.func])
-            return Verdict(status, _with_line(problem, outcome),
-                           got=outcome.exc_type or outcome.kind)
+            return Verdict(
+                status, _with_line(problem, outcome), got=outcome.exc_type or outcome.kind
+            )
     return None
 
 
@@ -87,8 +102,12 @@ def _problem_msg(problem: str) -> Msg:
 
 def _not_a_dict(got: Any) -> Verdict:
     kind = type_name(got)
-    return Verdict("failed", Msg(f"the result is a {kind}, not a plain dict",
-                                 f"返回值是 {kind}，不是普通 dict"), "a dict", show(got))
+    return Verdict(
+        "failed",
+        Msg(f"the result is a {kind}, not a plain dict", f"返回值是 {kind}，不是普通 dict"),
+        "a dict",
+        show(got),
+    )
 
 
 def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
@@ -104,8 +123,12 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
                 return _not_a_dict(got)
             for key, want in expected.items():
                 if key not in got:
-                    return Verdict("failed", Msg(f"the result has no key {key!r}",
-                                                 f"返回值缺少键 {key!r}"), show(want), "(missing)")
+                    return Verdict(
+                        "failed",
+                        Msg(f"the result has no key {key!r}", f"返回值缺少键 {key!r}"),
+                        show(want),
+                        "(missing)",
+                    )
                 problem = mismatch(want, got[key], f"$.{key}")
                 if problem:
                     return Verdict("failed", _problem_msg(problem), show(want), show(got[key]))
@@ -120,14 +143,28 @@ def _refused(outcome: CallOutcome, call: Call) -> Verdict:
     if outcome.kind == "raised" and outcome.value_error:
         return PASSED
     if outcome.kind == "returned":
-        return Verdict("failed", Msg("returned a result instead of raising ValueError",
-                                     "应当抛出 ValueError，却返回了结果"),
-                       "ValueError", show(outcome.value))
+        return Verdict(
+            "failed",
+            Msg(
+                "returned a result instead of raising ValueError",
+                "应当抛出 ValueError，却返回了结果",
+            ),
+            "ValueError",
+            show(outcome.value),
+        )
     if outcome.kind == "raised" and outcome.is_exception and not outcome.not_implemented:
-        return Verdict("failed", _with_line(
-            Msg(f"raised {outcome.exc_type} instead of ValueError",
-                f"抛出了 {outcome.exc_type}，应当是 ValueError"), outcome),
-            "ValueError", outcome.exc_type)
+        return Verdict(
+            "failed",
+            _with_line(
+                Msg(
+                    f"raised {outcome.exc_type} instead of ValueError",
+                    f"抛出了 {outcome.exc_type}，应当是 ValueError",
+                ),
+                outcome,
+            ),
+            "ValueError",
+            outcome.exc_type,
+        )
     early = first_problem([outcome], [call])
     return early if early is not None else Verdict("error", BATTERY_BUG)
 
@@ -173,20 +210,37 @@ def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
             return early
         call = calls[0]
         after = outcomes[0].args_after
-        if (type(after) is not list or len(after) != 2 or type(after[0]) is not list
-                or type(after[1]) is not dict):
-            return Verdict("failed", Msg("the arguments could not be read back after the call",
-                                         "调用后无法读回参数"))
+        if (
+            type(after) is not list
+            or len(after) != 2
+            or type(after[0]) is not list
+            or type(after[1]) is not dict
+        ):
+            return Verdict(
+                "failed",
+                Msg("the arguments could not be read back after the call", "调用后无法读回参数"),
+            )
         names = PARAMETERS[call.func]
         sent_args, sent_kwargs = plain(list(call.args)), plain(dict(call.kwargs))
-        changed = [names[i] for i, value in enumerate(sent_args)
-                   if i >= len(after[0]) or mismatch(value, after[0][i])]
-        changed += [k for k, value in sent_kwargs.items()
-                    if k not in after[1] or mismatch(value, after[1][k])]
+        changed = [
+            names[i]
+            for i, value in enumerate(sent_args)
+            if i >= len(after[0]) or mismatch(value, after[0][i])
+        ]
+        changed += [
+            k
+            for k, value in sent_kwargs.items()
+            if k not in after[1] or mismatch(value, after[1][k])
+        ]
         if changed:
             which = ", ".join(changed)
-            return Verdict("failed", Msg(f"the input argument {which} was modified in place",
-                                         f"输入参数 {which} 被原地修改"))
+            return Verdict(
+                "failed",
+                Msg(
+                    f"the input argument {which} was modified in place",
+                    f"输入参数 {which} 被原地修改",
+                ),
+            )
         return PASSED
 
     return check

@@ -19,8 +19,19 @@ from typing import Any, Literal
 
 from pytest_rlsys.messages import Msg
 
-__all__ = ["ARRIVALS", "BAD_VALUES", "STAGES", "Arrival", "cross", "declared_backwards",
-           "gen_edges", "gen_pipeline", "num", "out_of_order", "shuffled"]
+__all__ = [
+    "ARRIVALS",
+    "BAD_VALUES",
+    "STAGES",
+    "Arrival",
+    "cross",
+    "declared_backwards",
+    "gen_edges",
+    "gen_pipeline",
+    "num",
+    "out_of_order",
+    "shuffled",
+]
 
 STAGES = ["rollout", "reward", "reference", "learner", "verifier", "critic", "judge"]
 LEVELS = [20, 30, 40, 60, 80, 120, 160]
@@ -55,9 +66,14 @@ def shuffled(rng: random.Random, mapping: Mapping[str, Any]) -> dict[str, Any]:
     return {key: mapping[key] for key in out_of_order(rng, list(mapping))}
 
 
-def gen_pipeline(rng: random.Random, stages: int, *, tie: bool = False,
-                 arrival: Arrival = "below", ints: bool = True,
-                 ) -> tuple[dict[str, Any], int | float, dict[str, Any]]:
+def gen_pipeline(
+    rng: random.Random,
+    stages: int,
+    *,
+    tie: bool = False,
+    arrival: Arrival = "below",
+    ints: bool = True,
+) -> tuple[dict[str, Any], int | float, dict[str, Any]]:
     """Rates, arrival rate and multipliers with exactly the requested shape.
 
     ``tie``: at least two stages share the minimum effective rate (else it is unique).
@@ -84,15 +100,29 @@ def gen_pipeline(rng: random.Random, stages: int, *, tie: bool = False,
     rates = {n: num(effective[n] * multipliers[n], ints) for n in names}
     low, high = min(levels), max(levels)
     above = min(v for v in levels if v > low) if arrival == "between" else low
-    arrival_rate = {"zero": 0, "below": low / 2, "at_capacity": low,
-                    "between": (low + above) / 2, "above_all": high + 4}[arrival]
-    return (declared_backwards(rates), num(arrival_rate, ints),
-            shuffled(rng, {n: num(m, ints) for n, m in multipliers.items()}))
+    arrival_rate = {
+        "zero": 0,
+        "below": low / 2,
+        "at_capacity": low,
+        "between": (low + above) / 2,
+        "above_all": high + 4,
+    }[arrival]
+    return (
+        declared_backwards(rates),
+        num(arrival_rate, ints),
+        shuffled(rng, {n: num(m, ints) for n, m in multipliers.items()}),
+    )
 
 
-def gen_edges(rng: random.Random, count: int, *, fabrics: int = 2, tie: bool = False,
-              same_pool: bool = True, ints: bool = True,
-              ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def gen_edges(
+    rng: random.Random,
+    count: int,
+    *,
+    fabrics: int = 2,
+    tie: bool = False,
+    same_pool: bool = True,
+    ints: bool = True,
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """``count`` cross-pool edges over ``fabrics`` fabrics (every fabric used, each with
     one bandwidth), plus one same-pool edge when ``same_pool``.
 
@@ -120,22 +150,31 @@ def gen_edges(rng: random.Random, count: int, *, fabrics: int = 2, tie: bool = F
         else:
             fabric = names[index % fabrics] if index < fabrics else rng.choice(names)
         overlap = 0.25 if index == 0 else 0 if index == 1 else rng.choice([0, 0.25, 0.5, 0.75])
-        edges.append({
-            "source": source, "target": target,
-            "bytes_per_item": rng.choice([64, 100, 250, 500, 1000, 4096]),
-            "items_per_work_unit": num(1 if index == 0 else rng.choice([2, 3, 4]), ints),
-            "work_units_per_second": num(0.5 if index == 0 else rng.choice([1, 2, 5]), ints),
-            "bandwidth_bytes_per_s": num(bandwidth[fabric], ints),
-            "overlap_fraction": num(overlap, ints),
-            "fabric_id": fabric,
-        })
+        edges.append(
+            {
+                "source": source,
+                "target": target,
+                "bytes_per_item": rng.choice([64, 100, 250, 500, 1000, 4096]),
+                "items_per_work_unit": num(1 if index == 0 else rng.choice([2, 3, 4]), ints),
+                "work_units_per_second": num(0.5 if index == 0 else rng.choice([1, 2, 5]), ints),
+                "bandwidth_bytes_per_s": num(bandwidth[fabric], ints),
+                "overlap_fraction": num(overlap, ints),
+                "fabric_id": fabric,
+            }
+        )
     if tie:
         edges += [dict(e, fabric_id="aux-fabric") for e in edges]
     if same_pool:
-        local = {"source": pool_a[0], "target": pool_a[1], "bytes_per_item": 4096,
-                 "items_per_work_unit": num(2, ints), "work_units_per_second": num(4, ints),
-                 "bandwidth_bytes_per_s": edges[0]["bandwidth_bytes_per_s"],
-                 "overlap_fraction": num(0, ints), "fabric_id": edges[0]["fabric_id"]}
+        local = {
+            "source": pool_a[0],
+            "target": pool_a[1],
+            "bytes_per_item": 4096,
+            "items_per_work_unit": num(2, ints),
+            "work_units_per_second": num(4, ints),
+            "bandwidth_bytes_per_s": edges[0]["bandwidth_bytes_per_s"],
+            "overlap_fraction": num(0, ints),
+            "fabric_id": edges[0]["fabric_id"],
+        }
         edges.insert(rng.randrange(1, len(edges) + 1), local)
     return edges, placement
 

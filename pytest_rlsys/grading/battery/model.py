@@ -20,8 +20,22 @@ from pytest_rlsys.grading.isolation import CallOutcome
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.resources import solution_path
 
-__all__ = ["FUNCTIONS", "PARAMETERS", "PASSED", "RESULT_KEYS", "SECTIONS", "SECTION_OF", "Call",
-           "Case", "Check", "Verdict", "load_reference", "plain", "run_reference", "show_full"]
+__all__ = [
+    "FUNCTIONS",
+    "PARAMETERS",
+    "PASSED",
+    "RESULT_KEYS",
+    "SECTIONS",
+    "SECTION_OF",
+    "Call",
+    "Case",
+    "Check",
+    "Verdict",
+    "load_reference",
+    "plain",
+    "run_reference",
+    "show_full",
+]
 
 FUNCTIONS = ("pipeline_capacity", "transfer_ledger", "evaluate_topology")
 SECTIONS = {"todo1": "pipeline_capacity", "todo2": "transfer_ledger", "todo3": "evaluate_topology"}
@@ -30,18 +44,40 @@ SECTION_OF = {func: section for section, func in SECTIONS.items()}
 PARAMETERS = {
     "pipeline_capacity": ("stage_rates", "arrival_rate", "items_per_work_unit"),
     "transfer_ledger": ("edges", "placement"),
-    "evaluate_topology": ("capacity_report", "memory_by_pool", "memory_limits",
-                          "transfer_report", "version_sync_ok", "recovery_ok",
-                          "max_exposed_s_per_s"),
+    "evaluate_topology": (
+        "capacity_report",
+        "memory_by_pool",
+        "memory_limits",
+        "transfer_report",
+        "version_sync_ok",
+        "recovery_ok",
+        "max_exposed_s_per_s",
+    ),
 }
 # The documented keys of each function's result (the template names every one).
 RESULT_KEYS = {
-    "pipeline_capacity": ("capacity", "effective_rates", "bottlenecks", "queue_margins",
-                          "unstable_stages", "queue_stable"),
-    "transfer_ledger": ("cross_pool_bytes_per_s", "fabric_exposed_seconds_per_s",
-                        "critical_exposed_seconds_per_s", "critical_fabrics", "rows"),
-    "evaluate_topology": ("decision", "reasons", "over_limit_pools", "unstable_stages",
-                          "overloaded_fabrics"),
+    "pipeline_capacity": (
+        "capacity",
+        "effective_rates",
+        "bottlenecks",
+        "queue_margins",
+        "unstable_stages",
+        "queue_stable",
+    ),
+    "transfer_ledger": (
+        "cross_pool_bytes_per_s",
+        "fabric_exposed_seconds_per_s",
+        "critical_exposed_seconds_per_s",
+        "critical_fabrics",
+        "rows",
+    ),
+    "evaluate_topology": (
+        "decision",
+        "reasons",
+        "over_limit_pools",
+        "unstable_stages",
+        "overloaded_fabrics",
+    ),
 }
 
 
@@ -111,6 +147,11 @@ def run_reference(ref: ModuleType, call: Call) -> CallOutcome:
     try:
         value = getattr(ref, call.func)(*args, **kwargs)
     except ValueError as exc:
-        return CallOutcome("raised", args_after=plain([args, kwargs]), exc_type="ValueError",
-                           value_error=True, message=str(exc))
+        return CallOutcome(
+            "raised",
+            args_after=plain([args, kwargs]),
+            exc_type="ValueError",
+            value_error=True,
+            message=str(exc),
+        )
     return CallOutcome("returned", value=plain(value), args_after=plain([args, kwargs]))

@@ -31,67 +31,113 @@ KEYS = RESULT_KEYS[FUNC]
 
 # Every rule a hidden case grades, as the words the template's docstring says it in.
 RULES: dict[str, Msg] = {
-    "effective": Msg("effective_rates maps each stage to its rate divided by its items per "
-                     "work unit", "effective_rates：各阶段速率除以该阶段每工作单位的条目数"),
+    "effective": Msg(
+        "effective_rates maps each stage to its rate divided by its items per work unit",
+        "effective_rates：各阶段速率除以该阶段每工作单位的条目数",
+    ),
     "capacity": Msg("capacity is the smallest effective rate", "capacity 是最小的有效速率"),
-    "bottlenecks": Msg("bottlenecks lists every stage whose effective rate equals the "
-                       "capacity, sorted by name",
-                       "bottlenecks 列出有效速率等于 capacity 的全部阶段，按名称排序"),
-    "margins": Msg("queue_margins maps each stage to its effective rate minus the arrival rate",
-                   "queue_margins：各阶段有效速率减去到达率"),
-    "unstable": Msg("unstable_stages lists the stages with a negative margin, sorted by name; "
-                    "a margin of exactly 0 is stable",
-                    "unstable_stages 列出余量为负的阶段，按名称排序；余量恰好为 0 仍是稳定的"),
-    "queue_stable": Msg("queue_stable is True exactly when no stage is unstable",
-                        "当且仅当没有积压阶段时 queue_stable 为 True"),
-    "numbers": Msg("Every number may be an int or a float, including values between 0 and 1; "
-                   "the arrival rate may be 0",
-                   "每个数都可能是 int 或 float，包括 0 与 1 之间的值；到达率可以为 0"),
-    "pure": Msg("The arguments are never modified, and the order of dict entries does not "
-                "change the result", "不得修改任何参数；字典条目的顺序不影响结果"),
-    "stage_sets": Msg("stage_rates and items_per_work_unit name different stages, or no "
-                      "stage at all",
-                      "stage_rates 与 items_per_work_unit 的阶段不一致，或没有任何阶段"),
-    "positive": Msg("a rate or a multiplier is NaN, infinite, zero or negative",
-                    "某个速率或倍率为 NaN、无穷、零或负数"),
-    "arrival": Msg("the arrival rate is NaN, infinite or negative",
-                   "到达率为 NaN、无穷或负数"),
+    "bottlenecks": Msg(
+        "bottlenecks lists every stage whose effective rate equals the capacity, sorted by name",
+        "bottlenecks 列出有效速率等于 capacity 的全部阶段，按名称排序",
+    ),
+    "margins": Msg(
+        "queue_margins maps each stage to its effective rate minus the arrival rate",
+        "queue_margins：各阶段有效速率减去到达率",
+    ),
+    "unstable": Msg(
+        "unstable_stages lists the stages with a negative margin, sorted by name; "
+        "a margin of exactly 0 is stable",
+        "unstable_stages 列出余量为负的阶段，按名称排序；余量恰好为 0 仍是稳定的",
+    ),
+    "queue_stable": Msg(
+        "queue_stable is True exactly when no stage is unstable",
+        "当且仅当没有积压阶段时 queue_stable 为 True",
+    ),
+    "numbers": Msg(
+        "Every number may be an int or a float, including values between 0 and 1; "
+        "the arrival rate may be 0",
+        "每个数都可能是 int 或 float，包括 0 与 1 之间的值；到达率可以为 0",
+    ),
+    "pure": Msg(
+        "The arguments are never modified, and the order of dict entries does not "
+        "change the result",
+        "不得修改任何参数；字典条目的顺序不影响结果",
+    ),
+    "stage_sets": Msg(
+        "stage_rates and items_per_work_unit name different stages, or no stage at all",
+        "stage_rates 与 items_per_work_unit 的阶段不一致，或没有任何阶段",
+    ),
+    "positive": Msg(
+        "a rate or a multiplier is NaN, infinite, zero or negative",
+        "某个速率或倍率为 NaN、无穷、零或负数",
+    ),
+    "arrival": Msg("the arrival rate is NaN, infinite or negative", "到达率为 NaN、无穷或负数"),
 }
 
 
 def add_visible(b: BatteryBuilder) -> None:
     """The chapter's ``test_pipeline_capacity``, one case per assertion."""
-    cap = Call(FUNC, ({"rollout": 240, "reward": 160, "learner": 80},),
-               {"arrival_rate": 70,
-                "items_per_work_unit": {"rollout": 3, "reward": 2, "learner": 1}})
+    cap = Call(
+        FUNC,
+        ({"rollout": 240, "reward": 160, "learner": 80},),
+        {"arrival_rate": 70, "items_per_work_unit": {"rollout": 3, "reward": 2, "learner": 1}},
+    )
     unstable = Call(FUNC, ({"rollout": 120, "reward": 80}, 90, {"rollout": 1, "reward": 1}))
-    b.visible("effective_rates", Msg("multipliers normalise rates", "倍率归一"), [cap],
-              expect_keys({"effective_rates": {"rollout": 80.0, "reward": 80.0,
-                                               "learner": 80.0}}),
-              claim="result['effective_rates'] == {'rollout': 80.0, 'reward': 80.0, "
-                    "'learner': 80.0}")
-    b.visible("tied_bottlenecks", Msg("ties in bottlenecks", "并列瓶颈"), [cap],
-              expect_keys({"bottlenecks": ["learner", "reward", "rollout"]}),
-              claim="result['bottlenecks'] == ['learner', 'reward', 'rollout']")
-    b.visible("stable_queue", Msg("stable pipeline", "稳定流水线"), [cap],
-              expect_keys({"unstable_stages": [], "queue_stable": True}),
-              claim="result['unstable_stages'] == [] and result['queue_stable'] is True")
-    b.visible("unstable_stage", Msg("backlogged stage", "积压阶段"), [unstable],
-              expect_keys({"unstable_stages": ["reward"]}),
-              claim="unstable['unstable_stages'] == ['reward']")
-    b.visible("mismatched_stages", Msg("mismatched stage sets accepted", "阶段集合不一致未报错"),
-              [Call(FUNC, ({"rollout": 120}, 20, {"reward": 1}))], expect_value_error,
-              claim="raises ValueError: 阶段集合不一致时应失败")
-    b.visible("nan_rate", Msg("NaN stage rate accepted", "NaN 阶段速率未报错"),
-              [Call(FUNC, ({"rollout": float("nan")}, 20, {"rollout": 1}))], expect_value_error,
-              claim="raises ValueError: 非有限阶段速率应失败")
+    b.visible(
+        "effective_rates",
+        Msg("multipliers normalise rates", "倍率归一"),
+        [cap],
+        expect_keys({"effective_rates": {"rollout": 80.0, "reward": 80.0, "learner": 80.0}}),
+        claim="result['effective_rates'] == {'rollout': 80.0, 'reward': 80.0, 'learner': 80.0}",
+    )
+    b.visible(
+        "tied_bottlenecks",
+        Msg("ties in bottlenecks", "并列瓶颈"),
+        [cap],
+        expect_keys({"bottlenecks": ["learner", "reward", "rollout"]}),
+        claim="result['bottlenecks'] == ['learner', 'reward', 'rollout']",
+    )
+    b.visible(
+        "stable_queue",
+        Msg("stable pipeline", "稳定流水线"),
+        [cap],
+        expect_keys({"unstable_stages": [], "queue_stable": True}),
+        claim="result['unstable_stages'] == [] and result['queue_stable'] is True",
+    )
+    b.visible(
+        "unstable_stage",
+        Msg("backlogged stage", "积压阶段"),
+        [unstable],
+        expect_keys({"unstable_stages": ["reward"]}),
+        claim="unstable['unstable_stages'] == ['reward']",
+    )
+    b.visible(
+        "mismatched_stages",
+        Msg("mismatched stage sets accepted", "阶段集合不一致未报错"),
+        [Call(FUNC, ({"rollout": 120}, 20, {"reward": 1}))],
+        expect_value_error,
+        claim="raises ValueError: 阶段集合不一致时应失败",
+    )
+    b.visible(
+        "nan_rate",
+        Msg("NaN stage rate accepted", "NaN 阶段速率未报错"),
+        [Call(FUNC, ({"rollout": float("nan")}, 20, {"rollout": 1}))],
+        expect_value_error,
+        claim="raises ValueError: 非有限阶段速率应失败",
+    )
 
 
 # (stages, tie, arrival, ints): one random pipeline of each shape.
 STRATA: tuple[tuple[int, bool, Arrival, bool], ...] = (
-    (3, False, "below", True), (4, True, "at_capacity", False), (5, False, "between", True),
-    (2, True, "above_all", False), (1, False, "zero", True), (6, True, "between", False),
-    (4, False, "at_capacity", True), (3, True, "zero", False), (5, True, "below", True),
+    (3, False, "below", True),
+    (4, True, "at_capacity", False),
+    (5, False, "between", True),
+    (2, True, "above_all", False),
+    (1, False, "zero", True),
+    (6, True, "between", False),
+    (4, False, "at_capacity", True),
+    (3, True, "zero", False),
+    (5, True, "below", True),
     (2, False, "between", False),
 )
 
@@ -100,41 +146,92 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     for i, (stages, tie, arrival, ints) in enumerate(STRATA):
         rates, arrival_rate, mult = gen_pipeline(rng, stages, tie=tie, arrival=arrival, ints=ints)
         # Every key is compared; the rule named is the one this shape stresses most.
-        rule = ("bottlenecks" if tie else "unstable" if arrival == "at_capacity"
-                else "queue_stable" if arrival in ("between", "above_all") else "margins")
-        b.diff(f"differential_{i}", Msg("result differs from the reference on a random pipeline",
-                                        "随机流水线上结果与参考实现不同"), rule,
-               Call(FUNC, (rates, arrival_rate, mult)), KEYS)
+        rule = (
+            "bottlenecks"
+            if tie
+            else "unstable"
+            if arrival == "at_capacity"
+            else "queue_stable"
+            if arrival in ("between", "above_all")
+            else "margins"
+        )
+        b.diff(
+            f"differential_{i}",
+            Msg(
+                "result differs from the reference on a random pipeline",
+                "随机流水线上结果与参考实现不同",
+            ),
+            rule,
+            Call(FUNC, (rates, arrival_rate, mult)),
+            KEYS,
+        )
     names = sorted(rng.sample(STAGES, 4), reverse=True)  # the tied three out of order
     tied = {names[0]: 160, names[1]: 40, names[2]: 40, names[3]: 40}
-    b.diff("ties", Msg("ties in bottlenecks", "并列瓶颈"), "bottlenecks",
-           Call(FUNC, (tied, 10, {n: 1 for n in names})), ("bottlenecks", "capacity"))
+    b.diff(
+        "ties",
+        Msg("ties in bottlenecks", "并列瓶颈"),
+        "bottlenecks",
+        Call(FUNC, (tied, 10, {n: 1 for n in names})),
+        ("bottlenecks", "capacity"),
+    )
     names = out_of_order(rng, rng.sample(STAGES, 3))
     near = {names[0]: 20.5, names[1]: 20, names[2]: 41}
-    b.diff("near_tie", Msg("near-tie that is not a tie (20 and 20.5)",
-                           "接近但不相等的速率不算并列（20 与 20.5）"), "bottlenecks",
-           Call(FUNC, (near, 10, {n: 1 for n in names})), KEYS)
+    b.diff(
+        "near_tie",
+        Msg("near-tie that is not a tie (20 and 20.5)", "接近但不相等的速率不算并列（20 与 20.5）"),
+        "bottlenecks",
+        Call(FUNC, (near, 10, {n: 1 for n in names})),
+        KEYS,
+    )
     rates, _, mult = gen_pipeline(rng, 3, tie=True, arrival="at_capacity")
     cap = min(float(rates[n]) / float(mult[n]) for n in rates)
-    b.diff("arrival_equals_capacity", Msg("arrival exactly at capacity is stable",
-                                          "到达率恰好等于容量时仍稳定"), "unstable",
-           Call(FUNC, (rates, num(cap, True), mult)), KEYS)
-    b.diff("zero_arrival", Msg("zero arrival rate", "零到达率"), "numbers",
-           Call(FUNC, (rates, 0, mult)), KEYS)
+    b.diff(
+        "arrival_equals_capacity",
+        Msg("arrival exactly at capacity is stable", "到达率恰好等于容量时仍稳定"),
+        "unstable",
+        Call(FUNC, (rates, num(cap, True), mult)),
+        KEYS,
+    )
+    b.diff(
+        "zero_arrival",
+        Msg("zero arrival rate", "零到达率"),
+        "numbers",
+        Call(FUNC, (rates, 0, mult)),
+        KEYS,
+    )
     # Declared in reverse alphabetical order, so an unsorted answer cannot pass.
     names = sorted(rng.sample(STAGES, 5), reverse=True)
     slow = {names[0]: 10, names[1]: 30, names[2]: 20, names[3]: 200, names[4]: 15}
-    b.diff("several_unstable", Msg("several unstable stages, sorted", "多个积压阶段需排序"),
-           "unstable", Call(FUNC, (slow, 100, {n: 1 for n in names})), KEYS)
-    b.diff("single_stage", Msg("single-stage pipeline", "单阶段流水线"), "capacity",
-           Call(FUNC, ({"learner": 12.5}, 3, {"learner": 0.5})), KEYS)
-    b.diff("fractional_multipliers", Msg("fractional multipliers", "小数倍率"), "effective",
-           Call(FUNC, ({"rollout": 30, "reward": 40.0}, 7.5, {"rollout": 0.25, "reward": 0.5})),
-           KEYS)
+    b.diff(
+        "several_unstable",
+        Msg("several unstable stages, sorted", "多个积压阶段需排序"),
+        "unstable",
+        Call(FUNC, (slow, 100, {n: 1 for n in names})),
+        KEYS,
+    )
+    b.diff(
+        "single_stage",
+        Msg("single-stage pipeline", "单阶段流水线"),
+        "capacity",
+        Call(FUNC, ({"learner": 12.5}, 3, {"learner": 0.5})),
+        KEYS,
+    )
+    b.diff(
+        "fractional_multipliers",
+        Msg("fractional multipliers", "小数倍率"),
+        "effective",
+        Call(FUNC, ({"rollout": 30, "reward": 40.0}, 7.5, {"rollout": 0.25, "reward": 0.5})),
+        KEYS,
+    )
     names = out_of_order(rng, rng.sample(STAGES, 3))
     small = {names[0]: 0.5, names[1]: 0.75, names[2]: 3}
-    b.diff("rates_below_one", Msg("rates between 0 and 1", "0 与 1 之间的速率"), "numbers",
-           Call(FUNC, (small, 0.25, {names[0]: 1, names[1]: 0.5, names[2]: 4})), KEYS)
+    b.diff(
+        "rates_below_one",
+        Msg("rates between 0 and 1", "0 与 1 之间的速率"),
+        "numbers",
+        Call(FUNC, (small, 0.25, {names[0]: 1, names[1]: 0.5, names[2]: 4})),
+        KEYS,
+    )
     for k in (2, 0.5):
         rates, arrival_rate, mult = gen_pipeline(rng, 4, tie=True, arrival="between")
         scaled = {n: num(float(r) * k, True) for n, r in rates.items()}
@@ -149,21 +246,45 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
                 return "scaling every rate and the arrival rate changed the unstable stages"
             return None
 
-        b.anchored(f"scale_by_{k}", Msg("scaling rates and arrival by k", "速率与到达率同乘 k"),
-                   "capacity",
-                   [Call(FUNC, (rates, arrival_rate, mult)),
-                    Call(FUNC, (scaled, num(float(arrival_rate) * k, True), mult))],
-                   expect_relation(scale_relation), KEYS)
+        b.anchored(
+            f"scale_by_{k}",
+            Msg("scaling rates and arrival by k", "速率与到达率同乘 k"),
+            "capacity",
+            [
+                Call(FUNC, (rates, arrival_rate, mult)),
+                Call(FUNC, (scaled, num(float(arrival_rate) * k, True), mult)),
+            ],
+            expect_relation(scale_relation),
+            KEYS,
+        )
     rates, arrival_rate, mult = gen_pipeline(rng, 5, tie=True, arrival="between")
-    b.anchored("insertion_order", Msg("dict insertion order changed the result",
-                                      "字典插入顺序改变了结果"), "pure",
-               [Call(FUNC, (rates, arrival_rate, mult)),
-                Call(FUNC, (dict(reversed(list(rates.items()))), arrival_rate,
-                            dict(reversed(list(mult.items())))))],
-               expect_relation(same_keys(KEYS)), KEYS)
+    b.anchored(
+        "insertion_order",
+        Msg("dict insertion order changed the result", "字典插入顺序改变了结果"),
+        "pure",
+        [
+            Call(FUNC, (rates, arrival_rate, mult)),
+            Call(
+                FUNC,
+                (
+                    dict(reversed(list(rates.items()))),
+                    arrival_rate,
+                    dict(reversed(list(mult.items()))),
+                ),
+            ),
+        ],
+        expect_relation(same_keys(KEYS)),
+        KEYS,
+    )
     rates, arrival_rate, mult = gen_pipeline(rng, 4, tie=True, arrival="between")
-    b.anchored("immutability", Msg("input mutated", "输入被修改"), "pure",
-               [Call(FUNC, (rates, arrival_rate, mult))], expect_unchanged_inputs, KEYS)
+    b.anchored(
+        "immutability",
+        Msg("input mutated", "输入被修改"),
+        "pure",
+        [Call(FUNC, (rates, arrival_rate, mult))],
+        expect_unchanged_inputs,
+        KEYS,
+    )
     _refusals(b, rng)
 
 
@@ -173,25 +294,64 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
     valid = Call(FUNC, (rates, arrival, mult))
     first = next(iter(rates))
     bad: list[tuple[str, Msg, str, Call]] = []
-    for label, zh, value in (("nan", "NaN ", float("nan")), ("inf", "无穷", float("inf")),
-                             ("zero", "零", 0), ("negative", "负", -40)):
-        bad.append((f"{label}_rate", Msg(f"{label} stage rate accepted", f"{zh}阶段速率未报错"),
-                    "positive", Call(FUNC, (dict(rates, **{first: value}), arrival, mult))))
-        bad.append((f"{label}_multiplier", Msg(f"{label} multiplier accepted",
-                                               f"{zh}工作单位倍率未报错"),
-                    "positive", Call(FUNC, (rates, arrival, dict(mult, **{first: value})))))
-    for label, zh, value in (("nan", "NaN ", float("nan")), ("inf", "无穷", float("inf")),
-                             ("negative", "负", -1)):
-        bad.append((f"{label}_arrival", Msg(f"{label} arrival rate accepted", f"{zh}到达率未报错"),
-                    "arrival", Call(FUNC, (rates, value, mult))))
-    bad.append(("extra_multiplier", Msg("multiplier for an unknown stage accepted",
-                                        "多出阶段的倍率未报错"), "stage_sets",
-                Call(FUNC, (rates, arrival, dict(mult, judge_extra=1)))))
-    bad.append(("missing_multiplier", Msg("stage without a multiplier accepted",
-                                          "缺少阶段倍率未报错"), "stage_sets",
-                Call(FUNC, (rates, arrival, {k: v for k, v in mult.items() if k != first}))))
+    for label, zh, value in (
+        ("nan", "NaN ", float("nan")),
+        ("inf", "无穷", float("inf")),
+        ("zero", "零", 0),
+        ("negative", "负", -40),
+    ):
+        bad.append(
+            (
+                f"{label}_rate",
+                Msg(f"{label} stage rate accepted", f"{zh}阶段速率未报错"),
+                "positive",
+                Call(FUNC, (dict(rates, **{first: value}), arrival, mult)),
+            )
+        )
+        bad.append(
+            (
+                f"{label}_multiplier",
+                Msg(f"{label} multiplier accepted", f"{zh}工作单位倍率未报错"),
+                "positive",
+                Call(FUNC, (rates, arrival, dict(mult, **{first: value}))),
+            )
+        )
+    for label, zh, value in (
+        ("nan", "NaN ", float("nan")),
+        ("inf", "无穷", float("inf")),
+        ("negative", "负", -1),
+    ):
+        bad.append(
+            (
+                f"{label}_arrival",
+                Msg(f"{label} arrival rate accepted", f"{zh}到达率未报错"),
+                "arrival",
+                Call(FUNC, (rates, value, mult)),
+            )
+        )
+    bad.append(
+        (
+            "extra_multiplier",
+            Msg("multiplier for an unknown stage accepted", "多出阶段的倍率未报错"),
+            "stage_sets",
+            Call(FUNC, (rates, arrival, dict(mult, judge_extra=1))),
+        )
+    )
+    bad.append(
+        (
+            "missing_multiplier",
+            Msg("stage without a multiplier accepted", "缺少阶段倍率未报错"),
+            "stage_sets",
+            Call(FUNC, (rates, arrival, {k: v for k, v in mult.items() if k != first})),
+        )
+    )
     for case_id, msg, rule, call in bad:
         b.refusal(case_id, msg, rule, valid, call)
     single = Call(FUNC, ({first: rates[first]}, arrival, {first: mult[first]}))
-    b.refusal("empty_pipeline", Msg("empty pipeline accepted", "空流水线未报错"), "stage_sets",
-              single, Call(FUNC, ({}, arrival, {})))
+    b.refusal(
+        "empty_pipeline",
+        Msg("empty pipeline accepted", "空流水线未报错"),
+        "stage_sets",
+        single,
+        Call(FUNC, ({}, arrival, {})),
+    )

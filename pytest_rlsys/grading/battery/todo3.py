@@ -28,37 +28,54 @@ FUNC = "evaluate_topology"
 KEYS = RESULT_KEYS[FUNC]
 
 RULES: dict[str, Msg] = {
-    "hard": Msg("Hard failures: memory_limit (a pool uses more memory than its limit), "
-                "version_sync (version_sync_ok is False), recovery_not_ready (recovery_ok is "
-                "False)",
-                "硬失败：memory_limit（某资源池显存超过其上限）、version_sync（version_sync_ok "
-                "为 False）、recovery_not_ready（recovery_ok 为 False）"),
-    "no_limit": Msg("A pool without a declared limit counts as over its limit; memory exactly "
-                    "at the limit is within it",
-                    "未声明上限的资源池按超限处理；显存恰好等于上限不算超限"),
-    "pressures": Msg("Tuning pressures: unstable_queue (the capacity report has unstable "
-                     "stages), exposed_transfer (a fabric's exposure is above "
-                     "max_exposed_s_per_s; exactly at it is not above)",
-                     "调优压力：unstable_queue（容量报告中有积压阶段）、exposed_transfer（某个"
-                     "互连域的暴露高于 max_exposed_s_per_s；恰好相等不算高于）"),
-    "decision": Msg("decision is reject when there is a hard failure, else tune when there is "
-                    "a pressure, else accept; reasons lists every hard failure in the order "
-                    "above, else every pressure in the order above, else nothing",
-                    "有硬失败时 decision 为 reject，否则有压力时为 tune，否则为 accept；reasons "
-                    "按上述顺序列出全部硬失败，否则按上述顺序列出全部压力，否则为空"),
-    "evidence": Msg("over_limit_pools, unstable_stages and overloaded_fabrics are reported "
-                    "whatever the decision, each sorted by name",
-                    "无论 decision 为何，都报告 over_limit_pools、unstable_stages 与 "
-                    "overloaded_fabrics，各自按名称排序"),
-    "numbers": Msg("max_exposed_s_per_s defaults to 0.1; it, memory, limits and exposures may "
-                   "be 0, and every number may be an int or a float",
-                   "max_exposed_s_per_s 默认为 0.1；它、显存、上限与暴露都可以为 0，每个数都可能是 "
-                   "int 或 float"),
-    "pure": Msg("The arguments are never modified, and the order of dict entries does not "
-                "change the result", "不得修改任何参数；字典条目的顺序不影响结果"),
-    "ledger": Msg("a pool's memory, a memory limit, a fabric exposure or max_exposed_s_per_s "
-                  "is NaN, infinite or negative",
-                  "某资源池显存、显存上限、互连域暴露或 max_exposed_s_per_s 为 NaN、无穷或负数"),
+    "hard": Msg(
+        "Hard failures: memory_limit (a pool uses more memory than its limit), "
+        "version_sync (version_sync_ok is False), recovery_not_ready (recovery_ok is "
+        "False)",
+        "硬失败：memory_limit（某资源池显存超过其上限）、version_sync（version_sync_ok "
+        "为 False）、recovery_not_ready（recovery_ok 为 False）",
+    ),
+    "no_limit": Msg(
+        "A pool without a declared limit counts as over its limit; memory exactly "
+        "at the limit is within it",
+        "未声明上限的资源池按超限处理；显存恰好等于上限不算超限",
+    ),
+    "pressures": Msg(
+        "Tuning pressures: unstable_queue (the capacity report has unstable "
+        "stages), exposed_transfer (a fabric's exposure is above "
+        "max_exposed_s_per_s; exactly at it is not above)",
+        "调优压力：unstable_queue（容量报告中有积压阶段）、exposed_transfer（某个"
+        "互连域的暴露高于 max_exposed_s_per_s；恰好相等不算高于）",
+    ),
+    "decision": Msg(
+        "decision is reject when there is a hard failure, else tune when there is "
+        "a pressure, else accept; reasons lists every hard failure in the order "
+        "above, else every pressure in the order above, else nothing",
+        "有硬失败时 decision 为 reject，否则有压力时为 tune，否则为 accept；reasons "
+        "按上述顺序列出全部硬失败，否则按上述顺序列出全部压力，否则为空",
+    ),
+    "evidence": Msg(
+        "over_limit_pools, unstable_stages and overloaded_fabrics are reported "
+        "whatever the decision, each sorted by name",
+        "无论 decision 为何，都报告 over_limit_pools、unstable_stages 与 "
+        "overloaded_fabrics，各自按名称排序",
+    ),
+    "numbers": Msg(
+        "max_exposed_s_per_s defaults to 0.1; it, memory, limits and exposures may "
+        "be 0, and every number may be an int or a float",
+        "max_exposed_s_per_s 默认为 0.1；它、显存、上限与暴露都可以为 0，每个数都可能是 "
+        "int 或 float",
+    ),
+    "pure": Msg(
+        "The arguments are never modified, and the order of dict entries does not "
+        "change the result",
+        "不得修改任何参数；字典条目的顺序不影响结果",
+    ),
+    "ledger": Msg(
+        "a pool's memory, a memory limit, a fabric exposure or max_exposed_s_per_s "
+        "is NaN, infinite or negative",
+        "某资源池显存、显存上限、互连域暴露或 max_exposed_s_per_s 为 NaN、无穷或负数",
+    ),
 }
 
 
@@ -67,37 +84,64 @@ def add_visible(b: BatteryBuilder) -> None:
     mult = {"rollout": 1, "reward": 1}
     stable_rep = plain(b.ref.pipeline_capacity({"rollout": 120, "reward": 80}, 70, mult))
     unstable_rep = plain(b.ref.pipeline_capacity({"rollout": 120, "reward": 80}, 90, mult))
-    low = {"fabric_exposed_seconds_per_s": {"pcie-0": 0.05},
-           "critical_exposed_seconds_per_s": 0.05}
-    high = {"fabric_exposed_seconds_per_s": {"pcie-0": 0.20},
-            "critical_exposed_seconds_per_s": 0.20}
+    low = {"fabric_exposed_seconds_per_s": {"pcie-0": 0.05}, "critical_exposed_seconds_per_s": 0.05}
+    high = {
+        "fabric_exposed_seconds_per_s": {"pcie-0": 0.20},
+        "critical_exposed_seconds_per_s": 0.20,
+    }
     accepted = Call(FUNC, (stable_rep, {"A": 30}, {"A": 40}, low, True, True))
     tuned = Call(FUNC, (unstable_rep, {"A": 30}, {"A": 40}, high, True, True))
     rejected = Call(FUNC, (stable_rep, {"A": 50}, {"A": 40}, high, False, False))
-    b.visible("accept", Msg("accept with no reasons", "无原因时接受"), [accepted],
-              expect_keys({"decision": "accept", "reasons": []}),
-              claim="accepted['decision'] == 'accept' and accepted['reasons'] == []")
-    b.visible("tune_decision", Msg("tuning pressure gives tune", "调优压力给出 tune"), [tuned],
-              expect_keys({"decision": "tune"}), claim="tuned['decision'] == 'tune'")
-    b.visible("tune_reasons", Msg("every tuning reason kept", "保留全部调优原因"), [tuned],
-              expect_keys({"reasons": ["unstable_queue", "exposed_transfer"]}),
-              claim="tuned['reasons'] == ['unstable_queue', 'exposed_transfer']")
-    b.visible("tune_evidence", Msg("stages and fabrics reported", "报告积压阶段与过载互连"),
-              [tuned], expect_keys({"unstable_stages": ["reward"],
-                                    "overloaded_fabrics": ["pcie-0"]}),
-              claim="tuned['unstable_stages'] == ['reward'] and "
-                    "tuned['overloaded_fabrics'] == ['pcie-0']")
-    b.visible("reject_decision", Msg("hard failure gives reject", "硬失败给出 reject"),
-              [rejected], expect_keys({"decision": "reject"}),
-              claim="rejected['decision'] == 'reject'")
-    b.visible("reject_reasons", Msg("every hard failure kept, in order", "按序保留全部硬失败"),
-              [rejected],
-              expect_keys({"reasons": ["memory_limit", "version_sync", "recovery_not_ready"]}),
-              claim="rejected['reasons'] == ['memory_limit', 'version_sync', "
-                    "'recovery_not_ready']")
-    b.visible("nan_memory", Msg("NaN pool memory accepted", "NaN 显存账本未报错"),
-              [Call(FUNC, (stable_rep, {"A": float("nan")}, {"A": 40}, low, True, True))],
-              expect_value_error, claim="raises ValueError: 非有限显存账本应失败")
+    b.visible(
+        "accept",
+        Msg("accept with no reasons", "无原因时接受"),
+        [accepted],
+        expect_keys({"decision": "accept", "reasons": []}),
+        claim="accepted['decision'] == 'accept' and accepted['reasons'] == []",
+    )
+    b.visible(
+        "tune_decision",
+        Msg("tuning pressure gives tune", "调优压力给出 tune"),
+        [tuned],
+        expect_keys({"decision": "tune"}),
+        claim="tuned['decision'] == 'tune'",
+    )
+    b.visible(
+        "tune_reasons",
+        Msg("every tuning reason kept", "保留全部调优原因"),
+        [tuned],
+        expect_keys({"reasons": ["unstable_queue", "exposed_transfer"]}),
+        claim="tuned['reasons'] == ['unstable_queue', 'exposed_transfer']",
+    )
+    b.visible(
+        "tune_evidence",
+        Msg("stages and fabrics reported", "报告积压阶段与过载互连"),
+        [tuned],
+        expect_keys({"unstable_stages": ["reward"], "overloaded_fabrics": ["pcie-0"]}),
+        claim="tuned['unstable_stages'] == ['reward'] and "
+        "tuned['overloaded_fabrics'] == ['pcie-0']",
+    )
+    b.visible(
+        "reject_decision",
+        Msg("hard failure gives reject", "硬失败给出 reject"),
+        [rejected],
+        expect_keys({"decision": "reject"}),
+        claim="rejected['decision'] == 'reject'",
+    )
+    b.visible(
+        "reject_reasons",
+        Msg("every hard failure kept, in order", "按序保留全部硬失败"),
+        [rejected],
+        expect_keys({"reasons": ["memory_limit", "version_sync", "recovery_not_ready"]}),
+        claim="rejected['reasons'] == ['memory_limit', 'version_sync', 'recovery_not_ready']",
+    )
+    b.visible(
+        "nan_memory",
+        Msg("NaN pool memory accepted", "NaN 显存账本未报错"),
+        [Call(FUNC, (stable_rep, {"A": float("nan")}, {"A": 40}, low, True, True))],
+        expect_value_error,
+        claim="raises ValueError: 非有限显存账本应失败",
+    )
 
 
 Overload = Literal["none", "some", "all"]
@@ -106,13 +150,15 @@ EXPOSURES = [0.03125, 0.0625, 0.125, 0.25, 0.5, 0.75]
 
 def _capacity(b: BatteryBuilder, rng: random.Random, unstable: bool) -> Any:
     """A report made by the reference: two tied unstable stages, or none."""
-    rates, arrival, mult = gen_pipeline(rng, 4, tie=True,
-                                        arrival="between" if unstable else "at_capacity")
+    rates, arrival, mult = gen_pipeline(
+        rng, 4, tie=True, arrival="between" if unstable else "at_capacity"
+    )
     return plain(b.ref.pipeline_capacity(rates, arrival, mult))
 
 
-def _memory(rng: random.Random, over: bool, missing: bool,
-            ints: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+def _memory(
+    rng: random.Random, over: bool, missing: bool, ints: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Two to four pools (declared out of order); two over their limit when ``over``
     (one exactly at it otherwise), one without a limit when ``missing``."""
     pools = rng.sample(["A", "B", "C", "D", "E"], 4)
@@ -128,14 +174,18 @@ def _memory(rng: random.Random, over: bool, missing: bool,
     return {p: num(v, ints) for p, v in used.items()}, declared
 
 
-def _transfer(rng: random.Random, overload: Overload,
-              default: bool) -> tuple[dict[str, Any], float | None]:
+def _transfer(
+    rng: random.Random, overload: Overload, default: bool
+) -> tuple[dict[str, Any], float | None]:
     """A transfer report with three fabrics (names out of order) and a threshold that
     leaves none, some (one exactly at it) or all of them overloaded."""
     names = out_of_order(rng, rng.sample(["nvlink", "pcie-a", "pcie-b", "ib", "roce"], 3))
     if default:
-        values = {"none": [0.03125, 0.0625, 0.09375], "some": [0.0625, 0.125, 0.25],
-                  "all": [0.125, 0.25, 0.5]}[overload]
+        values = {
+            "none": [0.03125, 0.0625, 0.09375],
+            "some": [0.0625, 0.125, 0.25],
+            "all": [0.125, 0.25, 0.5],
+        }[overload]
         threshold = None
     else:
         values = sorted(rng.sample(EXPOSURES[1:], 3))
@@ -143,11 +193,14 @@ def _transfer(rng: random.Random, overload: Overload,
     rng.shuffle(values)
     exposure = dict(zip(names, values, strict=True))
     # The overloaded fabrics are declared in reverse name order.
-    exposure = {**{n: v for n, v in exposure.items() if v <= (threshold or 0.1)},
-                **declared_backwards({n: v for n, v in exposure.items()
-                                      if v > (threshold or 0.1)})}
-    return ({"fabric_exposed_seconds_per_s": exposure,
-             "critical_exposed_seconds_per_s": max(values)}, threshold)
+    exposure = {
+        **{n: v for n, v in exposure.items() if v <= (threshold or 0.1)},
+        **declared_backwards({n: v for n, v in exposure.items() if v > (threshold or 0.1)}),
+    }
+    return (
+        {"fabric_exposed_seconds_per_s": exposure, "critical_exposed_seconds_per_s": max(values)},
+        threshold,
+    )
 
 
 # (unstable, over limit, a pool without limit, version_sync_ok, recovery_ok, overloaded
@@ -168,84 +221,220 @@ STRATA: tuple[tuple[bool, bool, bool, bool, bool, Overload, bool, bool], ...] = 
 
 def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     for i, (backlog, over_limit, missing, sync, recovery, overload, default, ints) in enumerate(
-            STRATA):
+        STRATA
+    ):
         used, limits = _memory(rng, over_limit, missing, ints)
         transfer, threshold = _transfer(rng, overload, default)
         kwargs = {} if threshold is None else {"max_exposed_s_per_s": threshold}
-        b.diff(f"differential_{i}", Msg("decision differs from the reference on a random "
-                                        "topology", "随机拓扑上的准入结论与参考实现不同"),
-               "decision",
-               Call(FUNC, (_capacity(b, rng, backlog), used, limits, transfer, sync, recovery),
-                    kwargs), KEYS)
+        b.diff(
+            f"differential_{i}",
+            Msg(
+                "decision differs from the reference on a random topology",
+                "随机拓扑上的准入结论与参考实现不同",
+            ),
+            "decision",
+            Call(
+                FUNC, (_capacity(b, rng, backlog), used, limits, transfer, sync, recovery), kwargs
+            ),
+            KEYS,
+        )
     stable = _capacity(b, rng, False)
     # Two unstable stages, so that sorting (or mutating) the list can be observed.
-    unstable = plain(b.ref.pipeline_capacity({"rollout": 40, "reward": 30, "learner": 90}, 50,
-                                             {"rollout": 1, "reward": 1, "learner": 1}))
-    at = {"fabric_exposed_seconds_per_s": {"nvlink": 0.25, "pcie": 0.125},
-          "critical_exposed_seconds_per_s": 0.25}
+    unstable = plain(
+        b.ref.pipeline_capacity(
+            {"rollout": 40, "reward": 30, "learner": 90},
+            50,
+            {"rollout": 1, "reward": 1, "learner": 1},
+        )
+    )
+    at = {
+        "fabric_exposed_seconds_per_s": {"nvlink": 0.25, "pcie": 0.125},
+        "critical_exposed_seconds_per_s": 0.25,
+    }
     over_fabrics = {"pcie-b": 0.5, "pcie-a": 0.75, "ib": 0.125}
-    over = {"fabric_exposed_seconds_per_s": over_fabrics,
-            "critical_exposed_seconds_per_s": 0.75}
+    over = {"fabric_exposed_seconds_per_s": over_fabrics, "critical_exposed_seconds_per_s": 0.75}
     calm = {"fabric_exposed_seconds_per_s": {}, "critical_exposed_seconds_per_s": 0.0}
-    zero = {"fabric_exposed_seconds_per_s": {"nvlink": 0.0, "pcie": 0},
-            "critical_exposed_seconds_per_s": 0.0}
+    zero = {
+        "fabric_exposed_seconds_per_s": {"nvlink": 0.0, "pcie": 0},
+        "critical_exposed_seconds_per_s": 0.0,
+    }
     diffs: list[tuple[str, Msg, str, Call]] = [
-        ("exposure_at_threshold", Msg("exposure exactly at the threshold is not overloaded",
-                                      "暴露恰好等于阈值不算过载"), "pressures",
-         Call(FUNC, (stable, {"A": 10}, {"A": 20}, at, True, True),
-              {"max_exposed_s_per_s": 0.25})),
-        ("memory_at_limit", Msg("memory exactly at the limit is within it",
-                                "显存恰好等于上限不算超限"), "no_limit",
-         Call(FUNC, (stable, {"A": 40, "B": 8}, {"A": 40, "B": 16}, calm, True, True))),
-        ("pool_without_limit", Msg("a pool with no declared limit", "未声明上限的资源池"),
-         "no_limit", Call(FUNC, (stable, {"B": 8, "A": 4}, {"A": 40}, calm, True, True))),
-        ("several_over_limit", Msg("several over-limit pools, sorted", "多个超限资源池需排序"),
-         "evidence", Call(FUNC, (stable, {"C": 90, "A": 50, "B": 10},
-                                 {"C": 80, "A": 40, "B": 40}, calm, True, True))),
-        ("several_overloaded", Msg("several overloaded fabrics, sorted", "多个过载互连域需排序"),
-         "evidence", Call(FUNC, (stable, {"A": 1}, {"A": 2}, over, True, True))),
-        ("reject_keeps_evidence", Msg("reject still reports stages and fabrics",
-                                      "拒绝时仍报告积压阶段与过载互连"), "evidence",
-         Call(FUNC, (unstable, {"A": 1}, {"A": 2}, over, False, True))),
-        ("only_recovery", Msg("recovery failure alone rejects", "仅恢复路径缺失也应拒绝"), "hard",
-         Call(FUNC, (stable, {"A": 1}, {"A": 2}, calm, True, False))),
-        ("only_version", Msg("version sync failure alone rejects", "仅版本同步失败也应拒绝"),
-         "hard", Call(FUNC, (stable, {"A": 1}, {"A": 2}, calm, False, True))),
-        ("only_transfer", Msg("exposed transfer alone gives tune", "仅传输暴露过高应调优"),
-         "pressures", Call(FUNC, (stable, {"A": 1}, {"A": 2}, over, True, True))),
-        ("only_queue", Msg("unstable queue alone gives tune", "仅队列积压应调优"), "pressures",
-         Call(FUNC, (unstable, {"A": 1}, {"A": 2}, calm, True, True))),
-        ("default_threshold", Msg("default threshold is 0.1", "默认阈值为 0.1"), "numbers",
-         Call(FUNC, (stable, {"A": 1}, {"A": 2},
-                     {"fabric_exposed_seconds_per_s": {"x": 0.125, "y": 0.0625},
-                      "critical_exposed_seconds_per_s": 0.125}, True, True))),
-        ("zero_memory", Msg("zero memory and a zero limit", "显存与上限均为零"), "numbers",
-         Call(FUNC, (stable, {"A": 0, "B": 0.0}, {"A": 0.0, "B": 0}, calm, True, True))),
-        ("zero_threshold", Msg("a threshold of 0", "阈值为 0"), "numbers",
-         Call(FUNC, (stable, {"A": 1}, {"A": 2}, dict(over, fabric_exposed_seconds_per_s=dict(
-             over_fabrics, quiet=0.0)), True, True), {"max_exposed_s_per_s": 0})),
-        ("zero_exposure", Msg("fabrics with zero exposure", "暴露为零的互连域"), "numbers",
-         Call(FUNC, (stable, {"A": 1}, {"A": 2}, zero, True, True),
-              {"max_exposed_s_per_s": 0.0})),
+        (
+            "exposure_at_threshold",
+            Msg("exposure exactly at the threshold is not overloaded", "暴露恰好等于阈值不算过载"),
+            "pressures",
+            Call(
+                FUNC, (stable, {"A": 10}, {"A": 20}, at, True, True), {"max_exposed_s_per_s": 0.25}
+            ),
+        ),
+        (
+            "memory_at_limit",
+            Msg("memory exactly at the limit is within it", "显存恰好等于上限不算超限"),
+            "no_limit",
+            Call(FUNC, (stable, {"A": 40, "B": 8}, {"A": 40, "B": 16}, calm, True, True)),
+        ),
+        (
+            "pool_without_limit",
+            Msg("a pool with no declared limit", "未声明上限的资源池"),
+            "no_limit",
+            Call(FUNC, (stable, {"B": 8, "A": 4}, {"A": 40}, calm, True, True)),
+        ),
+        (
+            "several_over_limit",
+            Msg("several over-limit pools, sorted", "多个超限资源池需排序"),
+            "evidence",
+            Call(
+                FUNC,
+                (
+                    stable,
+                    {"C": 90, "A": 50, "B": 10},
+                    {"C": 80, "A": 40, "B": 40},
+                    calm,
+                    True,
+                    True,
+                ),
+            ),
+        ),
+        (
+            "several_overloaded",
+            Msg("several overloaded fabrics, sorted", "多个过载互连域需排序"),
+            "evidence",
+            Call(FUNC, (stable, {"A": 1}, {"A": 2}, over, True, True)),
+        ),
+        (
+            "reject_keeps_evidence",
+            Msg("reject still reports stages and fabrics", "拒绝时仍报告积压阶段与过载互连"),
+            "evidence",
+            Call(FUNC, (unstable, {"A": 1}, {"A": 2}, over, False, True)),
+        ),
+        (
+            "only_recovery",
+            Msg("recovery failure alone rejects", "仅恢复路径缺失也应拒绝"),
+            "hard",
+            Call(FUNC, (stable, {"A": 1}, {"A": 2}, calm, True, False)),
+        ),
+        (
+            "only_version",
+            Msg("version sync failure alone rejects", "仅版本同步失败也应拒绝"),
+            "hard",
+            Call(FUNC, (stable, {"A": 1}, {"A": 2}, calm, False, True)),
+        ),
+        (
+            "only_transfer",
+            Msg("exposed transfer alone gives tune", "仅传输暴露过高应调优"),
+            "pressures",
+            Call(FUNC, (stable, {"A": 1}, {"A": 2}, over, True, True)),
+        ),
+        (
+            "only_queue",
+            Msg("unstable queue alone gives tune", "仅队列积压应调优"),
+            "pressures",
+            Call(FUNC, (unstable, {"A": 1}, {"A": 2}, calm, True, True)),
+        ),
+        (
+            "default_threshold",
+            Msg("default threshold is 0.1", "默认阈值为 0.1"),
+            "numbers",
+            Call(
+                FUNC,
+                (
+                    stable,
+                    {"A": 1},
+                    {"A": 2},
+                    {
+                        "fabric_exposed_seconds_per_s": {"x": 0.125, "y": 0.0625},
+                        "critical_exposed_seconds_per_s": 0.125,
+                    },
+                    True,
+                    True,
+                ),
+            ),
+        ),
+        (
+            "zero_memory",
+            Msg("zero memory and a zero limit", "显存与上限均为零"),
+            "numbers",
+            Call(FUNC, (stable, {"A": 0, "B": 0.0}, {"A": 0.0, "B": 0}, calm, True, True)),
+        ),
+        (
+            "zero_threshold",
+            Msg("a threshold of 0", "阈值为 0"),
+            "numbers",
+            Call(
+                FUNC,
+                (
+                    stable,
+                    {"A": 1},
+                    {"A": 2},
+                    dict(over, fabric_exposed_seconds_per_s=dict(over_fabrics, quiet=0.0)),
+                    True,
+                    True,
+                ),
+                {"max_exposed_s_per_s": 0},
+            ),
+        ),
+        (
+            "zero_exposure",
+            Msg("fabrics with zero exposure", "暴露为零的互连域"),
+            "numbers",
+            Call(
+                FUNC, (stable, {"A": 1}, {"A": 2}, zero, True, True), {"max_exposed_s_per_s": 0.0}
+            ),
+        ),
     ]
     for case_id, msg, rule, call in diffs:
         b.diff(case_id, msg, rule, call, KEYS)
     shuffled = dict(unstable, unstable_stages=list(reversed(unstable["unstable_stages"])))
-    b.diff("unsorted_unstable_input", Msg("unstable stages reported sorted",
-                                          "积压阶段需排序输出"), "evidence",
-           Call(FUNC, (shuffled, {"A": 1}, {"A": 2}, calm, True, True)), KEYS)
+    b.diff(
+        "unsorted_unstable_input",
+        Msg("unstable stages reported sorted", "积压阶段需排序输出"),
+        "evidence",
+        Call(FUNC, (shuffled, {"A": 1}, {"A": 2}, calm, True, True)),
+        KEYS,
+    )
     used, limits = _memory(rng, True, True, True)
-    b.anchored("immutability", Msg("input mutated", "输入被修改"), "pure",
-               [Call(FUNC, (shuffled, used, limits, over, False, True))],
-               expect_unchanged_inputs, KEYS)
-    b.anchored("insertion_order", Msg("dict insertion order changed the result",
-                                      "字典插入顺序改变了结果"), "pure",
-               [Call(FUNC, (stable, {"C": 90, "A": 50, "B": 10}, {"C": 80, "A": 40, "B": 40},
-                            over, True, True)),
-                Call(FUNC, (stable, {"B": 10, "A": 50, "C": 90}, {"B": 40, "C": 80, "A": 40},
-                            dict(over, fabric_exposed_seconds_per_s=dict(reversed(list(
-                                over_fabrics.items())))), True, True))],
-               expect_relation(same_keys(KEYS)), KEYS)
+    b.anchored(
+        "immutability",
+        Msg("input mutated", "输入被修改"),
+        "pure",
+        [Call(FUNC, (shuffled, used, limits, over, False, True))],
+        expect_unchanged_inputs,
+        KEYS,
+    )
+    b.anchored(
+        "insertion_order",
+        Msg("dict insertion order changed the result", "字典插入顺序改变了结果"),
+        "pure",
+        [
+            Call(
+                FUNC,
+                (
+                    stable,
+                    {"C": 90, "A": 50, "B": 10},
+                    {"C": 80, "A": 40, "B": 40},
+                    over,
+                    True,
+                    True,
+                ),
+            ),
+            Call(
+                FUNC,
+                (
+                    stable,
+                    {"B": 10, "A": 50, "C": 90},
+                    {"B": 40, "C": 80, "A": 40},
+                    dict(
+                        over,
+                        fabric_exposed_seconds_per_s=dict(reversed(list(over_fabrics.items()))),
+                    ),
+                    True,
+                    True,
+                ),
+            ),
+        ],
+        expect_relation(same_keys(KEYS)),
+        KEYS,
+    )
     _refusals(b, stable, at)
 
 
@@ -261,30 +450,66 @@ def _refusals(b: BatteryBuilder, stable: Any, at: dict[str, Any]) -> None:
 
     nan, inf = float("nan"), float("inf")
     bad: list[tuple[str, Msg, Call]] = [
-        ("nan_memory", Msg("NaN pool memory accepted", "NaN 显存账本未报错"),
-         bad_args(1, {"A": nan})),
-        ("inf_memory", Msg("infinite pool memory accepted", "无穷显存账本未报错"),
-         bad_args(1, {"A": inf})),
-        ("negative_memory", Msg("negative pool memory accepted", "负显存账本未报错"),
-         bad_args(1, {"A": -1})),
-        ("nan_limit", Msg("NaN memory limit accepted", "NaN 显存上限未报错"),
-         bad_args(2, {"A": nan})),
-        ("inf_limit", Msg("infinite memory limit accepted", "无穷显存上限未报错"),
-         bad_args(2, {"A": inf})),
-        ("negative_limit", Msg("negative memory limit accepted", "负显存上限未报错"),
-         bad_args(2, {"A": -20})),
-        ("nan_exposure", Msg("NaN fabric exposure accepted", "NaN 互连暴露未报错"),
-         bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": nan, "pcie": 0.125}))),
-        ("negative_exposure", Msg("negative fabric exposure accepted", "负互连暴露未报错"),
-         bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": 0.25, "pcie": -0.25}))),
-        ("inf_exposure", Msg("infinite fabric exposure accepted", "无穷互连暴露未报错"),
-         bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": inf, "pcie": 0.125}))),
-        ("negative_threshold", Msg("negative exposure threshold accepted", "负暴露阈值未报错"),
-         Call(FUNC, good, {"max_exposed_s_per_s": -0.1})),
-        ("nan_threshold", Msg("NaN exposure threshold accepted", "NaN 暴露阈值未报错"),
-         Call(FUNC, good, {"max_exposed_s_per_s": nan})),
-        ("inf_threshold", Msg("infinite exposure threshold accepted", "无穷暴露阈值未报错"),
-         Call(FUNC, good, {"max_exposed_s_per_s": inf})),
+        (
+            "nan_memory",
+            Msg("NaN pool memory accepted", "NaN 显存账本未报错"),
+            bad_args(1, {"A": nan}),
+        ),
+        (
+            "inf_memory",
+            Msg("infinite pool memory accepted", "无穷显存账本未报错"),
+            bad_args(1, {"A": inf}),
+        ),
+        (
+            "negative_memory",
+            Msg("negative pool memory accepted", "负显存账本未报错"),
+            bad_args(1, {"A": -1}),
+        ),
+        (
+            "nan_limit",
+            Msg("NaN memory limit accepted", "NaN 显存上限未报错"),
+            bad_args(2, {"A": nan}),
+        ),
+        (
+            "inf_limit",
+            Msg("infinite memory limit accepted", "无穷显存上限未报错"),
+            bad_args(2, {"A": inf}),
+        ),
+        (
+            "negative_limit",
+            Msg("negative memory limit accepted", "负显存上限未报错"),
+            bad_args(2, {"A": -20}),
+        ),
+        (
+            "nan_exposure",
+            Msg("NaN fabric exposure accepted", "NaN 互连暴露未报错"),
+            bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": nan, "pcie": 0.125})),
+        ),
+        (
+            "negative_exposure",
+            Msg("negative fabric exposure accepted", "负互连暴露未报错"),
+            bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": 0.25, "pcie": -0.25})),
+        ),
+        (
+            "inf_exposure",
+            Msg("infinite fabric exposure accepted", "无穷互连暴露未报错"),
+            bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": inf, "pcie": 0.125})),
+        ),
+        (
+            "negative_threshold",
+            Msg("negative exposure threshold accepted", "负暴露阈值未报错"),
+            Call(FUNC, good, {"max_exposed_s_per_s": -0.1}),
+        ),
+        (
+            "nan_threshold",
+            Msg("NaN exposure threshold accepted", "NaN 暴露阈值未报错"),
+            Call(FUNC, good, {"max_exposed_s_per_s": nan}),
+        ),
+        (
+            "inf_threshold",
+            Msg("infinite exposure threshold accepted", "无穷暴露阈值未报错"),
+            Call(FUNC, good, {"max_exposed_s_per_s": inf}),
+        ),
     ]
     for case_id, msg, call in bad:
         b.refusal(case_id, msg, "ledger", valid, call)

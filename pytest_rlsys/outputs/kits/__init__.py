@@ -45,7 +45,7 @@ def _requirement(wheel_name: str | None, where: str) -> str:
 
 # Shared by every script: grade, then make sure the platform file exists.  $PY runs the
 # grader; the fallback needs only the standard library.
-_FALLBACK = r'''
+_FALLBACK = r"""
 if [ ! -s "$RESULT" ]; then
   FPY="$PY"; command -v "$FPY" >/dev/null 2>&1 || FPY=python3
   "$FPY" - "$RESULT" "$KIND" "$WHY" <<'EOF'
@@ -63,21 +63,21 @@ with open(path, "w", encoding="utf-8") as handle:
     json.dump(doc, handle)
 EOF
 fi
-'''
+"""
 
 # Picks the file to grade: the template's name, else the only .py file submitted.
-_PICK = r'''
+_PICK = r"""
 pick_submission() {
   if [ -f "$1/NAME" ]; then echo "$1/NAME"; return; fi
   found=$(find "$1" -maxdepth 3 -name '*.py' -type f 2>/dev/null)
   if [ "$(printf '%s\n' "$found" | grep -c .)" = 1 ]; then echo "$found"; return; fi
   echo "$1/NAME"
 }
-'''.replace("NAME", SUBMISSION_NAME)
+""".replace("NAME", SUBMISSION_NAME)
 
 
 def _gradescope(target: Path, wheel: str | None) -> list[Path]:
-    setup = f'''#!/usr/bin/env bash
+    setup = f"""#!/usr/bin/env bash
 # Gradescope runs this once when the image is built (Ubuntu 24.04 base: Python 3.12).
 set -euo pipefail
 ROOT="${{RLSYS_AUTOGRADER_ROOT:-/autograder}}"
@@ -90,8 +90,8 @@ python3 -c 'import sys; sys.exit(sys.version_info < {PYTHON_MIN})' || {{
   echo "pytest-rlsys needs Python >= 3.11: choose the Ubuntu 24.04 base image" >&2; exit 1; }}
 python3 -m venv "$ROOT/rlsys-venv"
 "$ROOT/rlsys-venv/bin/python" -m pip install --no-cache-dir {_requirement(wheel, "$HERE")}
-'''
-    run = f'''#!/usr/bin/env bash
+"""
+    run = f"""#!/usr/bin/env bash
 # Gradescope runs this for every submission, as root, in a fresh container.
 set -u
 ROOT="${{RLSYS_AUTOGRADER_ROOT:-/autograder}}"
@@ -108,16 +108,19 @@ cd "$ROOT/source" 2>/dev/null || cd "$ROOT"
 CODE=$?
 cat "$ERR" >&2
 WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
-{_FALLBACK}'''
-    readme = f'''# rlsys Gradescope autograder (pytest-rlsys {__version__})
+{_FALLBACK}"""
+    readme = f"""# rlsys Gradescope autograder (pytest-rlsys {__version__})
 
 Upload `autograder.zip` as a "Zip file upload" autograder; base image Ubuntu 24.04.
 Students submit `{SUBMISSION_NAME}` (the template from `rlsys template`).
-`setup.sh` installs {"the bundled wheel " + wheel if wheel else
-                     "pytest-rlsys==" + __version__ + " from the package index"}
+`setup.sh` installs {
+        "the bundled wheel " + wheel
+        if wheel
+        else "pytest-rlsys==" + __version__ + " from the package index"
+    }
 into a venv; `run_autograder` grades `/autograder/submission` into
 `/autograder/results/results.json` (set RLSYS_AUTOGRADER_ROOT to try it elsewhere).
-'''
+"""
     files = {"setup.sh": setup, "run_autograder": run, "README.md": readme}
     written = []
     for name, text in files.items():
@@ -129,8 +132,7 @@ into a venv; `run_autograder` grades `/autograder/submission` into
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
         for name in [*files, *([wheel] if wheel else [])]:
             info = zipfile.ZipInfo(name)
-            info.external_attr = (0o755 if name in ("setup.sh", "run_autograder")
-                                  else 0o644) << 16
+            info.external_attr = (0o755 if name in ("setup.sh", "run_autograder") else 0o644) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, (target / name).read_bytes())
     return [*written, archive]
@@ -141,11 +143,19 @@ def _prairielearn(target: Path, wheel: str | None) -> list[Path]:
     (target / "docker").mkdir(exist_ok=True)
     image = f"rlsys-grader:{__version__}"
     info = {
-        "uuid": str(uuid.uuid4()), "title": "PT-RL-SYSTEM: the system ledger (TODO 1-3)",
-        "topic": "RL post-training systems", "tags": ["rlsys", "autograded"], "type": "v3",
-        "singleVariant": True, "gradingMethod": "External",
-        "externalGradingOptions": {"enabled": True, "image": image,
-                                   "entrypoint": "/grade/tests/run.sh", "timeout": 120},
+        "uuid": str(uuid.uuid4()),
+        "title": "PT-RL-SYSTEM: the system ledger (TODO 1-3)",
+        "topic": "RL post-training systems",
+        "tags": ["rlsys", "autograded"],
+        "type": "v3",
+        "singleVariant": True,
+        "gradingMethod": "External",
+        "externalGradingOptions": {
+            "enabled": True,
+            "image": image,
+            "entrypoint": "/grade/tests/run.sh",
+            "timeout": 120,
+        },
     }
     question = f'''<pl-question-panel>
   <p>Complete TODO 1-3 of <code>{SUBMISSION_NAME}</code> (standard library only), then
@@ -158,7 +168,7 @@ def _prairielearn(target: Path, wheel: str | None) -> list[Path]:
   <pl-file-preview></pl-file-preview>
 </pl-submission-panel>
 '''
-    run = f'''#!/usr/bin/env bash
+    run = f"""#!/usr/bin/env bash
 # PrairieLearn's external grader runs this in the image named in info.json, with the
 # question's tests/ at /grade/tests and the student's files at /grade/student.
 set -u
@@ -176,17 +186,21 @@ cd "$ROOT"
 CODE=$?
 cat "$ERR" >&2
 WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
-{_FALLBACK}'''
+{_FALLBACK}"""
     copy = f"COPY {wheel} /tmp/\n" if wheel else ""
-    dockerfile = f'''# The grading image named in info.json: build, tag {image} and make it
+    dockerfile = f"""# The grading image named in info.json: build, tag {image} and make it
 # available to your PrairieLearn grader hosts.  PrairieLearn grades with networking off, so rlsys is
 # installed here, not at grading time.
 FROM python:3.12-slim
 {copy}RUN python -m pip install --no-cache-dir {_requirement(wheel, "/tmp").replace('"', "")}
-'''
-    files = {"info.json": json.dumps(info, indent=2) + "\n", "question.html": question,
-             SUBMISSION_NAME: exercise_path().read_text(encoding="utf-8"),
-             "tests/run.sh": run, "docker/Dockerfile": dockerfile}
+"""
+    files = {
+        "info.json": json.dumps(info, indent=2) + "\n",
+        "question.html": question,
+        SUBMISSION_NAME: exercise_path().read_text(encoding="utf-8"),
+        "tests/run.sh": run,
+        "docker/Dockerfile": dockerfile,
+    }
     written = []
     for name, text in files.items():
         path = target / name
@@ -204,7 +218,7 @@ def _classroom(target: Path, wheel: str | None) -> list[Path]:
     where.mkdir(parents=True, exist_ok=True)
     (target / ".github" / "workflows").mkdir(exist_ok=True)
     install = _requirement(wheel, ".github/classroom")
-    grade = f'''#!/usr/bin/env bash
+    grade = f"""#!/usr/bin/env bash
 # The grading step of .github/workflows/classroom.yml: grade, then hand the runner result
 # to the reporter as a base64 step output (the way Classroom's own graders do).
 set -u
@@ -221,8 +235,8 @@ cat "$ERR" >&2
 WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
 {_FALLBACK}
 echo "result=$(base64 -w 0 < "$RESULT")" >> "${{GITHUB_OUTPUT:-/dev/stdout}}"
-'''
-    workflow = f'''name: Autograding Tests
+"""
+    workflow = f"""name: Autograding Tests
 on: [push, workflow_dispatch, repository_dispatch]
 permissions:
   checks: write
@@ -250,14 +264,27 @@ jobs:
           RLSYS_RESULTS: "${{{{steps.rlsys.outputs.result}}}}"
         with:
           runners: rlsys
-'''
-    autograding = {"tests": [{
-        "name": "rlsys", "setup": f"python -m pip install {install}",
-        "run": f"rlsys grade {SUBMISSION_NAME}", "input": "", "output": "Points",
-        "comparison": "included", "timeout": 10, "points": 100}]}
-    files = {".github/classroom/grade.sh": grade, ".github/workflows/classroom.yml": workflow,
-             ".github/classroom/autograding.json": json.dumps(autograding, indent=2) + "\n",
-             SUBMISSION_NAME: exercise_path().read_text(encoding="utf-8")}
+"""
+    autograding = {
+        "tests": [
+            {
+                "name": "rlsys",
+                "setup": f"python -m pip install {install}",
+                "run": f"rlsys grade {SUBMISSION_NAME}",
+                "input": "",
+                "output": "Points",
+                "comparison": "included",
+                "timeout": 10,
+                "points": 100,
+            }
+        ]
+    }
+    files = {
+        ".github/classroom/grade.sh": grade,
+        ".github/workflows/classroom.yml": workflow,
+        ".github/classroom/autograding.json": json.dumps(autograding, indent=2) + "\n",
+        SUBMISSION_NAME: exercise_path().read_text(encoding="utf-8"),
+    }
     written = []
     for name, text in files.items():
         path = target / name
@@ -279,8 +306,10 @@ def write_kit(platform: str, target: Path, wheel: Path | None = None) -> list[Pa
         if not wheel.is_file() or not wheel.name.endswith(".whl"):
             raise KitError(f"--wheel {wheel}: not a wheel file")
         if not wheel.name.startswith(f"pytest_rlsys-{__version__}-"):
-            raise KitError(f"--wheel {wheel}: expected pytest_rlsys-{__version__}-*.whl, the "
-                           "version of this rlsys")
+            raise KitError(
+                f"--wheel {wheel}: expected pytest_rlsys-{__version__}-*.whl, the "
+                "version of this rlsys"
+            )
         wheel_name = wheel.name
     try:
         target.mkdir(parents=True, exist_ok=True)
