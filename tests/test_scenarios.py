@@ -506,7 +506,7 @@ def test_plugin_unusable_submission_path_is_a_usage_error(
 
 def test_child_is_not_dumpable_and_cannot_fork() -> None:
     """The child refuses core dumps and ptrace (PR_SET_DUMPABLE 0) and cannot fork."""
-    from pytest_rlsys.grading.isolation import ChildSession
+    from pytest_rlsys.grading.isolation import ChildProcess
 
     source = (
         "import ctypes, os\n"
@@ -520,7 +520,7 @@ def test_child_is_not_dumpable_and_cannot_fork() -> None:
         "        os._exit(0)\n"
         "    return [dumpable, 'forked']\n"
     )
-    session = ChildSession(source, "probe.py", ["probe"], Limits())
+    session = ChildProcess(source, "probe.py", ["probe"], Limits())
     try:
         outcome = session.call("probe", [], {})
     finally:
@@ -530,7 +530,7 @@ def test_child_is_not_dumpable_and_cannot_fork() -> None:
 
 
 def test_child_marks_oversized_values_clearly() -> None:
-    from pytest_rlsys.grading.isolation import NONPLAIN_MARK, ChildSession
+    from pytest_rlsys.grading.isolation import NONPLAIN_MARK, ChildProcess
 
     source = (
         "def big():\n    return {'a': 'x' * (20 * 1024 * 1024)}\n"
@@ -544,7 +544,7 @@ def test_child_marks_oversized_values_clearly() -> None:
         "def clash():\n    return {Twin('a'): 1, 'a': 2}\n"
     )
     funcs = ["big", "deep", "wide", "huge_int", "enum_keys", "clash"]
-    session = ChildSession(source, "values.py", funcs, Limits())
+    session = ChildProcess(source, "values.py", funcs, Limits())
     try:
         got = {f: session.call(f, [], {}) for f in funcs}
     finally:
@@ -562,10 +562,10 @@ def test_child_marks_oversized_values_clearly() -> None:
 
 
 def test_scratch_folder_is_private_and_removed() -> None:
-    from pytest_rlsys.grading.isolation import ChildSession
+    from pytest_rlsys.grading.isolation import ChildProcess
 
     source = "import os\ndef where():\n    return os.getcwd()\n"
-    session = ChildSession(source, "where.py", ["where"], Limits())
+    session = ChildProcess(source, "where.py", ["where"], Limits())
     try:
         scratch = session.call("where", [], {}).value
         mode = stat.S_IMODE(os.stat(scratch).st_mode)
@@ -579,7 +579,7 @@ def test_scratch_folder_is_private_and_removed() -> None:
 def test_a_child_that_stops_reading_cannot_block_the_grader() -> None:
     """A child that answers early (a forged reply for its own call) and then never reads
     again: the next, large request must time out instead of blocking the grader's write."""
-    from pytest_rlsys.grading.isolation import ChildSession
+    from pytest_rlsys.grading.isolation import ChildProcess
 
     source = (
         "import json, os, sys\n"
@@ -593,7 +593,7 @@ def test_a_child_that_stops_reading_cannot_block_the_grader() -> None:
         "def size(text):\n"
         "    return len(text)\n"
     )
-    session = ChildSession(
+    session = ChildProcess(
         source, "cheat.py", ["cheat", "size"], Limits(call_timeout_s=1, load_timeout_s=5)
     )
     try:

@@ -152,8 +152,8 @@ def _load_problem(grader: Any) -> str:
     """Why the submission did not load, or '' when it did."""
     if grader.decode_error:
         return str(grader.decode_error)
-    session = grader.session
-    load = getattr(session, "load", None) if session is not None else None
+    child = grader.child
+    load = getattr(child, "load", None) if child is not None else None
     if load is not None and not load.ok:
         return str(load.message)
     return ""

@@ -21,7 +21,7 @@ from pytest_rlsys.grading import battery as battery_module
 from pytest_rlsys.grading import comparison as plaindata
 from pytest_rlsys.grading import isolation, private
 from pytest_rlsys.grading.battery import FUNCTIONS, Case, build_battery, load_reference, self_check
-from pytest_rlsys.grading.isolation import CallOutcome, ChildSession, Limits
+from pytest_rlsys.grading.isolation import CallOutcome, ChildProcess, Limits
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import (
     CaseResult,
@@ -196,7 +196,7 @@ class Grader:
         self.timeouts: dict[str, int] = {}
         self.started: float | None = None
         self.notes: list[str] = []
-        self.session: ChildSession | None = None
+        self.child: ChildProcess | None = None
         self.decode_error: str | None = None
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
@@ -215,11 +215,11 @@ class Grader:
         self.submission_sha256 = hashlib.sha256(self.data).hexdigest()
 
     # -- running ----------------------------------------------------------------------
-    def _session(self) -> ChildSession:
-        if self.session is None:
-            self.session = ChildSession(self.source, str(self.path), list(FUNCTIONS), self.limits)
-            self.notes.extend(self.session.notes)
-        return self.session
+    def _child(self) -> ChildProcess:
+        if self.child is None:
+            self.child = ChildProcess(self.source, str(self.path), list(FUNCTIONS), self.limits)
+            self.notes.extend(self.child.notes)
+        return self.child
 
     def _skip_reason(self, case: Case) -> tuple[str, Msg] | None:
         if case.id in self.ungradable:
@@ -276,9 +276,9 @@ class Grader:
             outcome = CallOutcome("load_failed", message=self.decode_error)
             return self._judge(case, [outcome for _ in case.calls], began)
         outcomes: list[CallOutcome] = []
-        session = self._session()
+        child = self._child()
         for call in case.calls:
-            outcome = session.call(call.func, list(call.args), dict(call.kwargs))
+            outcome = child.call(call.func, list(call.args), dict(call.kwargs))
             outcomes.append(outcome)
             if outcome.kind == "timeout":
                 self.timeouts[call.func] = self.timeouts.get(call.func, 0) + 1
@@ -344,8 +344,8 @@ class Grader:
             self.close()
 
     def close(self) -> None:
-        if self.session is not None:
-            self.session.close()
+        if self.child is not None:
+            self.child.close()
 
     # -- results ------------------------------------------------------------------------
     def report(self) -> ScoreReport:
@@ -358,9 +358,9 @@ class Grader:
                 result = self._result(case, "not_run", NOT_REACHED)
             results.append(result)
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
-        notes = list(dict.fromkeys(self.notes + (self.session.notes if self.session else [])))
-        if self.session is not None:
-            notes.append(f"the submission ran as {self.session.run_as}")
+        notes = list(dict.fromkeys(self.notes + (self.child.notes if self.child else [])))
+        if self.child is not None:
+            notes.append(f"the submission ran as {self.child.run_as}")
         return ScoreReport(
             cases=results,
             seed=self.seed,
@@ -378,11 +378,11 @@ class Grader:
         """Why the file did not load (every case then failed the same way), else None."""
         if self.decode_error is not None:
             return self.decode_error
-        load = self.session.load if self.session is not None else None
+        load = self.child.load if self.child is not None else None
         return load.message if load is not None and not load.ok else None
 
     def captured_output(self) -> str:
-        return self.session.output() if self.session else ""
+        return self.child.output() if self.child else ""
 
 
 # Exception names a hidden-case message may show: the builtin ones.  Any other class name

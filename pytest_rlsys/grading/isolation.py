@@ -327,7 +327,7 @@ def ipc_namespace_wrapper() -> list[str]:
     return _IPC_WRAPPER or []
 
 
-class ChildSession:
+class ChildProcess:
     """A child interpreter holding the submission, restarted after any failure."""
 
     def __init__(self, source: str, filename: str, functions: list[str], limits: Limits) -> None:

@@ -19,11 +19,11 @@ from pytest_rlsys.plugin.norewrite import pytest_rlsys_stop_rewriting  # noqa: F
 from pytest_rlsys.settings import SettingError, limits_from, resolve
 
 if TYPE_CHECKING:
-    from pytest_rlsys.plugin.run import GradingSession
+    from pytest_rlsys.plugin.run import GradingRun
 
 ANCHOR_DIR = Path(__file__).resolve().parent / "anchor"
 ANCHOR = ANCHOR_DIR / "battery.rlsys"
-session_key: pytest.StashKey[GradingSession] = pytest.StashKey()
+session_key: pytest.StashKey[GradingRun] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if hasattr(config, "workerinput"):
         raise pytest.UsageError("rlsys grading does not run under xdist workers; drop -n")
-    from pytest_rlsys.plugin.run import GradingSession  # kept out of plain pytest runs
+    from pytest_rlsys.plugin.run import GradingRun  # kept out of plain pytest runs
 
     if submission:
         foreign = foreign_files(config, config.invocation_params.dir / submission)
@@ -60,7 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 "configuration, or keep the submission outside the folder tree of any "
                 "pytest configuration."
             )
-            GradingSession.refuse(
+            GradingRun.refuse(
                 config.invocation_params.dir / submission,
                 message,
                 {
@@ -90,7 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if option.output and (value := config.getoption(f"rlsys_{option.name}"))
     }
     try:
-        grading = GradingSession.create(
+        grading = GradingRun.create(
             submission=base / submission if submission else None,
             result=base / result if result else None,
             rubric=base / rubric if rubric else None,

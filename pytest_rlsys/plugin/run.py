@@ -91,7 +91,7 @@ def write_outputs(
 
 
 @dataclass(eq=False)  # registered as a plugin object, so it must stay hashable
-class GradingSession:
+class GradingRun:
     grader: Grader | None
     result: ResultSection | None
     lang: str
@@ -124,7 +124,7 @@ class GradingSession:
         outputs: dict[str, Path],
         junit_family: JunitFamily = "xunit2",
         hidden_visibility: PlatformVisibility = "visible",
-    ) -> GradingSession:
+    ) -> GradingRun:
         for flag, path in outputs.items():
             _check_output(flag, path)
         try:
