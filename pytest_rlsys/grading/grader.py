@@ -32,6 +32,7 @@ from pytest_rlsys.grading.scoring import (
 )
 from pytest_rlsys.messages import WRONG_VALUE, Msg
 from pytest_rlsys.resources import solution_path
+from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
 # Two timeouts in one function and its remaining cases are not tried again: a submission
 # whose every function hangs is graded in seconds, not case count x timeout.
@@ -76,72 +77,40 @@ def _linked_folder(path: Path) -> str | None:
 
 
 def read_submission(path: Path) -> bytes:
-    """Read a submission as the grader (often root) without trusting its folder.
-
-    Only a regular file is read: no symbolic link is followed (neither the file nor a
-    folder on its path), a FIFO or device is refused before it is opened for reading (and
-    it is opened non-blocking in case it was swapped in between), and at most
-    ``MAX_SUBMISSION_BYTES`` + 1 bytes are read."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        raise SubmissionPathError(f"{path}: no such file", usage=True) from None
-    except OSError as exc:
-        raise SubmissionPathError(f"{path}: cannot be read ({exc.strerror})") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise SubmissionPathError(
-            f"{path} is a directory; give the path of your .py file", usage=True
-        )
-    if stat.S_ISLNK(info.st_mode):
-        raise SubmissionPathError(
-            f"{path} is a symbolic link; the grader reads only a "
-            "regular file: submit the .py file itself"
-        )
-    if not stat.S_ISREG(info.st_mode):
-        raise SubmissionPathError(
-            f"{path} is not a regular file (a FIFO, device or socket); submit the .py file itself"
-        )
+    """Read a submission as the grader (often root) without trusting its folder: only a
+    regular file, reached through no symbolic link (neither the file nor a folder on its
+    path), never blocking, at most ``MAX_SUBMISSION_BYTES`` (``safe_read``)."""
     linked = _linked_folder(path)
     if linked is not None:
         raise SubmissionPathError(
-            f"{path}: the folder {linked} is a symbolic link; the "
-            "grader follows no links: give the real path"
+            f"{path}: the folder {linked} is a symbolic link; the grader follows no links: "
+            "give the real path"
         )
-    too_big = SubmissionPathError(
-        f"{path} is over {MAX_SUBMISSION_BYTES // 1024 // 1024} MiB; a submission may be at "
-        f"most {MAX_SUBMISSION_BYTES // 1024 // 1024} MiB of Python source"
-    )
-    if info.st_size > MAX_SUBMISSION_BYTES:
-        raise too_big
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise SubmissionPathError(f"{path}: cannot be read ({exc.strerror})") from None
-    try:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (
-            info.st_dev,
-            info.st_ino,
-        ):
-            raise SubmissionPathError(
-                f"{path} changed while it was being opened; submit the .py file itself"
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_SUBMISSION_BYTES:
-            chunk = os.read(fd, MAX_SUBMISSION_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > MAX_SUBMISSION_BYTES:
-            raise too_big
-        return b"".join(chunks)
-    except OSError as exc:
-        raise SubmissionPathError(f"{path}: cannot be read ({exc.strerror})") from None
-    finally:
-        os.close(fd)
+        return read_regular_file(path, MAX_SUBMISSION_BYTES)
+    except UnsafeFile as exc:
+        mib = MAX_SUBMISSION_BYTES // 1024 // 1024
+        message, usage = {
+            "missing": (f"{path}: no such file", True),
+            "directory": (f"{path} is a directory; give the path of your .py file", True),
+            "link": (
+                f"{path} is a symbolic link; the grader reads only a regular file: "
+                "submit the .py file itself",
+                False,
+            ),
+            "special": (
+                f"{path} is not a regular file (a FIFO, device or socket); "
+                "submit the .py file itself",
+                False,
+            ),
+            "too_big": (
+                f"{path} is over {mib} MiB; a submission may be at most {mib} MiB of Python source",
+                False,
+            ),
+            "bad_name": (f"{path}: not a usable file name", True),
+            "unreadable": (f"{path}: cannot be read ({exc.detail})", False),
+        }[exc.kind]
+        raise SubmissionPathError(message, usage=usage) from None
 
 
 @dataclass(frozen=True)

@@ -28,17 +28,16 @@ Public API::
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import math
 import os
 import re
-import stat
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_rlsys.resultfile import schemas as schema_registry
+from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
 __all__ = [
     "DEFAULT_FAMILY",
@@ -410,63 +409,26 @@ def validate_document(
     return LoadedResult(path, doc, version, schema_id, "ok", (), sha256)
 
 
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)  # a link could point the grader at any file
-    | getattr(os, "O_NONBLOCK", 0)  # opening a FIFO must not wait for a writer
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
-
-
 def _read_bounded(name: str, max_bytes: int) -> bytes | Problem:
-    """The file's bytes, or the problem that stopped the read. Reads at most once."""
+    """The file's bytes, or the problem that stopped the read (``safe_read``: read once,
+    no link followed, nothing that could block)."""
     try:
-        fd = os.open(name, _OPEN_FLAGS)
-    except FileNotFoundError:
-        return Problem("$", "no such file")
-    except ValueError:  # a NUL in the name
-        return Problem("$", "not a usable file name (it contains a NUL character)")
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:  # a socket, or a FIFO opened for writing
-            return Problem("$", "not a regular file")
-        if exc.errno in (errno.ELOOP, getattr(errno, "EMLINK", None)) and os.path.islink(name):
-            return Problem(
-                "$",
-                "is a symbolic link, which is not followed; give the path of the file "
-                "itself (e.g. the output of `realpath FILE`)",
-            )
-        return Problem("$", f"cannot read the file: {exc.strerror or exc}")
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            return Problem("$", "is a directory, not a result file")
-        if not stat.S_ISREG(info.st_mode):
-            # A FIFO or device could block forever or never end.
-            return Problem("$", "not a regular file")
-        too_big = Problem(
+        return read_regular_file(name, max_bytes)
+    except UnsafeFile as exc:
+        return Problem(
             "$",
-            f"the file is over the size limit of {max_bytes} bytes; a one-hour run is a few "
-            "MiB, so check it is the right file (or raise the limit)",
+            {
+                "missing": "no such file",
+                "bad_name": "not a usable file name (it contains a NUL character)",
+                "special": "not a regular file",
+                "link": "is a symbolic link, which is not followed; give the path of the file "
+                "itself (e.g. the output of `realpath FILE`)",
+                "directory": "is a directory, not a result file",
+                "too_big": f"the file is over the size limit of {max_bytes} bytes; a one-hour run "
+                "is a few MiB, so check it is the right file (or raise the limit)",
+                "unreadable": f"cannot read the file: {exc.detail}",
+            }[exc.kind],
         )
-        if info.st_size > max_bytes:
-            return too_big
-        chunks: list[bytes] = []
-        total = 0
-        # One byte past the cap: the file may have grown since fstat().
-        while total <= max_bytes:
-            chunk = os.read(fd, max(info.st_size + 1 - total, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > max_bytes:
-            return too_big
-        return b"".join(chunks)
-    except OSError as exc:
-        return Problem("$", f"cannot read the file: {exc.strerror or exc}")
-    finally:
-        os.close(fd)
 
 
 def load_result_file(
