@@ -32,6 +32,7 @@ from typing import Any
 
 from rlsys_closure.config import optional_module
 from rlsys_closure.events import EventRecorder
+from rlsys_closure.preflight import installed_versions
 from rlsys_closure.sampler import MIB, MemorySampler, cuda_device_index, host_used_mb, load_nvml
 from rlsys_closure.workload import score, sft_batch, verl_sft_tensordict
 
@@ -96,28 +97,6 @@ _UNSET: Any = object()
 def _first(result: Any) -> Any:
     # ONE_TO_ALL methods return one value per worker; there is one worker.
     return result[0] if isinstance(result, list) and result else result
-
-
-def _versions() -> dict[str, str | None]:
-    from importlib import metadata
-
-    out: dict[str, str | None] = {}
-    for dist in (
-        "torch",
-        "verl",
-        "vllm",
-        "sglang",
-        "transformers",
-        "peft",
-        "ray",
-        "tensordict",
-        "nvidia-ml-py",
-    ):
-        try:
-            out[dist] = metadata.version(dist)
-        except Exception:
-            out[dist] = None
-    return out
 
 
 def runtime_env_without_cuda(cfg: Any) -> dict[str, Any]:
@@ -274,7 +253,7 @@ class GroupDriver:
         ray = optional_module("ray")
         spec, d, rec = self.spec, self.record.data, self.recorder
         d["environment"] = {
-            "versions": _versions(),
+            "versions": installed_versions(),
             "python": sys.version.split()[0],
             "driver_pid": os.getpid(),
         }

@@ -129,6 +129,24 @@ def probe_module(name: str) -> ModuleProbe:
     return ModuleProbe(True, str(version) if version is not None else None)
 
 
+# The stack whose versions every result file records (driver and runner alike).
+STACK_DISTRIBUTIONS = (
+    "torch",
+    "verl",
+    "vllm",
+    "sglang",
+    "transformers",
+    "peft",
+    "ray",
+    "tensordict",
+    "nvidia-ml-py",
+)
+
+
+def installed_versions() -> dict[str, str | None]:
+    return {dist: dist_version(dist) for dist in STACK_DISTRIBUTIONS}
+
+
 def dist_version(dist: str) -> str | None:
     """Installed version of a distribution, read from metadata without importing it."""
     from importlib import metadata

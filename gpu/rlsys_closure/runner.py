@@ -174,25 +174,8 @@ class Steps:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     versions: Callable[[], dict[str, str | None]] = field(
-        default_factory=lambda: _installed_versions
+        default_factory=lambda: pf.installed_versions
     )
-
-
-def _installed_versions() -> dict[str, str | None]:
-    return {
-        d: pf.dist_version(d)
-        for d in (
-            "torch",
-            "verl",
-            "vllm",
-            "sglang",
-            "transformers",
-            "peft",
-            "ray",
-            "tensordict",
-            "nvidia-ml-py",
-        )
-    }
 
 
 def wait_for_baseline(
