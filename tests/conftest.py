@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,18 @@ import pytest
 from pytest_rlsys.resources import exercise_path, solution_path
 
 pytest_plugins = ["pytester"]
+
+# CI runs the same hypothesis examples every time (a landing must not depend on a lucky
+# draw); a developer's run explores new ones, and prints the blob to replay a failure.
+# (The tox envs for verl run tests/gpu without hypothesis installed.)
+try:
+    from hypothesis import settings
+except ImportError:  # pragma: no cover
+    pass
+else:
+    settings.register_profile("ci", derandomize=True, print_blob=True)
+    settings.register_profile("dev", print_blob=True)
+    settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 REPO = Path(__file__).resolve().parent.parent
 

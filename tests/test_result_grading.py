@@ -409,6 +409,9 @@ def test_grade_document_matches_grade_result_file() -> None:
 # --------------------------------------------------------------------------- property
 
 
+TOLERANCE_S = closure_checks.TIME_TOLERANCE_S
+
+
 def _independent_oracle(doc: dict[str, Any]) -> bool:
     """Whether every claimed peak and count still matches the samples (computed here),
     and every sample is within the GPU's total memory."""
@@ -434,6 +437,22 @@ def _independent_oracle(doc: dict[str, Any]) -> bool:
                 and group["sampled_gpu_peak_mb"] not in inside
             ):
                 return False
+            # The actor's memory is part of the whole GPU's: never above the whole-GPU
+            # sample(s) at its boundary, or else the ones just before and after it.
+            for key, when in (
+                ("actor_memory_start_mb", "start_s"),
+                ("actor_memory_end_mb", "end_s"),
+            ):
+                actor, at = phase.get(key), phase.get(when)
+                if actor is None or at is None:
+                    continue
+                near = [s["gpu_used_mb"] for s in samples if abs(s["t_s"] - at) <= TOLERANCE_S]
+                if not near:
+                    before = [s["gpu_used_mb"] for s in samples if s["t_s"] < at][-1:]
+                    after = [s["gpu_used_mb"] for s in samples if s["t_s"] > at][:1]
+                    near = before + after
+                if near and actor > max(near) + 1e-6:
+                    return False
     return True
 
 
