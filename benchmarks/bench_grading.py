@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -89,8 +90,12 @@ def main() -> None:
             ref = site / "pytest_rlsys" / "_bundled" / "solutions" / ref.name
         env = dict(os.environ, RLSYS_BENCH_TARGET=str(ref), PYTHONPATH=path)
         plain_env = dict(env, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-        # Both runs start in the same empty folder, so neither reads this repo's config.
+        # Both runs start in the same empty folder, so neither reads this repo's config
+        # (and the grader refuses a submission below a pytest config: it is copied out).
         (cwd / "test_chapter.py").write_text((HERE / "chapter_tests.py").read_text())
+        upload = cwd / "upload"
+        upload.mkdir()
+        ref = Path(shutil.copy(ref, upload / "mine.py"))
         pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
         plugin = [*pytest, *other_plugins(), "--rlsys-submission", str(ref), "--rlsys-seed", "1"]
         plain = [*pytest, "test_chapter.py"]
