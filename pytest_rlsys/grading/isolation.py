@@ -20,6 +20,7 @@ import secrets
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -258,6 +259,26 @@ def child_identity(name: str | None) -> ChildIdentity | None:
 _INTERPRETER_CACHE: dict[tuple[str, bool], str | None] = {}
 
 
+def _others_can_reach(exe: str) -> bool:
+    """Whether a user who is neither the owner nor in the group could run ``exe``: every
+    folder on its real path searchable by others, the file executable by others.  Cheap
+    (no process); the probe below still confirms a candidate that passes."""
+    try:
+        real = os.path.realpath(exe)
+        if not os.stat(real).st_mode & stat.S_IXOTH:
+            return False
+        folder = os.path.dirname(real)
+        while True:
+            if not os.stat(folder).st_mode & stat.S_IXOTH:
+                return False
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return True
+            folder = parent
+    except OSError:
+        return False
+
+
 def child_interpreter(user: ChildIdentity | None) -> str | None:
     """A Python the child's user can execute (a root-only pyenv cannot be)."""
     # Any unprivileged identity needs the same thing (an interpreter "others" may run),
@@ -279,6 +300,8 @@ def child_interpreter(user: ChildIdentity | None) -> str | None:
     ]
     found = None
     for exe in dict.fromkeys(candidates):
+        if user is not None and not _others_can_reach(exe):
+            continue  # e.g. a pyenv under a 0700 /root: no need to start it to know
         try:
             done = subprocess.run(
                 [exe, "-I", "-S", "-c", "import json, resource, types"],

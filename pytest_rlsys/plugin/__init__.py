@@ -179,7 +179,7 @@ class BatteryFile(pytest.File):
         # pytest-timeout as a backstop against a harness hang; the per-call limits that
         # grade a submission are enforced by the engine, far below this.
         backstop = (
-            pytest.mark.timeout(grading.backstop_seconds(), method="thread")
+            pytest.mark.timeout(grading.backstop_seconds(), method="signal")
             if self.config.pluginmanager.hasplugin("timeout")
             else None
         )

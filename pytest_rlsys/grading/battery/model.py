@@ -7,7 +7,6 @@ reference in ``solutions/``, computed here in the parent, never shown to the chi
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -143,7 +142,8 @@ def plain(value: Any) -> Any:
 
 def run_reference(ref: ModuleType, call: Call) -> CallOutcome:
     """Run one call through the reference in-process, shaped like a child outcome."""
-    args, kwargs = copy.deepcopy(plain(list(call.args))), copy.deepcopy(plain(dict(call.kwargs)))
+    # plain() is a JSON round trip: already a fresh copy the reference may mutate.
+    args, kwargs = plain(list(call.args)), plain(dict(call.kwargs))
     try:
         value = getattr(ref, call.func)(*args, **kwargs)
     except ValueError as exc:
