@@ -366,8 +366,9 @@ def test_hidden_outcome_keeps_only_builtin_names() -> None:
 
     own = isolation.CallOutcome("raised", exc_type="Leak_rates_20_40", message="args...")
     assert hidden_outcome(own).exc_type == OWN_EXCEPTION and hidden_outcome(own).message == ""
-    builtin = isolation.CallOutcome("raised", exc_type="KeyError", message="'stage'")
+    builtin = isolation.CallOutcome("raised", exc_type="KeyError", message="'stage'", line=4242)
     assert hidden_outcome(builtin).exc_type == "KeyError"
+    assert hidden_outcome(builtin).line is None  # which line raises is the submission's choice
     value = isolation.CallOutcome("returned", value={"a": [{"$rlsys_nonplain": "Leak_1"}]})
     assert "Leak" not in json.dumps(hidden_outcome(value).value)
 

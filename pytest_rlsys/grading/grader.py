@@ -387,6 +387,8 @@ def hidden_outcome(outcome: CallOutcome) -> CallOutcome:
     )
     return dataclasses.replace(
         outcome,
+        # The line is the submission's choice too: a file can raise on line N for input N.
+        line=None,
         exc_type=exc_type,
         message="" if outcome.kind == "raised" else outcome.message,
         value=_hide_types(outcome.value),
