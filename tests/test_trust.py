@@ -369,6 +369,9 @@ def test_hidden_outcome_keeps_only_builtin_names() -> None:
     builtin = isolation.CallOutcome("raised", exc_type="KeyError", message="'stage'", line=4242)
     assert hidden_outcome(builtin).exc_type == "KeyError"
     assert hidden_outcome(builtin).line is None  # which line raises is the submission's choice
+    for kind, message in (("crashed", "exited with code 137"), ("protocol", "garbled: 'x42'")):
+        hidden = hidden_outcome(isolation.CallOutcome(kind, message=message))  # type: ignore[arg-type]
+        assert "137" not in hidden.message and "42" not in hidden.message and hidden.message
     value = isolation.CallOutcome("returned", value={"a": [{"$rlsys_nonplain": "Leak_1"}]})
     assert "Leak" not in json.dumps(hidden_outcome(value).value)
 

@@ -377,6 +377,15 @@ def _hide_types(value: object) -> object:
     return value
 
 
+# A hidden case's outcome keeps no text the submission chose: its exception message, the
+# exit code or signal it ended with (sys.exit(N) for input N), the bytes of a forged reply.
+_HIDDEN_MESSAGES = {
+    "raised": "",
+    "crashed": "the submission's process ended during the call (it exited or was killed)",
+    "protocol": "the grader could not read the answer (a garbled reply)",
+}
+
+
 def hidden_outcome(outcome: CallOutcome) -> CallOutcome:
     """What a hidden case's check may see of an outcome: no text of the submission's (its
     exception message, its class names), so no message can carry the hidden inputs out."""
@@ -390,7 +399,7 @@ def hidden_outcome(outcome: CallOutcome) -> CallOutcome:
         # The line is the submission's choice too: a file can raise on line N for input N.
         line=None,
         exc_type=exc_type,
-        message="" if outcome.kind == "raised" else outcome.message,
+        message=_HIDDEN_MESSAGES.get(outcome.kind, outcome.message),
         value=_hide_types(outcome.value),
     )
 
