@@ -1372,32 +1372,23 @@ def _physical_problems(
     host_limit, host_what = (
         (host_total, "the host's total") if host_total else (HOST_CEILING_MB, "any host's")
     )
-    over_gpu = [
-        (t, v)
-        for s in samples
-        if (v := _num(s.get("gpu_used_mb"))) is not None
-        and v > gpu_limit + MEMORY_TOLERANCE_MB
-        and (t := _num(s.get("t_s"))) is not None
-    ]
-    if over_gpu:
-        t, v = max(over_gpu, key=lambda pair: pair[1])
-        problems.append(
-            f"{name} has {len(over_gpu)} whole-GPU sample(s) above {gpu_what} memory of "
-            f"{gpu_limit:.0f} MiB (the highest {v:g} MiB at {_s(t)})"
-        )
-    over_host = [
-        (t, v)
-        for s in samples
-        if (v := _num(s.get("host_used_mb"))) is not None
-        and v > host_limit + MEMORY_TOLERANCE_MB
-        and (t := _num(s.get("t_s"))) is not None
-    ]
-    if over_host:
-        t, v = max(over_host, key=lambda pair: pair[1])
-        problems.append(
-            f"{name} has {len(over_host)} host sample(s) above {host_what} memory of "
-            f"{host_limit:.0f} MiB (the highest {v:g} MiB at {_s(t)})"
-        )
+    for key, kind, limit, what in (
+        ("gpu_used_mb", "whole-GPU", gpu_limit, gpu_what),
+        ("host_used_mb", "host", host_limit, host_what),
+    ):
+        over = [
+            (t, v)
+            for s in samples
+            if (v := _num(s.get(key))) is not None
+            and v > limit + MEMORY_TOLERANCE_MB
+            and (t := _num(s.get("t_s"))) is not None
+        ]
+        if over:
+            t, v = max(over, key=lambda pair: pair[1])
+            problems.append(
+                f"{name} has {len(over)} {kind} sample(s) above {what} memory of "
+                f"{limit:.0f} MiB (the highest {v:g} MiB at {_s(t)})"
+            )
     table = group.get("phases")
     table = table if isinstance(table, Mapping) else {}
     for phase, entry in table.items():
