@@ -516,3 +516,45 @@ def test_learner_text_cannot_wrap_onto_a_line_of_its_own(pytester: pytest.Pytest
     ]
     points = [line for line in shown if line.lstrip().startswith("Points")]
     assert points == ["Points 70/100"], points  # the grader's own line, and only it
+
+
+def test_classroom_kit_never_runs_a_pytest_rlsys_folder_of_the_learners(tmp_path: Path) -> None:
+    """In GitHub Classroom the grader runs in the learner's repository: a `pytest_rlsys/`
+    folder there must not stand in for the grader (`python -P -m`, not `python -m`)."""
+    import base64
+
+    from pytest_rlsys.cli import main
+
+    repo = tmp_path / "repo"
+    assert main(["kit", "classroom", str(repo)]) == 0
+    decoy = repo / "pytest_rlsys"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("", encoding="utf-8")
+    (decoy / "__main__.py").write_text(
+        "import os, pathlib\n"
+        "pathlib.Path('decoy-ran').write_text('yes')\n"
+        "out = pathlib.Path(os.environ['RUNNER_TEMP']) / 'rlsys-result.json'\n"
+        'out.write_text(\'{"version": 1, "status": "pass", "max_score": 100, '
+        '"tests": [{"name": "all", "status": "pass", "score": 100}]}\')\n',
+        encoding="utf-8",
+    )
+    output = tmp_path / "github_output"
+    env = dict(
+        os.environ,
+        RLSYS_PYTHON=sys.executable,
+        GITHUB_OUTPUT=str(output),
+        RUNNER_TEMP=str(tmp_path),
+    )
+    env.pop("PYTHONPATH", None)
+    subprocess.run(
+        ["bash", ".github/classroom/grade.sh"],
+        cwd=repo,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    assert not (repo / "decoy-ran").exists()
+    line = next(x for x in output.read_text().splitlines() if x.startswith("result="))
+    result = json.loads(base64.b64decode(line.removeprefix("result=")))
+    assert sum(test["score"] for test in result["tests"]) == 0  # the untouched starter

@@ -104,7 +104,7 @@ rm -f "$RESULT"
 {_PICK}
 SUBMISSION=$(pick_submission "$ROOT/submission")
 cd "$ROOT/source" 2>/dev/null || cd "$ROOT"
-"$PY" -m pytest_rlsys grade "$SUBMISSION" --gradescope "$RESULT" 2>"$ERR"
+"$PY" -P -m pytest_rlsys grade "$SUBMISSION" --gradescope "$RESULT" 2>"$ERR"
 CODE=$?
 cat "$ERR" >&2
 WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
@@ -182,7 +182,7 @@ rm -f "$RESULT"
 {_PICK}
 SUBMISSION=$(pick_submission "$ROOT/student")
 cd "$ROOT"
-"$PY" -m pytest_rlsys grade "$SUBMISSION" --prairielearn "$RESULT" 2>"$ERR"
+"$PY" -P -m pytest_rlsys grade "$SUBMISSION" --prairielearn "$RESULT" 2>"$ERR"
 CODE=$?
 cat "$ERR" >&2
 WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
@@ -229,7 +229,7 @@ KIND=classroom
 rm -f "$RESULT"
 {_PICK}
 SUBMISSION=$(pick_submission .)
-"$PY" -m pytest_rlsys grade "$SUBMISSION" --classroom "$RESULT" 2>"$ERR"
+"$PY" -P -m pytest_rlsys grade "$SUBMISSION" --classroom "$RESULT" 2>"$ERR"
 CODE=$?
 cat "$ERR" >&2
 WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
