@@ -558,3 +558,16 @@ def test_classroom_kit_never_runs_a_pytest_rlsys_folder_of_the_learners(tmp_path
     line = next(x for x in output.read_text().splitlines() if x.startswith("result="))
     result = json.loads(base64.b64decode(line.removeprefix("result=")))
     assert sum(test["score"] for test in result["tests"]) == 0  # the untouched starter
+
+
+def test_a_file_name_with_escapes_is_shown_escaped(pytester: pytest.Pytester) -> None:
+    folder = pytester.path / "upload"
+    folder.mkdir()
+    name = "a\x1b[2J\u202eb.py"
+    (folder / name).write_text(exercise_path().read_text("utf-8"), encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--rlsys-submission", str(folder / name), timeout=120
+    )
+    out = result.stdout.str()
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "a\\x1b[2J\\u202eb.py" in out

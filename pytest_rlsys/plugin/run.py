@@ -247,7 +247,8 @@ class GradingRun:
             )
         if self.result is not None:
             lines.append(f"rlsys: result file {self.result.summary['path']}")
-        return lines
+        # A learner may name the file (or the result file) with escapes: shown escaped.
+        return [clean(line, newlines=False) for line in lines]
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         report = self.final or self.build_report()
@@ -256,6 +257,7 @@ class GradingRun:
         text = reports.LABELS.get(self.lang, reports.LABELS["en"])
 
         def fit(line: str) -> str:
+            line = clean(line, newlines=False)  # result-file text and paths are not ours
             return line if verbose else reports.clip(line)
 
         printed = self.grader.captured_output() if self.grader is not None else ""
@@ -279,7 +281,7 @@ class GradingRun:
             for note in self.result.summary["notes"]:
                 tr.write_line(fit(f"{text['result_note']}: {note}"))
         for error in self.write_errors:
-            tr.write_line(f"ERROR: {error}", red=True)
+            tr.write_line(clean(f"ERROR: {error}", newlines=False), red=True)
         for error in self.cleanup_errors:
             tr.write_line(f"warning: {clean(error, newlines=False)}")
         tr.write_line(reports.classroom_points_line(report))
