@@ -43,8 +43,8 @@ def _requirement(wheel_name: str | None, where: str) -> str:
     return f"'pytest-rlsys=={__version__}'"
 
 
-# Shared by every script: grade, then make sure the platform file exists.  $PY runs the
-# grader; the fallback needs only the standard library.
+# Makes sure the platform file exists after grading.  $PY runs the grader; the fallback
+# needs only the standard library.
 _FALLBACK = r"""
 if [ ! -s "$RESULT" ]; then
   FPY="$PY"; command -v "$FPY" >/dev/null 2>&1 || FPY=python3
@@ -64,6 +64,20 @@ with open(path, "w", encoding="utf-8") as handle:
 EOF
 fi
 """
+
+# Shared by every script: grade $SUBMISSION into $RESULT ($KIND is also the output flag's
+# name), then make sure the platform file exists.  -P: the current folder (in Classroom,
+# the learner's repository) is not put on sys.path, so no folder of theirs can pose as
+# the grader's package.
+_GRADE = (
+    r"""
+"$PY" -P -m pytest_rlsys grade "$SUBMISSION" --"$KIND" "$RESULT" 2>"$ERR"
+CODE=$?
+cat "$ERR" >&2
+WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
+"""
+    + _FALLBACK
+)
 
 # Picks the file to grade: the template's name, else the only .py file submitted.
 _PICK = r"""
@@ -104,11 +118,7 @@ rm -f "$RESULT"
 {_PICK}
 SUBMISSION=$(pick_submission "$ROOT/submission")
 cd "$ROOT/source" 2>/dev/null || cd "$ROOT"
-"$PY" -P -m pytest_rlsys grade "$SUBMISSION" --gradescope "$RESULT" 2>"$ERR"
-CODE=$?
-cat "$ERR" >&2
-WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
-{_FALLBACK}"""
+{_GRADE}"""
     readme = f"""# rlsys Gradescope autograder (pytest-rlsys {__version__})
 
 Upload `autograder.zip` as a "Zip file upload" autograder; base image Ubuntu 24.04.
@@ -182,11 +192,7 @@ rm -f "$RESULT"
 {_PICK}
 SUBMISSION=$(pick_submission "$ROOT/student")
 cd "$ROOT"
-"$PY" -P -m pytest_rlsys grade "$SUBMISSION" --prairielearn "$RESULT" 2>"$ERR"
-CODE=$?
-cat "$ERR" >&2
-WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
-{_FALLBACK}"""
+{_GRADE}"""
     copy = f"COPY {wheel} /tmp/\n" if wheel else ""
     dockerfile = f"""# The grading image named in info.json: build, tag {image} and make it
 # available to your PrairieLearn grader hosts.  PrairieLearn grades with networking off, so rlsys is
@@ -229,11 +235,7 @@ KIND=classroom
 rm -f "$RESULT"
 {_PICK}
 SUBMISSION=$(pick_submission .)
-"$PY" -P -m pytest_rlsys grade "$SUBMISSION" --classroom "$RESULT" 2>"$ERR"
-CODE=$?
-cat "$ERR" >&2
-WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
-{_FALLBACK}
+{_GRADE}
 echo "result=$(base64 -w 0 < "$RESULT")" >> "${{GITHUB_OUTPUT:-/dev/stdout}}"
 """
     workflow = f"""name: Autograding Tests
