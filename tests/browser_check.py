@@ -67,7 +67,11 @@ def build_class(folder: Path) -> None:
         f"raise RuntimeError({HOSTILE_MESSAGE!r})\n", encoding="utf-8"
     )
     (folder / HOSTILE_FOLDER).mkdir(exist_ok=True)
-    (folder / HOSTILE_FOLDER / "mine.py").write_text(reference, encoding="utf-8")
+    # The reference, made slow to load so that the folder's name is sure to be among the
+    # slowest submissions the page lists (where the test looks for it, escaped).
+    (folder / HOSTILE_FOLDER / "mine.py").write_text(
+        reference + "\n\nimport time\n\ntime.sleep(0.4)\n", encoding="utf-8"
+    )
     (folder / "carol.py").write_text("def pipeline_capacity(:\n", encoding="utf-8")
     (folder / "hang.py").write_text(
         "def pipeline_capacity(*a, **k):\n    while True:\n        pass\n\n"

@@ -235,7 +235,7 @@ def test_a_case_the_reference_fails_is_not_graded_and_keeps_its_points_in_the_ma
 ) -> None:
     import pytest_rlsys.grading.grader as engine
 
-    def broken_self_check(cases: object, reference: object) -> set[str]:
+    def broken_self_check(cases: object, reference: object, known: object = None) -> set[str]:
         return {"todo1.hidden.ties"}
 
     monkeypatch.setattr(engine, "self_check", broken_self_check)

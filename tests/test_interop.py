@@ -252,6 +252,18 @@ def test_float_sum_tie_case() -> None:
     assert scores[0] + scores[1] == 20.73
 
 
+def test_float_sum_tie_the_previous_score_cannot_move_by_its_own_ulps() -> None:
+    """8.91 + x never rounds to 49.71, and 0.52 moved by a few of its own ulps leaves
+    0.13 + 8.26 + 0.52 unchanged: the previous score moves by an ulp of the running sum."""
+    cents = [13, 826, 52, 4080]
+    scores = exact_running_scores(cents)
+    total = 0.0
+    for score in scores:
+        total += score
+    assert total == 49.71
+    assert all(abs(score - value / 100) < 1e-9 for score, value in zip(scores, cents, strict=True))
+
+
 def test_reporter_decoding_is_strict_utf8() -> None:
     with pytest.raises(UnicodeDecodeError):
         reporter_decode(base64.b64encode(b'{"name": "\xff"}').decode())

@@ -367,3 +367,22 @@ def test_plain_pytest_runs_never_import_the_grading_modules() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_tests_named_beside_the_battery_keep_pytest_capture(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
+    # A battery-only run turns pytest's capture off (nothing in this process prints per
+    # case); tests the user names on the command line still get it.
+    _write(
+        pytester, "test_user.py", "def test_loud():\n    print('LOUD-' + 'OUTPUT')\n    assert 0\n"
+    )
+    result = _grade(pytester, reference_source, "test_user.py", "-rN", "--tb=short")
+    out = result.stdout.str()
+    assert "Captured stdout call" in out
+    before_capture_section = out.split("Captured stdout call", 1)[0]
+    assert "LOUD-OUTPUT" not in before_capture_section
+    assert "LOUD-OUTPUT" in out
+    from pytest_rlsys.grading.battery import build_battery, load_reference
+
+    result.assert_outcomes(passed=len(build_battery(1, load_reference())), failed=1)

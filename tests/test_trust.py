@@ -571,3 +571,45 @@ def test_a_file_name_with_escapes_is_shown_escaped(pytester: pytest.Pytester) ->
     out = result.stdout.str()
     assert "\x1b" not in out and "\u202e" not in out
     assert "a\\x1b[2J\\u202eb.py" in out
+
+
+# -- the child's interpreter is taken on trust, confirmed only when a load dies ---------
+
+
+def test_an_interpreter_that_cannot_start_is_replaced_by_a_probed_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The likely pick (no probe) is wrong, as on a machine where a static check passes a
+    # Python its user still cannot run: the load fails, the probe finds one that runs.
+    broken = tmp_path / "python-that-is-not"
+    broken.write_text("#!/nonexistent/interpreter\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(isolation, "likely_interpreter", lambda user: str(broken))
+    child = isolation.ChildProcess("def f(x):\n    return x\n", "mine.py", ["f"], Limits())
+    try:
+        assert child.ensure_loaded().ok
+        assert child.interpreter != str(broken)
+        assert child.call("f", [41], {}).value == 41
+    finally:
+        child.close()
+
+
+def test_a_submission_that_exits_127_at_import_is_its_own_crash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 127 is also what a Python that cannot start exits with: the probe confirms the
+    # interpreter, so the crash stays the submission's (and the load is not retried twice).
+    probes: list[object] = []
+    real = isolation.child_interpreter
+    monkeypatch.setattr(
+        isolation, "child_interpreter", lambda user: probes.append(user) or real(user)
+    )
+    child = isolation.ChildProcess("import os\nos._exit(127)\n", "mine.py", ["f"], Limits())
+    try:
+        load = child.ensure_loaded()
+        assert not load.ok and load.stage == "crashed"
+        assert "exited with code 127" in load.message
+        assert len(probes) == 1
+        assert child.ensure_loaded() is load  # a failed load is final
+    finally:
+        child.close()

@@ -10,8 +10,7 @@ parent's checks are what make scores trustworthy.
 
 from __future__ import annotations
 
-import json
-import json.encoder
+import _json  # the C codec itself: ``json`` would import ``re`` and slow every start
 import os
 import resource
 import sys
@@ -32,25 +31,38 @@ _read, _write, _exit = os.read, os.write, os._exit
 _BaseException, _Exception = BaseException, Exception
 _ValueError, _NotImplementedError, _MemoryError = ValueError, NotImplementedError, MemoryError
 _sys_stdout, _sys_stderr = sys.stdout, sys.stderr
-_c_make_encoder = _getattr(json.encoder, "c_make_encoder", None)
-# The C encoder object itself: patching JSONEncoder or json.encoder later cannot reach it.
-_c_encode = (
-    None
-    if _c_make_encoder is None
-    else _c_make_encoder(
-        None, None, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True
-    )
+
+
+# The C encoder and scanner objects themselves, built now: learner code that patches
+# ``json`` (or anything else) later cannot reach them.
+def _unencodable(value: Any) -> Any:
+    raise TypeError("not plain data")  # never reached: _plain() sends only JSON types
+
+
+_c_encode = _json.make_encoder(
+    None, _unencodable, _json.encode_basestring_ascii, None, ":", ",", False, False, True
 )
-_py_encode = json.JSONEncoder(ensure_ascii=True, allow_nan=True, check_circular=False).encode
 
 
 def _encode(value: Any) -> str:
-    if _c_encode is None:  # pragma: no cover - CPython always has _json
-        return _py_encode(value)
     return _join(_c_encode(value, 0))
 
 
-_scan_once = _getattr(json.JSONDecoder(), "scan_once")  # the C scanner, bound now
+_CONSTANTS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+class _ScanContext:
+    """What the C scanner reads from its context once, when built (as json.JSONDecoder)."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = _CONSTANTS.__getitem__
+
+
+_scan_once = _json.make_scanner(_ScanContext())  # type: ignore[arg-type]  # a duck context
 _MARK = "$rlsys_nonplain"
 _MAX_NODES = 200_000
 _MAX_DEPTH = 64

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import reprlib
-from fractions import Fraction
 from typing import Any
 
 __all__ = ["ABS_TOL", "NONPLAIN_MARK", "REL_TOL", "mismatch", "numbers_match", "show", "type_name"]
@@ -37,6 +36,8 @@ def numbers_match(expected: float, got: float) -> bool:
     for value in (expected, got):
         if type(value) is float and not math.isfinite(value):
             return False  # inf and nan are close to no finite number, however large
+    from fractions import Fraction  # rare: only for ints beyond the float range
+
     a, b = Fraction(expected), Fraction(got)
     return abs(a - b) <= max(Fraction(REL_TOL) * max(abs(a), abs(b)), Fraction(ABS_TOL))
 

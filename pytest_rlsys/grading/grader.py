@@ -13,13 +13,14 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_rlsys.grading import battery as battery_module
 from pytest_rlsys.grading import comparison as plaindata
 from pytest_rlsys.grading import isolation, private
+from pytest_rlsys.grading.ahead import RunAhead
 from pytest_rlsys.grading.battery import FUNCTIONS, Case, build_battery, load_reference, self_check
 from pytest_rlsys.grading.isolation import CallOutcome, ChildProcess, Limits
 from pytest_rlsys.grading.rubric import Rubric, assign_points
@@ -128,7 +129,8 @@ def prepare_battery(seed: int) -> PreparedBattery:
     rather than once per submission.  Cases are immutable and never mutated when run.
     """
     reference = load_reference()
-    cases = tuple(build_battery(seed, reference))
+    outcomes: dict[int, tuple[battery_module.Call, CallOutcome]] = {}
+    cases = tuple(build_battery(seed, reference, outcomes))
     code_files = [
         *(path.read_bytes() for path in battery_module.package_files()),
         Path(isolation.__file__).read_bytes(),
@@ -136,7 +138,9 @@ def prepare_battery(seed: int) -> PreparedBattery:
         solution_path().read_bytes(),
     ]
     return PreparedBattery(
-        cases, frozenset(self_check(cases, reference)), battery_fingerprint(code_files, seed)
+        cases,
+        frozenset(self_check(cases, reference, outcomes)),
+        battery_fingerprint(code_files, seed),
     )
 
 
@@ -152,20 +156,18 @@ class Grader:
     lang: str = "en"
     # Why the file was refused before reading (a link, a FIFO...): every case fails with it.
     refusal: str | None = None
+    # Load the submission at once and run the cases in a background thread (run_ahead).
+    background: bool = False
 
     def __post_init__(self) -> None:
         if self.limits.child_user is not None:
             private.protect_private_files()  # as root: the child must not read the reference
-        prepared = prepare_battery(self.seed)
-        self.cases: list[Case] = list(prepared.cases)
-        self.by_id = {c.id: c for c in self.cases}
-        self.cents = assign_points(self.cases, self.rubric)
-        self.ungradable = prepared.ungradable
         self.results: dict[str, CaseResult] = {}
         self.timeouts: dict[str, int] = {}
         self.started: float | None = None
         self.notes: list[str] = []
         self.child: ChildProcess | None = None
+        self.ahead: RunAhead[CaseResult] | None = None
         self.decode_error: str | None = None
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
@@ -180,6 +182,17 @@ class Grader:
             self.decode_error = "the file contains NUL bytes; is it really a Python file?"
         if self.refusal is not None:
             self.decode_error = self.refusal
+        if self.background:
+            self.run_ahead()  # the child starts while the battery is prepared
+        try:
+            prepared = prepare_battery(self.seed)
+            self.cases: list[Case] = list(prepared.cases)
+            self.by_id = {c.id: c for c in self.cases}
+            self.cents = assign_points(self.cases, self.rubric)
+        except BaseException:
+            self.close()  # no child may outlive a grader that was never made
+            raise
+        self.ungradable = prepared.ungradable
         self.battery_sha256 = prepared.sha256
         self.submission_sha256 = hashlib.sha256(self.data).hexdigest()
 
@@ -187,7 +200,6 @@ class Grader:
     def _child(self) -> ChildProcess:
         if self.child is None:
             self.child = ChildProcess(self.source, str(self.path), list(FUNCTIONS), self.limits)
-            self.notes.extend(self.child.notes)
         return self.child
 
     def _skip_reason(self, case: Case) -> tuple[str, Msg] | None:
@@ -210,14 +222,66 @@ class Grader:
                 )
         return None
 
+    def run_ahead(self) -> None:
+        """Load the submission now and run the cases in a background thread as soon as
+        ``plan`` names them (``grading.ahead``): the pytest items then only collect the
+        results.  The grade is the same as running each case when asked."""
+        if self.ahead is not None or self.results or self.decode_error is not None:
+            return
+        child = self._child()  # made here, so that close() can always stop it
+        self.started = time.monotonic()  # the budget counts from the load, as in run_case
+        self.ahead = RunAhead(child.ensure_loaded, self._run_ahead_case)
+
+    def plan(self, order: Sequence[str]) -> None:
+        """The cases the caller will ask for, in the order it will ask."""
+        if self.ahead is not None:
+            self.ahead.plan([case_id for case_id in order if case_id in self.by_id])
+
+    def _run_ahead_case(self, case_id: str) -> CaseResult:
+        # self.by_id exists by now: plan() comes after __post_init__ has finished.
+        return self._run_guarded(self.by_id[case_id])
+
+    def backstop_seconds(self) -> float:
+        """How long a wait for one case may last before it means the grader hangs: the
+        load and every call of the longest case at their limits, with a minute to spare
+        (the background thread may be loading the submission first)."""
+        longest = max((len(case.calls) for case in self.cases), default=1)
+        return self.limits.load_timeout_s + self.limits.call_timeout_s * longest + 60.0
+
+    def _stop_ahead(self, kill: bool) -> None:
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None:
+            child = self.child
+            interrupt = child.stop if kill and child is not None else None
+            limits = self.limits
+            ahead.stop(interrupt, timeout=limits.load_timeout_s + limits.call_timeout_s + 10)
+
     def run_case(self, case_id: str) -> CaseResult:
         """Run one case (once; later calls return the stored result).  A fault of the
         grader itself scores the case 0 as an error, never shows the case's data."""
         if case_id in self.results:
             return self.results[case_id]
         case = self.by_id[case_id]
+        if self.ahead is not None:
+            try:
+                ahead = self.ahead.take(case_id, self.backstop_seconds())
+            except TimeoutError:
+                # A hang of the grader itself (the submission's limits are far below):
+                # stop the thread and its child; the remaining cases end at once.
+                self.notes.append(f"internal grader error: no result for case {case_id}")
+                self._stop_ahead(kill=True)
+                raise
+            if ahead is not None:
+                self.results[case_id] = ahead
+                return ahead
+            self._stop_ahead(kill=False)  # from here on this thread drives the child
         if self.started is None:
             self.started = time.monotonic()
+        result = self._run_guarded(case)
+        self.results[case_id] = result
+        return result
+
+    def _run_guarded(self, case: Case) -> CaseResult:
         try:
             result = self._run_case(case)
         except Exception as exc:
@@ -232,7 +296,6 @@ class Grader:
                     "错误已记录给教师",
                 ),
             )
-        self.results[case_id] = result
         return result
 
     def _run_case(self, case: Case) -> CaseResult:
@@ -313,6 +376,7 @@ class Grader:
             self.close()
 
     def close(self) -> None:
+        self._stop_ahead(kill=True)
         if self.child is not None:
             self.child.close()
 
@@ -420,10 +484,12 @@ def open_grader(
     limits: Limits | None = None,
     rubric: Rubric | None = None,
     lang: str = "en",
+    background: bool = False,
 ) -> Grader:
     """A Grader for ``path``.  A refused file (a link, a FIFO, too big) gives a Grader whose
     every case fails with the reason, so it is graded 0 and reported like any other; only
-    a path with nothing to grade (missing, a directory) raises SubmissionPathError."""
+    a path with nothing to grade (missing, a directory) raises SubmissionPathError.
+    ``background``: see ``Grader.run_ahead``."""
     refusal: str | None = None
     try:
         data = read_submission(path)
@@ -439,6 +505,7 @@ def open_grader(
         rubric or Rubric(),
         lang,
         refusal=refusal,
+        background=background,
     )
 
 

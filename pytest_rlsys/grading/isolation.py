@@ -279,13 +279,8 @@ def _others_can_reach(exe: str) -> bool:
         return False
 
 
-def child_interpreter(user: ChildIdentity | None) -> str | None:
-    """A Python the child's user can execute (a root-only pyenv cannot be)."""
-    # Any unprivileged identity needs the same thing (an interpreter "others" may run),
-    # so one probe serves every fresh uid.
-    key = (sys.executable, user is not None)
-    if key in _INTERPRETER_CACHE:
-        return _INTERPRETER_CACHE[key]
+def _candidates() -> list[str]:
+    """Interpreters to try for the child, this one first."""
     candidates = [sys.executable, os.path.realpath(sys.executable)]
     candidates += [
         p
@@ -298,13 +293,32 @@ def child_interpreter(user: ChildIdentity | None) -> str | None:
         )
         if p
     ]
+    return list(dict.fromkeys(candidates))
+
+
+def likely_interpreter(user: ChildIdentity | None) -> str | None:
+    """The first candidate ``user`` can reach (``_others_can_reach``), found without
+    starting a process; ``child_interpreter`` confirms it with a probe when in doubt."""
+    if user is None:
+        return sys.executable
+    return next((exe for exe in _candidates() if _others_can_reach(exe)), None)
+
+
+def child_interpreter(user: ChildIdentity | None) -> str | None:
+    """A Python the child's user can execute (a root-only pyenv cannot be), confirmed by
+    starting it as that user."""
+    # Any unprivileged identity needs the same thing (an interpreter "others" may run),
+    # so one probe serves every fresh uid.
+    key = (sys.executable, user is not None)
+    if key in _INTERPRETER_CACHE:
+        return _INTERPRETER_CACHE[key]
     found = None
-    for exe in dict.fromkeys(candidates):
+    for exe in _candidates():
         if user is not None and not _others_can_reach(exe):
             continue  # e.g. a pyenv under a 0700 /root: no need to start it to know
         try:
             done = subprocess.run(
-                [exe, "-I", "-S", "-c", "import json, resource, types"],
+                [exe, "-I", "-S", "-c", "import _json, resource, types"],  # as child.py
                 user=user.uid if user else None,
                 group=user.gid if user else None,
                 extra_groups=[] if user else None,
@@ -364,17 +378,47 @@ class ChildProcess:
         self.load: LoadResult | None = None
         self.notes: list[str] = []
         self._outputs: list[str] = []
-        user = child_identity(limits.child_user)
-        self.interpreter = child_interpreter(user)
-        if user and self.interpreter is None:
-            self.notes.append(f"no Python executable by {user.name}; child runs as root")
-            user = None
-            self.interpreter = sys.executable
-        self.user = user
-        self.run_as = user.name if user else pwd.getpwuid(os.geteuid()).pw_name
+        # stop() may come from another thread than the one making calls (grading.ahead):
+        # spawning and stopping are serialized so no child starts once stopped.
+        self._spawn_lock = threading.Lock()
+        self.stopped = False
+        self.user = child_identity(limits.child_user)
+        self.interpreter: str | None = None  # found when the first child starts
+        self._interpreter_confirmed = False
+        self.run_as = self.user.name if self.user else pwd.getpwuid(os.geteuid()).pw_name
 
     # -- life cycle -------------------------------------------------------------------
+    def _use_interpreter(self, found: str | None) -> None:
+        user = self.user
+        if user and found is None:
+            self.notes.append(f"no Python executable by {user.name}; child runs as root")
+            self.user = None
+            self.run_as = pwd.getpwuid(os.geteuid()).pw_name
+        self.interpreter = found or sys.executable
+
+    def _find_interpreter(self) -> str:
+        """The Python the child's user can run.  The first candidate that user can reach
+        is taken on trust: probing it would start one more Python before every grade.
+        Only a first load that dies is followed by the probe (``_recheck_interpreter``)."""
+        if self.interpreter is None:
+            self._use_interpreter(likely_interpreter(self.user))
+        return self.interpreter or sys.executable
+
+    def _recheck_interpreter(self) -> bool:
+        """After the first load died: probe the candidates (``child_interpreter``).  True
+        when another interpreter must be used, i.e. the death was the interpreter's (it
+        cannot run as the child's user), not the submission's."""
+        if self._interpreter_confirmed:
+            return False
+        self._interpreter_confirmed = True
+        confirmed = child_interpreter(self.user)
+        if confirmed is not None and confirmed == self.interpreter:
+            return False
+        self._use_interpreter(confirmed)
+        return True
+
     def _spawn(self) -> None:
+        interpreter = self._find_interpreter()
         self.scratch = tempfile.mkdtemp(prefix="rlsys-child-")
         leftovers.scratch_made.append(self.scratch)
         if self.user:
@@ -389,7 +433,7 @@ class ChildProcess:
             "HOME": self.scratch,
             "TMPDIR": self.scratch,
         }
-        command = [self.interpreter or sys.executable, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w)]
+        command = [interpreter, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w)]
         user = self.user
         wrapper = ipc_namespace_wrapper() if user else []
         if user and wrapper:
@@ -451,6 +495,17 @@ class ChildProcess:
         self.proc = None
 
     close = kill
+
+    def stop(self) -> None:
+        """From any thread: no child is started from now on, and the running one is killed,
+        so a call in progress in another thread ends at once (as a crash).  The pipes are
+        left open for that thread; ``close`` tidies up once it is done."""
+        with self._spawn_lock:
+            self.stopped = True
+            proc = self.proc
+            if proc is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
 
     def output(self) -> str:
         """Everything the submission printed so far (capped per child)."""
@@ -515,7 +570,23 @@ class ChildProcess:
             assert self.load is not None
             return self.load
         self.kill()
-        self._spawn()
+        with self._spawn_lock:
+            if self.stopped:  # not stored as the load result: the grade is being finished
+                return LoadResult(False, stage="stopped", message="grading was stopped")
+            try:
+                self._spawn()
+            except OSError as exc:  # the interpreter could not be started at all
+                spawn_error: OSError | None = exc
+            else:
+                spawn_error = None
+        if spawn_error is not None:
+            self.kill()
+            if self._recheck_interpreter():
+                return self.ensure_loaded()
+            self.load = LoadResult(
+                False, stage="crashed", message=f"Python could not be started ({spawn_error})"
+            )
+            return self.load
         lim = self.limits
         hello = {
             # Only the file's name: the child learns nothing of the folders around it.
@@ -549,6 +620,9 @@ class ChildProcess:
             result = LoadResult(False, stage="protocol", message=f"garbled load reply: {exc}")
         if not result.ok:
             self.kill()
+            if result.stage == "crashed" and self._recheck_interpreter():
+                return self.ensure_loaded()  # once: the interpreter is confirmed now
+        self._interpreter_confirmed = True
         self.load = result
         return result
 

@@ -11,7 +11,6 @@ recorded.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -140,6 +139,8 @@ def _sysv_objects(uid: int) -> list[tuple[str, int]]:
 def _remove_sysv(objects: list[tuple[str, int]]) -> None:
     if not objects:
         return
+    import ctypes  # only when there is something to remove
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:  # pragma: no cover

@@ -63,8 +63,18 @@ def exact_running_scores(cents: Sequence[int]) -> list[float]:
         return scores
     last = earning[-1]
     previous = earning[-2] if len(earning) > 1 else None
-    for shift in _near(scores[previous], 4) if previous is not None else [0.0]:
+    # The running sum before the last case: as it is, else moved by an ulp or a few of
+    # its own (which may be many of the previous score's: 8.39 + 0.52 does not move by
+    # an ulp of 0.52), the previous score absorbing the move.
+    partials = [_left_to_right(scores[:last])]
+    if previous is not None:
+        head = _left_to_right(scores[:previous])
+        partials = _near(partials[0], 4)
+    for partial in partials:
         if previous is not None:
+            shift = next((p for p in _near(partial - head, 8) if head + p == partial), None)
+            if shift is None:
+                continue
             scores[previous] = shift
         before = _left_to_right(scores[:last])
         for candidate in _near(target - before, 8):

@@ -6,8 +6,6 @@ process only."""
 
 from __future__ import annotations
 
-import wcwidth
-
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import HIDDEN_NOTE, NOT_IMPLEMENTED, claim_text, section_label
 from pytest_rlsys.outputs import registry
@@ -92,8 +90,20 @@ def _fmt(value: float) -> str:
 
 def display_width(text: str) -> int:
     """Columns ``text`` takes on a terminal (CJK characters take two)."""
+    if text.isascii() and text.isprintable():
+        return len(text)  # the common case, without importing wcwidth
+    import wcwidth
+
     width = wcwidth.wcswidth(text)
     return width if width >= 0 else len(text)  # control characters: count them as one
+
+
+def _char_width(char: str) -> int:
+    if " " <= char <= "~":
+        return 1
+    import wcwidth
+
+    return max(0, wcwidth.wcwidth(char))
 
 
 def pad(text: str, width: int, right: bool = False) -> str:
@@ -108,7 +118,7 @@ def clip(text: str, width: int = WIDTH) -> str:
         return text
     out, used = [], 0
     for char in text:
-        w = max(0, wcwidth.wcwidth(char))
+        w = _char_width(char)
         if used + w > width - 1:
             break
         out.append(char)

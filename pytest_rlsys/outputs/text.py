@@ -33,8 +33,12 @@ SAFE_BLOCKS = (
     "\u2500-\u27bf\u3001-\u303f\u3041-\u3096\u3099-\u30ff\u4e00-\u9fff"
     "\uac00-\ud7a3\uff01-\uffbe"
 )
-_CANDIDATE = re.compile(f"[^\n{SAFE_BLOCKS}]")
-_CANDIDATE_ONE_LINE = re.compile(f"[^{SAFE_BLOCKS}]")
+
+
+@functools.cache
+def _candidates(newlines: bool) -> re.Pattern[str]:
+    """Characters outside SAFE_BLOCKS (compiled on first need: most text never needs it)."""
+    return re.compile(f"[^\n{SAFE_BLOCKS}]" if newlines else f"[^{SAFE_BLOCKS}]")
 
 
 def _unsafe(ch: str, newlines: bool) -> bool:
@@ -69,9 +73,11 @@ def clean(text: object, *, newlines: bool = True) -> str:
     text = str.__str__(text)  # a str subclass could override methods used below
     if text.isprintable():  # the common case, checked in C
         return text
+    if newlines and "\t" not in text and all(line.isprintable() for line in text.split("\n")):
+        return text  # printable lines: only the newlines were not
 
     replace = _replace_multiline if newlines else _replace_one_line
-    return (_CANDIDATE if newlines else _CANDIDATE_ONE_LINE).sub(replace, text)
+    return _candidates(newlines).sub(replace, text)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -88,8 +94,7 @@ def _replace_one_line(match: re.Match[str]) -> str:
 
 
 def is_clean(text: str, *, newlines: bool = True) -> bool:
-    pattern = _CANDIDATE if newlines else _CANDIDATE_ONE_LINE
-    return not any(_unsafe(ch, newlines) for ch in pattern.findall(text))
+    return not any(_unsafe(ch, newlines) for ch in _candidates(newlines).findall(text))
 
 
 def clip(text: str, limit: int) -> str:

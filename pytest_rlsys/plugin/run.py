@@ -19,6 +19,7 @@ from pytest_rlsys.outputs import reports
 from pytest_rlsys.outputs.registry import JunitFamily
 from pytest_rlsys.outputs.text import clean
 
+BATTERY_NODEID = "battery.rlsys"  # the node id of the collector that holds the cases
 SHOWN_OUTPUT = 2000
 SHOWN_LINES = 20  # without -v
 
@@ -124,6 +125,7 @@ class GradingRun:
         outputs: dict[str, Path],
         junit_family: JunitFamily = "xunit2",
         hidden_visibility: PlatformVisibility = "visible",
+        background: bool = False,
     ) -> GradingRun:
         for flag, path in outputs.items():
             _check_output(flag, path)
@@ -136,7 +138,7 @@ class GradingRun:
         grader = None
         if submission is not None:
             try:
-                grader = open_grader(submission, seed, limits, rubric_obj, lang)
+                grader = open_grader(submission, seed, limits, rubric_obj, lang, background)
             except SubmissionPathError as exc:
                 # Nothing to grade, but the platform still gets a grade of 0 and the reason.
                 message = f"--rlsys-submission: {exc}"
@@ -166,14 +168,6 @@ class GradingRun:
         case = self.grader.by_id.get(case_id) if self.grader is not None else None
         return case is not None and case.visibility == "hidden"
 
-    def backstop_seconds(self) -> float:
-        """Longest any one case may take before pytest-timeout calls it a harness hang."""
-        if self.grader is None:
-            return 60.0
-        limits = self.grader.limits
-        longest = max(len(case.calls) for case in self.grader.cases)
-        return limits.load_timeout_s + limits.call_timeout_s * longest + 60.0
-
     def run(self, case_id: str) -> str | None:
         """Run a case; None when it passed, else the learner-facing failure text."""
         if case_id.startswith("gpu_result.") and self.result is not None:
@@ -193,6 +187,14 @@ class GradingRun:
                 self.cleanup_errors.append(f"cleanup after the submission failed: {exc!r}")
 
     # -- hooks ------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        # The cases in the order the items will ask for them (after -k, deselection and
+        # any reordering plugin), so the background thread runs exactly those.
+        if self.grader is not None:
+            prefix = f"{BATTERY_NODEID}::"
+            self.grader.plan([i.name for i in session.items if i.nodeid.startswith(prefix)])
+
     def build_report(self) -> ScoreReport:
         if self.grader is not None:
             report = self.grader.report()

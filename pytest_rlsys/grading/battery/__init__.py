@@ -26,6 +26,7 @@ from pytest_rlsys.grading.battery.model import (
     plain,
     run_reference,
 )
+from pytest_rlsys.grading.isolation import CallOutcome
 
 __all__ = [
     "BATTERY_VERSION",
@@ -62,9 +63,16 @@ def package_files() -> list[Path]:
     return sorted(Path(__file__).parent.rglob("*.py"))
 
 
-def build_battery(seed: int, reference: ModuleType | None = None) -> list[Case]:
-    """All cases, in a fixed order; the same seed always gives the same cases."""
+def build_battery(
+    seed: int,
+    reference: ModuleType | None = None,
+    outcomes: dict[int, tuple[Call, CallOutcome]] | None = None,
+) -> list[Case]:
+    """All cases, in a fixed order; the same seed always gives the same cases.
+    ``outcomes`` collects the reference's outcome of each call (for ``self_check``)."""
     builder = BatteryBuilder(reference or load_reference(), seed)
+    if outcomes is not None:
+        builder.outcomes = outcomes
     for module in TODOS.values():
         module.add_visible(builder)
     for section, module in TODOS.items():
@@ -72,11 +80,20 @@ def build_battery(seed: int, reference: ModuleType | None = None) -> list[Case]:
     return builder.cases
 
 
-def self_check(cases: Sequence[Case], reference: ModuleType) -> set[str]:
-    """Ids of cases the reference itself fails: those are reported as not graded."""
+def self_check(
+    cases: Sequence[Case],
+    reference: ModuleType,
+    known: dict[int, tuple[Call, CallOutcome]] | None = None,
+) -> set[str]:
+    """Ids of cases the reference itself fails: those are reported as not graded.
+    ``known``: outcomes ``build_battery`` already got from this reference, reused."""
+    known = {} if known is None else known
     failing = set()
     for case in cases:
-        outcomes = [run_reference(reference, call) for call in case.calls]
+        outcomes = [
+            known[id(call)][1] if id(call) in known else run_reference(reference, call)
+            for call in case.calls
+        ]
         if case.check(outcomes).status != "passed":
             failing.add(case.id)
     return failing

@@ -20,6 +20,7 @@ from pytest_rlsys.grading.battery.checks import (
     total,
 )
 from pytest_rlsys.grading.battery.model import RESULT_KEYS, SECTION_OF, Call, Case, run_reference
+from pytest_rlsys.grading.isolation import CallOutcome
 from pytest_rlsys.messages import Msg
 
 __all__ = ["REFUSAL_WEIGHT", "BatteryBuilder"]
@@ -36,6 +37,16 @@ class BatteryBuilder:
     ref: ModuleType
     seed: int
     cases: list[Case] = field(default_factory=list)
+    # The reference's outcome of every call it ran, by the call's identity (the call is
+    # kept with it, so no other call can take its id): the self-check reuses them.
+    outcomes: dict[int, tuple[Call, CallOutcome]] = field(default_factory=dict)
+
+    def run(self, call: Call) -> CallOutcome:
+        """The reference's outcome of ``call``, run once per call object."""
+        known = self.outcomes.get(id(call))
+        if known is None:
+            known = self.outcomes[id(call)] = (call, run_reference(self.ref, call))
+        return known[1]
 
     def add(
         self,
@@ -66,7 +77,7 @@ class BatteryBuilder:
         )
 
     def expected(self, call: Call, keys: Sequence[str]) -> dict[str, Any]:
-        outcome = run_reference(self.ref, call)
+        outcome = self.run(call)
         if outcome.kind != "returned":
             raise AssertionError(f"reference raised on a generated case: {call.render()}")
         return {k: outcome.value[k] for k in keys}
@@ -123,7 +134,7 @@ class BatteryBuilder:
         plain shapes (no ties, no boundary values), so a defect in an edge case of the
         computation does not cost the validation points as well."""
         want = self.expected(valid, CONTROL_KEYS[valid.func])
-        refused = run_reference(self.ref, bad)
+        refused = self.run(bad)
         if not (refused.kind == "raised" and refused.value_error):
             raise AssertionError(f"reference accepts the bad half of {case_id}")
         self.add(

@@ -1,0 +1,169 @@
+"""Running the battery ahead of the pytest items (grading.ahead): same grade, same child
+discipline, nothing handed over that was not asked for."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rlsys.grading.ahead import SWITCH_INTERVAL_S, RunAhead
+from pytest_rlsys.grading.grader import Grader
+from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.outputs import scorejson
+from pytest_rlsys.outputs.registry import RenderOptions
+
+# -- RunAhead on its own ----------------------------------------------------------------
+
+
+def test_runs_in_plan_order_and_hands_over_only_what_is_asked() -> None:
+    ran: list[str] = []
+    ahead: RunAhead[str] = RunAhead(lambda: None, lambda case: ran.append(case) or case.upper())
+    ahead.plan(["a", "b", "c"])
+    assert ahead.take("a", 5) == "A"
+    assert ahead.take("c", 5) == "C"  # waits for the worker to get there
+    assert ahead.take("a", 5) is None  # handed over once
+    assert ahead.take("zz", 5) is None  # not planned: the caller runs it itself
+    assert ahead.stop()
+    assert ran == ["a", "b", "c"]
+
+
+def test_warm_up_comes_first_and_the_worker_waits_for_a_plan() -> None:
+    events: list[str] = []
+    ahead: RunAhead[str] = RunAhead(lambda: events.append("warm"), events.append)
+    time.sleep(0.05)
+    assert events == ["warm"]  # loaded, waiting for the order
+    ahead.plan(["x"])
+    ahead.plan(["y"])  # a second plan is ignored
+    ahead.take("x", 5)
+    assert ahead.stop()
+    assert events == ["warm", "x"]
+
+
+def test_stop_ends_the_worker_before_the_rest_of_the_plan() -> None:
+    gate = threading.Event()
+    ran: list[str] = []
+
+    def run(case: str) -> str:
+        ran.append(case)
+        gate.wait(5)  # the case in progress, cut short by the interrupt
+        return case
+
+    ahead: RunAhead[str] = RunAhead(lambda: None, run)
+    ahead.plan([f"c{i}" for i in range(50)])
+    while not ran:
+        time.sleep(0.001)
+    assert ahead.stop(interrupt=gate.set, timeout=5)
+    assert ran == ["c0"]
+    assert ahead.take("c7", 5) is None  # never run: the caller would run it itself
+
+
+def test_a_hung_worker_is_a_timeout_not_a_hang() -> None:
+    release = threading.Event()
+    ahead: RunAhead[str] = RunAhead(lambda: None, lambda case: release.wait(10) and case)
+    ahead.plan(["slow"])
+    began = time.monotonic()
+    with pytest.raises(TimeoutError, match="slow"):
+        ahead.take("slow", 0.2)
+    assert time.monotonic() - began < 5
+    release.set()
+    assert ahead.stop(timeout=5)
+
+
+def test_switch_interval_is_short_while_running_and_restored_after() -> None:
+    before = sys.getswitchinterval()
+    gate = threading.Event()
+    ahead: RunAhead[str] = RunAhead(lambda: gate.wait(5), lambda case: case)
+    assert sys.getswitchinterval() == min(before, SWITCH_INTERVAL_S)
+    gate.set()
+    ahead.plan([])
+    assert ahead.stop(timeout=5)
+    assert sys.getswitchinterval() == before
+
+
+# -- the Grader: background and foreground give the same grade -------------------------
+
+SHORT = Limits(call_timeout_s=0.5, load_timeout_s=5, budget_s=30)
+
+SUBMISSIONS = {
+    "reference": None,  # the packaged reference, unchanged
+    "off_by_one": ("if margin < 0)", "if margin <= 0)"),
+    "crash_on_call": (
+        "def pipeline_capacity(",
+        "def pipeline_capacity(*a, **k):\n    import os\n\n    os._exit(3)\n\n\ndef _old_capacity(",
+    ),
+    "hang_in_ledger": (
+        "def transfer_ledger(",
+        "def transfer_ledger(*a, **k):\n    while True:\n        pass\n\n\ndef _old_ledger(",
+    ),
+    "syntax_error": ("def pipeline_capacity(", "def pipeline_capacity(:\ndef _x("),
+}
+
+
+def _source(reference_source: str, name: str) -> str:
+    edit = SUBMISSIONS[name]
+    if edit is None:
+        return reference_source
+    old, new = edit
+    assert old in reference_source
+    return reference_source.replace(old, new, 1)
+
+
+def _grade(path: Path, data: bytes, background: bool) -> Any:
+    grader = Grader(path, data, seed=3, limits=SHORT, background=background)
+    ids = [case.id for case in grader.cases]
+    grader.plan(ids)
+    for case_id in ids:
+        grader.run_case(case_id)
+    doc = json.loads(scorejson.render(grader.report(), RenderOptions()))
+    for test in doc["tests"]:
+        test.pop("execution_time", None)  # wall clock: the only thing allowed to differ
+    doc.pop("elapsed_s", None)
+    return doc
+
+
+@pytest.mark.parametrize("name", sorted(SUBMISSIONS))
+def test_background_and_foreground_grade_alike(
+    tmp_path: Path, reference_source: str, name: str
+) -> None:
+    path = tmp_path / "mine.py"
+    data = _source(reference_source, name).encode()
+    path.write_bytes(data)
+    assert _grade(path, data, background=True) == _grade(path, data, background=False)
+
+
+def test_a_run_cut_short_reports_only_the_cases_asked_for(
+    tmp_path: Path, reference_source: str
+) -> None:
+    path = tmp_path / "mine.py"
+    data = reference_source.encode()
+    path.write_bytes(data)
+    grader = Grader(path, data, seed=3, limits=SHORT, background=True)
+    ids = [case.id for case in grader.cases]
+    grader.plan(ids)
+    grader.run_case(ids[0])
+    time.sleep(0.2)  # the worker has run well past the first case by now
+    report = grader.report()
+    statuses = [case.status for case in report.cases]
+    assert statuses[0] == "passed"
+    assert set(statuses[1:]) == {"not_run"}  # as if the other items never ran (-x)
+    assert grader.child is not None and grader.child.proc is None  # and the child is gone
+
+
+def test_a_case_outside_the_plan_is_run_by_the_caller(
+    tmp_path: Path, reference_source: str
+) -> None:
+    path = tmp_path / "mine.py"
+    data = reference_source.encode()
+    path.write_bytes(data)
+    grader = Grader(path, data, seed=3, limits=SHORT, background=True)
+    ids = [case.id for case in grader.cases]
+    grader.plan(ids[:2])
+    assert [grader.run_case(i).status for i in (ids[0], ids[5], ids[1])] == ["passed"] * 3
+    statuses = {case.id: case.status for case in grader.report().cases}
+    assert {i for i, status in statuses.items() if status == "passed"} == {ids[0], ids[1], ids[5]}
