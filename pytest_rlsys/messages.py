@@ -85,6 +85,7 @@ def outcome_problem(outcome: CallOutcome, section: str) -> tuple[str, Msg]:
 
 
 HIDDEN_NOTE = Msg("hidden case: only its category is shown", "隐藏用例：只显示类别")
+HIDDEN_GROUP = Msg("{n} of {total} hidden cases failed", "{total} 个隐藏用例中有 {n} 个未通过")
 NOT_IMPLEMENTED = Msg("not implemented yet", "尚未实现")
 WRONG_VALUE = Msg("wrong value", "值错误")
 

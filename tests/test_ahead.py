@@ -114,9 +114,12 @@ def _source(reference_source: str, name: str) -> str:
     return reference_source.replace(old, new, 1)
 
 
-def _grade(path: Path, data: bytes, background: bool) -> Any:
+def _grade(path: Path, data: bytes, background: bool, pick: Any = None) -> Any:
     grader = Grader(path, data, seed=3, limits=SHORT, background=background)
     ids = [case.id for case in grader.cases]
+    if pick is not None:
+        time.sleep(0.3)  # the worker is well into its guess (the battery's order) by now
+        ids = pick(ids)
     grader.plan(ids)
     for case_id in ids:
         grader.run_case(case_id)
@@ -135,6 +138,70 @@ def test_background_and_foreground_grade_alike(
     data = _source(reference_source, name).encode()
     path.write_bytes(data)
     assert _grade(path, data, background=True) == _grade(path, data, background=False)
+
+
+# A submission whose answers depend on how many calls it has had: any case run in a
+# discarded guess would change the grade of the cases after it.
+STATEFUL = """
+_calls = [0]
+_real = pipeline_capacity
+
+
+def pipeline_capacity(*args, **kwargs):
+    _calls[0] += 1
+    print("call", _calls[0])
+    if _calls[0] % 3 == 0:
+        raise ValueError("every third call fails")
+    return _real(*args, **kwargs)
+"""
+
+
+@pytest.mark.parametrize(
+    "pick",
+    [
+        pytest.param(lambda ids: ids[::-1], id="reversed"),
+        pytest.param(lambda ids: [i for i in ids if "hidden" in i][5:], id="subset"),
+        pytest.param(lambda ids: ids[:40], id="prefix"),
+    ],
+)
+def test_a_wrong_guess_of_the_order_is_undone(
+    tmp_path: Path, reference_source: str, pick: Any
+) -> None:
+    path = tmp_path / "mine.py"
+    data = (reference_source + STATEFUL).encode()
+    path.write_bytes(data)
+    assert _grade(path, data, True, pick) == _grade(path, data, False, pick)
+
+
+def test_guess_then_plan_resets_only_when_they_differ() -> None:
+    resets: list[int] = []
+    ran: list[str] = []
+    gate = threading.Event()
+
+    def run(case: str) -> str:
+        gate.wait(5)
+        ran.append(case)
+        return case
+
+    same: RunAhead[str] = RunAhead(lambda: None, run, lambda: resets.append(1))
+    same.expect(["a", "b", "c"])
+    gate.set()
+    while len(ran) < 2:
+        time.sleep(0.001)
+    same.plan(["a", "b", "c"])
+    assert [same.take(c, 5) for c in "abc"] == ["a", "b", "c"]
+    assert same.stop() and resets == [] and ran == ["a", "b", "c"]
+
+    ran.clear()
+    other: RunAhead[str] = RunAhead(lambda: None, run, lambda: resets.append(1))
+    other.expect(["a", "b", "c"])
+    while len(ran) < 2:
+        time.sleep(0.001)
+    other.plan(["b", "c"])
+    assert [other.take(c, 5) for c in "bc"] == ["b", "c"]
+    assert other.take("a", 5) is None
+    assert other.stop() and resets == [1]
+    assert ran[-2:] == ["b", "c"]  # the plan, run again from its start after the reset
 
 
 def test_a_run_cut_short_reports_only_the_cases_asked_for(

@@ -238,7 +238,9 @@ def test_a_case_the_reference_fails_is_not_graded_and_keeps_its_points_in_the_ma
     def broken_self_check(cases: object, reference: object, known: object = None) -> set[str]:
         return {"todo1.hidden.ties"}
 
-    monkeypatch.setattr(engine, "self_check", broken_self_check)
+    from pytest_rlsys.grading import battery
+
+    monkeypatch.setattr(battery, "self_check", broken_self_check)
     # prepare_battery caches per seed: give this test its own, uncached copy.
     monkeypatch.setattr(
         engine,

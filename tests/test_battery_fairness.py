@@ -418,12 +418,12 @@ def test_battery_hash_covers_every_file_of_the_package(
         "todo2.py",
         "todo3.py",
     } <= names
-    here = Path(grader_module.battery_module.__file__).parent
+    from pytest_rlsys.grading import battery as battery_package
+
+    here = Path(battery_package.__file__).parent
     assert names == {p.name for p in here.glob("*.py")}
     original = prepare_battery.__wrapped__(5).sha256
     extra = tmp_path / "extra.py"
     extra.write_text("# changed\n", encoding="utf-8")
-    monkeypatch.setattr(
-        grader_module.battery_module, "package_files", lambda: [*package_files(), extra]
-    )
+    monkeypatch.setattr(battery_package, "package_files", lambda: [*package_files(), extra])
     assert prepare_battery.__wrapped__(5).sha256 != original

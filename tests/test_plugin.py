@@ -27,6 +27,15 @@ def _grade(pytester: pytest.Pytester, source: str, *extra: str) -> pytest.RunRes
     )
 
 
+def _item_count(seed: int = 1) -> int:
+    """pytest items of a grading run: one per visible case, one per TODO's hidden cases."""
+    from pytest_rlsys.grading.battery import build_battery, load_reference
+
+    cases = build_battery(seed, load_reference())
+    hidden = {c.section for c in cases if c.visibility == "hidden"}
+    return sum(c.visibility == "visible" for c in cases) + len(hidden)
+
+
 def test_help_lists_the_option_group(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--help")
     result.stdout.fnmatch_lines(
@@ -105,9 +114,7 @@ def test_user_tests_and_config_do_not_interfere(
         "--rlsys-submission", "upload/mine.py", "--rlsys-seed", "1", "-c", "course/pytest.ini"
     )
     assert result.ret == 0
-    from pytest_rlsys.grading.battery import build_battery, load_reference
-
-    result.assert_outcomes(passed=len(build_battery(1, load_reference())))
+    result.assert_outcomes(passed=_item_count())
 
 
 def test_plugin_is_inert_without_its_options(pytester: pytest.Pytester) -> None:
@@ -383,6 +390,27 @@ def test_tests_named_beside_the_battery_keep_pytest_capture(
     before_capture_section = out.split("Captured stdout call", 1)[0]
     assert "LOUD-OUTPUT" not in before_capture_section
     assert "LOUD-OUTPUT" in out
-    from pytest_rlsys.grading.battery import build_battery, load_reference
+    result.assert_outcomes(passed=_item_count(), failed=1)
 
-    result.assert_outcomes(passed=len(build_battery(1, load_reference())), failed=1)
+
+def test_a_todos_hidden_cases_are_one_item_that_names_only_categories(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
+    buggy = reference_source.replace("if margin < 0)", "if margin <= 0)")
+    result = _grade(pytester, buggy, "-v")
+    out = result.stdout.str()
+    for section in ("todo1", "todo2", "todo3"):
+        assert f"battery.rlsys::{section}.hidden " in out
+    assert "battery.rlsys::todo1.hidden." not in out  # no item per hidden case
+    result.stdout.fnmatch_lines(
+        [
+            "*battery.rlsys::todo1.hidden FAILED*",
+            "* of 36 hidden cases failed",
+            "[[]TODO 1[]] *: $.unstable_stages: wrong value*",
+            "*(hidden case: only its category is shown)",
+        ]
+    )
+    # Graded case by case all the same: every hidden case has its line in the score file.
+    doc = load_report(pytester.path / "score.json")
+    assert sum(t["visibility"] == "hidden" for t in doc["tests"]) > 100
+    result.assert_outcomes(passed=_item_count() - 1, failed=1)

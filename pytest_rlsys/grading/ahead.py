@@ -1,17 +1,24 @@
 """Run a submission's cases ahead of whoever reports them, in a background thread.
 
-Under pytest most of a grading run is pytest's own work per item (hooks, reports, the
-terminal) while the submission's process sits idle, and the process starts only when
-the first item asks for a case.  A worker thread that loads the submission at once and
-then runs the cases in the order the items will ask for them lets the child's work
-overlap pytest's (``benchmarks/bench_grading.py`` measures it).
+Under pytest most of a grading run is pytest's own work (collecting, hooks, reports, the
+terminal) while the submission's process sits idle, and the process starts only when the
+first item asks for a case.  A worker thread that loads the submission at once and then
+runs the cases in the order the items will ask for them lets the child's work overlap
+pytest's (``benchmarks/bench_grading.py`` measures it).
 
-Two rules keep the grade what it would be without the worker:
+The order is known for sure only once pytest has collected and selected the items
+(``plan``).  Until then the worker may run the order it is told to expect (``expect``: the
+battery's own, which is the items' order unless ``-k``, ``--deselect`` or a reordering
+plugin changes it).  If the plan turns out not to begin with what was run, ``reset`` puts
+the grade back to where nothing ran (a fresh child, no counts) and the plan is run from
+its start: the speculation only ever saves time.
+
+Two more rules keep the grade what it would be without the worker:
 
 * one thread drives the child at a time: the worker until it is stopped, and only then
   the caller (which ``take`` tells by returning None);
-* a result is handed over only when asked for, so a run cut short (``-x``, Ctrl-C, a
-  deselected case) reports exactly the cases that were asked for.
+* a result is handed over only when asked for, so a run cut short (``-x``, Ctrl-C) reports
+  exactly the cases that were asked for.
 """
 
 from __future__ import annotations
@@ -29,13 +36,20 @@ SWITCH_INTERVAL_S = 1e-4  # while the worker runs (see RunAhead.__init__)
 
 
 class RunAhead(Generic[R]):
-    """``warm_up()`` at once, then ``run(case_id)`` for each planned case, in plan order."""
+    """``warm_up()`` at once, then ``run(case_id)`` for each case of the plan, in order."""
 
-    def __init__(self, warm_up: Callable[[], object], run: Callable[[str], R]) -> None:
-        self._warm_up, self._run = warm_up, run
+    def __init__(
+        self,
+        warm_up: Callable[[], object],
+        run: Callable[[str], R],
+        reset: Callable[[], object] = lambda: None,
+    ) -> None:
+        self._warm_up, self._run, self._reset = warm_up, run, reset
         self._cond = threading.Condition()
-        self._order: list[str] | None = None
-        self._planned: frozenset[str] = frozenset()
+        self._order: list[str] | None = None  # the plan
+        self._expected: list[str] | None = None  # the guess, until the plan comes
+        self._checked = False  # whether what ran was checked against the plan
+        self._ran: list[str] = []  # case ids run since the start (or the last reset)
         self._done: dict[str, R] = {}
         self._stopping = False
         self._finished = False
@@ -48,12 +62,18 @@ class RunAhead(Generic[R]):
         sys.setswitchinterval(min(self._interval, SWITCH_INTERVAL_S))
         self._thread.start()
 
+    def expect(self, order: Sequence[str]) -> None:
+        """The order the plan will probably have: the worker may start on it now."""
+        with self._cond:
+            if self._expected is None:
+                self._expected = list(dict.fromkeys(order))
+                self._cond.notify_all()
+
     def plan(self, order: Sequence[str]) -> None:
         """The cases to run and their order (the first plan counts; later ones are ignored)."""
         with self._cond:
             if self._order is None:
                 self._order = list(dict.fromkeys(order))
-                self._planned = frozenset(self._order)
                 self._cond.notify_all()
 
     def take(self, case_id: str, backstop: float) -> R | None:
@@ -63,14 +83,16 @@ class RunAhead(Generic[R]):
         (every limit of the submission is enforced far below it): TimeoutError."""
         deadline = time.monotonic() + backstop
         with self._cond:
-            if case_id not in self._planned:
+            if self._order is None or case_id not in self._order:
                 return None
-            while case_id not in self._done and not self._finished:
+            # Until the worker has checked what it ran against the plan, a result may be
+            # one of a wrong guess, about to be undone.
+            while not self._finished and not (self._checked and case_id in self._done):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError(f"no result for case {case_id} after {backstop:g} s")
                 self._cond.wait(left)
-            return self._done.pop(case_id, None)
+            return self._done.pop(case_id, None) if self._checked else None
 
     def stop(self, interrupt: Callable[[], None] | None = None, timeout: float = 60.0) -> bool:
         """Let the worker finish the case it is on and end; ``interrupt`` cuts that case
@@ -83,17 +105,33 @@ class RunAhead(Generic[R]):
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
+    def _next(self) -> str | None:
+        """The next case to run, waiting for a plan or a guess; None: nothing more.
+        Called with the lock held."""
+        while not self._stopping:
+            if self._order is not None:
+                if not self._checked:
+                    self._checked = True
+                    if self._order[: len(self._ran)] != self._ran:
+                        self._reset()  # the guess was wrong: as if nothing had run
+                        self._ran, self._done = [], {}
+                    self._cond.notify_all()  # results may be handed over from now on
+                ran = len(self._ran)
+                return self._order[ran] if ran < len(self._order) else None
+            if self._expected is not None and len(self._ran) < len(self._expected):
+                return self._expected[len(self._ran)]
+            self._cond.wait()
+        return None
+
     def _work(self) -> None:
         try:
             self._warm_up()
-            with self._cond:
-                while self._order is None and not self._stopping:
-                    self._cond.wait()
-                order = list(self._order or [])
-            for case_id in order:
+            while True:
                 with self._cond:
-                    if self._stopping:
+                    case_id = self._next()
+                    if case_id is None:
                         break
+                    self._ran.append(case_id)
                 result = self._run(case_id)
                 with self._cond:
                     self._done[case_id] = result

@@ -16,12 +16,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pytest_rlsys.grading import battery as battery_module
 from pytest_rlsys.grading import comparison as plaindata
 from pytest_rlsys.grading import isolation, private
 from pytest_rlsys.grading.ahead import RunAhead
-from pytest_rlsys.grading.battery import FUNCTIONS, Case, build_battery, load_reference, self_check
 from pytest_rlsys.grading.isolation import CallOutcome, ChildProcess, Limits
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import (
@@ -32,8 +31,11 @@ from pytest_rlsys.grading.scoring import (
     battery_fingerprint,
 )
 from pytest_rlsys.messages import WRONG_VALUE, Msg
-from pytest_rlsys.resources import solution_path
+from pytest_rlsys.resources import FUNCTIONS, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
+
+if TYPE_CHECKING:
+    from pytest_rlsys.grading.battery import Case
 
 # Two timeouts in one function and its remaining cases are not tried again: a submission
 # whose every function hangs is graded in seconds, not case count x timeout.
@@ -59,7 +61,9 @@ class SubmissionPathError(ValueError):
 def random_seed() -> int:
     """The seed used when none is given (callers' name for it): fixed by the battery
     version, not random, so the same file graded twice gets the same report."""
-    return battery_module.default_seed()
+    from pytest_rlsys.grading import battery
+
+    return battery.default_seed()
 
 
 def _linked_folder(path: Path) -> str | None:
@@ -128,18 +132,21 @@ def prepare_battery(seed: int) -> PreparedBattery:
     Cached: every submission of a batch shares the seed, so this is done once per batch
     rather than once per submission.  Cases are immutable and never mutated when run.
     """
-    reference = load_reference()
-    outcomes: dict[int, tuple[battery_module.Call, CallOutcome]] = {}
-    cases = tuple(build_battery(seed, reference, outcomes))
+    # Imported here: a background grader starts the submission's process first (run_ahead).
+    from pytest_rlsys.grading import battery
+
+    reference = battery.load_reference()
+    outcomes: dict[int, tuple[battery.Call, CallOutcome]] = {}
+    cases = tuple(battery.build_battery(seed, reference, outcomes))
     code_files = [
-        *(path.read_bytes() for path in battery_module.package_files()),
+        *(path.read_bytes() for path in battery.package_files()),
         Path(isolation.__file__).read_bytes(),
         Path(plaindata.__file__).read_bytes(),
         solution_path().read_bytes(),
     ]
     return PreparedBattery(
         cases,
-        frozenset(self_check(cases, reference, outcomes)),
+        frozenset(battery.self_check(cases, reference, outcomes)),
         battery_fingerprint(code_files, seed),
     )
 
@@ -195,6 +202,8 @@ class Grader:
         self.ungradable = prepared.ungradable
         self.battery_sha256 = prepared.sha256
         self.submission_sha256 = hashlib.sha256(self.data).hexdigest()
+        if self.ahead is not None:
+            self.ahead.expect([case.id for case in self.cases])  # the items' usual order
 
     # -- running ----------------------------------------------------------------------
     def _child(self) -> ChildProcess:
@@ -223,19 +232,27 @@ class Grader:
         return None
 
     def run_ahead(self) -> None:
-        """Load the submission now and run the cases in a background thread as soon as
-        ``plan`` names them (``grading.ahead``): the pytest items then only collect the
-        results.  The grade is the same as running each case when asked."""
+        """Load the submission now and run the cases in a background thread, in the
+        battery's order until ``plan`` names the order they will be asked in
+        (``grading.ahead``): the pytest items then only collect the results.  The grade
+        is the same as running each case when asked."""
         if self.ahead is not None or self.results or self.decode_error is not None:
             return
         child = self._child()  # made here, so that close() can always stop it
         self.started = time.monotonic()  # the budget counts from the load, as in run_case
-        self.ahead = RunAhead(child.ensure_loaded, self._run_ahead_case)
+        self.ahead = RunAhead(child.ensure_loaded, self._run_ahead_case, self._undo_ahead)
 
     def plan(self, order: Sequence[str]) -> None:
         """The cases the caller will ask for, in the order it will ask."""
         if self.ahead is not None:
             self.ahead.plan([case_id for case_id in order if case_id in self.by_id])
+
+    def _undo_ahead(self) -> None:
+        """Back to where no case ran (the background thread guessed the order wrong): a
+        fresh child, whose load prints anew, and no timeouts counted."""
+        self.timeouts.clear()
+        if self.child is not None:
+            self.child.restart()
 
     def _run_ahead_case(self, case_id: str) -> CaseResult:
         # self.by_id exists by now: plan() comes after __post_init__ has finished.

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_rlsys.grading.battery import Case
+if TYPE_CHECKING:
+    from pytest_rlsys.grading.battery import Case
 
 DEFAULT_POINTS: dict[str, dict[str, float]] = {
     "todo1": {"visible": 10.0, "hidden": 20.0},
@@ -61,6 +61,8 @@ def load_rubric(path: Path) -> Rubric:
         raise RubricError(f"cannot read rubric file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise RubricError(f"cannot read rubric file {path}: it is not UTF-8 text") from None
+    import tomllib  # only when there is a rubric file
+
     try:
         data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:

@@ -6,8 +6,16 @@ process only."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
-from pytest_rlsys.messages import HIDDEN_NOTE, NOT_IMPLEMENTED, claim_text, section_label
+from pytest_rlsys.messages import (
+    HIDDEN_GROUP,
+    HIDDEN_NOTE,
+    NOT_IMPLEMENTED,
+    claim_text,
+    section_label,
+)
 from pytest_rlsys.outputs import registry
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.registry import RenderOptions
@@ -228,6 +236,19 @@ def failure_text(case: CaseResult, lang: str = "en", verbose: bool = True) -> st
             lines.append(f"  {text['got']}: {case.got}")
     lines = [clean(line, newlines=False) for line in lines]  # the submission's text
     return "\n".join(lines if verbose else [clip(line) for line in lines])
+
+
+def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en") -> str:
+    """What a learner sees for a TODO's hidden cases (one pytest item): how many failed
+    and each kind of failure once, with its count; never an input or a value."""
+    kinds: dict[str, int] = {}
+    for case in failed:
+        line = f"[{section_label(case.section, lang)}] {case.category}: {case.message}"
+        kinds[line] = kinds.get(line, 0) + 1
+    lines = [HIDDEN_GROUP.get(lang).format(n=len(failed), total=total)]
+    lines += [f"{line} ×{n}" if n > 1 else line for line, n in kinds.items()]
+    lines.append(f"  ({HIDDEN_NOTE.get(lang)})")
+    return "\n".join(clean(line, newlines=False) for line in lines)
 
 
 def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = False) -> list[str]:

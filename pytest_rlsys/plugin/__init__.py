@@ -196,15 +196,20 @@ class BatteryFile(pytest.File):
         grading = self.config.stash[session_key]
         # No per-item pytest-timeout marker: the engine enforces every limit, and the wait
         # for a case run in the background has its own backstop (grading.ahead).
-        for case_id, max_points in grading.case_points():
-            item = CaseItem.from_parent(self, name=case_id)
+        for name, case_ids, max_points in grading.items():
+            item = CaseItem.from_parent(self, name=name)
+            item.case_ids = case_ids
             item.user_properties.append(("rlsys_max_points", max_points))
             yield item
 
 
 class CaseItem(pytest.Item):
+    """One visible case, one check of a result file, or a TODO's hidden cases."""
+
+    case_ids: tuple[str, ...] = ()
+
     def runtest(self) -> None:
-        text = self.config.stash[session_key].run(self.name)
+        text = self.config.stash[session_key].run(self.case_ids)
         if text is not None:
             raise CaseFailed(text)
 
@@ -212,7 +217,7 @@ class CaseItem(pytest.Item):
         if isinstance(excinfo.value, CaseFailed):
             return str(excinfo.value)
         grading = self.config.stash.get(session_key, None)
-        if grading is None or grading.is_hidden(self.name):
+        if grading is None or grading.is_hidden(self.case_ids):
             # A harness fault on a hidden case: its traceback (and, with -l, its locals)
             # would show the hidden inputs, so only the exception's type is shown.
             return (

@@ -156,28 +156,53 @@ class GradingRun:
         return cls(grader, section, lang, outputs, render_options=options)
 
     # -- used by the items ----------------------------------------------------------------
-    def case_points(self) -> list[tuple[str, float]]:
-        out: list[tuple[str, float]] = []
+    def items(self) -> list[tuple[str, tuple[str, ...], float]]:
+        """The pytest items: (name, case ids, points).  Each visible case and each check of
+        a result file is an item of its own; the hidden cases of a TODO are one item,
+        ``todoN.hidden``: they are graded and reported case by case all the same (score
+        files, the summary's categories), but a learner can act on them only as a group,
+        and pytest's own cost per item would be most of the run (benchmarks/)."""
+        out: list[tuple[str, tuple[str, ...], float]] = []
         if self.grader is not None:
-            out += [(c.id, self.grader.cents[c.id] / 100) for c in self.grader.cases]
+            cents = self.grader.cents
+            groups: dict[str, list[str]] = {}
+            for case in self.grader.cases:
+                if case.visibility == "hidden":
+                    name = f"{case.section}.hidden"
+                    if name not in groups:
+                        groups[name] = []
+                        out.append((name, (), 0.0))  # filled in below, in battery order
+                    groups[name].append(case.id)
+                else:
+                    out.append((case.id, (case.id,), cents[case.id] / 100))
+            out = [
+                (name, tuple(groups[name]), sum(cents[i] for i in groups[name]) / 100)
+                if name in groups
+                else (name, ids, points)
+                for name, ids, points in out
+            ]
         if self.result is not None:
-            out += [(c.id, c.max_cents / 100) for c in self.result.cases]
+            out += [(c.id, (c.id,), c.max_cents / 100) for c in self.result.cases]
         return out
 
-    def is_hidden(self, case_id: str) -> bool:
-        case = self.grader.by_id.get(case_id) if self.grader is not None else None
-        return case is not None and case.visibility == "hidden"
+    def is_hidden(self, case_ids: tuple[str, ...]) -> bool:
+        by_id = self.grader.by_id if self.grader is not None else {}
+        return any(i in by_id and by_id[i].visibility == "hidden" for i in case_ids)
 
-    def run(self, case_id: str) -> str | None:
-        """Run a case; None when it passed, else the learner-facing failure text."""
+    def _result(self, case_id: str) -> CaseResult:
         if case_id.startswith("gpu_result.") and self.result is not None:
-            result = next(c for c in self.result.cases if c.id == case_id)
-        else:
-            assert self.grader is not None
-            result = self.grader.run_case(case_id)
-        if result.status == "passed":
+            return next(c for c in self.result.cases if c.id == case_id)
+        assert self.grader is not None
+        return self.grader.run_case(case_id)
+
+    def run(self, case_ids: tuple[str, ...]) -> str | None:
+        """Run an item's cases; None when all passed, else the learner-facing text."""
+        failed = [r for r in map(self._result, case_ids) if r.status != "passed"]
+        if not failed:
             return None
-        return reports.failure_text(result, self.lang)
+        if len(case_ids) == 1:
+            return reports.failure_text(failed[0], self.lang)
+        return reports.group_failure_text(failed, len(case_ids), self.lang)
 
     def close(self) -> None:
         if self.grader is not None:
@@ -193,7 +218,14 @@ class GradingRun:
         # any reordering plugin), so the background thread runs exactly those.
         if self.grader is not None:
             prefix = f"{BATTERY_NODEID}::"
-            self.grader.plan([i.name for i in session.items if i.nodeid.startswith(prefix)])
+            self.grader.plan(
+                [
+                    case_id
+                    for item in session.items
+                    if item.nodeid.startswith(prefix)
+                    for case_id in getattr(item, "case_ids", ())
+                ]
+            )
 
     def build_report(self) -> ScoreReport:
         if self.grader is not None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_rlsys.grading.isolation import CallOutcome
 from pytest_rlsys.messages import Msg
-from pytest_rlsys.resources import solution_path
+from pytest_rlsys.resources import FUNCTIONS, solution_path
 
 __all__ = [
     "FUNCTIONS",
@@ -36,7 +36,6 @@ __all__ = [
     "show_full",
 ]
 
-FUNCTIONS = ("pipeline_capacity", "transfer_ledger", "evaluate_topology")
 SECTIONS = {"todo1": "pipeline_capacity", "todo2": "transfer_ledger", "todo3": "evaluate_topology"}
 SECTION_OF = {func: section for section, func in SECTIONS.items()}
 # Parameter names, in order: a mutated argument is named in the learner's message.
