@@ -23,7 +23,12 @@ from pytest_rlsys.outputs.registry import RenderOptions
 
 def test_runs_in_plan_order_and_hands_over_only_what_is_asked() -> None:
     ran: list[str] = []
-    ahead: RunAhead[str] = RunAhead(lambda: None, lambda case: ran.append(case) or case.upper())
+
+    def run(case: str, _next: str | None) -> str:
+        ran.append(case)
+        return case.upper()
+
+    ahead: RunAhead[str] = RunAhead(lambda: None, run)
     ahead.plan(["a", "b", "c"])
     assert ahead.take("a", 5) == "A"
     assert ahead.take("c", 5) == "C"  # waits for the worker to get there
@@ -35,7 +40,12 @@ def test_runs_in_plan_order_and_hands_over_only_what_is_asked() -> None:
 
 def test_warm_up_comes_first_and_the_worker_waits_for_a_plan() -> None:
     events: list[str] = []
-    ahead: RunAhead[str] = RunAhead(lambda: events.append("warm"), events.append)
+
+    def run(case: str, _next: str | None) -> str:
+        events.append(case)
+        return case
+
+    ahead: RunAhead[str] = RunAhead(lambda: events.append("warm"), run)
     time.sleep(0.05)
     assert events == ["warm"]  # loaded, waiting for the order
     ahead.plan(["x"])
@@ -49,7 +59,7 @@ def test_stop_ends_the_worker_before_the_rest_of_the_plan() -> None:
     gate = threading.Event()
     ran: list[str] = []
 
-    def run(case: str) -> str:
+    def run(case: str, _next: str | None) -> str:
         ran.append(case)
         gate.wait(5)  # the case in progress, cut short by the interrupt
         return case
@@ -65,7 +75,12 @@ def test_stop_ends_the_worker_before_the_rest_of_the_plan() -> None:
 
 def test_a_hung_worker_is_a_timeout_not_a_hang() -> None:
     release = threading.Event()
-    ahead: RunAhead[str] = RunAhead(lambda: None, lambda case: release.wait(10) and case)
+
+    def run(case: str, _next: str | None) -> str:
+        release.wait(10)
+        return case
+
+    ahead: RunAhead[str] = RunAhead(lambda: None, run)
     ahead.plan(["slow"])
     began = time.monotonic()
     with pytest.raises(TimeoutError, match="slow"):
@@ -78,7 +93,7 @@ def test_a_hung_worker_is_a_timeout_not_a_hang() -> None:
 def test_switch_interval_is_short_while_running_and_restored_after() -> None:
     before = sys.getswitchinterval()
     gate = threading.Event()
-    ahead: RunAhead[str] = RunAhead(lambda: gate.wait(5), lambda case: case)
+    ahead: RunAhead[str] = RunAhead(lambda: gate.wait(5), lambda case, _next: case)
     assert sys.getswitchinterval() == min(before, SWITCH_INTERVAL_S)
     gate.set()
     ahead.plan([])
@@ -178,7 +193,7 @@ def test_guess_then_plan_resets_only_when_they_differ() -> None:
     ran: list[str] = []
     gate = threading.Event()
 
-    def run(case: str) -> str:
+    def run(case: str, _next: str | None) -> str:
         gate.wait(5)
         ran.append(case)
         return case
@@ -234,3 +249,17 @@ def test_a_case_outside_the_plan_is_run_by_the_caller(
     assert [grader.run_case(i).status for i in (ids[0], ids[5], ids[1])] == ["passed"] * 3
     statuses = {case.id: case.status for case in grader.report().cases}
     assert {i for i, status in statuses.items() if status == "passed"} == {ids[0], ids[1], ids[5]}
+
+
+def test_run_is_told_the_case_that_follows() -> None:
+    pairs: list[tuple[str, str | None]] = []
+
+    def run(case: str, following: str | None) -> str:
+        pairs.append((case, following))
+        return case
+
+    ahead: RunAhead[str] = RunAhead(lambda: None, run)
+    ahead.plan(["a", "b", "c"])
+    assert ahead.take("c", 5) == "c"
+    assert ahead.stop()
+    assert pairs == [("a", "b"), ("b", "c"), ("c", None)]

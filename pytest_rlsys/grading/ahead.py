@@ -36,12 +36,14 @@ SWITCH_INTERVAL_S = 1e-4  # while the worker runs (see RunAhead.__init__)
 
 
 class RunAhead(Generic[R]):
-    """``warm_up()`` at once, then ``run(case_id)`` for each case of the plan, in order."""
+    """``warm_up()`` at once, then ``run(case_id, following)`` for each case of the plan,
+    in order; ``following`` is the case that will run next (None: none known yet), which
+    ``run`` may start on once its own case no longer needs the child."""
 
     def __init__(
         self,
         warm_up: Callable[[], object],
-        run: Callable[[str], R],
+        run: Callable[[str, str | None], R],
         reset: Callable[[], object] = lambda: None,
     ) -> None:
         self._warm_up, self._run, self._reset = warm_up, run, reset
@@ -49,7 +51,8 @@ class RunAhead(Generic[R]):
         self._order: list[str] | None = None  # the plan
         self._expected: list[str] | None = None  # the guess, until the plan comes
         self._checked = False  # whether what ran was checked against the plan
-        self._ran: list[str] = []  # case ids run since the start (or the last reset)
+        self._ran: list[str] = []  # case ids run (or begun) since the start or a reset
+        self._resets = 0
         self._done: dict[str, R] = {}
         self._stopping = False
         self._finished = False
@@ -105,8 +108,9 @@ class RunAhead(Generic[R]):
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
-    def _next(self) -> str | None:
-        """The next case to run, waiting for a plan or a guess; None: nothing more.
+    def _advance(self, wait: bool) -> str | None:
+        """The next case to run, now counted as run; None: nothing more (or, without
+        ``wait``, nothing known yet).  Checks what ran against the plan once it has come.
         Called with the lock held."""
         while not self._stopping:
             if self._order is not None:
@@ -115,27 +119,42 @@ class RunAhead(Generic[R]):
                     if self._order[: len(self._ran)] != self._ran:
                         self._reset()  # the guess was wrong: as if nothing had run
                         self._ran, self._done = [], {}
+                        self._resets += 1
                     self._cond.notify_all()  # results may be handed over from now on
-                ran = len(self._ran)
-                return self._order[ran] if ran < len(self._order) else None
-            if self._expected is not None and len(self._ran) < len(self._expected):
-                return self._expected[len(self._ran)]
-            self._cond.wait()
+                queue = self._order
+            elif self._expected is not None and len(self._ran) < len(self._expected):
+                queue = self._expected
+            elif wait:
+                self._cond.wait()
+                continue
+            else:
+                return None
+            if len(self._ran) >= len(queue):
+                return None
+            self._ran.append(queue[len(self._ran)])
+            return self._ran[-1]
         return None
 
     def _work(self) -> None:
         try:
             self._warm_up()
-            while True:
+            with self._cond:
+                case_id = self._advance(wait=True)
+            while case_id is not None:
                 with self._cond:
-                    case_id = self._next()
-                    if case_id is None:
+                    if self._stopping:
                         break
-                    self._ran.append(case_id)
-                result = self._run(case_id)
+                    resets = self._resets
+                    following = self._advance(wait=False)
+                    if self._resets != resets:  # case_id belonged to a wrong guess
+                        case_id = following
+                        continue
+                result = self._run(case_id, following)
                 with self._cond:
-                    self._done[case_id] = result
+                    if self._resets == resets:
+                        self._done[case_id] = result
                     self._cond.notify_all()
+                    case_id = following if following is not None else self._advance(wait=True)
         finally:
             with self._cond:
                 self._finished = True

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from pytest_rlsys.grading import comparison as plaindata
 from pytest_rlsys.grading import isolation, private
 from pytest_rlsys.grading.ahead import RunAhead
-from pytest_rlsys.grading.isolation import CallOutcome, ChildProcess, Limits
+from pytest_rlsys.grading.isolation import CallOutcome, ChildProcess, Limits, SentCall
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import (
     CaseResult,
@@ -152,6 +152,16 @@ def prepare_battery(seed: int) -> PreparedBattery:
 
 
 @dataclass
+class _Begun:
+    """A case under way: decided without running (``done``) or its first call sent."""
+
+    case: Case
+    began: float
+    done: CaseResult | None = None
+    first: CallOutcome | SentCall | None = None
+
+
+@dataclass
 class Grader:
     """Grades one submission; the maximum is fixed when this object is built."""
 
@@ -165,6 +175,8 @@ class Grader:
     refusal: str | None = None
     # Load the submission at once and run the cases in a background thread (run_ahead).
     background: bool = False
+    # A child already started (ChildProcess.standby) with these limits, to load into.
+    standby: ChildProcess | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.limits.child_user is not None:
@@ -175,6 +187,7 @@ class Grader:
         self.notes: list[str] = []
         self.child: ChildProcess | None = None
         self.ahead: RunAhead[CaseResult] | None = None
+        self._begun: dict[str, _Begun] = {}  # the next case, its first call already sent
         self.decode_error: str | None = None
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
@@ -189,6 +202,13 @@ class Grader:
             self.decode_error = "the file contains NUL bytes; is it really a Python file?"
         if self.refusal is not None:
             self.decode_error = self.refusal
+        if self.standby is not None:
+            if self.standby.limits == self.limits:
+                # The private files are protected by now: only then may it load anything.
+                self.standby.source, self.standby.filename = self.source, str(self.path)
+                self.child = self.standby
+            else:
+                self.standby.close()
         if self.background:
             self.run_ahead()  # the child starts while the battery is prepared
         try:
@@ -251,12 +271,15 @@ class Grader:
         """Back to where no case ran (the background thread guessed the order wrong): a
         fresh child, whose load prints anew, and no timeouts counted."""
         self.timeouts.clear()
+        self._begun.clear()
         if self.child is not None:
             self.child.restart()
 
-    def _run_ahead_case(self, case_id: str) -> CaseResult:
-        # self.by_id exists by now: plan() comes after __post_init__ has finished.
-        return self._run_guarded(self.by_id[case_id])
+    def _run_ahead_case(self, case_id: str, following: str | None) -> CaseResult:
+        # self.by_id exists by now: the worker runs cases only after __post_init__.
+        return self._run_guarded(
+            self.by_id[case_id], self.by_id[following] if following is not None else None
+        )
 
     def backstop_seconds(self) -> float:
         """How long a wait for one case may last before it means the grader hangs: the
@@ -292,42 +315,80 @@ class Grader:
                 self.results[case_id] = ahead
                 return ahead
             self._stop_ahead(kill=False)  # from here on this thread drives the child
+            self._begun.clear()  # a call sent for a case not asked for: its reply is skipped
         if self.started is None:
             self.started = time.monotonic()
         result = self._run_guarded(case)
         self.results[case_id] = result
         return result
 
-    def _run_guarded(self, case: Case) -> CaseResult:
-        try:
-            result = self._run_case(case)
-        except Exception as exc:
-            self.notes.append(f"internal grader error in case {case.id}: {type(exc).__name__}")
-            result = self._result(
-                case,
-                "error",
-                Msg(
-                    f"the grader failed while checking this case ({type(exc).__name__}); "
-                    "it scores 0 and the error is recorded for the instructor",
-                    f"评分器在检查此用例时出错（{type(exc).__name__}）；此用例记 0 分，"
-                    "错误已记录给教师",
-                ),
-            )
-        return result
+    def _fault(self, case: Case, exc: Exception) -> CaseResult:
+        """A fault of the grader itself on ``case``: 0 points, the error type recorded."""
+        self.notes.append(f"internal grader error in case {case.id}: {type(exc).__name__}")
+        return self._result(
+            case,
+            "error",
+            Msg(
+                f"the grader failed while checking this case ({type(exc).__name__}); "
+                "it scores 0 and the error is recorded for the instructor",
+                f"评分器在检查此用例时出错（{type(exc).__name__}）；此用例记 0 分，"
+                "错误已记录给教师",
+            ),
+        )
 
-    def _run_case(self, case: Case) -> CaseResult:
+    def _run_guarded(self, case: Case, following: Case | None = None) -> CaseResult:
+        """Run ``case``; a grader fault scores it 0.  ``following``: the case that will run
+        next, whose first call is sent as soon as this case's calls are answered, so that
+        the child works on it while this one is judged (the calls reach the child in the
+        same order either way, and the next case is decided on the same counts)."""
+        begun = self._begun.pop(case.id, None) or self._begin(case)
+        outcomes: list[CallOutcome] | None = None
+        try:
+            if begun.done is None:
+                outcomes = self._collect(begun)
+        except Exception as exc:
+            begun = _Begun(begun.case, begun.began, done=self._fault(case, exc))
+        if following is not None and following.id not in self._begun:
+            self._begun[following.id] = self._begin(following)
+        if begun.done is not None:
+            return begun.done
+        assert outcomes is not None
+        try:
+            if case.visibility == "hidden":
+                outcomes = [hidden_outcome(o) for o in outcomes]
+            return self._judge(case, outcomes, begun.began)
+        except Exception as exc:
+            return self._fault(case, exc)
+
+    def _begin(self, case: Case) -> _Begun:
+        """Decide whether ``case`` runs, and send its first call.  Never raises."""
         began = time.monotonic()
-        skip = self._skip_reason(case)
-        if skip is not None:
-            status, msg = skip
-            return self._result(case, status, msg)
-        if self.decode_error is not None:
-            outcome = CallOutcome("load_failed", message=self.decode_error)
-            return self._judge(case, [outcome for _ in case.calls], began)
+        try:
+            skip = self._skip_reason(case)
+            if skip is not None:
+                status, msg = skip
+                return _Begun(case, began, done=self._result(case, status, msg))
+            if self.decode_error is not None:
+                outcome = CallOutcome("load_failed", message=self.decode_error)
+                return _Begun(
+                    case, began, done=self._judge(case, [outcome for _ in case.calls], began)
+                )
+            call = case.calls[0]
+            first = self._child().begin_call(call.func, list(call.args), dict(call.kwargs))
+            return _Begun(case, began, first=first)
+        except Exception as exc:
+            return _Begun(case, began, done=self._fault(case, exc))
+
+    def _collect(self, begun: _Begun) -> list[CallOutcome]:
+        """Every call's outcome: the first one's answer, then the other calls in turn."""
+        case, child = begun.case, self._child()
         outcomes: list[CallOutcome] = []
-        child = self._child()
-        for call in case.calls:
-            outcome = child.call(call.func, list(call.args), dict(call.kwargs))
+        for index, call in enumerate(case.calls):
+            if index == 0 and begun.first is not None:
+                first = begun.first
+                outcome = first if isinstance(first, CallOutcome) else child.end_call(first)
+            else:
+                outcome = child.call(call.func, list(call.args), dict(call.kwargs))
             outcomes.append(outcome)
             if outcome.kind == "timeout":
                 self.timeouts[call.func] = self.timeouts.get(call.func, 0) + 1
@@ -335,9 +396,7 @@ class Grader:
                 # Later calls of this case are not made; the check sees the failure.
                 outcomes += [outcome] * (len(case.calls) - len(outcomes))
                 break
-        if case.visibility == "hidden":
-            outcomes = [hidden_outcome(o) for o in outcomes]
-        return self._judge(case, outcomes, began)
+        return outcomes
 
     def _judge(self, case: Case, outcomes: list[CallOutcome], began: float) -> CaseResult:
         verdict = case.check(outcomes)
@@ -502,11 +561,12 @@ def open_grader(
     rubric: Rubric | None = None,
     lang: str = "en",
     background: bool = False,
+    standby: ChildProcess | None = None,
 ) -> Grader:
     """A Grader for ``path``.  A refused file (a link, a FIFO, too big) gives a Grader whose
     every case fails with the reason, so it is graded 0 and reported like any other; only
     a path with nothing to grade (missing, a directory) raises SubmissionPathError.
-    ``background``: see ``Grader.run_ahead``."""
+    ``background``: see ``Grader.run_ahead``; ``standby``: a child to load into."""
     refusal: str | None = None
     try:
         data = read_submission(path)
@@ -523,6 +583,7 @@ def open_grader(
         lang,
         refusal=refusal,
         background=background,
+        standby=standby,
     )
 
 

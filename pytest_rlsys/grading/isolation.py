@@ -85,6 +85,14 @@ class CallOutcome:
     line: int | None = None  # raised: the submission's line it was raised at, if known
 
 
+@dataclass(frozen=True)
+class SentCall:
+    """A call on its way: the request id and when it was sent (its time limit's start)."""
+
+    ident: int
+    started: float
+
+
 @dataclass
 class LoadResult:
     ok: bool
@@ -498,6 +506,21 @@ class ChildProcess:
 
     close = kill
 
+    def standby(self) -> None:
+        """Start the child's interpreter now, before the submission is known: it waits
+        for the load request (``ensure_loaded``, which sends ``source``), running nothing
+        but this harness's code until then.  Its start-up then overlaps the grader's own;
+        a failure here is left for ``ensure_loaded`` to meet and report."""
+        if self.proc is not None:
+            return
+        with self._spawn_lock:
+            if self.stopped:
+                return
+            try:
+                self._spawn()
+            except OSError:
+                self.kill()
+
     def restart(self) -> None:
         """As if this child had never run: the next call starts and loads a fresh one,
         and what the old one printed is dropped."""
@@ -574,18 +597,20 @@ class ChildProcess:
         if self.load is not None and not self.load.ok:
             return self.load
         if self.proc is not None and self.proc.poll() is None:
-            assert self.load is not None
-            return self.load
-        self.kill()
-        with self._spawn_lock:
-            if self.stopped:  # not stored as the load result: the grade is being finished
-                return LoadResult(False, stage="stopped", message="grading was stopped")
-            try:
-                self._spawn()
-            except OSError as exc:  # the interpreter could not be started at all
-                spawn_error: OSError | None = exc
-            else:
-                spawn_error = None
+            if self.load is not None:
+                return self.load
+            spawn_error: OSError | None = None  # started by standby(): load into it
+        else:
+            self.kill()
+            with self._spawn_lock:
+                if self.stopped:  # not stored as the load result: the grade is ending
+                    return LoadResult(False, stage="stopped", message="grading was stopped")
+                try:
+                    self._spawn()
+                except OSError as exc:  # the interpreter could not be started at all
+                    spawn_error = exc
+                else:
+                    spawn_error = None
         if spawn_error is not None:
             self.kill()
             if self._recheck_interpreter():
@@ -660,6 +685,14 @@ class ChildProcess:
         )
 
     def call(self, func: str, args: list[Any], kwargs: dict[str, Any]) -> CallOutcome:
+        sent = self.begin_call(func, args, kwargs)
+        return sent if isinstance(sent, CallOutcome) else self.end_call(sent)
+
+    def begin_call(
+        self, func: str, args: list[Any], kwargs: dict[str, Any]
+    ) -> CallOutcome | SentCall:
+        """Send a call without waiting for its answer (``end_call`` waits): the child
+        works while the grader does something else.  An outcome when it cannot be sent."""
         load = self.ensure_loaded()
         if not load.ok and load.stage == "limits":
             return CallOutcome(
@@ -676,35 +709,53 @@ class ChildProcess:
         if not load.functions.get(func, False):
             return CallOutcome("missing", message=f"the submission defines no function {func}()")
         self.next_id += 1
-        ident = self.next_id
-        started = time.monotonic()
+        sent = SentCall(self.next_id, time.monotonic())
         try:
             self._send(
-                {"id": ident, "func": func, "args": args, "kwargs": kwargs},
-                started + self.limits.call_timeout_s,
+                {"id": sent.ident, "func": func, "args": args, "kwargs": kwargs},
+                sent.started + self.limits.call_timeout_s,
             )
+        except (TimeoutError, EOFError, BrokenPipeError) as exc:
+            return self._failed(sent, exc)
+        return sent
+
+    def end_call(self, sent: SentCall) -> CallOutcome:
+        """The answer to a call ``begin_call`` sent, within the call's time limit counted
+        from its sending (an answer that is already there counts, however late it is read)."""
+        try:
             while True:
-                reply = self._recv(started + self.limits.call_timeout_s)
+                reply = self._recv(sent.started + self.limits.call_timeout_s)
                 # A reply to an earlier call (a stray frame) is skipped, never scored.
-                if type(reply) is dict and reply.get("id") == ident:
+                if type(reply) is dict and reply.get("id") == sent.ident:
                     break
-        except TimeoutError:
+        except (
+            TimeoutError,
+            EOFError,
+            BrokenPipeError,
+            ProtocolError,
+            ValueError,
+            UnicodeDecodeError,
+        ) as exc:
+            return self._failed(sent, exc)
+        return self._parse_call(reply, time.monotonic() - sent.started)
+
+    def _failed(self, sent: SentCall, exc: Exception) -> CallOutcome:
+        """The outcome of a call whose exchange failed; the child is killed (the next call
+        gets a fresh one)."""
+        seconds = time.monotonic() - sent.started
+        if isinstance(exc, TimeoutError):
             self.kill()
             return CallOutcome(
                 "timeout",
-                seconds=time.monotonic() - started,
+                seconds=seconds,
                 message=f"no answer within {self.limits.call_timeout_s:g} s",
             )
-        except (EOFError, BrokenPipeError):
+        if isinstance(exc, EOFError | BrokenPipeError):
             message = self._died()
             self.kill()
-            return CallOutcome("crashed", message=message, seconds=time.monotonic() - started)
-        except (ProtocolError, ValueError, UnicodeDecodeError) as exc:
-            self.kill()
-            return CallOutcome(
-                "protocol", message=f"garbled reply: {exc}", seconds=time.monotonic() - started
-            )
-        return self._parse_call(reply, time.monotonic() - started)
+            return CallOutcome("crashed", message=message, seconds=seconds)
+        self.kill()
+        return CallOutcome("protocol", message=f"garbled reply: {exc}", seconds=seconds)
 
     @staticmethod
     def _parse_call(reply: dict[str, Any], seconds: float) -> CallOutcome:

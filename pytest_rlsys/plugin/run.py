@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_rlsys.grading.grader import Grader, SubmissionPathError, open_grader, zero_report
-from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.grading.isolation import ChildProcess, Limits
 from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
 from pytest_rlsys.grading.scoring import CaseResult, PlatformVisibility, ScoreReport
 from pytest_rlsys.messages import default_lang
@@ -126,6 +126,7 @@ class GradingRun:
         junit_family: JunitFamily = "xunit2",
         hidden_visibility: PlatformVisibility = "visible",
         background: bool = False,
+        standby: ChildProcess | None = None,
     ) -> GradingRun:
         for flag, path in outputs.items():
             _check_output(flag, path)
@@ -138,7 +139,9 @@ class GradingRun:
         grader = None
         if submission is not None:
             try:
-                grader = open_grader(submission, seed, limits, rubric_obj, lang, background)
+                grader = open_grader(
+                    submission, seed, limits, rubric_obj, lang, background, standby
+                )
             except SubmissionPathError as exc:
                 # Nothing to grade, but the platform still gets a grade of 0 and the reason.
                 message = f"--rlsys-submission: {exc}"
@@ -147,12 +150,17 @@ class GradingRun:
                 )
                 raise ValueError(message) from None
         section = None
-        if result is not None:
-            if not result.exists():
-                raise ValueError(f"--rlsys-result: {result}: no such file")
-            if result.is_dir():
-                raise ValueError(f"--rlsys-result: {result} is a directory; give the JSON file")
-            section = grade_result(result, rubric_obj)
+        try:
+            if result is not None:
+                if not result.exists():
+                    raise ValueError(f"--rlsys-result: {result}: no such file")
+                if result.is_dir():
+                    raise ValueError(f"--rlsys-result: {result} is a directory; give the JSON file")
+                section = grade_result(result, rubric_obj)
+        except BaseException:
+            if grader is not None:
+                grader.close()  # its child may already be loading the submission
+            raise
         return cls(grader, section, lang, outputs, render_options=options)
 
     # -- used by the items ----------------------------------------------------------------

@@ -142,7 +142,7 @@ def plain(value: Any) -> Any:
 def run_reference(ref: ModuleType, call: Call) -> CallOutcome:
     """Run one call through the reference in-process, shaped like a child outcome."""
     # plain() is a JSON round trip: already a fresh copy the reference may mutate.
-    args, kwargs = plain(list(call.args)), plain(dict(call.kwargs))
+    args, kwargs = plain([list(call.args), dict(call.kwargs)])
     try:
         value = getattr(ref, call.func)(*args, **kwargs)
     except ValueError as exc:
@@ -153,4 +153,5 @@ def run_reference(ref: ModuleType, call: Call) -> CallOutcome:
             value_error=True,
             message=str(exc),
         )
-    return CallOutcome("returned", value=plain(value), args_after=plain([args, kwargs]))
+    value, args_after = plain([value, [args, kwargs]])  # one round trip for both
+    return CallOutcome("returned", value=value, args_after=args_after)
