@@ -443,9 +443,18 @@ class Grader:
         )
 
     def run_all(self, progress: Callable[[CaseResult], None] | None = None) -> None:
+        """Every case in battery order (``rlsys grade``/``batch``), each next case's first
+        call sent before the current one is judged, as the background thread does."""
         try:
-            for case in self.cases:
-                result = self.run_case(case.id)
+            for index, case in enumerate(self.cases):
+                result = self.results.get(case.id)
+                if result is None and self.ahead is None:
+                    following = self.cases[index + 1] if index + 1 < len(self.cases) else None
+                    if self.started is None:
+                        self.started = time.monotonic()
+                    result = self.results[case.id] = self._run_guarded(case, following)
+                elif result is None:
+                    result = self.run_case(case.id)
                 if progress:
                     progress(result)
         finally:
