@@ -263,3 +263,20 @@ def test_run_is_told_the_case_that_follows() -> None:
     assert ahead.take("c", 5) == "c"
     assert ahead.stop()
     assert pairs == [("a", "b"), ("b", "c"), ("c", None)]
+
+
+def test_cases_asked_before_any_plan_are_graded_as_if_nothing_ran(
+    tmp_path: Path, reference_source: str
+) -> None:
+    # Without a plan everything the thread ran was a guess: the first case asked for
+    # starts from a fresh child and no counts, as in a run without the thread.
+    path = tmp_path / "mine.py"
+    data = (reference_source + STATEFUL).encode()
+    path.write_bytes(data)
+    grader = Grader(path, data, seed=3, limits=SHORT, background=True)
+    time.sleep(0.3)  # the thread has run a good part of the battery by now
+    for case in grader.cases:
+        grader.run_case(case.id)
+    doc = json.loads(scorejson.render(grader.report(), RenderOptions()))
+    doc.pop("elapsed_s", None)
+    assert doc == _grade(path, data, background=False)

@@ -65,6 +65,12 @@ class RunAhead(Generic[R]):
         sys.setswitchinterval(min(self._interval, SWITCH_INTERVAL_S))
         self._thread.start()
 
+    @property
+    def planned(self) -> bool:
+        """Whether the plan has come (else everything run so far was a guess)."""
+        with self._cond:
+            return self._order is not None
+
     def expect(self, order: Sequence[str]) -> None:
         """The order the plan will probably have: the worker may start on it now."""
         with self._cond:

@@ -314,8 +314,12 @@ class Grader:
             if ahead is not None:
                 self.results[case_id] = ahead
                 return ahead
+            guessed = not self.ahead.planned
             self._stop_ahead(kill=False)  # from here on this thread drives the child
-            self._begun.clear()  # a call sent for a case not asked for: its reply is skipped
+            if guessed:
+                self._undo_ahead()  # all it ran was a guess: start clean
+            else:
+                self._begun.clear()  # a call sent for a case not asked: its reply is skipped
         if self.started is None:
             self.started = time.monotonic()
         result = self._run_guarded(case)
