@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,7 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     (subs / "dave" / "a.py").write_text("import os\nos._exit(1)\n")
     (subs / "erin").mkdir()  # no .py inside: an error row, not a crash
     out_csv, out_json = tmp_path / "grades.csv", tmp_path / "grades.json"
+    before = set(_live_children())
     assert (
         main(
             [
@@ -88,6 +91,27 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     alice = next(r for r in full["submissions"] if r["submission"] == "alice.py")
     assert alice["report"]["reproducibility"]["seed"] == 5
     assert "2 graded, 2 did not load (score 0), 1 not graded" in capsys.readouterr().err
+    # Children started ahead for submissions that never came are gone too.
+    deadline = time.monotonic() + 10
+    while set(_live_children()) - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert set(_live_children()) - before == set()
+
+
+def _live_children() -> list[int]:
+    """Processes whose parent is this one (zombies excluded)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 @pytest.mark.parametrize("args", [["nowhere"], ["{tmp}", "--jobs", "0"], ["{tmp}", "--seed", "x"]])

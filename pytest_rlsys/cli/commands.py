@@ -159,8 +159,44 @@ def _load_problem(grader: Any) -> str:
     return ""
 
 
+class _Standbys:
+    """Children started ahead of the submissions that will use them (``ChildProcess
+    .standby``): each grade takes one and starts the one the next grade will take, so a
+    child's interpreter starts while the submission before it is graded."""
+
+    def __init__(self, limits: Any) -> None:
+        self.limits = limits
+        self.lock = threading.Lock()
+        self.ready: list[Any] = []
+
+    def take(self) -> Any:
+        from pytest_rlsys.grading.isolation import ChildProcess
+        from pytest_rlsys.resources import FUNCTIONS
+
+        with self.lock:
+            child = self.ready.pop() if self.ready else None
+        ahead = ChildProcess("", "", list(FUNCTIONS), self.limits)
+        ahead.standby()
+        with self.lock:
+            self.ready.append(ahead)
+        return child
+
+    def close(self) -> None:
+        with self.lock:
+            left, self.ready = self.ready, []
+        for child in left:
+            child.close()
+
+
 def _grade_row(
-    name: str, path: Path | None, problem: str, seed: int, limits: Any, rubric: Any, lang: str
+    name: str,
+    path: Path | None,
+    problem: str,
+    seed: int,
+    limits: Any,
+    rubric: Any,
+    lang: str,
+    standbys: _Standbys | None = None,
 ) -> dict[str, Any]:
     from pytest_rlsys.grading.grader import Grader, read_submission
 
@@ -168,11 +204,14 @@ def _grade_row(
     if path is None:
         return {**row, "status": "not_graded", "message": problem}
     began = time.monotonic()
+    standby = standbys.take() if standbys is not None else None
     try:
-        grader = Grader(path, read_submission(path), seed, limits, rubric, lang)
+        grader = Grader(path, read_submission(path), seed, limits, rubric, lang, standby=standby)
         grader.run_all()
         report = grader.report()
     except Exception as exc:  # one broken submission never stops the batch
+        if standby is not None:
+            standby.close()  # not taken by a grader (closing twice is harmless)
         return {
             **row,
             "status": "not_graded",
@@ -262,10 +301,12 @@ def batch(args: argparse.Namespace) -> ExitCode:
     jobs = args.jobs or os.cpu_count() or 2
     progress = _Progress(len(submissions), not args.no_progress)
 
+    standbys = _Standbys(limits)
+
     def work(name: str, path: Path | None, problem: str) -> dict[str, Any]:
         progress.started(name)
         try:
-            return _grade_row(name, path, problem, seed, limits, rubric, lang)
+            return _grade_row(name, path, problem, seed, limits, rubric, lang, standbys)
         finally:
             progress.finished(name)
 
@@ -280,6 +321,7 @@ def batch(args: argparse.Namespace) -> ExitCode:
                 rows += [future.result() for future in done]
                 progress.refresh()
     finally:
+        standbys.close()
         progress.close()
     rows.sort(key=lambda r: r["submission"])
     table = io.StringIO()
