@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -339,3 +340,44 @@ def test_a_new_schema_version_file_just_works(
         monkeypatch.undo()
         schema_registry.clear_cache()
     assert known_versions() == ("pt-verl-closure/1",)
+
+
+# Number literals around the largest double (and far from it): the strict parse keeps
+# every one that fits a double and refuses every one that does not.
+NUMBER_LITERALS = st.one_of(
+    st.integers(min_value=-(10**320), max_value=10**320).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.builds(
+        lambda mantissa, exponent: f"{mantissa}e{exponent}",
+        st.integers(min_value=-99, max_value=99),
+        st.integers(min_value=-400, max_value=400),
+    ),
+    st.sampled_from(
+        [
+            "1e308",
+            "1e309",
+            "-1e309",
+            "1.7976931348623157e308",
+            "1.8e308",
+            "1e+0308",
+            "9" * 308,
+            "9" * 309,
+            "1" + "0" * 400,
+            "0." + "0" * 400 + "1",
+            "1E-400",
+        ]
+    ),
+)
+
+
+@given(NUMBER_LITERALS)
+@settings(max_examples=300)
+def test_a_number_is_refused_exactly_when_it_does_not_fit_a_double(literal: str) -> None:
+    value = json.loads(literal)
+    fits = math.isfinite(float(literal))  # the text itself: inf when it overflows a double
+    text = '{"samples": [1, 2.5, "x"], "a": ' + literal + "}"
+    if fits:
+        assert loads_strict(text)["a"] == value
+    else:
+        with pytest.raises(StrictJSONError, match=r"out of range|too large"):
+            loads_strict(text)

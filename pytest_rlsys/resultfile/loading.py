@@ -28,6 +28,7 @@ Public API::
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
@@ -282,6 +283,11 @@ def _parse(text: str, *, raw_surrogates: bool) -> Any:
     # isspace() rather than strip(): no copy of a 64 MiB text.
     if not text or text.isspace():
         raise StrictJSONError("the file is empty")
+    # The parse makes a container per sample and no reference cycle: the cyclic
+    # collector would only walk them again and again while they are made (measured: the
+    # parse of a one-hour file takes 0.10 s with it, 0.06 s without).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         doc = json.loads(
             text,
@@ -303,6 +309,9 @@ def _parse(text: str, *, raw_surrogates: bool) -> Any:
         raise StrictJSONError("invalid JSON: nested too deeply") from None
     except ValueError as exc:
         raise StrictJSONError(f"invalid JSON: {exc}") from None
+    finally:
+        if collecting:
+            gc.enable()
     # "\ud800" is valid JSON syntax but no Unicode text: every writer that
     # encodes it (a report, the terminal) would fail later. Only a file holding
     # such an escape pays for the walk.
