@@ -556,10 +556,11 @@ class ChildProcess:
         while view:
             try:  # the pipe usually has room: write first, wait only when it is full
                 view = view[os.write(self.request_w, view) :]
-                continue
             except BlockingIOError:
-                pass
-            _wait(waiter, deadline)
+                _wait(waiter, deadline)
+                continue
+            if view and time.monotonic() > deadline:
+                raise TimeoutError  # a child that drains the pipe a trickle at a time
 
     def _recv(self, deadline: float) -> Any:
         waiter = select.poll()
@@ -581,6 +582,10 @@ class ChildProcess:
             if not chunk:
                 raise EOFError
             buf += chunk
+            if len(buf) < size and time.monotonic() > deadline:
+                # An answer already there is taken however late it is read, but a child
+                # cannot stretch a call past its limit by sending a trickle of bytes.
+                raise TimeoutError
         return bytes(buf)
 
     def _died(self) -> str:
