@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +51,21 @@ def load_report(path: Path) -> Any:
     doc = json.loads(path.read_text(encoding="utf-8"))
     validate_score_report(doc)
     return doc
+
+
+def processes() -> Iterator[tuple[int, int, int, str]]:
+    """(pid, ppid, real uid, state) of every process, from /proc."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        yield (
+            int(entry.name),
+            int(fields["PPid"]),
+            int(fields["Uid"].split()[0]),
+            fields["State"].strip()[:1],
+        )

@@ -138,9 +138,13 @@ def _grade(path: Path, data: bytes, background: bool, pick: Any = None) -> Any:
     grader.plan(ids)
     for case_id in ids:
         grader.run_case(case_id)
+    return _score_doc(grader)
+
+
+def _score_doc(grader: Grader) -> Any:
+    """The score JSON of ``grader``'s report, without its wall time (the only thing that
+    may differ between two gradings of the same file)."""
     doc = json.loads(scorejson.render(grader.report(), RenderOptions()))
-    for test in doc["tests"]:
-        test.pop("execution_time", None)  # wall clock: the only thing allowed to differ
     doc.pop("elapsed_s", None)
     return doc
 
@@ -219,14 +223,18 @@ def test_guess_then_plan_resets_only_when_they_differ() -> None:
     assert ran[-2:] == ["b", "c"]  # the plan, run again from its start after the reset
 
 
+def _background(tmp_path: Path, source: str) -> tuple[Grader, list[str]]:
+    """A background grader of ``source`` and its case ids, in battery order."""
+    path = tmp_path / "mine.py"
+    path.write_text(source, encoding="utf-8")
+    grader = Grader(path, path.read_bytes(), seed=3, limits=SHORT, background=True)
+    return grader, [case.id for case in grader.cases]
+
+
 def test_a_run_cut_short_reports_only_the_cases_asked_for(
     tmp_path: Path, reference_source: str
 ) -> None:
-    path = tmp_path / "mine.py"
-    data = reference_source.encode()
-    path.write_bytes(data)
-    grader = Grader(path, data, seed=3, limits=SHORT, background=True)
-    ids = [case.id for case in grader.cases]
+    grader, ids = _background(tmp_path, reference_source)
     grader.plan(ids)
     grader.run_case(ids[0])
     time.sleep(0.2)  # the worker has run well past the first case by now
@@ -240,11 +248,7 @@ def test_a_run_cut_short_reports_only_the_cases_asked_for(
 def test_a_case_outside_the_plan_is_run_by_the_caller(
     tmp_path: Path, reference_source: str
 ) -> None:
-    path = tmp_path / "mine.py"
-    data = reference_source.encode()
-    path.write_bytes(data)
-    grader = Grader(path, data, seed=3, limits=SHORT, background=True)
-    ids = [case.id for case in grader.cases]
+    grader, ids = _background(tmp_path, reference_source)
     grader.plan(ids[:2])
     assert [grader.run_case(i).status for i in (ids[0], ids[5], ids[1])] == ["passed"] * 3
     statuses = {case.id: case.status for case in grader.report().cases}
@@ -270,13 +274,9 @@ def test_cases_asked_before_any_plan_are_graded_as_if_nothing_ran(
 ) -> None:
     # Without a plan everything the thread ran was a guess: the first case asked for
     # starts from a fresh child and no counts, as in a run without the thread.
-    path = tmp_path / "mine.py"
-    data = (reference_source + STATEFUL).encode()
-    path.write_bytes(data)
-    grader = Grader(path, data, seed=3, limits=SHORT, background=True)
+    grader, ids = _background(tmp_path, reference_source + STATEFUL)
     time.sleep(0.3)  # the thread has run a good part of the battery by now
-    for case in grader.cases:
-        grader.run_case(case.id)
-    doc = json.loads(scorejson.render(grader.report(), RenderOptions()))
-    doc.pop("elapsed_s", None)
-    assert doc == _grade(path, data, background=False)
+    for case_id in ids:
+        grader.run_case(case_id)
+    path = tmp_path / "mine.py"
+    assert _score_doc(grader) == _grade(path, path.read_bytes(), background=False)

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_rlsys.cli import main
 from pytest_rlsys.resources import exercise_path, solution_path
-from tests.conftest import REPO, load_report
+from tests.conftest import REPO, load_report, processes
 
 
 def test_help_and_unknown_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,18 +100,7 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
 
 def _live_children() -> list[int]:
     """Processes whose parent is this one (zombies excluded)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == os.getpid() and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
+    return [pid for pid, ppid, _, state in processes() if ppid == os.getpid() and state != "Z"]
 
 
 @pytest.mark.parametrize("args", [["nowhere"], ["{tmp}", "--jobs", "0"], ["{tmp}", "--seed", "x"]])

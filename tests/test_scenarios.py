@@ -48,6 +48,7 @@ from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.grading.isolation import Limits
 from pytest_rlsys.grading.scoring import ScoreReport
 from pytest_rlsys.outputs import reports
+from tests.conftest import processes
 from tests.platform_checks import check_all
 
 REPO = Path(__file__).parents[1]
@@ -140,24 +141,6 @@ def own_descendants() -> Iterator[None]:
         yield
     finally:
         _subreaper(False)
-
-
-def processes() -> Iterator[tuple[int, int, int, str]]:
-    """(pid, ppid, real uid, state) of every process, from /proc."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        yield (
-            int(entry.name),
-            int(fields["PPid"]),
-            int(fields["Uid"].split()[0]),
-            fields["State"].strip()[:1],
-        )
 
 
 def leftovers(uid: range | None) -> list[str]:
