@@ -175,8 +175,7 @@ class _Standbys:
 
         with self.lock:
             child = self.ready.pop() if self.ready else None
-        ahead = ChildProcess("", "", list(FUNCTIONS), self.limits)
-        ahead.standby()
+        ahead = ChildProcess.on_standby(list(FUNCTIONS), self.limits)
         with self.lock:
             self.ready.append(ahead)
         return child

@@ -296,9 +296,10 @@ class Grader:
             limits = self.limits
             ahead.stop(interrupt, timeout=limits.load_timeout_s + limits.call_timeout_s + 10)
 
-    def run_case(self, case_id: str) -> CaseResult:
+    def run_case(self, case_id: str, following: str | None = None) -> CaseResult:
         """Run one case (once; later calls return the stored result).  A fault of the
-        grader itself scores the case 0 as an error, never shows the case's data."""
+        grader itself scores the case 0 as an error, never shows the case's data.
+        ``following``: the case the caller will ask for next (see ``_run_guarded``)."""
         if case_id in self.results:
             return self.results[case_id]
         case = self.by_id[case_id]
@@ -322,7 +323,7 @@ class Grader:
                 self._begun.clear()  # a call sent for a case not asked: its reply is skipped
         if self.started is None:
             self.started = time.monotonic()
-        result = self._run_guarded(case)
+        result = self._run_guarded(case, self.by_id[following] if following else None)
         self.results[case_id] = result
         return result
 
@@ -450,15 +451,9 @@ class Grader:
         """Every case in battery order (``rlsys grade``/``batch``), each next case's first
         call sent before the current one is judged, as the background thread does."""
         try:
-            for index, case in enumerate(self.cases):
-                result = self.results.get(case.id)
-                if result is None and self.ahead is None:
-                    following = self.cases[index + 1] if index + 1 < len(self.cases) else None
-                    if self.started is None:
-                        self.started = time.monotonic()
-                    result = self.results[case.id] = self._run_guarded(case, following)
-                elif result is None:
-                    result = self.run_case(case.id)
+            ids = [case.id for case in self.cases]
+            for case_id, following in zip(ids, [*ids[1:], None], strict=True):
+                result = self.run_case(case_id, following)
                 if progress:
                     progress(result)
         finally:

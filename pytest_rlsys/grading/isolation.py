@@ -506,6 +506,14 @@ class ChildProcess:
 
     close = kill
 
+    @classmethod
+    def on_standby(cls, functions: list[str], limits: Limits) -> ChildProcess:
+        """A child for a submission not yet known, its interpreter started now
+        (``standby``); a Grader with the same limits loads the submission into it."""
+        child = cls("", "", functions, limits)
+        child.standby()
+        return child
+
     def standby(self) -> None:
         """Start the child's interpreter now, before the submission is known: it waits
         for the load request (``ensure_loaded``, which sends ``source``), running nothing

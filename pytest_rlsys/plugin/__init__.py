@@ -111,8 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_rlsys.grading.isolation import ChildProcess
         from pytest_rlsys.resources import FUNCTIONS
 
-        standby = ChildProcess("", "", list(FUNCTIONS), limits)
-        standby.standby()
+        standby = ChildProcess.on_standby(list(FUNCTIONS), limits)
     from pytest_rlsys.plugin.run import GradingRun
 
     try:

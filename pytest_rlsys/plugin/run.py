@@ -173,21 +173,13 @@ class GradingRun:
         out: list[tuple[str, tuple[str, ...], float]] = []
         if self.grader is not None:
             cents = self.grader.cents
-            groups: dict[str, list[str]] = {}
+            members: dict[str, list[str]] = {}  # item name -> case ids, in battery order
             for case in self.grader.cases:
-                if case.visibility == "hidden":
-                    name = f"{case.section}.hidden"
-                    if name not in groups:
-                        groups[name] = []
-                        out.append((name, (), 0.0))  # filled in below, in battery order
-                    groups[name].append(case.id)
-                else:
-                    out.append((case.id, (case.id,), cents[case.id] / 100))
-            out = [
-                (name, tuple(groups[name]), sum(cents[i] for i in groups[name]) / 100)
-                if name in groups
-                else (name, ids, points)
-                for name, ids, points in out
+                name = f"{case.section}.hidden" if case.visibility == "hidden" else case.id
+                members.setdefault(name, []).append(case.id)
+            out += [
+                (name, tuple(ids), sum(cents[i] for i in ids) / 100)
+                for name, ids in members.items()
             ]
         if self.result is not None:
             out += [(c.id, (c.id,), c.max_cents / 100) for c in self.result.cases]
