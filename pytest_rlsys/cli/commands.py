@@ -406,10 +406,15 @@ def kit(args: argparse.Namespace) -> ExitCode:
         raise UsageError(f"{target} exists and is not a folder", prog)
     if target.is_dir() and any(target.iterdir()) and not args.force:
         raise UsageError(f"{target} is not empty; pass --force to write into it", prog)
+    wheel = Path(args.wheel) if args.wheel else None
+    if wheel is not None and not wheel.is_file():
+        raise UsageError(f"--wheel {wheel}: no such file", prog)
     try:
-        written = write_kit(args.platform, target, Path(args.wheel) if args.wheel else None)
+        made = write_kit(args.platform, target, wheel, namespace=args.namespace)
     except KitError as exc:
         raise CommandError(str(exc), prog) from None
-    for path in written:
+    for path in made.files:
         sys.stdout.write(f"{path}\n")
+    for line in made.advice:
+        sys.stdout.write(f"note: {line}\n")
     return ExitCode.OK

@@ -27,6 +27,7 @@ __all__ = [
     "classroom_points_line",
     "display_width",
     "failure_text",
+    "hidden_later_line",
     "render",
     "table_lines",
     "terminal_lines",
@@ -58,6 +59,10 @@ LABELS = {
         "output": "output of the submission (captured, first {n} characters)",
         "result_error": "result file",
         "result_note": "result file note",
+        "hidden_later": "hidden cases ({n} cases, {p:g} points): results shown {when}",
+        "after_due_date": "after the due date",
+        "after_published": "when grades are published",
+        "hidden": "to instructors only",
     },
     "zh": {
         "title": "rlsys 得分",
@@ -81,8 +86,13 @@ LABELS = {
         "output": "提交文件的输出（已捕获，前 {n} 个字符）",
         "result_error": "结果文件",
         "result_note": "结果文件说明",
+        "hidden_later": "隐藏用例（{n} 个，{p:g} 分）：结果{when}显示",
+        "after_due_date": "在截止日期之后",
+        "after_published": "在成绩发布之后",
+        "hidden": "只向教师",
     },
 }
+GRADER_FAULT = "internal grader error"  # the notes a learner is shown (grader.py writes them)
 # Default terminal output fits an 80-column log, so that no line the submission's text
 # is part of can wrap and put that text at the start of a line; -v shows everything.
 WIDTH = 80
@@ -213,8 +223,16 @@ def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
     if hidden:
         lines.append(text["hidden_failed"].format(n=sum(hidden.values())))
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
-    lines += [f"{text['note']}: {note}" for note in report.notes]
+    # How the grader ran (the uid, the interpreter) is instructor detail, kept in the score
+    # JSON; a learner reads only a note that their score is affected by the grader's fault.
+    lines += [f"{text['note']}: {note}" for note in report.notes if note.startswith(GRADER_FAULT)]
     return [clean(line, newlines=False) for line in lines]
+
+
+def hidden_later_line(points: float, cases: int, visibility: str, lang: str = "en") -> str:
+    """Where hidden results are held back: how many points, and when they are shown."""
+    text = _labels(lang)
+    return text["hidden_later"].format(n=cases, p=points, when=text.get(visibility, visibility))
 
 
 def failure_text(case: CaseResult, lang: str = "en", verbose: bool = True) -> str:
