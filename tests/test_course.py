@@ -289,3 +289,55 @@ def test_ledger_reads_json_with_a_bom(tmp_path: Path, capsys: pytest.CaptureFixt
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_topology()).encode())
     assert main(["ledger", str(path), "--json"]) == ExitCode.OK
     assert json.loads(capsys.readouterr().out)["admission"]["decision"] == "tune"
+
+
+# -- instructors: platform files hold back what the learner may not see yet -------------------
+
+
+def test_gradescope_summary_holds_back_hidden_results() -> None:
+    from pytest_rlsys.outputs.registry import RenderOptions
+    from tests.platform_checks import check_gradescope
+
+    source = (REPO / "examples" / "learner_example.py").read_bytes()
+    grader = Grader(Path("rlsys_ledger.py"), source, 1)
+    grader.run_all()
+    report = grader.report()
+    assert any(c.visibility == "hidden" and c.status != "passed" for c in report.cases)
+    for visibility in ("after_due_date", "after_published", "hidden"):
+        options = RenderOptions(hidden_visibility=visibility)
+        doc = check_gradescope(
+            reports.render("gradescope", report, options=options), report, options
+        )
+        assert "hidden cases (" in doc["output"] and "34 points" not in doc["output"]
+    shown = RenderOptions(hidden_visibility="visible")
+    doc = check_gradescope(reports.render("gradescope", report, options=shown), report, shown)
+    assert "hidden cases failed" in doc["output"]  # visible: the categories are shown
+
+
+def test_platform_summaries_do_not_show_how_the_grader_ran() -> None:
+    report = ScoreReport(
+        cases=[],
+        seed=1,
+        submission=None,
+        submission_sha256=None,
+        battery_sha256=None,
+        notes=["the submission ran as a fresh unprivileged uid", "internal grader error: x"],
+    )
+    lines = "\n".join(reports.terminal_lines(report, "en"))
+    assert "unprivileged uid" not in lines and "internal grader error: x" in lines
+
+
+def test_seed_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_rlsys.settings import by_name
+
+    seed = tmp_path / "seed"
+    seed.write_text("987654321\n")
+    seed.chmod(0o600)
+    parse = by_name("seed").parse
+    assert parse is not None and parse(f"@{seed}") == 987654321 and parse("5") == 5
+    for bad in (f"@{tmp_path / 'nosuch'}", "@" + str(tmp_path)):
+        with pytest.raises(ValueError, match="cannot read the seed file"):
+            parse(bad)
+    seed.write_text("-3\n")
+    with pytest.raises(ValueError, match="between 0 and"):
+        parse(f"@{seed}")
