@@ -4,7 +4,10 @@ rlsys grade's documented flags, and each instructor kit run the way its platform
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -341,3 +344,32 @@ def test_seed_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     seed.write_text("-3\n")
     with pytest.raises(ValueError, match="between 0 and"):
         parse(f"@{seed}")
+
+
+# -- the release for the package index --------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_release_script_builds_tests_and_checks_up_to_the_upload(tmp_path: Path) -> None:
+    pytest.importorskip("twine")
+    pytest.importorskip("hatchling")
+    env = {**os.environ, "PYTHON": sys.executable}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        ["bash", str(REPO / ".ci" / "release"), str(tmp_path / "dist")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASSED" in done.stdout and "ready; upload them with: twine upload" in done.stdout
+    built = sorted(p.name for p in (tmp_path / "dist").iterdir())
+    assert built == ["pytest_rlsys-0.1.0-py3-none-any.whl", "pytest_rlsys-0.1.0.tar.gz"]
+    # The workflow runs the same script, and only the upload comes after it.
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
+    steps = workflow["jobs"]["release"]["steps"]
+    runs = [i for i, s in enumerate(steps) if ".ci/release" in s.get("run", "")]
+    uploads = [i for i, s in enumerate(steps) if "pypi-publish" in s.get("uses", "")]
+    assert runs and uploads == [len(steps) - 1] and runs[0] < uploads[0]
