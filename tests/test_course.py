@@ -373,3 +373,78 @@ def test_release_script_builds_tests_and_checks_up_to_the_upload(tmp_path: Path)
     runs = [i for i, s in enumerate(steps) if ".ci/release" in s.get("run", "")]
     uploads = [i for i, s in enumerate(steps) if "pypi-publish" in s.get("uses", "")]
     assert runs and uploads == [len(steps) - 1] and runs[0] < uploads[0]
+
+
+# -- learners: the grader's text wrapped at the terminal's width, never cut -----------------
+
+
+def _buggy_ties(reference_source: str) -> str:
+    return reference_source.replace("critical_fabrics = sorted(", "critical_fabrics = (")
+
+
+@pytest.mark.parametrize("columns", [60, 100, 200])
+def test_summary_wraps_at_the_terminal_width_and_cuts_nothing(
+    pytester: pytest.Pytester, reference_source: str, columns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    example = (REPO / "examples" / "learner_example.py").read_text(encoding="utf-8")
+    result = _run(pytester, example, "--rlsys-lang", "en")
+    summary = _summary(result)
+    assert all(reports.display_width(line) <= columns for line in summary), columns
+    assert not [line for line in summary if line.endswith("…")]  # nothing cut
+    # Joined back, the wrapped lines say everything: the whole message and the counts.
+    joined = " ".join(line.strip().removeprefix("↳").strip() for line in summary)
+    assert "expected ['pcie-1', 'pcie-2'], got ['pcie-1']" in joined
+    assert "($.critical_fabrics: wrong value) ×2" in joined
+    assert summary[0].startswith("=") and reports.display_width(summary[0]) == columns
+
+
+def test_a_long_input_is_shown_whole_and_pretty() -> None:
+    call = "transfer_ledger(" + repr([{"source": f"s{i}", "fabric_id": "f"} for i in range(9)])
+    call += ", {'s1': 'A', 's2': 'B'}, max_exposed_s_per_s=0.25)"
+    lines = reports.call_lines(call, "input", 60)
+    assert lines[0] == "  input:" and all(reports.display_width(x) <= 60 for x in lines)
+    import ast
+
+    body = "\n".join(lines[1:])
+    rebuilt = ast.parse(body.strip(), mode="eval").body
+    assert isinstance(rebuilt, ast.Call)
+    assert [ast.literal_eval(a) for a in rebuilt.args] == [
+        [{"source": f"s{i}", "fabric_id": "f"} for i in range(9)],
+        {"s1": "A", "s2": "B"},
+    ]
+    assert ast.literal_eval(rebuilt.keywords[0].value) == 0.25
+    # A short call stays on one line; a call that is not literal data is wrapped whole.
+    assert reports.call_lines("f(1)", "input", 60) == ["  input: f(1)"]
+    odd = "f(" + "x, " * 40 + ")"
+    assert "".join(p.strip().removeprefix("↳").strip() for p in reports.call_lines(odd, "in", 40))
+
+
+def test_wrapped_learner_text_never_starts_a_line_of_its_own() -> None:
+    # A message crafted to wrap exactly where a fake grader line would begin.
+    for width in (40, 60, 80, 120):
+        fake = "x" * (width - 30) + " Points 100/100 " + "total 100 / 100 " * 3
+        case = CaseResult(
+            id="todo1.visible.x",
+            section="todo1",
+            visibility="visible",
+            max_cents=100,
+            status="failed",
+            category="ties in bottlenecks",
+            message=fake,
+            call="pipeline_capacity({'a': 1}, 1, {'a': 1})",
+            got=fake,
+        )
+        lines = reports.failure_text(case, "en", width).splitlines()
+        assert all(reports.display_width(line) <= width for line in lines)
+        assert not [x for x in lines if x.startswith(("Points", "total"))], lines
+        assert all(x.startswith(("[", "  ")) for x in lines)
+
+
+def test_fit_and_rule_count_display_columns() -> None:
+    line = "  - TODO 1: " + "阶段" * 60
+    pieces = reports.fit(line, 50)
+    assert all(reports.display_width(p) <= 50 for p in pieces)
+    assert all(p.startswith("  " + reports.CONTINUED) for p in pieces[1:])
+    assert "".join(p.replace(reports.CONTINUED, "").strip() for p in pieces).endswith("阶段" * 60)
+    assert reports.display_width(reports.rule("=", "rlsys 得分", 61)) == 61

@@ -24,11 +24,14 @@ from pytest_rlsys.outputs.text import clean
 __all__ = [
     "LABELS",
     "RenderOptions",
+    "call_lines",
     "classroom_points_line",
     "display_width",
     "failure_text",
+    "fit",
     "hidden_later_line",
     "render",
+    "rule",
     "table_lines",
     "terminal_lines",
     "terminal_summary",
@@ -93,9 +96,15 @@ LABELS = {
     },
 }
 GRADER_FAULT = "internal grader error"  # the notes a learner is shown (grader.py writes them)
-# Default terminal output fits an 80-column log, so that no line the submission's text
-# is part of can wrap and put that text at the start of a line; -v shows everything.
+# The learner's terminal (rules):
+# - The grader's own text is wrapped, never cut, at the terminal's width (WIDTH when it
+#   is not known, e.g. a log).  Every continuation line starts with its line's indent and
+#   CONTINUED, so text that wrapped (the submission's text included: it is escaped by
+#   ``clean`` to one line first) can never pose as a line of its own at the left margin.
+# - A failed visible case shows its whole input (the battery's own data); one that does
+#   not fit on a line is pretty-printed, one argument per line.
 WIDTH = 80
+CONTINUED = "  ↳ "
 
 
 def _labels(lang: str) -> dict[str, str]:
@@ -162,6 +171,58 @@ def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
             line += char
         lines.append(line)
     return lines
+
+
+def fit(line: str, width: int = WIDTH) -> list[str]:
+    """``line`` as it is when it fits ``width`` columns, else wrapped (at spaces when it
+    can), each continuation line starting with the line's indent and CONTINUED."""
+    if display_width(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    lead = indent + CONTINUED
+    width = max(width, display_width(lead) + 20)  # a very narrow terminal still gets text
+    first, *rest = wrap(line, "", width)
+    body = " ".join(piece.strip() for piece in rest)
+    return [first, *wrap(body, lead, width)]
+
+
+def rule(char: str, title: str, width: int = WIDTH) -> str:
+    """``=== title ===`` across ``width`` display columns (a CJK title counts double)."""
+    side = max(1, (width - display_width(title) - 2) // 2)
+    line = f"{char * side} {title} {char * side}"
+    return line + char * max(0, width - display_width(line))
+
+
+def call_lines(call: str, label: str, width: int = WIDTH) -> list[str]:
+    """``  label: call`` on one line when it fits, else each call pretty-printed with one
+    argument per line; a call that is not plain literal data is wrapped instead."""
+    line = f"  {label}: {call}"
+    if display_width(line) <= width:
+        return [line]
+    import ast
+    import pprint
+
+    lines = [f"  {label}:"]
+    for part in call.split(" ; "):
+        try:
+            node = ast.parse(part, mode="eval").body
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                raise ValueError(part)
+            args = [ast.literal_eval(arg) for arg in node.args]
+            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            return fit(line, width)
+        lines.append(f"    {node.func.id}(")
+        room = max(20, width - 6)
+        for name, value in [*((None, a) for a in args), *kwargs.items()]:
+            text = pprint.pformat(value, width=room, sort_dicts=False)
+            if name is not None:
+                text = f"{name}={text}"
+            pieces = text.splitlines()
+            pieces[-1] += ","
+            lines += [f"      {piece}" for piece in pieces]
+        lines.append("    )")
+    return [piece for line in lines for piece in fit(line, width)]
 
 
 def table_lines(report: ScoreReport, lang: str = "en") -> list[str]:
@@ -235,17 +296,23 @@ def hidden_later_line(points: float, cases: int, visibility: str, lang: str = "e
     return text["hidden_later"].format(n=cases, p=points, when=text.get(visibility, visibility))
 
 
-def failure_text(case: CaseResult, lang: str = "en", verbose: bool = True) -> str:
+def failure_text(case: CaseResult, lang: str = "en", width: int | None = None) -> str:
     """What a learner sees for one failed case: input/expected/got, or just the category.
 
-    ``verbose=False`` cuts every line to the terminal's 100 columns.
+    ``width``: wrap every line at that many columns (``fit``) and pretty-print a long
+    input; None (files) keeps one line per item.
     """
     text = _labels(lang)
     lines = [f"[{section_label(case.section, lang)}] {case.category}: {case.message}"]
     if case.visibility == "hidden":
         lines.append(f"  ({HIDDEN_NOTE.get(lang)})")
+    calls: list[str] = []
     if case.visibility == "visible" and case.call:
-        lines.append(f"  {text['input']}: {case.call}")
+        calls = (
+            call_lines(case.call, text["input"], width)
+            if width is not None
+            else [f"  {text['input']}: {case.call}"]
+        )
         if case.claim:
             lines.append(f"  {text['claim']}: {claim_text(case.claim, lang)}")
         if case.expected:
@@ -253,7 +320,10 @@ def failure_text(case: CaseResult, lang: str = "en", verbose: bool = True) -> st
         if case.got:
             lines.append(f"  {text['got']}: {case.got}")
     lines = [clean(line, newlines=False) for line in lines]  # the submission's text
-    return "\n".join(lines if verbose else [clip(line) for line in lines])
+    lines[1:1] = [clean(line, newlines=False) for line in calls]  # the battery's own data
+    if width is None:
+        return "\n".join(lines)
+    return "\n".join(piece for line in lines for piece in fit(line, width))
 
 
 def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en") -> str:
@@ -269,15 +339,18 @@ def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en
     return "\n".join(clean(line, newlines=False) for line in lines)
 
 
-def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = False) -> list[str]:
+def terminal_summary(
+    report: ScoreReport, lang: str = "en", verbose: bool = False, width: int = WIDTH
+) -> list[str]:
     """The learner's summary: the table, each failed visible case once, one line per kind of
-    hidden failure, a failure shared by many cases (a load error, a crash) once."""
+    hidden failure, a failure shared by many cases (a load error, a crash) once; every
+    line wrapped at ``width`` columns (``fit``)."""
     text = _labels(lang)
     failed = [c for c in report.cases if c.status not in ("passed", "not_run")]
     lines = table_lines(report, lang)
     not_run = [c for c in report.cases if c.status == "not_run"]
     if not_run:
-        lines += wrap(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
+        lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
     # Failures that say the same thing for many cases (load error, crash): once.
     by_message: dict[str, list[CaseResult]] = {}
     for case in failed:
@@ -288,7 +361,7 @@ def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = Fals
     for message, cases in shared.items():
         where = ", ".join(dict.fromkeys(section_label(c.section, lang) for c in cases))
         lines.append(text["same_failure"].format(n=len(cases), where=where))
-        lines += wrap(message, "  ")  # said once, so said in full
+        lines.append(f"  {message}")  # said once, so said in full
     # Template code: one line per TODO, unless the table already says so.
     sections = report.sections()
     not_impl: dict[str, int] = {}
@@ -303,7 +376,7 @@ def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = Fals
     if visible:
         lines.append(text["visible_failed"].format(n=len(visible)))
         for case in visible:
-            lines += failure_text(case, lang, verbose).splitlines()
+            lines += failure_text(case, lang, width).splitlines()
     hidden = _hidden_groups(report, lang, done)
     if hidden:
         lines.append(text["hidden_failed"].format(n=sum(hidden.values())))
@@ -311,7 +384,7 @@ def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = Fals
     if verbose:  # how the grader ran (the uid, ...): for instructors, not learners
         lines += [f"{text['note']}: {note}" for note in report.notes]
     # The submission's text is in some lines: cleaned again here, whoever built them.
-    return [clean(line) for line in lines] if verbose else [clip(clean(line)) for line in lines]
+    return [piece for line in lines for piece in fit(clean(line, newlines=False), width)]
 
 
 def classroom_points_line(report: ScoreReport) -> str:
