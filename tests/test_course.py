@@ -448,3 +448,89 @@ def test_fit_and_rule_count_display_columns() -> None:
     assert all(p.startswith("  " + reports.CONTINUED) for p in pieces[1:])
     assert "".join(p.replace(reports.CONTINUED, "").strip() for p in pieces).endswith("阶段" * 60)
     assert reports.display_width(reports.rule("=", "rlsys 得分", 61)) == 61
+
+
+# -- learners: smaller things said right --------------------------------------------------
+
+
+def _graded(source: str, seed: int = 1) -> ScoreReport:
+    grader = Grader(Path("rlsys_ledger.py"), source.encode("utf-8"), seed)
+    grader.run_all()
+    return grader.report()
+
+
+def _hidden(category: str, message: str = "wrong value") -> CaseResult:
+    return CaseResult(
+        id=f"todo1.hidden.{category}",
+        section="todo1",
+        visibility="hidden",
+        max_cents=100,
+        status="failed",
+        category=category,
+        message=message,
+    )
+
+
+def test_hidden_heading_counts_cases_and_kinds() -> None:
+    def report(*cases: CaseResult) -> ScoreReport:
+        return ScoreReport(
+            cases=list(cases), seed=1, submission=None, submission_sha256=None, battery_sha256=None
+        )
+
+    many = report(_hidden("a"), _hidden("a"), _hidden("b"))
+    assert "hidden cases failed (category only): 3 cases of 2 kinds" in reports.terminal_summary(
+        many
+    )
+    assert "未通过的隐藏用例（只显示类别）：3 个，共 2 类" in reports.terminal_summary(many, "zh")
+    assert "hidden cases failed (category only): 2" in reports.terminal_lines(
+        report(_hidden("a"), _hidden("b"))
+    )
+
+
+MEMORY_BOMB = """
+def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
+    return [0] * (10**10)
+
+
+def transfer_ledger(edges, placement):
+    return bytearray(10**11)
+
+
+def evaluate_topology(capacity_report, memory_by_pool, memory_limits, transfer_report,
+                      version_sync_ok, recovery_ok, max_exposed_s_per_s=0.1):
+    raise NotImplementedError
+"""
+
+
+def test_a_memory_bomb_is_said_once_per_todo() -> None:
+    lines = reports.terminal_summary(_graded(MEMORY_BOMB), "en")
+    said = [line for line in lines if "MemoryError" in line]
+    assert said == [
+        "  raised MemoryError at line 3 of your file",
+        "  raised MemoryError at line 7 of your file",
+    ], lines
+    assert "42 cases (TODO 1) failed the same way:" in lines
+    assert not [line for line in lines if line.startswith("failed visible")]  # all said
+
+
+def test_a_missing_package_says_only_the_standard_library_is_there() -> None:
+    report = _graded("import numpy\n")
+    for lang, hint in (("en", "only the standard library is available"), ("zh", "标准库")):
+        assert hint in "\n".join(reports.terminal_summary(report, lang))
+    assert "only the standard library" in reports.render("gradescope", report, "en")
+
+
+def test_classroom_test_code_is_in_the_runs_language() -> None:
+    from pytest_rlsys.outputs.registry import RenderOptions
+
+    report = _graded((REPO / "examples" / "learner_example.py").read_text(encoding="utf-8"))
+    for lang in ("en", "zh"):
+        doc = json.loads(reports.render("classroom", report, lang, RenderOptions(lang=lang)))
+        codes = [t["test_code"] for t in doc["tests"] if t["test_code"]]
+        assert codes and any(has_cjk(c) for c in codes) is (lang == "zh"), lang
+
+
+def test_template_names_the_file_as_written(tmp_path: Path) -> None:
+    assert main(["template", str(tmp_path / "mine.py")]) == ExitCode.OK
+    text = (tmp_path / "mine.py").read_text(encoding="utf-8")
+    assert "pytest --rlsys-submission mine.py" in text and "rlsys_ledger.py" not in text

@@ -368,6 +368,8 @@ def template(args: argparse.Namespace) -> ExitCode:
     target = Path(args.path)
     if target.exists() and not args.force:
         raise UsageError(f"{target} exists; pass --force to overwrite it", prog)
+    # The docstring's grading command names the file as written.
+    text = text.replace("--rlsys-submission rlsys_ledger.py", f"--rlsys-submission {target.name}")
     try:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:

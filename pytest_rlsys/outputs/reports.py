@@ -29,12 +29,14 @@ __all__ = [
     "display_width",
     "failure_text",
     "fit",
+    "hidden_heading",
     "hidden_later_line",
     "render",
     "rule",
     "table_lines",
     "terminal_lines",
     "terminal_summary",
+    "with_hint",
     "write_atomic",
 ]
 
@@ -63,6 +65,9 @@ LABELS = {
         "result_error": "result file",
         "result_note": "result file note",
         "hidden_later": "hidden cases ({n} cases, {p:g} points): results shown {when}",
+        "of_kinds": "{n} cases of {k} kinds",
+        "n_cases": "{n}",
+        "stdlib_only": "only the standard library is available",
         "after_due_date": "after the due date",
         "after_published": "when grades are published",
         "hidden": "to instructors only",
@@ -79,7 +84,7 @@ LABELS = {
         "expected": "期望",
         "got": "实际",
         "ungraded": "{p:g} 分未评：{n} 个用例未运行（被取消选择、提前停止或超出时间），按 0 分计",
-        "hidden_failed": "未通过的隐藏用例（只显示类别）：{n} 个",
+        "hidden_failed": "未通过的隐藏用例（只显示类别）：{n}",
         "not_run": "未运行",
         "visible_failed": "未通过的公开用例（章节断言）：{n} 个",
         "same_failure": "{n} 个用例（{where}）以同样方式失败：",
@@ -90,6 +95,9 @@ LABELS = {
         "result_error": "结果文件",
         "result_note": "结果文件说明",
         "hidden_later": "隐藏用例（{n} 个，{p:g} 分）：结果{when}显示",
+        "of_kinds": "{n} 个，共 {k} 类",
+        "n_cases": "{n} 个",
+        "stdlib_only": "只能使用 Python 标准库",
         "after_due_date": "在截止日期之后",
         "after_published": "在成绩发布之后",
         "hidden": "只向教师",
@@ -252,6 +260,14 @@ def table_lines(report: ScoreReport, lang: str = "en") -> list[str]:
     return lines
 
 
+def hidden_heading(groups: dict[str, int], lang: str = "en") -> str:
+    """``hidden cases failed (category only): 14 cases of 13 kinds`` (or just ``3``)."""
+    text = _labels(lang)
+    n, kinds = sum(groups.values()), len(groups)
+    count = text["n_cases"].format(n=n) if kinds == n else text["of_kinds"].format(n=n, k=kinds)
+    return text["hidden_failed"].format(n=count)
+
+
 def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, int]:
     """One line per hidden failure kind: crashes by message, the rest by category."""
     seen: dict[str, int] = {}
@@ -282,7 +298,7 @@ def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
         lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
     hidden = _hidden_groups(report, lang, set())
     if hidden:
-        lines.append(text["hidden_failed"].format(n=sum(hidden.values())))
+        lines.append(hidden_heading(hidden, lang))
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
     # How the grader ran (the uid, the interpreter) is instructor detail, kept in the score
     # JSON; a learner reads only a note that their score is affected by the grader's fault.
@@ -339,6 +355,31 @@ def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en
     return "\n".join(clean(line, newlines=False) for line in lines)
 
 
+# Exhausted whatever the input: one failure, however many cases it hit.
+_RESOURCE_ERRORS = ("MemoryError", "RecursionError")
+
+
+def _resource_failure(case: CaseResult) -> str | None:
+    """``raised MemoryError`` (the grader's own words) when ``case`` failed that way."""
+    for name in _RESOURCE_ERRORS:
+        if case.message.startswith(f"raised {name}"):
+            return f"raised {name}"
+    return None
+
+
+def _plain(message: str) -> str:
+    """A visible case's resource failure without what this one case expected."""
+    return message.removesuffix(" instead of ValueError").rstrip(": ")
+
+
+def with_hint(message: str, lang: str = "en") -> str:
+    """``message`` and, for an import of a package, that only the standard library is
+    there (the child runs without site-packages)."""
+    if "ModuleNotFoundError" in message:
+        return f"{message} ({_labels(lang)['stdlib_only']})"
+    return message
+
+
 def terminal_summary(
     report: ScoreReport, lang: str = "en", verbose: bool = False, width: int = WIDTH
 ) -> list[str]:
@@ -351,17 +392,28 @@ def terminal_summary(
     not_run = [c for c in report.cases if c.status == "not_run"]
     if not_run:
         lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
-    # Failures that say the same thing for many cases (load error, crash): once.
+    # Failures that say the same thing for many cases (load error, crash, a resource
+    # exhausted whatever the input): once, visible and hidden cases together.
     by_message: dict[str, list[CaseResult]] = {}
     for case in failed:
-        if case.status in ("error", "timeout") and not case.not_implemented:
+        if case.not_implemented:
+            continue
+        resource = _resource_failure(case)
+        if resource is not None:  # per TODO: one function, one place it fails
+            key = f"{section_label(case.section, lang)}: {resource}"
+            by_message.setdefault(key, []).append(case)
+        elif case.status in ("error", "timeout"):
             by_message.setdefault(case.message, []).append(case)
     shared = {m: cases for m, cases in by_message.items() if len(cases) > 1}
     done = {c.id for cases in shared.values() for c in cases}
     for message, cases in shared.items():
         where = ", ".join(dict.fromkeys(section_label(c.section, lang) for c in cases))
         lines.append(text["same_failure"].format(n=len(cases), where=where))
-        lines.append(f"  {message}")  # said once, so said in full
+        said = next(
+            (_plain(c.message) for c in cases if c.visibility == "visible"),
+            _resource_failure(cases[0]) or message,
+        )
+        lines.append(f"  {with_hint(said, lang)}")  # said once, so said in full
     # Template code: one line per TODO, unless the table already says so.
     sections = report.sections()
     not_impl: dict[str, int] = {}
@@ -379,7 +431,7 @@ def terminal_summary(
             lines += failure_text(case, lang, width).splitlines()
     hidden = _hidden_groups(report, lang, done)
     if hidden:
-        lines.append(text["hidden_failed"].format(n=sum(hidden.values())))
+        lines.append(hidden_heading(hidden, lang))
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
     if verbose:  # how the grader ran (the uid, ...): for instructors, not learners
         lines += [f"{text['note']}: {note}" for note in report.notes]
