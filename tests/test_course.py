@@ -534,3 +534,20 @@ def test_template_names_the_file_as_written(tmp_path: Path) -> None:
     assert main(["template", str(tmp_path / "mine.py")]) == ExitCode.OK
     text = (tmp_path / "mine.py").read_text(encoding="utf-8")
     assert "pytest --rlsys-submission mine.py" in text and "rlsys_ledger.py" not in text
+
+
+# -- instructors: every row below full marks says why ------------------------------------
+
+
+def test_every_score_below_full_marks_says_why(template_source: str) -> None:
+    cases = {
+        "": "the submission defines no function pipeline_capacity()",
+        template_source: "not implemented yet",
+        MEMORY_BOMB: "TODO 1 0/30: raised MemoryError ×42",
+        (REPO / "examples" / "learner_example.py").read_text("utf-8"): "TODO 2 30.53/35:",
+        "def pipeline_capacity(:\n": "SyntaxError",
+    }
+    for source, why in cases.items():
+        line = reports.below_full_marks(_graded(source), "en")
+        assert why in line and "\n" not in line and len(line) <= 300, (why, line)
+    assert reports.below_full_marks(_graded(solution_path().read_text("utf-8"))) == ""

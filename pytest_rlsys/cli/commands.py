@@ -229,7 +229,8 @@ def _grade_row(
         "cases": len(report.cases),
         "submission_sha256": report.submission_sha256,
         "seconds": round(time.monotonic() - began, 3),
-        "message": load_problem,
+        # Every row below full marks says why, in one line.
+        "message": load_problem or reports.below_full_marks(report, lang),
         "report": report.to_json(),
     }
 

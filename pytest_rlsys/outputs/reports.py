@@ -24,6 +24,7 @@ from pytest_rlsys.outputs.text import clean
 __all__ = [
     "LABELS",
     "RenderOptions",
+    "below_full_marks",
     "call_lines",
     "classroom_points_line",
     "display_width",
@@ -437,6 +438,48 @@ def terminal_summary(
         lines += [f"{text['note']}: {note}" for note in report.notes]
     # The submission's text is in some lines: cleaned again here, whoever built them.
     return [piece for line in lines for piece in fit(clean(line, newlines=False), width)]
+
+
+def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) -> str:
+    """Why ``report`` is below full marks, in one line of the grader's own words ('' at
+    full marks): per TODO below its maximum, its score and its most common failure (with
+    its count, and how many other kinds there were).  For the batch CSV's message column
+    and the class roster."""
+    if report.score >= report.max_score:
+        return ""
+    if report.load_error is not None:
+        return clip(clean(with_hint(report.load_error, lang), newlines=False), limit)
+    parts = []
+    for section, entry in report.sections().items():
+        if entry["score"] >= entry["max_score"]:
+            continue
+        kinds: dict[str, int] = {}
+        for case in report.cases:
+            if case.section == section and case.status != "passed":
+                kind = _failure_kind(case, lang)
+                kinds[kind] = kinds.get(kind, 0) + 1
+        top, count = max(kinds.items(), key=lambda item: item[1])
+        others = len(kinds) - 1
+        more = f" (+{others} other kind{'s' if others > 1 else ''})" if others else ""
+        parts.append(
+            f"{section_label(section, lang)} {_fmt(entry['score'])}/{_fmt(entry['max_score'])}: "
+            f"{top} ×{count}{more}"
+        )
+    return clip(clean("; ".join(parts), newlines=False), limit)
+
+
+def _failure_kind(case: CaseResult, lang: str) -> str:
+    """What went wrong in ``case``, in words many cases can share."""
+    if case.not_implemented:
+        return NOT_IMPLEMENTED.get(lang)
+    if case.status == "not_run":
+        return _labels(lang)["not_run"]
+    resource = _resource_failure(case)
+    if resource is not None:
+        return resource
+    if case.status in ("error", "timeout"):
+        return case.message
+    return case.category or case.message
 
 
 def classroom_points_line(report: ScoreReport) -> str:
