@@ -6,11 +6,11 @@ and reads whole without script: CSS and SVG are inline; one inline script, allow
 the page's Content-Security-Policy through its hash only, sorts the roster. A roster
 lists every submission with its scores and, below full marks, why in one line; the
 hidden-category table shows the most failed and folds the rest. "Graded" has one
-meaning everywhere (``is_graded``): the file loaded and its cases ran. Every chart has a real ``<table>`` with
-the same numbers next to it, and no chart relies on colour (bars carry their
-numbers). Learner-derived strings (submission names, messages) are HTML-escaped
-on the way out; names come from the instructor's folder (the row's
-``submission``), never from paths inside the reports.
+meaning everywhere (``is_graded``): the file loaded and its cases ran. Every chart
+has a real ``<table>`` with the same numbers next to it, and no chart relies on
+colour (bars carry their numbers). Learner-derived strings (submission names,
+messages) are HTML-escaped on the way out; names come from the instructor's folder
+(the row's ``submission``), never from paths inside the reports.
 
 Public API::
 
