@@ -442,3 +442,38 @@ def test_classroom_kit_cannot_pass_by_itself(
     # No RLSYS_SEED secret: nothing graded, and the reason.
     result = _classroom_run(repo, root, None)
     assert result["status"] == "error" and "RLSYS_SEED" in result["tests"][0]["message"]
+
+
+# -- one name, one recipe: the project's README agrees with the kits --------------------------
+
+
+def test_readme_and_kits_name_one_file_and_one_reporter(tmp_path: Path) -> None:
+    from pytest_rlsys.outputs.kits import SUBMISSION_NAME
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "mine.py" not in readme
+    assert f"rlsys grade /autograder/submission/{SUBMISSION_NAME}" in readme.replace("\n  ", " ")
+    assert main(["kit", "classroom", str(tmp_path / "repo")]) == ExitCode.OK
+    workflow = (tmp_path / "repo" / ".github" / "workflows" / "classroom.yml").read_text("utf-8")
+    used = set(re.findall(r"uses: ([\w.-]+/autograding[\w.-]+@\w+)", workflow))
+    named = set(re.findall(r"`([\w.-]+/autograding[\w.-]+@\w+)`", readme))
+    assert used and used == named, (used, named)
+
+
+def test_gradescope_readme_names_only_what_the_zip_holds(tmp_path: Path) -> None:
+    assert main(["kit", "gradescope", str(tmp_path / "kit")]) == ExitCode.OK
+    readme = (tmp_path / "kit" / "README.md").read_text(encoding="utf-8")
+    with zipfile.ZipFile(tmp_path / "kit" / "autograder.zip") as zf:
+        names = set(zf.namelist())
+        assert zf.read("README.md").decode("utf-8") == readme
+    folders = {n.split("/")[0] + "/" for n in names if "/" in n}
+    for token in re.findall(r"`([^`]+)`", readme):
+        for word in token.split():
+            word = word.removeprefix("@").rstrip(",")
+            if word.startswith("/autograder") or "=" in word or not re.search(r"[./]", word):
+                continue  # the platform's own paths, variables, plain words
+            if word.endswith(".py") or word == "autograder.zip":
+                continue  # the learner's file; the zip itself
+            assert word in names or word in folders, word
+    assert "rlsys template" in readme  # a real command (test_commands covers it)

@@ -459,7 +459,8 @@ plain GitHub Actions job and keeps printing the score in its log.
 
 Each push runs `.github/workflows/classroom.yml`: `install.sh` installs the grader from
 `.github/classroom/wheels` (offline), `grade.sh` grades `{SUBMISSION_NAME}`, and the
-reporter records `Points X/Y`.
+reporter records `Points X/Y` (the weighted score rlsys prints; the reporter's console
+line "Total points" counts passed cases as if all weighed the same).
 """
     files: dict[str, str | bytes] = {
         ".github/classroom/grade.sh": grade,
