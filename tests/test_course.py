@@ -551,3 +551,37 @@ def test_every_score_below_full_marks_says_why(template_source: str) -> None:
         line = reports.below_full_marks(_graded(source), "en")
         assert why in line and "\n" not in line and len(line) <= 300, (why, line)
     assert reports.below_full_marks(_graded(solution_path().read_text("utf-8"))) == ""
+
+
+# -- the README's quick start -------------------------------------------------------------
+
+
+def _quick_start() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return [
+        block.strip() for block in section.split("```bash")[1:] for block in [block.split("```")[0]]
+    ]
+
+
+def test_quick_start_grades_first_and_tests_second(tmp_path: Path) -> None:
+    first, second = _quick_start()
+    install, grade = first.split(" && .venv/bin/rlsys ", 1)
+    # Command 1 installs only what grading needs (no test extra, no torch stack).
+    assert "[test]" not in install and "requirements/" not in install
+    assert install.endswith("pip install -c constraints.txt .")
+    argv = grade.split()
+    assert argv[:2] == ["grade", "examples/learner_example.py"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_rlsys", *argv, "--lang", "en"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and "TODO 2" in done.stdout and "Points 95.53/100" in done.stdout
+    # Command 2 installs the test stack and runs the test command .ci/run runs.
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert second.endswith("&& .venv/bin/pytest") and "\n.venv/bin/pytest\n" in ci
+    for part in ("-r requirements/ci-gpu-cpu.txt", "'.[test]'"):
+        assert part in second and part in ci
