@@ -585,3 +585,49 @@ def test_quick_start_grades_first_and_tests_second(tmp_path: Path) -> None:
     assert second.endswith("&& .venv/bin/pytest") and "\n.venv/bin/pytest\n" in ci
     for part in ("-r requirements/ci-gpu-cpu.txt", "'.[test]'"):
         assert part in second and part in ci
+
+
+# -- GitHub Classroom: one total ----------------------------------------------------------
+
+
+def test_classroom_runners_per_weight_give_one_total() -> None:
+    import random
+
+    from pytest_rlsys.outputs.classroom import render, split_by_weight, weight_groups
+    from pytest_rlsys.outputs.registry import RenderOptions
+    from pytest_rlsys.outputs.text import js_number
+
+    rng = random.Random(5)
+    for _ in range(30):
+        cases = [
+            CaseResult(
+                id=f"{s}.c{i}",
+                section=s,
+                visibility="hidden",
+                max_cents=c,
+                status=rng.choice(["passed", "failed", "passed"]),
+            )
+            for i, (s, c) in enumerate(
+                (rng.choice(["todo1", "todo2", "todo3"]), rng.choice([34, 35, 69, 171]))
+                for _ in range(rng.randint(1, 60))
+            )
+        ]
+        report = ScoreReport(
+            cases=cases, seed=1, submission=None, submission_sha256=None, battery_sha256=None
+        )
+        groups = weight_groups([(c.section, c.max_cents) for c in cases])
+        runner = json.loads(render(report, RenderOptions()))
+        parts = split_by_weight(runner, report.to_json(), groups)
+        assert list(parts) == [g[0] for g in groups]
+        console = points = 0.0
+        for doc in parts.values():
+            passed = sum(t["status"] == "pass" for t in doc["tests"])
+            console += passed / len(doc["tests"]) * doc["max_score"]
+            for test in doc["tests"]:
+                points += test["score"]  # in order, as the reporter sums
+        earned = sum(c.cents for c in cases) / 100
+        assert js_number(points) == js_number(earned) and round(console, 2) == earned
+    # Groups that do not match the run: nothing is made up, the reason is said once.
+    broken = split_by_weight(runner, None, groups)
+    assert sum(d["max_score"] for d in broken.values()) == runner["max_score"]
+    assert all(t["score"] == 0 for d in broken.values() for t in d["tests"])

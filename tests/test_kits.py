@@ -29,7 +29,16 @@ from typing import Any
 import pytest
 
 from pytest_rlsys.cli import ExitCode, main
+from pytest_rlsys.outputs.text import js_number
 from pytest_rlsys.resources import exercise_path, solution_path
+from tests.conftest import REPO
+
+
+def points_line_of(result: dict[str, Any]) -> str:
+    """The whole runner result's Points line (what rlsys prints)."""
+    total = sum(round(t["score"] * 100) for t in result["tests"]) / 100
+    return f"Points {js_number(total)}/{js_number(result['max_score'])}"
+
 
 pytestmark = [
     pytest.mark.slow,
@@ -409,9 +418,33 @@ def _classroom_run(repo: Path, root: Path, seed: str | None) -> dict[str, Any]:
     if seed is not None:
         env["RLSYS_SEED"] = seed
     _sh(["bash", "-c", grading["run"]], env, work, check=False)
-    line = next(x for x in output.read_text().splitlines() if x.startswith("result="))
-    result: dict[str, Any] = json.loads(base64.b64decode(line.removeprefix("result=")))
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
+    reporter = next(s for s in steps if "autograding-grading-reporter" in s.get("uses", ""))
+    runners = {}
+    for name in reporter["with"]["runners"].split(","):
+        assert re.fullmatch(r"[a-zA-Z0-9]+", name)  # the reporter's own rule for ids
+        value = reporter["env"][f"{name.upper()}_RESULTS"]
+        assert value == f"${{{{steps.rlsys.outputs.{name}}}}}"
+        runners[name] = json.loads(base64.b64decode(outputs[name]))
+    result: dict[str, Any] = json.loads(base64.b64decode(outputs["result"]))
+    result["runners"] = runners
     return result
+
+
+def _reporter_totals(runners: dict[str, Any]) -> tuple[float, float, float]:
+    """What the reporter shows: its console's total (per runner: passed tests / tests x
+    max_score, src/helpers/test-helpers.js getTestScore), the Points it records (every
+    test's score summed in order, notify-classroom.js) and the maximum."""
+    console = points = maximum = 0.0
+    for results in runners.values():
+        tests = results["tests"]
+        passed = sum(t["status"] == "pass" for t in tests)
+        console += passed / len(tests) * (results["max_score"] or 0)
+        if results["max_score"]:
+            maximum += results["max_score"]
+            for test in tests:
+                points += test["score"]
+    return console, points, maximum
 
 
 def test_classroom_kit_cannot_pass_by_itself(
@@ -435,13 +468,26 @@ def test_classroom_kit_cannot_pass_by_itself(
     # The untouched template, pushed as it is: 0 points, and the job fails.
     result = _classroom_run(repo, root, seed.group(1))
     assert sum(t["score"] for t in result["tests"]) == 0 and result["status"] == "fail"
+    assert _reporter_totals(result["runners"]) == (0, 0, 100)
+    assert all(r["status"] == "fail" for r in result["runners"].values())
+    # One bug: the console's total and the recorded Points are one number.
+    example = (REPO / "examples" / "learner_example.py").read_text(encoding="utf-8")
+    (repo / "rlsys_ledger.py").write_text(example, encoding="utf-8")
+    result = _classroom_run(repo, root, seed.group(1))
+    console, points, maximum = _reporter_totals(result["runners"])
+    assert f"Points {js_number(points)}/{js_number(maximum)}" == points_line_of(result)
+    assert round(console, 2) == points and maximum == 100 and 90 < points < 100
     # The finished exercise: full marks.
     (repo / "rlsys_ledger.py").write_text(solution_path().read_text(encoding="utf-8"))
     result = _classroom_run(repo, root, seed.group(1))
     assert (sum(t["score"] for t in result["tests"]), result["max_score"]) == (100, 100)
-    # No RLSYS_SEED secret: nothing graded, and the reason.
+    assert _reporter_totals(result["runners"]) == (100, 100, 100)
+    # No RLSYS_SEED secret: nothing graded, and the reason, said once.
     result = _classroom_run(repo, root, None)
     assert result["status"] == "error" and "RLSYS_SEED" in result["tests"][0]["message"]
+    runners = list(result["runners"].values())
+    said = [t["message"] for r in runners for t in r["tests"] if "RLSYS_SEED" in t["message"]]
+    assert len(said) == 1 and _reporter_totals(result["runners"])[1:] == (0, 100)
 
 
 # -- one name, one recipe: the project's README agrees with the kits --------------------------
@@ -449,7 +495,6 @@ def test_classroom_kit_cannot_pass_by_itself(
 
 def test_readme_and_kits_name_one_file_and_one_reporter(tmp_path: Path) -> None:
     from pytest_rlsys.outputs.kits import SUBMISSION_NAME
-    from tests.conftest import REPO
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "mine.py" not in readme

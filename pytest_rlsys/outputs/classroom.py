@@ -27,7 +27,16 @@ from pytest_rlsys.outputs.cases import title
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, dump_json, js_number, seconds
 
-__all__ = ["exact_running_scores", "points_line", "render", "step_output"]
+__all__ = [
+    "WeightGroup",
+    "exact_running_scores",
+    "points_line",
+    "render",
+    "split_by_weight",
+    "step_output",
+    "weight_groups",
+    "write_runner_outputs",
+]
 
 MAX_TEXT = 2000
 _STATUS = {"passed": "pass", "failed": "fail"}
@@ -132,3 +141,118 @@ def points_line(report: ScoreReport) -> str:
     earned = sum(c.cents for c in report.cases) / 100
     total = sum(c.max_cents for c in report.cases) / 100
     return f"Points {js_number(earned)}/{js_number(total)}"
+
+
+# -- one total: the reporter's console and its recorded Points agree -------------------------
+#
+# The reporter prints, per runner, "Total points" = passed tests / tests x max_score
+# (src/console-results.js, helpers/test-helpers.js getTestScore), and records the sum of
+# the tests' scores (notify-classroom.js).  With cases of different weights in one runner
+# the two differ (96.45 vs 95.53).  So the kit gives the reporter one runner per weight:
+# every test of a runner weighs the same, and passed / tests x max_score is exactly the
+# sum of its scores.  ``weight_groups`` names the runners when the kit is built (from the
+# battery and the rubric); ``split_by_weight`` fills them after grading.
+
+WeightGroup = tuple[str, str, int]  # runner id (letters and digits), section, cents per case
+
+
+def weight_groups(cases: Sequence[tuple[str, int]]) -> list[WeightGroup]:
+    """One runner per (section, cents per case), in the order the cases come."""
+    seen: dict[tuple[str, int], str] = {}
+    for section, cents in cases:
+        seen.setdefault((section, cents), f"rlsys{''.join(filter(str.isalnum, section))}w{cents}")
+    return [(runner, section, cents) for (section, cents), runner in seen.items()]
+
+
+def split_by_weight(
+    runner: dict[str, Any], score: dict[str, Any] | None, groups: Sequence[WeightGroup]
+) -> dict[str, dict[str, Any]]:
+    """The runner result cut into one result per weight group (``weight_groups``).
+
+    ``score`` is the same run's score JSON (each test's section and points, in the runner's
+    order).  Without it (nothing was graded) or when it does not match the groups, every
+    group gets one errored test carrying the reason once, and scores 0.
+    """
+    tests = runner.get("tests", [])
+    cases = (score or {}).get("tests", [])
+    members: dict[str, list[tuple[dict[str, Any], int]]] = {g[0]: [] for g in groups}
+    by_key = {(section, cents): name for name, section, cents in groups}
+    matched = score is not None and len(cases) == len(tests)
+    if matched:
+        for test, case in zip(tests, cases, strict=True):
+            key = (str(case.get("section")), round(float(case.get("max_score", 0)) * 100))
+            if key not in by_key:
+                matched = False
+                break
+            members[by_key[key]].append((test, round(float(case.get("score", 0)) * 100)))
+    if not matched or any(not items for items in members.values()):
+        return _errored(runner, groups)
+    order = [(name, i) for name, *_ in groups for i in range(len(members[name]))]
+    exact = exact_running_scores([members[name][i][1] for name, i in order])
+    out: dict[str, dict[str, Any]] = {}
+    position = 0
+    for name, _, cents in groups:
+        items = members[name]
+        group_tests = []
+        for test, _ in items:
+            group_tests.append({**test, "score": exact[position]})
+            position += 1
+        statuses = {t.get("status") for t in group_tests}
+        status = "error" if "error" in statuses else "fail" if "fail" in statuses else "pass"
+        out[name] = {
+            "version": 1,
+            "status": status,
+            "max_score": len(items) * cents / 100,
+            "tests": group_tests,
+        }
+    return out
+
+
+def _errored(runner: dict[str, Any], groups: Sequence[WeightGroup]) -> dict[str, dict[str, Any]]:
+    """Nothing graded: the reason once, in the first group, which carries the whole
+    maximum (a group with max_score 0 adds nothing to either total)."""
+    first = (runner.get("tests") or [{}])[0]
+    message = str(first.get("message") or "the grader produced no result")
+    out = {}
+    for index, (name, _, _) in enumerate(groups):
+        out[name] = {
+            "version": 1,
+            "status": "error",
+            "max_score": float(runner.get("max_score") or 0) if index == 0 else 0,
+            "tests": [
+                {
+                    "name": "rlsys",
+                    "status": "error",
+                    "score": 0,
+                    "message": message if index == 0 else "not graded (see the first runner)",
+                    "test_code": "",
+                    "filename": "",
+                    "line_no": 0,
+                    "execution_time": "0s",
+                }
+            ],
+        }
+    return out
+
+
+def write_runner_outputs(
+    runner_path: str, score_path: str, output_path: str, groups: Sequence[WeightGroup]
+) -> None:
+    """For the kit's grade.sh: append ``<runner id>=<base64 result>`` for every group to
+    $GITHUB_OUTPUT (and ``result=`` with the whole runner result)."""
+    import json
+
+    with open(runner_path, encoding="utf-8") as handle:
+        runner = json.load(handle)
+    try:
+        with open(score_path, encoding="utf-8") as handle:
+            score = json.load(handle)
+    except (OSError, ValueError):
+        score = None
+    parts = split_by_weight(runner, score, groups)
+    with open(output_path, "a", encoding="utf-8") as out:
+        for name, doc in parts.items():
+            encoded = base64.b64encode(dump_json(doc).encode("utf-8")).decode("ascii")
+            out.write(f"{name}={encoded}\n")
+        whole = base64.b64encode(dump_json(runner).encode("utf-8")).decode("ascii")
+        out.write(f"result={whole}\n")

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_rlsys import __version__
+from pytest_rlsys.outputs.classroom import WeightGroup, weight_groups
 from pytest_rlsys.outputs.kits.bundle import Bundle, BundleError, build_bundle
 from pytest_rlsys.resources import exercise_path
 
@@ -156,7 +157,8 @@ if [ -n "$PROBLEM" ]; then
 elif [ ! -s "$SEED" ]; then
   WHY="$NO_SEED"
 else
-  "$PY" -P -m pytest_rlsys grade "$SUBMISSION" --seed "@$SEED" --"$KIND" "$RESULT" 2>"$ERR"
+  "$PY" -P -m pytest_rlsys grade "$SUBMISSION" --seed "@$SEED" --"$KIND" "$RESULT" \
+    ${EXTRA[@]+"${EXTRA[@]}"} 2>"$ERR"
   CODE=$?
   cat "$ERR" >&2
   WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
@@ -391,7 +393,23 @@ seed: keep the course repository private. `tests/run.sh` grades as an unprivileg
 # -- GitHub Classroom -------------------------------------------------------------------------
 
 
+def _classroom_groups(seed: int) -> list[WeightGroup]:
+    """The runners of the reporter step: one per (TODO, points per case) of the battery
+    under the default rubric (what the kit's grade.sh grades with)."""
+    from pytest_rlsys.grading.grader import prepare_battery
+    from pytest_rlsys.grading.rubric import Rubric, assign_points
+
+    cases = prepare_battery(seed).cases
+    cents = assign_points(cases, Rubric())
+    return weight_groups([(case.section, cents[case.id]) for case in cases])
+
+
 def _classroom(target: Path, bundle: Bundle, wheels: Path, seed: int) -> Kit:
+    groups = _classroom_groups(seed)
+    env = "\n".join(
+        f'          {name.upper()}_RESULTS: "${{{{steps.rlsys.outputs.{name}}}}}"'
+        for name, _, _ in groups
+    )
     grade = f"""#!/usr/bin/env bash
 # The grading step of .github/workflows/classroom.yml: grade, then hand the runner result
 # to the reporter as a base64 step output (the way Classroom's own graders do).  The
@@ -403,13 +421,21 @@ SEED="${{RUNNER_TEMP:-/tmp}}/rlsys-seed"
 NO_SEED="the course has not set the RLSYS_SEED secret (see README.md); nothing was graded"
 ERR="$(mktemp)"
 KIND=classroom
-rm -f "$RESULT" "$SEED"
+SCORE="${{RUNNER_TEMP:-/tmp}}/rlsys-score.json"
+EXTRA=(--report "$SCORE")
+rm -f "$RESULT" "$SEED" "$SCORE"
 if [ -n "${{RLSYS_SEED:-}}" ]; then (umask 077; printf '%s\\n' "$RLSYS_SEED" > "$SEED"); fi
 {_PICK}
 pick_submission .
 {_GRADE}
 rm -f "$SEED"
-echo "result=$(base64 -w 0 < "$RESULT")" >> "${{GITHUB_OUTPUT:-/dev/stdout}}"
+# One runner per case weight, so that the reporter's console total (passed / tests x max,
+# per runner) and the Points it records (the sum of the scores) are the same number.
+"$PY" -P - "$RESULT" "$SCORE" "${{GITHUB_OUTPUT:-/dev/stdout}}" <<'EOF'
+import sys
+from pytest_rlsys.outputs.classroom import write_runner_outputs
+write_runner_outputs(sys.argv[1], sys.argv[2], sys.argv[3], {groups!r})
+EOF
 """
     workflow = f"""name: Autograding Tests
 on: [push, workflow_dispatch, repository_dispatch]
@@ -438,9 +464,9 @@ jobs:
       - name: Autograding Reporter
         uses: classroom-resources/autograding-grading-reporter@v1
         env:
-          RLSYS_RESULTS: "${{{{steps.rlsys.outputs.result}}}}"
+{env}
         with:
-          runners: rlsys
+          runners: {",".join(name for name, _, _ in groups)}
 """
     readme = f"""# rlsys GitHub Classroom template (pytest-rlsys {__version__})
 
@@ -459,8 +485,9 @@ plain GitHub Actions job and keeps printing the score in its log.
 
 Each push runs `.github/workflows/classroom.yml`: `install.sh` installs the grader from
 `.github/classroom/wheels` (offline), `grade.sh` grades `{SUBMISSION_NAME}`, and the
-reporter records `Points X/Y` (the weighted score rlsys prints; the reporter's console
-line "Total points" counts passed cases as if all weighed the same).
+reporter records `Points X/Y`, the score rlsys prints. The reporter counts passed tests
+per runner, so grade.sh hands it one runner per case weight: its console and its
+recorded Points say the same total.
 """
     files: dict[str, str | bytes] = {
         ".github/classroom/grade.sh": grade,
