@@ -123,6 +123,7 @@ def _env(root: Path, **extra: str) -> dict[str, str]:
         "HOME": str(root / "home"),
         "LANG": "C.UTF-8",
         "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+        "PIP_CONFIG_FILE": os.devnull,  # no machine-wide find-links or extra index either
         "PIP_RETRIES": "0",
         "PIP_TIMEOUT": "1",
     }
