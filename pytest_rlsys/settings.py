@@ -234,11 +234,12 @@ OPTIONS: tuple[Option, ...] = (
         "hidden_visibility",
         "VISIBILITY",
         "Gradescope visibility of the hidden cases: "
-        "visible (default), after_due_date, after_published or hidden.",
+        "visible (default), after_due_date, after_published or hidden (rlsys kit "
+        "gradescope: what its run_autograder grades with).",
         parse_hidden_visibility,
         pytest=True,
         ini=True,
-        commands=GRADE,
+        commands=("grade", "kit"),
     ),
     # settings of the grading run
     Option(

@@ -250,8 +250,8 @@ def test_kit_readmes_fit_one_screen(tmp_path: Path) -> None:
 # -- Gradescope --------------------------------------------------------------------------------
 
 
-def _gradescope_root(root: Path, tmp_path: Path) -> Path:
-    assert main(["kit", "gradescope", str(tmp_path / "kit")]) == ExitCode.OK
+def _gradescope_root(root: Path, tmp_path: Path, *extra: str) -> Path:
+    assert main(["kit", "gradescope", str(tmp_path / "kit"), *extra]) == ExitCode.OK
     with zipfile.ZipFile(tmp_path / "kit" / "autograder.zip") as zf:
         (tmp_path / "kit" / "rlsys-seed").write_bytes(zf.read("rlsys-seed"))
     ag = root / "autograder"  # Gradescope unzips the kit into /autograder/source
@@ -279,7 +279,7 @@ def _gradescope_grade(
 
 
 def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) -> None:
-    ag = _gradescope_root(root, tmp_path)
+    ag = _gradescope_root(root, tmp_path, "--hidden-visibility", "after_due_date")
     setup = (ag / "source" / "setup.sh").read_text(encoding="utf-8")
     assert 'apt-get install -y -q "python$WANT" "python$WANT-venv"' in setup  # Ubuntu 22.04
     python = _python()
@@ -295,6 +295,12 @@ def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) 
     assert _gradescope_grade(ag, reference)["score"] == 100
     template = _gradescope_grade(ag, exercise_path().read_text(encoding="utf-8"))
     assert template["score"] == 0
+    # The kit's hidden visibility reaches every field that carries hidden results.
+    hidden = [t for t in template["tests"] if "hidden" in t["tags"]]
+    assert hidden and all(t["visibility"] == "after_due_date" for t in hidden)
+    assert (
+        "hidden cases (" in template["output"] and "hidden cases failed" not in template["output"]
+    )
     # One name, said once, with what was found.
     doc = _gradescope_grade(ag, "y = 2\n", "mine.py", other="x = 1\n")
     assert doc["score"] == 0

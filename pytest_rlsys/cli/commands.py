@@ -413,7 +413,13 @@ def kit(args: argparse.Namespace) -> ExitCode:
     if wheel is not None and not wheel.is_file():
         raise UsageError(f"--wheel {wheel}: no such file", prog)
     try:
-        made = write_kit(args.platform, target, wheel, namespace=args.namespace)
+        made = write_kit(
+            args.platform,
+            target,
+            wheel,
+            namespace=args.namespace,
+            hidden_visibility=args.hidden_visibility or "visible",
+        )
     except KitError as exc:
         raise CommandError(str(exc), prog) from None
     for path in made.files:

@@ -199,7 +199,9 @@ def _wheel_files(bundle: Bundle, wheels: Path, prefix: str) -> dict[str, str | b
 # -- Gradescope -------------------------------------------------------------------------------
 
 
-def _gradescope(target: Path, bundle: Bundle, wheels: Path, seed: int) -> Kit:
+def _gradescope(
+    target: Path, bundle: Bundle, wheels: Path, seed: int, hidden_visibility: str
+) -> Kit:
     want = bundle.python
     setup = f"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image.  Base image:
@@ -245,6 +247,9 @@ SEED="$ROOT/rlsys-secret/seed"
 NO_SEED="the autograder has no seed ($SEED): rebuild it from autograder.zip"
 ERR="$(mktemp)"
 KIND=gradescope
+# When learners see the hidden cases' results (and the score with them): rlsys kit
+# gradescope --hidden-visibility; every field that carries hidden results follows it.
+EXTRA=(--hidden-visibility {hidden_visibility})
 mkdir -p "$ROOT/results"
 rm -f "$RESULT"
 # Kept root-only whatever the platform did since setup.sh.
@@ -258,6 +263,7 @@ cd "$ROOT"
 1. Create a "Programming Assignment"; Autograder: "Zip file upload", base image
    {GRADESCOPE_IMAGE}; upload `autograder.zip`.
 2. Learners submit one file named `{SUBMISSION_NAME}` (the template, `rlsys template`).
+   Hidden cases' results are shown: {hidden_visibility} (`--hidden-visibility`).
 
 `setup.sh` installs Python {want} if the image lacks it, then pytest-rlsys and its pinned
 dependencies from the zip's `wheels/` (offline), makes them root-only and deletes the
@@ -514,6 +520,7 @@ def write_kit(
     *,
     seed: int | None = None,
     namespace: str | None = None,
+    hidden_visibility: str = "visible",
 ) -> Kit:
     """Write the kit for ``platform`` into ``target`` (a fresh secret seed unless given)."""
     if platform not in PLATFORMS:
@@ -538,7 +545,7 @@ def write_kit(
             wheels = Path(scratch)
             bundle = build_bundle(wheels, wheel)
             if platform == "gradescope":
-                kit = _gradescope(target, bundle, wheels, seed)
+                kit = _gradescope(target, bundle, wheels, seed, hidden_visibility)
             elif platform == "prairielearn":
                 kit = _prairielearn(target, bundle, wheels, seed, namespace)
             else:
