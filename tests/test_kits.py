@@ -281,7 +281,8 @@ def _gradescope_grade(
 def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) -> None:
     ag = _gradescope_root(root, tmp_path, "--hidden-visibility", "after_due_date")
     setup = (ag / "source" / "setup.sh").read_text(encoding="utf-8")
-    assert 'apt-get install -y -q "python$WANT" "python$WANT-venv"' in setup  # Ubuntu 22.04
+    assert 'apt-get install -y -q "python$want" "python$want-venv"' in setup  # Ubuntu 22.04
+    assert 'for want in "$WANT" 3.11' in setup
     python = _python()
     env = _env(root, RLSYS_AUTOGRADER_ROOT=str(ag), PATH=f"{Path(python).parent}:/usr/bin:/bin")
     log = _sh(["bash", str(ag / "source" / "setup.sh")], env, ag)

@@ -221,9 +221,12 @@ pick() {{
 }}
 if ! {{ command -v "python$WANT" >/dev/null 2>&1 && usable "python$WANT"; }}; then
   apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "python$WANT" "python$WANT-venv" ||
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3 python3-venv ||
-    echo "rlsys: python$WANT is not in this image's archive" >&2
+  # Ubuntu 22.04's archive has python3.11 (its python3 is 3.10), 24.04's python3.12.
+  for want in "$WANT" 3.11; do
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "python$want" "python$want-venv" &&
+      break
+  done || DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3 python3-venv ||
+    echo "rlsys: no python$WANT or python3.11 in this image's archive" >&2
 fi
 PY=$(pick) || {{ echo "rlsys: no Python >= 3.11 with venv here: choose the" \\
   "{GRADESCOPE_IMAGE} base image" >&2; exit 1; }}
