@@ -350,11 +350,23 @@ SEED="$ROOT/tests/rlsys-seed"
 NO_SEED="the question has no seed (tests/rlsys-seed): rebuild it with rlsys kit prairielearn"
 ERR="$(mktemp)"
 KIND=prairielearn
-chmod -R go-rwx "$ROOT/tests" 2>/dev/null  # the seed: root-only before anything runs
+# The seed root-only before anything runs: the tests/ folder, and /grade itself (the
+# submission reaches the child through a pipe, so the child needs nothing under it).
+chmod -R go-rwx "$ROOT/tests" 2>/dev/null
+chmod 700 "$ROOT" 2>/dev/null
 mkdir -p "$ROOT/results"
 rm -f "$RESULT"
 {_PICK}
 pick_submission "$ROOT/student"
+# Fail closed: a seed other users could still reach (a read-only mount) is not used.
+seed_private() {{
+  "$PY" -I -c 'import os, stat, sys
+sys.exit(not any(os.stat(p).st_mode & 0o077 == 0 for p in sys.argv[1:]))' \
+    "$ROOT" "$ROOT/tests" "$SEED"
+}}
+if [ -z "$PROBLEM" ] && [ -e "$SEED" ] && ! seed_private; then
+  PROBLEM="the question's seed cannot be made root-only (a read-only mount?): not graded"
+fi
 cd "$ROOT"
 {_GRADE}"""
     dockerfile = f"""# The grading image named in info.json ({image}).
