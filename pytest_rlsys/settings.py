@@ -7,36 +7,59 @@ command's argparse parser, the error messages and the README check are all deriv
 (pytest-timeout's one description per setting).  Adding an option is one entry here.
 
 Values resolve from the command line, else the ini file, else the default; a bad value is
-reported with the flag the user actually typed.  No pytest import here.
+reported with the flag the user actually typed.  The two drivers turn their values into one
+:class:`~pytest_rlsys.grading.request.GradingRequest` here, each with one function
+(``request_from_pytest``, ``request_from_args``) around the same core, so that paths,
+rubric files and output folders are checked once, the same way.  Defaults are never
+written here: unset values stay None and the records (``Limits``, ``RenderOptions``, the
+battery's seed) supply them.  No pytest import here.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import pytest
+
     from pytest_rlsys.grading.isolation import Limits
+    from pytest_rlsys.grading.request import GradingRequest
 
 __all__ = [
     "LIMIT_SETTINGS",
     "OPTIONS",
     "Option",
+    "OutputPathError",
     "SettingError",
     "add_arguments",
     "by_name",
+    "check_outputs",
     "for_command",
     "for_pytest",
     "limits_from",
+    "request_from_args",
+    "request_from_pytest",
     "resolve",
 ]
 
 
 class SettingError(ValueError):
     """A bad option value; the message names the flag or ini key it came from."""
+
+
+class OutputPathError(SettingError):
+    """An output path that cannot be written: a folder (a usage error) or a file whose
+    folder does not exist (``missing_folder``: never created, a typo must not scatter
+    grades into new folders)."""
+
+    def __init__(self, message: str, missing_folder: bool) -> None:
+        super().__init__(message)
+        self.missing_folder = missing_folder
 
 
 # -- parsers: raise ValueError with a message that reads after "--flag=VALUE: " -------------
@@ -137,7 +160,9 @@ class Option:
     commands: tuple[str, ...] = ()  # rlsys commands that take --NAME
     output: bool = False  # a file the run writes (checked before any grading)
     short: str | None = None  # a one-letter alias for the commands
-    default: Any = None  # commands only; pytest defaults live in the code that uses it
+    # Commands only, for options outside grading; a grading setting's default is its
+    # record's (Limits, RenderOptions), which an unset (None) value leaves in place.
+    default: Any = None
 
     @property
     def pytest_flag(self) -> str:
@@ -451,7 +476,7 @@ def resolve(name: str, cli_value: Any, ini_value: Any = None, flag: str | None =
     return None
 
 
-def limits_from(values: dict[str, Any]) -> Limits:
+def limits_from(values: Mapping[str, Any]) -> Limits:
     from pytest_rlsys.grading.isolation import Limits
 
     base = Limits()
@@ -463,3 +488,89 @@ def limits_from(values: dict[str, Any]) -> Limits:
         cpu_seconds=values.get("cpu_seconds") or base.cpu_seconds,
         child_user=base.child_user if user is None else (None if user == "none" else user),
     )
+
+
+# -- the grading request ---------------------------------------------------------------------
+
+
+def check_outputs(outputs: Mapping[str, Path], flag: Callable[[str], str]) -> None:
+    """Every output path is usable before anything is graded (``flag``: how the user
+    spelled the option of that name)."""
+    for name, path in outputs.items():
+        if path.is_dir():
+            raise OutputPathError(
+                f"{flag(name)}: {path} is a directory; give a file path", missing_folder=False
+            )
+        if not path.parent.is_dir():
+            raise OutputPathError(
+                f"{flag(name)} {path}: folder {path.parent} does not exist; create it first",
+                missing_folder=True,
+            )
+
+
+def _request(
+    values: Mapping[str, Any],
+    base: Path,
+    options: list[Option],
+    flag: Callable[[str], str],
+    background: bool,
+) -> GradingRequest:
+    """The request from parsed values (None: unset) of ``options``; paths relative to
+    ``base``.  Checks, in this order: the output paths, the rubric file, the result file."""
+    from pytest_rlsys.grading.request import GradingRequest
+    from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
+    from pytest_rlsys.grading.scoring import RenderOptions
+    from pytest_rlsys.messages import default_lang
+
+    outputs = {o.name: base / values[o.name] for o in options if o.output and values.get(o.name)}
+    check_outputs(outputs, flag)
+    rubric = Rubric()
+    if values.get("rubric"):
+        try:
+            rubric = load_rubric(base / values["rubric"])
+        except RubricError as exc:
+            raise SettingError(f"{flag('rubric')}: {exc}") from None
+    result = base / values["result"] if values.get("result") else None
+    if result is not None and not result.exists():
+        raise SettingError(f"{flag('result')}: {result}: no such file")
+    if result is not None and result.is_dir():
+        raise SettingError(f"{flag('result')}: {result} is a directory; give the JSON file")
+    chosen = {k: values[k] for k in ("junit_family", "hidden_visibility") if values.get(k)}
+    return GradingRequest(
+        submission=base / values["submission"] if values.get("submission") else None,
+        result=result,
+        seed=values.get("seed"),
+        rubric=rubric,
+        limits=limits_from(values),
+        outputs=outputs,
+        render=RenderOptions(lang=values.get("lang") or default_lang(), **chosen),
+        background=background,
+    )
+
+
+def request_from_pytest(config: pytest.Config) -> GradingRequest:
+    """The plugin's request: each ``--rlsys-NAME``, else its ini key (bad values name
+    the one that was used); paths relative to where pytest was started.  The submission
+    runs ahead of pytest's items unless only collecting (``--collect-only``)."""
+    values: dict[str, Any] = {}
+    for option in for_pytest():
+        given = config.getoption(f"rlsys_{option.name}")
+        ini = config.getini(option.ini_key) if option.ini_key else None
+        values[option.name] = resolve(option.name, given, ini)
+    return _request(
+        values,
+        config.invocation_params.dir,
+        list(for_pytest()),
+        lambda name: by_name(name).pytest_flag,
+        background=bool(values["submission"]) and not config.option.collectonly,
+    )
+
+
+def request_from_args(args: argparse.Namespace, command: str) -> GradingRequest:
+    """``rlsys COMMAND``'s request from its parsed arguments (argparse has parsed every
+    value with the table's parsers); paths relative to the current folder."""
+    options = list(for_command(command))
+    values = {o.name: getattr(args, o.name, None) for o in options}
+    values["submission"] = getattr(args, "submission", None)
+    flags = {o.name: o.cli_flag for o in options}
+    return _request(values, Path.cwd(), options, flags.__getitem__, background=False)

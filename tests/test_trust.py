@@ -27,6 +27,7 @@ from pytest_rlsys.grading.grader import (
     read_submission,
 )
 from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.resources import exercise_path, solution_path
 
@@ -85,7 +86,9 @@ def _read_outputs(folder: Path) -> dict[str, str]:
     "layout",
     ["ini_beside", "pyproject_beside", "conftest_beside", "ini_above", "pythonpath_plugin"],
 )
-def test_folder_config_is_refused_by_plain_pytest(pytester: pytest.Pytester, layout: str) -> None:
+def test_folder_config_takes_no_part_in_plain_pytest(
+    pytester: pytest.Pytester, layout: str
+) -> None:
     sub = _upload(pytester.path)
     folder = sub.parent
     (folder / "evil.py").write_text(EVIL_PLUGIN, encoding="utf-8")
@@ -115,12 +118,14 @@ def test_folder_config_is_refused_by_plain_pytest(pytester: pytest.Pytester, lay
             timeout=120,
         )
     output = result.stdout.str() + result.stderr.str()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR, output
-    assert "rlsys grade" in output and "Traceback" not in output
-    assert (
-        not (pytester.path / "score.json").exists()
-        or json.loads((pytester.path / "score.json").read_text("utf-8"))["score"] == 0
-    )
+    # Graded in a clean pytest of its own: the template fails its cases, as always, and
+    # the folder's settings and hooks (memory, child user, a skip-everything hook) are
+    # not in the grade.
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, output
+    assert "Traceback" not in output and "Points 0/100" in output
+    doc = json.loads((pytester.path / "score.json").read_text("utf-8"))
+    assert doc["score"] == 0 and doc["max_score"] == 100
+    assert all(case["status"] != "skipped" for case in doc["tests"])
 
 
 def test_rlsys_grade_ignores_the_folder_config(tmp_path: Path) -> None:
@@ -233,7 +238,7 @@ def test_oversized_file_is_read_with_a_bound(tmp_path: Path) -> None:
     with pytest.raises(SubmissionPathError, match="MiB") as info:
         read_submission(sub)
     assert not info.value.usage
-    grader = open_grader(sub, seed=1)
+    grader = open_grader(GradingRequest(submission=sub, seed=1))
     assert grader.refusal is not None and "MiB" in grader.refusal
 
 
@@ -277,7 +282,7 @@ def test_cleanup_failure_cannot_stop_the_reports(
     monkeypatch.setattr(leftovers, "remove_tree", broken)
     sub = _upload(tmp_path)
     report = tmp_path / "score.json"
-    run = GradingRun.create(sub, None, None, 1, "en", Limits(), {"report": report})
+    run = GradingRun.open(GradingRequest(submission=sub, seed=1, outputs={"report": report}))
     assert run.grader is not None
     run.grader.run_case(run.grader.cases[0].id)  # a child ran and left a scratch folder
 
@@ -347,7 +352,7 @@ def test_clean_uid_removes_ipc_files_and_processes() -> None:
 def test_a_check_that_crashes_scores_zero_without_data(tmp_path: Path) -> None:
     sub = tmp_path / "mine.py"
     sub.write_text(solution_path().read_text("utf-8"), encoding="utf-8")
-    grader = open_grader(sub, seed=1)
+    grader = open_grader(GradingRequest(submission=sub, seed=1))
     hidden = next(c for c in grader.cases if c.visibility == "hidden")
 
     def crash(outcomes: object) -> object:

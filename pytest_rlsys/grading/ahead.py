@@ -27,9 +27,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-__all__ = ["RunAhead"]
+__all__ = ["RunAhead", "StandbyPool"]
 
 R = TypeVar("R")
 SWITCH_INTERVAL_S = 1e-4  # while the worker runs (see RunAhead.__init__)
@@ -167,3 +167,46 @@ class RunAhead(Generic[R]):
                 self._cond.notify_all()
             if sys.getswitchinterval() == min(self._interval, SWITCH_INTERVAL_S):
                 sys.setswitchinterval(self._interval)
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
+
+
+class StandbyPool(Generic[C]):
+    """Children started ahead of the submissions that will use them (``start``: e.g.
+    ``ChildProcess.on_standby``), for the plugin's one submission and a batch's many
+    alike.  ``take`` hands over one that is already starting (or starts one now) and
+    starts the one the next ``take`` will get, so each child's interpreter starts while
+    the submission before it is graded.  Whoever takes a child owns it; ``close`` closes
+    the ones never taken.  Safe from several threads (a batch's workers)."""
+
+    def __init__(self, start: Callable[[], C], ahead: int = 1) -> None:
+        self._start, self._ahead = start, ahead
+        self._lock = threading.Lock()
+        self._ready: list[C] = []
+        self._closed = False
+
+    def take(self) -> C:
+        with self._lock:
+            child = self._ready.pop(0) if self._ready else None
+            wanted = self._ahead - len(self._ready) if not self._closed else 0
+        child = child if child is not None else self._start()
+        for _ in range(max(wanted, 0)):
+            spare = self._start()
+            with self._lock:
+                if self._closed:
+                    spare.close()
+                else:
+                    self._ready.append(spare)
+        return child
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            left, self._ready = self._ready, []
+        for child in left:
+            child.close()

@@ -1,6 +1,7 @@
 """Grading one submission: the battery, run through the isolation boundary.
 
-Used by the pytest plugin (one case per test item) and by ``rlsys grade``/``batch``.
+Used by the pytest plugin (the cases of its items) and by ``rlsys grade``/``batch``,
+each through ``open_grader(request)``.
 Nothing here imports pytest.
 """
 
@@ -22,9 +23,11 @@ from pytest_rlsys.grading import comparison as plaindata
 from pytest_rlsys.grading import isolation, private
 from pytest_rlsys.grading.ahead import RunAhead
 from pytest_rlsys.grading.isolation import CallOutcome, ChildProcess, Limits, SentCall
+from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import (
     CaseResult,
+    RenderOptions,
     ScoreReport,
     as_status,
     as_visibility,
@@ -562,35 +565,34 @@ def _redact(message: str, lang: str = "en") -> str:
     return message
 
 
-def open_grader(
-    path: Path,
-    seed: int | None = None,
-    limits: Limits | None = None,
-    rubric: Rubric | None = None,
-    lang: str = "en",
-    background: bool = False,
-    standby: ChildProcess | None = None,
-) -> Grader:
-    """A Grader for ``path``.  A refused file (a link, a FIFO, too big) gives a Grader whose
-    every case fails with the reason, so it is graded 0 and reported like any other; only
-    a path with nothing to grade (missing, a directory) raises SubmissionPathError.
-    ``background``: see ``Grader.run_ahead``; ``standby``: a child to load into."""
+def open_grader(request: GradingRequest, standby: ChildProcess | None = None) -> Grader:
+    """The only way to open a Grader: for ``request.submission``, with the request's seed,
+    limits, rubric and language.  A refused file (a link, a FIFO, too big) gives a Grader
+    whose every case fails with the reason, so it is graded 0 and reported like any
+    other; only a path with nothing to grade (missing, a directory) raises
+    SubmissionPathError, and ``zero_report`` then gives its report.  ``standby``: a child
+    already started (``ChildProcess.on_standby``) to load the submission into."""
+    path = request.submission
+    if path is None:
+        raise ValueError("a grading request without a submission opens no grader")
     refusal: str | None = None
     try:
         data = read_submission(path)
     except SubmissionPathError as exc:
         if exc.usage:
+            if standby is not None:
+                standby.close()  # no grader will take it
             raise
         data, refusal = b"", str(exc)
     return Grader(
         path,
         data,
-        random_seed() if seed is None else seed,
-        limits or Limits(),
-        rubric or Rubric(),
-        lang,
+        random_seed() if request.seed is None else request.seed,
+        request.limits,
+        request.rubric,
+        request.lang,
         refusal=refusal,
-        background=background,
+        background=request.background,
         standby=standby,
     )
 
@@ -602,24 +604,30 @@ def grade_file(
     rubric: Rubric | None = None,
     lang: str = "en",
 ) -> ScoreReport:
-    """Grade one file end to end (the CLI and batch use this)."""
-    grader = open_grader(path, seed, limits, rubric, lang)
+    """Grade one file end to end in the foreground (tests and benchmarks use this)."""
+    request = GradingRequest(
+        submission=path,
+        seed=seed,
+        limits=limits or Limits(),
+        rubric=rubric or Rubric(),
+        render=RenderOptions(lang=lang),
+    )
+    grader = open_grader(request)
     grader.run_all()
     return grader.report()
 
 
-def zero_report(
-    path: Path, reason: str, seed: int | None = None, rubric: Rubric | None = None, lang: str = "en"
-) -> ScoreReport:
-    """The report of a submission that could not be graded at all: every case 0, with the
-    reason, so that platforms still show a grade and an explanation."""
+def zero_report(request: GradingRequest, reason: str) -> ScoreReport:
+    """The report of a submission that could not be graded at all (nothing at its path):
+    every case 0, with the reason, so that platforms still show a grade and an
+    explanation, and a class folder gets the same row as ``rlsys grade`` gives."""
     grader = Grader(
-        path,
+        request.submission or Path(),
         b"",
-        random_seed() if seed is None else seed,
+        random_seed() if request.seed is None else request.seed,
         Limits(),
-        rubric or Rubric(),
-        lang,
+        request.rubric,
+        request.lang,
         refusal=reason,
     )
     grader.run_all()

@@ -15,14 +15,17 @@ from typing import Any, Literal, TypeGuard, get_args
 from pytest_rlsys import __version__
 
 __all__ = [
+    "JUNIT_FAMILIES",
     "OUTPUT_KINDS",
     "PLATFORM_VISIBILITIES",
     "SCORE_SCHEMA_ID",
     "STATUSES",
     "VISIBILITIES",
     "CaseResult",
+    "JunitFamily",
     "OutputKind",
     "PlatformVisibility",
+    "RenderOptions",
     "ScoreReport",
     "Status",
     "Visibility",
@@ -47,6 +50,21 @@ STATUSES: tuple[Status, ...] = get_args(Status)
 VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)
 PLATFORM_VISIBILITIES: tuple[PlatformVisibility, ...] = get_args(PlatformVisibility)
 OUTPUT_KINDS: tuple[OutputKind, ...] = get_args(OutputKind)
+# xunit2: valid against pytest's junit-10.xsd (what pytest writes by default);
+# xunit1: the legacy layout, with per-testcase <properties> and <error> elements.
+JunitFamily = Literal["xunit2", "xunit1"]
+JUNIT_FAMILIES: tuple[JunitFamily, ...] = get_args(JunitFamily)
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What the instructor chose about the output files (not about grading); part of a
+    grading request (``grading.request``), read by every renderer."""
+
+    lang: str = "en"
+    junit_family: JunitFamily = "xunit2"
+    # Gradescope visibility of the hidden cases (e.g. after_due_date).
+    hidden_visibility: PlatformVisibility = "visible"
 
 
 def is_status(value: object) -> TypeGuard[Status]:
