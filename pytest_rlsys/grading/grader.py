@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from pytest_rlsys.grading import comparison as plaindata
 from pytest_rlsys.grading import isolation, private
-from pytest_rlsys.grading.ahead import RunAhead
+from pytest_rlsys.grading.ahead import CaseRunner
 from pytest_rlsys.grading.isolation import CallOutcome, ChildProcess, Limits, SentCall
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric, assign_points
@@ -184,12 +184,12 @@ class Grader:
     def __post_init__(self) -> None:
         if self.limits.child_user is not None:
             private.protect_private_files()  # as root: the child must not read the reference
-        self.results: dict[str, CaseResult] = {}
         self.timeouts: dict[str, int] = {}
         self.started: float | None = None
         self.notes: list[str] = []
         self.child: ChildProcess | None = None
-        self.ahead: RunAhead[CaseResult] | None = None
+        # Runs each case once, here or ahead in a worker thread: the hand-over's one home.
+        self.runner: CaseRunner[CaseResult] = CaseRunner(self)
         self._begun: dict[str, _Begun] = {}  # the next case, its first call already sent
         self.decode_error: str | None = None
         try:
@@ -212,8 +212,10 @@ class Grader:
                 self.child = self.standby
             else:
                 self.standby.close()
-        if self.background:
-            self.run_ahead()  # the child starts while the battery is prepared
+        if self.background and self.decode_error is None:
+            self._child()  # made here, so that close() can always stop it
+            self.started = time.monotonic()  # the budget counts from the load
+            self.runner.run_ahead()  # the child starts while the battery is prepared
         try:
             prepared = prepare_battery(self.seed)
             self.cases: list[Case] = list(prepared.cases)
@@ -225,8 +227,7 @@ class Grader:
         self.ungradable = prepared.ungradable
         self.battery_sha256 = prepared.sha256
         self.submission_sha256 = hashlib.sha256(self.data).hexdigest()
-        if self.ahead is not None:
-            self.ahead.expect([case.id for case in self.cases])  # the items' usual order
+        self.runner.expect([case.id for case in self.cases])  # the items' usual order
 
     # -- running ----------------------------------------------------------------------
     def _child(self) -> ChildProcess:
@@ -254,81 +255,56 @@ class Grader:
                 )
         return None
 
-    def run_ahead(self) -> None:
-        """Load the submission now and run the cases in a background thread, in the
-        battery's order until ``plan`` names the order they will be asked in
-        (``grading.ahead``): the pytest items then only collect the results.  The grade
-        is the same as running each case when asked."""
-        if self.ahead is not None or self.results or self.decode_error is not None:
-            return
-        child = self._child()  # made here, so that close() can always stop it
-        self.started = time.monotonic()  # the budget counts from the load, as in run_case
-        self.ahead = RunAhead(child.ensure_loaded, self._run_ahead_case, self._undo_ahead)
+    @property
+    def results(self) -> dict[str, CaseResult]:
+        return self.runner.results
 
     def plan(self, order: Sequence[str]) -> None:
-        """The cases the caller will ask for, in the order it will ask."""
-        if self.ahead is not None:
-            self.ahead.plan([case_id for case_id in order if case_id in self.by_id])
-
-    def _undo_ahead(self) -> None:
-        """Back to where no case ran (the background thread guessed the order wrong): a
-        fresh child, whose load prints anew, and no timeouts counted."""
-        self.timeouts.clear()
-        self._begun.clear()
-        if self.child is not None:
-            self.child.restart()
-
-    def _run_ahead_case(self, case_id: str, following: str | None) -> CaseResult:
-        # self.by_id exists by now: the worker runs cases only after __post_init__.
-        return self._run_guarded(
-            self.by_id[case_id], self.by_id[following] if following is not None else None
-        )
-
-    def backstop_seconds(self) -> float:
-        """How long a wait for one case may last before it means the grader hangs: the
-        load and every call of the longest case at their limits, with a minute to spare
-        (the background thread may be loading the submission first)."""
-        longest = max((len(case.calls) for case in self.cases), default=1)
-        return self.limits.load_timeout_s + self.limits.call_timeout_s * longest + 60.0
-
-    def _stop_ahead(self, kill: bool) -> None:
-        ahead, self.ahead = self.ahead, None
-        if ahead is not None:
-            child = self.child
-            interrupt = child.stop if kill and child is not None else None
-            limits = self.limits
-            ahead.stop(interrupt, timeout=limits.load_timeout_s + limits.call_timeout_s + 10)
+        """The cases the caller will ask for, in the order it will ask (a background
+        grader's worker runs exactly those, ``grading.ahead``)."""
+        self.runner.plan([case_id for case_id in order if case_id in self.by_id])
 
     def run_case(self, case_id: str, following: str | None = None) -> CaseResult:
         """Run one case (once; later calls return the stored result).  A fault of the
         grader itself scores the case 0 as an error, never shows the case's data.
         ``following``: the case the caller will ask for next (see ``_run_guarded``)."""
-        if case_id in self.results:
-            return self.results[case_id]
-        case = self.by_id[case_id]
-        if self.ahead is not None:
-            try:
-                ahead = self.ahead.take(case_id, self.backstop_seconds())
-            except TimeoutError:
-                # A hang of the grader itself (the submission's limits are far below):
-                # stop the thread and its child; the remaining cases end at once.
-                self.notes.append(f"internal grader error: no result for case {case_id}")
-                self._stop_ahead(kill=True)
-                raise
-            if ahead is not None:
-                self.results[case_id] = ahead
-                return ahead
-            guessed = not self.ahead.planned
-            self._stop_ahead(kill=False)  # from here on this thread drives the child
-            if guessed:
-                self._undo_ahead()  # all it ran was a guess: start clean
-            else:
-                self._begun.clear()  # a call sent for a case not asked: its reply is skipped
+        return self.runner.result(case_id, following)
+
+    # -- the Judge that the CaseRunner drives (grading.ahead) ---------------------------
+    def warm_up(self) -> object:
+        return self._child().ensure_loaded()
+
+    def judge(self, case_id: str, following: str | None) -> CaseResult:
+        # self.by_id exists by now: the worker runs cases only after __post_init__.
         if self.started is None:
             self.started = time.monotonic()
-        result = self._run_guarded(case, self.by_id[following] if following else None)
-        self.results[case_id] = result
-        return result
+        return self._run_guarded(
+            self.by_id[case_id], self.by_id[following] if following is not None else None
+        )
+
+    def reset(self) -> None:
+        """Back to where no case ran (the worker guessed the order wrong): a fresh
+        child, whose load prints anew, and no timeouts counted."""
+        self.timeouts.clear()
+        self._begun.clear()
+        if self.child is not None:
+            self.child.restart()
+
+    def drop_begun(self) -> None:
+        self._begun.clear()  # a call sent for a case not asked: its reply is skipped
+
+    def interrupt(self) -> None:
+        child = self.child
+        if child is not None:
+            child.stop()
+
+    def backstop_seconds(self) -> float:
+        """How long one case may take before a wait for it means the grader hangs: the
+        load and every call of the longest case at their limits, with a minute to spare
+        (the worker may be loading the submission first)."""
+        cases = getattr(self, "cases", ())  # none yet while the battery is prepared
+        longest = max((len(case.calls) for case in cases), default=1)
+        return self.limits.load_timeout_s + self.limits.call_timeout_s * longest + 60.0
 
     def _fault(self, case: Case, exc: Exception) -> CaseResult:
         """A fault of the grader itself on ``case``: 0 points, the error type recorded."""
@@ -463,7 +439,7 @@ class Grader:
             self.close()
 
     def close(self) -> None:
-        self._stop_ahead(kill=True)
+        self.runner.stop(kill=True)
         if self.child is not None:
             self.child.close()
 
@@ -478,7 +454,8 @@ class Grader:
                 result = self._result(case, "not_run", NOT_REACHED)
             results.append(result)
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
-        notes = list(dict.fromkeys(self.notes + (self.child.notes if self.child else [])))
+        children = self.child.notes if self.child else []
+        notes = list(dict.fromkeys(self.notes + self.runner.notes + children))
         if self.child is not None:
             notes.append(f"the submission ran as {self.child.run_as}")
         return ScoreReport(
