@@ -20,7 +20,7 @@ from pytest_rlsys.grading.ahead import (
     StandbyPool,
 )
 from pytest_rlsys.grading.grader import Grader
-from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.outputs import scorejson
 from pytest_rlsys.outputs.registry import RenderOptions
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.rubric import Rubric
 from pytest_rlsys.grading.scoring import RenderOptions
 

@@ -35,7 +35,7 @@ class ResultSection:
 
 
 def grade_result(path: Path, rubric: Rubric) -> ResultSection:
-    from pytest_rlsys.resultfile.grading import grade_document, not_gradable
+    from pytest_rlsys.resultfile.grade import grade_document, not_gradable
     from pytest_rlsys.resultfile.loading import load_result_file
 
     # Read once: the digest and the grade come from the same bytes, and the
