@@ -163,6 +163,28 @@ class Option:
     # Commands only, for options outside grading; a grading setting's default is its
     # record's (Limits, RenderOptions), which an unset (None) value leaves in place.
     default: Any = None
+    # The field of the grading request this option sets, as (part, field): part
+    # "limits" (Limits) or "render" (RenderOptions).  Its default is that field's.
+    record: tuple[str, str] | None = None
+
+    @property
+    def default_text(self) -> str:
+        """The default, as the help shows it: the record's own where there is one."""
+        value = self.default
+        if self.record is not None:
+            # Imported here: both records are plain data, but the plugin reads this
+            # table in every pytest run and must not import the grading package then.
+            from pytest_rlsys.grading.outcomes import Limits
+            from pytest_rlsys.grading.scoring import RenderOptions
+
+            part, name = self.record
+            value = getattr(Limits() if part == "limits" else RenderOptions(), name)
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    @property
+    def help_text(self) -> str:
+        """The help, its ``{default}`` filled in from the record or ``default``."""
+        return self.help.format(default=self.default_text) if "{" in self.help else self.help
 
     @property
     def pytest_flag(self) -> str:
@@ -238,23 +260,25 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "junit_family",
         "xunit2|xunit1",
-        "Layout of the JUnit file: xunit2 (default; "
-        "valid against pytest's JUnit schema, points as suite properties) or xunit1 "
-        "(legacy: per-case properties), as pytest's junit_family.",
+        "Layout of the JUnit file: xunit2 (valid against pytest's JUnit schema, points "
+        "as suite properties) or xunit1 (legacy: per-case properties), as pytest's "
+        "junit_family (default {default}).",
         parse_junit_family,
         pytest=True,
         ini=True,
         commands=GRADE,
+        record=("render", "junit_family"),
     ),
     Option(
         "hidden_visibility",
         "VISIBILITY",
-        "Gradescope visibility of the hidden cases: "
-        "visible (default), after_due_date, after_published or hidden.",
+        "Gradescope visibility of the hidden cases: visible, after_due_date, "
+        "after_published or hidden (default {default}).",
         parse_hidden_visibility,
         pytest=True,
         ini=True,
         commands=GRADE,
+        record=("render", "hidden_visibility"),
     ),
     # settings of the grading run
     Option(
@@ -288,48 +312,54 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "timeout",
         "SECONDS",
-        "Wall-clock seconds allowed for one call into the submission (default 5).",
+        "Wall-clock seconds allowed for one call into the submission (default {default}).",
         _positive_float,
         pytest=True,
         ini=True,
         commands=BOTH,
+        record=("limits", "call_timeout_s"),
     ),
     Option(
         "budget",
         "SECONDS",
-        "Wall-clock seconds for the whole submission; cases after it are not run (default 45).",
+        "Wall-clock seconds for the whole submission; cases after it are not run "
+        "(default {default}).",
         _positive_float,
         pytest=True,
         ini=True,
         commands=BOTH,
+        record=("limits", "budget_s"),
     ),
     Option(
         "memory_mb",
         "MIB",
-        "Address-space limit of the submission's process in MiB (default 1024).",
+        "Address-space limit of the submission's process in MiB (default {default}).",
         _positive_int,
         pytest=True,
         ini=True,
         commands=BOTH,
+        record=("limits", "address_space_mb"),
     ),
     Option(
         "cpu_seconds",
         "SECONDS",
-        "CPU-time limit of the submission's process in seconds (default 60).",
+        "CPU-time limit of the submission's process in seconds (default {default}).",
         _positive_int,
         pytest=True,
         ini=True,
         commands=BOTH,
+        record=("limits", "cpu_seconds"),
     ),
     Option(
         "child_user",
         "USER",
-        "When grading as root, run the submission as: auto "
-        "(default: a fresh unused uid for each child), a user name, or none (keep root).",
+        "When grading as root, run the submission as: auto (a fresh unused uid for each "
+        "child), a user name, or none (keep root); default {default}.",
         _child_user,
         pytest=True,
         ini=True,
         commands=BOTH,
+        record=("limits", "child_user"),
     ),
     # rlsys batch only
     Option(
@@ -389,7 +419,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "group",
         "release|retain",
-        "Which group of the result file to read (default release).",
+        "Which group of the result file to read (default {default}).",
         _group,
         commands=("ledger",),
         default="release",
@@ -403,8 +433,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 
-# The settings that shape the child's limits, in the order limits_from reads them.
-LIMIT_SETTINGS = ("timeout", "budget", "memory_mb", "cpu_seconds", "child_user")
+# The settings that shape the child's limits.
+LIMIT_SETTINGS = tuple(o.name for o in OPTIONS if o.record and o.record[0] == "limits")
 
 
 def by_name(name: str) -> Option:
@@ -442,13 +472,15 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     for option in for_command(command):
         flags = [option.cli_flag] + ([option.short] if option.short else [])
         if option.metavar is None:
-            parser.add_argument(*flags, dest=option.name, action="store_true", help=option.help)
+            parser.add_argument(
+                *flags, dest=option.name, action="store_true", help=option.help_text
+            )
             continue
         kwargs: dict[str, Any] = {
             "dest": option.name,
             "metavar": option.metavar,
             "default": option.default,
-            "help": option.help,
+            "help": option.help_text,
         }
         if option.parse is not None:
             kwargs["type"] = _argparse_type(option)
@@ -477,17 +509,17 @@ def resolve(name: str, cli_value: Any, ini_value: Any = None, flag: str | None =
 
 
 def limits_from(values: Mapping[str, Any]) -> Limits:
+    """The child's limits: each option the user set (not None), else Limits' default."""
     from pytest_rlsys.grading.outcomes import Limits
 
-    base = Limits()
-    user = values.get("child_user")
-    return Limits(
-        call_timeout_s=values.get("timeout") or base.call_timeout_s,
-        budget_s=values.get("budget") or base.budget_s,
-        address_space_mb=values.get("memory_mb") or base.address_space_mb,
-        cpu_seconds=values.get("cpu_seconds") or base.cpu_seconds,
-        child_user=base.child_user if user is None else (None if user == "none" else user),
-    )
+    given: dict[str, Any] = {
+        o.record[1]: values[o.name]
+        for o in OPTIONS
+        if o.record and o.record[0] == "limits" and values.get(o.name) is not None
+    }
+    if given.get("child_user") == "none":
+        given["child_user"] = None  # keep root
+    return Limits(**given)
 
 
 # -- the grading request ---------------------------------------------------------------------

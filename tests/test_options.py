@@ -119,6 +119,24 @@ def test_every_option_is_declared_once() -> None:
         assert option.help.strip()
 
 
+def test_help_texts_take_their_defaults_from_the_records() -> None:
+    from pytest_rlsys.grading.outcomes import Limits
+    from pytest_rlsys.grading.scoring import RenderOptions
+
+    records = {"limits": Limits(), "render": RenderOptions()}
+    for option in settings.OPTIONS:
+        # A default written as a literal would drift from the one the grader uses.
+        assert not re.search(r"default:? \d", option.help), option.name
+        if option.record is not None:
+            part, field = option.record
+            value = getattr(records[part], field)
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            assert f"default {shown}" in option.help_text, option.name
+    limits = settings.limits_from({"timeout": 2.5, "child_user": "none"})
+    assert (limits.call_timeout_s, limits.child_user) == (2.5, None)
+    assert settings.limits_from({}) == Limits()
+
+
 @pytest.mark.parametrize(
     ("argv", "flag", "other"),
     [

@@ -33,10 +33,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             dest=f"rlsys_{option.name}",
             metavar=option.metavar,
             default=None,
-            help=option.help,
+            help=option.help_text,
         )
         if option.ini_key:
-            parser.addini(option.ini_key, option.help, type="string", default="")
+            parser.addini(option.ini_key, option.help_text, type="string", default="")
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
