@@ -96,6 +96,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = _whole(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError("must be a whole number, 0 or more")
+    return value
+
+
 def _seed(text: str) -> int:
     try:
         value = _whole(text)
@@ -163,22 +173,15 @@ class Option:
     # Commands only, for options outside grading; a grading setting's default is its
     # record's (Limits, RenderOptions), which an unset (None) value leaves in place.
     default: Any = None
-    # The field of the grading request this option sets, as (part, field): part
-    # "limits" (Limits) or "render" (RenderOptions).  Its default is that field's.
+    # The record field this option sets, as (part, field): part "limits" (Limits),
+    # "render" (RenderOptions), "rubric" (Rubric) or "result_file" (the result-file
+    # reader's size limit, in MiB).  Its default is that field's.
     record: tuple[str, str] | None = None
 
     @property
     def default_text(self) -> str:
         """The default, as the help shows it: the record's own where there is one."""
-        value = self.default
-        if self.record is not None:
-            # Imported here: both records are plain data, but the plugin reads this
-            # table in every pytest run and must not import the grading package then.
-            from pytest_rlsys.grading.outcomes import Limits
-            from pytest_rlsys.grading.scoring import RenderOptions
-
-            part, name = self.record
-            value = getattr(Limits() if part == "limits" else RenderOptions(), name)
+        value = self.default if self.record is None else _record_default(*self.record)
         return f"{value:g}" if isinstance(value, float) else str(value)
 
     @property
@@ -197,6 +200,21 @@ class Option:
     @property
     def ini_key(self) -> str | None:
         return f"rlsys_{self.name}" if self.ini else None
+
+
+def _record_default(part: str, name: str) -> Any:
+    # Imported here: the records are plain data, but the plugin reads this table in
+    # every pytest run and must not import the grading package then.
+    if part == "result_file":
+        from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES
+
+        return DEFAULT_MAX_BYTES // (1024 * 1024)
+    from pytest_rlsys.grading.outcomes import Limits
+    from pytest_rlsys.grading.rubric import Rubric
+    from pytest_rlsys.grading.scoring import RenderOptions
+
+    record = {"limits": Limits, "render": RenderOptions, "rubric": Rubric}[part]()
+    return getattr(record, name)
 
 
 _PLATFORM = "Also write {} to this path."
@@ -402,13 +420,9 @@ OPTIONS: tuple[Option, ...] = (
     # rlsys grade only
     Option("verbose", None, "Detail for every case, as pytest -v.", commands=GRADE, short="-v"),
     # the other commands (a name may recur when the commands differ)
-    Option(
-        "force",
-        None,
-        "Overwrite an existing file (template) or write into a folder that is not empty (kit).",
-        commands=("template", "kit"),
-    ),
-    Option("json", None, "Print the report as JSON.", commands=("ledger",)),
+    Option("force", None, "Overwrite the file if it exists.", commands=("template",)),
+    Option("force", None, "Write into DIR even if it is not empty.", commands=("kit",)),
+    Option("json", None, "Print JSON instead of text.", commands=("ledger", "validate", "result")),
     Option(
         "result",
         "FILE",
@@ -430,6 +444,39 @@ OPTIONS: tuple[Option, ...] = (
         "Bundle this pytest-rlsys wheel instead of installing the pinned "
         "version from the package index.",
         commands=("kit",),
+    ),
+    # rlsys validate / result
+    Option(
+        "max_errors",
+        "N",
+        "Show at most N errors per file in text output (0: all; default {default}).",
+        _count,
+        commands=("validate",),
+        default=100,
+    ),
+    Option(
+        "max_mib",
+        "MIB",
+        "Refuse result files larger than this many MiB (default {default}).",
+        _positive_float,
+        commands=("validate", "result"),
+        record=("result_file", "max_mib"),
+    ),
+    Option(
+        "points",
+        "N",
+        "Points per check (default {default}; 8 checks).",
+        _positive_float,
+        commands=("result",),
+        record=("rubric", "per_check"),
+    ),
+    Option(
+        "artefacts",
+        "DIR",
+        "The run's raw artefacts: re-hash the adapters in DIR/<group>/adapters/ "
+        "(initial/ and updated/, adapter_model.safetensors) and compare the file's "
+        "samples with DIR/<group>/samples.jsonl.",
+        commands=("result",),
     ),
 )
 

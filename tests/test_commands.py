@@ -217,3 +217,34 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
         assert len(messages) == 1 and messages.pop().endswith(row["message"]), name
     err = capsys.readouterr().err
     assert "dave.py: no such file" in err and "--rlsys-submission" not in err
+
+
+def test_help_and_errors_are_the_commands_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--help"]) == 0
+    top = capsys.readouterr().out
+    closure = next(line for line in top.splitlines() if line.strip().startswith("closure"))
+    # Every closure subcommand the runner has is named (from its own parser).
+    from rlsys_closure.cli import build_parser as closure_parser
+
+    sub = next(a for a in closure_parser()._actions if hasattr(a, "choices") and a.choices)
+    assert set(sub.choices) <= set(closure.replace("|", " ").split())
+    assert all(len(line) <= 80 for line in top.splitlines()), top
+    assert main(["batch", "--help"]) == 0
+    assert "one subfolder per" in " ".join(capsys.readouterr().out.split())
+    helps = {}
+    for command in ("template", "kit"):
+        assert main([command, "--help"]) == 0
+        text = " ".join(capsys.readouterr().out.split())
+        helps[command] = text[text.index("--force") :].split("--", 2)[1]
+    assert helps["template"] != helps["kit"]
+    # rlsys grade names its own argument, not the pytest option it runs on.
+    assert main(["grade", str(tmp_path / "nosuch.py")]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("rlsys grade: error:") and "nosuch.py: no such file" in err
+    assert "--rlsys-" not in err
+    target = tmp_path / "kit"
+    assert main(["kit", "gradescope", str(target), "--wheel", "nosuch.whl"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "argument --wheel: nosuch.whl: no such file" in err and not target.exists()

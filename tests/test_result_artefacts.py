@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rlsys.cli.validate import grade_main
+from pytest_rlsys.cli import main as rlsys
 from pytest_rlsys.resources import schema_dir
 from pytest_rlsys.resultfile import checks as cc
 from pytest_rlsys.resultfile.artefacts import (
@@ -209,11 +209,9 @@ def test_the_cli_gates_on_artefacts(tmp_path: Path, capsys: pytest.CaptureFixtur
     doc = make_run(tmp_path / "art")
     path = tmp_path / "run.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    assert grade_main([str(path), "--artefacts", str(tmp_path / "art")]) == 0
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path / "art")]) == 0
     write_adapter(tmp_path / "art" / "release" / "adapters" / "initial", 5)
-    assert grade_main([str(path), "--artefacts", str(tmp_path / "art")]) == 1
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path / "art")]) == 1
     capsys.readouterr()
-    with pytest.raises(SystemExit) as info:
-        grade_main([str(path), "--artefacts", str(tmp_path / "nowhere")])
-    assert info.value.code == 2
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path / "nowhere")]) == 2
     assert "not a folder" in capsys.readouterr().err

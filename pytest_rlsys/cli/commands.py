@@ -363,8 +363,12 @@ def kit(args: argparse.Namespace) -> ExitCode:
         raise UsageError(f"{target} exists and is not a folder", prog)
     if target.is_dir() and any(target.iterdir()) and not args.force:
         raise UsageError(f"{target} is not empty; pass --force to write into it", prog)
+    wheel = Path(args.wheel) if args.wheel else None
+    if wheel is not None and not wheel.is_file():
+        problem = "is a directory" if wheel.is_dir() else "no such file"
+        raise UsageError(f"argument --wheel: {wheel}: {problem}", prog)
     try:
-        written = write_kit(args.platform, target, Path(args.wheel) if args.wheel else None)
+        written = write_kit(args.platform, target, wheel)
     except KitError as exc:
         raise CommandError(str(exc), prog) from None
     for path in written:
