@@ -253,6 +253,7 @@ def test_bad_rubric_is_a_usage_error_naming_file_and_key(
     assert fragment in result.stderr.str() and "rubric.toml" in result.stderr.str()
 
 
+@pytest.mark.slow  # two full grading runs in subprocesses
 def test_same_seed_gives_the_same_report(pytester: pytest.Pytester, reference_source: str) -> None:
     buggy = reference_source.replace("if margin < 0)", "if margin <= 0)")
     _grade(pytester, buggy)
