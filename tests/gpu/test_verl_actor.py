@@ -307,7 +307,9 @@ def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
         model_path=model_dirs["model"],
         n_prompts=4,
         max_new_tokens=4,
-        sample_interval_s=0.5,
+        # smoke.sh's interval: the sampler process must keep it through the
+        # driver's imports (verl, the worker, the engine) and Ray's start.
+        sample_interval_s=0.1,
         seed=3,
     )
     rc = runner.run(opts, steps, sys.stdout)
@@ -341,6 +343,7 @@ def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
         "score_after_update",
     ]
     for rec in (rel, ret):
+        assert rec["periodic_sampler"] == "process", rec["sampler_errors"]
         assert rec["streamed_lora"]["initial_sync"]["sha256"] == rec["initial_lora_sha256"]
         assert rec["streamed_lora"]["sync"]["sha256"] == rec["updated_lora_sha256"]
         assert rec["rollout_after_update_global_steps"] == [1]
