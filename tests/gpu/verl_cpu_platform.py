@@ -23,10 +23,9 @@ from types import ModuleType
 from typing import Any
 
 import torch
+from cpu_nvml import CpuNvml
 from verl.plugin.platform.platform_base import PlatformBase
 from verl.plugin.platform.platform_manager import PlatformRegistry
-
-from cpu_nvml import CpuNvml
 
 __all__ = ["CpuDeviceId", "CpuNvml", "PlatformCPU"]
 
@@ -166,5 +165,3 @@ class _CpuDeviceModule:
         if name == "device_count":
             return lambda: 1
         raise AttributeError(name)
-
-
