@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -286,7 +287,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         phase_timeout_s=args.phase_timeout,
         extra_overrides=tuple(args.override),
     )
-    return run(opts)
+    # smoke.sh's timeout(1) and schedulers stop with SIGTERM: make it unwind like
+    # Ctrl-C, so the groups (in sessions of their own) are killed, not orphaned.
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return run(opts)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def cmd_summary(args: argparse.Namespace) -> int:

@@ -145,6 +145,14 @@ def run_group_process(
         )
         try:
             rc = proc.wait(timeout=timeout_s)
+        except KeyboardInterrupt:
+            # Ctrl-C, or SIGTERM from smoke.sh's timeout (cli makes it one): the
+            # group's processes live in a session of their own and would survive us.
+            log.write("\nrunner: interrupted; killing the group's processes\n")
+            log.flush()
+            terminate([proc.pid, *descendants(proc.pid)], kill_grace_s)
+            sweep_marked(token, kill_grace_s)
+            raise
         except subprocess.TimeoutExpired:
             log.write(
                 f"\nrunner: group timed out after {timeout_s:g} s (--group-timeout); "
@@ -396,7 +404,13 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         record_path.unlink(missing_ok=True)
         _say(out, f"run: group {group} (free_cache_engine={flag}) -> log {opts.log_path(group)}")
         t0 = time.monotonic()
-        rc = steps.run_group(spec_path, record_path, opts.log_path(group), opts.group_timeout_s)
+        interrupted = False
+        try:
+            rc = steps.run_group(spec_path, record_path, opts.log_path(group), opts.group_timeout_s)
+        except KeyboardInterrupt:
+            # The group's processes are gone (run_group_process kills them); what was
+            # recorded still becomes an honest failed file.
+            interrupted, rc = True, 130
         try:
             loaded = json.loads(record_path.read_text(encoding="utf-8"))
             records[group] = loaded if isinstance(loaded, dict) else None
@@ -405,6 +419,17 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         if records[group] is not None:
             records[group]["gpu_memory_at_start"] = memory  # type: ignore[index]
         _say(out, f"run: group {group} exit {rc} after {time.monotonic() - t0:.1f} s")
+        if interrupted:
+            note = stuck_step(record_path)
+            failure = {
+                "group": group,
+                "phase": note.get("phase") or "init",
+                "type": "Interrupted",
+                "message": f"the run was interrupted (SIGINT/SIGTERM) while group {group} was "
+                f"in {note.get('step') or 'start'!r}; its processes were killed",
+            }
+            _say(out, f"run: {failure['message']}")
+            break
         if rc != 0:
             rec = records[group] or {}
             if (
