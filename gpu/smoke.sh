@@ -104,7 +104,7 @@ for group in ("release", "retain"):
               "the driver check is not evidence on this host")
     streamed = rec.get("streamed_lora", {})
     if streamed.get("sync", {}).get("sha256") != rec.get("updated_lora_sha256"):
-        problems.append(f"{group}: streamed LoRA is not the updated adapter")
+        problems.append(f"{group}: the LoRA handed to verl's sender is not the updated adapter")
     if rec.get("rollout_after_update_global_steps") != [1]:
         problems.append(f"{group}: global_steps after update {rec.get('rollout_after_update_global_steps')}")
     g = doc["groups"][group]
@@ -118,7 +118,7 @@ for p in problems:
     print("   ", p)
 sys.exit(1 if problems else 0)
 EOF
-pass evidence "no driver on the GPU (unless warned above); streamed = updated; global_steps 1; artefacts hash as recorded"
+pass evidence "no driver on the GPU (unless warned above); handed to the sender = updated; global_steps 1; artefacts hash as recorded"
 
 # 6. Nothing remains after the pair (an orphaned vLLM EngineCore would show here).
 sleep 5

@@ -34,6 +34,7 @@ from typing import Any
 
 from rlsys_closure.config import optional_module
 from rlsys_closure.deadline import Watchdog, interrupt_main_thread
+from rlsys_closure.determinism import DETERMINISM_ENV
 from rlsys_closure.events import EventRecorder
 from rlsys_closure.preflight import installed_versions
 from rlsys_closure.sampler import (
@@ -147,6 +148,13 @@ def runtime_env_without_cuda(cfg: Any) -> dict[str, Any]:
     return env
 
 
+def closure_runtime_env(cfg: Any) -> dict[str, Any]:
+    """verl's runtime env (without a device query) plus the determinism settings."""
+    env = runtime_env_without_cuda(cfg)
+    env.setdefault("env_vars", {}).update(DETERMINISM_ENV)
+    return env
+
+
 class GroupDriver:
     """One group: verl's worker, rollout servers and checkpoint manager, then one cycle.
 
@@ -223,7 +231,7 @@ class GroupDriver:
 
     def ray_init(self, cfg: Any) -> None:
         ray = optional_module("ray")
-        ray.init(runtime_env=runtime_env_without_cuda(cfg), include_dashboard=False)
+        ray.init(runtime_env=closure_runtime_env(cfg), include_dashboard=False)
 
     # -- deadlines ------------------------------------------------------------------
     def _deadline_hook(self, phase: str, edge: str) -> None:
@@ -312,6 +320,8 @@ class GroupDriver:
                 d["events"].extend(drained.get("events", []))
                 d["samples"].extend(drained.get("samples", []))
                 d["actor_memory"].update(drained.get("actor_memory", {}))
+                if drained.get("determinism") is not None:
+                    d["actor_determinism"] = drained["determinism"]
             except Exception as exc:
                 self.drain_errors.append(f"drain: {type(exc).__name__}: {exc}")
         d["events"].extend(e.as_dict() for e in self.recorder.events)
@@ -482,7 +492,19 @@ class GroupDriver:
         self.current_phase = None
 
     def _check_streamed(self, label: str, expected: str) -> None:
-        """The rollout received exactly the adapter the actor holds."""
+        """verl's sender was handed exactly the adapter the actor holds.
+
+        What this proves, precisely: the probe on the actor's
+        ``rollout.update_weights`` hashed the ``(name, tensor)`` stream verl passed
+        to it during this sync (what verl's ``BucketedWeightSender`` then sends to
+        vLLM), and that hash equals the actor's own LoRA hash. It does NOT prove
+        that vLLM loaded those tensors or serves them: nothing is read back from
+        vLLM. What the run shows on the vLLM side is only that every
+        ``rollout_after_update`` response carries ``global_steps == 1``, which verl
+        sets after ``update_weights_from_ipc`` returned (``vllm_rollout.py:243-250``)
+        -- the load did not raise. The initial adapter's ``lora_B`` is zero, so the
+        rollout before the update cannot tell which adapter is served either.
+        """
         streamed = _first(self.wg.closure_streamed_lora(label))
         self.record.data.setdefault("streamed_lora", {})[label] = streamed
         sha = streamed.get("sha256") if isinstance(streamed, dict) else None
@@ -494,8 +516,8 @@ class GroupDriver:
         if sha != expected:
             self.current_phase = label
             raise RuntimeError(
-                f"{label}: the rollout received LoRA {sha} but the actor holds {expected}"
-                + ("" if streamed else " (no adapter update was streamed)")
+                f"{label}: verl's weight sender was handed LoRA {sha} but the actor holds "
+                f"{expected}" + ("" if streamed else " (no adapter update was streamed)")
             )
 
 

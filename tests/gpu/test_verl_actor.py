@@ -344,6 +344,7 @@ def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
     ]
     for rec in (rel, ret):
         assert rec["periodic_sampler"] == "process", rec["sampler_errors"]
+        assert rec["actor_determinism"]["enable_math_sdp"] is True
         assert rec["streamed_lora"]["initial_sync"]["sha256"] == rec["initial_lora_sha256"]
         assert rec["streamed_lora"]["sync"]["sha256"] == rec["updated_lora_sha256"]
         assert rec["rollout_after_update_global_steps"] == [1]

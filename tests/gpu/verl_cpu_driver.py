@@ -61,7 +61,7 @@ class CpuGroupDriver(driver.GroupDriver):
         """
         import ray
 
-        env = driver.runtime_env_without_cuda(cfg)
+        env = driver.closure_runtime_env(cfg)
         env.setdefault("env_vars", {}).update(
             {
                 k: os.environ[k]
