@@ -329,6 +329,7 @@ class GroupDriver:
         d["events"].sort(key=lambda e: e["t_s"])
         d["init_steps"] = _init_steps(self.recorder.init_events)
         d["samples"] = _merge_samples(d["samples"], [s.as_dict() for s in self.sampler.snapshot()])
+        d["periodic_sampler_priority"] = self.sampler.child_priority
         # Both sources, in order: a drain error never hides the sampler's own.
         d["sampler_errors"] = [*self.sampler.errors, *self.drain_errors]
         self.record.flush()

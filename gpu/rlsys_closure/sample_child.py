@@ -16,8 +16,9 @@ Protocol (kept tiny so the parent needs no reader thread):
 * every reading is one JSON line appended to ``--out`` and flushed:
   ``{"t_s": ..., "gpu_used_mb": ..., "host_used_mb": ...}``; a failed reading is
   ``{"error": "..."}`` (at most 100 of them);
-* the first line is written before anything else happens, so the parent
-  knows the series has started (its *ready* signal);
+* the first reading is written before anything else happens, so the parent
+  knows the series has started (its *ready* signal); one line before it,
+  ``{"priority": ...}``, says what scheduling priority the process got;
 * readings follow an absolute schedule ``t0 + k * interval``; a tick that was
   missed (the machine did not schedule this process) is skipped, never
   bunched, so the spacing stays the interval;
@@ -56,6 +57,27 @@ def resolve_nvml(spec: str) -> Any:
     return getattr(importlib.import_module(module), attr)()
 
 
+def raise_priority() -> str:
+    """Ask the OS to run this process first when it wakes (what it gets, as text).
+
+    Its work is a few microseconds per interval, so a real-time (round-robin,
+    lowest RT priority) or high nice priority costs the machine nothing, and a
+    loaded host (a CI box, Ray starting actors) cannot starve the series. A
+    container without CAP_SYS_NICE refuses both; the series then runs at the
+    ordinary priority, and the file says so.
+    """
+    try:
+        os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
+        return "SCHED_RR 1"
+    except (AttributeError, OSError):
+        pass
+    try:
+        os.nice(-10)
+        return "nice -10"
+    except OSError:
+        return "normal"
+
+
 def _write(out: Any, obj: dict[str, Any]) -> None:
     out.write(json.dumps(obj, allow_nan=False) + "\n")
     out.flush()
@@ -77,6 +99,7 @@ def run(interval_s: float, device_index: int, nvml_spec: str, out_path: str) -> 
             # The parent sees this as the first line and falls back (and says so).
             _write(out, {"fatal": f"{type(exc).__name__}: {exc}"})
             return 3
+        _write(out, {"priority": raise_priority()})
         reported = 0
         next_t = time.monotonic()
         try:

@@ -205,6 +205,7 @@ class MemorySampler:
         self._child_stderr: IO[bytes] | None = None
         # Where the periodic series actually came from: "thread" or "process".
         self.periodic_source: str | None = None
+        self.child_priority: str | None = None
 
     # -- lifecycle -----------------------------------------------------------
     def open(self) -> None:
@@ -333,6 +334,8 @@ class MemorySampler:
                         "periodic",
                     )
                 )
+            elif "priority" in line:
+                self.child_priority = str(line["priority"])
             elif "error" in line:
                 msg = f"sampler process: {line['error']}"
                 if msg not in self.errors:
