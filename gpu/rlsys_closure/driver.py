@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rlsys_closure.config import optional_module
-from rlsys_closure.deadline import Watchdog, interrupt_main_thread
+from rlsys_closure.deadline import MARKER_ENV, Watchdog, interrupt_main_thread
 from rlsys_closure.determinism import DETERMINISM_ENV
 from rlsys_closure.events import EventRecorder
 from rlsys_closure.preflight import installed_versions
@@ -149,9 +149,15 @@ def runtime_env_without_cuda(cfg: Any) -> dict[str, Any]:
 
 
 def closure_runtime_env(cfg: Any) -> dict[str, Any]:
-    """verl's runtime env (without a device query) plus the determinism settings."""
+    """verl's runtime env (without a device query) plus the determinism settings,
+    and the group's marker: every Ray worker of the group's job, and everything it
+    starts (the vLLM engine's children), carries it, even on a Ray cluster the
+    group did not start, so the runner's sweep finds them all."""
     env = runtime_env_without_cuda(cfg)
-    env.setdefault("env_vars", {}).update(DETERMINISM_ENV)
+    env_vars = env.setdefault("env_vars", {})
+    env_vars.update(DETERMINISM_ENV)
+    if MARKER_ENV in os.environ:
+        env_vars[MARKER_ENV] = os.environ[MARKER_ENV]
     return env
 
 

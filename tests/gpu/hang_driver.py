@@ -7,6 +7,8 @@ the spec's ``fake_mode``:
 * ``sync_never_connects``: inside ``initial_sync`` the driver waits on a socket
   no peer ever connects to, as verl's weight sender waits on its ZMQ socket
   when the vLLM-side receiver failed before connecting;
+* ``verl_sender_no_receiver``: the same with verl's own ``BucketedWeightSender``
+  (tox -e verl-actor only);
 * ``ignores_interrupt``: the same wait in a library that swallows SIGINT, so
   only the watchdog's hard stop can end it;
 * ``orphan_then_complete``: starts a non-daemon grandchild in its own session
@@ -45,6 +47,33 @@ def _wait_for_a_peer_that_never_comes() -> None:
         s.accept()
 
 
+def _verl_sender_without_receiver(record_path: Path) -> None:
+    """verl 0.9.1's own sender (its shm path, as on a host without CUDA IPC), whose
+    receiver -- vLLM's worker -- failed before connecting: it waits on ZMQ for good."""
+    import asyncio
+    import importlib.util
+    import os
+
+    import torch
+    import verl
+
+    # Loaded by file: the vllm_rollout package's __init__ imports vLLM.
+    path = os.path.join(
+        os.path.dirname(verl.__file__),
+        "workers/rollout/vllm_rollout/bucketed_weight_transfer.py",
+    )
+    spec = importlib.util.spec_from_file_location("verl_bucketed_weight_transfer", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sender = module.BucketedWeightSender(
+        zmq_handle=f"ipc://{record_path.with_suffix('.sock')}", bucket_size_mb=1, use_shm=True
+    )
+    weights = [("a.lora_A.weight", torch.ones(4, 4)), ("a.lora_B.weight", torch.zeros(4, 4))]
+    print("hang_driver: verl sender blocked, waiting for a receiver", flush=True)
+    asyncio.run(sender.async_send_weights(iter(weights)))
+
+
 class HangDriver(driver.GroupDriver):
     def __init__(self, spec: dict[str, Any], record: driver.GroupRecord) -> None:
         super().__init__(spec, record, nvml=None)
@@ -68,6 +97,8 @@ class HangDriver(driver.GroupDriver):
         with self.phase("initial_sync"):
             if mode == "sync_never_connects":
                 _wait_for_a_peer_that_never_comes()
+            elif mode == "verl_sender_no_receiver":
+                _verl_sender_without_receiver(self.record.path)
             else:
                 while True:
                     time.sleep(0.5)

@@ -70,6 +70,7 @@ class CpuGroupDriver(driver.GroupDriver):
                     "VERL_PLATFORM",
                     "VERL_ENGINE_DEVICE",
                     "PYTHONPATH",
+                    "RLSYS_TEST_ORPHAN_DIR",
                 )
                 if k in os.environ
             }
