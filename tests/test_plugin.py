@@ -462,7 +462,7 @@ def test_a_todos_hidden_cases_are_one_item_that_names_only_categories(
         [
             "*battery.rlsys::todo1.hidden FAILED*",
             "* of 36 hidden cases failed",
-            "[[]TODO 1[]] *: $.unstable_stages: wrong value*",
+            "[[]TODO 1[]] *: wrong value at $.unstable_stages*",
             "*(hidden case: only its category is shown)",
         ]
     )

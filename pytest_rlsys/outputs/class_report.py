@@ -27,9 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys import __version__
-from pytest_rlsys.grading.battery.checks import outcome_problem
-from pytest_rlsys.grading.outcomes import CallOutcome
-from pytest_rlsys.messages import TODO_OF
+from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
 from pytest_rlsys.outputs.reports import write_atomic
 
 __all__ = [
@@ -48,17 +46,6 @@ BIN_LABELS: tuple[str, ...] = tuple(f"{10 * i}–{10 * i + 10}" for i in range(1
 TOP_CATEGORIES = 15
 SLOWEST = 10
 MESSAGE_LIMIT = 300
-
-
-def _load_prefixes() -> tuple[str, ...]:
-    # The wording of "could not be loaded" lives in messages.py; take it from
-    # there (both languages) rather than copying it.
-    status, msg = outcome_problem(CallOutcome("load_failed", message="\x00"), "todo1")
-    del status
-    return tuple(text.split("\x00", 1)[0] for text in (msg.en, msg.zh))
-
-
-LOAD_PREFIXES = _load_prefixes()
 
 
 @dataclass
@@ -131,11 +118,9 @@ def _short(text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 def _load_failure(report: Mapping[str, Any]) -> str | None:
-    for test in report.get("tests", []):
-        message = str(test.get("message", ""))
-        if message.startswith(LOAD_PREFIXES):
-            return message
-    return None
+    """Why the submission did not load: the score document's ``load_error`` field."""
+    error = report.get("load_error")
+    return error if isinstance(error, str) else None
 
 
 def _score_text(row: Mapping[str, Any]) -> str:
@@ -165,7 +150,8 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
             continue
         load = _load_failure(rep)
         if load is not None:
-            problems.append(Problem(name, "did not load", _short(load)))
+            wording = LOAD_FAILED.get(str(rep.get("reproducibility", {}).get("lang", "en")))
+            problems.append(Problem(name, "did not load", _short(wording.format(error=load))))
             continue
         loaded.append((name, rep))
         tests = rep.get("tests", [])
