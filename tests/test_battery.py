@@ -132,6 +132,125 @@ DEFECTS = [
 ]
 
 
+# Round 3: one per class of misreading that round 2 missed (issue 23); each must be
+# caught, in its own TODO only.
+DEFECTS += [
+    (
+        "tie_tolerance_1e-4",
+        "todo1",
+        "if math.isclose(rate, capacity, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)",
+        "if math.isclose(rate, capacity, rel_tol=1e-4)",
+    ),
+    (
+        "tie_tolerance_1e-6",
+        "todo1",
+        "if math.isclose(rate, capacity, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)",
+        "if abs(rate - capacity) <= 1e-6 * capacity",
+    ),
+    (
+        "critical_tolerance_1e-6",
+        "todo2",
+        "if value == critical)",
+        "if math.isclose(value, critical, rel_tol=1e-6))",
+    ),
+    (
+        "threshold_tolerance_1e-5",
+        "todo3",
+        "if float(value) > budget)",
+        "if float(value) > budget * (1 + 1e-5))",
+    ),
+    (
+        "memory_limit_tolerance",
+        "todo3",
+        "or float(used) > float(memory_limits[pool])",
+        "or float(used) > float(memory_limits[pool]) * (1 + 1e-5)",
+    ),
+    (
+        "rates_to_float_in_place",
+        "todo1",
+        "    if not stage_rates:\n",
+        "    for name in stage_rates:\n"
+        "        stage_rates[name] = float(stage_rates[name])  # type: ignore[index]\n"
+        "    if not stage_rates:\n",
+    ),
+    (
+        "memory_to_float_in_place",
+        "todo3",
+        '    budget = _non_negative(max_exposed_s_per_s, "max_exposed_s_per_s")\n',
+        '    budget = _non_negative(max_exposed_s_per_s, "max_exposed_s_per_s")\n'
+        "    for pool in memory_by_pool:\n"
+        "        memory_by_pool[pool] = float(memory_by_pool[pool])  # type: ignore[index]\n",
+    ),
+    (
+        "rounded_effective_rates",
+        "todo1",
+        "effective = {name: rates[name] / multipliers[name] for name in stage_rates}",
+        "effective = {name: round(rates[name] / multipliers[name], 3) for name in stage_rates}",
+    ),
+    (
+        "rounded_exposure",
+        "todo2",
+        "exposed = transfer * (1.0 - overlap)",
+        "exposed = round(transfer * (1.0 - overlap), 4)",
+    ),
+    (
+        "rows_documented_fields_only",
+        "todo2",
+        "                **edge,\n",
+        "                **{k: v for k, v in edge.items() if k in ("
+        '"source", "target", "bytes_per_item", "items_per_work_unit", '
+        '"work_units_per_second", "bandwidth_bytes_per_s", "overlap_fraction", '
+        '"fabric_id")},\n',
+    ),
+    (
+        "rows_numbers_as_float",
+        "todo2",
+        "                **edge,\n",
+        "                **{k: float(v) if type(v) is int else v for k, v in edge.items()},\n",
+    ),
+    (
+        "same_pool_edges_unvalidated",
+        "todo2",
+        'bandwidth = _positive(edge["bandwidth_bytes_per_s"], f"{where} bandwidth_bytes_per_s")',
+        'bandwidth = _positive(edge["bandwidth_bytes_per_s"], f"{where} bandwidth_bytes_per_s")'
+        " if placement[source] != placement[target] else 1.0",
+    ),
+    (
+        "limits_of_used_pools_only",
+        "todo3",
+        '_ledger_values(memory_limits.values(), "pool memory limit")',
+        "_ledger_values([v for p, v in memory_limits.items() if p in memory_by_pool], "
+        '"pool memory limit")',
+    ),
+    (
+        "threshold_or_default",
+        "todo3",
+        'budget = _non_negative(max_exposed_s_per_s, "max_exposed_s_per_s")',
+        'budget = _non_negative(max_exposed_s_per_s or 0.1, "max_exposed_s_per_s")',
+    ),
+    (
+        "zero_limit_means_none",
+        "todo3",
+        "if pool not in memory_limits or float(used) > float(memory_limits[pool])",
+        "if pool not in memory_limits or (memory_limits[pool] and "
+        "float(used) > float(memory_limits[pool]))",
+    ),
+    (
+        "missing_limit_defaults_to_0",
+        "todo3",
+        "if pool not in memory_limits or float(used) > float(memory_limits[pool])",
+        "if float(used) > float(memory_limits.get(pool, 0))",
+    ),
+    (
+        "threshold_checked_only_with_fabrics",
+        "todo3",
+        'budget = _non_negative(max_exposed_s_per_s, "max_exposed_s_per_s")',
+        'budget = (_non_negative(max_exposed_s_per_s, "max_exposed_s_per_s") '
+        'if transfer_report.get("fabric_exposed_seconds_per_s") else 0.1)',
+    ),
+]
+
+
 def _grade(tmp_path: Path, source: str, seed: int = 7) -> dict[str, dict[str, float]]:
     path = tmp_path / "submission.py"
     path.write_text(source, encoding="utf-8")

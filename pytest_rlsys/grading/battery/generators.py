@@ -183,10 +183,11 @@ def cross(edge: Mapping[str, Any], placement: Mapping[str, str]) -> bool:
     return placement[edge["source"]] != placement[edge["target"]]
 
 
+# Each bad value with its words, article included ("refuses a NaN bandwidth").
 BAD_VALUES: dict[str, tuple[float, Msg]] = {
-    "nan": (float("nan"), Msg("NaN", "NaN ")),
-    "inf": (float("inf"), Msg("infinite", "无穷")),
-    "zero": (0, Msg("zero", "零")),
-    "negative": (-1.5, Msg("negative", "负")),
-    "above_1": (1.5, Msg("above-1", "大于 1 的")),
+    "nan": (float("nan"), Msg("a NaN", "NaN ")),
+    "inf": (float("inf"), Msg("an infinite", "无穷")),
+    "zero": (0, Msg("a zero", "为零的")),
+    "negative": (-1.5, Msg("a negative", "负")),
+    "above_1": (1.5, Msg("an out-of-range (1.5)", "超出范围（1.5）的")),
 }
