@@ -117,18 +117,6 @@ DEFECTS = [
         "overloaded = [name for name, value in fabric_exposure.items() if float(value) > budget]",
     ),
     ("unsorted_over_limit", "todo3", "over_limit = sorted(\n", "over_limit = list(\n"),
-    (
-        "unsorted_unstable_copy",
-        "todo3",
-        'unstable = sorted(capacity_report.get("unstable_stages", []))',
-        'unstable = list(capacity_report.get("unstable_stages", []))',
-    ),
-    (
-        "report_mutated",
-        "todo3",
-        'unstable = sorted(capacity_report.get("unstable_stages", []))',
-        'unstable = capacity_report.get("unstable_stages", [])\n    unstable.sort()',
-    ),
 ]
 
 

@@ -53,6 +53,7 @@ RULES: dict[str, Msg] = {
         "queue_stable is True exactly when no stage is unstable",
         "当且仅当没有积压阶段时 queue_stable 为 True",
     ),
+    "keys": Msg("Returns a dict with six keys", "返回含六个键的 dict"),
     "numbers": Msg(
         "Every number may be an int or a float, including values between 0 and 1; "
         "the arrival rate may be 0",
@@ -299,6 +300,11 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     _refusals(b, rng)
 
 
+def _only_documented_keys(values: list[Any]) -> str | None:
+    extra = sorted(str(k) for k in values[0] if k not in KEYS)
+    return f"$: unexpected keys {extra}" if extra else None
+
+
 # Relative gaps of a near-tie (and of an arrival just above capacity): a tie tolerance,
 # a rounding or an isclose looser than the reference's 1e-9 merges the two stages.
 NEAR = (("1e-3", 1e-3), ("1e-4", 1e-4), ("1e-5", 1e-5), ("1e-6", 1e-6))
@@ -334,6 +340,14 @@ def _fixed_probes(b: BatteryBuilder) -> None:
         "unstable",
         Call(FUNC, ({"rollout": 80, "reward": 50}, 50 * (1 + 1e-6), {"rollout": 1, "reward": 1})),
         ("unstable_stages", "queue_stable"),
+    )
+    b.anchored(
+        "six_keys",
+        Msg("returns exactly the six documented keys", "只返回文档中的六个键"),
+        "keys",
+        [Call(FUNC, ({"rollout": 90, "learner": 60}, 30, {"rollout": 1, "learner": 2}))],
+        expect_relation(_only_documented_keys),
+        ("capacity",),
     )
     # Effective rates and margins that are not round (x/3, x/7...): rounding shows.
     odd = Call(

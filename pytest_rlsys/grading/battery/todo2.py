@@ -261,8 +261,7 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
         Call(FUNC, (edges, placement)),
         ("rows",),
     )
-    # Same-pool edges here are valid under the strictest reading too (they name a fabric):
-    # SPEC 3 forbids probing how same-pool edges are validated.
+    # Same-pool edges that name fabrics: none of those fabrics gets an entry.
     same = {"rollout": "A", "reward": "A", "learner": "A"}
     local = [
         {
@@ -489,6 +488,31 @@ def _fixed_probes(b: BatteryBuilder) -> None:
         "totals",
         Call(FUNC, (mixed, place)),
         ("fabric_exposed_seconds_per_s", "critical_fabrics"),
+    )
+    # What the template asks of cross-pool edges only: a same-pool edge needs no
+    # fabric_id, and its bandwidth is not held to its fabric's.
+    b.diff(
+        "same_pool_edge_without_fabric",
+        Msg("accepts a same-pool edge without fabric_id", "接受没有 fabric_id 的同池边"),
+        "fabric_id",
+        Call(
+            FUNC,
+            (
+                [mixed[0], {k: v for k, v in mixed[1].items() if k != "fabric_id"}],
+                place,
+            ),
+        ),
+        KEYS,
+    )
+    b.diff(
+        "same_pool_edge_other_bandwidth",
+        Msg(
+            "accepts a same-pool edge with another bandwidth on a used fabric",
+            "接受在已用互连域上声明另一带宽的同池边",
+        ),
+        "bandwidths",
+        Call(FUNC, ([mixed[0], dict(mixed[1], fabric_id="pcie", bandwidth_bytes_per_s=64)], place)),
+        KEYS,
     )
     # Validation of what the computation skips: a same-pool edge's numbers are checked
     # like any edge's (the template lists no exception; the reference checks them).
