@@ -4,6 +4,7 @@ in its own TODO only, and visible-only cheating keeps at most a third of each TO
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -387,3 +388,36 @@ def test_reference_outcome_of_a_bad_input_is_value_error() -> None:
         load_reference(), Call("pipeline_capacity", ({"a": float("nan")}, 1, {"a": 1}))
     )
     assert outcome.kind == "raised" and outcome.value_error
+
+
+def _doc_case_ids() -> list[tuple[str, str]]:
+    """(case id, table row) for every case a row of docs/battery-rules.md names in its
+    last cell (the separating case)."""
+    doc = (Path(__file__).parent.parent / "docs" / "battery-rules.md").read_text("utf-8")
+    named: list[tuple[str, str]] = []
+    section = ""
+    for line in doc.splitlines():
+        heading = re.match(r"## TODO (\d)", line)
+        if heading:
+            section = f"todo{heading.group(1)}"
+        if not (section and line.startswith("|")) or set(line) <= set("|- "):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[-1] == "separating case":
+            continue
+        for token in re.findall(r"`([^`]+)`", cells[-1]):
+            if "*" in token:
+                continue  # a family of random cases
+            kind, _, name = token.partition(".") if token.startswith("visible.") else ("", "", "")
+            named.append(
+                (f"{section}.visible.{name}" if kind else f"{section}.hidden.{token}", line)
+            )
+    return named
+
+
+def test_rules_doc_names_real_cases() -> None:
+    ids = {c.id for c in build_battery(7, load_reference())}
+    named = _doc_case_ids()
+    assert len(named) > 150
+    missing = [(case_id, row) for case_id, row in named if case_id not in ids]
+    assert not missing, missing
