@@ -368,7 +368,9 @@ def _edge(source: str, target: str, fabric: str, **fields: Any) -> dict[str, Any
     return edge
 
 
-FIXED_PLACEMENT = {"rollout": "A", "reward": "A", "learner": "B", "critic": "C"}
+# Pool names of several characters: equal ones decoded from JSON are distinct objects, so
+# comparing pools with ``is`` shows (one-letter strings are shared by CPython).
+FIXED_PLACEMENT = {"rollout": "pool-a", "reward": "pool-a", "learner": "pool-b", "critic": "pool-c"}
 NEAR = (("1e-3", 1e-3), ("1e-4", 1e-4), ("1e-5", 1e-5), ("1e-6", 1e-6))
 
 
@@ -538,6 +540,13 @@ def _fixed_probes(b: BatteryBuilder) -> None:
             valid,
             Call(FUNC, ([mixed[0], dict(mixed[1], **{name: bad_value})], place)),
         )
+    b.refusal(
+        "overlap_just_below_0",
+        Msg("refuses an overlap of -0.25", "拒绝为 -0.25 的重叠比例"),
+        "overlap",
+        valid,
+        Call(FUNC, ([dict(mixed[0], overlap_fraction=-0.25), mixed[1]], place)),
+    )
     twins = [_edge("rollout", "learner", "pcie"), _edge("reward", "critic", "pcie")]
     b.refusal(
         "fabric_bandwidths_1e-6",
