@@ -7,6 +7,7 @@ the battery and stops the build), and every check is made total.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -25,6 +26,8 @@ from pytest_rlsys.messages import Msg
 
 __all__ = ["REFUSAL_WEIGHT", "BatteryBuilder"]
 
+# What the score JSON schema allows in a case id (after "todoN.visible." / ".hidden.").
+CASE_ID = re.compile(r"[A-Za-z0-9_.]+")
 # An error-path case is worth half a value case: it tests one branch, not a computation.
 REFUSAL_WEIGHT = 0.5
 
@@ -57,6 +60,8 @@ class BatteryBuilder:
         claim: str = "",
         rule: str = "",
     ) -> None:
+        if not CASE_ID.fullmatch(case_id):
+            raise AssertionError(f"case id {case_id!r} is not in the score schema's alphabet")
         section = SECTION_OF[calls[0].func]
         frozen = tuple(calls)
         self.cases.append(

@@ -315,7 +315,7 @@ def _fixed_probes(b: BatteryBuilder) -> None:
     for label, gap in NEAR:
         # "critic" sorts first and is only near the minimum: a tolerant tie lists it too.
         b.diff(
-            f"near_tie_{label}",
+            f"near_tie_{label.replace('-', '_')}",
             Msg(
                 f"a stage {label} (relative) above the minimum is not a bottleneck",
                 f"比最小有效速率高 {label}（相对）的阶段不是瓶颈",

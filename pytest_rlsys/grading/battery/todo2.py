@@ -398,7 +398,7 @@ def _fixed_probes(b: BatteryBuilder) -> None:
             _edge("reward", "learner", "nvlink", bytes_per_item=1000 * (1 + gap)),
         ]
         b.diff(
-            f"near_tie_fabrics_{label}",
+            f"near_tie_fabrics_{label.replace('-', '_')}",
             Msg(
                 f"a fabric {label} (relative) below the maximum is not critical",
                 f"比最大暴露低 {label}（相对）的互连域不是关键互连域",
@@ -549,7 +549,7 @@ def _fixed_probes(b: BatteryBuilder) -> None:
     )
     twins = [_edge("rollout", "learner", "pcie"), _edge("reward", "critic", "pcie")]
     b.refusal(
-        "fabric_bandwidths_1e-6",
+        "fabric_bandwidths_1e_6",
         Msg(
             "refuses one fabric with bandwidths 1e-6 (relative) apart",
             "拒绝同一互连域相差 1e-6（相对）的两种带宽",
