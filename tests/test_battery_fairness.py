@@ -7,6 +7,7 @@ import ast
 import json
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from pytest_rlsys.grading.battery import (
     package_files,
     run_reference,
 )
+from pytest_rlsys.grading.battery.builder import REFUSAL_WEIGHT
 from pytest_rlsys.grading.battery.checks import BATTERY_BUG, total
 from pytest_rlsys.grading.comparison import mismatch, numbers_match, show
 from pytest_rlsys.grading.grader import grade_file, prepare_battery
@@ -157,22 +159,68 @@ def test_refusal_pays_only_next_to_an_answer(tmp_path: Path) -> None:
     assert all(c.status != "passed" for c in report.cases if c.visibility == "hidden")
 
 
-def test_validating_without_computing_earns_no_refusal_points(tmp_path: Path) -> None:
+def _refusal_ids(seed: int) -> set[str]:
+    return {c.id for c in build_battery(seed, load_reference()) if c.weight == REFUSAL_WEIGHT}
+
+
+def test_an_output_bug_keeps_the_refusal_points(tmp_path: Path) -> None:
+    # Issue 23, defect 1: a wrong value next to correct validation costs only the value
+    # cases; the refusal gate asks the valid twin to be answered (returned), not right.
     source = REFERENCE.replace('"capacity": capacity,', '"capacity": capacity + 1,')
     report = _report(tmp_path, source, 1)
-    cases = {c.id: c for c in build_battery(1, load_reference())}
-    refusals = [
-        c
-        for c in report.cases
-        if c.section == "todo1"
-        and c.visibility == "hidden"
-        and len(cases[c.id].calls) == 2
-        and cases[c.id].rule in ("positive", "arrival", "stage_sets")
-    ]
-    assert len(refusals) >= 10
-    assert all(c.status == "failed" and "answered wrongly" in c.message for c in refusals)
+    refusals = _refusal_ids(1)
+    todo1 = [c for c in report.cases if c.id in refusals and c.section == "todo1"]
+    assert len(todo1) >= 10
+    assert all(c.status == "passed" for c in todo1)
+    assert report.sections()["todo1"]["score"] < 30
     others = {s: v["score"] for s, v in report.sections().items() if s != "todo1"}
     assert others == {"todo2": 35, "todo3": 35}
+
+
+def test_critical_fabrics_as_a_tuple_costs_only_its_own_cases(tmp_path: Path) -> None:
+    source = REFERENCE.replace(
+        '"critical_fabrics": critical_fabrics,', '"critical_fabrics": tuple(critical_fabrics),'
+    )
+    assert source != REFERENCE
+    report = _report(tmp_path, source, 1)
+    refusals = _refusal_ids(1)
+    todo2 = [c for c in report.cases if c.section == "todo2"]
+    assert sum(1 for c in todo2 if c.id in refusals) >= 25
+    assert all(c.status == "passed" for c in todo2 if c.id in refusals)
+    # Every case it fails compares critical_fabrics (the visible ones say so).
+    failed = [c for c in todo2 if c.status != "passed"]
+    assert failed and all("critical_fabrics" in c.message for c in failed), [
+        (c.id, c.message) for c in failed if "critical_fabrics" not in c.message
+    ]
+    assert {s: v["score"] for s, v in report.sections().items() if s != "todo2"} == {
+        "todo1": 30,
+        "todo3": 35,
+    }
+
+
+SAME_POOL_ZERO_ENTRY = REFERENCE.replace(
+    "        cross_pool = placement[source] != placement[target]\n",
+    "        cross_pool = placement[source] != placement[target]\n"
+    '        if not cross_pool and edge.get("fabric_id"):\n'
+    '            exposure.setdefault(str(edge["fabric_id"]).strip(), 0.0)\n',
+)
+
+
+def _spread(tmp_path: Path, source: str, seeds: Sequence[int]) -> list[float]:
+    return [_report(tmp_path, source, seed).score for seed in seeds]
+
+
+def test_same_pool_fabric_bug_scores_the_same_at_every_seed(tmp_path: Path) -> None:
+    # Issue 23, defect 2: whether it shows used to depend on the refusal control's input.
+    assert SAME_POOL_ZERO_ENTRY != REFERENCE
+    scores = _spread(tmp_path, SAME_POOL_ZERO_ENTRY, SEEDS[:3])
+    assert max(scores) < 100 and len(set(scores)) == 1, scores
+
+
+@pytest.mark.slow
+def test_same_pool_fabric_bug_scores_the_same_over_twenty_seeds(tmp_path: Path) -> None:
+    scores = _spread(tmp_path, SAME_POOL_ZERO_ENTRY, range(20))
+    assert max(scores) < 100 and len(set(scores)) == 1, scores
 
 
 # -- every error case breaks exactly one rule ---------------------------------------------

@@ -111,7 +111,7 @@ def test_each_failure_once_and_hidden_by_category(
     result = _run(pytester, buggy, "--rlsys-lang", "en")
     summary = _summary(result)
     text = "\n".join(result.outlines)
-    assert text.count("[TODO 1] ties in bottlenecks") == 1
+    assert text.count("[TODO 1] lists every tied bottleneck") == 1
     hidden = [line for line in summary if line.startswith("  - TODO 1:")]
     assert hidden and len(hidden) == len(set(hidden))  # one line per kind, with a count
     assert all(len(line) <= 100 for line in result.outlines)

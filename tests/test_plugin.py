@@ -85,7 +85,7 @@ def test_failed_visible_case_shows_input_expected_and_got(
     result = _grade(pytester, buggy, "--rlsys-lang", "en")
     result.stdout.fnmatch_lines(
         [
-            "*TODO 1] ties in bottlenecks*",
+            "*TODO 1] lists every tied bottleneck*",
             "*input: pipeline_capacity({'rollout': 240, 'reward': 160, 'learner': 80}*",
             "*expected: ?'learner', 'reward', 'rollout']",
             "*got: ?'rollout', 'reward', 'learner']",

@@ -27,7 +27,6 @@ from pytest_rlsys.grading.comparison import (
     NONPLAIN_MARK,
     Mismatch,
     find_mismatch,
-    mismatch,
     show,
     type_name,
 )
@@ -43,6 +42,7 @@ __all__ = [
     "expect_unchanged_inputs",
     "expect_value_error",
     "first_problem",
+    "identical",
     "same_keys",
     "total",
 ]
@@ -57,9 +57,8 @@ BATTERY_BUG = Msg(
 )
 REFUSED_VALID = Msg(
     "the valid input next to the bad one (the same input with the bad field "
-    "repaired) was refused or answered wrongly; refusing the bad one earns "
-    "nothing then",
-    "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝或答错；此时拒绝非法输入不得分",
+    "repaired) was refused; refusing the bad one earns nothing then",
+    "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝；此时拒绝非法输入不得分",
 )
 WRONG_ORDER_ZH = "元素正确但顺序错误"
 
@@ -284,31 +283,52 @@ def expect_value_error(calls: tuple[Call, ...]) -> Check:
     return check
 
 
-def expect_refusal(expected: Mapping[str, Any]) -> CheckFactory:
-    """calls = (valid, bad): the valid input gets the reference's result (at the keys of
-    ``expected``), then the bad one, the same input with exactly one field broken, raises
-    ValueError.  Refusing everything unknown therefore earns nothing here."""
+def expect_refusal(calls: tuple[Call, ...]) -> Check:
+    """calls = (valid, bad): the valid input is answered (the call returns, whatever its
+    value: wrong values are graded by the value cases, so one output bug never takes the
+    refusal points too), then the bad one, the same input with exactly one field broken,
+    raises ValueError.  Refusing everything therefore earns nothing here."""
 
-    def factory(calls: tuple[Call, ...]) -> Check:
-        answered = expect_keys(expected)(calls[:1])
-
-        def check(outcomes: Sequence[CallOutcome]) -> Verdict:
-            verdict = answered(outcomes[:1])
-            if verdict.status != "passed":
-                control = outcomes[0]
-                crashed = control.kind == "raised" and not control.value_error
-                if crashed or control.kind not in ("raised", "returned"):
-                    return verdict  # not implemented, an exception, a timeout: say so
+    def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+        control = outcomes[0]
+        if control.kind != "returned":
+            if control.kind == "raised" and control.value_error:
                 return Verdict("failed", "refused_valid", REFUSED_VALID)
-            return _refused(outcomes[1], calls[1])
+            early = first_problem(outcomes[:1], calls[:1])
+            return early if early is not None else Verdict("error", "battery_bug", BATTERY_BUG)
+        return _refused(outcomes[1], calls[1])
 
-        return check
+    return check
 
-    return factory
+
+def identical(sent: Any, after: Any) -> bool:
+    """``after`` is ``sent`` exactly: the same plain types all the way down (an int that
+    became a float, or 2 that became 2.0, was modified) and equal values (NaN equals NaN).
+    Iterative, so a deep structure from the child cannot exhaust the stack."""
+    stack = [(sent, after)]
+    while stack:
+        a, b = stack.pop()
+        if type(a) is not type(b):
+            return False
+        if type(a) is dict:
+            if a.keys() != b.keys():
+                return False
+            stack.extend((a[k], b[k]) for k in a)
+        elif type(a) is list:
+            if len(a) != len(b):
+                return False
+            stack.extend(zip(a, b, strict=True))
+        elif type(a) is float and a != a:
+            if b == b:
+                return False
+        elif a != b:
+            return False
+    return True
 
 
 def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
-    """The first call leaves every argument as it was; the message names the argument."""
+    """The first call leaves every argument exactly as it was (types included); the
+    message names the argument."""
 
     def check(outcomes: Sequence[CallOutcome]) -> Verdict:
         early = first_problem(outcomes, calls)
@@ -332,12 +352,12 @@ def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
         changed = [
             names[i]
             for i, value in enumerate(sent_args)
-            if i >= len(after[0]) or mismatch(value, after[0][i])
+            if i >= len(after[0]) or not identical(value, after[0][i])
         ]
         changed += [
             k
             for k, value in sent_kwargs.items()
-            if k not in after[1] or mismatch(value, after[1][k])
+            if k not in after[1] or not identical(value, after[1][k])
         ]
         if changed:
             which = ", ".join(changed)
