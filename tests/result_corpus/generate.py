@@ -239,7 +239,7 @@ def _(doc: Doc) -> None:
     doc["groups"]["release"]["resume_calls"].insert(2, {"t_s": 20.2, "tags": ["kv_cache"]})
 
 
-@faulty("release_kv_before_transfer_end", "resume_calls", "lies outside resume_kv_cache")
+@faulty("release_kv_before_transfer_end", "resume_calls", "comes before the weight transfer ends")
 def _(doc: Doc) -> None:
     doc["groups"]["release"]["resume_calls"][3]["t_s"] = 21.95
 

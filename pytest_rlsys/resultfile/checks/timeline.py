@@ -10,6 +10,7 @@ from itertools import pairwise
 from typing import Any, cast
 
 from pytest_rlsys.resultfile.checks.evidence import as_number, listing, mappings
+from pytest_rlsys.resultfile.checks.machine import machine_for
 from pytest_rlsys.resultfile.checks.vocabulary import (
     ALWAYS_SUB_PHASES,
     MEMORY_TOLERANCE_MB,
@@ -203,9 +204,17 @@ def closed_as_failed(events: Sequence[Mapping[str, Any]], phase: str) -> bool:
 
 
 def required_phases(group: Mapping[str, Any]) -> list[str]:
+    """The phases a completed group records: a released one also sleeps, and its sync
+    opens one resume sub-phase per tag its engine's machine wakes (checks.machine)."""
     required = list(REQUIRED_PHASE_ORDER) + list(ALWAYS_SUB_PHASES)
     if group.get("free_cache_engine") is True:
-        required += list(RELEASE_ONLY_PHASES)
+        machine = machine_for(group.get("config"))
+        wakes = machine.wakes if machine else ()
+        required += [
+            phase
+            for phase in RELEASE_ONLY_PHASES
+            if phase == "engine_sleep" or phase.removeprefix("resume_") in wakes
+        ]
     return [phase for phase in PHASE_NAMES if phase in required]
 
 
@@ -240,5 +249,13 @@ def run_span(group: Mapping[str, Any]) -> tuple[float, float] | None:
     return min(times), max(times)
 
 
-def within(t: float, window: tuple[float, float] | None, lead: float = 0.0) -> bool:
-    return window is not None and window[0] - lead <= t <= window[1]
+def within(
+    t: float, window: tuple[float, float] | None, lead: float = 0.0, lag: float = 0.0
+) -> bool:
+    """t inside window, allowing ``lead`` before its start and ``lag`` after its end."""
+    return window is not None and window[0] - lead <= t <= window[1] + lag
+
+
+def failed_in(events: Sequence[Mapping[str, Any]], phase: str) -> bool:
+    """The phase did not end normally: no end event, or one marked failed."""
+    return phase not in phase_windows(events) or closed_as_failed(events, phase)
