@@ -22,6 +22,7 @@ from pytest_rlsys.resultfile.checks.timeline import (
     Series,
     end_details,
     failed_in,
+    open_windows,
     phase_at,
     phase_windows,
     window_text,
@@ -152,7 +153,8 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
     problems: list[str] = []
     calls = mappings(group.get("resume_calls"))
     events = mappings(group.get("events"))
-    windows = phase_windows(events)
+    # A failed run's last phase never ended: its calls are still placed inside it.
+    windows = open_windows(events, calls)
     config = group.get("config")
     machine = machine_for(config)
     effective = [
@@ -277,6 +279,15 @@ def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
     if not before or low is None:
         return []
     level = statistics.median(before)
+    kv = windows.get("resume_kv_cache")
+    last = max(w[1] for w in windows.values())
+    back = _held_high(_readings(series, kv[1], last)) if kv else None
+    if back is not None and level - back > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * level):
+        return [
+            f"{name}'s whole-GPU memory after resume_kv_cache holds at most {back:g} MiB, far "
+            f"below its {level:g} MiB before the sleep: the woken engine re-allocates its KV "
+            "cache (and the actor only grew in the update), yet none came back"
+        ]
     if level - low < RELEASE_FREE_MB:
         return [
             f"{name}'s whole-GPU memory goes from {level:g} MiB before its engine_sleep "

@@ -249,6 +249,25 @@ def run_span(group: Mapping[str, Any]) -> tuple[float, float] | None:
     return min(times), max(times)
 
 
+def open_windows(
+    events: Sequence[Mapping[str, Any]], also: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, tuple[float, float]]:
+    """phase_windows, plus each phase that started and never ended (a failed run) as open
+    until the group's last record (its events and ``also``, e.g. its resume calls): what
+    happened inside it is still evidence."""
+    windows = phase_windows(events)
+    times = [t for e in (*events, *also) if (t := as_number(e.get("t_s"))) is not None]
+    if not times:
+        return windows
+    last = max(times)
+    for event in events:
+        phase, t = event.get("phase"), as_number(event.get("t_s"))
+        start = event.get("kind") == "start" and isinstance(phase, str) and t is not None
+        if start and phase not in windows:
+            windows[cast(str, phase)] = (cast(float, t), last)
+    return dict(sorted(windows.items(), key=lambda item: (item[1][0], item[1][1])))
+
+
 def within(
     t: float, window: tuple[float, float] | None, lead: float = 0.0, lag: float = 0.0
 ) -> bool:

@@ -65,6 +65,16 @@ FREE_CACHE_ENGINE_PATH = "actor_rollout_ref.rollout.free_cache_engine"
 
 
 GROUP_NAMES: tuple[str, ...] = ("release", "retain")
+# Keys every resolved verl config holds (verl's config dataclasses give each a value)
+# and the rules read: a config stripped of them would "agree" by absence.
+REQUIRED_CONFIG_KEYS: tuple[str, ...] = (
+    "actor_rollout_ref.model.path",
+    "actor_rollout_ref.model.lora_rank",
+    "actor_rollout_ref.actor.optim.lr",
+    "actor_rollout_ref.rollout.name",
+    "actor_rollout_ref.rollout.gpu_memory_utilization",
+    "data.train_batch_size",
+)
 
 
 EXPECTED_FREE_CACHE_ENGINE: dict[str, bool] = {"release": True, "retain": False}
@@ -171,6 +181,12 @@ CLOCK_SKEW_S = 3600.0
 
 
 EARLIEST_RUN = _dt.datetime(2024, 1, 1, tzinfo=_dt.UTC)
+# verl (major, minor) -> a date before which no such release existed: on 2026-01-29
+# verl's main branch still read 0.8.0.dev (volcengine/verl b178a3cd5,
+# verl/version/version; research/verl-0.9.1.md), so 0.9 came later.
+VERL_NOT_BEFORE: dict[tuple[int, int], _dt.datetime] = {
+    (0, 9): _dt.datetime(2026, 1, 29, tzinfo=_dt.UTC),
+}
 
 
 # Keys system_decision.measurements may hold: the grader re-derives each.
