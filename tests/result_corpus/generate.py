@@ -562,6 +562,19 @@ def _(doc: Doc) -> None:
             s["gpu_used_mb"] = 3400
 
 
+@faulty("seven_billion_in_a_small_actor", "resource_sampling", "a 7B-parameter model's weights")
+def _(doc: Doc) -> None:
+    doc["workload"]["model"] = "Qwen/Qwen2.5-7B-Instruct"
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["model"]["path"] = "Qwen/Qwen2.5-7B-Instruct"
+
+
+@faulty("host_memory_4_tib", "resource_sampling", "above any host's memory of 2097152 MiB")
+def _(doc: Doc) -> None:
+    for s in doc["groups"]["release"]["resource_samples"]:
+        s["host_used_mb"] = 4.0 * 2**20
+
+
 def _write_faulty(name: str, mutate: Callable[[Doc], None]) -> Doc:
     doc = base()
     mutate(doc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,7 @@ from pytest_rlsys.resultfile.checks.evidence import (
     same_s,
     secs,
 )
+from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.resultfile.checks.timeline import (
     SamplesLike,
     Series,
@@ -44,6 +46,7 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
     MEDIAN_TOLERANCE,
     MEMORY_TOLERANCE_MB,
     MIN_SPACING_FACTOR,
+    MODEL_FIT_FRACTION,
     RESUME_LEAD_S,
     STALL_SLACK_S,
     SYNC_SUB_PHASES,
@@ -327,6 +330,52 @@ def _physical_problems(
     return problems
 
 
+_BILLIONS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[Bb](?![A-Za-z])")
+
+
+def model_billions(name: object) -> float | None:
+    """Parameters (billions) a model's name states (``Qwen2.5-0.5B-Instruct`` -> 0.5)."""
+    if not isinstance(name, str):
+        return None
+    last = re.split(r"[/\\]", name.rstrip("/\\"))[-1].split("--")[-1]
+    found = _BILLIONS.search(last.replace("_", "-"))
+    return float(found.group(1)) if found else None
+
+
+def _model_fits_problems(doc: Doc, name: str, group: Mapping[str, Any]) -> list[str]:
+    """The actor holds the whole base model on the GPU (FSDP on one card, no parameter
+    offload): its memory is at least the weights' bytes, 2 per parameter (bf16)."""
+    config = group.get("config")
+    if not isinstance(config, Mapping):
+        return []
+    present, offload = lookup(config, "actor_rollout_ref.actor.fsdp_config.param_offload")
+    if present and offload is True:
+        return []
+    workload = doc.get("workload")
+    model = workload.get("model") if isinstance(workload, Mapping) else None
+    billions = model_billions(model) or model_billions(
+        lookup(config, "actor_rollout_ref.model.path")[1]
+    )
+    table = group.get("phases")
+    if billions is None or not isinstance(table, Mapping):
+        return []
+    actor = [
+        v
+        for entry in table.values()
+        if isinstance(entry, Mapping)
+        for key in ("actor_memory_start_mb", "actor_memory_end_mb")
+        if (v := as_number(entry.get(key))) is not None
+    ]
+    need = MODEL_FIT_FRACTION * billions * 1e9 * 2 / 2**20
+    if actor and max(actor) < need:
+        return [
+            f"{name}'s actor holds at most {max(actor):g} MiB, but a {billions:g}B-parameter "
+            f"model's weights alone take {billions * 1e9 * 2 / 2**20:.0f} MiB in bf16 (the actor "
+            "keeps the whole base model on the GPU unless param_offload is on)"
+        ]
+    return []
+
+
 def _hollow_phase_problems(name: str, table: Mapping[str, Any], series: Series) -> list[str]:
     """Whole-GPU memory inside a phase is never below half the actor's own memory at
     both its edges (the actor's memory is part of the GPU's; the caching allocator
@@ -387,6 +436,7 @@ def check_resource_sampling(doc: Doc) -> CheckResult:
         problems += _duplicate_problems(name, samples)
         problems += _coverage_problems(name, group, samples, interval, boundary)
         problems += _physical_problems(doc, name, group, samples, series)
+        problems += _model_fits_problems(doc, name, group)
         table = group.get("phases")
         table = table if isinstance(table, Mapping) else {}
         for phase, (start, end) in windows_of(table).items():

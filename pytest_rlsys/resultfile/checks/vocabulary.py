@@ -144,12 +144,11 @@ RESUME_LEAD_S = 0.05
 
 
 # Physical ceilings used when the file does not record a total: no GPU has
-# 1 TiB of memory, and a GPU host with 8 TiB is beyond any the runner targets;
-# a reading above them is a unit slip (KiB or bytes written as MiB).
+# 1 TiB of memory, and the largest one-GPU hosts the runner targets hold 2 TiB (an
+# 8-GPU DGX H200 has 2 TiB); a reading above them is a unit slip (KiB or bytes
+# written as MiB) or an invented number.
 GPU_CEILING_MB = float(2**20)
-
-
-HOST_CEILING_MB = float(2**23)
+HOST_CEILING_MB = float(2**21)
 
 
 # A retained engine that "sleeps" frees its KV cache: whole-GPU memory falling
@@ -157,6 +156,8 @@ HOST_CEILING_MB = float(2**23)
 SLEEP_DROP_MB = 512.0
 # Whole-GPU memory inside a phase is at least this share of the actor's memory at its edges.
 HOLLOW_FRACTION = 0.5
+# The actor's memory holds at least this share of its model's bf16 weights.
+MODEL_FIT_FRACTION = 0.9
 
 
 SLEEP_DROP_FRACTION = 0.1
