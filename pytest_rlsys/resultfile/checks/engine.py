@@ -300,7 +300,7 @@ def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
 
 def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str, Any]) -> list[str]:
     """A retained engine keeps its memory: whole-GPU memory after the initial sync never
-    falls far below its level before the update, and a vLLM engine holds at least
+    falls far below its level before the update, and the engine holds at least
     RETAIN_UTILIZATION_FLOOR x gpu_memory_utilization x the card's memory."""
     problems: list[str] = []
     windows = phase_windows(mappings(group.get("events")))
@@ -327,12 +327,7 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
     config = group.get("config")
     machine = machine_for(config)
     total = gpu_total(environment)
-    if (
-        machine is None
-        or machine.engine != "vllm"
-        or total is None
-        or not isinstance(config, Mapping)
-    ):
+    if machine is None or total is None or not isinstance(config, Mapping):
         return problems
     present, util = lookup(config, UTILIZATION_PATH)
     fraction = as_number(util) if present else DEFAULT_UTILIZATION
@@ -344,8 +339,9 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
         problems.append(
             f"{name}'s whole-GPU memory holds at most {held:g} MiB after its initial sync, "
             f"below {RETAIN_UTILIZATION_FLOOR:g} x gpu_memory_utilization {fraction:g} x "
-            f"{total:.0f} MiB = {floor:.0f} MiB: a retained vLLM engine holds its share of "
-            "the card (vLLM sizes its KV cache to fill gpu_memory_utilization x total memory)"
+            f"{total:.0f} MiB = {floor:.0f} MiB: a retained engine holds its share of "
+            f"the card ({machine.engine} sizes its KV cache so the engine fills "
+            "gpu_memory_utilization x total memory)"
         )
     return problems
 

@@ -172,7 +172,9 @@ RELEASE_FREE_MB = 256.0
 RETAIN_SHED_MB = 1024.0
 RETAIN_SHED_FRACTION = 0.25
 # vLLM sizes its KV cache so the engine fills gpu_memory_utilization x the card's
-# memory; a retained vLLM engine's card shows at least this share of that.
+# memory, and verl passes the same fraction to SGLang as mem_fraction_static (weights and
+# KV pool; async_sglang_server.py:317): a retained engine's card shows at least this
+# share of that.
 RETAIN_UTILIZATION_FLOOR = 0.8
 UTILIZATION_PATH = "actor_rollout_ref.rollout.gpu_memory_utilization"
 DEFAULT_UTILIZATION = 0.5  # verl trainer/config/rollout/rollout.yaml:46
