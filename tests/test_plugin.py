@@ -86,7 +86,10 @@ def test_failed_visible_case_shows_input_expected_and_got(
     result.stdout.fnmatch_lines(
         [
             "*TODO 1] lists every tied bottleneck*",
-            "*input: pipeline_capacity({'rollout': 240, 'reward': 160, 'learner': 80}*",
+            # The whole input, pretty-printed when it does not fit the terminal's width.
+            "*input:*",
+            "*pipeline_capacity(*",
+            "*{'rollout': 240, 'reward': 160, 'learner': 80},*",
             "*expected: ?'learner', 'reward', 'rollout']",
             "*got: ?'rollout', 'reward', 'learner']",
         ]

@@ -539,6 +539,7 @@ def test_classroom_kit_never_runs_a_pytest_rlsys_folder_of_the_learners(tmp_path
         RLSYS_PYTHON=sys.executable,
         GITHUB_OUTPUT=str(output),
         RUNNER_TEMP=str(tmp_path),
+        RLSYS_SEED="1",  # the course's secret (without it the kit grades nothing)
     )
     env.pop("PYTHONPATH", None)
     subprocess.run(
