@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys import __version__
-from pytest_rlsys.messages import TODO_OF
+from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
 from pytest_rlsys.outputs.reports import write_atomic
 
 __all__ = [
@@ -191,7 +191,10 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
     for name, row, rep in reports:
         load = _load_failure(rep) if isinstance(rep, Mapping) else None
         if row.get("status") == "not_loaded" or load is not None:
-            detail = load or str(row.get("message", ""))
+            lang = str(rep.get("reproducibility", {}).get("lang", "en")) if rep else "en"
+            detail = (
+                LOAD_FAILED.get(lang).format(error=load) if load else str(row.get("message", ""))
+            )
             problems.append(Problem(name, "did not load", _short(detail)))
             continue
         if not is_graded(row) or not isinstance(rep, Mapping):
