@@ -31,8 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys import __version__
-from pytest_rlsys.grading.isolation import CallOutcome
-from pytest_rlsys.messages import TODO_OF, outcome_problem
+from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
 from pytest_rlsys.outputs.reports import write_atomic
 
 __all__ = [
@@ -53,17 +52,6 @@ BIN_LABELS: tuple[str, ...] = tuple(f"{10 * i}–{10 * i + 10}" for i in range(1
 TOP_CATEGORIES = 15
 SLOWEST = 10
 MESSAGE_LIMIT = 300
-
-
-def _load_prefixes() -> tuple[str, ...]:
-    # The wording of "could not be loaded" lives in messages.py; take it from
-    # there (both languages) rather than copying it.
-    status, msg = outcome_problem(CallOutcome("load_failed", message="\x00"), "todo1")
-    del status
-    return tuple(text.split("\x00", 1)[0] for text in (msg.en, msg.zh))
-
-
-LOAD_PREFIXES = _load_prefixes()
 
 
 @dataclass
@@ -137,11 +125,9 @@ def _short(text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 def _load_failure(report: Mapping[str, Any]) -> str | None:
-    for test in report.get("tests", []):
-        message = str(test.get("message", ""))
-        if message.startswith(LOAD_PREFIXES):
-            return message
-    return None
+    """Why the submission did not load: the score document's ``load_error`` field."""
+    error = report.get("load_error")
+    return error if isinstance(error, str) else None
 
 
 def is_graded(row: Mapping[str, Any]) -> bool:
@@ -205,7 +191,10 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
     for name, row, rep in reports:
         load = _load_failure(rep) if isinstance(rep, Mapping) else None
         if row.get("status") == "not_loaded" or load is not None:
-            detail = load or str(row.get("message", ""))
+            lang = str(rep.get("reproducibility", {}).get("lang", "en")) if rep else "en"
+            detail = (
+                LOAD_FAILED.get(lang).format(error=load) if load else str(row.get("message", ""))
+            )
             problems.append(Problem(name, "did not load", _short(detail)))
             continue
         if not is_graded(row) or not isinstance(rep, Mapping):

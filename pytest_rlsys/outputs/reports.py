@@ -7,8 +7,13 @@ process only."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.grading.verdicts import HIDDEN_KIND
+
+if TYPE_CHECKING:
+    from pytest_rlsys.grading.verdicts import ProblemKind
 from pytest_rlsys.messages import (
     HIDDEN_GROUP,
     HIDDEN_NOTE,
@@ -362,9 +367,9 @@ _RESOURCE_ERRORS = ("MemoryError", "RecursionError")
 
 def _resource_failure(case: CaseResult) -> str | None:
     """``raised MemoryError`` (the grader's own words) when ``case`` failed that way."""
-    for name in _RESOURCE_ERRORS:
-        if case.message.startswith(f"raised {name}"):
-            return f"raised {name}"
+    # From the typed record, never the message: only a visible case keeps its class.
+    if case.kind in ("raised", "raised_other") and case.exc_type in _RESOURCE_ERRORS:
+        return f"raised {case.exc_type}"
     return None
 
 
@@ -403,16 +408,18 @@ def terminal_summary(
         if resource is not None:  # per TODO: one function, one place it fails
             key = f"{section_label(case.section, lang)}: {resource}"
             by_message.setdefault(key, []).append(case)
+        elif case.kind == "load_failed":  # one submission, one load error: said once
+            by_message.setdefault("\0load_failed", []).append(case)
         elif case.status in ("error", "timeout"):
             by_message.setdefault(case.message, []).append(case)
     shared = {m: cases for m, cases in by_message.items() if len(cases) > 1}
     done = {c.id for cases in shared.values() for c in cases}
-    for message, cases in shared.items():
+    for cases in shared.values():
         where = ", ".join(dict.fromkeys(section_label(c.section, lang) for c in cases))
         lines.append(text["same_failure"].format(n=len(cases), where=where))
         said = next(
             (_plain(c.message) for c in cases if c.visibility == "visible"),
-            _resource_failure(cases[0]) or message,
+            _resource_failure(cases[0]) or cases[0].message,
         )
         lines.append(f"  {with_hint(said, lang)}")  # said once, so said in full
     # Template code: one line per TODO, unless the table already says so.
@@ -453,12 +460,17 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
     for section, entry in report.sections().items():
         if entry["score"] >= entry["max_score"]:
             continue
-        kinds: dict[str, int] = {}
+        kinds: dict[str, list[CaseResult]] = {}
         for case in report.cases:
             if case.section == section and case.status != "passed":
-                kind = _failure_kind(case, lang)
-                kinds[kind] = kinds.get(kind, 0) + 1
-        top, count = max(kinds.items(), key=lambda item: item[1])
+                kinds.setdefault(_failure_key(case, lang), []).append(case)
+        cases = max(kinds.values(), key=len)
+        count = len(cases)
+        # A visible case of that kind says it with its detail; a hidden one only its kind.
+        top = next(
+            (_failure_kind(c, lang) for c in cases if c.visibility == "visible"),
+            _failure_kind(cases[0], lang),
+        )
         others = len(kinds) - 1
         more = f" (+{others} other kind{'s' if others > 1 else ''})" if others else ""
         parts.append(
@@ -466,6 +478,22 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
             f"{top} ×{count}{more}"
         )
     return clip(clean("; ".join(parts), newlines=False), limit)
+
+
+def _failure_key(case: CaseResult, lang: str) -> str:
+    """Which failures count as one kind: one that says the same for every input (load,
+    crash, timeout, an exception) by its typed kind, visible and hidden cases together
+    (a hidden case keeps no exception class); anything else by its words."""
+    kind = str(HIDDEN_KIND.get(cast("ProblemKind", case.kind), case.kind))
+    if kind in _SHARED_KINDS:
+        return "\0" + kind
+    return _failure_kind(case, lang)
+
+
+# Kinds that say the same thing whatever the input (so one line, with a count, says it).
+_SHARED_KINDS = frozenset(
+    {"raised", "wrong_exception", "timed_out", "crashed", "load_failed", "missing_function"}
+)
 
 
 def _failure_kind(case: CaseResult, lang: str) -> str:

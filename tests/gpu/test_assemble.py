@@ -27,12 +27,12 @@ def test_synthetic_pair_validates_and_passes_every_check(tmp_path: Path) -> None
     release = doc["groups"]["release"]
     assert release["phases"]["update"]["actor_memory_start_mb"] == 4100.0
     assert release["sampled_gpu_peak_phase"] == "initial_sync"
-    assert [c["tags"] for c in release["resume_calls"]] == [["weights"], ["kv_cache"]]
+    assert [c["tags"] for c in release["resume_calls"]] == [["weights"], ["kv_cache"]] * 2
     assert doc["groups"]["retain"]["resume_calls"] == []
 
 
 def test_written_file_grades_full_marks(tmp_path: Path) -> None:
-    result_grading = pytest.importorskip("pytest_rlsys.resultfile.grading")
+    result_grading = pytest.importorskip("pytest_rlsys.resultfile.grade")
     path = tmp_path / "cpu_synthetic_pair_v1.json"
     write_result(path, assemble(**assemble_kwargs()))
     assert load_result_file(path).ok

@@ -1,0 +1,384 @@
+"""The resume_calls check: the rollout engine's sleep and wake against free_cache_engine."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
+from typing import Any
+
+from pytest_rlsys.resultfile.checks.cards import gpu_total
+from pytest_rlsys.resultfile.checks.evidence import as_number, group_of, mappings, outcome, secs
+from pytest_rlsys.resultfile.checks.identity import lookup
+from pytest_rlsys.resultfile.checks.machine import (
+    KNOWN_ENGINES,
+    SLEEP_MODE_PATH,
+    engine_name,
+    machine_for,
+)
+from pytest_rlsys.resultfile.checks.timeline import (
+    Series,
+    end_details,
+    failed_in,
+    open_windows,
+    phase_at,
+    phase_windows,
+    window_text,
+    within,
+)
+from pytest_rlsys.resultfile.checks.vocabulary import (
+    DEFAULT_UTILIZATION,
+    GROUP_NAMES,
+    MAX_LISTED,
+    RELEASE_FREE_MB,
+    RESUME_ALLOWED_IN,
+    RESUME_LEAD_S,
+    RESUME_PHASES,
+    RETAIN_SHED_FRACTION,
+    RETAIN_SHED_MB,
+    RETAIN_UTILIZATION_FLOOR,
+    SLEEP_DROP_FRACTION,
+    SLEEP_DROP_MB,
+    UTILIZATION_PATH,
+    CheckResult,
+    Doc,
+)
+
+_RESUME_WORD = re.compile(r"resum|wake", re.IGNORECASE)
+
+
+def _retain_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
+    """A retained engine never sleeps and never resumes, however it is recorded."""
+    problems: list[str] = []
+    calls = mappings(group.get("resume_calls"))
+    events = mappings(group.get("events"))
+    windows = phase_windows(events)
+    if calls:
+        times = ", ".join(
+            f"{t:.3f} s {phase_at(t, windows)}"
+            for c in calls[:MAX_LISTED]
+            if (t := as_number(c.get("t_s"))) is not None
+        )
+        problems.append(
+            f"{name} (free_cache_engine false) made {len(calls)} resume call(s); expected none"
+            + (f" (at {times})" if times else "")
+        )
+    for phase in RESUME_PHASES:
+        found = [e for e in events if e.get("phase") == phase]
+        if found:
+            t = as_number(found[0].get("t_s"))
+            problems.append(
+                f"{name} (free_cache_engine false) records {len(found)} {phase} event(s)"
+                + (f", the first at {secs(t)}" if t is not None else "")
+                + ": a retained engine is never resumed"
+            )
+    tagged = [
+        (e, key)
+        for e in events
+        if e.get("phase") not in RESUME_PHASES and isinstance(e.get("detail"), Mapping)
+        for key, value in e["detail"].items()
+        if value not in (None, False, [], "", 0)
+        and (key == "tags" or _RESUME_WORD.search(str(key)))
+    ]
+    if tagged:
+        e, key = tagged[0]
+        problems.append(
+            f"{name}'s {e.get('phase')} {e.get('kind')} event at {e.get('t_s')} s records a "
+            f"resume (detail.{key} = {e['detail'][key]!r}): a retained engine is never resumed"
+        )
+    steps = mappings(
+        group.get("init", {}).get("steps") if isinstance(group.get("init"), Mapping) else []
+    )
+    for step in steps:
+        label = str(step.get("name", ""))
+        if _RESUME_WORD.search(label):
+            problems.append(f"{name}'s init step {label!r} resumes the engine: retain never does")
+    if "engine_sleep" in windows or any(e.get("phase") == "engine_sleep" for e in events):
+        details = end_details(events, "engine_sleep")
+        effective = [d.get("effective") for d in details if "effective" in d]
+        window = windows.get("engine_sleep")
+        where = f" ({window_text(window)})" if window else ""
+        if True in effective or False not in effective:
+            problems.append(
+                f"{name} (free_cache_engine false) records an engine_sleep phase{where} that is "
+                "not marked as a no-op (detail.effective false): a retained engine never sleeps"
+            )
+        elif window is not None:
+            problems += _sleep_drop(name, group, window, windows)
+    return problems
+
+
+def _sleep_drop(
+    name: str,
+    group: Mapping[str, Any],
+    window: tuple[float, float],
+    windows: Mapping[str, tuple[float, float]],
+) -> list[str]:
+    series = Series(mappings(group.get("resource_samples")))
+    before_index = bisect_right(series.times, window[0]) - 1
+    if before_index < 0:
+        return []
+    level = as_number(series.values[before_index])
+    # A freed KV cache stays freed until something resumes it: look up to the update.
+    until = max(window[1], windows["update"][0]) if "update" in windows else window[1]
+    inside = [v for x in series.inside(window[0], until) if (v := as_number(x)) is not None]
+    if level is None or not inside:
+        return []
+    low = min(inside)
+    drop = level - low
+    if drop > SLEEP_DROP_MB and drop > SLEEP_DROP_FRACTION * level:
+        return [
+            f"{name}'s whole-GPU memory falls from {level:g} MiB to {low:g} MiB from its "
+            f"no-op engine_sleep ({window_text(window)}) to the update: the retained engine "
+            "released memory"
+        ]
+    return []
+
+
+def _tags_of(call: Mapping[str, Any]) -> tuple[str, ...]:
+    tags = call.get("tags")
+    return tuple(str(tag) for tag in tags) if isinstance(tags, list) else ()
+
+
+def _sequence_text(sequence: Sequence[tuple[str, ...]]) -> str:
+    return ", then ".join("+".join(tags) or "(no tags)" for tags in sequence) or "nothing"
+
+
+def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
+    """A released group against its engine's machine (checks.machine): the engine sleeps,
+    and each sync (the initial one and the cycle's) wakes exactly the machine's tags, in
+    order; in the cycle's sync each inside its sub-phase, the KV cache after the transfer."""
+    problems: list[str] = []
+    calls = mappings(group.get("resume_calls"))
+    events = mappings(group.get("events"))
+    # A failed run's last phase never ended: its calls are still placed inside it.
+    windows = open_windows(events, calls)
+    config = group.get("config")
+    machine = machine_for(config)
+    effective = [
+        d.get("effective") for d in end_details(events, "engine_sleep") if "effective" in d
+    ]
+    if False in effective:
+        problems.append(
+            f"{name}'s engine_sleep is recorded as a no-op (detail.effective false): "
+            "the released engine never slept"
+        )
+    if machine is not None and machine.needs_sleep_mode and isinstance(config, Mapping):
+        present, value = lookup(config, SLEEP_MODE_PATH)
+        if present and value is False:
+            problems.append(
+                f"{name} sleeps its vLLM engine (free_cache_engine true) although its config "
+                f"sets {SLEEP_MODE_PATH}=false: vLLM can sleep only in sleep mode (verl "
+                "passes the flag to vLLM at vllm_async_server.py:337)"
+            )
+    sync = windows.get("sync")
+    if sync is None:
+        problems.append(f"{name} has no sync window to match its resume calls to")
+    weights_window = windows.get("resume_weights")
+    kv_window = windows.get("resume_kv_cache")
+    transfer = windows.get("weight_transfer")
+    found: dict[str, list[tuple[float, tuple[str, ...], str]]] = {p: [] for p in RESUME_ALLOWED_IN}
+    for call in calls:
+        t = as_number(call.get("t_s"))
+        if t is None:
+            continue
+        tags = _tags_of(call)
+        label = f"{name}'s resume call {'+'.join(tags) or '(no tags)'} at {secs(t)}"
+        where = next(
+            (
+                p
+                for p in RESUME_ALLOWED_IN
+                if within(t, windows.get(p), RESUME_LEAD_S, RESUME_LEAD_S)
+            ),
+            None,
+        )
+        if where is None:
+            allowed = " or ".join(
+                f"{p} ({window_text(windows[p])})" for p in RESUME_ALLOWED_IN if p in windows
+            )
+            problems.append(
+                f"{label} happens {phase_at(t, windows)}; a released engine is resumed only "
+                f"inside {allowed or 'the initial sync or the sync'}"
+            )
+            continue
+        detail = call.get("detail")
+        during = detail.get("during") if isinstance(detail, Mapping) else None
+        if isinstance(during, str) and during != where:
+            problems.append(
+                f"{label} lies in {where} ({window_text(windows[where])}) but records that it "
+                f"was made during {during}"
+            )
+        found[where].append((t, tags, label))
+        if where != "sync":
+            continue
+        if "weights" in tags and not within(t, weights_window, RESUME_LEAD_S):
+            room = f" ({window_text(weights_window)})" if weights_window else " (not recorded)"
+            problems.append(f"{label} lies outside resume_weights{room}")
+        if "kv_cache" in tags:
+            if not within(t, kv_window, RESUME_LEAD_S):
+                room = f" ({window_text(kv_window)})" if kv_window else " (not recorded)"
+                problems.append(f"{label} lies outside resume_kv_cache{room}")
+            elif transfer is not None and t < transfer[1]:
+                problems.append(
+                    f"{label} comes before the weight transfer ends ({secs(transfer[1])})"
+                )
+    if machine is None:
+        return problems
+    want = [(tag,) for tag in machine.wakes]
+    for where, made in found.items():
+        if where not in windows or (where == "sync" and failed_in(events, "sync")):
+            continue
+        got = [tags for _, tags, _ in sorted(made, key=lambda item: item[0])]
+        if got != want:
+            problems.append(
+                f"{name}'s {where} resumes {_sequence_text(got)}; a released {machine.engine} "
+                f"engine wakes {_sequence_text(want)} in each sync ({machine.source})"
+            )
+    if not machine.wakes_weights and weights_window is not None:
+        problems.append(
+            f"{name}'s sync records a resume_weights phase ({window_text(weights_window)}), but "
+            f"a released {machine.engine} engine serving a LoRA adapter never resumes its "
+            f"weights ({machine.source})"
+        )
+    return problems
+
+
+def _held_high(values: Sequence[float]) -> float | None:
+    """The highest level two consecutive samples both reach (one stray reading cannot set it)."""
+    return max((min(a, b) for a, b in pairwise(values)), default=None)
+
+
+def _held_low(values: Sequence[float]) -> float | None:
+    """The lowest level two consecutive samples both stay at or below."""
+    return min((max(a, b) for a, b in pairwise(values)), default=None)
+
+
+def _readings(series: Series, start: float, end: float) -> list[float]:
+    return [v for x in series.inside(start, end) if (v := as_number(x)) is not None]
+
+
+def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
+    """A released engine's sleep frees memory: at least RELEASE_FREE_MB between its level
+    before engine_sleep (the median of the last three samples) and the lowest level two
+    consecutive samples hold from the sleep's start to the sync."""
+    windows = phase_windows(mappings(group.get("events")))
+    sleep = windows.get("engine_sleep")
+    if sleep is None:
+        return []
+    series = Series(mappings(group.get("resource_samples")))
+    before_end = bisect_right(series.times, sleep[0])
+    before = [
+        v
+        for x in series.values[max(0, before_end - 3) : before_end]
+        if (v := as_number(x)) is not None
+    ]
+    until = windows["sync"][0] if "sync" in windows else sleep[1]
+    low = _held_low(_readings(series, sleep[0], until))
+    if not before or low is None:
+        return []
+    level = statistics.median(before)
+    kv = windows.get("resume_kv_cache")
+    last = max(w[1] for w in windows.values())
+    back = _held_high(_readings(series, kv[1], last)) if kv else None
+    if back is not None and level - back > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * level):
+        return [
+            f"{name}'s whole-GPU memory after resume_kv_cache holds at most {back:g} MiB, far "
+            f"below its {level:g} MiB before the sleep: the woken engine re-allocates its KV "
+            "cache (and the actor only grew in the update), yet none came back"
+        ]
+    if level - low < RELEASE_FREE_MB:
+        return [
+            f"{name}'s whole-GPU memory goes from {level:g} MiB before its engine_sleep "
+            f"({window_text(sleep)}) to no lower than {low:g} MiB until the sync: the released "
+            f"engine's sleep freed less than {RELEASE_FREE_MB:g} MiB (its KV cache alone "
+            "is more)"
+        ]
+    return []
+
+
+def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str, Any]) -> list[str]:
+    """A retained engine keeps its memory: whole-GPU memory after the initial sync never
+    falls far below its level before the update, and the engine holds at least
+    RETAIN_UTILIZATION_FLOOR x gpu_memory_utilization x the card's memory."""
+    problems: list[str] = []
+    windows = phase_windows(mappings(group.get("events")))
+    start = windows.get("initial_sync")
+    if start is None:
+        return []
+    series = Series(mappings(group.get("resource_samples")))
+    last = max(w[1] for w in windows.values())
+    after = _readings(series, start[1], last)
+    update = windows.get("update")
+    level = _held_high(_readings(series, start[1], update[0] if update else last))
+    low = _held_low(after)
+    shed = (
+        level is not None
+        and low is not None
+        and level - low > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * level)
+    )
+    if shed:
+        problems.append(
+            f"{name}'s whole-GPU memory falls from {level:g} MiB (held before the update) "
+            f"to {low:g} MiB (held after its initial sync), with no sleep: a retained engine "
+            "keeps its weights and KV cache resident"
+        )
+    config = group.get("config")
+    machine = machine_for(config)
+    total = gpu_total(environment)
+    if machine is None or total is None or not isinstance(config, Mapping):
+        return problems
+    present, util = lookup(config, UTILIZATION_PATH)
+    fraction = as_number(util) if present else DEFAULT_UTILIZATION
+    if fraction is None or not 0 < fraction <= 1:
+        return problems
+    floor = RETAIN_UTILIZATION_FLOOR * fraction * total
+    held = _held_high(after)
+    if held is not None and held < floor:
+        problems.append(
+            f"{name}'s whole-GPU memory holds at most {held:g} MiB after its initial sync, "
+            f"below {RETAIN_UTILIZATION_FLOOR:g} x gpu_memory_utilization {fraction:g} x "
+            f"{total:.0f} MiB = {floor:.0f} MiB: a retained engine holds its share of "
+            f"the card ({machine.engine} sizes its KV cache so the engine fills "
+            "gpu_memory_utilization x total memory)"
+        )
+    return problems
+
+
+def check_resume_calls(doc: Doc) -> CheckResult:
+    """Resume calls and memory match free_cache_engine and the engine's machine.
+
+    A released engine sleeps (and frees memory), and is resumed only inside the
+    initial sync or the sync, each time with exactly its engine's wake sequence
+    (checks.machine); in the sync, the weights inside resume_weights and the KV
+    cache inside resume_kv_cache, after the weight transfer has ended. A retained
+    engine never sleeps and never resumes: no resume call, no resume sub-phase or
+    resume-tagged event, an engine_sleep phase only as a recorded no-op
+    (detail.effective false), and its memory stays where it is.
+    """
+    problems: list[str] = []
+    environment = doc.get("environment")
+    environment = environment if isinstance(environment, Mapping) else {}
+    for name in GROUP_NAMES:
+        group = group_of(doc, name)
+        if group.get("free_cache_engine") is not True:
+            problems += _retain_resume_problems(name, group)
+            problems += _retain_holds(name, group, environment)
+        else:
+            problems += _release_resume_problems(name, group)
+            problems += _release_frees(name, group)
+    engines = sorted({engine_name(group_of(doc, name).get("config")) for name in GROUP_NAMES})
+    unknown = [e for e in engines if e not in KNOWN_ENGINES]
+    if unknown and not problems:
+        return CheckResult(
+            True,
+            f"rollout engine {', '.join(unknown)} has no known sleep/wake machine in verl 0.9.1: "
+            "only the engine-independent rules were checked (resumes only inside the syncs, "
+            "retain never sleeps or resumes)",
+        )
+    return outcome(
+        problems,
+        f"release ({'/'.join(engines)}) slept and woke as its engine does, only inside the "
+        "syncs, in order; retain never slept or resumed",
+    )
