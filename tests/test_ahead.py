@@ -107,6 +107,27 @@ def test_switch_interval_is_short_while_running_and_restored_after() -> None:
     assert sys.getswitchinterval() == before
 
 
+def test_a_reset_runs_with_the_lock_released() -> None:
+    # The reset kills and reaps a child (seconds, at worst): a caller asking for a result
+    # meanwhile must not be held at the lock.
+    free: list[bool] = []
+    ahead: RunAhead[str] | None = None
+
+    def reset() -> None:
+        assert ahead is not None
+        other = threading.Thread(target=lambda: ahead.planned)  # takes the lock
+        other.start()
+        other.join(2)
+        free.append(not other.is_alive())
+
+    ahead = RunAhead(lambda: None, lambda case, following: case, reset)
+    ahead.expect(["a", "b"])
+    time.sleep(0.2)  # the guess has run
+    ahead.plan(["b"])
+    assert ahead.take("b", 5) == "b"
+    assert ahead.stop() and free == [True]
+
+
 # -- CaseRunner: the hand-over -------------------------------------------------------------
 
 

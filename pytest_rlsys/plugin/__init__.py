@@ -79,7 +79,9 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     # is made by a clean pytest of its own instead (issue: the learner command must work
     # where learners work, with a score nothing in the folder can influence).
     submission = config.getoption("rlsys_submission")
-    if not submission or config.option.help or config.option.version:
+    if not submission or getattr(config.option, "help", False):
+        return None
+    if getattr(config.option, "version", False):
         return None
     if hasattr(config, "workerinput") or _is_clean(config) or os.environ.get(_RERUN):
         return None
@@ -104,8 +106,20 @@ def _regrade_clean(config: pytest.Config, foreign: str) -> int:
             f"of its own; run the tests named here ({', '.join(named)}) in a pytest run of "
             "their own, without --rlsys-submission"
         )
+    # What the learner typed, then the submission (it may have come from the folder's
+    # addopts, which the clean run does not read) and the clean arguments, which win.
     args = [str(a) for a in config.invocation_params.args]
-    command = [sys.executable, "-P", "-m", "pytest", *args, *clean_args()]
+    submission = str(config.invocation_params.dir / config.getoption("rlsys_submission"))
+    command = [
+        sys.executable,
+        "-P",
+        "-m",
+        "pytest",
+        *args,
+        "--rlsys-submission",
+        submission,
+        *clean_args(),
+    ]
     env = {**os.environ, _RERUN: "1"}
     try:
         return subprocess.run(
