@@ -203,17 +203,25 @@ class Option:
 
 
 def _record_default(part: str, name: str) -> Any:
-    # Imported here: the records are plain data, but the plugin reads this table in
-    # every pytest run and must not import the grading package then.
-    if part == "result_file":
+    # Imported here, each only when its part is asked for: the records are plain data,
+    # but the plugin reads this table in every pytest run, graded or not.
+    record: Any
+    if part == "limits":
+        from pytest_rlsys.grading.outcomes import Limits
+
+        record = Limits()
+    elif part == "render":
+        from pytest_rlsys.grading.scoring import RenderOptions
+
+        record = RenderOptions()
+    elif part == "rubric":
+        from pytest_rlsys.grading.rubric import Rubric
+
+        record = Rubric()
+    else:
         from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES
 
-        return DEFAULT_MAX_BYTES // (1024 * 1024)
-    from pytest_rlsys.grading.outcomes import Limits
-    from pytest_rlsys.grading.rubric import Rubric
-    from pytest_rlsys.grading.scoring import RenderOptions
-
-    record = {"limits": Limits, "render": RenderOptions, "rubric": Rubric}[part]()
+        return DEFAULT_MAX_BYTES // (1024 * 1024)  # result_file: max_mib
     return getattr(record, name)
 
 
