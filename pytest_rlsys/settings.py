@@ -107,6 +107,15 @@ def _count(text: str) -> int:
 
 
 def _seed(text: str) -> int:
+    if text.startswith("@"):
+        # @FILE: the seed kept in a root-only file (the kits' per-assignment secret), so it
+        # is never on a command line, which every uid can read in /proc/<pid>/cmdline.
+        try:
+            with open(text[1:], encoding="ascii") as handle:
+                text = handle.read(64).strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not a number"
+            raise ValueError(f"cannot read the seed file ({reason})") from None
     try:
         value = _whole(text)
     except ValueError:
@@ -311,8 +320,9 @@ OPTIONS: tuple[Option, ...] = (
         "seed",
         "N",
         "Seed for the hidden cases (default: fixed by the battery version, "
-        "so the same file always gets the same score; set one per assignment). Always "
-        "recorded in the report.",
+        "so the same file always gets the same score; set one per assignment). @FILE reads "
+        "it from a file (keep that file root-only; a command line is readable by every "
+        "user). Always recorded in the report.",
         _seed,
         pytest=True,
         ini=True,
@@ -449,8 +459,15 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "wheel",
         "PATH",
-        "Bundle this pytest-rlsys wheel instead of installing the pinned "
-        "version from the package index.",
+        "Bundle this pytest-rlsys wheel (default: a wheel packed from the installed "
+        "package); its pinned dependencies are bundled either way.",
+        commands=("kit",),
+    ),
+    Option(
+        "namespace",
+        "NAME",
+        "PrairieLearn: the registry namespace the grading image is pushed to (a Docker "
+        "Hub user or organisation); info.json then names NAME/rlsys-grader:VERSION.",
         commands=("kit",),
     ),
     # rlsys validate / result

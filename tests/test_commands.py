@@ -25,7 +25,11 @@ def test_help_and_unknown_command(capsys: pytest.CaptureFixture[str]) -> None:
 def test_template_writes_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "mine.py"
     assert main(["template", str(target)]) == 0
-    assert target.read_text(encoding="utf-8") == exercise_path().read_text(encoding="utf-8")
+    # The template, its grading command naming the file as written.
+    written = target.read_text(encoding="utf-8")
+    assert written == exercise_path().read_text(encoding="utf-8").replace(
+        "--rlsys-submission rlsys_ledger.py", "--rlsys-submission mine.py"
+    )
     assert main(["template", str(target)]) == 2
     assert "--force" in capsys.readouterr().err
 
@@ -213,8 +217,10 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
         assert code == (ExitCode.USAGE if name == "dave.py" else ExitCode.OK)
         doc = load_report(report)
         assert (doc["score"], doc["max_score"]) == (0, 100)
-        messages = {case["message"] for case in doc["tests"]}
+        # Visible cases say the reason; hidden ones only the grader's word for it.
+        messages = {case["message"] for case in doc["tests"] if case["visibility"] == "visible"}
         assert len(messages) == 1 and messages.pop().endswith(row["message"]), name
+        assert doc["load_error"] == row["message"], name
     err = capsys.readouterr().err
     assert "dave.py: no such file" in err and "--rlsys-submission" not in err
 

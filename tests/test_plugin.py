@@ -85,8 +85,11 @@ def test_failed_visible_case_shows_input_expected_and_got(
     result = _grade(pytester, buggy, "--rlsys-lang", "en")
     result.stdout.fnmatch_lines(
         [
-            "*TODO 1] ties in bottlenecks*",
-            "*input: pipeline_capacity({'rollout': 240, 'reward': 160, 'learner': 80}*",
+            "*TODO 1] lists every tied bottleneck*",
+            # The whole input, pretty-printed when it does not fit the terminal's width.
+            "*input:*",
+            "*pipeline_capacity(*",
+            "*{'rollout': 240, 'reward': 160, 'learner': 80},*",
             "*expected: ?'learner', 'reward', 'rollout']",
             "*got: ?'rollout', 'reward', 'learner']",
         ]
@@ -231,7 +234,8 @@ def test_rubric_file_overrides_points(pytester: pytest.Pytester, reference_sourc
     assert doc["max_score"] == 80
     rows = next(t for t in doc["tests"] if t["id"] == "todo2.hidden.rows")
     differential = next(t for t in doc["tests"] if t["id"] == "todo2.hidden.differential_0")
-    assert rows["max_score"] == pytest.approx(3 * differential["max_score"], abs=0.02)
+    # Each case's points are whole cents (largest remainder), so 3 x one case is within 3 cents.
+    assert rows["max_score"] == pytest.approx(3 * differential["max_score"], abs=0.035)
 
 
 @pytest.mark.parametrize(
@@ -464,8 +468,8 @@ def test_a_todos_hidden_cases_are_one_item_that_names_only_categories(
     result.stdout.fnmatch_lines(
         [
             "*battery.rlsys::todo1.hidden FAILED*",
-            "* of 36 hidden cases failed",
-            "[[]TODO 1[]] *: $.unstable_stages: wrong value*",
+            "* of * hidden cases failed",
+            "[[]TODO 1[]] *: wrong value at $.unstable_stages*",
             "*(hidden case: only its category is shown)",
         ]
     )

@@ -190,7 +190,8 @@ def _grade_row(
         "cases": len(report.cases),
         "submission_sha256": report.submission_sha256,
         "seconds": round(time.monotonic() - began, 3),
-        "message": report.load_error or "",
+        # Every row below full marks says why, in one line.
+        "message": report.load_error or reports.below_full_marks(report, request.lang),
         "report": report.to_json(),
     }
 
@@ -326,6 +327,8 @@ def template(args: argparse.Namespace) -> ExitCode:
     target = Path(args.path)
     if target.exists() and not args.force:
         raise UsageError(f"{target} exists; pass --force to overwrite it", prog)
+    # The docstring's grading command names the file as written.
+    text = text.replace("--rlsys-submission rlsys_ledger.py", f"--rlsys-submission {target.name}")
     try:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -369,9 +372,11 @@ def kit(args: argparse.Namespace) -> ExitCode:
         problem = "is a directory" if wheel.is_dir() else "no such file"
         raise UsageError(f"argument --wheel: {wheel}: {problem}", prog)
     try:
-        written = write_kit(args.platform, target, wheel)
+        made = write_kit(args.platform, target, wheel, namespace=args.namespace)
     except KitError as exc:
         raise CommandError(str(exc), prog) from None
-    for path in written:
+    for path in made.files:
         sys.stdout.write(f"{path}\n")
+    for line in made.advice:
+        sys.stdout.write(f"note: {line}\n")
     return ExitCode.OK

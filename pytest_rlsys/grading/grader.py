@@ -7,7 +7,6 @@ Nothing here imports pytest.
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import functools
 import hashlib
@@ -34,7 +33,8 @@ from pytest_rlsys.grading.scoring import (
     as_visibility,
     battery_fingerprint,
 )
-from pytest_rlsys.messages import WRONG_VALUE, Msg
+from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
+from pytest_rlsys.messages import Msg, hidden_message
 from pytest_rlsys.resources import FUNCTIONS, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
@@ -238,23 +238,36 @@ class Grader:
             self.child = ChildProcess(self.source, str(self.path), list(FUNCTIONS), self.limits)
         return self.child
 
-    def _skip_reason(self, case: Case) -> tuple[str, Msg] | None:
+    def _skip_reason(self, case: Case) -> Verdict | None:
         if case.id in self.ungradable:
-            return "not_run", Msg(
-                "not graded: the reference fails this case's self-check",
-                "未评分：参考实现未通过该用例的自检",
+            return Verdict(
+                "not_run",
+                "self_check",
+                Msg(
+                    "not graded: the reference fails this case's self-check",
+                    "未评分：参考实现未通过该用例的自检",
+                ),
             )
         assert self.started is not None
         if time.monotonic() - self.started > self.limits.budget_s:
-            return "not_run", Msg(
-                f"not run: the submission's time budget of {self.limits.budget_s:g} s is used up",
-                f"未运行：提交的总时间预算 {self.limits.budget_s:g} 秒已用完",
+            budget = self.limits.budget_s
+            return Verdict(
+                "not_run",
+                "over_budget",
+                Msg(
+                    f"not run: the submission's time budget of {budget:g} s is used up",
+                    f"未运行：提交的总时间预算 {budget:g} 秒已用完",
+                ),
             )
         for call in case.calls:
             if self.timeouts.get(call.func, 0) >= TIMEOUTS_PER_FUNCTION:
-                return "timeout", Msg(
-                    f"not run: {call.func}() already timed out {TIMEOUTS_PER_FUNCTION} times",
-                    f"未运行：{call.func}() 已超时 {TIMEOUTS_PER_FUNCTION} 次",
+                return Verdict(
+                    "timeout",
+                    "too_many_timeouts",
+                    Msg(
+                        f"not run: {call.func}() already timed out {TIMEOUTS_PER_FUNCTION} times",
+                        f"未运行：{call.func}() 已超时 {TIMEOUTS_PER_FUNCTION} 次",
+                    ),
                 )
         return None
 
@@ -311,15 +324,21 @@ class Grader:
 
     def _fault(self, case: Case, exc: Exception) -> CaseResult:
         """A fault of the grader itself on ``case``: 0 points, the error type recorded."""
-        self.notes.append(f"internal grader error in case {case.id}: {type(exc).__name__}")
+        # Which exception a hidden case provoked could be the submission's choice: the
+        # note names it for visible cases only.
+        name = type(exc).__name__ if case.visibility == "visible" else "hidden case"
+        self.notes.append(f"internal grader error in case {case.id}: {name}")
+        name = type(exc).__name__  # the grader's own exception: never the submission's
         return self._result(
             case,
-            "error",
-            Msg(
-                f"the grader failed while checking this case ({type(exc).__name__}); "
-                "it scores 0 and the error is recorded for the instructor",
-                f"评分器在检查此用例时出错（{type(exc).__name__}）；此用例记 0 分，"
-                "错误已记录给教师",
+            Verdict(
+                "error",
+                "grader_fault",
+                Msg(
+                    f"the grader failed while checking this case ({name}); "
+                    "it scores 0 and the error is recorded for the instructor",
+                    f"评分器在检查此用例时出错（{name}）；此用例记 0 分，错误已记录给教师",
+                ),
             ),
         )
 
@@ -341,8 +360,6 @@ class Grader:
             return begun.done
         assert outcomes is not None
         try:
-            if case.visibility == "hidden":
-                outcomes = [hidden_outcome(o) for o in outcomes]
             return self._judge(case, outcomes, begun.began)
         except Exception as exc:
             return self._fault(case, exc)
@@ -353,15 +370,17 @@ class Grader:
         try:
             skip = self._skip_reason(case)
             if skip is not None:
-                status, msg = skip
-                return _Begun(case, began, done=self._result(case, status, msg))
+                return _Begun(case, began, done=self._result(case, skip))
             if self.decode_error is not None:
                 outcome = CallOutcome("load_failed", message=self.decode_error)
                 return _Begun(
                     case, began, done=self._judge(case, [outcome for _ in case.calls], began)
                 )
             call = case.calls[0]
-            first = self._child().begin_call(call.func, list(call.args), dict(call.kwargs))
+            child = self._child()
+            if case.visibility == "hidden":
+                child.seal_output()  # print(args) must not show a hidden input
+            first = child.begin_call(call.func, list(call.args), dict(call.kwargs))
             return _Begun(case, began, first=first)
         except Exception as exc:
             return _Begun(case, began, done=self._fault(case, exc))
@@ -387,46 +406,47 @@ class Grader:
 
     def _judge(self, case: Case, outcomes: list[CallOutcome], began: float) -> CaseResult:
         verdict = case.check(outcomes)
-        result = self._result(
-            case,
-            verdict.status,
-            verdict.problem,
-            verdict.expected,
-            verdict.got,
-            time.monotonic() - began,
-        )
+        result = self._result(case, verdict, time.monotonic() - began)
         if verdict.status != "passed" and any(o.not_implemented for o in outcomes):
             result = dataclasses.replace(result, not_implemented=True)
         return result
 
-    def _result(
-        self,
-        case: Case,
-        status: str,
-        problem: Msg | None,
-        expected: str | None = None,
-        got: str | None = None,
-        seconds: float = 0.0,
-    ) -> CaseResult:
-        category = case.category.get(self.lang)
-        message = problem.get(self.lang) if problem else ""
-        if case.visibility == "hidden" and status not in ("passed", "not_run"):
-            # Hidden cases never reveal inputs or values: keep the kind of failure only.
-            message = _redact(message, self.lang)
-        visible = case.visibility == "visible"
+    def _result(self, case: Case, verdict: Verdict, seconds: float = 0.0) -> CaseResult:
+        """The record of one case.  A hidden case's is built from the grader's closed
+        vocabulary only (``HIDDEN_KIND`` and the schema path): no exception class, message,
+        line, exit code, value, key of the submission's or per-case time reaches it, so
+        the submission cannot choose what it says beyond which word of that list."""
+        if case.visibility == "hidden":
+            hidden = HIDDEN_KIND[verdict.kind]
+            path = verdict.schema_path if hidden in PATH_KINDS else ""
+            return CaseResult(
+                id=case.id,
+                section=case.section,
+                visibility="hidden",
+                max_cents=self.cents[case.id],
+                status=as_status(verdict.status),
+                message=hidden_message(hidden, path, self.lang),
+                category=case.category.get(self.lang),
+                kind=hidden,
+                path=path,
+            )
         return CaseResult(
             id=case.id,
             section=case.section,
             visibility=as_visibility(case.visibility),
             max_cents=self.cents[case.id],
-            status=as_status(status),
-            message=message,
-            category=category,
-            call=" ; ".join(c.render() for c in case.calls) if visible else "",
-            claim=case.claim if visible else "",
-            expected=(expected or "") if visible else "",
-            got=(got or "") if visible else "",
+            status=as_status(verdict.status),
+            message=verdict.problem.get(self.lang) if verdict.problem else "",
+            category=case.category.get(self.lang),
+            call=" ; ".join(c.render() for c in case.calls),
+            claim=case.claim,
+            expected=verdict.expected or "",
+            got=verdict.got or "",
             seconds=round(seconds, 4),
+            kind=verdict.kind,
+            path=verdict.path,
+            exc_type=verdict.exc_type,
+            line=verdict.line,
         )
 
     def run_all(self, progress: Callable[[CaseResult], None] | None = None) -> None:
@@ -454,7 +474,7 @@ class Grader:
         for case in self.cases:
             result = self.results.get(case.id)
             if result is None:
-                result = self._result(case, "not_run", NOT_REACHED)
+                result = self._result(case, Verdict("not_run", "not_reached", NOT_REACHED))
             results.append(result)
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
         children = self.child.notes if self.child else []
@@ -483,66 +503,6 @@ class Grader:
 
     def captured_output(self) -> str:
         return self.child.output() if self.child else ""
-
-
-# Exception names a hidden-case message may show: the builtin ones.  Any other class name
-# is the submission's own text (it could spell out the call's arguments), so it is shown
-# only as "an exception of the submission's own class".
-BUILTIN_EXCEPTIONS = frozenset(
-    name
-    for name, obj in vars(builtins).items()
-    if isinstance(obj, type) and issubclass(obj, BaseException)
-)
-OWN_EXCEPTION = "an exception of the submission's own class"
-OWN_OBJECT = "object of the submission's own class"
-
-
-def _hide_types(value: object) -> object:
-    """``value`` with every non-plain stand-in's type name replaced by a fixed word."""
-    if type(value) is dict:
-        if plaindata.NONPLAIN_MARK in value:
-            return {plaindata.NONPLAIN_MARK: OWN_OBJECT}
-        return {k: _hide_types(v) for k, v in value.items()}
-    if type(value) is list:
-        return [_hide_types(v) for v in value]
-    return value
-
-
-# A hidden case's outcome keeps no text the submission chose: its exception message, the
-# exit code or signal it ended with (sys.exit(N) for input N), the bytes of a forged reply.
-_HIDDEN_MESSAGES = {
-    "raised": "",
-    "crashed": "the submission's process ended during the call (it exited or was killed)",
-    "protocol": "the grader could not read the answer (a garbled reply)",
-}
-
-
-def hidden_outcome(outcome: CallOutcome) -> CallOutcome:
-    """What a hidden case's check may see of an outcome: no text of the submission's (its
-    exception message, its class names), so no message can carry the hidden inputs out."""
-    exc_type = (
-        outcome.exc_type
-        if outcome.exc_type in BUILTIN_EXCEPTIONS
-        else (OWN_EXCEPTION if outcome.exc_type else "")
-    )
-    return dataclasses.replace(
-        outcome,
-        # The line is the submission's choice too: a file can raise on line N for input N.
-        line=None,
-        exc_type=exc_type,
-        message=_HIDDEN_MESSAGES.get(outcome.kind, outcome.message),
-        value=_hide_types(outcome.value),
-    )
-
-
-def _redact(message: str, lang: str = "en") -> str:
-    """Drop values from a hidden case's message: the JSON path or exception type stays."""
-    if message.startswith("$"):
-        return message.split(":", 1)[0] + ": " + WRONG_VALUE.get(lang)
-    for marker in (":", "："):
-        if marker in message and message.split(marker, 1)[0].startswith(("raised", "抛出")):
-            return message.split(marker, 1)[0]
-    return message
 
 
 def open_grader(request: GradingRequest, standby: ChildProcess | None = None) -> Grader:

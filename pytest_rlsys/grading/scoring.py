@@ -100,6 +100,12 @@ class CaseResult:
     got: str = ""  # visible cases only
     seconds: float = 0.0
     not_implemented: bool = False  # the call raised NotImplementedError (template code)
+    # The kind of outcome, from the grader's closed vocabulary (grading.verdicts): a
+    # ProblemKind for a visible case, a HiddenKind for a hidden one.
+    kind: str = ""
+    path: str = ""  # visible: the JSON path of a value problem; hidden: a schema path
+    exc_type: str = ""  # visible cases only: the exception's class
+    line: int | None = None  # visible cases only: the line it was raised at
 
     @property
     def cents(self) -> int:
@@ -184,6 +190,8 @@ class ScoreReport:
                     "visibility": c.visibility,
                     "message": c.message,
                     "category": c.category,
+                    **({"kind": c.kind} if c.kind else {}),
+                    **({"path": c.path} if c.path else {}),
                     **(
                         {"call": c.call, "claim": c.claim, "expected": c.expected, "got": c.got}
                         if c.visibility == "visible" and c.call
@@ -193,6 +201,7 @@ class ScoreReport:
                 for c in self.cases
             ],
             "ungraded_points": self.ungraded_cents / 100,
+            "load_error": self.load_error,
             "notes": list(self.notes),
             "elapsed_s": round(self.elapsed_s, 3),
             "reproducibility": {

@@ -262,8 +262,9 @@ class GradingRun:
                     tr.write_line(piece)
             if not verbose and len(shown) > SHOWN_LINES:
                 tr.write_line(f"| ... {text['more']}")
-        tr.write_sep("=", text["title"])
-        for line in reports.terminal_summary(report, self.lang, verbose):
+        width = max(40, getattr(getattr(tr, "_tw", None), "fullwidth", reports.WIDTH))
+        tr.write_line(reports.rule("=", text["title"], width))  # display columns, for zh
+        for line in reports.terminal_summary(report, self.lang, verbose, width):
             tr.write_line(line)
         if self.result is not None:
             for error in self.result.summary["errors"]:
