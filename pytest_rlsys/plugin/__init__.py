@@ -122,11 +122,10 @@ def _regrade_clean(config: pytest.Config, foreign: str) -> int:
     ]
     env = {**os.environ, _RERUN: "1"}
     try:
-        return subprocess.run(
-            command, cwd=config.invocation_params.dir, env=env, check=False
-        ).returncode
+        code = subprocess.run(command, cwd=config.invocation_params.dir, env=env).returncode
     except KeyboardInterrupt:
         return pytest.ExitCode.INTERRUPTED
+    return code if code >= 0 else 128 - code  # killed by a signal: as a shell reports it
 
 
 def pytest_configure(config: pytest.Config) -> None:
