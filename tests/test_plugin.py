@@ -168,6 +168,20 @@ def test_learner_command_grades_cleanly_in_the_learners_project(
     assert (pytester.path / "conftest-ran").exists() == (layout == "conftest")
 
 
+def test_a_result_file_in_a_configured_project_is_graded_cleanly(
+    pytester: pytest.Pytester,
+) -> None:
+    _write(pytester, "pyproject.toml", LEARNER_PYPROJECT)
+    _write(pytester, "conftest.py", LEARNER_CONFTEST)
+    (pytester.path / "run.json").write_text(json.dumps(_example()), encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "--rlsys-result", "run.json", "--rlsys-report", "score.json"
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["GPU result*40 / 40*"])
+    assert load_report(pytester.path / "score.json")["score"] == 40
+
+
 def test_learner_project_with_tests_named_beside_the_battery_is_a_usage_error(
     pytester: pytest.Pytester, reference_source: str
 ) -> None:
