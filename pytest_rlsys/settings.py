@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import pytest
@@ -162,6 +162,9 @@ def parse_hidden_visibility(text: str) -> Any:
 
 # -- the table ---------------------------------------------------------------------------
 
+# The records whose fields options set (``Option.record``); each supplies its defaults.
+RecordPart = Literal["limits", "render", "rubric", "result_file"]
+
 GRADE, BATCH = ("grade",), ("batch",)
 BOTH = ("grade", "batch")
 
@@ -185,7 +188,7 @@ class Option:
     # The record field this option sets, as (part, field): part "limits" (Limits),
     # "render" (RenderOptions), "rubric" (Rubric) or "result_file" (the result-file
     # reader's size limit, in MiB).  Its default is that field's.
-    record: tuple[str, str] | None = None
+    record: tuple[RecordPart, str] | None = None
 
     @property
     def default_text(self) -> str:
@@ -211,18 +214,26 @@ class Option:
         return f"rlsys_{self.name}" if self.ini else None
 
 
-def _record_default(part: str, name: str) -> Any:
-    # Imported here: the records are plain data, but the plugin reads this table in
-    # every pytest run and must not import the grading package then.
-    if part == "result_file":
+def _record_default(part: RecordPart, name: str) -> Any:
+    # Imported here, each only when its part is asked for: the records are plain data,
+    # but the plugin reads this table in every pytest run, graded or not.
+    record: Any
+    if part == "limits":
+        from pytest_rlsys.grading.outcomes import Limits
+
+        record = Limits()
+    elif part == "render":
+        from pytest_rlsys.grading.scoring import RenderOptions
+
+        record = RenderOptions()
+    elif part == "rubric":
+        from pytest_rlsys.grading.rubric import Rubric
+
+        record = Rubric()
+    else:
         from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES
 
-        return DEFAULT_MAX_BYTES // (1024 * 1024)
-    from pytest_rlsys.grading.outcomes import Limits
-    from pytest_rlsys.grading.rubric import Rubric
-    from pytest_rlsys.grading.scoring import RenderOptions
-
-    record = {"limits": Limits, "render": RenderOptions, "rubric": Rubric}[part]()
+        return DEFAULT_MAX_BYTES // (1024 * 1024)  # result_file: max_mib
     return getattr(record, name)
 
 

@@ -19,8 +19,9 @@ from pytest_rlsys.grading.ahead import (
     RunnerStuck,
     StandbyPool,
 )
-from pytest_rlsys.grading.grader import Grader
+from pytest_rlsys.grading.grader import Grader, open_grader
 from pytest_rlsys.grading.outcomes import Limits
+from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.outputs import scorejson
 from pytest_rlsys.outputs.registry import RenderOptions
 
@@ -105,6 +106,27 @@ def test_switch_interval_is_short_while_running_and_restored_after() -> None:
     ahead.plan([])
     assert ahead.stop(timeout=5)
     assert sys.getswitchinterval() == before
+
+
+def test_a_reset_runs_with_the_lock_released() -> None:
+    # The reset kills and reaps a child (seconds, at worst): a caller asking for a result
+    # meanwhile must not be held at the lock.
+    free: list[bool] = []
+    ahead: RunAhead[str] | None = None
+
+    def reset() -> None:
+        assert ahead is not None
+        other = threading.Thread(target=lambda: ahead.planned)  # takes the lock
+        other.start()
+        other.join(2)
+        free.append(not other.is_alive())
+
+    ahead = RunAhead(lambda: None, lambda case, following: case, reset)
+    ahead.expect(["a", "b"])
+    time.sleep(0.2)  # the guess has run
+    ahead.plan(["b"])
+    assert ahead.take("b", 5) == "b"
+    assert ahead.stop() and free == [True]
 
 
 # -- CaseRunner: the hand-over -------------------------------------------------------------
@@ -192,7 +214,7 @@ def test_the_grader_waits_as_long_as_its_longest_case_can_take(tmp_path: Path) -
     path = tmp_path / "mine.py"
     path.write_text("", encoding="utf-8")
     limits = Limits(call_timeout_s=15)
-    grader = Grader(path, b"", seed=3, limits=limits)
+    grader = open_grader(GradingRequest(submission=path, seed=3, limits=limits))
     longest = max(len(case.calls) for case in grader.cases)
     assert longest > 1  # the battery has cases of several calls
     assert grader.backstop_seconds() >= limits.load_timeout_s + 15 * longest
@@ -251,7 +273,9 @@ def _source(reference_source: str, name: str) -> str:
 
 
 def _grade(path: Path, data: bytes, background: bool, pick: Any = None) -> Any:
-    grader = Grader(path, data, seed=3, limits=SHORT, background=background)
+    assert path.read_bytes() == data
+    request = GradingRequest(submission=path, seed=3, limits=SHORT, background=background)
+    grader = open_grader(request)
     ids = [case.id for case in grader.cases]
     if pick is not None:
         time.sleep(0.3)  # the worker is well into its guess (the battery's order) by now
@@ -348,7 +372,7 @@ def _background(tmp_path: Path, source: str) -> tuple[Grader, list[str]]:
     """A background grader of ``source`` and its case ids, in battery order."""
     path = tmp_path / "mine.py"
     path.write_text(source, encoding="utf-8")
-    grader = Grader(path, path.read_bytes(), seed=3, limits=SHORT, background=True)
+    grader = open_grader(GradingRequest(submission=path, seed=3, limits=SHORT, background=True))
     return grader, [case.id for case in grader.cases]
 
 

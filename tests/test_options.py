@@ -272,3 +272,42 @@ def test_a_closed_pipe_and_ctrl_c_end_quietly(
     monkeypatch.setattr(commands, "template", interrupted)
     assert main(["template"]) == ExitCode.INTERRUPTED
     assert capsys.readouterr().err == "rlsys: interrupted\n"
+
+
+def test_pytest_and_the_commands_build_the_same_request(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One request from either driver: same paths, seed, rubric, limits, outputs and
+    render options for the same settings (only pytest's run-ahead differs)."""
+    import dataclasses
+
+    monkeypatch.chdir(pytester.path)
+    (pytester.path / "mine.py").write_text("", encoding="utf-8")
+    (pytester.path / "rubric.toml").write_text("[todo1]\nvisible = 4\n", encoding="utf-8")
+    values = {
+        "seed": "7",
+        "lang": "zh",
+        "rubric": "rubric.toml",
+        "timeout": "2.5",
+        "budget": "30",
+        "memory_mb": "512",
+        "cpu_seconds": "9",
+        "child_user": "none",
+        "report": "score.json",
+        "junit": "junit.xml",
+        "junit_family": "xunit1",
+        "hidden_visibility": "after_due_date",
+    }
+    pytest_args = ["--rlsys-submission", "mine.py"]
+    cli_args = ["grade", "mine.py"]
+    for name, value in values.items():
+        pytest_args += [settings.by_name(name).pytest_flag, value]
+        cli_args += [settings.by_name(name).cli_flag, value]
+    config = pytester.parseconfig(*pytest_args)
+    from_pytest = settings.request_from_pytest(config)
+    from_cli = settings.request_from_args(build_parser().parse_args(cli_args), "grade")
+    assert from_pytest.background and not from_cli.background
+    assert dataclasses.replace(from_pytest, background=False) == from_cli
+    assert from_cli.rubric.points["todo1"]["visible"] == 4
+    assert from_cli.limits.child_user is None and from_cli.render.lang == "zh"
+    assert set(from_cli.outputs) == {"report", "junit"}

@@ -145,13 +145,16 @@ def pytest_unconfigure(config):
 """
 
 
-@pytest.mark.parametrize("layout", ["pyproject", "conftest", "both"])
+@pytest.mark.parametrize("layout", ["pyproject", "conftest"])
 def test_learner_command_grades_cleanly_in_the_learners_project(
     pytester: pytest.Pytester, reference_source: str, layout: str
 ) -> None:
-    if layout != "conftest":
+    # Each is found on its own; the conftest.py layout has a pyproject too, without a
+    # pytest table (which configures nothing and is no reason for a re-run).
+    if layout == "pyproject":
         _write(pytester, "pyproject.toml", LEARNER_PYPROJECT)
-    if layout != "pyproject":
+    else:
+        _write(pytester, "pyproject.toml", "[project]\nname = 'course'\n")
         _write(pytester, "conftest.py", LEARNER_CONFTEST)
     result = _grade(pytester, reference_source)
     output = result.stdout.str() + result.stderr.str()
@@ -162,7 +165,21 @@ def test_learner_command_grades_cleanly_in_the_learners_project(
     assert doc["score"] == doc["max_score"] == 100
     # The folder's files were read by the pytest the learner started (so a refusal would
     # protect nothing); none of them took part in the grade.
-    assert (pytester.path / "conftest-ran").exists() == (layout != "pyproject")
+    assert (pytester.path / "conftest-ran").exists() == (layout == "conftest")
+
+
+def test_a_result_file_in_a_configured_project_is_graded_cleanly(
+    pytester: pytest.Pytester,
+) -> None:
+    _write(pytester, "pyproject.toml", LEARNER_PYPROJECT)
+    _write(pytester, "conftest.py", LEARNER_CONFTEST)
+    (pytester.path / "run.json").write_text(json.dumps(_example()), encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "--rlsys-result", "run.json", "--rlsys-report", "score.json"
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["GPU result*40 / 40*"])
+    assert load_report(pytester.path / "score.json")["score"] == 40
 
 
 def test_learner_project_with_tests_named_beside_the_battery_is_a_usage_error(

@@ -43,7 +43,7 @@ USAGE = (
             "result: the file is not gradable"
         }
     )
-    + "\n"
+    + "\n  (closure, the GPU runner, has its own: rlsys closure --help)\n"
 )
 
 

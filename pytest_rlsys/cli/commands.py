@@ -65,7 +65,8 @@ def grade(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.plugin.run import write_outputs
 
     request = _request(args, "grade")
-    assert request.submission is not None
+    if request.submission is None:  # argparse requires it; a namespace built elsewhere
+        raise UsageError("the submission file is required", "rlsys grade")
     try:
         read_submission(request.submission)
     except SubmissionPathError as exc:

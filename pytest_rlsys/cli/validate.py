@@ -6,13 +6,6 @@
 only when every file is valid. ``result`` grades a file: it prints the check
 table, its errors and notes, and exits with one of ``RESULT_EXIT_CODES`` so CI
 can gate on it. Neither prints a traceback for bad input.
-
-Public API::
-
-    validate(args) -> ExitCode     # rlsys validate
-    render_text(results, max_errors) / render_json(results) -> str; RENDERERS
-    result(args) -> ExitCode       # rlsys result (exit codes: RESULT_EXIT_CODES)
-    format_grade(grade) -> str
 """
 
 from __future__ import annotations
@@ -29,6 +22,17 @@ from pytest_rlsys.cli.base import ExitCode, UsageError
 if TYPE_CHECKING:  # imported when a command runs, not when any rlsys parser is built
     from pytest_rlsys.resultfile.grade import ResultGrade
     from pytest_rlsys.resultfile.loading import LoadedResult
+
+__all__ = [
+    "RENDERERS",
+    "RESULT_EXIT_CODES",
+    "RESULT_MEANINGS",
+    "format_grade",
+    "render_json",
+    "render_text",
+    "result",
+    "validate",
+]
 
 MIB = 1024 * 1024
 

@@ -61,6 +61,7 @@ class RunAhead(Generic[R]):
         self._checked = False  # whether what ran was checked against the plan
         self._ran: list[str] = []  # case ids run (or begun) since the start or a reset
         self._resets = 0
+        self._reset_due = False  # the worker's own: reset() runs outside the lock
         self._done: dict[str, R] = {}
         self._stopping = False
         self._finished = False
@@ -131,7 +132,9 @@ class RunAhead(Generic[R]):
                 if not self._checked:
                     self._checked = True
                     if self._order[: len(self._ran)] != self._ran:
-                        self._reset()  # the guess was wrong: as if nothing had run
+                        # The guess was wrong: as if nothing had run.  The reset itself
+                        # (it kills and reaps a child) runs once the lock is released.
+                        self._reset_due = True
                         self._ran, self._done = [], {}
                         self._resets += 1
                     self._cond.notify_all()  # results may be handed over from now on
@@ -149,26 +152,35 @@ class RunAhead(Generic[R]):
             return self._ran[-1]
         return None
 
+    def _settle(self) -> None:
+        """Run a reset that ``_advance`` decided on (worker thread, lock released)."""
+        if self._reset_due:
+            self._reset_due = False
+            self._reset()
+
     def _work(self) -> None:
         try:
             self._warm_up()
             with self._cond:
                 case_id = self._advance(wait=True)
+            self._settle()
             while case_id is not None:
                 with self._cond:
                     if self._stopping:
                         break
                     resets = self._resets
                     following = self._advance(wait=False)
-                    if self._resets != resets:  # case_id belonged to a wrong guess
-                        case_id = following
-                        continue
+                self._settle()
+                if self._resets != resets:  # case_id belonged to a wrong guess
+                    case_id = following
+                    continue
                 result = self._run(case_id, following)
                 with self._cond:
                     if self._resets == resets:
                         self._done[case_id] = result
                     self._cond.notify_all()
                     case_id = following if following is not None else self._advance(wait=True)
+                self._settle()
         finally:
             with self._cond:
                 self._finished = True

@@ -136,7 +136,8 @@ def prepare_battery(seed: int) -> PreparedBattery:
     Cached: every submission of a batch shares the seed, so this is done once per batch
     rather than once per submission.  Cases are immutable and never mutated when run.
     """
-    # Imported here: a background grader starts the submission's process first (run_ahead).
+    # Imported here: a background grader starts the submission's process first
+    # (CaseRunner.run_ahead).
     from pytest_rlsys.grading import battery
 
     reference = battery.load_reference()
@@ -179,7 +180,8 @@ class Grader:
     lang: str = "en"
     # Why the file was refused before reading (a link, a FIFO...): every case fails with it.
     refusal: str | None = None
-    # Load the submission at once and run the cases in a background thread (run_ahead).
+    # Load the submission at once and run the cases in a background thread
+    # (CaseRunner.run_ahead).
     background: bool = False
     # A child already started (ChildProcess.standby) with these limits, to load into.
     standby: ChildProcess | None = field(default=None, repr=False)

@@ -76,14 +76,17 @@ def _is_clean(config: pytest.Config) -> bool:
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     # A learner's own project often has a pytest table or a conftest.py.  pytest has
     # imported those by now, so they could take part in this run's grading: the grade
-    # is made by a clean pytest of its own instead (issue: the learner command must work
-    # where learners work, with a score nothing in the folder can influence).
-    submission = config.getoption("rlsys_submission")
-    if not submission or config.option.help or config.option.version:
+    # is made by a clean pytest of its own instead, so that the learner command works
+    # where learners work with a score nothing in the folder can influence.  The same
+    # holds for a result file graded alone.
+    graded = config.getoption("rlsys_submission") or config.getoption("rlsys_result")
+    if not graded or getattr(config.option, "help", False):
+        return None
+    if getattr(config.option, "version", False):
         return None
     if hasattr(config, "workerinput") or _is_clean(config) or os.environ.get(_RERUN):
         return None
-    foreign = foreign_files(config, config.invocation_params.dir / submission)
+    foreign = foreign_files(config, config.invocation_params.dir / graded)
     return _regrade_clean(config, foreign[0]) if foreign else None
 
 
@@ -104,15 +107,20 @@ def _regrade_clean(config: pytest.Config, foreign: str) -> int:
             f"of its own; run the tests named here ({', '.join(named)}) in a pytest run of "
             "their own, without --rlsys-submission"
         )
+    # What the learner typed, then the files to grade (they may have come from the
+    # folder's addopts, which the clean run does not read) and the clean arguments,
+    # which win over the same options typed earlier.
     args = [str(a) for a in config.invocation_params.args]
+    for name in ("submission", "result"):
+        if value := config.getoption(f"rlsys_{name}"):
+            args += [f"--rlsys-{name}", str(config.invocation_params.dir / value)]
     command = [sys.executable, "-P", "-m", "pytest", *args, *clean_args()]
     env = {**os.environ, _RERUN: "1"}
     try:
-        return subprocess.run(
-            command, cwd=config.invocation_params.dir, env=env, check=False
-        ).returncode
+        code = subprocess.run(command, cwd=config.invocation_params.dir, env=env).returncode
     except KeyboardInterrupt:
         return pytest.ExitCode.INTERRUPTED
+    return code if code >= 0 else 128 - code  # killed by a signal: as a shell reports it
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -182,11 +190,11 @@ def _configures_pytest(inipath: Path) -> bool:
         return True
 
 
-def foreign_files(config: pytest.Config, submission: Path) -> list[str]:
+def foreign_files(config: pytest.Config, graded: Path) -> list[str]:
     """Files pytest took part of its setup from (ini file, conftest modules, plugins
-    imported from files, ``pythonpath`` entries) that lie in the submission's folder, below
-    it or above it: a learner who controls that folder controls them."""
-    folder = Path(os.path.abspath(submission)).parent
+    imported from files, ``pythonpath`` entries) that lie in the graded file's folder,
+    below it or above it: whoever controls that folder controls them."""
+    folder = Path(os.path.abspath(graded)).parent
     candidates: list[Path] = []
     if config.inipath is not None and _configures_pytest(config.inipath):
         candidates.append(config.inipath)
