@@ -16,12 +16,13 @@ Public API::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from pytest_rlsys.escaping import clean
+from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
 
 if TYPE_CHECKING:  # `rlsys validate` never grades, so it does not import the checks
@@ -93,15 +94,13 @@ def render_json(results: Sequence[LoadedResult], max_errors: int = 0) -> str:
         "valid": all(result.ok for result in results),
         "files": [_file_record(result) for result in results],
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return dump_json(payload)  # every string through the one escaping rule
 
 
 def _printable(text: str) -> str:
-    # A JSON path quotes the file's own keys, which may hold newlines or
-    # terminal escapes: one problem stays one line, and inert.
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    # A JSON path quotes the file's own keys, which may hold newlines or terminal
+    # escapes: one problem stays one line, and inert (the one escaping rule).
+    return clean(text, newlines=False)
 
 
 def render_text(results: Sequence[LoadedResult], max_errors: int = 100) -> str:
@@ -134,7 +133,9 @@ RENDERERS: dict[str, Callable[[Sequence[LoadedResult], int], str]] = {
 
 def _write(stream: TextIO, text: str) -> None:
     try:
-        stream.write(text)
+        # The file's own keys and values reach these lines: the one escaping rule, at
+        # the edge, for every line either command prints.
+        stream.write(clean(text))
         stream.flush()
     except BrokenPipeError:  # `rlsys validate ... | head` must not print a traceback
         pass
@@ -235,7 +236,7 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
         args.file, args.points, max_bytes=args.max_bytes, artefacts=args.artefacts
     )
     if args.json:
-        _write(sys.stdout, json.dumps(grade.as_dict(), indent=2, ensure_ascii=False) + "\n")
+        _write(sys.stdout, dump_json(grade.as_dict()))
     else:
         _write(sys.stdout, format_grade(grade))
     return RESULT_EXIT_CODES[grade.verdict]

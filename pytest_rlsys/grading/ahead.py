@@ -103,6 +103,12 @@ class RunAhead(Generic[R]):
                 self._cond.wait(left)
             return self._done.pop(case_id, None) if self._checked else None
 
+    def earned(self) -> dict[str, R]:
+        """Results finished (and checked against the plan) but not taken yet: what a
+        caller that gives up on the worker (a backstop) keeps."""
+        with self._cond:
+            return dict(self._done) if self._checked else {}
+
     def stop(self, interrupt: Callable[[], None] | None = None, timeout: float = 60.0) -> bool:
         """Let the worker finish the case it is on and end; ``interrupt`` cuts that case
         short (it kills the child).  True when the worker has ended."""

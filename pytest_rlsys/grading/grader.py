@@ -24,11 +24,14 @@ from pytest_rlsys.grading.isolation import ChildProcess
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import (
+    MAX_MESSAGE_CHARS,
+    MAX_SHOWN_CHARS,
     CaseResult,
     ScoreReport,
     as_status,
     as_visibility,
     battery_fingerprint,
+    bounded,
 )
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
 from pytest_rlsys.messages import Msg, hidden_message
@@ -324,9 +327,13 @@ class Grader:
                 ahead = self.ahead.take(case_id, self.backstop_seconds())
             except TimeoutError:
                 # A hang of the grader itself (the submission's limits are far below):
-                # stop the thread and its child; the remaining cases end at once.
+                # stop the thread and its child; the remaining cases end at once, and
+                # every result already earned is kept.
                 self.notes.append(f"internal grader error: no result for case {case_id}")
+                earned = self.ahead.earned()
                 self._stop_ahead(kill=True)
+                for done_id, done in earned.items():
+                    self.results.setdefault(done_id, done)
                 raise
             if ahead is not None:
                 self.results[case_id] = ahead
@@ -457,16 +464,18 @@ class Grader:
             visibility=as_visibility(case.visibility),
             max_cents=self.cents[case.id],
             status=as_status(verdict.status),
-            message=verdict.problem.get(self.lang) if verdict.problem else "",
+            message=bounded(verdict.problem.get(self.lang), MAX_MESSAGE_CHARS)
+            if verdict.problem
+            else "",
             category=case.category.get(self.lang),
-            call=" ; ".join(c.render() for c in case.calls),
-            claim=case.claim,
-            expected=verdict.expected or "",
-            got=verdict.got or "",
+            call=bounded(" ; ".join(c.render() for c in case.calls), MAX_SHOWN_CHARS),
+            claim=bounded(case.claim, MAX_SHOWN_CHARS),
+            expected=bounded(verdict.expected or "", MAX_SHOWN_CHARS),
+            got=bounded(verdict.got or "", MAX_SHOWN_CHARS),
+            exc_type=bounded(verdict.exc_type, 200),
             seconds=round(seconds, 4),
             kind=verdict.kind,
-            path=verdict.path,
-            exc_type=verdict.exc_type,
+            path=bounded(verdict.path, 200),
             line=verdict.line,
         )
 
