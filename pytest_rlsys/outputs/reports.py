@@ -261,11 +261,18 @@ def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = Fals
     if not_run:
         lines += wrap(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
     # Failures that say the same thing for many cases (load error, crash): once.
+    # A load failure is one fact for every case (hidden ones word it without the
+    # submission's text): grouped by its kind, said with a visible case's full message.
     by_message: dict[str, list[CaseResult]] = {}
     for case in failed:
         if case.status in ("error", "timeout") and not case.not_implemented:
-            by_message.setdefault(case.message, []).append(case)
-    shared = {m: cases for m, cases in by_message.items() if len(cases) > 1}
+            key = "\x00load_failed" if case.kind == "load_failed" else case.message
+            by_message.setdefault(key, []).append(case)
+    shared = {
+        next((c.message for c in cases if c.visibility == "visible"), cases[0].message): cases
+        for cases in by_message.values()
+        if len(cases) > 1
+    }
     done = {c.id for cases in shared.values() for c in cases}
     for message, cases in shared.items():
         where = ", ".join(dict.fromkeys(section_label(c.section, lang) for c in cases))
