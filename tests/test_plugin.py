@@ -430,6 +430,12 @@ def test_a_report_path_taken_during_the_run_is_an_error(
         result = pytester.runpytest_subprocess(
             "--rlsys-submission", "mine.py", "--rlsys-report", str(target)
         )
+        from pytest_rlsys.grading import identity
+
+        if os.geteuid() == 0 and identity.bwrap_fence() is not None:
+            # Inside the fence the host is read-only to the child: no squat is possible.
+            assert target.is_file() and result.ret == pytest.ExitCode.OK
+            return
         assert target.is_dir()  # the squat really happened
         assert result.ret == pytest.ExitCode.INTERNAL_ERROR
         result.stdout.fnmatch_lines(["*could not write --rlsys-report*"])

@@ -438,9 +438,19 @@ def test_plugin_report_forger_cannot_touch_the_report(
     doc = read_report(report)
     assert doc["score"] == 0 and "forged" not in doc
     assert points_lines(result) == ["Points 0/100"]
+    evidence = {p.name for p in open_folder.iterdir()}
+    from pytest_rlsys.grading import identity
+
+    if IS_ROOT and identity.bwrap_fence() is not None:
+        # Inside the fence the host is read-only to the child: it could not write here
+        # at all (nor read the grader's command line), so there is no evidence either.
+        assert not any(name.startswith("forger") for name in evidence), evidence
+        time.sleep(1.5)
+        assert _digest(report) == first
+        assert not wait_for_no_leftovers(uid)
+        return
     # The forger really ran with write access to this folder, and every way of outliving
     # its process was refused.
-    evidence = {p.name for p in open_folder.iterdir()}
     assert "forger-ran" in evidence
     assert not any(name.startswith("forger-daemon") for name in evidence), evidence
     for attempt in ("_fork_daemon", "_double_fork", "_thread", "_spawn"):
@@ -548,15 +558,23 @@ def test_child_marks_oversized_values_clearly() -> None:
 def test_scratch_folder_is_private_and_removed() -> None:
     from pytest_rlsys.grading.isolation import ChildProcess
 
-    source = "import os\ndef where():\n    return os.getcwd()\n"
+    source = (
+        "import os\ndef where():\n    open('mark', 'w').close()\n"
+        "    return [os.getcwd(), os.stat('.').st_mode]\n"
+    )
     session = ChildProcess(source, "where.py", ["where"], Limits())
     try:
-        scratch = session.call("where", [], {}).value
-        mode = stat.S_IMODE(os.stat(scratch).st_mode)
+        scratch, mode = session.call("where", [], {}).value
+        fenced = session.fenced
+        if not fenced:
+            assert stat.S_IMODE(os.stat(scratch).st_mode) & 0o077 == 0
     finally:
         session.close()
-    assert mode & 0o077 == 0, oct(mode)
-    assert not os.path.exists(scratch)
+    if fenced:  # in the child's own /tmp (a private tmpfs): the host never had it
+        assert not os.path.exists(os.path.join(scratch, "mark"))
+    else:
+        assert stat.S_IMODE(mode) & 0o077 == 0, oct(mode)
+        assert not os.path.exists(scratch)
 
 
 @pytest.mark.timeout(60)

@@ -4,6 +4,7 @@ special files, and the grader's own cleanup and uid bookkeeping."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -32,6 +33,7 @@ from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.resources import exercise_path, solution_path
+from tests.conftest import processes
 
 IS_ROOT = os.geteuid() == 0
 root_only = pytest.mark.skipif(not IS_ROOT, reason="the defence needs root (fresh uids)")
@@ -282,6 +284,7 @@ def test_cleanup_failure_cannot_stop_the_reports(
         raise RecursionError("maximum recursion depth exceeded (rmtree)")
 
     monkeypatch.setattr(leftovers, "remove_tree", broken)
+    monkeypatch.setattr(leftovers, "clean_uid", broken)  # the fenced child has no scratch
     sub = _upload(tmp_path)
     report = tmp_path / "score.json"
     run = GradingRun.open(GradingRequest(submission=sub, seed=1, outputs={"report": report}))
@@ -706,12 +709,10 @@ def test_a_reloaded_child_cannot_show_what_an_earlier_one_left(tmp_path: Path) -
     spot.mkdir(mode=0o777)
     spot.chmod(0o777)
     source = (
-        "import os\n"
+        solution_path().read_text("utf-8") + "import os\n"
         f"SPOT = {str(spot / 'note')!r}\n"
         "if os.path.exists(SPOT):\n"
-        "    raise RuntimeError('LEAK ' + open(SPOT).read())\n"
-        + solution_path().read_text("utf-8")
-        + "\n_real = pipeline_capacity\n"
+        "    raise RuntimeError('LEAK ' + open(SPOT).read())\n" + "\n_real = pipeline_capacity\n"
         "def pipeline_capacity(*args, **kwargs):\n"
         "    with open(SPOT, 'w') as f:\n"
         "        f.write(repr(args))\n"
@@ -729,7 +730,8 @@ def test_hidden_output_is_never_shown(tmp_path: Path) -> None:
     source = solution_path().read_text("utf-8") + (
         "\n_real = transfer_ledger\n"
         "def transfer_ledger(*args, **kwargs):\n"
-        "    print('LEAK', repr(args)[:60])\n"
+        "    import hashlib\n"
+        "    print('LEAK', hashlib.sha1(repr(args).encode()).hexdigest())\n"
         "    return _real(*args, **kwargs)\n"
     )
     path = tmp_path / "mine.py"
@@ -738,10 +740,16 @@ def test_hidden_output_is_never_shown(tmp_path: Path) -> None:
     grader.run_all()
     report = grader.report()
     printed = grader.captured_output()
-    hidden_args = [
-        repr(tuple(c.calls[0].args))[:60] for c in grader.cases if c.visibility == "hidden"
-    ]
-    assert not any(args in printed for args in hidden_args)
+    import hashlib
+
+    def digest(case: Any) -> str:
+        return hashlib.sha1(repr(tuple(case.calls[0].args)).encode()).hexdigest()
+
+    mine = [c for c in grader.cases if c.calls[0].func == "transfer_ledger"]
+    visible = {digest(c) for c in mine if c.visibility == "visible"}
+    hidden = {digest(c) for c in mine if c.visibility == "hidden"} - visible
+    assert visible and any(d in printed for d in visible)  # visible calls' output is shown
+    assert hidden and not any(d in printed for d in hidden)
     assert report.score == report.max_score
 
 
@@ -755,3 +763,408 @@ def test_the_score_schema_lists_the_closed_vocabulary() -> None:
     assert item["then"]["properties"]["kind"]["enum"] == list(HIDDEN_KINDS)
     assert set(HIDDEN_KIND) == set(PROBLEM_KINDS) and set(HIDDEN_KIND.values()) == set(HIDDEN_KINDS)
     assert set(HIDDEN_WORDS) == set(HIDDEN_KINDS)
+
+
+# -- round 3, class 2: nothing outlives a child ----------------------------------------------
+
+_LEAVER = r"""
+import ctypes, os
+NEST = {nest!r}
+def _leave(tag):
+    for folder in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", NEST):
+        try:
+            with open(os.path.join(folder, "rlsys-left-" + tag), "w") as fh:
+                fh.write("LEAK")
+        except OSError:
+            pass
+    libc = ctypes.CDLL(None, use_errno=True)
+    # add_key("user", "rlsys-left", "LEAK", 4, KEY_SPEC_USER_KEYRING): outlives the process
+    libc.syscall(248 if os.uname().machine == "x86_64" else 217,
+                 b"user", b"rlsys-left-" + tag.encode(), b"LEAK", 4, -4)
+_leave("import")
+"""
+
+
+def _fence_params() -> list[Any]:
+    from pytest_rlsys.grading import identity
+
+    fenced = identity.bwrap_fence() is not None
+    return [
+        pytest.param("bwrap", marks=pytest.mark.skipif(not fenced, reason="no bubblewrap")),
+        "fallback",
+    ]
+
+
+def _key_users() -> set[int]:
+    try:
+        lines = Path("/proc/key-users").read_text().splitlines()
+    except OSError:
+        return set()
+    return {int(line.split(":")[0]) for line in lines if line.strip()}
+
+
+def _left_behind(nest: Path) -> list[str]:
+    folders = ["/tmp", "/var/tmp", "/dev/shm", "/run/lock", str(nest)]
+    return [
+        os.path.join(f, name)
+        for f in folders
+        if os.path.isdir(f)
+        for name in os.listdir(f)
+        if name.startswith("rlsys-left-")
+    ]
+
+
+@root_only
+@pytest.mark.parametrize("fence", _fence_params())
+def test_nothing_a_child_writes_survives_it(
+    tmp_path: Path, fence: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_rlsys.grading import identity
+
+    if fence == "fallback":
+        monkeypatch.setattr(identity, "_BWRAP_PROBED", True)
+        monkeypatch.setattr(identity, "_BWRAP", None)
+    # A nested world-writable folder below an ordinary one, as /tmp/.X11-unix is.
+    outer = Path(tempfile.mkdtemp(prefix="rlsys-nest-", dir="/var/tmp"))
+    outer.chmod(0o755)
+    nest = outer / "inner"
+    nest.mkdir()
+    nest.chmod(0o1777)
+    monkeypatch.setattr(leftovers, "_walks", {})  # found at start-up: this one is new
+    try:
+        source = (
+            solution_path().read_text("utf-8")
+            + _LEAVER.format(nest=str(nest))
+            + (
+                "\n_real = pipeline_capacity\n"
+                "def pipeline_capacity(*a, **k):\n"
+                "    _leave('call')\n"
+                "    return _real(*a, **k)\n"
+            )
+        )
+        path = tmp_path / "mine.py"
+        path.write_text(source, encoding="utf-8")
+        mark = len(identity.allocated_uids)
+        report = grade_file(path, seed=2)
+        uids = set(identity.allocated_uids[mark:])
+        assert report.score == report.max_score  # the writes did not cost the grade
+        assert _left_behind(nest) == []
+        assert not uids & _key_users()  # no kernel key of the child's uid exists
+        assert not [p for p in processes() if p[2] in uids]
+    finally:
+        leftovers.remove_tree(str(outer))
+
+
+_HANGER = r"""
+import os, time
+def pipeline_capacity(*a, **k):
+    with open("/tmp/rlsys-hang-" + str(os.getuid()), "w") as fh:
+        fh.write("LEAK")
+    time.sleep(600)
+transfer_ledger = evaluate_topology = pipeline_capacity
+"""
+
+
+@root_only
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL", "SIGINT"])
+@pytest.mark.parametrize("fence", _fence_params())
+def test_a_grader_that_is_ended_leaves_no_child(tmp_path: Path, fence: str, how: str) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from pytest_rlsys.grading import identity
+
+    path = tmp_path / "mine.py"
+    path.write_text(_HANGER, encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from pytest_rlsys.grading.grader import grade_file\n"
+        "from pytest_rlsys.grading.outcomes import Limits\n"
+        "grade_file(Path(sys.argv[1]), limits=Limits(call_timeout_s=300, budget_s=900))\n"
+    )
+    env = dict(os.environ)
+    if fence == "fallback":
+        env["RLSYS_NO_BWRAP"] = "1"
+    before = {p[0] for p in processes()}
+    grader = subprocess.Popen([sys.executable, "-c", code, str(path)], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        child_uids: set[int] = set()
+        while time.monotonic() < deadline and not child_uids:
+            child_uids = {
+                p[2]
+                for p in processes()
+                if p[0] not in before and p[2] >= identity.EPHEMERAL_UID_BASE
+            }
+            time.sleep(0.05)
+        assert child_uids, "the child never started"
+        time.sleep(0.3)  # it is in its call now
+        grader.send_signal(getattr(signal, how))
+        grader.wait(timeout=30)
+        deadline = time.monotonic() + 15  # a loaded machine reaps slowly
+        while time.monotonic() < deadline and [p for p in processes() if p[2] in child_uids]:
+            time.sleep(0.05)
+        assert not [p for p in processes() if p[2] in child_uids and p[3] != "Z"]
+        left = [f"/tmp/rlsys-hang-{uid}" for uid in child_uids]
+        if fence == "bwrap" or how != "SIGKILL":
+            # A grader killed outright cannot sweep; only the fence leaves nothing then.
+            assert not [f for f in left if os.path.exists(f)]
+    finally:
+        if grader.poll() is None:
+            grader.kill()
+        for uid in child_uids:
+            with contextlib.suppress(OSError):
+                os.unlink(f"/tmp/rlsys-hang-{uid}")
+
+
+# -- round 3, class 3: bounded work in the parent --------------------------------------------
+
+_STRAY = r"""
+import json, os, sys, fcntl
+def flood():
+    fd = int(sys.argv[1])
+    try:
+        fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ: a bigger pipe, as the attack did
+    except OSError:
+        pass
+    body = json.dumps({"id": -1, "ok": True, "value": 0, "args_after": [[], {}]}).encode()
+    frame = len(body).to_bytes(4, "big") + body
+    while True:
+        os.write(fd, frame * 64)
+def fine():
+    return 1
+"""
+
+
+@pytest.mark.timeout(60)
+def test_stray_frames_cannot_keep_a_call_alive() -> None:
+    child = isolation.ChildProcess(
+        _STRAY, "stray.py", ["flood", "fine"], Limits(call_timeout_s=1, load_timeout_s=5)
+    )
+    try:
+        started = time.monotonic()
+        outcome = child.call("flood", [], {})
+        assert outcome.kind in ("timeout", "protocol")
+        assert time.monotonic() - started < 3  # its deadline, whatever kept arriving
+        assert child.call("fine", [], {}).value == 1  # a fresh child answers
+    finally:
+        child.close()
+
+
+_FORGER = r"""
+import json, os, sys
+def _forge(*args, **kwargs):
+    ident = sys._getframe(1).f_locals["request"]["id"]
+    huge = ["x" * 1000] * 10000  # a list where a type name (a string) belongs
+    value = {"$rlsys_nonplain": huge}
+    body = json.dumps({"id": ident, "ok": True, "value": value, "args_after": [[], {}]})
+    os.write(int(sys.argv[1]), len(body).to_bytes(4, "big") + body.encode())
+    raise type("E" * 5000, (Exception,), {})("M" * 1_000_000)
+pipeline_capacity = transfer_ledger = evaluate_topology = _forge
+"""
+_RAISER = r"""
+def _raise(*args, **kwargs):
+    raise type("\u202e" * 3000, (Exception,), {})("\x1b[2J" * 300_000)
+pipeline_capacity = transfer_ledger = evaluate_topology = _raise
+"""
+
+
+@pytest.mark.parametrize("source", [_FORGER, _RAISER], ids=["forged_marker", "huge_texts"])
+def test_the_score_json_has_a_stated_size_bound(tmp_path: Path, source: str) -> None:
+    from pytest_rlsys.grading.scoring import MAX_CASE_JSON_BYTES, MAX_REPORT_EXTRA_BYTES
+    from pytest_rlsys.outputs.text import dump_json
+
+    path = tmp_path / "mine.py"
+    path.write_text(source, encoding="utf-8")
+    report = grade_file(path, seed=1, limits=Limits(call_timeout_s=2.0))
+    size = len(dump_json(report.to_json()).encode("utf-8"))
+    bound = len(report.cases) * MAX_CASE_JSON_BYTES + MAX_REPORT_EXTRA_BYTES
+    assert size <= bound, (size, bound)
+    assert size < 2 * 1024 * 1024  # and, in absolute terms, small
+
+
+def test_a_backstop_keeps_the_results_already_earned(tmp_path: Path) -> None:
+    sub = tmp_path / "mine.py"
+    slow = (
+        "\n_real = evaluate_topology\n"
+        "def evaluate_topology(*a, **k):\n"
+        "    import time\n"
+        "    time.sleep(3)\n"
+        "    return _real(*a, **k)\n"
+    )
+    sub.write_text(solution_path().read_text("utf-8") + slow, encoding="utf-8")
+    grader = open_grader(sub, seed=1, background=True)
+    try:
+        ids = [c.id for c in grader.cases]
+        grader.plan(ids)
+        first = grader.run_case(ids[0])
+        assert first.status == "passed"
+        assert grader.ahead is not None
+        deadline = time.monotonic() + 30
+        while len(grader.ahead.earned()) < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        earned = set(grader.ahead.earned())
+        assert earned
+        grader.backstop_seconds = lambda: 0.0  # type: ignore[method-assign]
+        with pytest.raises(TimeoutError):
+            grader.run_case(ids[-1])  # as if the worker hung on it
+        report = grader.report()
+        by_id = {c.id: c for c in report.cases}
+        assert by_id[ids[0]].status == "passed"
+        assert all(by_id[i].status != "not_run" for i in earned if i != ids[-1])
+    finally:
+        grader.close()
+
+
+# -- round 3, class 4: one escaping rule at every edge ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cell", "shown"),
+    [
+        ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
+        ("+1+1", "'+1+1"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\t=1", "'\t=1"),
+        ("\r=1", "'\\x0d=1"),
+        ("plain", "plain"),
+        ("\x1b[2Jclear", "\\x1b[2Jclear"),
+    ],
+)
+def test_csv_cells_are_neutralised_as_owasp_says(cell: str, shown: str) -> None:
+    from pytest_rlsys.escaping import csv_cell
+
+    assert csv_cell(cell) == shown
+    assert csv_cell(3) == 3 and csv_cell(None) is None
+
+
+def test_batch_csv_and_progress_escape_learner_text(tmp_path: Path) -> None:
+    import csv
+    import io
+
+    from pytest_rlsys.cli import main
+    from pytest_rlsys.cli.commands import _Progress
+
+    subs = tmp_path / "class"
+    subs.mkdir(mode=0o700)
+    (subs / "=cmd\x1b[2J.py").write_text(
+        'raise type("=HYPERLINK(\\"http://evil\\")", (Exception,), {})("x")\n', encoding="utf-8"
+    )
+    out = tmp_path / "grades.csv"
+    assert main(["batch", str(subs), "--seed", "1", "--csv", str(out), "--no-progress"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "\x1b" not in text
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert rows and all(
+        not str(value).startswith(("=", "+", "-", "@", "\t", "\r"))
+        for row in rows
+        for value in row.values()
+    )
+    assert rows[0]["submission"].startswith("'=cmd")
+    progress = _Progress(1, enabled=False)
+    progress.started("\x1b[2J\u202efake")
+    assert "\x1b" not in progress.slowest() and "\u202e" not in progress.slowest()
+
+
+def test_rlsys_result_prints_no_raw_escape_from_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_rlsys.cli import main
+
+    doc = json.loads(
+        (Path(__file__).parents[1] / "schemas/examples/pt-verl-closure.example.json").read_text()
+    )
+    doc["\x1b[2J\x1b[8mverdict: pass\u202e"] = 1  # an unknown key, named in the errors
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    for argv in (["result", str(path)], ["result", str(path), "--json"], ["validate", str(path)]):
+        main(argv)
+        printed = capsys.readouterr().out
+        assert printed
+        assert not any(ch in printed for ch in "\x1b\u202e\x9b"), argv
+        if "--json" in argv:
+            json.loads(printed)  # still valid JSON
+
+
+# -- round 3, class 5: inputs that made the grader fail -------------------------------------
+
+
+def test_a_class_folder_with_1100_nested_folders_gets_every_row(tmp_path: Path) -> None:
+    from pytest_rlsys.cli import main
+
+    subs = tmp_path / "class"
+    subs.mkdir(mode=0o700)
+    (subs / "ok.py").write_text("x = 1\n", encoding="utf-8")
+    deep = subs / "deep"
+    deep.mkdir()
+    current = deep
+    for _ in range(1100):  # os.walk recursed here (RecursionError, no CSV for anyone)
+        current = current / "d"
+        current.mkdir()
+    (current / "mine.py").write_text("x = 1\n", encoding="utf-8")
+    os.mkfifo(subs / "pipe.py")  # a FIFO named *.py: a row with its reason, no hang
+    out = tmp_path / "grades.csv"
+    assert main(["batch", str(subs), "--seed", "1", "--csv", str(out), "--no-progress"]) == 0
+    rows = {row["submission"]: row for row in __import__("csv").DictReader(out.open())}
+    assert set(rows) == {"ok.py", "deep", "pipe.py"}
+    assert "deep" in rows["deep"]["message"] or "nested" in rows["deep"]["message"]
+    assert rows["pipe.py"]["message"] and rows["pipe.py"]["score"] in ("0", "0.0", "")
+
+
+@pytest.mark.timeout(60)
+def test_validate_on_a_mixed_unique_items_array_is_linear(tmp_path: Path) -> None:
+    from pytest_rlsys.cli import main
+
+    doc = json.loads(
+        (Path(__file__).parents[1] / "schemas/examples/pt-verl-closure.example.json").read_text()
+    )
+    tags: list[Any] = [i if i % 2 else f"t{i}" for i in range(20_000)]
+    doc["groups"]["release"]["resume_calls"][0]["tags"] = tags  # ~158 KB, uniqueItems
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    started = time.monotonic()
+    assert main(["validate", str(path)]) == 1  # the ints are not tag strings
+    assert time.monotonic() - started < 15  # was over 2 minutes (a quadratic fallback)
+
+
+def test_unique_items_keeps_json_equality() -> None:
+    from pytest_rlsys.resultfile.schemas import _all_unique
+
+    assert not _all_unique([1, 1.0])
+    assert _all_unique([1, True]) and _all_unique([0, False, None, ""])
+    assert not _all_unique([{"a": [1, 2]}, {"a": [1.0, 2]}])
+    assert _all_unique([[1, 2], [2, 1]]) and not _all_unique(["x", 3, "x"])
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "devzero", "root_only_link"])
+def test_artefacts_are_read_through_the_safe_read_rule(tmp_path: Path, kind: str) -> None:
+    from pytest_rlsys.resultfile.artefacts import (
+        ADAPTER_WEIGHTS,
+        ArtefactError,
+        adapter_sha256,
+        read_samples_jsonl,
+    )
+
+    adapters = tmp_path / "adapters"
+    adapters.mkdir()
+    weights, log = adapters / ADAPTER_WEIGHTS, tmp_path / "samples.jsonl"
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00TOPSECRET")
+    secret.chmod(0o600)
+    for target in (weights, log):
+        if kind == "fifo":
+            os.mkfifo(target)
+        elif kind == "devzero":
+            target.symlink_to("/dev/zero")
+        else:
+            target.symlink_to(secret)
+    for read in (lambda: adapter_sha256(adapters), lambda: read_samples_jsonl(log)):
+        with pytest.raises(ArtefactError) as caught:
+            read()
+        message = str(caught.value)
+        assert "TOPSECRET" not in message and "header length" not in message
+        assert "link" in message or "not a regular file" in message

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_rlsys import settings
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
+from pytest_rlsys.escaping import clean, csv_cell
 from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.resources import exercise_path
 
 if TYPE_CHECKING:
@@ -129,13 +131,10 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
             if entry.suffix == ".py" or entry.is_dir():
                 found.append((entry.name, entry, ""))
         else:
-            files = sorted(
-                Path(root) / name
-                for root, _, names in os.walk(entry)  # links not followed
-                for name in names
-                if name.endswith(".py") and not name.startswith(".")
-            )
-            if len(files) == 1:
+            files, problem = _python_files(entry)
+            if problem:
+                found.append((entry.name, None, problem))
+            elif len(files) == 1:
                 found.append((entry.name, files[0], ""))
             else:
                 found.append(
@@ -146,6 +145,39 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
                     )
                 )
     return found
+
+
+# A submission folder is walked without recursion, to a bounded size: a folder 1,100
+# levels deep once made os.walk raise RecursionError and no CSV was written for anyone.
+MAX_FOLDER_ENTRIES = 10_000
+MAX_FOLDER_DEPTH = 32
+
+
+def _python_files(folder: Path) -> tuple[list[Path], str]:
+    """The .py files below ``folder`` (links not followed, dot-names skipped), or a
+    problem when the folder is deeper or bigger than a submission can be."""
+    files: list[Path] = []
+    pending, seen = [(folder, 0)], 0
+    while pending:
+        current, depth = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                listed = list(entries)
+        except OSError:
+            continue
+        for entry in listed:
+            seen += 1
+            if seen > MAX_FOLDER_ENTRIES:
+                return [], f"{folder.name}/ holds over {MAX_FOLDER_ENTRIES} entries"
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if depth + 1 > MAX_FOLDER_DEPTH:
+                    return [], f"{folder.name}/ is nested over {MAX_FOLDER_DEPTH} folders deep"
+                pending.append((Path(entry.path), depth + 1))
+            elif entry.name.endswith(".py"):
+                files.append(Path(entry.path))
+    return sorted(files), ""
 
 
 def _grade_row(
@@ -223,7 +255,7 @@ class _Progress:
             if not self.running:
                 return ""
             name, since = min(self.running.items(), key=lambda item: item[1])
-        return f"slowest: {name} {time.monotonic() - since:.0f}s"
+        return f"slowest: {clean(name, newlines=False)} {time.monotonic() - since:.0f}s"
 
     def refresh(self) -> None:
         if self.bar is not None:
@@ -285,7 +317,7 @@ def batch(args: argparse.Namespace) -> ExitCode:
     table = io.StringIO()
     writer = csv.DictWriter(table, fieldnames=CSV_FIELDS, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
     try:
         if args.csv:
             reports.write_atomic(Path(args.csv), table.getvalue())
@@ -349,9 +381,9 @@ def ledger(args: argparse.Namespace) -> ExitCode:
     except LedgerError as exc:
         raise UsageError(str(exc), "rlsys ledger") from None
     if args.json:
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(dump_json(report))
     else:
-        sys.stdout.write(render_text(report))
+        sys.stdout.write(clean(render_text(report)))
     return ExitCode.OK
 
 

@@ -11,13 +11,14 @@ can gate on it. Neither prints a traceback for bad input.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_rlsys.cli.base import ExitCode, UsageError
+from pytest_rlsys.escaping import clean
+from pytest_rlsys.outputs.text import dump_json
 
 if TYPE_CHECKING:  # imported when a command runs, not when any rlsys parser is built
     from pytest_rlsys.resultfile.grade import ResultGrade
@@ -67,15 +68,13 @@ def render_json(results: Sequence[LoadedResult], max_errors: int = 0) -> str:
         "valid": all(result.ok for result in results),
         "files": [_file_record(result) for result in results],
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return dump_json(payload)  # every string through the one escaping rule
 
 
 def _printable(text: str) -> str:
-    # A JSON path quotes the file's own keys, which may hold newlines or
-    # terminal escapes: one problem stays one line, and inert.
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+    # A JSON path quotes the file's own keys, which may hold newlines or terminal
+    # escapes: one problem stays one line, and inert (the one escaping rule).
+    return clean(text, newlines=False)
 
 
 def render_text(results: Sequence[LoadedResult], max_errors: int = 100) -> str:
@@ -112,7 +111,9 @@ def validate(args: argparse.Namespace) -> ExitCode:
 
     results = [load_result_file(name, max_bytes=_max_bytes(args)) for name in args.files]
     render = RENDERERS["json" if args.json else "text"]
-    sys.stdout.write(render(results, args.max_errors))
+    # The file's own keys and values reach these lines: the one escaping rule, at the
+    # edge, for every line either command prints.
+    sys.stdout.write(clean(render(results, args.max_errors)))
     sys.stdout.flush()  # a closed pipe is met here, inside the one BrokenPipe path
     return ExitCode.OK if all(r.ok for r in results) else ExitCode.FAILED
 
@@ -179,8 +180,8 @@ def result(args: argparse.Namespace) -> ExitCode:
         args.file, points, max_bytes=_max_bytes(args), artefacts=args.artefacts
     )
     if args.json:
-        sys.stdout.write(json.dumps(grade.as_dict(), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(dump_json(grade.as_dict()))
     else:
-        sys.stdout.write(format_grade(grade))
+        sys.stdout.write(clean(format_grade(grade)))
     sys.stdout.flush()
     return RESULT_EXIT_CODES[grade.verdict]

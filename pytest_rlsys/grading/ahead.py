@@ -112,6 +112,12 @@ class RunAhead(Generic[R]):
                 self._cond.wait(left)
             return self._done.pop(case_id, None) if self._checked else None
 
+    def earned(self) -> dict[str, R]:
+        """Results finished (and checked against the plan) but not taken yet: what a
+        caller that gives up on the worker (a backstop) keeps."""
+        with self._cond:
+            return dict(self._done) if self._checked else {}
+
     def stop(self, interrupt: Callable[[], None] | None = None, timeout: float = 60.0) -> bool:
         """Let the worker finish the case it is on and end; ``interrupt`` cuts that case
         short (it kills the child).  True when the worker has ended."""
@@ -303,8 +309,12 @@ class CaseRunner(Generic[R]):
             except TimeoutError:
                 # A hang of the grader itself (the submission's limits are far below):
                 # stop the worker and its child; the remaining cases end at once.
+                # Every result already earned is kept.
                 self.notes.append(f"internal grader error: no result for case {case_id}")
+                earned = self._ahead.earned()
                 self.stop(kill=True)
+                for done_id, done in earned.items():
+                    self.results.setdefault(done_id, done)
                 raise
             if taken is not None:
                 self.results[case_id] = taken

@@ -105,6 +105,29 @@ def _not_dumpable() -> None:
         pass
 
 
+def _seccomp(program: Any) -> None:
+    """Install the grader's seccomp filter (``identity.seccomp_program``, hex): calls a
+    library function never needs (kernel keyrings, namespaces, mounts, ptrace, eBPF,
+    io_uring) fail with EPERM from here on, for this process and all it could start."""
+    if type(program) is not str or not program:
+        return
+    try:
+        import ctypes
+
+        code = bytes.fromhex(program)
+        buf = ctypes.create_string_buffer(code, len(code))
+
+        class _Fprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        fprog = _Fprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+        libc.prctl(22, 2, ctypes.byref(fprog), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+    except _BaseException:
+        pass
+
+
 class _TooBig(Exception):
     pass
 
@@ -319,8 +342,22 @@ def _reply(fd: int, message: dict[str, Any], max_bytes: int) -> None:
             _exit(_EXIT_CHANNEL_LOST)
 
 
+def _die_with_parent(parent: int) -> None:
+    """SIGKILL when the grader dies, however it dies (PR_SET_PDEATHSIG); a grader that is
+    already gone (it died before this ran) ends this process at once."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except _BaseException:
+        pass
+    if parent > 0 and os.getppid() != parent:
+        _exit(_EXIT_CHANNEL_LOST)
+
+
 def main() -> None:
     reply_fd = _int(sys.argv[1])
+    _die_with_parent(_int(sys.argv[2]) if len(sys.argv) > 2 else 0)
     request_fd = os.dup(0)
     # Learner code gets an empty stdin; the request channel is ours alone.
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -331,6 +368,7 @@ def main() -> None:
         return
     _limits(hello.get("limits", {}))
     _not_dumpable()
+    _seccomp(hello.get("seccomp"))
     sys.setrecursionlimit(hello.get("recursion_limit", 1000))
     max_bytes = hello.get("max_frame_bytes", 16 * 1024 * 1024)
     try:

@@ -26,12 +26,15 @@ from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import (
+    MAX_MESSAGE_CHARS,
+    MAX_SHOWN_CHARS,
     CaseResult,
     RenderOptions,
     ScoreReport,
     as_status,
     as_visibility,
     battery_fingerprint,
+    bounded,
 )
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
 from pytest_rlsys.messages import Msg, hidden_message
@@ -438,16 +441,18 @@ class Grader:
             visibility=as_visibility(case.visibility),
             max_cents=self.cents[case.id],
             status=as_status(verdict.status),
-            message=verdict.problem.get(self.lang) if verdict.problem else "",
+            message=bounded(verdict.problem.get(self.lang), MAX_MESSAGE_CHARS)
+            if verdict.problem
+            else "",
             category=case.category.get(self.lang),
-            call=" ; ".join(c.render() for c in case.calls),
-            claim=case.claim,
-            expected=verdict.expected or "",
-            got=verdict.got or "",
+            call=bounded(" ; ".join(c.render() for c in case.calls), MAX_SHOWN_CHARS),
+            claim=bounded(case.claim, MAX_SHOWN_CHARS),
+            expected=bounded(verdict.expected or "", MAX_SHOWN_CHARS),
+            got=bounded(verdict.got or "", MAX_SHOWN_CHARS),
+            exc_type=bounded(verdict.exc_type, 200),
             seconds=round(seconds, 4),
             kind=verdict.kind,
-            path=verdict.path,
-            exc_type=verdict.exc_type,
+            path=bounded(verdict.path, 200),
             line=verdict.line,
         )
 

@@ -175,3 +175,166 @@ def ipc_namespace_wrapper() -> list[str]:
         except (OSError, subprocess.SubprocessError):
             pass
     return _IPC_WRAPPER or []
+
+
+# -- the fence: bubblewrap where the kernel allows it -----------------------------------
+
+# Calls a child never needs, refused with EPERM by the seccomp filter: kernel keyrings
+# (a key outlives the process and every uid can read it), namespaces and mounts, ptrace,
+# eBPF, io_uring, module loading and foreign process memory.
+_DENIED_SYSCALLS = {
+    # x86_64
+    0xC000003E: (
+        248,
+        249,
+        250,
+        101,
+        272,
+        308,
+        165,
+        166,
+        155,
+        161,
+        321,
+        298,
+        323,
+        425,
+        426,
+        427,
+        246,
+        175,
+        313,
+        176,
+        310,
+        311,
+        304,
+        428,
+        429,
+        430,
+        431,
+        432,
+        433,
+        442,
+    ),
+    # aarch64
+    0xC00000B7: (
+        217,
+        218,
+        219,
+        117,
+        97,
+        268,
+        40,
+        39,
+        41,
+        51,
+        280,
+        241,
+        282,
+        425,
+        426,
+        427,
+        104,
+        105,
+        273,
+        106,
+        270,
+        271,
+        265,
+        428,
+        429,
+        430,
+        431,
+        432,
+        433,
+        442,
+    ),
+}
+_MACHINE_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+
+
+def seccomp_program() -> bytes | None:
+    """A classic-BPF seccomp filter (as ``bwrap --seccomp`` reads it) that refuses
+    ``_DENIED_SYSCALLS`` with EPERM, kills a process using another syscall ABI (32-bit
+    or x32 calls, which would dodge the numbers), and allows everything else.  None on
+    a machine whose numbers are not listed here."""
+    import struct
+
+    arch = _MACHINE_ARCH.get(os.uname().machine)
+    if arch is None:
+        return None
+    denied = _DENIED_SYSCALLS[arch]
+    ld_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, kill, eperm = 0x7FFF0000, 0x80000000, 0x00050000 | 1
+    prog: list[tuple[int, int, int, int]] = [
+        (ld_abs, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 1, 0, arch),
+        (ret, 0, 0, kill),
+        (ld_abs, 0, 0, 0),  # seccomp_data.nr
+    ]
+    # Layout after the load of nr: [x32 test] [one test per denied call] ALLOW EPERM.
+    # A jump's offset counts the instructions skipped after it.
+    count = len(denied)
+    prog.append((jge, count + 1, 0, 0x40000000))  # x32 (bit 30 set): to EPERM
+    for index, number in enumerate(denied):
+        prog.append((jeq, count - index, 0, number))  # to EPERM
+    prog.append((ret, 0, 0, allow))
+    prog.append((ret, 0, 0, eperm))
+    return b"".join(struct.pack("=HBBI", *ins) for ins in prog)
+
+
+_BWRAP: tuple[str, str] | None = None
+_BWRAP_PROBED = False
+
+
+def bwrap_fence() -> tuple[str, str] | None:
+    """``bwrap`` and ``setpriv`` (which drops to the child's uid inside) when bwrap runs
+    here as root with every namespace the fence uses (mount, PID, IPC, network, UTS);
+    None otherwise (no bubblewrap, not root, or a container that forbids namespaces):
+    the fallback fence (``leftovers``) applies then.  Probed once per process."""
+    global _BWRAP, _BWRAP_PROBED
+    if _BWRAP_PROBED:
+        return _BWRAP
+    _BWRAP_PROBED = True
+    tool = shutil.which("bwrap", path="/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin")
+    setpriv = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
+    if tool is None or setpriv is None or os.geteuid() != 0:
+        return None
+    if os.environ.get("RLSYS_NO_BWRAP"):  # the fallback fence on purpose (its tests)
+        return None
+    try:
+        done = subprocess.run(
+            # --as-pid-1: no init of bwrap's own that could outlive the probe.
+            [tool, *fence_arguments("/tmp/rlsys-probe"), "--as-pid-1", "--", "/bin/true"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+        if done.returncode == 0:
+            _BWRAP = (tool, setpriv)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return _BWRAP
+
+
+# The writable places inside the fence: private tmpfs mounts, sized so that the disk of
+# the machine is not the limit; everything else is the host's root, read-only.
+FENCE_TMPFS = (("/tmp", 64), ("/var/tmp", 16), ("/dev/shm", 16), ("/run/lock", 1))
+
+
+def fence_arguments(scratch: str) -> list[str]:
+    """bwrap's options: the host's root read-only, a private tmpfs on every writable
+    path, fresh /proc and /dev, new PID/IPC/network/UTS namespaces (the whole tree dies
+    with the namespace's first process), SIGKILL when the grader dies, the seccomp
+    and ``scratch`` made inside the private /tmp (the child's home and cwd).  The seccomp
+    filter (``seccomp_program``) is installed by the child itself, fenced or not."""
+    args = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
+    args += ["--unshare-net"]
+    args += ["--unshare-uts", "--unshare-cgroup-try", "--ro-bind", "/", "/"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for path, mib in FENCE_TMPFS:
+        if path == "/run/lock" and not os.path.isdir(path):
+            continue
+        args += ["--perms", "1777", "--size", str(mib * 1024 * 1024), "--tmpfs", path]
+    args += ["--perms", "1777", "--dir", scratch, "--chdir", scratch]
+    return args

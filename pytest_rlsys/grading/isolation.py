@@ -15,25 +15,36 @@ import json
 import math
 import os
 import pwd
-import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
+from pytest_rlsys.escaping import clean_line
+from pytest_rlsys.escaping import clean_output as _clean_output
 from pytest_rlsys.grading import identity, leftovers
 from pytest_rlsys.grading.comparison import NONPLAIN_MARK
-from pytest_rlsys.grading.identity import child_identity, ipc_namespace_wrapper
+from pytest_rlsys.grading.identity import child_identity, fence_arguments, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, LoadResult, SentCall
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
+MAX_STRAY_BYTES = 1024 * 1024  # replies to no call in progress, per call
 EXIT_CHANNEL_LOST = 87  # child.py exits with this when its reply fd was closed or replaced
 OUTPUT_SEALED = "... [what the submission printed once hidden cases began is not shown]"
+SECCOMP_HEX = (identity.seccomp_program() or b"").hex()
+SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
+FENCED_SCRATCH = "/tmp/rlsys-child"  # the child's folder, inside its private /tmp
+# Every child started and not yet collected: a SIGTERM/SIGINT of the grader kills them.
+_LIVE: weakref.WeakSet[ChildProcess] = weakref.WeakSet()
+_HANDLERS_INSTALLED = False
+_OUTERS: set[int] = set()  # the outer bwrap of every live fenced child
 RELOAD_FAILED = (
     "the submission did not load again after its process was restarted (its first load "
     "succeeded; what it printed or raised then is not shown, as calls had already run)"
@@ -45,29 +56,8 @@ class ProtocolError(Exception):
     pass
 
 
-def _escaped(text: str) -> str:
-    """Every character that is not printable (``str.isprintable``: control and format
-    characters, zero-width and bidi marks, lone surrogates, noncharacters, unassigned
-    code points, line separators, spaces other than ' ') shown as a ``\\uXXXX`` escape.
-    What remains is valid UTF-8, valid XML text, and cannot move a terminal's cursor."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
-
-
-_SPACE_RUN = re.compile(" {2,}")
-
-
-def clean_text(text: str, limit: int = 500) -> str:
-    """Child-supplied text made safe to print: one line, nothing invisible, runs of spaces
-    collapsed (padding cannot push text onto a fake line of its own), at most ``limit``."""
-    return _SPACE_RUN.sub(" ", _escaped(text[:limit]))
-
-
-def clean_output(text: str) -> str:
-    """Captured output made safe to print: lines and tabs stay, every other non-printable
-    character (ANSI escapes, carriage returns, bidi overrides, surrogates) is escaped."""
-    return "\n".join(_escaped(line.replace("\t", "    ")) for line in text.split("\n"))
+# Child-supplied text: the one escaping rule (``pytest_rlsys.escaping``).
+clean_text, clean_output = clean_line, _clean_output
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -75,8 +65,10 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     for key, value in pairs:
         if key in out:
             raise ProtocolError(f"duplicate key {key!r} in a reply")
-        if key == NONPLAIN_MARK and type(value) is str:
-            value = clean_text(value, 200)  # type names end up in messages
+        if key == NONPLAIN_MARK:
+            # A type name, shown in visible messages: a bounded string, whatever was sent
+            # (a forged list here once made a score file of 830 MB).
+            value = clean_text(value, 200) if type(value) is str else "object"
         out[key] = value
     return out
 
@@ -159,7 +151,8 @@ class ChildProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self.drain: _OutputDrain | None = None
         self.request_w = self.reply_r = -1
-        self.scratch: str | None = None
+        self.scratch: str | None = None  # on the host's disk; None inside the fence
+        self.fenced = False  # the running child is inside bubblewrap's namespaces
         self.next_id = 0
         self.load: LoadResult | None = None
         self.notes: list[str] = []
@@ -206,10 +199,20 @@ class ChildProcess:
 
     def _spawn(self) -> None:
         interpreter = self._find_interpreter()
-        self.scratch = tempfile.mkdtemp(prefix="rlsys-child-")
-        leftovers.scratch_made.append(self.scratch)
-        if self.user:
-            os.chown(self.scratch, self.user.uid, self.user.gid)
+        user = self.user
+        tools = identity.bwrap_fence() if user else None
+        if tools:
+            # Inside the fence: the scratch folder lives in the child's private /tmp and
+            # vanishes with it; nothing is made on the host's disk.
+            self.scratch, scratch, self.fenced = None, FENCED_SCRATCH, True
+        else:
+            self.scratch = scratch = tempfile.mkdtemp(prefix="rlsys-child-")
+            self.fenced = False
+            leftovers.scratch_made.append(self.scratch)
+            if user:
+                os.chown(self.scratch, user.uid, user.gid)
+                if user.fresh:
+                    leftovers.start_walk(user.gid)  # for the sweep after this child
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -217,13 +220,41 @@ class ChildProcess:
             "PATH": "/usr/bin:/bin",
             "LANG": "C.UTF-8",
             "PYTHONIOENCODING": "utf-8",
-            "HOME": self.scratch,
-            "TMPDIR": self.scratch,
+            "HOME": scratch,
+            "TMPDIR": scratch,
         }
-        command = [interpreter, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w)]
-        user = self.user
-        wrapper = ipc_namespace_wrapper() if user else []
-        if user and wrapper:
+        # argv[2]: the grader's pid, for the child's parent-death check (0: the fence's
+        # init is its parent, and the fence dies with the grader).
+        parent = "0" if self.fenced else str(os.getpid())
+        command = [interpreter, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w), parent]
+        wrapper = ipc_namespace_wrapper() if user and not self.fenced else []
+        drop = bool(user) and not wrapper and not self.fenced
+        if user and tools:
+            fence, setpriv = tools
+            # bwrap (as root) builds the namespaces and mounts, setpriv drops to the
+            # child's uid/gid with no groups and no capabilities, then Python starts.
+            # Inside, a root shell waits for the child (its exit status is the child's)
+            # and the child gets a session of its own: signals the submission sends
+            # (kill(-1), killpg of its parent's group) mean what they mean outside.
+            command = [
+                fence,
+                *fence_arguments(scratch),
+                "--",
+                "/bin/sh",
+                "-c",
+                '"$@"; exit $?',
+                "sh",
+                SETSID,
+                setpriv,
+                f"--reuid={user.uid}",
+                f"--regid={user.gid}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--",
+                *command,
+            ]
+        elif user and wrapper:
             # unshare enters the new IPC namespace as root, then drops to the child's
             # uid/gid (and clears supplementary groups) before running Python.
             command = [*wrapper, "-G", str(user.gid), "-S", str(user.uid), "--", *command]
@@ -234,13 +265,13 @@ class ChildProcess:
                 stdout=out_w,
                 stderr=out_w,
                 pass_fds=(rep_w,),
-                cwd=self.scratch,
+                cwd=self.scratch or "/",
                 env=env,
                 start_new_session=True,
                 close_fds=True,
-                user=user.uid if user and not wrapper else None,
-                group=user.gid if user and not wrapper else None,
-                extra_groups=[] if user and not wrapper else None,
+                user=user.uid if user and drop else None,
+                group=user.gid if user and drop else None,
+                extra_groups=[] if user and drop else None,
             )
         finally:
             for fd in (req_r, rep_w, out_w):
@@ -250,18 +281,25 @@ class ChildProcess:
         self.request_w, self.reply_r = req_w, rep_r
         self.drain = _OutputDrain(out_r, self.limits.output_kb * 1024)
         self.drain.start()
+        if self.fenced:
+            _OUTERS.add(self.proc.pid)
+            _become_subreaper()
+        _LIVE.add(self)
+        _install_signal_handlers()
 
     def kill(self) -> None:
         """Kill the child's whole process group and collect everything it left.  Never
         raises and is bounded in time: cleanup cannot stop a grade from being recorded."""
         proc = self.proc
         if proc is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            _kill_tree(proc, self.fenced)
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
+            _OUTERS.discard(proc.pid)
+            if self.fenced:
+                _reap_fence_inits()
         for fd in (self.request_w, self.reply_r):
             if fd >= 0:
                 with contextlib.suppress(OSError):
@@ -274,13 +312,17 @@ class ChildProcess:
         try:
             if self.user is not None and self.user.fresh and proc is not None:
                 # Processes that escaped the group, IPC objects, files in /tmp and /dev/shm.
-                leftovers.clean_uid(self.user.uid)
+                # Inside the fence only the four usual folders need a look (the rest of
+                # the host is read-only there); outside it, every writable folder.
+                folders = leftovers.WORLD_WRITABLE if self.fenced else None
+                leftovers.clean_uid(self.user.uid, folders, self.user.gid)
             if self.scratch:
                 leftovers.remove_tree(self.scratch)
         except Exception as exc:  # cleanup must never cost a grade
             self.notes.append(f"cleanup after the submission failed ({type(exc).__name__})")
         self.scratch = None
         self.proc = None
+        _LIVE.discard(self)
 
     close = kill
 
@@ -324,8 +366,7 @@ class ChildProcess:
             self.stopped = True
             proc = self.proc
             if proc is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+                _kill_tree(proc, self.fenced)
 
     def output(self) -> str:
         """Everything the submission printed so far (capped per child), up to
@@ -361,13 +402,17 @@ class ChildProcess:
                 raise TimeoutError  # a child that drains the pipe a trickle at a time
 
     def _recv(self, deadline: float) -> Any:
+        return self._recv_sized(deadline)[0]
+
+    def _recv_sized(self, deadline: float) -> tuple[Any, int]:
+        """One reply frame, decoded, and its size in bytes."""
         waiter = select.poll()
         waiter.register(self.reply_r, select.POLLIN)
         header = self._read_exact(waiter, 4, deadline)
         size = int.from_bytes(header, "big")
         if size > MAX_FRAME_BYTES:
             raise ProtocolError(f"reply of {size} bytes is over the {MAX_FRAME_BYTES} cap")
-        return decode_frame(self._read_exact(waiter, size, deadline))
+        return decode_frame(self._read_exact(waiter, size, deadline)), 4 + size
 
     def _read_exact(self, waiter: select.poll, size: int, deadline: float) -> bytes:
         buf = bytearray()
@@ -392,6 +437,8 @@ class ChildProcess:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 code = proc.wait(timeout=2)
+        if self.fenced and code is not None and 128 < code < 128 + 65:
+            code = 128 - code  # bwrap exits 128 + N for a child killed by signal N
         return describe_exit(code)
 
     # -- public API -------------------------------------------------------------------
@@ -430,6 +477,7 @@ class ChildProcess:
             "functions": self.functions,
             "recursion_limit": lim.recursion_limit,
             "max_frame_bytes": MAX_FRAME_BYTES,
+            "seccomp": SECCOMP_HEX,
             "limits": {
                 "address_space_bytes": lim.address_space_mb * 1024 * 1024,
                 "cpu_seconds": lim.cpu_seconds,
@@ -479,8 +527,8 @@ class ChildProcess:
         line = reply.get("line") if type(reply.get("line")) is int else None
         text: str = reply["text"] if type(reply.get("text")) is str else ""
         message = (
-            f"{clean_text(str(error.get('type', 'Error')), 200)}: "
-            f"{clean_text(str(error.get('message', '')))}"
+            f"{clean_text(_text(error.get('type'), 'Error'), 200)}: "
+            f"{clean_text(_text(error.get('message'), ''))}"
         )
         if reply.get("stage") == "syntax" and line is not None and text.strip():
             # str(SyntaxError) already names the line; add the offending source text.
@@ -530,12 +578,21 @@ class ChildProcess:
     def end_call(self, sent: SentCall) -> CallOutcome:
         """The answer to a call ``begin_call`` sent, within the call's time limit counted
         from its sending (an answer that is already there counts, however late it is read)."""
+        deadline = sent.started + self.limits.call_timeout_s
+        stray = 0
         try:
             while True:
-                reply = self._recv(sent.started + self.limits.call_timeout_s)
-                # A reply to an earlier call (a stray frame) is skipped, never scored.
+                reply, size = self._recv_sized(deadline)
+                # A reply to an earlier call (a stray frame) is skipped, never scored;
+                # stray frames count against the call's time and a byte cap, so a child
+                # that sends them without end cannot keep the call alive.
                 if type(reply) is dict and reply.get("id") == sent.ident:
                     break
+                stray += size
+                if stray > MAX_STRAY_BYTES:
+                    raise ProtocolError(f"over {MAX_STRAY_BYTES} bytes of stray replies")
+                if time.monotonic() > deadline:
+                    raise TimeoutError
         except (
             TimeoutError,
             EOFError,
@@ -581,11 +638,11 @@ class ChildProcess:
             "raised",
             args_after=args_after,
             seconds=seconds,
-            exc_type=clean_text(str(error.get("type", "?")), 200),
+            exc_type=clean_text(_text(error.get("type"), "?"), 200),
             value_error=error.get("value_error") is True,
             not_implemented=error.get("not_implemented") is True,
             is_exception=error.get("exception") is not False,
-            message=clean_text(str(error.get("message", ""))),
+            message=clean_text(_text(error.get("message"), "")),
             line=_line_number(error.get("line")),
         )
 
@@ -597,6 +654,119 @@ def _wait(waiter: select.poll, deadline: float) -> None:
         raise TimeoutError
 
 
+def _text(value: Any, default: str) -> str:
+    """A string the child sent, or ``default`` when it sent anything else (``str`` of a
+    forged 16 MiB list would be a 16 MiB message)."""
+    return value if type(value) is str else default
+
+
 def _line_number(value: Any) -> int | None:
     """A line number from the child, trusted only as a plain int in a sane range."""
     return value if type(value) is int and 0 < value <= 10_000_000 else None
+
+
+def _kill_live_children() -> None:
+    """Kill and collect every child still running (a grader that is being ended)."""
+    for child in list(_LIVE):
+        with contextlib.suppress(Exception):
+            child.kill()
+
+
+def _install_signal_handlers() -> None:
+    """On SIGTERM (and SIGHUP) the grader kills its children and removes what they
+    left before it ends, as it would on a normal exit; SIGINT already unwinds through
+    every ``close``.  Installed once, from the main thread, over the default action only
+    (a handler the host program chose is kept)."""
+    global _HANDLERS_INSTALLED
+    if _HANDLERS_INSTALLED or threading.current_thread() is not threading.main_thread():
+        return
+    _HANDLERS_INSTALLED = True
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(number) == signal.SIG_DFL:
+                signal.signal(number, _end_on_signal)
+
+
+def _end_on_signal(number: int, frame: object) -> None:
+    _kill_live_children()
+    signal.signal(number, signal.SIG_DFL)
+    os.kill(os.getpid(), number)  # end as the signal would have ended it
+
+
+def _kill_tree(proc: subprocess.Popen[bytes], fenced: bool) -> None:
+    """SIGKILL the child's whole process group.  Inside the fence, the namespace's first
+    process goes first, so that bwrap sees it die and exits by itself: the PID namespace
+    then takes every other process with it, and nothing is left for a subreaper to
+    inherit unreaped."""
+    if fenced:
+        for pid in _children_of(proc.pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=1)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+_SUBREAPER = False
+
+
+def _become_subreaper() -> None:
+    """bwrap's outer process can end a moment before the init it started (when the
+    child is killed); the init then goes to the nearest subreaper.  Being one, the
+    grader collects it itself (``_reap_fence_inits``) instead of leaving it to whoever
+    started the grader."""
+    global _SUBREAPER
+    if _SUBREAPER:
+        return
+    _SUBREAPER = True
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def _reap_fence_inits() -> None:
+    """Collect the init of a fence that outlived its bwrap and was handed to this
+    process, which happens only when this process is a subreaper (a test harness, a
+    service manager): a ``bwrap`` child of ours that is no live child's outer bwrap.
+    Otherwise init collects it, and this returns after one look at /proc."""
+    me = os.getpid()
+    deadline = time.monotonic() + 0.5
+    while True:
+        waiting = False
+        for pid, state in _bwrap_children(me):
+            if pid in _OUTERS:
+                continue
+            if state == "Z":
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+            else:
+                waiting = True  # an init still tearing its namespace down
+        if not waiting or time.monotonic() > deadline:
+            return
+        time.sleep(0.002)
+
+
+def _bwrap_children(parent: int) -> list[tuple[int, str]]:
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as fh:
+                head, rest = fh.read().rsplit(")", 1)
+            fields = rest.split()
+        except (OSError, ValueError):
+            continue
+        if len(fields) > 1 and head.endswith("(bwrap") and fields[1] == str(parent):
+            found.append((int(name), fields[0]))
+    return found
+
+
+def _children_of(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+            return [int(p) for p in fh.read().split()]
+    except (OSError, ValueError):
+        return []

@@ -17,9 +17,17 @@ import signal
 import stat
 import subprocess
 import threading
+import time
 from pathlib import Path
 
-__all__ = ["WORLD_WRITABLE", "clean_uid", "remove_tree", "scratch_made"]
+__all__ = [
+    "WORLD_WRITABLE",
+    "clean_uid",
+    "remove_tree",
+    "scratch_made",
+    "start_walk",
+    "writable_folders",
+]
 
 # Where an unprivileged uid can create files on an ordinary Linux system.
 WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
@@ -177,12 +185,69 @@ def _remove_files(uid: int, folders: tuple[str, ...]) -> None:
                     os.unlink(entry.path)
 
 
-def clean_uid(uid: int, folders: tuple[str, ...] = WORLD_WRITABLE) -> None:
+# Where the walk for writable folders never goes: kernel views.
+_NOT_WALKED = ("/proc", "/sys")
+WALK_MAX_FOLDERS = 200_000
+WALK_MAX_SECONDS = 10.0
+_walks: dict[int, tuple[threading.Thread, list[str]]] = {}
+_walk_lock = threading.Lock()
+
+
+def _walk(gid: int, found: list[str]) -> None:
+    """Iterative: every folder a child of group ``gid`` may create an entry in (writable
+    by others, or by its group), below folders it may enter (searchable by others)."""
+    pending, seen, stop = ["/"], 0, time.monotonic() + WALK_MAX_SECONDS
+    while pending and seen < WALK_MAX_FOLDERS and time.monotonic() < stop:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                children = [e for e in entries if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for entry in children:
+            seen += 1
+            if entry.path in _NOT_WALKED:
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            mode = info.st_mode
+            if mode & stat.S_IWOTH or (mode & stat.S_IWGRP and info.st_gid == gid):
+                found.append(entry.path)
+            if mode & stat.S_IXOTH or (mode & stat.S_IXGRP and info.st_gid == gid):
+                pending.append(entry.path)  # a folder the child cannot enter is skipped
+
+
+def start_walk(gid: int = 65534) -> None:
+    """Begin finding ``writable_folders`` in the background (once per process and gid),
+    so that the walk overlaps the first child's run."""
+    with _walk_lock:
+        if gid not in _walks:
+            found: list[str] = []
+            thread = threading.Thread(target=_walk, args=(gid, found), daemon=True)
+            _walks[gid] = (thread, found)
+            thread.start()
+
+
+def writable_folders(gid: int = 65534) -> tuple[str, ...]:
+    """Every folder an unprivileged child of group ``gid`` could create an entry in,
+    nested ones included (``/tmp/.X11-unix``, ``/run/lock``), found once per process by
+    an iterative walk of the whole file system (bounded: ``WALK_MAX_FOLDERS`` folders,
+    ``WALK_MAX_SECONDS``); the four usual places always count."""
+    start_walk(gid)
+    thread, found = _walks[gid]
+    thread.join(WALK_MAX_SECONDS)
+    return tuple(dict.fromkeys([*WORLD_WRITABLE, *list(found)]))
+
+
+def clean_uid(uid: int, folders: tuple[str, ...] | None = None, gid: int = 65534) -> None:
     """Remove everything ``uid`` still owns: processes first (so nothing recreates what is
-    removed next), then System V IPC objects, then files.  Only for a uid that belongs to
-    one child alone (the fresh uid of ``--rlsys-child-user auto``)."""
+    removed next), then System V IPC objects, then its entries in every writable folder
+    (``writable_folders``).  Only for a uid that belongs to one child alone (the fresh
+    uid of ``--rlsys-child-user auto``)."""
     for _ in range(3):  # a process that was mid-fork when the first sweep ran
         if not _kill_processes(uid):
             break
     _remove_sysv(_sysv_objects(uid))
-    _remove_files(uid, folders)
+    _remove_files(uid, folders if folders is not None else writable_folders(gid))

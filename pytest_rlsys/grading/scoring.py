@@ -32,6 +32,7 @@ __all__ = [
     "as_status",
     "as_visibility",
     "battery_fingerprint",
+    "bounded",
     "is_status",
 ]
 
@@ -83,6 +84,20 @@ def as_visibility(value: str) -> Visibility:
         if value == known:
             return known
     raise ValueError(f"unknown case visibility {value!r} (expected one of {VISIBILITIES})")
+
+
+# Every text of a case record is bounded where the record is built (``bounded``), so the
+# score document has a size bound: at most MAX_CASE_JSON_BYTES per case plus
+# MAX_REPORT_EXTRA_BYTES (tests/test_trust.py checks it against the worst submission).
+MAX_MESSAGE_CHARS = 1200
+MAX_SHOWN_CHARS = 600  # call, claim, expected, got (visible cases)
+MAX_CASE_JSON_BYTES = 4 * (MAX_MESSAGE_CHARS + 4 * MAX_SHOWN_CHARS) * 2 + 2048
+MAX_REPORT_EXTRA_BYTES = 64 * 1024
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying so."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)

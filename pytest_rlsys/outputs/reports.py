@@ -397,7 +397,7 @@ def terminal_summary(
     lines = table_lines(report, lang)
     not_run = [c for c in report.cases if c.status == "not_run"]
     if not_run:
-        lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
+        lines += wrap(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
     # Failures that say the same thing for many cases (load error, crash, a resource
     # exhausted whatever the input): once, visible and hidden cases together.
     by_message: dict[str, list[CaseResult]] = {}

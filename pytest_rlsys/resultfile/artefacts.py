@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.resultfile.checks import GROUP_NAMES, hash_pair
+from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
 __all__ = [
     "ADAPTER_WEIGHTS",
@@ -135,16 +136,26 @@ def _float32_le(dtype: str, raw: bytes, count: int) -> bytes:
 _SIZES = {"F32": 4, "F16": 2, "BF16": 2, "F64": 8}
 
 
-def _read_safetensors(path: Path, max_bytes: int) -> list[tuple[str, tuple[int, ...], bytes]]:
+def _read_artefact(path: Path, max_bytes: int) -> bytes:
+    """An artefact's bytes through the one safe-read rule (``safe_read``): a regular
+    file only, never through a link, never blocking, at most ``max_bytes``."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise ArtefactError(f"{path}: larger than {max_bytes} bytes")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ArtefactError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ArtefactError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        return read_regular_file(path, max_bytes)
+    except UnsafeFile as exc:
+        why = {
+            "missing": "no such file",
+            "directory": "a folder, not a file",
+            "link": "a symbolic link (artefacts are read only as regular files)",
+            "special": "not a regular file (a FIFO, device or socket)",
+            "too_big": f"larger than {max_bytes} bytes",
+            "bad_name": "not a usable file name",
+            "unreadable": f"cannot be read ({exc.detail})",
+        }[exc.kind]
+        raise ArtefactError(f"{path}: {why}") from None
+
+
+def _read_safetensors(path: Path, max_bytes: int) -> list[tuple[str, tuple[int, ...], bytes]]:
+    data = _read_artefact(path, max_bytes)
     if len(data) < 8:
         raise ArtefactError(f"{path}: not a safetensors file (shorter than its header)")
     (header_len,) = struct.unpack("<Q", data[:8])
@@ -187,15 +198,9 @@ def adapter_sha256(adapter_dir: Path, *, max_bytes: int = MAX_ADAPTER_BYTES) -> 
 def read_samples_jsonl(path: Path, *, max_bytes: int = MAX_LOG_BYTES) -> list[dict[str, Any]]:
     """The sampler's raw log: one JSON object per line (blank lines skipped)."""
     try:
-        if path.stat().st_size > max_bytes:
-            raise ArtefactError(f"{path}: larger than {max_bytes} bytes")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ArtefactError(f"{path}: no such file") from None
+        text = _read_artefact(path, max_bytes).decode("utf-8")
     except UnicodeDecodeError:
         raise ArtefactError(f"{path}: not UTF-8") from None
-    except OSError as exc:
-        raise ArtefactError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     samples: list[dict[str, Any]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
