@@ -331,6 +331,25 @@ def _fixed_probes(b: BatteryBuilder) -> None:
             ),
             ("bottlenecks", "capacity"),
         )
+    # The same near-tie around 0.002: an absolute tolerance or a rounding to 6 decimals
+    # merges stages 2e-9 apart, which a relative one at 1e-6 would not.
+    b.diff(
+        "near_tie_small_rates",
+        Msg(
+            "a small stage rate 1e-6 (relative) above the minimum is not a bottleneck",
+            "很小的速率比最小值高 1e-6（相对）时也不是瓶颈",
+        ),
+        "bottlenecks",
+        Call(
+            FUNC,
+            (
+                {"rollout": 0.5, "critic": 0.001 * (1 + 1e-6), "reward": 0.001},
+                0.0005,
+                {"rollout": 1, "critic": 0.5, "reward": 0.5},
+            ),
+        ),
+        ("bottlenecks", "capacity"),
+    )
     b.diff(
         "arrival_just_above_capacity",
         Msg(
