@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from pytest_rlsys.grading.battery import default_seed  # noqa: E402
 from pytest_rlsys.grading.grader import grade_file  # noqa: E402
-from pytest_rlsys.grading.isolation import Limits  # noqa: E402
+from pytest_rlsys.grading.outcomes import Limits  # noqa: E402
 from pytest_rlsys.resources import solution_path  # noqa: E402
 
 SECTION_OF_FUNC = {

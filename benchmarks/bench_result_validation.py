@@ -43,7 +43,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from pytest_rlsys.resources import schema_dir  # noqa: E402
 from pytest_rlsys.resultfile import checks as closure_checks  # noqa: E402
-from pytest_rlsys.resultfile.grading import grade_document  # noqa: E402
+from pytest_rlsys.resultfile.grade import grade_document  # noqa: E402
 from pytest_rlsys.resultfile.loading import (  # noqa: E402
     DEFAULT_MAX_BYTES,
     load_result_file,

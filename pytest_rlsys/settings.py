@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_rlsys.grading.isolation import Limits
+    from pytest_rlsys.grading.outcomes import Limits
 
 __all__ = [
     "LIMIT_SETTINGS",
@@ -98,7 +98,7 @@ def _group(text: str) -> str:
 def _child_user(text: str) -> str:
     # Imported here: the plugin imports this module in every pytest run, and isolation
     # needs POSIX-only modules that a plain test run must not depend on.
-    from pytest_rlsys.grading.isolation import child_identity
+    from pytest_rlsys.grading.identity import child_identity
 
     child_identity(text)  # an unknown user is an error, never a silent fall back to root
     return text
@@ -452,7 +452,7 @@ def resolve(name: str, cli_value: Any, ini_value: Any = None, flag: str | None =
 
 
 def limits_from(values: dict[str, Any]) -> Limits:
-    from pytest_rlsys.grading.isolation import Limits
+    from pytest_rlsys.grading.outcomes import Limits
 
     base = Limits()
     user = values.get("child_user")

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_rlsys.grading.ahead import SWITCH_INTERVAL_S, RunAhead
 from pytest_rlsys.grading.grader import Grader
-from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.outputs import scorejson
 from pytest_rlsys.outputs.registry import RenderOptions
 

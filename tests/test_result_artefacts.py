@@ -20,7 +20,7 @@ from pytest_rlsys.resultfile.artefacts import (
     normalize_lora_name,
     read_samples_jsonl,
 )
-from pytest_rlsys.resultfile.grading import grade_document
+from pytest_rlsys.resultfile.grade import grade_document
 
 EXAMPLE: dict[str, Any] = json.loads(
     (schema_dir() / "examples" / "pt-verl-closure.example.json").read_text("utf-8")

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from pytest_rlsys.cli.validate import RESULT_EXIT_CODES, grade_main
 from pytest_rlsys.resources import schema_dir
-from pytest_rlsys.resultfile.grading import grade_document, grade_result_file
+from pytest_rlsys.resultfile.grade import grade_document, grade_result_file
 from pytest_rlsys.resultfile.loading import load_result_file
 
 CORPUS = Path(__file__).parent / "result_corpus"

@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 from pytest_rlsys.resources import schema_dir
 from pytest_rlsys.resultfile import checks as closure_checks
 from pytest_rlsys.resultfile.checks import CHECK_NAMES, config_sha256
-from pytest_rlsys.resultfile.grading import grade_document, grade_result_file, interpretation_notes
+from pytest_rlsys.resultfile.grade import (
+    FINDINGS,
+    CheckOutcome,
+    ResultGrade,
+    grade_document,
+    grade_result_file,
+    interpretation_notes,
+)
 
 EXAMPLE = schema_dir() / "examples" / "pt-verl-closure.example.json"
 UNPAIRED = schema_dir() / "examples" / "pt-verl-closure.v1-unpaired.example.json"
@@ -288,8 +295,22 @@ def test_a_false_claim_of_failure_also_fails(tmp_path: Path) -> None:
     doc = example()
     doc["system_decision"]["checks"]["resume_calls"]["passed"] = False
     outcome = case(grade_result_file(write(tmp_path, doc)), "resume_calls")
-    assert outcome.status == "failed"
+    assert (outcome.status, outcome.finding) == ("failed", "wrong_failure")
     assert outcome.message.startswith("claimed failed but the evidence shows it passes")
+
+
+def test_the_verdict_reads_the_typed_finding_never_the_message() -> None:
+    # A message that happens to open with the false-claim wording changes nothing:
+    # the verdict comes from each outcome's finding.
+    honest = CheckOutcome(
+        "gpu_result.x", 0.0, 5.0, "failed", "false claim: (quoted)", "honest_failure"
+    )
+    passed = CheckOutcome("gpu_result.y", 5.0, 5.0, "passed", "fine", "confirmed")
+    refuted = CheckOutcome("gpu_result.z", 0.0, 5.0, "failed", "reported as failed", "false_claim")
+    assert ResultGrade("f", True, (honest, passed), (), (), 10.0).verdict == "failed"
+    assert ResultGrade("f", True, (passed,), (), (), 5.0).verdict == "passed"
+    assert ResultGrade("f", True, (honest, refuted), (), (), 10.0).verdict == "contradicted"
+    assert set(FINDINGS) >= {"confirmed", "false_claim", "wrong_failure", "honest_failure"}
 
 
 def test_a_failed_run_keeps_what_it_has_and_fails_honestly(tmp_path: Path) -> None:

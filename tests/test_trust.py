@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_rlsys.grading import identity as identity_mod
 from pytest_rlsys.grading import isolation, leftovers, private
 from pytest_rlsys.grading.grader import (
     SubmissionPathError,
@@ -26,7 +27,7 @@ from pytest_rlsys.grading.grader import (
     open_grader,
     read_submission,
 )
-from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.grading.outcomes import CallOutcome, Limits
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.resources import exercise_path, solution_path
 
@@ -296,7 +297,7 @@ def test_cleanup_failure_cannot_stop_the_reports(
 
 @root_only
 def test_clean_uid_removes_ipc_files_and_processes() -> None:
-    uid = isolation.child_identity("auto")
+    uid = identity_mod.child_identity("auto")
     assert uid is not None and uid.fresh
     # A world-writable folder the uid can reach (tmp_path's parents are root-only).
     folder = Path(tempfile.mkdtemp(prefix="rlsys-shared-"))
@@ -312,7 +313,7 @@ def test_clean_uid_removes_ipc_files_and_processes() -> None:
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
-    python = isolation.child_interpreter(uid)
+    python = identity_mod.child_interpreter(uid)
     if python is None:
         pytest.skip("no Python executable by an unprivileged uid on this machine")
     proc = subprocess.Popen(
@@ -364,15 +365,15 @@ def test_a_check_that_crashes_scores_zero_without_data(tmp_path: Path) -> None:
 def test_hidden_outcome_keeps_only_builtin_names() -> None:
     from pytest_rlsys.grading.grader import OWN_EXCEPTION, hidden_outcome
 
-    own = isolation.CallOutcome("raised", exc_type="Leak_rates_20_40", message="args...")
+    own = CallOutcome("raised", exc_type="Leak_rates_20_40", message="args...")
     assert hidden_outcome(own).exc_type == OWN_EXCEPTION and hidden_outcome(own).message == ""
-    builtin = isolation.CallOutcome("raised", exc_type="KeyError", message="'stage'", line=4242)
+    builtin = CallOutcome("raised", exc_type="KeyError", message="'stage'", line=4242)
     assert hidden_outcome(builtin).exc_type == "KeyError"
     assert hidden_outcome(builtin).line is None  # which line raises is the submission's choice
     for kind, message in (("crashed", "exited with code 137"), ("protocol", "garbled: 'x42'")):
-        hidden = hidden_outcome(isolation.CallOutcome(kind, message=message))  # type: ignore[arg-type]
+        hidden = hidden_outcome(CallOutcome(kind, message=message))  # type: ignore[arg-type]
         assert "137" not in hidden.message and "42" not in hidden.message and hidden.message
-    value = isolation.CallOutcome("returned", value={"a": [{"$rlsys_nonplain": "Leak_1"}]})
+    value = CallOutcome("returned", value={"a": [{"$rlsys_nonplain": "Leak_1"}]})
     assert "Leak" not in json.dumps(hidden_outcome(value).value)
 
 
@@ -412,7 +413,7 @@ def test_fresh_uids_are_never_reused_in_one_run() -> None:
 
     def take(count: int) -> None:
         for _ in range(count):
-            identity = isolation.child_identity("auto")
+            identity = identity_mod.child_identity("auto")
             assert identity is not None
             with lock:
                 assert identity.uid not in seen
@@ -424,7 +425,7 @@ def test_fresh_uids_are_never_reused_in_one_run() -> None:
     for thread in threads:
         thread.join()
     assert len(seen) == 6000
-    assert all(isolation.EPHEMERAL_UID_BASE <= uid < 2**32 - 1 for uid in seen)
+    assert all(identity_mod.EPHEMERAL_UID_BASE <= uid < 2**32 - 1 for uid in seen)
 
 
 # -- 9. private files --------------------------------------------------------------------------
@@ -584,7 +585,7 @@ def test_an_interpreter_that_cannot_start_is_replaced_by_a_probed_one(
     broken = tmp_path / "python-that-is-not"
     broken.write_text("#!/nonexistent/interpreter\n")
     broken.chmod(0o755)
-    monkeypatch.setattr(isolation, "likely_interpreter", lambda user: str(broken))
+    monkeypatch.setattr(identity_mod, "likely_interpreter", lambda user: str(broken))
     child = isolation.ChildProcess("def f(x):\n    return x\n", "mine.py", ["f"], Limits())
     try:
         assert child.ensure_loaded().ok
@@ -600,9 +601,9 @@ def test_a_submission_that_exits_127_at_import_is_its_own_crash(
     # 127 is also what a Python that cannot start exits with: the probe confirms the
     # interpreter, so the crash stays the submission's (and the load is not retried twice).
     probes: list[object] = []
-    real = isolation.child_interpreter
+    real = identity_mod.child_interpreter
     monkeypatch.setattr(
-        isolation, "child_interpreter", lambda user: probes.append(user) or real(user)
+        identity_mod, "child_interpreter", lambda user: probes.append(user) or real(user)
     )
     child = isolation.ChildProcess("import os\nos._exit(127)\n", "mine.py", ["f"], Limits())
     try:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
 
 if TYPE_CHECKING:  # `rlsys validate` never grades, so it does not import the checks
-    from pytest_rlsys.resultfile.grading import ResultGrade
+    from pytest_rlsys.resultfile.grade import ResultGrade
 
 _MIB = 1024 * 1024
 
@@ -227,7 +227,7 @@ def grade_main(argv: Sequence[str] | None = None) -> int:
     if not args.points > 0 or args.points != args.points or args.points == float("inf"):
         parser.error("--points must be a positive finite number")
     from pytest_rlsys.resultfile.artefacts import ARTEFACT_LAYOUT
-    from pytest_rlsys.resultfile.grading import grade_result_file
+    from pytest_rlsys.resultfile.grade import grade_result_file
 
     if args.artefacts is not None and not Path(args.artefacts).is_dir():
         parser.error(f"--artefacts {args.artefacts}: not a folder (expected {ARTEFACT_LAYOUT})")

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_rlsys.grading import comparison as plaindata
-from pytest_rlsys.grading import isolation, private
+from pytest_rlsys.grading import identity, isolation, outcomes, private
 from pytest_rlsys.grading.ahead import RunAhead
-from pytest_rlsys.grading.isolation import CallOutcome, ChildProcess, Limits, SentCall
+from pytest_rlsys.grading.isolation import ChildProcess
+from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import (
     CaseResult,
@@ -136,17 +137,19 @@ def prepare_battery(seed: int) -> PreparedBattery:
     from pytest_rlsys.grading import battery
 
     reference = battery.load_reference()
-    outcomes: dict[int, tuple[battery.Call, CallOutcome]] = {}
-    cases = tuple(battery.build_battery(seed, reference, outcomes))
+    reference_outcomes: dict[int, tuple[battery.Call, CallOutcome]] = {}
+    cases = tuple(battery.build_battery(seed, reference, reference_outcomes))
     code_files = [
         *(path.read_bytes() for path in battery.package_files()),
         Path(isolation.__file__).read_bytes(),
+        Path(identity.__file__).read_bytes(),
+        Path(outcomes.__file__).read_bytes(),
         Path(plaindata.__file__).read_bytes(),
         solution_path().read_bytes(),
     ]
     return PreparedBattery(
         cases,
-        frozenset(battery.self_check(cases, reference, outcomes)),
+        frozenset(battery.self_check(cases, reference, reference_outcomes)),
         battery_fingerprint(code_files, seed),
     )
 

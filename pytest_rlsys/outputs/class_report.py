@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys import __version__
-from pytest_rlsys.grading.isolation import CallOutcome
-from pytest_rlsys.messages import TODO_OF, outcome_problem
+from pytest_rlsys.grading.battery.checks import outcome_problem
+from pytest_rlsys.grading.outcomes import CallOutcome
+from pytest_rlsys.messages import TODO_OF
 from pytest_rlsys.outputs.reports import write_atomic
 
 __all__ = [

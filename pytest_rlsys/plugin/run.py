@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from pytest_rlsys.grading.grader import Grader, SubmissionPathError, open_grader, zero_report
-from pytest_rlsys.grading.isolation import ChildProcess, Limits
+from pytest_rlsys.grading.isolation import ChildProcess
+from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
 from pytest_rlsys.grading.scoring import CaseResult, PlatformVisibility, ScoreReport
 from pytest_rlsys.messages import default_lang
@@ -34,7 +35,7 @@ class ResultSection:
 
 
 def grade_result(path: Path, rubric: Rubric) -> ResultSection:
-    from pytest_rlsys.resultfile.grading import grade_document, not_gradable
+    from pytest_rlsys.resultfile.grade import grade_document, not_gradable
     from pytest_rlsys.resultfile.loading import load_result_file
 
     # Read once: the digest and the grade come from the same bytes, and the

@@ -32,7 +32,7 @@ def test_synthetic_pair_validates_and_passes_every_check(tmp_path: Path) -> None
 
 
 def test_written_file_grades_full_marks(tmp_path: Path) -> None:
-    result_grading = pytest.importorskip("pytest_rlsys.resultfile.grading")
+    result_grading = pytest.importorskip("pytest_rlsys.resultfile.grade")
     path = tmp_path / "cpu_synthetic_pair_v1.json"
     write_result(path, assemble(**assemble_kwargs()))
     assert load_result_file(path).ok

@@ -13,7 +13,7 @@ import pytest
 from rlsys_closure import runner
 from test_run import Fakes, _opts
 
-from pytest_rlsys.resultfile.grading import grade_result_file
+from pytest_rlsys.resultfile.grade import grade_result_file
 
 
 @pytest.mark.parametrize("fail_group", [None, "release"])

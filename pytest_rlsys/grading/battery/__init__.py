@@ -26,7 +26,7 @@ from pytest_rlsys.grading.battery.model import (
     plain,
     run_reference,
 )
-from pytest_rlsys.grading.isolation import CallOutcome
+from pytest_rlsys.grading.outcomes import CallOutcome
 
 __all__ = [
     "BATTERY_VERSION",

@@ -21,7 +21,7 @@ from pytest_rlsys.grading.battery.checks import (
     total,
 )
 from pytest_rlsys.grading.battery.model import SECTION_OF, Call, Case, run_reference
-from pytest_rlsys.grading.isolation import CallOutcome
+from pytest_rlsys.grading.outcomes import CallOutcome
 from pytest_rlsys.messages import Msg
 
 __all__ = ["REFUSAL_WEIGHT", "BatteryBuilder"]

@@ -20,8 +20,8 @@ from pytest_rlsys.grading.battery.model import (
     plain,
 )
 from pytest_rlsys.grading.comparison import NONPLAIN_MARK, mismatch, show, type_name
-from pytest_rlsys.grading.isolation import CallOutcome
-from pytest_rlsys.messages import Msg, outcome_problem
+from pytest_rlsys.grading.outcomes import CallOutcome
+from pytest_rlsys.messages import TODO_OF, Msg
 
 __all__ = [
     "CheckFactory",
@@ -51,6 +51,51 @@ REFUSED_VALID = Msg(
     "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝；此时拒绝非法输入不得分",
 )
 WRONG_ORDER_ZH = "元素正确但顺序错误"
+
+
+def outcome_problem(outcome: CallOutcome, section: str) -> tuple[str, Msg]:
+    """Status and message for a call that did not return a value."""
+    todo = TODO_OF.get(section, section)
+    kind = outcome.kind
+    if kind == "raised" and outcome.not_implemented:
+        return "failed", Msg(
+            f"{todo} not implemented yet (raises NotImplementedError)",
+            f"{todo} 尚未实现（抛出 NotImplementedError）",
+        )
+    if kind == "raised" and outcome.is_exception:
+        return "failed", Msg(
+            f"raised {outcome.exc_type}: {outcome.message}",
+            f"抛出了 {outcome.exc_type}：{outcome.message}",
+        )
+    if kind == "raised":
+        return "error", Msg(
+            f"raised {outcome.exc_type}, which is not an Exception (SystemExit, "
+            "KeyboardInterrupt and the like must not escape a library function)",
+            f"抛出了 {outcome.exc_type}，它不是 Exception（库函数不应抛出 SystemExit、"
+            "KeyboardInterrupt 等）",
+        )
+    if kind == "timeout":
+        return "timeout", Msg(
+            f"{outcome.message} (an infinite loop?)", f"超时：{outcome.message}（是否有死循环？）"
+        )
+    if kind == "crashed":
+        return "error", Msg(outcome.message, f"进程异常结束：{outcome.message}")
+    if kind == "missing":
+        return "error", Msg(outcome.message, f"缺少函数：{outcome.message}")
+    if kind == "grader_error":
+        return "error", Msg(
+            f"grading could not start: {outcome.message}",
+            f"评分无法开始（评分器设置问题，不是提交的错误）：{outcome.message}",
+        )
+    if kind == "load_failed":
+        return "error", Msg(
+            f"the submission could not be loaded: {outcome.message}",
+            f"无法加载提交文件：{outcome.message}",
+        )
+    return "error", Msg(
+        f"the grader could not read the answer: {outcome.message}",
+        f"评分器无法读取返回值：{outcome.message}",
+    )
 
 
 def total(check: Check) -> Check:

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_rlsys.grading.isolation import CallOutcome
+from pytest_rlsys.grading.outcomes import CallOutcome
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.resources import FUNCTIONS, solution_path
 

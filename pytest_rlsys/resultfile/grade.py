@@ -18,13 +18,14 @@ A file holding an integer too large for a float is refused as not gradable
 
 Public API::
 
-    CheckOutcome(id, score, max_score, status, message)
+    CheckOutcome(id, score, max_score, status, message, finding)   # finding: FINDINGS
     ResultGrade(path, gradable, cases, errors, notes, max_score)   # .score, .verdict, .as_dict()
     grade_result_file(path, points_per_check=5.0, *, max_bytes=DEFAULT_MAX_BYTES,
                       artefacts=None) -> ResultGrade
     grade_document(doc, *, path="<document>", points_per_check=5.0, artefacts=None)
     interpretation_notes(doc) -> list[str]
     VERDICTS   # "passed" | "contradicted" | "failed" | "not_gradable"
+    FINDINGS   # what the evidence says of one check's claim (see Finding)
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast, get_args
 
 from pytest_rlsys.resultfile import checks as closure_checks
 from pytest_rlsys.resultfile.loading import (
@@ -53,6 +54,19 @@ VERDICTS: tuple[str, ...] = ("passed", "contradicted", "failed", "not_gradable")
 
 SECTION = "gpu_result"
 
+# What the evidence says of one check's claim (``CheckOutcome.finding``):
+#   confirmed       claimed passed, and the evidence passes it
+#   false_claim     claimed passed, but the evidence refutes it          -> contradicted
+#   wrong_failure   claimed failed, but the evidence passes it           -> contradicted
+#   honest_failure  claimed failed, and the evidence agrees              -> failed
+#   not_derivable   the grader could not re-derive the check (a bug)     -> contradicted
+#   not_gradable    the file could not be read, parsed or validated      -> not_gradable
+Finding = Literal[
+    "confirmed", "false_claim", "wrong_failure", "honest_failure", "not_derivable", "not_gradable"
+]
+FINDINGS: tuple[Finding, ...] = get_args(Finding)
+CONTRADICTING: frozenset[Finding] = frozenset({"false_claim", "wrong_failure", "not_derivable"})
+
 
 @dataclass(frozen=True)
 class CheckOutcome:
@@ -61,6 +75,7 @@ class CheckOutcome:
     max_score: float
     status: str  # "passed" | "failed" | "error"
     message: str
+    finding: Finding
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -90,9 +105,7 @@ class ResultGrade:
         """One of ``VERDICTS``."""
         if not self.gradable:
             return "not_gradable"
-        if any(
-            case.message.startswith(_CONTRADICTED) or case.status == "error" for case in self.cases
-        ):
+        if any(case.finding in CONTRADICTING for case in self.cases):
             return "contradicted"
         if any(case.status != "passed" for case in self.cases):
             return "failed"
@@ -129,7 +142,7 @@ def not_gradable(loaded: LoadedResult, points: float) -> ResultGrade:
         "listed once with the grade; check with 'rlsys validate FILE')"
     )
     cases = tuple(
-        CheckOutcome(f"{SECTION}.{name}", 0.0, points, "error", message)
+        CheckOutcome(f"{SECTION}.{name}", 0.0, points, "error", message, "not_gradable")
         for name in closure_checks.CHECK_NAMES
     )
     return ResultGrade(
@@ -139,7 +152,6 @@ def not_gradable(loaded: LoadedResult, points: float) -> ResultGrade:
 
 _FALSE_CLAIM = "false claim: claimed passed but the evidence shows"
 _WRONG_FAILURE = "claimed failed but the evidence shows it passes"
-_CONTRADICTED = (_FALSE_CLAIM, _WRONG_FAILURE)
 
 
 def _grade_check(
@@ -150,21 +162,29 @@ def _grade_check(
         derived = closure_checks.CHECK_FUNCTIONS[name](doc)
     except Exception as exc:  # a grader bug must cost one check, not the whole report
         return CheckOutcome(
-            case_id, 0.0, points, "error", f"could not re-derive this check: {exc!r}"
+            case_id,
+            0.0,
+            points,
+            "error",
+            f"could not re-derive this check: {exc!r}",
+            "not_derivable",
         )
     if extra:
         problems = ([] if derived.passed else [derived.detail]) + list(extra)
         derived = replace(derived, passed=False, detail="; ".join(problems))
     claim = doc["system_decision"]["checks"][name]["passed"]
     if derived.passed and claim:
-        return CheckOutcome(case_id, points, points, "passed", derived.detail)
+        return CheckOutcome(case_id, points, points, "passed", derived.detail, "confirmed")
+    finding: Finding
     if claim:
-        message = f"{_FALSE_CLAIM} {derived.detail}"
+        finding, message = "false_claim", f"{_FALSE_CLAIM} {derived.detail}"
     elif derived.passed:
+        finding = "wrong_failure"
         message = f"{_WRONG_FAILURE} ({derived.detail}); the claim must match the evidence"
     else:
+        finding = "honest_failure"
         message = f"reported as failed, and the evidence agrees: {derived.detail}"
-    return CheckOutcome(case_id, 0.0, points, "failed", message)
+    return CheckOutcome(case_id, 0.0, points, "failed", message, finding)
 
 
 # --------------------------------------------------------------------------- notes

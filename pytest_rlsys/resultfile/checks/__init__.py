@@ -1,0 +1,185 @@
+"""The eight checks of a pt-verl-closure result, re-derived from its evidence.
+
+Pure functions, no I/O, in one module per seam (imports only run down this list):
+``vocabulary`` (names and limits), ``evidence`` (readers of the untyped document and the
+wording of numbers), ``identity`` (config hashes and diffs), ``timeline`` (phase windows,
+the sample series, the phases table), then the checks: ``claims``, ``phases``, ``engine``,
+``sampling``. This package re-exports the public API below.
+The runner (``gpu/rlsys_closure``) calls them to write ``system_decision`` and the
+grader calls them to check it, so both compute every check the same way.
+Input is a document that is valid against its schema (``pt-verl-closure/1``); the
+functions tolerate missing pieces of a failed run by failing
+the check that needed them, not by raising.
+
+Besides the claims, each check holds the evidence to rules a careful reader
+would apply (docs/result-files.md lists them, and which check each belongs to):
+sampling coverage and physical bounds (resource_sampling), phase order and
+bounds and a plausible created_at (phase_events), retain never sleeping or
+resuming and release resuming only inside the syncs (resume_calls), workload
+equal to the configs (config_paired), a status that agrees with the evidence
+(update_and_sync). Every message names the group, the phase and the numbers.
+
+Public API::
+
+    CHECK_NAMES, PHASE_NAMES, REQUIRED_PHASE_ORDER, SYNC_SUB_PHASES, FREE_CACHE_ENGINE_PATH
+    TOP_LEVEL_ORDER, and the rules' limits (GAP_FACTOR, MEDIAN_TOLERANCE, BOUNDARY_REACH,
+    RESUME_LEAD_S, GPU_CEILING_MB, HOST_CEILING_MB, SLEEP_DROP_MB, CLOCK_SKEW_S, EARLIEST_RUN)
+    CheckResult(passed: bool, detail: str)
+    derive_checks(doc) -> dict[str, CheckResult]        # never raises
+    hash_pair(a, b) -> (a shown, b shown, where they differ)
+    derive_measurements(doc) -> dict
+    CHECK_FUNCTIONS: dict[str, Callable[[doc], CheckResult]]   # one per check
+    config_sha256(config) -> str
+    config_diff(a, b) -> list[str]
+    phase_windows(events) -> dict[str, tuple[float, float]]
+    summarize_phases(events, samples, actor_memory=None) -> dict[str, dict]
+    whole_run_peak(samples, phases) -> tuple[float | None, str | None]
+
+Writing a result (the runner), per group then for the pair::
+
+    group["phases"] = summarize_phases(group["events"], group["resource_samples"], actor_mem)
+    group["sampled_gpu_peak_mb"], group["sampled_gpu_peak_phase"] = whole_run_peak(
+        group["resource_samples"], group["phases"])
+    doc["system_decision"] = {"checks": {}, "measurements": derive_measurements(doc)}
+    doc["system_decision"]["checks"] = {n: r.as_dict() for n, r in derive_checks(doc).items()}
+
+Events are ``{"t_s", "phase", "kind": "start" | "end"}`` with phase names from
+``PHASE_NAMES``; initialisation goes in ``group["init"]``, not in the events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pytest_rlsys.resultfile.checks.claims import (
+    check_config_paired,
+    check_initial_lora_match,
+    check_rollout_source_match,
+    check_update_and_sync,
+    check_updated_lora_match,
+)
+from pytest_rlsys.resultfile.checks.engine import (
+    check_resume_calls,
+)
+from pytest_rlsys.resultfile.checks.evidence import (
+    hash_pair,
+)
+from pytest_rlsys.resultfile.checks.identity import (
+    config_diff,
+    config_sha256,
+)
+from pytest_rlsys.resultfile.checks.phases import (
+    check_phase_events,
+)
+from pytest_rlsys.resultfile.checks.sampling import (
+    check_resource_sampling,
+    derive_measurements,
+)
+from pytest_rlsys.resultfile.checks.timeline import (
+    phase_windows,
+    summarize_phases,
+    whole_run_peak,
+)
+from pytest_rlsys.resultfile.checks.vocabulary import (
+    ALWAYS_SUB_PHASES,
+    BOUNDARY_REACH,
+    CHECK_NAMES,
+    CLOCK_SKEW_S,
+    EARLIEST_RUN,
+    EXPECTED_FREE_CACHE_ENGINE,
+    FREE_CACHE_ENGINE_PATH,
+    GAP_FACTOR,
+    GPU_CEILING_MB,
+    GROUP_NAMES,
+    HOST_CEILING_MB,
+    MEASUREMENT_KEYS,
+    MEDIAN_TOLERANCE,
+    MEMORY_TOLERANCE_MB,
+    PHASE_NAMES,
+    RELEASE_ONLY_PHASES,
+    REQUIRED_PHASE_ORDER,
+    RESUME_ALLOWED_IN,
+    RESUME_LEAD_S,
+    RESUME_PHASES,
+    SLEEP_DROP_FRACTION,
+    SLEEP_DROP_MB,
+    SYNC_SUB_PHASES,
+    TIME_TOLERANCE_S,
+    TOP_LEVEL_ORDER,
+    CheckResult,
+    Doc,
+)
+
+__all__ = [
+    "ALWAYS_SUB_PHASES",
+    "BOUNDARY_REACH",
+    "CHECK_FUNCTIONS",
+    "CHECK_NAMES",
+    "CLOCK_SKEW_S",
+    "EARLIEST_RUN",
+    "EXPECTED_FREE_CACHE_ENGINE",
+    "FREE_CACHE_ENGINE_PATH",
+    "GAP_FACTOR",
+    "GPU_CEILING_MB",
+    "GROUP_NAMES",
+    "HOST_CEILING_MB",
+    "MEASUREMENT_KEYS",
+    "MEDIAN_TOLERANCE",
+    "MEMORY_TOLERANCE_MB",
+    "PHASE_NAMES",
+    "RELEASE_ONLY_PHASES",
+    "REQUIRED_PHASE_ORDER",
+    "RESUME_ALLOWED_IN",
+    "RESUME_LEAD_S",
+    "RESUME_PHASES",
+    "SLEEP_DROP_FRACTION",
+    "SLEEP_DROP_MB",
+    "SYNC_SUB_PHASES",
+    "TIME_TOLERANCE_S",
+    "TOP_LEVEL_ORDER",
+    "CheckResult",
+    "Doc",
+    "check_config_paired",
+    "check_initial_lora_match",
+    "check_phase_events",
+    "check_resource_sampling",
+    "check_resume_calls",
+    "check_rollout_source_match",
+    "check_update_and_sync",
+    "check_updated_lora_match",
+    "config_diff",
+    "config_sha256",
+    "derive_checks",
+    "derive_measurements",
+    "hash_pair",
+    "phase_windows",
+    "summarize_phases",
+    "whole_run_peak",
+]
+
+
+CHECK_FUNCTIONS: dict[str, Callable[[Doc], CheckResult]] = {
+    "initial_lora_match": check_initial_lora_match,
+    "updated_lora_match": check_updated_lora_match,
+    "config_paired": check_config_paired,
+    "rollout_source_match": check_rollout_source_match,
+    "update_and_sync": check_update_and_sync,
+    "phase_events": check_phase_events,
+    "resume_calls": check_resume_calls,
+    "resource_sampling": check_resource_sampling,
+}
+
+
+def derive_checks(doc: Doc) -> dict[str, CheckResult]:
+    """All eight checks, in ``CHECK_NAMES`` order, re-derived from the evidence.
+
+    Write them into a result with
+    ``{name: r.as_dict() for name, r in derive_checks(doc).items()}``.
+    """
+    results: dict[str, CheckResult] = {}
+    for name in CHECK_NAMES:
+        try:
+            results[name] = CHECK_FUNCTIONS[name](doc)
+        except Exception as exc:  # a check that cannot be derived is not passed
+            results[name] = CheckResult(False, f"could not re-derive this check: {exc!r}")
+    return results

@@ -1,0 +1,302 @@
+"""The checks on what a group claims to have run from: adapters, configs, rollout
+source, and the run's status (initial_lora_match, updated_lora_match, config_paired,
+rollout_source_match, update_and_sync).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_rlsys.resultfile.checks.evidence import (
+    as_number,
+    group_of,
+    hash_pair,
+    listing,
+    mappings,
+    outcome,
+    short_hash,
+)
+from pytest_rlsys.resultfile.checks.identity import (
+    config_diff,
+    config_sha256,
+    lookup,
+    model_identity,
+)
+from pytest_rlsys.resultfile.checks.timeline import (
+    closed_as_failed,
+    incomplete,
+    phase_windows,
+    required_phases,
+    window_text,
+)
+from pytest_rlsys.resultfile.checks.vocabulary import (
+    EXPECTED_FREE_CACHE_ENGINE,
+    FREE_CACHE_ENGINE_PATH,
+    GROUP_NAMES,
+    SYNC_SUB_PHASES,
+    TOP_LEVEL_ORDER,
+    CheckResult,
+    Doc,
+)
+
+
+def check_initial_lora_match(doc: Doc) -> CheckResult:
+    """Both groups start from the same LoRA adapter (equal initial hashes)."""
+    rel = group_of(doc, "release").get("initial_lora_sha256")
+    ret = group_of(doc, "retain").get("initial_lora_sha256")
+    if isinstance(rel, str) and rel == ret:
+        return CheckResult(True, f"both groups start from LoRA {short_hash(rel)}")
+    a, b, where = hash_pair(rel, ret)
+    return CheckResult(
+        False,
+        f"initial LoRA hashes differ: release {a}, retain {b}{where}; "
+        "the groups did not start from the same adapter",
+    )
+
+
+def check_updated_lora_match(doc: Doc) -> CheckResult:
+    """Both updates produced the same adapter, and it differs from the initial one."""
+    problems: list[str] = []
+    updated: dict[str, object] = {}
+    for name in GROUP_NAMES:
+        group = group_of(doc, name)
+        after, before = group.get("updated_lora_sha256"), group.get("initial_lora_sha256")
+        updated[name] = after
+        if not isinstance(after, str):
+            problems.append(f"{name} has no updated LoRA hash (null)")
+        elif after == before:
+            problems.append(
+                f"{name}'s LoRA hash did not change in the update ({short_hash(after)})"
+            )
+    rel, ret = updated["release"], updated["retain"]
+    if isinstance(rel, str) and isinstance(ret, str) and rel != ret:
+        a, b, where = hash_pair(rel, ret)
+        problems.append(f"updated LoRA hashes differ: release {a}, retain {b}{where}")
+    return outcome(problems, f"both updates give LoRA {short_hash(rel)}, changed from the initial")
+
+
+def _same_number(a: object, b: object) -> bool:
+    x, y = as_number(a), as_number(b)
+    return x is not None and x == y
+
+
+def _merged(found: dict[tuple[str, str], list[str]]) -> list[str]:
+    """(template with {who}, noun) -> groups; groups saying the same are named once."""
+    return [
+        template.format(who=f"{names[0]}'s {noun}" if len(names) == 1 else f"both {noun}s")
+        for (template, noun), names in found.items()
+    ]
+
+
+def _workload_problems(doc: Doc, configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The workload block must say what both configs say (model, LoRA, update count)."""
+    workload = doc.get("workload")
+    if not isinstance(workload, Mapping):
+        return []
+    found: dict[tuple[str, str], list[str]] = {}
+    model = workload.get("model")
+    for name, config in configs.items():
+        present, path = lookup(config, "actor_rollout_ref.model.path")
+        if present and isinstance(path, str) and isinstance(model, str):
+            mine, theirs = model_identity(model), model_identity(path)
+            # Compare what can be compared: two hub ids, or two local paths.
+            if mine and theirs and mine[0] == theirs[0] and mine[1] != theirs[1]:
+                template = (
+                    f"the workload names model {model!r} but the model path is {path!r} in {{who}}"
+                )
+                found.setdefault((template, "config"), []).append(name)
+        for key, dotted in (
+            ("lora_rank", "actor_rollout_ref.model.lora_rank"),
+            ("lora_alpha", "actor_rollout_ref.model.lora_alpha"),
+            ("update_count", "actor_rollout_ref.actor.optim.total_training_steps"),
+            ("update_count", "trainer.total_training_steps"),
+            ("prompt_count", "data.train_batch_size"),
+        ):
+            present, value = lookup(config, dotted)
+            if (
+                present
+                and key in workload
+                and value is not None
+                and not _same_number(workload[key], value)
+            ):
+                template = (
+                    f"the workload's {key} is {workload[key]!r} but {dotted}={value!r} in {{who}}"
+                )
+                found.setdefault((template, "config"), []).append(name)
+    count = as_number(workload.get("update_count"))
+    if count is not None:
+        for name in GROUP_NAMES:
+            group = group_of(doc, name)
+            updates = sum(
+                1
+                for e in mappings(group.get("events"))
+                if e.get("phase") == "update" and e.get("kind") == "start"
+            )
+            if updates and updates != count:
+                template = (
+                    f"the workload's update_count is {workload.get('update_count')!r} but "
+                    f"there are {updates} update phase(s) in {{who}}"
+                )
+                found.setdefault((template, "event list"), []).append(name)
+    return _merged(found)
+
+
+def check_config_paired(doc: Doc) -> CheckResult:
+    """The configs differ only in free_cache_engine, set as each group says, and agree
+    with the workload block (model, LoRA rank and alpha, update and prompt counts)."""
+    problems: list[str] = []
+    configs: dict[str, Mapping[str, Any]] = {}
+    for name in GROUP_NAMES:
+        group = group_of(doc, name)
+        config = group.get("config")
+        if not isinstance(config, Mapping):
+            problems.append(f"{name} has no config")
+            continue
+        configs[name] = config
+        try:
+            digest = config_sha256(config)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"{name}'s config cannot be hashed: {exc}")
+        else:
+            if digest != group.get("config_sha256"):
+                a, b, where = hash_pair(group.get("config_sha256"), digest)
+                problems.append(
+                    f"{name}'s config_sha256 {a} is not the hash of its config ({b}){where}"
+                )
+        flag = group.get("free_cache_engine")
+        expected = EXPECTED_FREE_CACHE_ENGINE[name]
+        if flag is not expected:
+            problems.append(f"{name} has free_cache_engine={flag}, expected {expected}")
+        present, value = lookup(config, FREE_CACHE_ENGINE_PATH)
+        if not present:
+            problems.append(f"{name}'s config has no {FREE_CACHE_ENGINE_PATH}")
+        elif value is not flag:
+            problems.append(
+                f"{name}'s config sets {FREE_CACHE_ENGINE_PATH}={value} but the group says {flag}"
+            )
+    if len(configs) == 2:
+        diff = config_diff(configs["release"], configs["retain"])
+        other = [path for path in diff if path != FREE_CACHE_ENGINE_PATH]
+        if other:
+            problems.append(f"configs also differ at {listing(other)}")
+        if FREE_CACHE_ENGINE_PATH not in diff and not problems:
+            problems.append(f"configs do not differ at {FREE_CACHE_ENGINE_PATH}")
+    problems += _workload_problems(doc, configs)
+    return outcome(
+        problems,
+        f"configs differ only at {FREE_CACHE_ENGINE_PATH} and agree with the workload",
+    )
+
+
+def check_rollout_source_match(doc: Doc) -> CheckResult:
+    """Both groups read the frozen rollout source named in the workload."""
+    workload = doc.get("workload")
+    expected = workload.get("rollout_source_sha256") if isinstance(workload, Mapping) else None
+    problems: list[str] = []
+    for name in GROUP_NAMES:
+        got = group_of(doc, name).get("rollout_source_sha256")
+        if got != expected or got is None:
+            a, b, where = hash_pair(got, expected)
+            problems.append(f"{name} read rollout source {a}, the workload names {b}{where}")
+    return outcome(problems, f"both groups read rollout source {short_hash(expected)}")
+
+
+def _status_problems(doc: Doc) -> list[str]:
+    """The run's status and failure record must agree with the evidence."""
+    status = doc.get("status")
+    lacks = {name: incomplete(group_of(doc, name)) for name in GROUP_NAMES}
+    problems: list[str] = []
+    if status == "completed":
+        for name, missing in lacks.items():
+            if missing:
+                problems.append(
+                    f"the run is marked completed but {name}'s evidence is incomplete "
+                    f"({'; '.join(missing)})"
+                )
+        return problems
+    if status != "failed":
+        return problems
+    failure = doc.get("failure")
+    failure = failure if isinstance(failure, Mapping) else {}
+    where, phase = failure.get("group"), failure.get("phase")
+    if where not in GROUP_NAMES:
+        if not any(lacks.values()):
+            problems.append(
+                "the run is marked failed but both groups' evidence is complete "
+                "(every phase ended, update and sync completed)"
+            )
+        return problems
+    group = group_of(doc, str(where))
+    events = mappings(group.get("events"))
+    windows = phase_windows(events)
+    named = f"{where}" + (f", phase {phase}" if phase else "")
+    if not lacks[str(where)]:
+        problems.append(
+            f"the run is marked failed in {named}, but {where}'s evidence is complete "
+            "(every phase ended, update and sync completed)"
+        )
+        return problems
+    if phase == "init":
+        cycle = sorted(windows, key=lambda p: windows[p][0])
+        if cycle:
+            problems.append(
+                f"the run is marked failed in {where}'s init, but {where} went on to "
+                f"{listing(cycle)}"
+            )
+    elif isinstance(phase, str):
+        if phase in windows and not closed_as_failed(events, phase):
+            problems.append(
+                f"the run is marked failed in {named}, but {where}'s {phase} "
+                f"({window_text(windows[phase])}) ended normally"
+            )
+        start = windows[phase][0] if phase in windows else None
+        if start is None:
+            starts = [as_number(e.get("t_s")) for e in events if e.get("phase") == phase]
+            start = min((t for t in starts if t is not None), default=None)
+        if start is not None:
+            later = [
+                p for p in TOP_LEVEL_ORDER if p in windows and p != phase and windows[p][0] > start
+            ]
+            if later:
+                problems.append(
+                    f"the run is marked failed in {named}, but {where} went on to "
+                    f"{listing(later)} after it"
+                )
+        else:
+            # The named phase never started: every phase before it must have ended well,
+            # or the run stopped earlier than the record says.
+            anchor = "sync" if phase in SYNC_SUB_PHASES else phase
+            needed = [p for p in TOP_LEVEL_ORDER if p in required_phases(group)]
+            before = needed[: needed.index(anchor)] if anchor in needed else []
+            short = [p for p in before if p not in windows or closed_as_failed(events, p)]
+            if short:
+                problems.append(
+                    f"the run is marked failed in {named}, which never started, but {where}'s "
+                    f"evidence stops earlier: {listing(short)} did not end normally"
+                )
+    return problems
+
+
+def check_update_and_sync(doc: Doc) -> CheckResult:
+    """Both groups completed the update and the weight sync, with events to show it,
+    and the run's status (and failure record) agrees with that evidence."""
+    problems: list[str] = []
+    for name in GROUP_NAMES:
+        group = group_of(doc, name)
+        windows = phase_windows(mappings(group.get("events")))
+        for step in ("update", "sync"):
+            if group.get(f"{step}_completed") is not True:
+                problems.append(f"{name} reports {step}_completed={group.get(f'{step}_completed')}")
+            elif step not in windows:
+                problems.append(
+                    f"{name} claims the {step} completed but has no {step} start/end events"
+                )
+            elif closed_as_failed(mappings(group.get("events")), step):
+                problems.append(
+                    f"{name} claims the {step} completed but its {step} ended as failed"
+                )
+        if group.get("update_completed") is True and group.get("updated_lora_sha256") is None:
+            problems.append(f"{name} completed its update but has no updated LoRA hash")
+    problems += _status_problems(doc)
+    return outcome(problems, "both groups completed the update and the sync")

@@ -1,0 +1,196 @@
+"""The phase_events check: every phase once, in order, on a monotonic clock; init and
+sub-phases inside their parents; created_at plausible.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from itertools import pairwise
+from typing import Any
+
+from pytest_rlsys.resultfile.checks.evidence import (
+    as_number,
+    group_of,
+    listing,
+    mappings,
+    outcome,
+    same_s,
+    secs,
+)
+from pytest_rlsys.resultfile.checks.timeline import (
+    phase_windows,
+    required_phases,
+    run_span,
+    window_text,
+)
+from pytest_rlsys.resultfile.checks.vocabulary import (
+    CLOCK_SKEW_S,
+    EARLIEST_RUN,
+    GROUP_NAMES,
+    SYNC_SUB_PHASES,
+    TOP_LEVEL_ORDER,
+    CheckResult,
+    Doc,
+)
+
+
+def _init_problems(name: str, group: Mapping[str, Any], first: float | None) -> list[str]:
+    init = group.get("init")
+    if not isinstance(init, Mapping):
+        return []
+    problems: list[str] = []
+    start, end = as_number(init.get("start_s")), as_number(init.get("end_s"))
+    if start is not None and end is not None and end < start:
+        problems.append(f"{name}'s init ends ({end:.3f} s) before it starts ({start:.3f} s)")
+    if end is not None and first is not None and first < end:
+        problems.append(
+            f"{name}'s first phase starts at {first:.3f} s, before init ends at {end:.3f} s"
+        )
+    for index, step in enumerate(mappings(init.get("steps"))):
+        label = f"{name}'s init step {index} ({step.get('name')})"
+        s0, s1 = as_number(step.get("start_s")), as_number(step.get("end_s"))
+        if s0 is None or s1 is None:
+            continue
+        if s1 < s0:
+            problems.append(f"{label} ends at {s1:.3f} s, before it starts at {s0:.3f} s")
+        if start is not None and end is not None and (s0 < start or s1 > end):
+            problems.append(
+                f"{label} ({s0:.3f}–{s1:.3f} s) lies outside init ({start:.3f}–{end:.3f} s)"
+            )
+    return problems
+
+
+def _event_problems(name: str, group: Mapping[str, Any]) -> list[str]:
+    problems: list[str] = []
+    events = mappings(group.get("events"))
+    previous: float | None = None
+    for index, event in enumerate(events):
+        t = as_number(event.get("t_s"))
+        if t is not None and previous is not None and t < previous:
+            problems.append(
+                f"{name} event {index} ({event.get('phase')} {event.get('kind')}) at {secs(t)} "
+                f"is earlier than the one before it ({secs(previous)})"
+            )
+            break
+        previous = t if t is not None else previous
+    counts: dict[tuple[str, str], int] = {}
+    for event in events:
+        key = (str(event.get("phase")), str(event.get("kind")))
+        counts[key] = counts.get(key, 0) + 1
+    for (phase, kind), n in sorted(counts.items()):
+        if n > 1:
+            problems.append(f"{name} has {n} {kind} events for {phase}")
+    windows = phase_windows(events)
+    started = {phase for phase, kind in counts if kind == "start"}
+    for phase in sorted(started - set(windows)):
+        problems.append(f"{name}'s {phase} started but never ended")
+    for phase, (start, end) in windows.items():
+        if end < start:
+            problems.append(f"{name}'s {phase} ends ({secs(end)}) before it starts ({secs(start)})")
+        elif end == start:
+            problems.append(
+                f"{name}'s {phase} has zero duration (starts and ends at {secs(start)})"
+            )
+
+    missing = [phase for phase in required_phases(group) if phase not in windows]
+    if missing:
+        problems.append(f"{name} is missing phases {listing(missing)}")
+
+    # Top-level phases in their order, none overlapping the next (engine_sleep included).
+    sequence = [phase for phase in TOP_LEVEL_ORDER if phase in windows]
+    for before, after in pairwise(sequence):
+        if windows[after][0] < windows[before][1]:
+            problems.append(
+                f"{name}'s {after} starts at {secs(windows[after][0])}, before {before} "
+                f"ends at {secs(windows[before][1])}"
+            )
+    subs = [phase for phase in SYNC_SUB_PHASES if phase in windows]
+    sync = windows.get("sync")
+    for phase in subs:
+        start, end = windows[phase]
+        if sync is None:
+            problems.append(f"{name}'s {phase} ({window_text((start, end))}) has no sync to lie in")
+        elif start < sync[0] or end > sync[1]:
+            problems.append(
+                f"{name}'s {phase} ({window_text((start, end))}) lies outside the sync window "
+                f"({window_text(sync)})"
+            )
+    for before, after in pairwise(subs):
+        if windows[after][0] < windows[before][1]:
+            problems.append(
+                f"{name}'s {after} starts at {secs(windows[after][0])}, before {before} "
+                f"ends at {secs(windows[before][1])}"
+            )
+
+    first = min((w[0] for w in windows.values()), default=None)
+    problems += _init_problems(name, group, first)
+
+    table = group.get("phases")
+    table = table if isinstance(table, Mapping) else {}
+    extra = sorted(set(table) - set(windows))
+    absent = sorted(set(windows) - set(table))
+    if extra:
+        problems.append(f"{name}'s phases table lists {listing(extra)} without start/end events")
+    if absent:
+        problems.append(f"{name}'s phases table lacks {listing(absent)}")
+    for phase, (start, end) in windows.items():
+        entry = table.get(phase)
+        if not isinstance(entry, Mapping):
+            continue
+        if not (same_s(entry.get("start_s"), start) and same_s(entry.get("end_s"), end)):
+            problems.append(
+                f"{name}'s phases.{phase} window ({entry.get('start_s')}–{entry.get('end_s')} s) "
+                f"disagrees with its events ({window_text((start, end))})"
+            )
+        elif not same_s(entry.get("duration_s"), end - start):
+            problems.append(
+                f"{name}'s phases.{phase}.duration_s is {entry.get('duration_s')}, "
+                f"the events give {secs(end - start)}"
+            )
+    return problems
+
+
+def _created_at_problems(doc: Doc, now: _dt.datetime | None = None) -> list[str]:
+    text = doc.get("created_at")
+    if not isinstance(text, str):
+        return []
+    try:
+        created = _dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return []  # the schema's date-time format reports it
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=_dt.UTC)
+    now = now or _dt.datetime.now(_dt.UTC)
+    problems: list[str] = []
+    if (created - now).total_seconds() > CLOCK_SKEW_S:
+        problems.append(
+            f"created_at {text} is in the future (the grader's clock reads "
+            f"{now.isoformat(timespec='seconds')})"
+        )
+    spans = [span for name in GROUP_NAMES if (span := run_span(group_of(doc, name)))]
+    if spans:
+        length = max(s[1] for s in spans) - min(s[0] for s in spans)
+        try:
+            began = created - _dt.timedelta(seconds=length)
+        except OverflowError:
+            began = None
+        if began is None or began < EARLIEST_RUN:
+            problems.append(
+                f"created_at {text} minus the run's {length:.0f} s on its clock puts the run's "
+                f"start before {EARLIEST_RUN.date()}, before verl existed"
+            )
+    return problems
+
+
+def check_phase_events(doc: Doc) -> CheckResult:
+    """Every required phase started and ended once, in order, without overlap, on a
+    monotonic clock; init and sub-phases inside their parents; created_at plausible."""
+    problems: list[str] = []
+    for name in GROUP_NAMES:
+        problems += _event_problems(name, group_of(doc, name))
+    problems += _created_at_problems(doc)
+    return outcome(
+        problems,
+        "every required phase started and ended once, in order, and the phase tables match",
+    )

@@ -1,0 +1,244 @@
+"""A group's timeline: phase windows from its events, its samples as a sorted series,
+the phases table and whole-run peak built from them, and what a complete run holds.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
+from typing import Any, cast
+
+from pytest_rlsys.resultfile.checks.evidence import as_number, listing, mappings
+from pytest_rlsys.resultfile.checks.vocabulary import (
+    ALWAYS_SUB_PHASES,
+    MEMORY_TOLERANCE_MB,
+    PHASE_NAMES,
+    RELEASE_ONLY_PHASES,
+    REQUIRED_PHASE_ORDER,
+)
+
+
+def phase_windows(events: Iterable[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
+    """Each phase that started and then ended → (start_s, end_s), in start order.
+
+    The first start of a phase and the first end after it define the window;
+    repeated or unmatched events are left for the phase_events check to report.
+    """
+    starts: dict[str, float] = {}
+    windows: dict[str, tuple[float, float]] = {}
+    for event in events:
+        phase, kind, t = event.get("phase"), event.get("kind"), as_number(event.get("t_s"))
+        if not isinstance(phase, str) or t is None or phase in windows:
+            continue
+        if kind == "start" and phase not in starts:
+            starts[phase] = t
+        elif kind == "end" and phase in starts:
+            windows[phase] = (starts[phase], t)
+    return dict(sorted(windows.items(), key=lambda item: (item[1][0], item[1][1])))
+
+
+class Series:
+    """A group's samples sorted by time, so a window query is two bisections.
+
+    A one-hour run has 14,400 samples per group and the checks query a dozen
+    windows several times; scanning the list for each was most of the grading.
+    """
+
+    __slots__ = ("times", "values")
+
+    def __init__(self, samples: Sequence[Mapping[str, Any]]) -> None:
+        times: list[float] = []
+        values: list[float] = []
+        number = (int, float)
+        for sample in samples:
+            raw, used = sample.get("t_s"), sample.get("gpu_used_mb")
+            t = raw if type(raw) is float else as_number(raw)
+            if t is None or type(used) not in number:  # bool, null, text: not a reading
+                continue
+            times.append(t)
+            # Keep the value as written (an int stays an int in the output).
+            values.append(cast(float, used))
+        if any(b < a for a, b in pairwise(times)):
+            order = sorted(range(len(times)), key=times.__getitem__)
+            times = [times[i] for i in order]
+            values = [values[i] for i in order]
+        self.times = times
+        self.values = values
+
+    def inside(self, start: float, end: float) -> list[float]:
+        """gpu_used_mb of the samples with start <= t_s <= end."""
+        return self.values[bisect_left(self.times, start) : bisect_right(self.times, end)]
+
+
+SamplesLike = Sequence[Mapping[str, Any]] | Series
+
+
+def as_series(samples: SamplesLike) -> Series:
+    return samples if isinstance(samples, Series) else Series(samples)
+
+
+def summarize_phases(
+    events: Iterable[Mapping[str, Any]],
+    samples: SamplesLike,
+    actor_memory: Mapping[str, tuple[float | None, float | None]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Build the ``phases`` table of a group from its events and samples.
+
+    For every phase that started and ended: its window, ``duration_s``, the
+    number of samples with ``start_s <= t_s <= end_s`` and their highest
+    ``gpu_used_mb``, which is None (never 0) when the window holds no sample.
+    ``actor_memory`` maps a phase to the actor's memory (MiB) at its start and
+    end; phases it does not name get None for both.
+    """
+    memory = actor_memory or {}
+    series = as_series(samples)
+    table: dict[str, dict[str, Any]] = {}
+    for phase, (start, end) in phase_windows(events).items():
+        inside = series.inside(start, end)
+        mem_start, mem_end = memory.get(phase, (None, None))
+        table[phase] = {
+            "start_s": start,
+            "end_s": end,
+            # Rounded to the microsecond so float noise (1.3670000000000009)
+            # does not leak into the file; the checks compare within 1e-6 s.
+            "duration_s": round(end - start, 6),
+            "sample_count": len(inside),
+            "sampled_gpu_peak_mb": max(inside) if inside else None,
+            "actor_memory_start_mb": mem_start,
+            "actor_memory_end_mb": mem_end,
+        }
+    return table
+
+
+def windows_of(phases: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    windows: dict[str, tuple[float, float]] = {}
+    for name, entry in phases.items():
+        if isinstance(entry, Mapping):
+            start, end = as_number(entry.get("start_s")), as_number(entry.get("end_s"))
+            if start is not None and end is not None:
+                windows[name] = (start, end)
+    return dict(sorted(windows.items(), key=lambda item: (item[1][0], item[1][1])))
+
+
+def run_window(windows: Mapping[str, tuple[float, float]]) -> tuple[float, float] | None:
+    if not windows:
+        return None
+    return min(w[0] for w in windows.values()), max(w[1] for w in windows.values())
+
+
+def phases_holding(
+    value: float, samples: SamplesLike, windows: Mapping[str, tuple[float, float]]
+) -> list[str]:
+    """Phases whose window holds a sample equal to ``value``."""
+    series = as_series(samples)
+    holding: list[str] = []
+    for name, (start, end) in windows.items():
+        # Compared directly (exact for int and float alike, never overflowing).
+        low, high = value - MEMORY_TOLERANCE_MB, value + MEMORY_TOLERANCE_MB
+        if any(low <= v <= high for v in series.inside(start, end)):
+            holding.append(name)
+    return holding
+
+
+def whole_run_peak(
+    samples: SamplesLike, phases: Mapping[str, Any]
+) -> tuple[float | None, str | None]:
+    """The group's whole-run sampled GPU peak and the phase it happened in.
+
+    The run spans the first phase's start to the last phase's end;
+    initialisation is recorded apart and left out. The phase is the earliest
+    (by start) phase holding a peak-valued sample, or None when that sample
+    lies between phases or there is no sample at all.
+    """
+    windows = windows_of(phases)
+    span = run_window(windows)
+    if span is None:
+        return None, None
+    series = as_series(samples)
+    inside = series.inside(span[0], span[1])
+    if not inside:
+        return None, None
+    peak = max(inside)
+    holding = phases_holding(peak, series, windows)
+    return peak, (holding[0] if holding else None)
+
+
+def window_text(window: tuple[float, float]) -> str:
+    return f"{window[0]:.3f}–{window[1]:.3f} s"
+
+
+def phase_at(t: float, windows: Mapping[str, tuple[float, float]]) -> str:
+    """Where time t falls: the innermost phase holding it, or between which phases."""
+    holding = [(end - start, name) for name, (start, end) in windows.items() if start <= t <= end]
+    if holding:
+        return f"during {min(holding)[1]}"
+    before = [(end, name) for name, (start, end) in windows.items() if end < t]
+    after = [(start, name) for name, (start, end) in windows.items() if start > t]
+    if before and after:
+        return f"between {max(before)[1]} and {min(after)[1]}"
+    if before:
+        return f"after {max(before)[1]}"
+    if after:
+        return f"before {min(after)[1]}"
+    return "with no phase recorded"
+
+
+def end_details(events: Sequence[Mapping[str, Any]], phase: str) -> list[Mapping[str, Any]]:
+    return [
+        detail
+        for event in events
+        if event.get("phase") == phase and isinstance(detail := event.get("detail"), Mapping)
+    ]
+
+
+def closed_as_failed(events: Sequence[Mapping[str, Any]], phase: str) -> bool:
+    return any(
+        event.get("phase") == phase
+        and event.get("kind") == "end"
+        and isinstance(event.get("detail"), Mapping)
+        and event["detail"].get("failed") is True
+        for event in events
+    )
+
+
+def required_phases(group: Mapping[str, Any]) -> list[str]:
+    required = list(REQUIRED_PHASE_ORDER) + list(ALWAYS_SUB_PHASES)
+    if group.get("free_cache_engine") is True:
+        required += list(RELEASE_ONLY_PHASES)
+    return [phase for phase in PHASE_NAMES if phase in required]
+
+
+def incomplete(group: Mapping[str, Any]) -> list[str]:
+    """What a group's evidence lacks for a completed run (empty when complete)."""
+    events = mappings(group.get("events"))
+    windows = phase_windows(events)
+    lacks: list[str] = []
+    missing = [phase for phase in required_phases(group) if phase not in windows]
+    if missing:
+        lacks.append(f"no {listing(missing)}")
+    failed = [phase for phase in windows if closed_as_failed(events, phase)]
+    if failed:
+        lacks.append(f"{listing(failed)} ended as failed")
+    for step in ("update", "sync"):
+        if group.get(f"{step}_completed") is not True:
+            lacks.append(f"{step}_completed is not true")
+    return lacks
+
+
+def run_span(group: Mapping[str, Any]) -> tuple[float, float] | None:
+    """A group's run on its clock: from init's start (or the first event) to the last event."""
+    times = [t for e in mappings(group.get("events")) if (t := as_number(e.get("t_s"))) is not None]
+    init = group.get("init")
+    if isinstance(init, Mapping):
+        start, end = as_number(init.get("start_s")), as_number(init.get("end_s"))
+        # An empty init ({0, 0, no steps}) is a placeholder, not a recorded span.
+        if start is not None and end is not None and (end > start or init.get("steps")):
+            times += [start, end]
+    if not times:
+        return None
+    return min(times), max(times)
+
+
+def within(t: float, window: tuple[float, float] | None, lead: float = 0.0) -> bool:
+    return window is not None and window[0] - lead <= t <= window[1]
