@@ -263,6 +263,12 @@ DEFECTS += [
         '        edge.setdefault("overlap_fraction", 0)  # type: ignore[attr-defined]\n',
     ),
     (
+        "stage_counts_compared",
+        "todo1",
+        "    if set(stage_rates) != set(items_per_work_unit):\n",
+        "    if len(stage_rates) != len(items_per_work_unit):\n",
+    ),
+    (
         "threshold_checked_only_with_fabrics",
         "todo3",
         'budget = _non_negative(max_exposed_s_per_s, "max_exposed_s_per_s")',

@@ -450,6 +450,18 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
             Call(FUNC, (rates, arrival, {k: v for k, v in mult.items() if k != first})),
         )
     )
+    renamed = {("judge_extra" if k == first else k): v for k, v in mult.items()}
+    bad.append(
+        (
+            "renamed_multiplier",
+            Msg(
+                "refuses multipliers for as many stages but another one",
+                "拒绝阶段数相同但名称不同的倍率",
+            ),
+            "stage_sets",
+            Call(FUNC, (rates, arrival, renamed)),
+        )
+    )
     for case_id, msg, rule, call in bad:
         b.refusal(case_id, msg, rule, valid, call)
     single = Call(FUNC, ({first: rates[first]}, arrival, {first: mult[first]}))
