@@ -413,3 +413,34 @@ def test_odd_but_schema_valid_files_still_draw(change: Any) -> None:
         assert view.failure is not None and len(view.failure) <= 160
     if change is _no_samples:
         assert all(g.run_peak_mb is None for g in view.groups.values())
+
+
+def _last_event_at_the_largest_double(doc: dict[str, Any]) -> None:
+    doc["groups"]["release"]["events"][-1]["t_s"] = 1.7e308
+
+
+def _a_reading_at_the_largest_double(doc: dict[str, Any]) -> None:
+    doc["groups"]["retain"]["resource_samples"][5]["gpu_used_mb"] = 1.7e308
+
+
+def _times_of_a_century(doc: dict[str, Any]) -> None:
+    doc["groups"]["retain"]["resource_samples"][-1]["t_s"] = 3.2e9
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_last_event_at_the_largest_double, _a_reading_at_the_largest_double, _times_of_a_century],
+    ids=lambda f: f.__name__.strip("_"),
+)
+def test_numbers_no_picture_can_show_are_refused_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any
+) -> None:
+    doc = example()
+    change(doc)
+    assert validate_document(doc).ok
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert closure_main(["plot", str(path), "-o", str(tmp_path / "t.png")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("plot: ") and "nothing a picture can show" in err
+    assert "Traceback" not in err and not list(tmp_path.glob("*.png"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import struct
 from array import array
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rlsys.cli.validate import grade_main
+from pytest_rlsys.cli import main as rlsys
 from pytest_rlsys.resources import schema_dir
 from pytest_rlsys.resultfile import checks as cc
 from pytest_rlsys.resultfile.artefacts import (
@@ -130,13 +131,39 @@ def test_a_broken_raw_log_is_a_clear_error(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- a run's artefacts
 
 
+RANK = 16  # the example config's lora_rank
+LR = 1e-4  # and its learning rate
+RUN_SHAPES = {
+    "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight": (RANK, 8),
+    "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight": (8, RANK),
+}
+
+
+def write_run_adapter(
+    folder: Path, label: str, *, b_start: float = 0.0, step: float = LR, rank: int = RANK
+) -> Path:
+    """An adapter as PEFT and one Adam step leave it: A random-ish, B zero at first,
+    and every weight moved by about lr (one step's size) in the update."""
+    moved = step if label == "updated" else 0.0
+    tensors: dict[str, tuple[str, tuple[int, ...], list[float]]] = {}
+    for name, (rows, cols) in RUN_SHAPES.items():
+        shape = (rank, cols) if ".lora_A." in name else (rows, rank)
+        count = shape[0] * shape[1]
+        if ".lora_A." in name:
+            values = [v / 8 + moved * (-1) ** i for i, v in enumerate(_values(count, 3))]
+        else:
+            values = [b_start + moved * (-1) ** i for i in range(count)]
+        tensors[name] = ("F32", shape, values)
+    write_safetensors(folder / "adapter_model.safetensors", tensors)
+    return folder
+
+
 def make_run(root: Path) -> dict[str, Any]:
     """The example with real adapter hashes, and its artefact folder under root."""
     doc = copy.deepcopy(EXAMPLE)
-    initial = adapter_sha256(write_adapter(root / "release" / "adapters" / "initial", 0))
-    updated = adapter_sha256(write_adapter(root / "release" / "adapters" / "updated", 1))
-    write_adapter(root / "retain" / "adapters" / "initial", 0)
-    write_adapter(root / "retain" / "adapters" / "updated", 1)
+    for name in ("release", "retain"):
+        initial = adapter_sha256(write_run_adapter(root / name / "adapters" / "initial", "initial"))
+        updated = adapter_sha256(write_run_adapter(root / name / "adapters" / "updated", "updated"))
     for name, group in doc["groups"].items():
         group["initial_lora_sha256"], group["updated_lora_sha256"] = initial, updated
         lines = [json.dumps(s) for s in group["resource_samples"]]
@@ -158,7 +185,7 @@ def test_matching_artefacts_confirm_the_file(tmp_path: Path) -> None:
 
 def test_a_changed_adapter_is_caught_and_shown_where_it_differs(tmp_path: Path) -> None:
     doc = make_run(tmp_path)
-    write_adapter(tmp_path / "retain" / "adapters" / "updated", 2)
+    write_run_adapter(tmp_path / "retain" / "adapters" / "updated", "updated", step=LR / 2)
     outcome = _case(grade_document(doc, artefacts=tmp_path), "updated_lora_match")
     assert outcome.status == "failed"
     assert "artefacts: retain's updated_lora_sha256 is" in outcome.message
@@ -209,11 +236,69 @@ def test_the_cli_gates_on_artefacts(tmp_path: Path, capsys: pytest.CaptureFixtur
     doc = make_run(tmp_path / "art")
     path = tmp_path / "run.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    assert grade_main([str(path), "--artefacts", str(tmp_path / "art")]) == 0
-    write_adapter(tmp_path / "art" / "release" / "adapters" / "initial", 5)
-    assert grade_main([str(path), "--artefacts", str(tmp_path / "art")]) == 1
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path / "art")]) == 0
+    write_run_adapter(tmp_path / "art" / "release" / "adapters" / "initial", "updated")
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path / "art")]) == 1
     capsys.readouterr()
-    with pytest.raises(SystemExit) as info:
-        grade_main([str(path), "--artefacts", str(tmp_path / "nowhere")])
-    assert info.value.code == 2
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path / "nowhere")]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_a_group_that_never_ran_is_an_honest_failure_not_a_false_claim(tmp_path: Path) -> None:
+    # Retain died while initialising (out of memory): it saved no adapter and no log.
+    doc = make_run(tmp_path)
+    retain = doc["groups"]["retain"]
+    retain["events"], retain["resume_calls"], retain["phases"] = [], [], {}
+    retain["resource_samples"] = [s for s in retain["resource_samples"] if s["t_s"] <= 9.0]
+    retain["init"] = {"start_s": 0.0, "end_s": 9.0, "steps": retain["init"]["steps"][:2]}
+    retain["updated_lora_sha256"] = None
+    retain["update_completed"] = retain["sync_completed"] = False
+    retain["sampled_gpu_peak_mb"] = retain["sampled_gpu_peak_phase"] = None
+    doc["status"] = "failed"
+    doc["failure"] = {
+        "group": "retain",
+        "phase": "init",
+        "type": "OutOfMemoryError",
+        "message": "x",
+    }
+    doc["system_decision"]["measurements"] = cc.derive_measurements(doc)
+    doc["system_decision"]["checks"] = {n: r.as_dict() for n, r in cc.derive_checks(doc).items()}
+    shutil.rmtree(tmp_path / "retain")
+    grade = grade_document(doc, artefacts=tmp_path)
+    assert grade.verdict == "failed", [c.message for c in grade.cases if c.score == 0]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path)]) == 4
+
+
+def test_an_adapter_of_another_rank_contradicts_the_config(tmp_path: Path) -> None:
+    doc = make_run(tmp_path)
+    for label in ("initial", "updated"):
+        write_run_adapter(tmp_path / "release" / "adapters" / label, label, rank=8)
+    sha = adapter_sha256(tmp_path / "release" / "adapters" / "initial")
+    doc["groups"]["release"]["initial_lora_sha256"] = sha
+    outcome = _case(grade_document(doc, artefacts=tmp_path), "config_paired")
+    assert "LoRA tensor(s) whose shape is not of rank 16" in outcome.message
+
+
+def test_an_initial_adapter_already_trained_is_caught(tmp_path: Path) -> None:
+    doc = make_run(tmp_path)
+    for name in ("release", "retain"):
+        folder = tmp_path / name / "adapters" / "initial"
+        write_run_adapter(folder, "initial", b_start=0.01)
+        doc["groups"][name]["initial_lora_sha256"] = adapter_sha256(folder)
+    outcome = _case(grade_document(doc, artefacts=tmp_path), "initial_lora_match")
+    assert "initial adapter already has non-zero lora_B" in outcome.message
+
+
+@pytest.mark.parametrize(("step", "caught"), [(LR, False), (3 * LR, False), (100 * LR, True)])
+def test_an_update_larger_than_the_learning_rate_allows_is_caught(
+    tmp_path: Path, step: float, caught: bool
+) -> None:
+    doc = make_run(tmp_path)
+    for name in ("release", "retain"):
+        folder = tmp_path / name / "adapters" / "updated"
+        write_run_adapter(folder, "updated", step=step)
+        doc["groups"][name]["updated_lora_sha256"] = adapter_sha256(folder)
+    outcome = _case(grade_document(doc, artefacts=tmp_path), "updated_lora_match")
+    assert ("more than 4 x lr 0.0001" in outcome.message) == caught, outcome.message

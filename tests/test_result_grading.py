@@ -214,13 +214,13 @@ TAMPERING: list[tuple[str, Callable[[dict[str, Any]], None], str, str]] = [
         "missing-resume-calls",
         lambda d: d["groups"]["release"].update(resume_calls=[]),
         "resume_calls",
-        "release made no resume call tagged 'weights' during sync",
+        "release's sync resumes nothing; a released vllm engine wakes weights, then kv_cache",
     ),
     (
         "kv-resume-missing",
         lambda d: d["groups"]["release"]["resume_calls"].pop(),
         "resume_calls",
-        "release made no resume call tagged 'kv_cache' during sync",
+        "release's sync resumes weights; a released vllm engine wakes weights, then kv_cache",
     ),
     (
         "retain-resumed",
@@ -474,6 +474,10 @@ def _independent_oracle(doc: dict[str, Any]) -> bool:
                     near = before + after
                 if near and actor > max(near) + 1e-6:
                     return False
+            # Inside a phase the GPU never holds less than half the actor's edge memory.
+            edges = [phase.get("actor_memory_start_mb"), phase.get("actor_memory_end_mb")]
+            if None not in edges and min(edges) > 0 and any(v < 0.5 * min(edges) for v in inside):
+                return False
     return True
 
 
@@ -533,25 +537,30 @@ def test_hash_pair_never_prints_two_different_hashes_alike(index: int) -> None:
 
 
 def test_a_resume_logged_just_before_its_sub_phase_opens_is_inside_it(tmp_path: Path) -> None:
-    # The probe logs the call, then opens resume_weights: microseconds apart.
+    # The probe logs the call, then opens resume_weights; between them the thread may
+    # be switched out (5 ms interval): up to RESUME_LEAD_S (50 ms) before still counts.
     doc = example()
-    doc["groups"]["release"]["resume_calls"][2]["t_s"] = 21.7049
-    assert case(grade_result_file(write(tmp_path, doc)), "resume_calls").status == "passed"
-    doc["groups"]["release"]["resume_calls"][2]["t_s"] = 21.70
+    for t in (21.7049, 21.702, 21.66):
+        doc["groups"]["release"]["resume_calls"][2]["t_s"] = t
+        assert case(grade_result_file(write(tmp_path, doc)), "resume_calls").status == "passed"
+    doc["groups"]["release"]["resume_calls"][2]["t_s"] = 21.64
     assert case(grade_result_file(write(tmp_path, doc)), "resume_calls").status == "failed"
 
 
-def test_coverage_allows_exactly_twice_the_interval(tmp_path: Path) -> None:
+def test_coverage_allows_exactly_three_intervals_and_the_stall_slack(tmp_path: Path) -> None:
+    # 3 x 0.25 s + 0.5 s = 1.25 s: four dropped readings in a row still pass, five do not.
     doc = example()
     samples = doc["groups"]["retain"]["resource_samples"]
-    doc["groups"]["retain"]["resource_samples"] = [s for s in samples if s["t_s"] != 5.25]
+    doc["groups"]["retain"]["resource_samples"] = [
+        s for s in samples if s["t_s"] not in (5.25, 5.5, 5.75, 6.0)
+    ]
     assert case(grade_result_file(write(tmp_path, doc)), "resource_sampling").status == "passed"
     doc["groups"]["retain"]["resource_samples"] = [
-        s for s in samples if s["t_s"] not in (5.25, 5.5)
+        s for s in samples if s["t_s"] not in (5.25, 5.5, 5.75, 6.0, 6.25)
     ]
     outcome = case(grade_result_file(write(tmp_path, doc)), "resource_sampling")
-    assert "retain's periodic samples leave a 0.750 s gap" in outcome.message
-    assert "from 5.000 s to 5.750 s" in outcome.message
+    assert "retain's periodic samples leave a 1.500 s gap" in outcome.message
+    assert "from 5.000 s to 6.500 s" in outcome.message
 
 
 def test_notes_never_explain_away_a_sampler_gap(tmp_path: Path) -> None:
@@ -568,16 +577,14 @@ def test_notes_never_explain_away_a_sampler_gap(tmp_path: Path) -> None:
 @given(
     group=st.sampled_from(["release", "retain"]),
     index=st.integers(min_value=1, max_value=85),
-    run=st.integers(min_value=1, max_value=3),
+    run=st.integers(min_value=1, max_value=6),
 )
-def test_coverage_flags_exactly_the_gaps_over_twice_the_interval(
-    group: str, index: int, run: int
-) -> None:
+def test_coverage_flags_exactly_the_gaps_over_the_limit(group: str, index: int, run: int) -> None:
     # Removing `run` consecutive periodic samples inside the run leaves a gap of
-    # (run + 1) x 0.25 s: allowed for one, a failure for two or more.
+    # (run + 1) x 0.25 s: allowed up to 3 x 0.25 + 0.5 = 1.25 s (run 4), a failure beyond.
     doc = example()
     samples = doc["groups"][group]["resource_samples"]
     del samples[index : index + run]
     derived = closure_checks.check_resource_sampling(doc)
     gap_problem = f"{group}'s periodic samples leave a" in derived.detail
-    assert gap_problem == (run >= 2), derived.detail
+    assert gap_problem == (run >= 5), derived.detail

@@ -4,6 +4,7 @@ from the bytes that were graded (``--rlsys-result`` and the loader)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -94,3 +95,48 @@ def test_sockets_devices_and_odd_names_are_refused_without_reading(tmp_path: Pat
     dangling = tmp_path / "dangling.json"
     dangling.symlink_to(tmp_path / "absent.json")
     assert load_result_file(dangling).problems[0].message.startswith("is a symbolic link")
+
+
+@pytest.mark.parametrize(
+    ("encoding", "bom", "says"),
+    [
+        ("utf-16-le", b"", "UTF-16 LE without a byte order mark"),
+        ("utf-16-be", b"", "UTF-16 BE without a byte order mark"),
+        ("utf-16-le", b"\xff\xfe", "UTF-16 LE (it starts with that byte order mark)"),
+        ("utf-16-be", b"\xfe\xff", "UTF-16 BE (it starts with that byte order mark)"),
+        ("utf-32-le", b"", "UTF-32 without a byte order mark"),
+        ("utf-32-le", b"\xff\xfe\x00\x00", "UTF-32 LE (it starts with that byte order mark)"),
+    ],
+)
+def test_a_utf16_or_utf32_file_is_named_as_such(
+    tmp_path: Path, encoding: str, bom: bytes, says: str
+) -> None:
+    path = tmp_path / "run.json"
+    path.write_bytes(bom + EXAMPLE.read_text(encoding="utf-8").encode(encoding))
+    loaded = load_result_file(path)
+    assert loaded.stage == "parse"
+    (error,) = loaded.errors
+    assert says in error and "re-save it as UTF-8" in error, error
+
+
+@pytest.mark.parametrize(
+    ("pointer", "ok"),
+    [
+        ("https://rlsys.invalid/schemas/pt-verl-closure.v1.json", True),
+        ("../schemas/pt-verl-closure.v1.json", True),
+        ("https://json-schema.org/draft/2020-12/schema", True),
+        ("https://rlsys.invalid/schemas/pt-verl-closure.v2.json", False),
+        ("pt-verl-closure/2", False),
+    ],
+)
+def test_a_schema_pointer_must_name_the_version_the_file_declares(
+    tmp_path: Path, pointer: str, ok: bool
+) -> None:
+    doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    doc = {"$schema": pointer, **doc}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    loaded = load_result_file(path)
+    assert loaded.ok == ok, loaded.errors
+    if not ok:
+        assert loaded.errors[0].startswith("$.$schema: names schema version 2")

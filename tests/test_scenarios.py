@@ -18,7 +18,8 @@ expected.json keys (all optional except description):
   max_seconds       wall-clock bound for grading it
   root_only         only meaningful when the grader runs as root
   no_survivors      check that no process of the child user is left afterwards
-  slow              mark the test slow (it still runs by default)
+  slow              mark the test slow: over about 5 s (it still runs by default;
+                    `pytest -m "not slow"` leaves it out)
 """
 
 from __future__ import annotations

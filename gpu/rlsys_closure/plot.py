@@ -288,6 +288,32 @@ def view_of(doc: Mapping[str, Any], path: str = "<document>") -> PlotView:
     return view
 
 
+# Beyond these a picture has nothing to show and matplotlib's tick and limit arithmetic
+# overflows: no run lasts 30 years, no card or host holds an exabyte.
+DRAWABLE_S = 1e9
+DRAWABLE_MB = 1e12
+
+
+def _undrawable(view: PlotView) -> list[str]:
+    """Why the view's numbers cannot be drawn (empty when they can)."""
+    found: list[str] = []
+    for group in view.groups.values():
+        spans = [t for w in group.windows.values() for t in w] + list(group.unfinished.values())
+        spans += group.times + ([t for w in [group.init] if w for t in w])
+        spans += [t for _, a, b in group.init_steps for t in (a, b)]
+        far = [t for t in spans if not abs(t) <= DRAWABLE_S]
+        if far:
+            found.append(
+                f"{group.name}: a time {max(far, key=abs):.6g} s from its first cycle phase "
+                f"(beyond {DRAWABLE_S:g} s)"
+            )
+        values = group.gpu_mb + [v for v in group.host_mb if v is not None]
+        big = [v for v in values if not abs(v) <= DRAWABLE_MB]
+        if big:
+            found.append(f"{group.name}: a memory reading of {max(big, key=abs):.6g} MiB")
+    return found
+
+
 def read_view(path: str | Path) -> PlotView:
     """Load and validate a result file, then build its :class:`PlotView`."""
     loaded = load_result_file(path)
@@ -781,8 +807,19 @@ def plot_main(file: Path, output: Path | None) -> int:
     try:
         _matplotlib()
         view = read_view(file)
+        undrawable = _undrawable(view)
+        if undrawable:
+            raise PlotError(
+                f"{file}: nothing a picture can show: "
+                + "; ".join(undrawable)
+                + " (check the file with 'rlsys result')"
+            )
         target = output or Path(f"{view.run_label or file.stem}-timeline.png")
-        written = write_figures(view, target)
+        try:
+            written = write_figures(view, target)
+        except (OverflowError, ValueError, FloatingPointError) as exc:
+            # matplotlib's own arithmetic on numbers no check above foresaw.
+            raise PlotError(f"{file}: matplotlib cannot draw these numbers ({exc})") from None
     except MatplotlibMissing as exc:
         print(f"plot: {exc}", file=sys.stderr)
         return _EXIT_NOT_READY

@@ -33,6 +33,11 @@ from pytest_rlsys.grading.outcomes import CallOutcome, Limits, LoadResult, SentC
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 EXIT_CHANNEL_LOST = 87  # child.py exits with this when its reply fd was closed or replaced
+OUTPUT_SEALED = "... [what the submission printed once hidden cases began is not shown]"
+RELOAD_FAILED = (
+    "the submission did not load again after its process was restarted (its first load "
+    "succeeded; what it printed or raised then is not shown, as calls had already run)"
+)
 _CHILD_SOURCE = (Path(__file__).parent / "child.py").read_text(encoding="utf-8")
 
 
@@ -159,6 +164,7 @@ class ChildProcess:
         self.load: LoadResult | None = None
         self.notes: list[str] = []
         self._outputs: list[str] = []
+        self._sealed: str | None = None  # the output shown, once hidden cases began
         # stop() may come from another thread than the one making calls (grading.ahead):
         # spawning and stopping are serialized so no child starts once stopped.
         self._spawn_lock = threading.Lock()
@@ -305,7 +311,8 @@ class ChildProcess:
         """As if this child had never run: the next call starts and loads a fresh one,
         and what the old one printed is dropped."""
         self.kill()
-        self._outputs.clear()
+        if self._sealed is None:
+            self._outputs.clear()
         if self.load is not None and self.load.ok:
             self.load = None
 
@@ -321,9 +328,20 @@ class ChildProcess:
                     os.killpg(proc.pid, signal.SIGKILL)
 
     def output(self) -> str:
-        """Everything the submission printed so far (capped per child)."""
+        """Everything the submission printed so far (capped per child), up to
+        ``seal_output``: nothing printed while a hidden case ran is ever shown."""
         parts = [*self._outputs, self.drain.text() if self.drain else ""]
-        return "".join(p for p in parts if p)
+        full = "".join(p for p in parts if p)
+        if self._sealed is None or full == self._sealed:
+            return full
+        sep = "\n" if self._sealed and not self._sealed.endswith("\n") else ""
+        return self._sealed + sep + OUTPUT_SEALED
+
+    def seal_output(self) -> None:
+        """From now on what the submission prints is not shown (a hidden case's inputs
+        are about to reach it, and ``print(args)`` would show them)."""
+        if self._sealed is None:
+            self._sealed = self.output()
 
     # -- framing ----------------------------------------------------------------------
     def _send(self, message: dict[str, Any], deadline: float) -> None:
@@ -439,6 +457,11 @@ class ChildProcess:
             self.kill()
             if result.stage == "crashed" and self._recheck_interpreter():
                 return self.ensure_loaded()  # once: the interpreter is confirmed now
+            if self.next_id > 0:
+                # Calls (hidden inputs among them) reached an earlier child: what this
+                # one says while loading may be what that one learnt and left behind, so
+                # only the grader's own words are kept.
+                result = LoadResult(False, stage=result.stage, message=RELOAD_FAILED)
         self._interpreter_confirmed = True
         self.load = result
         return result

@@ -68,6 +68,10 @@ _WRAPPERS = ("_fsdp_wrapped_module.", "_checkpoint_wrapped_module.", "_orig_mod.
 _TIME_TOLERANCE_S = 1e-6
 _MEMORY_TOLERANCE_MB = 1e-6
 _SHOWN = 3
+# Adam's step moves a weight by lr x m/(sqrt(v)+eps); with bias correction that ratio is
+# 1 at the first step and stays below (1-beta1)/sqrt(1-beta2) ~ 3.2 (0.9, 0.999) after.
+# Weight decay adds lr x wd x |w|, far below. So no weight moves more than this x lr a step.
+ADAM_STEP_BOUND = 4.0
 
 
 class ArtefactError(ValueError):
@@ -277,8 +281,103 @@ def _sample_problems(group: str, claimed: Sequence[Any], raw: Sequence[Any]) -> 
     return problems
 
 
+def _values(data: bytes) -> array[float]:
+    values = array("f")
+    values.frombytes(data)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values
+
+
+def _at(config: object, dotted: str) -> object:
+    node = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _number_at(config: object, dotted: str) -> float | None:
+    return _number(_at(config, dotted))
+
+
+def _adapter_rules(
+    name: str, group: Mapping[str, Any], doc: Mapping[str, Any], folder: Path
+) -> dict[str, list[str]]:
+    """What the saved adapters' tensors say against the config (ARTEFACT_RULES)."""
+    found: dict[str, list[str]] = {}
+    tensors: dict[str, dict[str, tuple[tuple[int, ...], array[float]]]] = {}
+    for label in ADAPTERS:
+        try:
+            raw = _read_safetensors(
+                folder / "adapters" / label / ADAPTER_WEIGHTS, MAX_ADAPTER_BYTES
+            )
+        except ArtefactError:
+            continue  # already reported by the hash comparison
+        tensors[label] = {normalize_lora_name(n): (shape, _values(data)) for n, shape, data in raw}
+    config = group.get("config")
+    rank = _number_at(config, "actor_rollout_ref.model.lora_rank")
+    for label, items in tensors.items():
+        wrong = [
+            f"{key} {list(shape)}"
+            for key, (shape, _) in sorted(items.items())
+            if rank is not None
+            and len(shape) == 2
+            and (
+                (".lora_A." in key and shape[0] != rank) or (".lora_B." in key and shape[1] != rank)
+            )
+        ]
+        if wrong:
+            found.setdefault("config_paired", []).append(
+                f"artefacts: {name}'s {label} adapter has {len(wrong)} LoRA tensor(s) whose "
+                f"shape is not of rank {rank:g} (first: {wrong[0]}); the config sets "
+                f"lora_rank={rank:g} (lora_A is [r, in], lora_B [out, r])"
+            )
+    initial = tensors.get("initial", {})
+    trained = [key for key, (_, values) in initial.items() if ".lora_B." in key and any(values)]
+    if trained:
+        found.setdefault("initial_lora_match", []).append(
+            f"artefacts: {name}'s initial adapter already has non-zero lora_B in "
+            f"{len(trained)} tensor(s) (first: {trained[0]}); PEFT initialises lora_B to zero "
+            "(LoraConfig init_lora_weights=True), so a fresh adapter is a no-op"
+        )
+    updated = tensors.get("updated", {})
+    lr = _number_at(config, "actor_rollout_ref.actor.optim.lr")
+    workload = doc.get("workload")
+    steps = _number(workload.get("update_count")) if isinstance(workload, Mapping) else None
+    optimizer = _at(config, "actor_rollout_ref.actor.optim.optimizer")
+    # verl's default optimizer is AdamW (workers/config/optimizer.py:106).
+    opt_name = optimizer if isinstance(optimizer, str) else "AdamW"
+    if lr is None or lr <= 0 or "adam" not in opt_name.lower():
+        return found
+    bound = ADAM_STEP_BOUND * lr * max(steps or 1.0, 1.0)
+    worst: tuple[float, str] | None = None
+    for key, (shape, after) in updated.items():
+        before = initial.get(key)
+        if before is None or before[0] != shape:
+            continue
+        for w0, w1 in zip(before[1], after, strict=True):
+            # One bfloat16 step of the weight (2**-7 relative) covers saving in bf16.
+            excess = abs(w1 - w0) - bound - abs(w0) * 2.0**-7
+            if excess > 0 and (worst is None or abs(w1 - w0) > worst[0]):
+                worst = (abs(w1 - w0), key)
+    if worst is not None:
+        found.setdefault("updated_lora_match", []).append(
+            f"artefacts: {name}'s update moved {worst[1]} by {worst[0]:.3g}, more than "
+            f"{ADAM_STEP_BOUND:g} x lr {lr:g} x {max(steps or 1.0, 1.0):g} step(s) = {bound:.3g}: "
+            "an Adam step moves each weight by about lr at most"
+        )
+    return found
+
+
 def artefact_problems(doc: Mapping[str, Any], root: Path) -> dict[str, list[str]]:
-    """What the artefacts under ``root`` contradict, by the check it bears on."""
+    """What the artefacts under ``root`` contradict, by the check it bears on.
+
+    A group that never ran (no cycle event: it failed while initialising, or never
+    started) saved no adapter and no log: what it lacks is its honest failure, which
+    the checks on its evidence already report, not a claim the artefacts refute.
+    """
     found: dict[str, list[str]] = {}
     groups = doc.get("groups")
     groups = groups if isinstance(groups, Mapping) else {}
@@ -287,11 +386,14 @@ def artefact_problems(doc: Mapping[str, Any], root: Path) -> dict[str, list[str]
         if not isinstance(group, Mapping):
             continue
         folder = root / name
-        ran = bool(group.get("events") or group.get("resource_samples"))
+        ran = bool(group.get("events"))
         for label, (field, check) in ADAPTERS.items():
             claimed = group.get(field)
             if not isinstance(claimed, str):
                 continue  # nothing claimed (an update that never completed)
+            path = folder / "adapters" / label / ADAPTER_WEIGHTS
+            if not ran and not path.exists():
+                continue  # the group never ran: its adapter was never saved
             try:
                 actual = adapter_sha256(folder / "adapters" / label)
             except ArtefactError as exc:
@@ -305,7 +407,11 @@ def artefact_problems(doc: Mapping[str, Any], root: Path) -> dict[str, list[str]
                     f"artefacts: {name}'s {field} is {a} but its saved {label} adapter "
                     f"hashes to {b}{where}"
                 )
-        if not ran:
+        for check, problems in _adapter_rules(name, group, doc, folder).items():
+            found.setdefault(check, []).extend(problems)
+        if not ran and not (folder / "samples.jsonl").exists():
+            continue
+        if not (ran or group.get("resource_samples")):
             continue
         try:
             raw = read_samples_jsonl(folder / "samples.jsonl")

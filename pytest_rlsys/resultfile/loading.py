@@ -257,7 +257,34 @@ def _encodable(text: str) -> bool:
     return True
 
 
+_UTF16_BOMS = {b"\xff\xfe": "UTF-16 LE", b"\xfe\xff": "UTF-16 BE"}
+_UTF32_BOMS = {b"\xff\xfe\x00\x00": "UTF-32 LE", b"\x00\x00\xfe\xff": "UTF-32 BE"}
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """The UTF-16/32 encoding a file is in, when its bytes say so (a BOM, or the NUL
+    bytes JSON's ASCII punctuation leaves in every other or every fourth byte)."""
+    for bom, name in (*_UTF32_BOMS.items(), *_UTF16_BOMS.items()):
+        if data.startswith(bom):
+            return f"{name} (it starts with that byte order mark)"
+    head = data[:512]
+    if len(head) >= 4 and head.count(0) * 2 >= len(head) - 1:
+        if head[1::4].count(0) == len(head[1::4]) and head[2::4].count(0) == len(head[2::4]):
+            return "UTF-32 without a byte order mark"
+        if head[1::2].count(0) == len(head[1::2]):
+            return "UTF-16 LE without a byte order mark"
+        if head[0::2].count(0) == len(head[0::2]):
+            return "UTF-16 BE without a byte order mark"
+    return None
+
+
 def _decode(data: bytes) -> str:
+    wide = _wide_encoding(data)
+    if wide is not None:
+        raise StrictJSONError(
+            f"not UTF-8: the file is {wide}; a result file is UTF-8 (re-save it as UTF-8, "
+            "e.g. iconv -f UTF-16 -t UTF-8)"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -369,6 +396,28 @@ def _schema_problems(schema_id: str, doc: dict[str, Any]) -> list[Problem]:
     return problems
 
 
+_NAMED_SCHEMA = re.compile(r"pt-verl-closure[._/-]?v?(\d+)(?:\.json)?", re.IGNORECASE)
+
+
+def _pointer_problems(pointer: object, schema_id: str, version: str) -> list[Problem]:
+    """``$schema`` is optional; when it names a pt-verl-closure schema, it must be the one
+    ``schema_version`` selects (a v2 pointer in a v1 file says the writer meant another
+    format)."""
+    if not isinstance(pointer, str):
+        return []
+    named = _NAMED_SCHEMA.search(pointer)
+    chosen = _NAMED_SCHEMA.search(schema_id)
+    if named is None or chosen is None or named.group(1) == chosen.group(1):
+        return []
+    return [
+        Problem(
+            "$.$schema",
+            f"names schema version {named.group(1)} ({pointer[:200]!r}) but schema_version is "
+            f"{version!r}; point $schema at {schema_id} or drop it",
+        )
+    ]
+
+
 def validate_document(
     doc: Any,
     *,
@@ -413,6 +462,7 @@ def validate_document(
         )
     schema_id = schema_registry.schemas_by_version()[version]
     problems = _schema_problems(schema_id, doc)
+    problems += _pointer_problems(doc.get("$schema"), schema_id, version)
     if problems:
         return LoadedResult(path, None, version, schema_id, "schema", tuple(problems), sha256)
     return LoadedResult(path, doc, version, schema_id, "ok", (), sha256)

@@ -168,7 +168,15 @@ def simulate_group(
                 sync_done = True
             else:
                 with rec.phase(phase) as info:
-                    spend(dt)
+                    if phase == "initial_sync" and group == "release":
+                        # verl's first update_weights wakes the slept engine as every
+                        # sync does (engine_workers.py:778-782, 818-823).
+                        for tags in (["weights"], ["kv_cache"]):
+                            spend(dt / 3)
+                            resume_calls.append(
+                                {"t_s": clock.t, "tags": tags, "detail": {"during": phase}}
+                            )
+                    spend(dt / 3 if phase == "initial_sync" and group == "release" else dt)
                     if phase == "engine_sleep":
                         # As the driver records it: a no-op when the cache is retained.
                         info["effective"] = group == "release"

@@ -27,7 +27,7 @@ def test_synthetic_pair_validates_and_passes_every_check(tmp_path: Path) -> None
     release = doc["groups"]["release"]
     assert release["phases"]["update"]["actor_memory_start_mb"] == 4100.0
     assert release["sampled_gpu_peak_phase"] == "initial_sync"
-    assert [c["tags"] for c in release["resume_calls"]] == [["weights"], ["kv_cache"]]
+    assert [c["tags"] for c in release["resume_calls"]] == [["weights"], ["kv_cache"]] * 2
     assert doc["groups"]["retain"]["resume_calls"] == []
 
 

@@ -239,7 +239,7 @@ def _(doc: Doc) -> None:
     doc["groups"]["release"]["resume_calls"].insert(2, {"t_s": 20.2, "tags": ["kv_cache"]})
 
 
-@faulty("release_kv_before_transfer_end", "resume_calls", "lies outside resume_kv_cache")
+@faulty("release_kv_before_transfer_end", "resume_calls", "comes before the weight transfer ends")
 def _(doc: Doc) -> None:
     doc["groups"]["release"]["resume_calls"][3]["t_s"] = 21.95
 
@@ -375,6 +375,206 @@ def _(doc: Doc) -> None:
     doc["system_decision"]["measurements"]["retain"]["sampled_gpu_peak_mb"] = 10000
 
 
+# ----- round 3: the engine's machine, memory that must move, physics, coherence
+
+
+def _sglang(doc: Doc, *, adapter: bool = True) -> None:
+    """Both groups on SGLang; with a LoRA adapter the released engine never wakes weights."""
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["rollout"]["name"] = "sglang"
+        group["config"]["actor_rollout_ref"]["model"]["lora"] = {"merge": not adapter}
+    if adapter:
+        release = doc["groups"]["release"]
+        release["events"] = [e for e in release["events"] if e["phase"] != "resume_weights"]
+        release["resume_calls"] = [c for c in release["resume_calls"] if c["tags"] != ["weights"]]
+
+
+@faulty("vllm_sleeps_without_sleep_mode", "resume_calls", "enable_sleep_mode=false")
+def _(doc: Doc) -> None:
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["rollout"]["enable_sleep_mode"] = False
+
+
+@faulty("resume_recorded_in_other_phase", "resume_calls", "records that it was made during")
+def _(doc: Doc) -> None:
+    doc["groups"]["release"]["resume_calls"][2]["detail"] = {"during": "initial_sync"}
+
+
+@faulty("initial_sync_never_wakes", "resume_calls", "release's initial_sync resumes nothing")
+def _(doc: Doc) -> None:
+    release = doc["groups"]["release"]
+    release["resume_calls"] = release["resume_calls"][2:]
+
+
+@faulty("initial_sync_kv_first", "resume_calls", "initial_sync resumes kv_cache, then weights")
+def _(doc: Doc) -> None:
+    calls = doc["groups"]["release"]["resume_calls"]
+    calls[0]["tags"], calls[1]["tags"] = ["kv_cache"], ["weights"]
+
+
+@faulty("sglang_adapter_resumes_weights", "resume_calls", "never resumes its weights")
+def _(doc: Doc) -> None:
+    _sglang(doc, adapter=False)  # configs say merge: false below, phases keep resume_weights
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["model"]["lora"] = {"merge": False}
+
+
+@faulty("release_sleep_frees_nothing", "resume_calls", "the released engine's sleep freed less")
+def _(doc: Doc) -> None:
+    for s in doc["groups"]["release"]["resource_samples"]:
+        if 19.8 <= s["t_s"] <= 21.7:
+            s["gpu_used_mb"] = 9700
+
+
+@faulty("retain_sheds_without_sleep", "resume_calls", "with no sleep: a retained engine keeps")
+def _(doc: Doc) -> None:
+    for s in doc["groups"]["retain"]["resource_samples"]:
+        if 19.8 <= s["t_s"] <= 21.3:
+            s["gpu_used_mb"] = s["gpu_used_mb"] - 6000
+
+
+@faulty("retained_vllm_below_utilization", "resume_calls", "below 0.8 x gpu_memory_utilization")
+def _(doc: Doc) -> None:
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["rollout"]["gpu_memory_utilization"] = 0.9
+
+
+@faulty("gpu_total_not_the_card", "resource_sampling", "which NVML reports as 16303 MiB")
+def _(doc: Doc) -> None:
+    doc["environment"]["gpu_total_mb"] = 24564
+
+
+@faulty("gpu_total_null_above_the_card", "resource_sampling", "above the RTX 5070 Ti (16 GB)'s")
+def _(doc: Doc) -> None:
+    doc["environment"]["gpu_total_mb"] = None
+    sample(doc, "retain", 21.0)["gpu_used_mb"] = 20000
+
+
+@faulty("gpu_zero_inside_a_phase", "resource_sampling", "reads 0 MiB inside update while its")
+def _(doc: Doc) -> None:
+    sample(doc, "release", 21.0)["gpu_used_mb"] = 0
+
+
+@faulty("host_memory_zero", "resource_sampling", "host sample(s) at 0 MiB or below")
+def _(doc: Doc) -> None:
+    for s in doc["groups"]["retain"]["resource_samples"]:
+        s["host_used_mb"] = 0.0
+
+
+@faulty("samples_faster_than_interval", "resource_sampling", "closer than 0.5 x the 0.25 s")
+def _(doc: Doc) -> None:
+    samples = doc["groups"]["release"]["resource_samples"]
+    samples.append(dict(sample(doc, "release", 5.0), t_s=5.005))
+    samples.sort(key=lambda s: s["t_s"])
+
+
+@faulty("boundary_samples_while_off", "resource_sampling", "although boundary samples are recorded")
+def _(doc: Doc) -> None:
+    samples = doc["groups"]["retain"]["resource_samples"]
+    samples.append(dict(sample(doc, "retain", 20.0), t_s=19.995, reason="boundary"))
+    samples.sort(key=lambda s: s["t_s"])
+
+
+@faulty("interval_no_sampler_uses", "resource_sampling", "a sampler that can see a phase")
+def _(doc: Doc) -> None:
+    doc["sampling"]["interval_s"] = 250.0
+
+
+@faulty("streamed_lora_differs", "update_and_sync", "not the updated adapter")
+def _(doc: Doc) -> None:
+    for event in doc["groups"]["retain"]["events"]:
+        if event["phase"] == "sync" and event["kind"] == "end":
+            event["detail"] = {"streamed_lora_sha256": "5" * 8 + "0123456789abcdef" * 3 + "7" * 8}
+
+
+@faulty("streamed_lora_null", "update_and_sync", "streamed no adapter")
+def _(doc: Doc) -> None:
+    for event in doc["groups"]["release"]["events"]:
+        if event["phase"] == "sync" and event["kind"] == "end":
+            event["detail"] = {"streamed_lora_sha256": None}
+
+
+@faulty("global_steps_not_advanced", "update_and_sync", "reports global_steps [0.0]")
+def _(doc: Doc) -> None:
+    for event in doc["groups"]["release"]["events"]:
+        if event["phase"].startswith("rollout_") and event["kind"] == "end":
+            event["detail"] = {"responses": 8, "global_steps": [0]}
+
+
+@faulty("lr_zero_adapter_changed", "update_and_sync", "learning rate is 0 but its adapter")
+def _(doc: Doc) -> None:
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["actor"]["optim"]["lr"] = 0.0
+
+
+@faulty("nan_loss_step_applied", "update_and_sync", "non-finite loss ('nan')")
+def _(doc: Doc) -> None:
+    for event in doc["groups"]["retain"]["events"]:
+        if event["phase"] == "update" and event["kind"] == "end":
+            event["detail"] = {"loss": "nan"}
+
+
+@faulty("fewer_responses_than_prompts", "update_and_sync", "records 5 responses for 8 prompts")
+def _(doc: Doc) -> None:
+    for event in doc["groups"]["retain"]["events"]:
+        if event["phase"] == "rollout_after_update" and event["kind"] == "end":
+            event["detail"] = {"responses": 5, "global_steps": [1]}
+
+
+@faulty("placeholder_initial_hash", "initial_lora_match", "sha256 of empty input")
+def _(doc: Doc) -> None:
+    empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    for group in doc["groups"].values():
+        group["initial_lora_sha256"] = empty
+
+
+@faulty("placeholder_updated_hash", "updated_lora_match", "1 distinct hex digits")
+def _(doc: Doc) -> None:
+    for group in doc["groups"].values():
+        group["updated_lora_sha256"] = "0" * 64
+
+
+@faulty("configs_stripped", "config_paired", "config lacks actor_rollout_ref.model.path")
+def _(doc: Doc) -> None:
+    for name, group in doc["groups"].items():
+        flag = name == "release"
+        group["config"] = {"actor_rollout_ref": {"rollout": {"free_cache_engine": flag}}}
+
+
+@faulty("config_snapshot_other_revision", "config_paired", "loads the cache snapshot")
+def _(doc: Doc) -> None:
+    path = "/root/.cache/huggingface/hub/models--Qwen--Qwen2.5-0.5B-Instruct/snapshots/" + (
+        "a8b602d9dafd3a75d382e62757d83d89fca3be54"
+    )
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["model"]["path"] = path
+
+
+@faulty("created_before_its_verl", "phase_events", "is before verl 0.9.1 existed")
+def _(doc: Doc) -> None:
+    doc["created_at"] = "2025-06-01T10:00:00+00:00"
+
+
+@faulty("kv_cache_never_reallocated", "resume_calls", "yet none came back")
+def _(doc: Doc) -> None:
+    for s in doc["groups"]["release"]["resource_samples"]:
+        if s["t_s"] >= 22.0:
+            s["gpu_used_mb"] = 3400
+
+
+@faulty("seven_billion_in_a_small_actor", "resource_sampling", "a 7B-parameter model's weights")
+def _(doc: Doc) -> None:
+    doc["workload"]["model"] = "Qwen/Qwen2.5-7B-Instruct"
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["model"]["path"] = "Qwen/Qwen2.5-7B-Instruct"
+
+
+@faulty("host_memory_4_tib", "resource_sampling", "above any host's memory of 2097152 MiB")
+def _(doc: Doc) -> None:
+    for s in doc["groups"]["release"]["resource_samples"]:
+        s["host_used_mb"] = 4.0 * 2**20
+
+
 def _write_faulty(name: str, mutate: Callable[[Doc], None]) -> Doc:
     doc = base()
     mutate(doc)
@@ -443,12 +643,122 @@ def honest_boundary_samples() -> Doc:
     return recompute(doc, honest=True)
 
 
+def honest_sglang_adapter() -> Doc:
+    """SGLang serving a LoRA adapter: the released engine wakes only its KV cache."""
+    doc = base()
+    _sglang(doc, adapter=True)
+    return recompute(doc, honest=True)
+
+
+def honest_sglang_merged() -> Doc:
+    """SGLang with the adapter merged (sleep level 2): it wakes weights then KV, as vLLM."""
+    doc = base()
+    _sglang(doc, adapter=False)
+    return recompute(doc, honest=True)
+
+
+def honest_resume_3ms_early() -> Doc:
+    """The probe logs the call, is switched out, then opens the sub-phase 3 ms later."""
+    doc = base()
+    doc["groups"]["release"]["resume_calls"][2]["t_s"] = 21.702
+    doc["groups"]["release"]["resume_calls"][3]["t_s"] = 21.967
+    return recompute(doc, honest=True)
+
+
+def honest_dropped_readings() -> Doc:
+    """One reading dropped in release, two in a row in retain (an NVML read that failed)."""
+    doc = base()
+    for name, drop in (("release", (5.25,)), ("retain", (7.25, 7.5))):
+        g = doc["groups"][name]
+        g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] not in drop]
+    return recompute(doc, honest=True)
+
+
+def honest_fast_sampler_with_stall() -> Doc:
+    """smoke.sh's 0.1 s interval, with a 0.33 s stall (an import holding the GIL) in init."""
+    doc = base()
+    doc["sampling"]["interval_s"] = 0.1
+    for g in doc["groups"].values():
+        samples = g["resource_samples"]
+        # A reading every 0.1 s plus 3 ms of read time, each the level of the last 0.25 s one.
+        times = [round(x * 0.103, 6) for x in range(int(samples[-1]["t_s"] / 0.103) + 1)]
+        stalled = [t for t in times if not 3.0 < t < 3.33]
+        by_time = sorted(samples, key=lambda s: s["t_s"])
+        out = []
+        j = 0
+        for t in stalled:
+            while j + 1 < len(by_time) and by_time[j + 1]["t_s"] <= t:
+                j += 1
+            out.append(dict(by_time[j], t_s=t))
+        g["resource_samples"] = out
+    return recompute(doc, honest=True)
+
+
+def honest_unknown_card() -> Doc:
+    """A card the table does not know, with no recorded total: bounded by 1 TiB only."""
+    doc = base()
+    doc["environment"]["gpu_name"] = "NVIDIA Experimental X1"
+    doc["environment"]["gpu_total_mb"] = None
+    return recompute(doc, honest=True)
+
+
+def honest_known_card_null_total() -> Doc:
+    """NVML gave no total, but the name is a card the table knows."""
+    doc = base()
+    doc["environment"]["gpu_total_mb"] = None
+    return recompute(doc, honest=True)
+
+
+def honest_actor_probe_samples_while_boundary_off() -> Doc:
+    """boundary_samples off, yet the actor's probes sample at the sync sub-phase edges."""
+    doc = base()
+    g = doc["groups"]["release"]
+    edges = [e["t_s"] for e in g["events"] if e["phase"] in cc.SYNC_SUB_PHASES]
+    extra = [
+        dict(sample(doc, "release", 21.75), t_s=round(t + 0.0004, 6), reason="boundary")
+        for t in edges
+    ]
+    g["resource_samples"] = sorted(g["resource_samples"] + extra, key=lambda s: s["t_s"])
+    return recompute(doc, honest=True)
+
+
+def honest_oom_in_resume_kv_cache() -> Doc:
+    """Release ran out of memory re-allocating its KV cache: the sync never ended."""
+    doc = base()
+    g = doc["groups"]["release"]
+    g["events"] = [
+        e
+        for e in g["events"]
+        if e["t_s"] < 21.97 or (e["phase"] == "resume_kv_cache" and e["kind"] == "start")
+    ]
+    g["resume_calls"] = g["resume_calls"][:4]
+    g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= 22.0]
+    g["sync_completed"] = False
+    doc["status"] = "failed"
+    doc["failure"] = {
+        "group": "release",
+        "phase": "resume_kv_cache",
+        "type": "RuntimeError",
+        "message": "CUDA Error: out of memory at cumem_allocator.cpp:62",
+    }
+    return recompute(doc, honest=True)
+
+
 HONEST: dict[str, tuple[Callable[[], Doc], str, float]] = {
     # name -> (builder, verdict, score out of 40)
     "failed_in_sync": (honest_failed_run, "failed", 30.0),
     "failed_in_init": (honest_failed_in_init, "failed", 25.0),
     "retain_noop_sleep": (honest_retain_noop_sleep, "passed", 40.0),
     "boundary_samples": (honest_boundary_samples, "passed", 40.0),
+    "sglang_adapter": (honest_sglang_adapter, "passed", 40.0),
+    "sglang_merged": (honest_sglang_merged, "passed", 40.0),
+    "resume_3ms_early": (honest_resume_3ms_early, "passed", 40.0),
+    "dropped_readings": (honest_dropped_readings, "passed", 40.0),
+    "fast_sampler_with_stall": (honest_fast_sampler_with_stall, "passed", 40.0),
+    "unknown_card": (honest_unknown_card, "passed", 40.0),
+    "known_card_null_total": (honest_known_card_null_total, "passed", 40.0),
+    "actor_probe_samples": (honest_actor_probe_samples_while_boundary_off, "passed", 40.0),
+    "oom_in_resume_kv_cache": (honest_oom_in_resume_kv_cache, "failed", 30.0),
 }
 
 

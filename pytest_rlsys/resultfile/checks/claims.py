@@ -5,9 +5,11 @@ rollout_source_match, update_and_sync).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_rlsys.resultfile.checks.coherence import coherence_problems, placeholder
 from pytest_rlsys.resultfile.checks.evidence import (
     as_number,
     group_of,
@@ -34,6 +36,7 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
     EXPECTED_FREE_CACHE_ENGINE,
     FREE_CACHE_ENGINE_PATH,
     GROUP_NAMES,
+    REQUIRED_CONFIG_KEYS,
     SYNC_SUB_PHASES,
     TOP_LEVEL_ORDER,
     CheckResult,
@@ -41,18 +44,31 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
 )
 
 
+def _placeholders(doc: Doc, key: str, what: str) -> list[str]:
+    found: list[str] = []
+    for name in GROUP_NAMES:
+        digest = group_of(doc, name).get(key)
+        why = placeholder(digest)
+        if why:
+            found.append(f"{name}'s {what} {short_hash(digest)} is a placeholder: {why}")
+    return found
+
+
 def check_initial_lora_match(doc: Doc) -> CheckResult:
     """Both groups start from the same LoRA adapter (equal initial hashes)."""
     rel = group_of(doc, "release").get("initial_lora_sha256")
     ret = group_of(doc, "retain").get("initial_lora_sha256")
-    if isinstance(rel, str) and rel == ret:
+    fake = _placeholders(doc, "initial_lora_sha256", "initial LoRA hash")
+    if isinstance(rel, str) and rel == ret and not fake:
         return CheckResult(True, f"both groups start from LoRA {short_hash(rel)}")
-    a, b, where = hash_pair(rel, ret)
-    return CheckResult(
-        False,
-        f"initial LoRA hashes differ: release {a}, retain {b}{where}; "
-        "the groups did not start from the same adapter",
-    )
+    problems: list[str] = []
+    if not (isinstance(rel, str) and rel == ret):
+        a, b, where = hash_pair(rel, ret)
+        problems.append(
+            f"initial LoRA hashes differ: release {a}, retain {b}{where}; "
+            "the groups did not start from the same adapter"
+        )
+    return CheckResult(False, "; ".join(problems + fake))
 
 
 def check_updated_lora_match(doc: Doc) -> CheckResult:
@@ -69,11 +85,15 @@ def check_updated_lora_match(doc: Doc) -> CheckResult:
             problems.append(
                 f"{name}'s LoRA hash did not change in the update ({short_hash(after)})"
             )
+    problems += _placeholders(doc, "updated_lora_sha256", "updated LoRA hash")
     rel, ret = updated["release"], updated["retain"]
     if isinstance(rel, str) and isinstance(ret, str) and rel != ret:
         a, b, where = hash_pair(rel, ret)
         problems.append(f"updated LoRA hashes differ: release {a}, retain {b}{where}")
     return outcome(problems, f"both updates give LoRA {short_hash(rel)}, changed from the initial")
+
+
+_SNAPSHOT = re.compile(r"models--[^/\\]+[/\\]snapshots[/\\]([0-9a-fA-F]{7,64})")
 
 
 def _same_number(a: object, b: object) -> bool:
@@ -96,6 +116,7 @@ def _workload_problems(doc: Doc, configs: Mapping[str, Mapping[str, Any]]) -> li
         return []
     found: dict[tuple[str, str], list[str]] = {}
     model = workload.get("model")
+    revision = workload.get("model_revision")
     for name, config in configs.items():
         present, path = lookup(config, "actor_rollout_ref.model.path")
         if present and isinstance(path, str) and isinstance(model, str):
@@ -106,6 +127,22 @@ def _workload_problems(doc: Doc, configs: Mapping[str, Mapping[str, Any]]) -> li
                     f"the workload names model {model!r} but the model path is {path!r} in {{who}}"
                 )
                 found.setdefault((template, "config"), []).append(name)
+            elif mine and theirs and mine[0] != theirs[0] and not revision:
+                # A local folder against a hub id: only the pinned revision identifies it.
+                template = (
+                    f"the workload names model {model!r} and {{who}} loads {path!r}, and with no "
+                    "model_revision nothing says they are the same weights"
+                )
+                found.setdefault((template, "config"), []).append(name)
+            snapshot = _SNAPSHOT.search(path)
+            if snapshot and isinstance(revision, str) and revision:
+                a, b = snapshot.group(1).lower(), revision.lower()
+                if not (a.startswith(b) or b.startswith(a)):
+                    template = (
+                        f"the workload pins model_revision {revision!r} but {{who}} loads the "
+                        f"cache snapshot {snapshot.group(1)!r}"
+                    )
+                    found.setdefault((template, "config"), []).append(name)
         for key, dotted in (
             ("lora_rank", "actor_rollout_ref.model.lora_rank"),
             ("lora_alpha", "actor_rollout_ref.model.lora_alpha"),
@@ -154,6 +191,12 @@ def check_config_paired(doc: Doc) -> CheckResult:
             problems.append(f"{name} has no config")
             continue
         configs[name] = config
+        absent = [key for key in REQUIRED_CONFIG_KEYS if not lookup(config, key)[0]]
+        if absent:
+            problems.append(
+                f"{name}'s config lacks {listing(absent)}: a resolved verl config sets every "
+                "key the pairing is judged on (an absent key cannot agree)"
+            )
         try:
             digest = config_sha256(config)
         except (TypeError, ValueError) as exc:
@@ -199,6 +242,11 @@ def check_rollout_source_match(doc: Doc) -> CheckResult:
         if got != expected or got is None:
             a, b, where = hash_pair(got, expected)
             problems.append(f"{name} read rollout source {a}, the workload names {b}{where}")
+    why = placeholder(expected)
+    if why:
+        problems.append(
+            f"the workload's rollout source {short_hash(expected)} is a placeholder: {why}"
+        )
     return outcome(problems, f"both groups read rollout source {short_hash(expected)}")
 
 
@@ -298,5 +346,12 @@ def check_update_and_sync(doc: Doc) -> CheckResult:
                 )
         if group.get("update_completed") is True and group.get("updated_lora_sha256") is None:
             problems.append(f"{name} completed its update but has no updated LoRA hash")
+    workload = doc.get("workload")
+    workload = workload if isinstance(workload, Mapping) else {}
+    for name in GROUP_NAMES:
+        problems += coherence_problems(name, group_of(doc, name), workload)
     problems += _status_problems(doc)
-    return outcome(problems, "both groups completed the update and the sync")
+    return outcome(
+        problems,
+        "both groups completed the update and the sync, and what they record of it agrees",
+    )

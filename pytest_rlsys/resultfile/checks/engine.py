@@ -3,27 +3,45 @@
 from __future__ import annotations
 
 import re
+import statistics
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
+from pytest_rlsys.resultfile.checks.cards import gpu_total
 from pytest_rlsys.resultfile.checks.evidence import as_number, group_of, mappings, outcome, secs
+from pytest_rlsys.resultfile.checks.identity import lookup
+from pytest_rlsys.resultfile.checks.machine import (
+    KNOWN_ENGINES,
+    SLEEP_MODE_PATH,
+    engine_name,
+    machine_for,
+)
 from pytest_rlsys.resultfile.checks.timeline import (
     Series,
     end_details,
+    failed_in,
+    open_windows,
     phase_at,
     phase_windows,
     window_text,
     within,
 )
 from pytest_rlsys.resultfile.checks.vocabulary import (
+    DEFAULT_UTILIZATION,
     GROUP_NAMES,
     MAX_LISTED,
+    RELEASE_FREE_MB,
     RESUME_ALLOWED_IN,
     RESUME_LEAD_S,
     RESUME_PHASES,
+    RETAIN_SHED_FRACTION,
+    RETAIN_SHED_MB,
+    RETAIN_UTILIZATION_FLOOR,
     SLEEP_DROP_FRACTION,
     SLEEP_DROP_MB,
+    UTILIZATION_PATH,
     CheckResult,
     Doc,
 )
@@ -119,11 +137,26 @@ def _sleep_drop(
     return []
 
 
+def _tags_of(call: Mapping[str, Any]) -> tuple[str, ...]:
+    tags = call.get("tags")
+    return tuple(str(tag) for tag in tags) if isinstance(tags, list) else ()
+
+
+def _sequence_text(sequence: Sequence[tuple[str, ...]]) -> str:
+    return ", then ".join("+".join(tags) or "(no tags)" for tags in sequence) or "nothing"
+
+
 def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
+    """A released group against its engine's machine (checks.machine): the engine sleeps,
+    and each sync (the initial one and the cycle's) wakes exactly the machine's tags, in
+    order; in the cycle's sync each inside its sub-phase, the KV cache after the transfer."""
     problems: list[str] = []
     calls = mappings(group.get("resume_calls"))
     events = mappings(group.get("events"))
-    windows = phase_windows(events)
+    # A failed run's last phase never ended: its calls are still placed inside it.
+    windows = open_windows(events, calls)
+    config = group.get("config")
+    machine = machine_for(config)
     effective = [
         d.get("effective") for d in end_details(events, "engine_sleep") if "effective" in d
     ]
@@ -132,23 +165,36 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
             f"{name}'s engine_sleep is recorded as a no-op (detail.effective false): "
             "the released engine never slept"
         )
+    if machine is not None and machine.needs_sleep_mode and isinstance(config, Mapping):
+        present, value = lookup(config, SLEEP_MODE_PATH)
+        if present and value is False:
+            problems.append(
+                f"{name} sleeps its vLLM engine (free_cache_engine true) although its config "
+                f"sets {SLEEP_MODE_PATH}=false: vLLM can sleep only in sleep mode (verl "
+                "passes the flag to vLLM at vllm_async_server.py:337)"
+            )
     sync = windows.get("sync")
     if sync is None:
         problems.append(f"{name} has no sync window to match its resume calls to")
     weights_window = windows.get("resume_weights")
     kv_window = windows.get("resume_kv_cache")
     transfer = windows.get("weight_transfer")
-    weights_ok = kv_ok = 0
+    found: dict[str, list[tuple[float, tuple[str, ...], str]]] = {p: [] for p in RESUME_ALLOWED_IN}
     for call in calls:
         t = as_number(call.get("t_s"))
-        tags = call.get("tags")
-        tags = [str(tag) for tag in tags] if isinstance(tags, list) else []
         if t is None:
             continue
+        tags = _tags_of(call)
         label = f"{name}'s resume call {'+'.join(tags) or '(no tags)'} at {secs(t)}"
-        if within(t, windows.get("initial_sync")):
-            continue
-        if not within(t, sync):
+        where = next(
+            (
+                p
+                for p in RESUME_ALLOWED_IN
+                if within(t, windows.get(p), RESUME_LEAD_S, RESUME_LEAD_S)
+            ),
+            None,
+        )
+        if where is None:
             allowed = " or ".join(
                 f"{p} ({window_text(windows[p])})" for p in RESUME_ALLOWED_IN if p in windows
             )
@@ -157,12 +203,19 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
                 f"inside {allowed or 'the initial sync or the sync'}"
             )
             continue
-        if "weights" in tags:
-            if within(t, weights_window, RESUME_LEAD_S):
-                weights_ok += 1
-            else:
-                room = f" ({window_text(weights_window)})" if weights_window else " (not recorded)"
-                problems.append(f"{label} lies outside resume_weights{room}")
+        detail = call.get("detail")
+        during = detail.get("during") if isinstance(detail, Mapping) else None
+        if isinstance(during, str) and during != where:
+            problems.append(
+                f"{label} lies in {where} ({window_text(windows[where])}) but records that it "
+                f"was made during {during}"
+            )
+        found[where].append((t, tags, label))
+        if where != "sync":
+            continue
+        if "weights" in tags and not within(t, weights_window, RESUME_LEAD_S):
+            room = f" ({window_text(weights_window)})" if weights_window else " (not recorded)"
+            problems.append(f"{label} lies outside resume_weights{room}")
         if "kv_cache" in tags:
             if not within(t, kv_window, RESUME_LEAD_S):
                 room = f" ({window_text(kv_window)})" if kv_window else " (not recorded)"
@@ -171,41 +224,161 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
                 problems.append(
                     f"{label} comes before the weight transfer ends ({secs(transfer[1])})"
                 )
-            else:
-                kv_ok += 1
-    if sync is not None:
-        if not weights_ok and not any(
-            "weights" in (c.get("tags") or []) and within(as_number(c.get("t_s")) or -1.0, sync)
-            for c in calls
-        ):
-            problems.append(f"{name} made no resume call tagged 'weights' during sync")
-        if not kv_ok and not any(
-            "kv_cache" in (c.get("tags") or []) and within(as_number(c.get("t_s")) or -1.0, sync)
-            for c in calls
-        ):
-            problems.append(f"{name} made no resume call tagged 'kv_cache' during sync")
+    if machine is None:
+        return problems
+    want = [(tag,) for tag in machine.wakes]
+    for where, made in found.items():
+        if where not in windows or (where == "sync" and failed_in(events, "sync")):
+            continue
+        got = [tags for _, tags, _ in sorted(made, key=lambda item: item[0])]
+        if got != want:
+            problems.append(
+                f"{name}'s {where} resumes {_sequence_text(got)}; a released {machine.engine} "
+                f"engine wakes {_sequence_text(want)} in each sync ({machine.source})"
+            )
+    if not machine.wakes_weights and weights_window is not None:
+        problems.append(
+            f"{name}'s sync records a resume_weights phase ({window_text(weights_window)}), but "
+            f"a released {machine.engine} engine serving a LoRA adapter never resumes its "
+            f"weights ({machine.source})"
+        )
+    return problems
+
+
+def _held_high(values: Sequence[float]) -> float | None:
+    """The highest level two consecutive samples both reach (one stray reading cannot set it)."""
+    return max((min(a, b) for a, b in pairwise(values)), default=None)
+
+
+def _held_low(values: Sequence[float]) -> float | None:
+    """The lowest level two consecutive samples both stay at or below."""
+    return min((max(a, b) for a, b in pairwise(values)), default=None)
+
+
+def _readings(series: Series, start: float, end: float) -> list[float]:
+    return [v for x in series.inside(start, end) if (v := as_number(x)) is not None]
+
+
+def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
+    """A released engine's sleep frees memory: at least RELEASE_FREE_MB between its level
+    before engine_sleep (the median of the last three samples) and the lowest level two
+    consecutive samples hold from the sleep's start to the sync."""
+    windows = phase_windows(mappings(group.get("events")))
+    sleep = windows.get("engine_sleep")
+    if sleep is None:
+        return []
+    series = Series(mappings(group.get("resource_samples")))
+    before_end = bisect_right(series.times, sleep[0])
+    before = [
+        v
+        for x in series.values[max(0, before_end - 3) : before_end]
+        if (v := as_number(x)) is not None
+    ]
+    until = windows["sync"][0] if "sync" in windows else sleep[1]
+    low = _held_low(_readings(series, sleep[0], until))
+    if not before or low is None:
+        return []
+    level = statistics.median(before)
+    kv = windows.get("resume_kv_cache")
+    last = max(w[1] for w in windows.values())
+    back = _held_high(_readings(series, kv[1], last)) if kv else None
+    if back is not None and level - back > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * level):
+        return [
+            f"{name}'s whole-GPU memory after resume_kv_cache holds at most {back:g} MiB, far "
+            f"below its {level:g} MiB before the sleep: the woken engine re-allocates its KV "
+            "cache (and the actor only grew in the update), yet none came back"
+        ]
+    if level - low < RELEASE_FREE_MB:
+        return [
+            f"{name}'s whole-GPU memory goes from {level:g} MiB before its engine_sleep "
+            f"({window_text(sleep)}) to no lower than {low:g} MiB until the sync: the released "
+            f"engine's sleep freed less than {RELEASE_FREE_MB:g} MiB (its KV cache alone "
+            "is more)"
+        ]
+    return []
+
+
+def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str, Any]) -> list[str]:
+    """A retained engine keeps its memory: whole-GPU memory after the initial sync never
+    falls far below its level before the update, and the engine holds at least
+    RETAIN_UTILIZATION_FLOOR x gpu_memory_utilization x the card's memory."""
+    problems: list[str] = []
+    windows = phase_windows(mappings(group.get("events")))
+    start = windows.get("initial_sync")
+    if start is None:
+        return []
+    series = Series(mappings(group.get("resource_samples")))
+    last = max(w[1] for w in windows.values())
+    after = _readings(series, start[1], last)
+    update = windows.get("update")
+    level = _held_high(_readings(series, start[1], update[0] if update else last))
+    low = _held_low(after)
+    shed = (
+        level is not None
+        and low is not None
+        and level - low > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * level)
+    )
+    if shed:
+        problems.append(
+            f"{name}'s whole-GPU memory falls from {level:g} MiB (held before the update) "
+            f"to {low:g} MiB (held after its initial sync), with no sleep: a retained engine "
+            "keeps its weights and KV cache resident"
+        )
+    config = group.get("config")
+    machine = machine_for(config)
+    total = gpu_total(environment)
+    if machine is None or total is None or not isinstance(config, Mapping):
+        return problems
+    present, util = lookup(config, UTILIZATION_PATH)
+    fraction = as_number(util) if present else DEFAULT_UTILIZATION
+    if fraction is None or not 0 < fraction <= 1:
+        return problems
+    floor = RETAIN_UTILIZATION_FLOOR * fraction * total
+    held = _held_high(after)
+    if held is not None and held < floor:
+        problems.append(
+            f"{name}'s whole-GPU memory holds at most {held:g} MiB after its initial sync, "
+            f"below {RETAIN_UTILIZATION_FLOOR:g} x gpu_memory_utilization {fraction:g} x "
+            f"{total:.0f} MiB = {floor:.0f} MiB: a retained engine holds its share of "
+            f"the card ({machine.engine} sizes its KV cache so the engine fills "
+            "gpu_memory_utilization x total memory)"
+        )
     return problems
 
 
 def check_resume_calls(doc: Doc) -> CheckResult:
-    """Resume calls match free_cache_engine.
+    """Resume calls and memory match free_cache_engine and the engine's machine.
 
-    A released engine is resumed only inside the initial sync or the sync; in
-    the sync, the weights inside resume_weights and the KV cache inside
-    resume_kv_cache, after the weight transfer has ended. A retained engine
-    never sleeps and never resumes: no resume call, no resume sub-phase or
-    resume-tagged event, and an engine_sleep phase only as a recorded no-op
-    (detail.effective false) across which whole-GPU memory does not fall.
+    A released engine sleeps (and frees memory), and is resumed only inside the
+    initial sync or the sync, each time with exactly its engine's wake sequence
+    (checks.machine); in the sync, the weights inside resume_weights and the KV
+    cache inside resume_kv_cache, after the weight transfer has ended. A retained
+    engine never sleeps and never resumes: no resume call, no resume sub-phase or
+    resume-tagged event, an engine_sleep phase only as a recorded no-op
+    (detail.effective false), and its memory stays where it is.
     """
     problems: list[str] = []
+    environment = doc.get("environment")
+    environment = environment if isinstance(environment, Mapping) else {}
     for name in GROUP_NAMES:
         group = group_of(doc, name)
         if group.get("free_cache_engine") is not True:
             problems += _retain_resume_problems(name, group)
+            problems += _retain_holds(name, group, environment)
         else:
             problems += _release_resume_problems(name, group)
+            problems += _release_frees(name, group)
+    engines = sorted({engine_name(group_of(doc, name).get("config")) for name in GROUP_NAMES})
+    unknown = [e for e in engines if e not in KNOWN_ENGINES]
+    if unknown and not problems:
+        return CheckResult(
+            True,
+            f"rollout engine {', '.join(unknown)} has no known sleep/wake machine in verl 0.9.1: "
+            "only the engine-independent rules were checked (resumes only inside the syncs, "
+            "retain never sleeps or resumes)",
+        )
     return outcome(
         problems,
-        "release resumed weights and KV cache only inside the syncs, in order; "
-        "retain never slept or resumed",
+        f"release ({'/'.join(engines)}) slept and woke as its engine does, only inside the "
+        "syncs, in order; retain never slept or resumed",
     )

@@ -5,6 +5,7 @@ sub-phases inside their parents; created_at plausible.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
@@ -30,6 +31,7 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
     GROUP_NAMES,
     SYNC_SUB_PHASES,
     TOP_LEVEL_ORDER,
+    VERL_NOT_BEFORE,
     CheckResult,
     Doc,
 )
@@ -151,6 +153,18 @@ def _event_problems(name: str, group: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _verl_not_before(version: object) -> _dt.datetime | None:
+    """The earliest a run with this verl version can have happened (VERL_NOT_BEFORE)."""
+    if not isinstance(version, str):
+        return None
+    match = re.match(r"\s*(\d+)\.(\d+)", version)
+    if not match:
+        return None
+    key = (int(match.group(1)), int(match.group(2)))
+    found = [when for (major, minor), when in VERL_NOT_BEFORE.items() if key >= (major, minor)]
+    return max(found) if found else None
+
+
 def _created_at_problems(doc: Doc, now: _dt.datetime | None = None) -> list[str]:
     text = doc.get("created_at")
     if not isinstance(text, str):
@@ -167,6 +181,14 @@ def _created_at_problems(doc: Doc, now: _dt.datetime | None = None) -> list[str]
         problems.append(
             f"created_at {text} is in the future (the grader's clock reads "
             f"{now.isoformat(timespec='seconds')})"
+        )
+    environment = doc.get("environment")
+    verl = environment.get("verl") if isinstance(environment, Mapping) else None
+    released = _verl_not_before(verl)
+    if released is not None and created < released:
+        problems.append(
+            f"created_at {text} is before verl {verl} existed (verl's main branch still read "
+            f"0.8.0.dev on {released.date()}; verl-0.9.1.md)"
         )
     spans = [span for name in GROUP_NAMES if (span := run_span(group_of(doc, name)))]
     if spans:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
+from pytest_rlsys.resultfile.checks.cards import gpu_bound
 from pytest_rlsys.resultfile.checks.evidence import (
     as_number,
     group_of,
@@ -19,6 +21,7 @@ from pytest_rlsys.resultfile.checks.evidence import (
     same_s,
     secs,
 )
+from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.resultfile.checks.timeline import (
     SamplesLike,
     Series,
@@ -35,12 +38,18 @@ from pytest_rlsys.resultfile.checks.timeline import (
 from pytest_rlsys.resultfile.checks.vocabulary import (
     BOUNDARY_REACH,
     GAP_FACTOR,
-    GPU_CEILING_MB,
     GROUP_NAMES,
+    HOLLOW_FRACTION,
     HOST_CEILING_MB,
+    MAX_INTERVAL_S,
     MEASUREMENT_KEYS,
     MEDIAN_TOLERANCE,
     MEMORY_TOLERANCE_MB,
+    MIN_SPACING_FACTOR,
+    MODEL_FIT_FRACTION,
+    RESUME_LEAD_S,
+    STALL_SLACK_S,
+    SYNC_SUB_PHASES,
     TIME_TOLERANCE_S,
     CheckResult,
     Doc,
@@ -165,7 +174,7 @@ def _coverage_problems(
         if s.get("reason") != "boundary" and (t := as_number(s.get("t_s"))) is not None
     )
     problems: list[str] = []
-    limit = GAP_FACTOR * interval
+    limit = GAP_FACTOR * interval + STALL_SLACK_S
     inside = [t for t in periodic if span[0] <= t <= span[1]]
     edges = [span[0], *inside, span[1]]
     gap, at = max(((b - a, (a, b)) for a, b in pairwise(edges)), default=(0.0, (0.0, 0.0)))
@@ -177,9 +186,34 @@ def _coverage_problems(
         problems.append(
             f"{name}'s periodic samples leave a {gap:.3f} s gap in its run "
             f"({window_text(span)}): {where}; at most {GAP_FACTOR:g} x the {interval:g} s "
-            "interval is allowed (a sampler that stopped or ran on another clock)"
+            f"interval + {STALL_SLACK_S:g} s is allowed (a sampler that stopped or ran on "
+            "another clock)"
         )
     spacings = [b - a for a, b in pairwise(inside)]
+    close = [(a, b) for a, b in pairwise(inside) if b - a < MIN_SPACING_FACTOR * interval]
+    if close:
+        a, b = close[0]
+        problems.append(
+            f"{name} has {len(close)} pair(s) of periodic samples closer than "
+            f"{MIN_SPACING_FACTOR:g} x the {interval:g} s interval (the first {secs(a)} and "
+            f"{secs(b)}, {(b - a) * 1000:.1f} ms apart): the sampler waits a whole interval "
+            "after each reading"
+        )
+    if not boundary:
+        subs = [w for p, w in windows.items() if p in SYNC_SUB_PHASES]
+        stray = [
+            t
+            for s in samples
+            if s.get("reason") == "boundary"
+            and (t := as_number(s.get("t_s"))) is not None
+            and not any(abs(t - edge) <= RESUME_LEAD_S for w in subs for edge in w)
+        ]
+        if stray:
+            problems.append(
+                f"{name} has {len(stray)} boundary sample(s) (the first at {secs(stray[0])} "
+                f"{phase_at(stray[0], windows)}) although boundary samples are recorded as off "
+                "(only the actor's probes sample at the sync's sub-phase edges regardless)"
+            )
     if spacings:
         median = statistics.median(spacings)
         if abs(median - interval) > MEDIAN_TOLERANCE * interval:
@@ -228,20 +262,26 @@ def _physical_problems(
 ) -> list[str]:
     environment = doc.get("environment")
     environment = environment if isinstance(environment, Mapping) else {}
-    total = as_number(environment.get("gpu_total_mb"))
     host_total = as_number(environment.get("host_total_mb"))
+    gpu_limit, gpu_what, card_problems = gpu_bound(environment)
     problems: list[str] = []
-    if total is not None and total > GPU_CEILING_MB:
-        if name == GROUP_NAMES[0]:  # a fact of the environment: said once
-            problems.append(
-                f"environment.gpu_total_mb is {total:g} MiB, more than any GPU has "
-                f"({GPU_CEILING_MB:.0f} MiB; a unit slip?)"
-            )
-        total = None
-    gpu_limit, gpu_what = (total, "the GPU's total") if total else (GPU_CEILING_MB, "any GPU's")
+    if name == GROUP_NAMES[0]:  # facts of the environment: said once
+        problems += card_problems
     host_limit, host_what = (
         (host_total, "the host's total") if host_total else (HOST_CEILING_MB, "any host's")
     )
+    zero_host = [
+        t
+        for s in samples
+        if (v := as_number(s.get("host_used_mb"))) is not None
+        and v <= 0
+        and (t := as_number(s.get("t_s"))) is not None
+    ]
+    if zero_host:
+        problems.append(
+            f"{name} has {len(zero_host)} host sample(s) at 0 MiB or below (the first at "
+            f"{secs(zero_host[0])}): a host running Python, CUDA and the run uses memory"
+        )
     for key, kind, limit, what in (
         ("gpu_used_mb", "whole-GPU", gpu_limit, gpu_what),
         ("host_used_mb", "host", host_limit, host_what),
@@ -286,7 +326,82 @@ def _physical_problems(
                     f"above the whole-GPU sample(s) next to it ({shown}); the actor's memory "
                     "is part of the whole GPU's"
                 )
+    problems += _hollow_phase_problems(name, table, series)
     return problems
+
+
+_BILLIONS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[Bb](?![A-Za-z])")
+
+
+def model_billions(name: object) -> float | None:
+    """Parameters (billions) a model's name states (``Qwen2.5-0.5B-Instruct`` -> 0.5)."""
+    if not isinstance(name, str):
+        return None
+    last = re.split(r"[/\\]", name.rstrip("/\\"))[-1].split("--")[-1]
+    found = _BILLIONS.search(last.replace("_", "-"))
+    return float(found.group(1)) if found else None
+
+
+def _model_fits_problems(doc: Doc, name: str, group: Mapping[str, Any]) -> list[str]:
+    """The actor holds the whole base model on the GPU (FSDP on one card, no parameter
+    offload): its memory is at least the weights' bytes, 2 per parameter (bf16)."""
+    config = group.get("config")
+    if not isinstance(config, Mapping):
+        return []
+    present, offload = lookup(config, "actor_rollout_ref.actor.fsdp_config.param_offload")
+    if present and offload is True:
+        return []
+    workload = doc.get("workload")
+    model = workload.get("model") if isinstance(workload, Mapping) else None
+    billions = model_billions(model) or model_billions(
+        lookup(config, "actor_rollout_ref.model.path")[1]
+    )
+    table = group.get("phases")
+    if billions is None or not isinstance(table, Mapping):
+        return []
+    actor = [
+        v
+        for entry in table.values()
+        if isinstance(entry, Mapping)
+        for key in ("actor_memory_start_mb", "actor_memory_end_mb")
+        if (v := as_number(entry.get(key))) is not None
+    ]
+    need = MODEL_FIT_FRACTION * billions * 1e9 * 2 / 2**20
+    if actor and max(actor) < need:
+        return [
+            f"{name}'s actor holds at most {max(actor):g} MiB, but a {billions:g}B-parameter "
+            f"model's weights alone take {billions * 1e9 * 2 / 2**20:.0f} MiB in bf16 (the actor "
+            "keeps the whole base model on the GPU unless param_offload is on)"
+        ]
+    return []
+
+
+def _hollow_phase_problems(name: str, table: Mapping[str, Any], series: Series) -> list[str]:
+    """Whole-GPU memory inside a phase is never below half the actor's own memory at
+    both its edges (the actor's memory is part of the GPU's; the caching allocator
+    does not hand memory back inside a phase but at empty_cache, hence the half)."""
+    found: list[str] = []
+    for phase, entry in table.items():
+        if not isinstance(entry, Mapping):
+            continue
+        a0, a1 = (
+            as_number(entry.get("actor_memory_start_mb")),
+            as_number(entry.get("actor_memory_end_mb")),
+        )
+        start, end = as_number(entry.get("start_s")), as_number(entry.get("end_s"))
+        if a0 is None or a1 is None or start is None or end is None or min(a0, a1) <= 0:
+            continue
+        floor = HOLLOW_FRACTION * min(a0, a1)
+        low = [
+            v for x in series.inside(start, end) if (v := as_number(x)) is not None and v < floor
+        ]
+        if low:
+            found.append(
+                f"{name}'s whole-GPU memory reads {min(low):g} MiB inside {phase} while its actor "
+                f"holds {min(a0, a1):g} MiB or more at both edges: the GPU cannot hold less than "
+                "the actor on it"
+            )
+    return found
 
 
 def check_resource_sampling(doc: Doc) -> CheckResult:
@@ -307,6 +422,11 @@ def check_resource_sampling(doc: Doc) -> CheckResult:
     sampling = sampling if isinstance(sampling, Mapping) else {}
     boundary = sampling.get("boundary_samples") is True
     interval = as_number(sampling.get("interval_s"))
+    if interval is not None and interval > MAX_INTERVAL_S:
+        problems.append(
+            f"sampling.interval_s is {interval:g} s; a sampler that can see a phase reads at "
+            f"most every {MAX_INTERVAL_S:g} s (times written in milliseconds?)"
+        )
     decision = doc.get("system_decision")
     measurements = decision.get("measurements") if isinstance(decision, Mapping) else None
     for name in GROUP_NAMES:
@@ -316,6 +436,7 @@ def check_resource_sampling(doc: Doc) -> CheckResult:
         problems += _duplicate_problems(name, samples)
         problems += _coverage_problems(name, group, samples, interval, boundary)
         problems += _physical_problems(doc, name, group, samples, series)
+        problems += _model_fits_problems(doc, name, group)
         table = group.get("phases")
         table = table if isinstance(table, Mapping) else {}
         for phase, (start, end) in windows_of(table).items():

@@ -10,6 +10,7 @@ from itertools import pairwise
 from typing import Any, cast
 
 from pytest_rlsys.resultfile.checks.evidence import as_number, listing, mappings
+from pytest_rlsys.resultfile.checks.machine import machine_for
 from pytest_rlsys.resultfile.checks.vocabulary import (
     ALWAYS_SUB_PHASES,
     MEMORY_TOLERANCE_MB,
@@ -203,9 +204,17 @@ def closed_as_failed(events: Sequence[Mapping[str, Any]], phase: str) -> bool:
 
 
 def required_phases(group: Mapping[str, Any]) -> list[str]:
+    """The phases a completed group records: a released one also sleeps, and its sync
+    opens one resume sub-phase per tag its engine's machine wakes (checks.machine)."""
     required = list(REQUIRED_PHASE_ORDER) + list(ALWAYS_SUB_PHASES)
     if group.get("free_cache_engine") is True:
-        required += list(RELEASE_ONLY_PHASES)
+        machine = machine_for(group.get("config"))
+        wakes = machine.wakes if machine else ()
+        required += [
+            phase
+            for phase in RELEASE_ONLY_PHASES
+            if phase == "engine_sleep" or phase.removeprefix("resume_") in wakes
+        ]
     return [phase for phase in PHASE_NAMES if phase in required]
 
 
@@ -240,5 +249,32 @@ def run_span(group: Mapping[str, Any]) -> tuple[float, float] | None:
     return min(times), max(times)
 
 
-def within(t: float, window: tuple[float, float] | None, lead: float = 0.0) -> bool:
-    return window is not None and window[0] - lead <= t <= window[1]
+def open_windows(
+    events: Sequence[Mapping[str, Any]], also: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, tuple[float, float]]:
+    """phase_windows, plus each phase that started and never ended (a failed run) as open
+    until the group's last record (its events and ``also``, e.g. its resume calls): what
+    happened inside it is still evidence."""
+    windows = phase_windows(events)
+    times = [t for e in (*events, *also) if (t := as_number(e.get("t_s"))) is not None]
+    if not times:
+        return windows
+    last = max(times)
+    for event in events:
+        phase, t = event.get("phase"), as_number(event.get("t_s"))
+        start = event.get("kind") == "start" and isinstance(phase, str) and t is not None
+        if start and phase not in windows:
+            windows[cast(str, phase)] = (cast(float, t), last)
+    return dict(sorted(windows.items(), key=lambda item: (item[1][0], item[1][1])))
+
+
+def within(
+    t: float, window: tuple[float, float] | None, lead: float = 0.0, lag: float = 0.0
+) -> bool:
+    """t inside window, allowing ``lead`` before its start and ``lag`` after its end."""
+    return window is not None and window[0] - lead <= t <= window[1] + lag
+
+
+def failed_in(events: Sequence[Mapping[str, Any]], phase: str) -> bool:
+    """The phase did not end normally: no end event, or one marked failed."""
+    return phase not in phase_windows(events) or closed_as_failed(events, phase)

@@ -65,6 +65,16 @@ FREE_CACHE_ENGINE_PATH = "actor_rollout_ref.rollout.free_cache_engine"
 
 
 GROUP_NAMES: tuple[str, ...] = ("release", "retain")
+# Keys every resolved verl config holds (verl's config dataclasses give each a value)
+# and the rules read: a config stripped of them would "agree" by absence.
+REQUIRED_CONFIG_KEYS: tuple[str, ...] = (
+    "actor_rollout_ref.model.path",
+    "actor_rollout_ref.model.lora_rank",
+    "actor_rollout_ref.actor.optim.lr",
+    "actor_rollout_ref.rollout.name",
+    "actor_rollout_ref.rollout.gpu_memory_utilization",
+    "data.train_batch_size",
+)
 
 
 EXPECTED_FREE_CACHE_ENGINE: dict[str, bool] = {"release": True, "retain": False}
@@ -102,11 +112,21 @@ RESUME_ALLOWED_IN: tuple[str, ...] = ("initial_sync", "sync")
 
 
 # Sampling coverage: the largest gap between periodic samples over the run is
-# at most GAP_FACTOR x interval_s; their median spacing is within
+# at most GAP_FACTOR x interval_s + STALL_SLACK_S (one or two dropped readings, and
+# a sampler thread stalled by an import holding the GIL: 0.24-0.33 s measured for
+# torch and triton, 0.72 s while Ray starts an actor on a loaded 2-core host;
+# verl-0.9.1-first-run-review.md); their median spacing is within
 # MEDIAN_TOLERANCE (relative) of interval_s; with boundary samples, one lies
 # within BOUNDARY_REACH x interval_s of each phase's start and end (the
 # sampler takes it just after a start and just before an end).
-GAP_FACTOR = 2.0
+GAP_FACTOR = 3.0
+STALL_SLACK_S = 0.5
+# The sampler waits a whole interval after each reading (gpu/rlsys_closure/sampler.py
+# _loop): two periodic samples are never much closer than the interval.
+MIN_SPACING_FACTOR = 0.5
+# The runner samples every 0.1-1 s; one reading in 10 s cannot see a phase (most last
+# well under a second), and 250 "s" is a file written in milliseconds.
+MAX_INTERVAL_S = 10.0
 
 
 MEDIAN_TOLERANCE = 0.25
@@ -115,33 +135,61 @@ MEDIAN_TOLERANCE = 0.25
 BOUNDARY_REACH = 0.5
 
 
-# The probe logs a resume call just before it opens the resume sub-phase.
-RESUME_LEAD_S = 1e-3
+# The probe logs a resume call just before it opens the resume sub-phase, and the
+# actor (which logs calls) and the driver (which logs the syncs) are two processes:
+# a call may lie this far outside its window. The machine's own granularity is
+# Python's 5 ms thread-switch interval (sys.getswitchinterval()); 50 ms is ten of
+# them, still far below any phase (the shortest sub-phase takes tens of ms).
+RESUME_LEAD_S = 0.05
 
 
 # Physical ceilings used when the file does not record a total: no GPU has
-# 1 TiB of memory, and a GPU host with 8 TiB is beyond any the runner targets;
-# a reading above them is a unit slip (KiB or bytes written as MiB).
+# 1 TiB of memory, and the largest one-GPU hosts the runner targets hold 2 TiB (an
+# 8-GPU DGX H200 has 2 TiB); a reading above them is a unit slip (KiB or bytes
+# written as MiB) or an invented number.
 GPU_CEILING_MB = float(2**20)
-
-
-HOST_CEILING_MB = float(2**23)
+HOST_CEILING_MB = float(2**21)
 
 
 # A retained engine that "sleeps" frees its KV cache: whole-GPU memory falling
 # by more than this much (and this fraction) across engine_sleep says it slept.
 SLEEP_DROP_MB = 512.0
+# Whole-GPU memory inside a phase is at least this share of the actor's memory at its edges.
+HOLLOW_FRACTION = 0.5
+# The actor's memory holds at least this share of its model's bf16 weights.
+MODEL_FIT_FRACTION = 0.9
 
 
 SLEEP_DROP_FRACTION = 0.1
 
 
+# Memory that must move, or must not (resume_calls). A released engine's sleep frees
+# its KV cache (vLLM level 1 also offloads the weights): at least this much.
+RELEASE_FREE_MB = 256.0
+# A retained engine keeps weights and KV cache resident: whole-GPU memory after the
+# initial sync never falls more than this (and this fraction) below its level before
+# the update (the actor's caching allocator only grows across the update).
+RETAIN_SHED_MB = 1024.0
+RETAIN_SHED_FRACTION = 0.25
+# vLLM sizes its KV cache so the engine fills gpu_memory_utilization x the card's
+# memory, and verl passes the same fraction to SGLang as mem_fraction_static (weights and
+# KV pool; async_sglang_server.py:317): a retained engine's card shows at least this
+# share of that.
+RETAIN_UTILIZATION_FLOOR = 0.8
+UTILIZATION_PATH = "actor_rollout_ref.rollout.gpu_memory_utilization"
+DEFAULT_UTILIZATION = 0.5  # verl trainer/config/rollout/rollout.yaml:46
 # created_at: not later than the grader's clock plus this skew, and the run it
 # closes (created_at minus the run's length) not before verl existed.
 CLOCK_SKEW_S = 3600.0
 
 
 EARLIEST_RUN = _dt.datetime(2024, 1, 1, tzinfo=_dt.UTC)
+# verl (major, minor) -> a date before which no such release existed: on 2026-01-29
+# verl's main branch still read 0.8.0.dev (volcengine/verl b178a3cd5,
+# verl/version/version; research/verl-0.9.1.md), so 0.9 came later.
+VERL_NOT_BEFORE: dict[tuple[int, int], _dt.datetime] = {
+    (0, 9): _dt.datetime(2026, 1, 29, tzinfo=_dt.UTC),
+}
 
 
 # Keys system_decision.measurements may hold: the grader re-derives each.
