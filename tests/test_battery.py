@@ -231,6 +231,44 @@ DEFECTS += [
         "if float(used) > float(memory_limits.get(pool, 0))",
     ),
     (
+        "tie_rounded_to_6_decimals",
+        "todo1",
+        "if math.isclose(rate, capacity, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)",
+        "if round(rate, 6) == round(capacity, 6)",
+    ),
+    (
+        "critical_absolute_tolerance",
+        "todo2",
+        "if value == critical)",
+        "if abs(value - critical) < 1e-6)",
+    ),
+    (
+        "threshold_absolute_tolerance",
+        "todo3",
+        "if float(value) > budget)",
+        "if float(value) - budget > 1e-6)",
+    ),
+    (
+        "memory_of_limited_pools_only_validated",
+        "todo3",
+        '_ledger_values(memory_by_pool.values(), "pool memory")',
+        "_ledger_values([v for p, v in memory_by_pool.items() if p in memory_limits], "
+        '"pool memory")',
+    ),
+    (
+        "overlap_default_written_into_edge",
+        "todo2",
+        '        where = f"edge {index}"\n',
+        '        where = f"edge {index}"\n'
+        '        edge.setdefault("overlap_fraction", 0)  # type: ignore[attr-defined]\n',
+    ),
+    (
+        "stage_counts_compared",
+        "todo1",
+        "    if set(stage_rates) != set(items_per_work_unit):\n",
+        "    if len(stage_rates) != len(items_per_work_unit):\n",
+    ),
+    (
         "threshold_checked_only_with_fabrics",
         "todo3",
         'budget = _non_negative(max_exposed_s_per_s, "max_exposed_s_per_s")',

@@ -331,6 +331,25 @@ def _fixed_probes(b: BatteryBuilder) -> None:
             ),
             ("bottlenecks", "capacity"),
         )
+    # The same near-tie around 0.002: an absolute tolerance or a rounding to 6 decimals
+    # merges stages 2e-9 apart, which a relative one at 1e-6 would not.
+    b.diff(
+        "near_tie_small_rates",
+        Msg(
+            "a small stage rate 1e-6 (relative) above the minimum is not a bottleneck",
+            "很小的速率比最小值高 1e-6（相对）时也不是瓶颈",
+        ),
+        "bottlenecks",
+        Call(
+            FUNC,
+            (
+                {"rollout": 0.5, "critic": 0.001 * (1 + 1e-6), "reward": 0.001},
+                0.0005,
+                {"rollout": 1, "critic": 0.5, "reward": 0.5},
+            ),
+        ),
+        ("bottlenecks", "capacity"),
+    )
     b.diff(
         "arrival_just_above_capacity",
         Msg(
@@ -429,6 +448,18 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
             Msg("refuses a stage without a multiplier", "拒绝缺少倍率的阶段"),
             "stage_sets",
             Call(FUNC, (rates, arrival, {k: v for k, v in mult.items() if k != first})),
+        )
+    )
+    renamed = {("judge_extra" if k == first else k): v for k, v in mult.items()}
+    bad.append(
+        (
+            "renamed_multiplier",
+            Msg(
+                "refuses multipliers for as many stages but another one",
+                "拒绝阶段数相同但名称不同的倍率",
+            ),
+            "stage_sets",
+            Call(FUNC, (rates, arrival, renamed)),
         )
     )
     for case_id, msg, rule, call in bad:

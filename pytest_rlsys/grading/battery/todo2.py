@@ -407,6 +407,22 @@ def _fixed_probes(b: BatteryBuilder) -> None:
             Call(FUNC, (edges, place)),
             ("critical_exposed_seconds_per_s", "critical_fabrics"),
         )
+    small = [
+        _edge("rollout", "learner", "ib", bytes_per_item=2, bandwidth_bytes_per_s=1000),
+        _edge(
+            "reward", "learner", "nvlink", bytes_per_item=2 * (1 + 1e-6), bandwidth_bytes_per_s=1000
+        ),
+    ]
+    b.diff(
+        "near_tie_small_fabrics",
+        Msg(
+            "a small fabric exposure 1e-6 (relative) below the maximum is not critical",
+            "很小的暴露比最大值低 1e-6（相对）时也不是关键互连域",
+        ),
+        "critical",
+        Call(FUNC, (small, place)),
+        ("critical_exposed_seconds_per_s", "critical_fabrics"),
+    )
     # Exposures that are not round (1/3, 3/14...): rounding shows.
     odd = [
         _edge("rollout", "learner", "pcie", bandwidth_bytes_per_s=3000, overlap_fraction=0.3),
@@ -418,7 +434,14 @@ def _fixed_probes(b: BatteryBuilder) -> None:
             items_per_work_unit=3,
             bandwidth_bytes_per_s=7000,
         ),
-        _edge("reward", "critic", "pcie", bytes_per_item=333, bandwidth_bytes_per_s=3000),
+        _edge(
+            "reward",
+            "critic",
+            "pcie",
+            bytes_per_item=333.3,
+            work_units_per_second=0.7,
+            bandwidth_bytes_per_s=3000,
+        ),
     ]
     b.diff(
         "non_round_exposure",
@@ -616,12 +639,22 @@ def _properties(b: BatteryBuilder, rng: random.Random) -> None:
         expect_relation(additive),
         ("fabric_exposed_seconds_per_s",),
     )
-    edges, placement = gen_edges(rng, 4)
+    # Fixed input: int fields (converted in place, they change type only), a same-pool
+    # edge, an edge without overlap_fraction (a default written into it shows).
+    kept = [
+        _edge("rollout", "learner", "pcie", items_per_work_unit=2.0, bandwidth_bytes_per_s=2048),
+        _edge("reward", "rollout", "pcie", bytes_per_item=64.0, bandwidth_bytes_per_s=2048),
+        {
+            k: v
+            for k, v in _edge("critic", "reward", "ib", work_units_per_second=4).items()
+            if k != "overlap_fraction"
+        },
+    ]
     b.anchored(
         "immutability",
         Msg("leaves its inputs unchanged", "不修改输入参数"),
         "pure",
-        [Call(FUNC, (edges, placement))],
+        [Call(FUNC, (kept, FIXED_PLACEMENT))],
         expect_unchanged_inputs,
         ("cross_pool_bytes_per_s",),
     )

@@ -483,6 +483,28 @@ def _fixed_probes(b: BatteryBuilder, stable: Any) -> None:
             Call(FUNC, (stable, {"A": 10}, {"A": 20, "Z": 5}, calm, True, True)),
         ),
         (
+            "small_memory_just_above_limit",
+            Msg(
+                "a small memory 1e-6 (relative) above its limit is over it",
+                "很小的显存比上限高 1e-6（相对）也超限",
+            ),
+            "hard",
+            Call(FUNC, (stable, {"A": 0.002 * (1 + 1e-6)}, {"A": 0.002}, calm, True, True)),
+        ),
+        (
+            "small_exposure_just_above_threshold",
+            Msg(
+                "a small exposure 1e-6 (relative) above a small threshold is overloaded",
+                "很小的暴露比很小的阈值高 1e-6（相对）即过载",
+            ),
+            "pressures",
+            Call(
+                FUNC,
+                (stable, {"A": 1}, {"A": 2}, _exposures({"pcie": 0.002 * (1 + 1e-6)}), True, True),
+                {"max_exposed_s_per_s": 0.002},
+            ),
+        ),
+        (
             "memory_just_above_limit",
             Msg(
                 "memory 1e-6 (relative) above its limit is over it",
@@ -580,6 +602,14 @@ def _fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "拒绝未使用显存的资源池的负上限",
             ),
             Call(FUNC, (stable, {"A": 10}, {"Z": -4, "A": 20}, calm, True, True)),
+        ),
+        (
+            "nan_memory_of_pool_without_limit",
+            Msg(
+                "refuses a NaN memory of a pool without a limit",
+                "拒绝未声明上限的资源池的 NaN 显存",
+            ),
+            Call(FUNC, (stable, {"A": 10, "Q": nan}, {"A": 20}, calm, True, True)),
         ),
         (
             "nan_threshold_without_fabrics",
