@@ -329,6 +329,11 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
     total = gpu_total(environment)
     if machine is None or total is None or not isinstance(config, Mapping):
         return problems
+    # An explicit KV size in the engine's own kwargs (vllm_async_server.py:349) overrides
+    # the fraction: the share rule then says nothing.
+    sized = lookup(config, f"actor_rollout_ref.rollout.engine_kwargs.{machine.engine}")[1]
+    if isinstance(sized, Mapping) and sized.get("kv_cache_memory_bytes") is not None:
+        return problems
     present, util = lookup(config, UTILIZATION_PATH)
     fraction = as_number(util) if present else DEFAULT_UTILIZATION
     if fraction is None or not 0 < fraction <= 1:

@@ -190,7 +190,16 @@ def _coverage_problems(
             "another clock)"
         )
     spacings = [b - a for a, b in pairwise(inside)]
-    close = [(a, b) for a, b in pairwise(inside) if b - a < MIN_SPACING_FACTOR * interval]
+    # Only samples that say they are periodic: a file without reasons may mix in
+    # boundary samples, which sit next to periodic ones by design.
+    marked = sorted(
+        t
+        for s in samples
+        if s.get("reason") == "periodic"
+        and (t := as_number(s.get("t_s"))) is not None
+        and span[0] <= t <= span[1]
+    )
+    close = [(a, b) for a, b in pairwise(marked) if b - a < MIN_SPACING_FACTOR * interval]
     if close:
         a, b = close[0]
         problems.append(
@@ -330,12 +339,14 @@ def _physical_problems(
     return problems
 
 
+# A quantized checkpoint holds fewer than 2 bytes a parameter: its name fixes no bound.
+_QUANTIZED = re.compile(r"awq|gptq|int4|int8|4bit|8bit|bnb|fp8|gguf|nf4", re.IGNORECASE)
 _BILLIONS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[Bb](?![A-Za-z])")
 
 
 def model_billions(name: object) -> float | None:
     """Parameters (billions) a model's name states (``Qwen2.5-0.5B-Instruct`` -> 0.5)."""
-    if not isinstance(name, str):
+    if not isinstance(name, str) or _QUANTIZED.search(name):
         return None
     last = re.split(r"[/\\]", name.rstrip("/\\"))[-1].split("--")[-1]
     found = _BILLIONS.search(last.replace("_", "-"))
