@@ -450,9 +450,14 @@ def _(doc: Doc) -> None:
     sample(doc, "retain", 21.0)["gpu_used_mb"] = 20000
 
 
-@faulty("gpu_zero_inside_a_phase", "resource_sampling", "reads 0 MiB inside update while its")
+@faulty("gpu_below_the_actor_in_a_phase", "resource_sampling", "reads 500 MiB inside update while")
 def _(doc: Doc) -> None:
-    sample(doc, "release", 21.0)["gpu_used_mb"] = 0
+    sample(doc, "release", 21.0)["gpu_used_mb"] = 500
+
+
+@faulty("gpu_zero_inside_a_phase", "resource_sampling", "reads 0 MiB at 20.750 s inside update")
+def _(doc: Doc) -> None:
+    sample(doc, "retain", 20.75)["gpu_used_mb"] = 0
 
 
 @faulty("host_memory_zero", "resource_sampling", "host sample(s) at 0 MiB or below")

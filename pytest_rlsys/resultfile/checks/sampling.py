@@ -190,12 +190,12 @@ def _coverage_problems(
             "another clock)"
         )
     spacings = [b - a for a, b in pairwise(inside)]
-    # Only samples that say they are periodic: a file without reasons may mix in
-    # boundary samples, which sit next to periodic ones by design.
+    # Only samples that are periodic: with boundary sampling on, a file without reasons
+    # mixes in boundary samples, which sit next to periodic ones by design.
     marked = sorted(
         t
         for s in samples
-        if s.get("reason") == "periodic"
+        if (s.get("reason") == "periodic" or ("reason" not in s and not boundary))
         and (t := as_number(s.get("t_s"))) is not None
         and span[0] <= t <= span[1]
     )
@@ -392,6 +392,22 @@ def _hollow_phase_problems(name: str, table: Mapping[str, Any], series: Series) 
     both its edges (the actor's memory is part of the GPU's; the caching allocator
     does not hand memory back inside a phase but at empty_cache, hence the half)."""
     found: list[str] = []
+    zero = [
+        (phase, t)
+        for phase, entry in table.items()
+        if isinstance(entry, Mapping)
+        and (start := as_number(entry.get("start_s"))) is not None
+        and (end := as_number(entry.get("end_s"))) is not None
+        for t, v in zip(series.times, series.values, strict=True)
+        if start <= t <= end and (n := as_number(v)) is not None and n <= 0
+    ]
+    if zero:
+        phase, t = zero[0]
+        found.append(
+            f"{name}'s whole-GPU memory reads 0 MiB at {secs(t)} inside {phase}: with the "
+            "actor's model and the engine loaded the card is never empty"
+        )
+        return found
     for phase, entry in table.items():
         if not isinstance(entry, Mapping):
             continue
