@@ -749,6 +749,25 @@ def honest_oom_in_resume_kv_cache() -> Doc:
     return recompute(doc, honest=True)
 
 
+def honest_oom_in_initial_sync() -> Doc:
+    """Release ran out of memory waking its KV cache in the initial sync: one wake only."""
+    doc = base()
+    g = doc["groups"]["release"]
+    g["events"] = [e for e in g["events"] if e["t_s"] < 19.0]
+    g["resume_calls"] = g["resume_calls"][:1]
+    g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= 19.25]
+    g["updated_lora_sha256"] = None
+    g["update_completed"] = g["sync_completed"] = False
+    doc["status"] = "failed"
+    doc["failure"] = {
+        "group": "release",
+        "phase": "initial_sync",
+        "type": "RuntimeError",
+        "message": "CUDA Error: out of memory at cumem_allocator.cpp:62",
+    }
+    return recompute(doc, honest=True)
+
+
 HONEST: dict[str, tuple[Callable[[], Doc], str, float]] = {
     # name -> (builder, verdict, score out of 40)
     "failed_in_sync": (honest_failed_run, "failed", 30.0),
@@ -764,6 +783,7 @@ HONEST: dict[str, tuple[Callable[[], Doc], str, float]] = {
     "known_card_null_total": (honest_known_card_null_total, "passed", 40.0),
     "actor_probe_samples": (honest_actor_probe_samples_while_boundary_off, "passed", 40.0),
     "oom_in_resume_kv_cache": (honest_oom_in_resume_kv_cache, "failed", 30.0),
+    "oom_in_initial_sync": (honest_oom_in_initial_sync, "failed", 20.0),
 }
 
 

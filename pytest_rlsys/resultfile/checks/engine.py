@@ -228,7 +228,7 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
         return problems
     want = [(tag,) for tag in machine.wakes]
     for where, made in found.items():
-        if where not in windows or (where == "sync" and failed_in(events, "sync")):
+        if where not in windows or failed_in(events, where):
             continue
         got = [tags for _, tags, _ in sorted(made, key=lambda item: item[0])]
         if got != want:
