@@ -783,7 +783,7 @@ HONEST: dict[str, tuple[Callable[[], Doc], str, float]] = {
     "known_card_null_total": (honest_known_card_null_total, "passed", 40.0),
     "actor_probe_samples": (honest_actor_probe_samples_while_boundary_off, "passed", 40.0),
     "oom_in_resume_kv_cache": (honest_oom_in_resume_kv_cache, "failed", 30.0),
-    "oom_in_initial_sync": (honest_oom_in_initial_sync, "failed", 20.0),
+    "oom_in_initial_sync": (honest_oom_in_initial_sync, "failed", 25.0),
 }
 
 

@@ -6,7 +6,6 @@ import re
 import statistics
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from itertools import pairwise
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.cards import gpu_total
@@ -174,8 +173,14 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
                 "passes the flag to vLLM at vllm_async_server.py:337)"
             )
     sync = windows.get("sync")
-    if sync is None:
-        problems.append(f"{name} has no sync window to match its resume calls to")
+    # A group that stopped before its sync (a failed run) lacks it honestly: phase_events
+    # says so. One that went on past the sync point without one cannot have woken.
+    later = [p for p in ("rollout_after_update", "score_after_update") if p in windows]
+    if sync is None and later:
+        problems.append(
+            f"{name} has no sync window to match its resume calls to, yet it went on to "
+            f"{', '.join(later)}"
+        )
     weights_window = windows.get("resume_weights")
     kv_window = windows.get("resume_kv_cache")
     transfer = windows.get("weight_transfer")
@@ -246,13 +251,14 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
 
 
 def _held_high(values: Sequence[float]) -> float | None:
-    """The highest level two consecutive samples both reach (one stray reading cannot set it)."""
-    return max((min(a, b) for a, b in pairwise(values)), default=None)
+    """The highest level two readings reach (the second highest), from at least three:
+    one stray reading, high or low, can neither set it nor hide it."""
+    return sorted(values)[-2] if len(values) >= 3 else None
 
 
 def _held_low(values: Sequence[float]) -> float | None:
-    """The lowest level two consecutive samples both stay at or below."""
-    return min((max(a, b) for a, b in pairwise(values)), default=None)
+    """The lowest level two readings stay at or below (the second lowest), from three."""
+    return sorted(values)[1] if len(values) >= 3 else None
 
 
 def _readings(series: Series, start: float, end: float) -> list[float]:
@@ -281,7 +287,8 @@ def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
     level = statistics.median(before)
     kv = windows.get("resume_kv_cache")
     last = max(w[1] for w in windows.values())
-    back = _held_high(_readings(series, kv[1], last)) if kv else None
+    # From the KV wake on: its second-highest reading is the re-allocated level.
+    back = _held_high(_readings(series, kv[0], last)) if kv else None
     if back is not None and level - back > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * level):
         return [
             f"{name}'s whole-GPU memory after resume_kv_cache holds at most {back:g} MiB, far "
@@ -311,7 +318,7 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
     last = max(w[1] for w in windows.values())
     after = _readings(series, start[1], last)
     update = windows.get("update")
-    level = _held_high(_readings(series, start[1], update[0] if update else last))
+    level = _held_high(_readings(series, start[0], update[0] if update else last))
     low = _held_low(after)
     shed = (
         level is not None
