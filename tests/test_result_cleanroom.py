@@ -34,6 +34,12 @@ def _files() -> dict[str, bytes]:
 FILES = _files()
 
 
+def _written(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / Path(name).name
+    path.write_bytes(FILES[name])
+    return path
+
+
 def test_the_bundle_holds_every_file_the_manifest_names() -> None:
     assert sorted(FILES) == sorted(MANIFEST)
     faulty = [n for n, w in MANIFEST.items() if w["exit"] == [1, 3]]
@@ -45,8 +51,7 @@ def test_the_bundle_holds_every_file_the_manifest_names() -> None:
 def test_each_file_gets_the_exit_code_its_kind_must(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    path = tmp_path / Path(name).name
-    path.write_bytes(FILES[name])
+    path = _written(tmp_path, name)
     code = grade_main([str(path)])
     out = capsys.readouterr()
     assert "Traceback" not in out.out + out.err
@@ -79,8 +84,7 @@ DRAWN = (
 def test_no_command_raises_on_any_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    path = tmp_path / Path(name).name
-    path.write_bytes(FILES[name])
+    path = _written(tmp_path, name)
     validate_main([str(path)])
     closure_main(["summary", str(path)])
     try:
@@ -99,8 +103,7 @@ def test_no_command_raises_on_any_file(
 def test_the_plot_draws_or_refuses_without_a_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    path = tmp_path / Path(name).name
-    path.write_bytes(FILES[name])
+    path = _written(tmp_path, name)
     assert closure_main(["plot", str(path), "-o", str(tmp_path / "t.svg")]) in (0, 1)
     out = capsys.readouterr()
     assert "Traceback" not in out.out + out.err

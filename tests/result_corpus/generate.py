@@ -121,6 +121,14 @@ def truncate(doc: Doc, group: str, before: float) -> None:
     g["resume_calls"] = [c for c in g["resume_calls"] if c["t_s"] < before]
 
 
+def failed(
+    doc: Doc, group: str, phase: str, kind: str = "RuntimeError", message: str = "x"
+) -> None:
+    """Mark the run failed in ``group``'s ``phase``, as the runner's failure record says it."""
+    doc["status"] = "failed"
+    doc["failure"] = {"group": group, "phase": phase, "type": kind, "message": message}
+
+
 # --------------------------------------------------------------------------- faulty files
 # name -> (mutation, check that must fail, fragment of its message)
 Faulty = tuple[Callable[[Doc], None], str, str]
@@ -304,8 +312,7 @@ def _(doc: Doc) -> None:
 
 @faulty("failed_but_complete", "update_and_sync", "but retain's evidence is complete")
 def _(doc: Doc) -> None:
-    doc["status"] = "failed"
-    doc["failure"] = {"group": "retain", "phase": "update", "type": "RuntimeError", "message": "x"}
+    failed(doc, "retain", "update")
 
 
 @faulty("failed_names_wrong_phase", "update_and_sync", "retain's update (19.990–21.335 s) ended")
@@ -313,8 +320,7 @@ def _(doc: Doc) -> None:
     # Retain really died in the sync; the failure record names the update.
     truncate(doc, "retain", 21.5)
     doc["groups"]["retain"]["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {"group": "retain", "phase": "update", "type": "RuntimeError", "message": "x"}
+    failed(doc, "retain", "update")
 
 
 @faulty("failed_names_unstarted_phase", "update_and_sync", "which never started, but retain's")
@@ -322,13 +328,7 @@ def _(doc: Doc) -> None:
     # Retain died in the sync; the record names a later phase that never started.
     truncate(doc, "retain", 21.5)
     doc["groups"]["retain"]["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {
-        "group": "retain",
-        "phase": "score_after_update",
-        "type": "RuntimeError",
-        "message": "x",
-    }
+    failed(doc, "retain", "score_after_update")
 
 
 @faulty("retain_resume_in_event_detail", "resume_calls", "records a resume (detail.resumed")
@@ -597,13 +597,7 @@ def honest_failed_run() -> Doc:
     doc = base()
     truncate(doc, "retain", 21.5)
     doc["groups"]["retain"]["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {
-        "group": "retain",
-        "phase": "sync",
-        "type": "RuntimeError",
-        "message": "simulated failure in sync",
-    }
+    failed(doc, "retain", "sync", "RuntimeError", "simulated failure in sync")
     return recompute(doc, honest=True)
 
 
@@ -616,13 +610,13 @@ def honest_failed_in_init() -> Doc:
     g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= 10.0]
     g["updated_lora_sha256"] = None
     g["update_completed"] = g["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {
-        "group": "retain",
-        "phase": "init",
-        "type": "OutOfMemoryError",
-        "message": "CUDA out of memory while loading the rollout engine",
-    }
+    failed(
+        doc,
+        "retain",
+        "init",
+        "OutOfMemoryError",
+        "CUDA out of memory while loading the rollout engine",
+    )
     return recompute(doc, honest=True)
 
 
@@ -739,13 +733,13 @@ def honest_oom_in_resume_kv_cache() -> Doc:
     g["resume_calls"] = g["resume_calls"][:4]
     g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= 22.0]
     g["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {
-        "group": "release",
-        "phase": "resume_kv_cache",
-        "type": "RuntimeError",
-        "message": "CUDA Error: out of memory at cumem_allocator.cpp:62",
-    }
+    failed(
+        doc,
+        "release",
+        "resume_kv_cache",
+        "RuntimeError",
+        "CUDA Error: out of memory at cumem_allocator.cpp:62",
+    )
     return recompute(doc, honest=True)
 
 
@@ -758,13 +752,13 @@ def honest_oom_in_initial_sync() -> Doc:
     g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= 19.25]
     g["updated_lora_sha256"] = None
     g["update_completed"] = g["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {
-        "group": "release",
-        "phase": "initial_sync",
-        "type": "RuntimeError",
-        "message": "CUDA Error: out of memory at cumem_allocator.cpp:62",
-    }
+    failed(
+        doc,
+        "release",
+        "initial_sync",
+        "RuntimeError",
+        "CUDA Error: out of memory at cumem_allocator.cpp:62",
+    )
     return recompute(doc, honest=True)
 
 
