@@ -580,6 +580,21 @@ def _(doc: Doc) -> None:
         s["host_used_mb"] = 4.0 * 2**20
 
 
+@faulty("equal_adapters_apart", "updated_lora_match", "an L2 distance of 0.0213 between")
+def _(doc: Doc) -> None:
+    for event in doc["groups"]["release"]["events"]:
+        if event["phase"] == "update" and event["kind"] == "end":
+            event["detail"] = {"updated_lora_l2_between_groups": 0.0213}
+
+
+@faulty("resume_call_flag_disagrees", "resume_calls", "records free_cache_engine false")
+def _(doc: Doc) -> None:
+    doc["groups"]["release"]["resume_calls"][3]["detail"] = {
+        "during": "sync",
+        "free_cache_engine": False,
+    }
+
+
 def _write_faulty(name: str, mutate: Callable[[Doc], None]) -> Doc:
     doc = base()
     mutate(doc)

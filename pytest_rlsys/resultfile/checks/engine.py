@@ -210,6 +210,12 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
             continue
         detail = call.get("detail")
         during = detail.get("during") if isinstance(detail, Mapping) else None
+        flag = detail.get("free_cache_engine") if isinstance(detail, Mapping) else None
+        if flag is False:
+            problems.append(
+                f"{label} records free_cache_engine false (the probe writes the actor's own "
+                "config flag), but the group released its engine"
+            )
         if isinstance(during, str) and during != where:
             problems.append(
                 f"{label} lies in {where} ({window_text(windows[where])}) but records that it "
