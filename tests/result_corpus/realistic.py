@@ -42,6 +42,7 @@ LORA0 = hashlib.sha256(b"closure example: initial adapter").hexdigest()
 LORA1 = hashlib.sha256(b"closure example: updated adapter").hexdigest()
 SOURCE = hashlib.sha256(b"closure example: frozen rollout source").hexdigest()
 INTERVAL = 0.25
+BOUNDARY = True  # the runner's default: a sample at every phase edge
 TOTAL_MB = 16303.0
 ACTOR_MB = 2310.0  # the actor's reserved memory: bf16 weights, LoRA, optimizer state
 ACTOR_UPDATED_MB = 3194.0  # after the update (gradients, optimizer state, allocator cache)
@@ -88,7 +89,7 @@ def simulate(group: str, start: float, seed: int, config: dict[str, Any]) -> dic
         interval_s=INTERVAL,
         clock=gpu.clock,
         host_probe=lambda: round(host["mb"] + rng.uniform(-20.0, 20.0), 1),
-        boundary_samples=True,
+        boundary_samples=BOUNDARY,
     )
     rec = EventRecorder(clock=gpu.clock, hooks=[sampler.boundary_hook])
     actor_rec = EventRecorder(clock=gpu.clock, hooks=[sampler.boundary_hook], source="actor")
@@ -285,7 +286,7 @@ def build() -> dict[str, Any]:
         },
         sampling={
             "interval_s": INTERVAL,
-            "boundary_samples": True,
+            "boundary_samples": BOUNDARY,
             "source": "nvml",
             "host_source": "psutil",
         },

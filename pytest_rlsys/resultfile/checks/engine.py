@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import statistics
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -273,37 +272,36 @@ def _readings(series: Series, start: float, end: float) -> list[float]:
 
 def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
     """A released engine's sleep frees memory: at least RELEASE_FREE_MB between its level
-    before engine_sleep (the median of the last three samples) and the lowest level two
-    consecutive samples hold from the sleep's start to the sync."""
+    just before the sleep (the higher of the last two readings) and the lowest level held
+    from the sleep's start to the sync; and its KV cache comes back after resume_kv_cache."""
     windows = phase_windows(mappings(group.get("events")))
     sleep = windows.get("engine_sleep")
     if sleep is None:
         return []
     series = Series(mappings(group.get("resource_samples")))
-    before_end = bisect_right(series.times, sleep[0])
-    before = [
-        v
-        for x in series.values[max(0, before_end - 3) : before_end]
-        if (v := as_number(x)) is not None
-    ]
+    since = windows["initial_sync"][0] if "initial_sync" in windows else sleep[0]
+    # The awake spell just before the sleep can be a single reading at a coarse interval:
+    # the higher of the last two readings (a stray high one can only hide a fault).
+    awake = _readings(series, since, sleep[0])[-2:]
+    level = max(awake) if len(awake) == 2 else None
     until = windows["sync"][0] if "sync" in windows else sleep[1]
     low = _held_low(_readings(series, sleep[0], until))
-    if not before or low is None:
+    if level is None or low is None:
         return []
-    level = statistics.median(before)
     kv = windows.get("resume_kv_cache")
     last = max(w[1] for w in windows.values())
     # From the KV wake on: its second-highest reading is the re-allocated level.
-    back = _held_high(_readings(series, kv[0], last)) if kv else None
+    woken = _readings(series, kv[0], last) if kv else []
+    back = max(woken) if len(woken) >= 2 else None
     if back is not None and level - back > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * level):
         return [
             f"{name}'s whole-GPU memory after resume_kv_cache holds at most {back:g} MiB, far "
-            f"below its {level:g} MiB before the sleep: the woken engine re-allocates its KV "
+            f"below its {level:g} MiB awake before the sleep: the woken engine re-allocates its KV "
             "cache (and the actor only grew in the update), yet none came back"
         ]
     if level - low < RELEASE_FREE_MB:
         return [
-            f"{name}'s whole-GPU memory goes from {level:g} MiB before its engine_sleep "
+            f"{name}'s whole-GPU memory goes from {level:g} MiB awake before its engine_sleep "
             f"({window_text(sleep)}) to no lower than {low:g} MiB until the sync: the released "
             f"engine's sleep freed less than {RELEASE_FREE_MB:g} MiB (its KV cache alone "
             "is more)"
