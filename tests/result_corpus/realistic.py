@@ -79,22 +79,32 @@ class SimGpu:
         return SimpleNamespace(used=int(used), total=int(TOTAL_MB * 2**20))
 
 
-def simulate(group: str, start: float, seed: int, config: dict[str, Any]) -> dict[str, Any]:
-    """One group's raw record, as the driver collects it."""
+def simulate(
+    group: str,
+    start: float,
+    seed: int,
+    config: dict[str, Any],
+    *,
+    interval: float = INTERVAL,
+    boundary: bool = BOUNDARY,
+    wakes_weights: bool = True,
+) -> dict[str, Any]:
+    """One group's raw record, as the driver collects it (``wakes_weights`` false: SGLang
+    serving a LoRA adapter, whose released engine wakes only its KV cache)."""
     rng = random.Random(seed)
     gpu = SimGpu(start, rng)
     host = {"mb": 15480.0}
     sampler = MemorySampler(
         gpu,
-        interval_s=INTERVAL,
+        interval_s=interval,
         clock=gpu.clock,
         host_probe=lambda: round(host["mb"] + rng.uniform(-20.0, 20.0), 1),
-        boundary_samples=BOUNDARY,
+        boundary_samples=boundary,
     )
     rec = EventRecorder(clock=gpu.clock, hooks=[sampler.boundary_hook])
     actor_rec = EventRecorder(clock=gpu.clock, hooks=[sampler.boundary_hook], source="actor")
     sampler.open()
-    state = {"next": start + rng.uniform(0.0, INTERVAL)}
+    state = {"next": start + rng.uniform(0.0, interval)}
     actor_memory: dict[str, list[float]] = {}
     calls: list[dict[str, Any]] = []
     release = group == "release"
@@ -109,7 +119,7 @@ def simulate(group: str, start: float, seed: int, config: dict[str, Any]) -> dic
                 gpu.level = first + (target - first) * min(1.0, (gpu.t - begin) / max(dt, 1e-9))
             gpu.t += rng.uniform(0.0008, 0.004)  # the reading itself takes a few ms
             sampler.sample("periodic")
-            pause = INTERVAL
+            pause = interval
             if stall_at is not None and gpu.t >= stall_at:
                 pause += 0.31  # an import holding the GIL (torch, triton: 0.24-0.33 s)
                 stall_at = None
@@ -163,9 +173,12 @@ def simulate(group: str, start: float, seed: int, config: dict[str, Any]) -> dic
     actor_memory["initial_sync"] = [ACTOR_MB, ACTOR_MB]
     with rec.phase("initial_sync") as info:
         spend(0.04)
-        if release:
+        if release and wakes_weights:
             wake(["weights"], "initial_sync", 0.09, gpu.level + 990.0)
             spend(0.55 + rng.uniform(0, 0.1))  # the base weights' first transfer
+            wake(["kv_cache"], "initial_sync", 0.2, awake)
+        elif release:
+            spend(0.55 + rng.uniform(0, 0.1))
             wake(["kv_cache"], "initial_sync", 0.2, awake)
         else:
             spend(0.4 + rng.uniform(0, 0.1))
@@ -200,7 +213,7 @@ def simulate(group: str, start: float, seed: int, config: dict[str, Any]) -> dic
     actor_memory["sync"] = [ACTOR_UPDATED_MB, ACTOR_UPDATED_MB]
     with rec.phase("sync") as info:
         spend(0.004)
-        if release:
+        if release and wakes_weights:
             wake(["weights"], "sync", 0.085 + rng.uniform(0, 0.01), gpu.level + 990.0)
         spend(0.006)
         actor_memory["weight_transfer"] = [ACTOR_UPDATED_MB, ACTOR_UPDATED_MB]
@@ -251,12 +264,27 @@ def simulate(group: str, start: float, seed: int, config: dict[str, Any]) -> dic
     }
 
 
-def build() -> dict[str, Any]:
-    settings = RunSettings(model_path=MODEL, adapter_path="/var/lib/rlsys/adapters/initial")
+def build(
+    *,
+    interval: float = INTERVAL,
+    boundary: bool = BOUNDARY,
+    engine: str = "vllm",
+    seeds: tuple[int, int] = (3, 8),
+    starts: tuple[float, float] = (48213.6071, 48297.2245),
+) -> dict[str, Any]:
+    """The example (the defaults), or another honest run of the same shape."""
+    settings = RunSettings(
+        model_path=MODEL, adapter_path="/var/lib/rlsys/adapters/initial", engine=engine
+    )
     configs = {g: nested_from_overrides(ov) for g, ov in pair_overrides(settings).items()}
+    kw: dict[str, Any] = {
+        "interval": interval,
+        "boundary": boundary,
+        "wakes_weights": engine != "sglang",  # the runner serves LoRA as an adapter
+    }
     records = {
-        "release": simulate("release", 48213.6071, 3, configs["release"]),
-        "retain": simulate("retain", 48297.2245, 8, configs["retain"]),
+        "release": simulate("release", starts[0], seeds[0], configs["release"], **kw),
+        "retain": simulate("retain", starts[1], seeds[1], configs["retain"], **kw),
     }
     return assemble(
         run_label="rtx5070ti_verl_closure_realistic_v1",
@@ -285,8 +313,8 @@ def build() -> dict[str, Any]:
             "rollout_source_sha256": SOURCE,
         },
         sampling={
-            "interval_s": INTERVAL,
-            "boundary_samples": BOUNDARY,
+            "interval_s": interval,
+            "boundary_samples": boundary,
             "source": "nvml",
             "host_source": "psutil",
         },
