@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from pytest_rlsys.grading.battery import default_seed  # noqa: E402
 from pytest_rlsys.grading.grader import grade_file  # noqa: E402
-from pytest_rlsys.grading.isolation import Limits  # noqa: E402
+from pytest_rlsys.grading.outcomes import Limits  # noqa: E402
 from pytest_rlsys.resources import solution_path  # noqa: E402
 
 SECTION_OF_FUNC = {
@@ -77,6 +77,12 @@ CMPOPS: dict[type[ast.cmpop], list[type[ast.cmpop]]] = {
 
 # Survivors that cannot be killed, by mutant id prefix "function:line:kind", with why.
 EQUIVALENT: dict[str, str] = {
+    # Issue 23: capacity_report is a result of pipeline_capacity (the template says so),
+    # whose unstable_stages is sorted; no case sends an unsorted one any more.
+    "evaluate_topology:178:unwrap:sorted(x)->x": "unstable_stages of a capacity report "
+    "is already sorted: copying it unsorted is a correct reading (docs/battery-rules.md)",
+    "evaluate_topology:178:call:sorted->list": "as above: the capacity report's "
+    "unstable_stages is already sorted",
     "<module>:14:const:1e-09->0.0": "stage-rate ties compared exactly instead of with a "
     "tolerance: SPEC 3 forbids probing exact vs tolerant float ties",
     "<module>:15:const:1e-12->0.0": "as above (absolute tie tolerance), SPEC 3",

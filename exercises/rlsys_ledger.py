@@ -7,8 +7,17 @@ Fill in the three functions, then check them with:
 Every rule the grader checks is written in the docstrings below; the hidden cases test
 nothing else. Return plain dicts, lists, strs, numbers and bools.
 
+How the words are read: result numbers are compared with a relative tolerance of 1e-9,
+so "equals" and "tied" mean equal (values 1e-6 apart are different, and rounding a
+result changes it); "never modified" means every argument is exactly as it was after
+the call (converting 2 to 2.0 in place, or sorting a list in place, modifies it).
+
 补全三个函数，然后用上面的命令检查。只使用 Python 标准库。评分检查的每条规则都写在
 下面的文档字符串里，隐藏用例不检查其他内容。返回普通的 dict、list、str、数字与 bool。
+
+措辞的含义：结果中的数按 1e-9 的相对容差比较，因此“等于”“并列”指数值相等（相差
+1e-6 的值不相等，对结果取整会改变结果）；“不得修改任何参数”指调用之后每个参数都与
+调用前完全相同（原地把 2 换成 2.0，或原地排序列表，都算修改）。
 """
 
 from typing import Dict, List  # kept from the chapter's skeleton
@@ -69,7 +78,8 @@ def transfer_ledger(edges, placement):
     bandwidth_bytes_per_s and exposed = transfer * (1 - overlap_fraction); an edge
     without overlap_fraction has overlap 0. cross_pool_bytes_per_s is the total
     traffic; fabric_exposed_seconds_per_s sums the exposure of the cross-pool edges of
-    each fabric_id. critical_exposed_seconds_per_s is the largest fabric exposure (0.0
+    each fabric_id (a fabric named only by same-pool edges has no entry).
+    critical_exposed_seconds_per_s is the largest fabric exposure (0.0
     when there is none) and critical_fabrics lists every fabric at that maximum, sorted
     by name.
 
@@ -97,8 +107,9 @@ def transfer_ledger(edges, placement):
     transfer = traffic / bandwidth_bytes_per_s，exposed = transfer *
     (1 - overlap_fraction)；没有 overlap_fraction 的边重叠比例为 0。
     cross_pool_bytes_per_s 为总流量；fabric_exposed_seconds_per_s 按 fabric_id
-    累加其跨池边的暴露。critical_exposed_seconds_per_s 为最大的互连域暴露
-    （没有时为 0.0），critical_fabrics 列出达到该最大值的全部互连域，按名称排序。
+    累加其跨池边的暴露（只被同池边引用的互连域没有条目）。
+    critical_exposed_seconds_per_s 为最大的互连域暴露（没有时为 0.0），
+    critical_fabrics 列出达到该最大值的全部互连域，按名称排序。
 
     每个数都可能是 int 或 float；bytes_per_item 与 work_units_per_second 可以为 0，
     带宽可以在 0 与 1 之间。不得修改任何参数；边的顺序与 placement 条目的顺序都

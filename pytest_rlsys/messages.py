@@ -7,8 +7,6 @@ import os
 import re
 from dataclasses import dataclass
 
-from pytest_rlsys.grading.isolation import CallOutcome
-
 TODO_OF = {"todo1": "TODO 1", "todo2": "TODO 2", "todo3": "TODO 3", "gpu_result": "GPU result"}
 _SECTION_ZH = {"gpu_result": "GPU 结果"}
 
@@ -39,55 +37,65 @@ def default_lang() -> str:
     return "zh" if code.lower().startswith("zh") else "en"
 
 
-def outcome_problem(outcome: CallOutcome, section: str) -> tuple[str, Msg]:
-    """Status and message for a call that did not return a value."""
-    todo = TODO_OF.get(section, section)
-    kind = outcome.kind
-    if kind == "raised" and outcome.not_implemented:
-        return "failed", Msg(
-            f"{todo} not implemented yet (raises NotImplementedError)",
-            f"{todo} 尚未实现（抛出 NotImplementedError）",
-        )
-    if kind == "raised" and outcome.is_exception:
-        return "failed", Msg(
-            f"raised {outcome.exc_type}: {outcome.message}",
-            f"抛出了 {outcome.exc_type}：{outcome.message}",
-        )
-    if kind == "raised":
-        return "error", Msg(
-            f"raised {outcome.exc_type}, which is not an Exception (SystemExit, "
-            "KeyboardInterrupt and the like must not escape a library function)",
-            f"抛出了 {outcome.exc_type}，它不是 Exception（库函数不应抛出 SystemExit、"
-            "KeyboardInterrupt 等）",
-        )
-    if kind == "timeout":
-        return "timeout", Msg(
-            f"{outcome.message} (an infinite loop?)", f"超时：{outcome.message}（是否有死循环？）"
-        )
-    if kind == "crashed":
-        return "error", Msg(outcome.message, f"进程异常结束：{outcome.message}")
-    if kind == "missing":
-        return "error", Msg(outcome.message, f"缺少函数：{outcome.message}")
-    if kind == "grader_error":
-        return "error", Msg(
-            f"grading could not start: {outcome.message}",
-            f"评分无法开始（评分器设置问题，不是提交的错误）：{outcome.message}",
-        )
-    if kind == "load_failed":
-        return "error", Msg(
-            f"the submission could not be loaded: {outcome.message}",
-            f"无法加载提交文件：{outcome.message}",
-        )
-    return "error", Msg(
-        f"the grader could not read the answer: {outcome.message}",
-        f"评分器无法读取返回值：{outcome.message}",
-    )
+# Every word a hidden case may say, one per kind of the grader's closed vocabulary
+# (``grading.verdicts.HiddenKind``; a test checks the two agree).  ``{path}`` is a path
+# of the battery's own result schema.  Nothing here is filled from the submission.
+HIDDEN_WORDS: dict[str, Msg] = {
+    "passed": Msg("", ""),
+    "wrong_value": Msg("wrong value at {path}", "{path} 处的值错误"),
+    "wrong_order": Msg("right items, wrong order at {path}", "元素正确但顺序错误（{path}）"),
+    "raised": Msg("raised an exception where a result was due", "应当返回结果，却抛出了异常"),
+    "returned": Msg(
+        "returned a result where ValueError was due", "应当抛出 ValueError，却返回了结果"
+    ),
+    "wrong_exception": Msg(
+        "raised another exception where ValueError was due", "应当抛出 ValueError，却抛出了其他异常"
+    ),
+    "not_implemented": Msg("not implemented yet", "尚未实现"),
+    "timed_out": Msg("no answer within the time limit", "未在时限内返回"),
+    "crashed": Msg(
+        "the submission's process ended during the call or its answer could not be read",
+        "调用期间提交的进程异常结束，或其返回值无法读取",
+    ),
+    "load_failed": Msg("the submission could not be loaded", "无法加载提交文件"),
+    "missing_function": Msg("the function is missing", "缺少该函数"),
+    "mutated_input": Msg(
+        "the input argument {path} was modified in place", "输入参数 {path} 被原地修改"
+    ),
+    "refused_valid": Msg(
+        "the valid input next to the bad one was refused or answered wrongly",
+        "与非法输入相邻的合法输入被拒绝或答错",
+    ),
+    "inconsistent": Msg(
+        "results of related inputs do not agree as they must", "相关输入的结果不满足应有的关系"
+    ),
+    "grader_fault": Msg(
+        "the grader could not judge this case (recorded for the instructor)",
+        "评分器无法判定此用例（已记录给教师）",
+    ),
+    "not_graded": Msg(
+        "not graded: the reference fails this case's self-check",
+        "未评分：参考实现未通过该用例的自检",
+    ),
+    "over_budget": Msg(
+        "not run: the submission's time budget is used up", "未运行：提交的总时间预算已用完"
+    ),
+    "too_many_timeouts": Msg(
+        "not run: this function already timed out too often", "未运行：该函数已多次超时"
+    ),
+    "not_run": Msg("not run (deselected or stopped early)", "未运行（被取消选择或提前停止）"),
+}
 
 
+def hidden_message(kind: str, path: str, lang: str) -> str:
+    """A hidden case's message: its kind's words, with the schema path where one is due."""
+    return HIDDEN_WORDS[kind].get(lang).replace("{path}", path or "$")
+
+
+LOAD_FAILED = Msg("the submission could not be loaded: {error}", "无法加载提交文件：{error}")
 HIDDEN_NOTE = Msg("hidden case: only its category is shown", "隐藏用例：只显示类别")
 HIDDEN_GROUP = Msg("{n} of {total} hidden cases failed", "{total} 个隐藏用例中有 {n} 个未通过")
 NOT_IMPLEMENTED = Msg("not implemented yet", "尚未实现")
-WRONG_VALUE = Msg("wrong value", "值错误")
 
 # The chapter's own check texts ("claims") are Chinese where they are prose; English
 # feedback shows them through this table, keyed by the chapter's text.  A test checks that

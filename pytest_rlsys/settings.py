@@ -7,36 +7,59 @@ command's argparse parser, the error messages and the README check are all deriv
 (pytest-timeout's one description per setting).  Adding an option is one entry here.
 
 Values resolve from the command line, else the ini file, else the default; a bad value is
-reported with the flag the user actually typed.  No pytest import here.
+reported with the flag the user actually typed.  The two drivers turn their values into one
+:class:`~pytest_rlsys.grading.request.GradingRequest` here, each with one function
+(``request_from_pytest``, ``request_from_args``) around the same core, so that paths,
+rubric files and output folders are checked once, the same way.  Defaults are never
+written here: unset values stay None and the records (``Limits``, ``RenderOptions``, the
+battery's seed) supply them.  No pytest import here.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_rlsys.grading.isolation import Limits
+    import pytest
+
+    from pytest_rlsys.grading.outcomes import Limits
+    from pytest_rlsys.grading.request import GradingRequest
 
 __all__ = [
     "LIMIT_SETTINGS",
     "OPTIONS",
     "Option",
+    "OutputPathError",
     "SettingError",
     "add_arguments",
     "by_name",
+    "check_outputs",
     "for_command",
     "for_pytest",
     "limits_from",
+    "request_from_args",
+    "request_from_pytest",
     "resolve",
 ]
 
 
 class SettingError(ValueError):
     """A bad option value; the message names the flag or ini key it came from."""
+
+
+class OutputPathError(SettingError):
+    """An output path that cannot be written: a folder (a usage error) or a file whose
+    folder does not exist (``missing_folder``: never created, a typo must not scatter
+    grades into new folders)."""
+
+    def __init__(self, message: str, missing_folder: bool) -> None:
+        super().__init__(message)
+        self.missing_folder = missing_folder
 
 
 # -- parsers: raise ValueError with a message that reads after "--flag=VALUE: " -------------
@@ -73,7 +96,26 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = _whole(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError("must be a whole number, 0 or more")
+    return value
+
+
 def _seed(text: str) -> int:
+    if text.startswith("@"):
+        # @FILE: the seed kept in a root-only file (the kits' per-assignment secret), so it
+        # is never on a command line, which every uid can read in /proc/<pid>/cmdline.
+        try:
+            with open(text[1:], encoding="ascii") as handle:
+                text = handle.read(64).strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not a number"
+            raise ValueError(f"cannot read the seed file ({reason})") from None
     try:
         value = _whole(text)
     except ValueError:
@@ -98,7 +140,7 @@ def _group(text: str) -> str:
 def _child_user(text: str) -> str:
     # Imported here: the plugin imports this module in every pytest run, and isolation
     # needs POSIX-only modules that a plain test run must not depend on.
-    from pytest_rlsys.grading.isolation import child_identity
+    from pytest_rlsys.grading.identity import child_identity
 
     child_identity(text)  # an unknown user is an error, never a silent fall back to root
     return text
@@ -137,7 +179,24 @@ class Option:
     commands: tuple[str, ...] = ()  # rlsys commands that take --NAME
     output: bool = False  # a file the run writes (checked before any grading)
     short: str | None = None  # a one-letter alias for the commands
-    default: Any = None  # commands only; pytest defaults live in the code that uses it
+    # Commands only, for options outside grading; a grading setting's default is its
+    # record's (Limits, RenderOptions), which an unset (None) value leaves in place.
+    default: Any = None
+    # The record field this option sets, as (part, field): part "limits" (Limits),
+    # "render" (RenderOptions), "rubric" (Rubric) or "result_file" (the result-file
+    # reader's size limit, in MiB).  Its default is that field's.
+    record: tuple[str, str] | None = None
+
+    @property
+    def default_text(self) -> str:
+        """The default, as the help shows it: the record's own where there is one."""
+        value = self.default if self.record is None else _record_default(*self.record)
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    @property
+    def help_text(self) -> str:
+        """The help, its ``{default}`` filled in from the record or ``default``."""
+        return self.help.format(default=self.default_text) if "{" in self.help else self.help
 
     @property
     def pytest_flag(self) -> str:
@@ -150,6 +209,21 @@ class Option:
     @property
     def ini_key(self) -> str | None:
         return f"rlsys_{self.name}" if self.ini else None
+
+
+def _record_default(part: str, name: str) -> Any:
+    # Imported here: the records are plain data, but the plugin reads this table in
+    # every pytest run and must not import the grading package then.
+    if part == "result_file":
+        from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES
+
+        return DEFAULT_MAX_BYTES // (1024 * 1024)
+    from pytest_rlsys.grading.outcomes import Limits
+    from pytest_rlsys.grading.rubric import Rubric
+    from pytest_rlsys.grading.scoring import RenderOptions
+
+    record = {"limits": Limits, "render": RenderOptions, "rubric": Rubric}[part]()
+    return getattr(record, name)
 
 
 _PLATFORM = "Also write {} to this path."
@@ -213,31 +287,34 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "junit_family",
         "xunit2|xunit1",
-        "Layout of the JUnit file: xunit2 (default; "
-        "valid against pytest's JUnit schema, points as suite properties) or xunit1 "
-        "(legacy: per-case properties), as pytest's junit_family.",
+        "Layout of the JUnit file: xunit2 (valid against pytest's JUnit schema, points "
+        "as suite properties) or xunit1 (legacy: per-case properties), as pytest's "
+        "junit_family (default {default}).",
         parse_junit_family,
         pytest=True,
         ini=True,
         commands=GRADE,
+        record=("render", "junit_family"),
     ),
     Option(
         "hidden_visibility",
         "VISIBILITY",
-        "Gradescope visibility of the hidden cases: "
-        "visible (default), after_due_date, after_published or hidden.",
+        "Gradescope visibility of the hidden cases: visible, after_due_date, "
+        "after_published or hidden (default {default}).",
         parse_hidden_visibility,
         pytest=True,
         ini=True,
         commands=GRADE,
+        record=("render", "hidden_visibility"),
     ),
     # settings of the grading run
     Option(
         "seed",
         "N",
         "Seed for the hidden cases (default: fixed by the battery version, "
-        "so the same file always gets the same score; set one per assignment). Always "
-        "recorded in the report.",
+        "so the same file always gets the same score; set one per assignment). @FILE reads "
+        "it from a file (keep that file root-only; a command line is readable by every "
+        "user). Always recorded in the report.",
         _seed,
         pytest=True,
         ini=True,
@@ -263,48 +340,54 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "timeout",
         "SECONDS",
-        "Wall-clock seconds allowed for one call into the submission (default 5).",
+        "Wall-clock seconds allowed for one call into the submission (default {default}).",
         _positive_float,
         pytest=True,
         ini=True,
         commands=BOTH,
+        record=("limits", "call_timeout_s"),
     ),
     Option(
         "budget",
         "SECONDS",
-        "Wall-clock seconds for the whole submission; cases after it are not run (default 45).",
+        "Wall-clock seconds for the whole submission; cases after it are not run "
+        "(default {default}).",
         _positive_float,
         pytest=True,
         ini=True,
         commands=BOTH,
+        record=("limits", "budget_s"),
     ),
     Option(
         "memory_mb",
         "MIB",
-        "Address-space limit of the submission's process in MiB (default 1024).",
+        "Address-space limit of the submission's process in MiB (default {default}).",
         _positive_int,
         pytest=True,
         ini=True,
         commands=BOTH,
+        record=("limits", "address_space_mb"),
     ),
     Option(
         "cpu_seconds",
         "SECONDS",
-        "CPU-time limit of the submission's process in seconds (default 60).",
+        "CPU-time limit of the submission's process in seconds (default {default}).",
         _positive_int,
         pytest=True,
         ini=True,
         commands=BOTH,
+        record=("limits", "cpu_seconds"),
     ),
     Option(
         "child_user",
         "USER",
-        "When grading as root, run the submission as: auto "
-        "(default: a fresh unused uid for each child), a user name, or none (keep root).",
+        "When grading as root, run the submission as: auto (a fresh unused uid for each "
+        "child), a user name, or none (keep root); default {default}.",
         _child_user,
         pytest=True,
         ini=True,
         commands=BOTH,
+        record=("limits", "child_user"),
     ),
     # rlsys batch only
     Option(
@@ -347,13 +430,9 @@ OPTIONS: tuple[Option, ...] = (
     # rlsys grade only
     Option("verbose", None, "Detail for every case, as pytest -v.", commands=GRADE, short="-v"),
     # the other commands (a name may recur when the commands differ)
-    Option(
-        "force",
-        None,
-        "Overwrite an existing file (template) or write into a folder that is not empty (kit).",
-        commands=("template", "kit"),
-    ),
-    Option("json", None, "Print the report as JSON.", commands=("ledger",)),
+    Option("force", None, "Overwrite the file if it exists.", commands=("template",)),
+    Option("force", None, "Write into DIR even if it is not empty.", commands=("kit",)),
+    Option("json", None, "Print JSON instead of text.", commands=("ledger", "validate", "result")),
     Option(
         "result",
         "FILE",
@@ -364,7 +443,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "group",
         "release|retain",
-        "Which group of the result file to read (default release).",
+        "Which group of the result file to read (default {default}).",
         _group,
         commands=("ledger",),
         default="release",
@@ -372,14 +451,54 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "wheel",
         "PATH",
-        "Bundle this pytest-rlsys wheel instead of installing the pinned "
-        "version from the package index.",
+        "Bundle this pytest-rlsys wheel (default: a wheel packed from the installed "
+        "package); its pinned dependencies are bundled either way.",
         commands=("kit",),
+    ),
+    Option(
+        "namespace",
+        "NAME",
+        "PrairieLearn: the registry namespace the grading image is pushed to (a Docker "
+        "Hub user or organisation); info.json then names NAME/rlsys-grader:VERSION.",
+        commands=("kit",),
+    ),
+    # rlsys validate / result
+    Option(
+        "max_errors",
+        "N",
+        "Show at most N errors per file in text output (0: all; default {default}).",
+        _count,
+        commands=("validate",),
+        default=100,
+    ),
+    Option(
+        "max_mib",
+        "MIB",
+        "Refuse result files larger than this many MiB (default {default}).",
+        _positive_float,
+        commands=("validate", "result"),
+        record=("result_file", "max_mib"),
+    ),
+    Option(
+        "points",
+        "N",
+        "Points per check (default {default}; 8 checks).",
+        _positive_float,
+        commands=("result",),
+        record=("rubric", "per_check"),
+    ),
+    Option(
+        "artefacts",
+        "DIR",
+        "The run's raw artefacts: re-hash the adapters in DIR/<group>/adapters/ "
+        "(initial/ and updated/, adapter_model.safetensors) and compare the file's "
+        "samples with DIR/<group>/samples.jsonl.",
+        commands=("result",),
     ),
 )
 
-# The settings that shape the child's limits, in the order limits_from reads them.
-LIMIT_SETTINGS = ("timeout", "budget", "memory_mb", "cpu_seconds", "child_user")
+# The settings that shape the child's limits.
+LIMIT_SETTINGS = tuple(o.name for o in OPTIONS if o.record and o.record[0] == "limits")
 
 
 def by_name(name: str) -> Option:
@@ -417,13 +536,15 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     for option in for_command(command):
         flags = [option.cli_flag] + ([option.short] if option.short else [])
         if option.metavar is None:
-            parser.add_argument(*flags, dest=option.name, action="store_true", help=option.help)
+            parser.add_argument(
+                *flags, dest=option.name, action="store_true", help=option.help_text
+            )
             continue
         kwargs: dict[str, Any] = {
             "dest": option.name,
             "metavar": option.metavar,
             "default": option.default,
-            "help": option.help,
+            "help": option.help_text,
         }
         if option.parse is not None:
             kwargs["type"] = _argparse_type(option)
@@ -451,15 +572,101 @@ def resolve(name: str, cli_value: Any, ini_value: Any = None, flag: str | None =
     return None
 
 
-def limits_from(values: dict[str, Any]) -> Limits:
-    from pytest_rlsys.grading.isolation import Limits
+def limits_from(values: Mapping[str, Any]) -> Limits:
+    """The child's limits: each option the user set (not None), else Limits' default."""
+    from pytest_rlsys.grading.outcomes import Limits
 
-    base = Limits()
-    user = values.get("child_user")
-    return Limits(
-        call_timeout_s=values.get("timeout") or base.call_timeout_s,
-        budget_s=values.get("budget") or base.budget_s,
-        address_space_mb=values.get("memory_mb") or base.address_space_mb,
-        cpu_seconds=values.get("cpu_seconds") or base.cpu_seconds,
-        child_user=base.child_user if user is None else (None if user == "none" else user),
+    given: dict[str, Any] = {
+        o.record[1]: values[o.name]
+        for o in OPTIONS
+        if o.record and o.record[0] == "limits" and values.get(o.name) is not None
+    }
+    if given.get("child_user") == "none":
+        given["child_user"] = None  # keep root
+    return Limits(**given)
+
+
+# -- the grading request ---------------------------------------------------------------------
+
+
+def check_outputs(outputs: Mapping[str, Path], flag: Callable[[str], str]) -> None:
+    """Every output path is usable before anything is graded (``flag``: how the user
+    spelled the option of that name)."""
+    for name, path in outputs.items():
+        if path.is_dir():
+            raise OutputPathError(
+                f"{flag(name)}: {path} is a directory; give a file path", missing_folder=False
+            )
+        if not path.parent.is_dir():
+            raise OutputPathError(
+                f"{flag(name)} {path}: folder {path.parent} does not exist; create it first",
+                missing_folder=True,
+            )
+
+
+def _request(
+    values: Mapping[str, Any],
+    base: Path,
+    options: list[Option],
+    flag: Callable[[str], str],
+    background: bool,
+) -> GradingRequest:
+    """The request from parsed values (None: unset) of ``options``; paths relative to
+    ``base``.  Checks, in this order: the output paths, the rubric file, the result file."""
+    from pytest_rlsys.grading.request import GradingRequest
+    from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
+    from pytest_rlsys.grading.scoring import RenderOptions
+    from pytest_rlsys.messages import default_lang
+
+    outputs = {o.name: base / values[o.name] for o in options if o.output and values.get(o.name)}
+    check_outputs(outputs, flag)
+    rubric = Rubric()
+    if values.get("rubric"):
+        try:
+            rubric = load_rubric(base / values["rubric"])
+        except RubricError as exc:
+            raise SettingError(f"{flag('rubric')}: {exc}") from None
+    result = base / values["result"] if values.get("result") else None
+    if result is not None and not result.exists():
+        raise SettingError(f"{flag('result')}: {result}: no such file")
+    if result is not None and result.is_dir():
+        raise SettingError(f"{flag('result')}: {result} is a directory; give the JSON file")
+    chosen = {k: values[k] for k in ("junit_family", "hidden_visibility") if values.get(k)}
+    return GradingRequest(
+        submission=base / values["submission"] if values.get("submission") else None,
+        result=result,
+        seed=values.get("seed"),
+        rubric=rubric,
+        limits=limits_from(values),
+        outputs=outputs,
+        render=RenderOptions(lang=values.get("lang") or default_lang(), **chosen),
+        background=background,
     )
+
+
+def request_from_pytest(config: pytest.Config) -> GradingRequest:
+    """The plugin's request: each ``--rlsys-NAME``, else its ini key (bad values name
+    the one that was used); paths relative to where pytest was started.  The submission
+    runs ahead of pytest's items unless only collecting (``--collect-only``)."""
+    values: dict[str, Any] = {}
+    for option in for_pytest():
+        given = config.getoption(f"rlsys_{option.name}")
+        ini = config.getini(option.ini_key) if option.ini_key else None
+        values[option.name] = resolve(option.name, given, ini)
+    return _request(
+        values,
+        config.invocation_params.dir,
+        list(for_pytest()),
+        lambda name: by_name(name).pytest_flag,
+        background=bool(values["submission"]) and not config.option.collectonly,
+    )
+
+
+def request_from_args(args: argparse.Namespace, command: str) -> GradingRequest:
+    """``rlsys COMMAND``'s request from its parsed arguments (argparse has parsed every
+    value with the table's parsers); paths relative to the current folder."""
+    options = list(for_command(command))
+    values = {o.name: getattr(args, o.name, None) for o in options}
+    values["submission"] = getattr(args, "submission", None)
+    flags = {o.name: o.cli_flag for o in options}
+    return _request(values, Path.cwd(), options, flags.__getitem__, background=False)

@@ -6,8 +6,8 @@ that hangs, an empty folder), runs ``rlsys batch --html`` on it, then opens the
 page with ``chromium --headless``: a screenshot, the DOM as the browser built
 it, and every console message. The page passes when the browser logs no console
 message (an injected script, a blocked load or a parse problem would log one),
-its DOM holds no <script> element and no on* attribute, and the hostile names
-appear as text.
+its DOM holds no <script> element but the page's own roster sorter and no on*
+attribute, and the hostile names appear as text.
 
 Run: python tests/browser_check.py [--out DIR] [--html EXISTING.html]
 Exit 0 when the page passes, 1 when it does not, 77 when no Chromium is found.
@@ -122,20 +122,33 @@ class _DomScan(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.scripts = 0
+        self._script: list[str] | None = None
         self.handlers: list[str] = []
         self.external: list[str] = []
         self.text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "script":
-            self.scripts += 1
+            self._script = []
         for key, value in attrs:
             if key.startswith("on"):
                 self.handlers.append(f"<{tag} {key}>")
             if key in ("src", "href") and value and not value.startswith("#"):
                 self.external.append(f"<{tag} {key}={value}>")
 
+    def handle_endtag(self, tag: str) -> None:
+        # The page's own roster-sorting script (allowed by its CSP hash) is expected;
+        # any other script element is a problem.
+        if tag == "script" and self._script is not None:
+            from pytest_rlsys.outputs.class_report import SORT_SCRIPT
+
+            self.scripts += "".join(self._script).strip() != SORT_SCRIPT.strip()
+            self._script = None
+
     def handle_data(self, data: str) -> None:
+        if self._script is not None:
+            self._script.append(data)
+            return
         self.text.append(data)
 
 

@@ -28,6 +28,27 @@ else:
 
 REPO = Path(__file__).resolve().parent.parent
 
+# The slow-marker policy (pyproject.toml): a test that runs far past it without the
+# marker is named at the end of the run, so `pytest -m "not slow"` stays a quick loop.
+UNMARKED_SLOW_S = 15.0
+_unmarked_slow: list[tuple[str, float]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if (
+        report.when == "call"
+        and report.duration > UNMARKED_SLOW_S
+        and "slow" not in report.keywords
+    ):
+        _unmarked_slow.append((report.nodeid, report.duration))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _unmarked_slow:
+        terminalreporter.write_sep("-", f"over {UNMARKED_SLOW_S:g} s without @pytest.mark.slow")
+        for nodeid, seconds in _unmarked_slow:
+            terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
+
 
 @pytest.fixture
 def reference_source() -> str:

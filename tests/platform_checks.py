@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import html
 import json
 import math
 import os
@@ -102,6 +103,20 @@ def check_gradescope(text: str, report: ScoreReport, options: RenderOptions) -> 
     # The table renders: escaped HTML in <pre>, tests as plain text.
     assert doc["output_format"] == "html" and doc["output"].startswith("<pre>")
     assert "<" not in doc["output"][len("<pre>") : -len("</pre>")]
+    if options.hidden_visibility != "visible":
+        # The top-level output is always visible: no hidden result in it (no hidden
+        # category, no total or section score that counts hidden points).
+        body = html.unescape(doc["output"][len("<pre>") : -len("</pre>")])
+        held = [c for c in report.cases if c.visibility == "hidden"]
+        for case in held:
+            if case.status not in ("passed", "not_run") and case.category:
+                assert f"{case.category} (" not in body, case.category
+        label = reports.LABELS.get(options.lang, reports.LABELS["en"])
+        assert label["hidden_failed"].split("{")[0] not in body
+        if held:
+            shown = sum(c.max_cents for c in report.cases if c.visibility != "hidden")
+            total = next(line for line in body.splitlines() if line.startswith(label["total"]))
+            assert abs(float(total.split("/")[-1]) - shown / 100) < 0.005, total
     for test, case in zip(tests, report.cases, strict=True):
         assert test["status"] == ("passed" if case.status == "passed" else "failed")
         want = options.hidden_visibility if case.visibility == "hidden" else "visible"

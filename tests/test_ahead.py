@@ -12,9 +12,15 @@ from typing import Any
 
 import pytest
 
-from pytest_rlsys.grading.ahead import SWITCH_INTERVAL_S, RunAhead
+from pytest_rlsys.grading.ahead import (
+    SWITCH_INTERVAL_S,
+    CaseRunner,
+    RunAhead,
+    RunnerStuck,
+    StandbyPool,
+)
 from pytest_rlsys.grading.grader import Grader
-from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.outputs import scorejson
 from pytest_rlsys.outputs.registry import RenderOptions
 
@@ -99,6 +105,121 @@ def test_switch_interval_is_short_while_running_and_restored_after() -> None:
     ahead.plan([])
     assert ahead.stop(timeout=5)
     assert sys.getswitchinterval() == before
+
+
+# -- CaseRunner: the hand-over -------------------------------------------------------------
+
+
+class _Judge:
+    """A fake grader whose cases take ``case_s`` (a case of several calls at a long
+    per-call time limit) and that records how many threads drive its "child" at once."""
+
+    def __init__(
+        self, case_s: float, backstop_s: float, hang: threading.Event | None = None
+    ) -> None:
+        self.case_s, self.backstop_s, self.hang = case_s, backstop_s, hang
+        self.lock = threading.Lock()
+        self.driving = self.most = 0
+        self.started = threading.Event()
+        self.judged: list[tuple[str, str]] = []
+        self.interrupted = 0
+
+    def warm_up(self) -> None:
+        pass
+
+    def judge(self, case_id: str, following: str | None) -> str:
+        with self.lock:
+            self.driving += 1
+            self.most = max(self.most, self.driving)
+        self.started.set()
+        try:
+            if self.hang is not None:
+                self.hang.wait(30)  # a worker that ignores every interrupt
+            else:
+                time.sleep(self.case_s)
+        finally:
+            with self.lock:
+                self.driving -= 1
+        self.judged.append((case_id, threading.current_thread().name))
+        return case_id
+
+    def reset(self) -> None:
+        pass
+
+    def drop_begun(self) -> None:
+        pass
+
+    def interrupt(self) -> None:
+        self.interrupted += 1
+
+    def backstop_seconds(self) -> float:
+        return self.backstop_s
+
+
+def test_a_case_taken_over_waits_for_the_longest_case_of_the_worker() -> None:
+    # The worker is inside a case that lasts 1.5 s, far longer than load + one call;
+    # the caller asks for a case outside the plan: it runs it only after the worker's
+    # case has ended, never beside it.
+    judge = _Judge(case_s=1.5, backstop_s=5.0)
+    runner: CaseRunner[str] = CaseRunner(judge)
+    runner.run_ahead()
+    runner.plan(["a", "b"])
+    assert judge.started.wait(5)
+    assert runner.result("z") == "z"
+    assert judge.most == 1 and judge.interrupted == 0
+    assert judge.judged[-1] == ("z", threading.current_thread().name)
+    assert not runner.ahead and runner.stop()
+
+
+def test_a_worker_that_does_not_stop_is_a_grader_fault_not_a_second_driver() -> None:
+    hang = threading.Event()
+    judge = _Judge(case_s=0, backstop_s=0.3, hang=hang)
+    runner: CaseRunner[str] = CaseRunner(judge)
+    runner.run_ahead()
+    runner.plan(["a"])
+    assert judge.started.wait(5)
+    try:
+        with pytest.raises(RunnerStuck):
+            runner.result("z")
+        assert judge.interrupted == 1  # the worker's case was cut short first
+        assert judge.most == 1 and "z" not in {case for case, _ in judge.judged}
+        assert "did not stop" in " ".join(runner.notes)
+    finally:
+        hang.set()
+
+
+def test_the_grader_waits_as_long_as_its_longest_case_can_take(tmp_path: Path) -> None:
+    path = tmp_path / "mine.py"
+    path.write_text("", encoding="utf-8")
+    limits = Limits(call_timeout_s=15)
+    grader = Grader(path, b"", seed=3, limits=limits)
+    longest = max(len(case.calls) for case in grader.cases)
+    assert longest > 1  # the battery has cases of several calls
+    assert grader.backstop_seconds() >= limits.load_timeout_s + 15 * longest
+
+
+def test_one_standby_pool_starts_the_next_child_and_closes_the_rest() -> None:
+    made: list[Any] = []
+
+    class Child:
+        def __init__(self) -> None:
+            self.closed = False
+            made.append(self)
+
+        def close(self) -> None:
+            self.closed = True
+
+    pool: StandbyPool[Child] = StandbyPool(Child)
+    first = pool.take()  # started now, and one more for the next take
+    assert len(made) == 2
+    second = pool.take()
+    assert second is made[1] and len(made) == 3
+    pool.close()
+    assert [c.closed for c in made] == [False, False, True]  # a taken child is owned
+    assert first is not second
+    single: StandbyPool[Child] = StandbyPool(Child, ahead=0)  # the plugin's one child
+    single.take()
+    assert len(made) == 4
 
 
 # -- the Grader: background and foreground give the same grade -------------------------

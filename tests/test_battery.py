@@ -4,6 +4,7 @@ in its own TODO only, and visible-only cheating keeps at most a third of each TO
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -117,17 +118,124 @@ DEFECTS = [
         "overloaded = [name for name, value in fabric_exposure.items() if float(value) > budget]",
     ),
     ("unsorted_over_limit", "todo3", "over_limit = sorted(\n", "over_limit = list(\n"),
+]
+
+
+# Round 3: one per class of misreading that round 2 missed (issue 23); each must be
+# caught, in its own TODO only.
+DEFECTS += [
     (
-        "unsorted_unstable_copy",
-        "todo3",
-        'unstable = sorted(capacity_report.get("unstable_stages", []))',
-        'unstable = list(capacity_report.get("unstable_stages", []))',
+        "tie_tolerance_1e-4",
+        "todo1",
+        "if math.isclose(rate, capacity, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)",
+        "if math.isclose(rate, capacity, rel_tol=1e-4)",
     ),
     (
-        "report_mutated",
+        "tie_tolerance_1e-6",
+        "todo1",
+        "if math.isclose(rate, capacity, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)",
+        "if abs(rate - capacity) <= 1e-6 * capacity",
+    ),
+    (
+        "critical_tolerance_1e-6",
+        "todo2",
+        "if value == critical)",
+        "if math.isclose(value, critical, rel_tol=1e-6))",
+    ),
+    (
+        "threshold_tolerance_1e-5",
         "todo3",
-        'unstable = sorted(capacity_report.get("unstable_stages", []))',
-        'unstable = capacity_report.get("unstable_stages", [])\n    unstable.sort()',
+        "if float(value) > budget)",
+        "if float(value) > budget * (1 + 1e-5))",
+    ),
+    (
+        "memory_limit_tolerance",
+        "todo3",
+        "or float(used) > float(memory_limits[pool])",
+        "or float(used) > float(memory_limits[pool]) * (1 + 1e-5)",
+    ),
+    (
+        "rates_to_float_in_place",
+        "todo1",
+        "    if not stage_rates:\n",
+        "    for name in stage_rates:\n"
+        "        stage_rates[name] = float(stage_rates[name])  # type: ignore[index]\n"
+        "    if not stage_rates:\n",
+    ),
+    (
+        "memory_to_float_in_place",
+        "todo3",
+        '    budget = _non_negative(max_exposed_s_per_s, "max_exposed_s_per_s")\n',
+        '    budget = _non_negative(max_exposed_s_per_s, "max_exposed_s_per_s")\n'
+        "    for pool in memory_by_pool:\n"
+        "        memory_by_pool[pool] = float(memory_by_pool[pool])  # type: ignore[index]\n",
+    ),
+    (
+        "rounded_effective_rates",
+        "todo1",
+        "effective = {name: rates[name] / multipliers[name] for name in stage_rates}",
+        "effective = {name: round(rates[name] / multipliers[name], 3) for name in stage_rates}",
+    ),
+    (
+        "rounded_exposure",
+        "todo2",
+        "exposed = transfer * (1.0 - overlap)",
+        "exposed = round(transfer * (1.0 - overlap), 4)",
+    ),
+    (
+        "rows_documented_fields_only",
+        "todo2",
+        "                **edge,\n",
+        "                **{k: v for k, v in edge.items() if k in ("
+        '"source", "target", "bytes_per_item", "items_per_work_unit", '
+        '"work_units_per_second", "bandwidth_bytes_per_s", "overlap_fraction", '
+        '"fabric_id")},\n',
+    ),
+    (
+        "rows_numbers_as_float",
+        "todo2",
+        "                **edge,\n",
+        "                **{k: float(v) if type(v) is int else v for k, v in edge.items()},\n",
+    ),
+    (
+        "same_pool_edges_unvalidated",
+        "todo2",
+        'bandwidth = _positive(edge["bandwidth_bytes_per_s"], f"{where} bandwidth_bytes_per_s")',
+        'bandwidth = _positive(edge["bandwidth_bytes_per_s"], f"{where} bandwidth_bytes_per_s")'
+        " if placement[source] != placement[target] else 1.0",
+    ),
+    (
+        "limits_of_used_pools_only",
+        "todo3",
+        '_ledger_values(memory_limits.values(), "pool memory limit")',
+        "_ledger_values([v for p, v in memory_limits.items() if p in memory_by_pool], "
+        '"pool memory limit")',
+    ),
+    (
+        "threshold_or_default",
+        "todo3",
+        'budget = _non_negative(max_exposed_s_per_s, "max_exposed_s_per_s")',
+        'budget = _non_negative(max_exposed_s_per_s or 0.1, "max_exposed_s_per_s")',
+    ),
+    (
+        "zero_limit_means_none",
+        "todo3",
+        "if pool not in memory_limits or float(used) > float(memory_limits[pool])",
+        "if pool not in memory_limits or (memory_limits[pool] and "
+        "float(used) > float(memory_limits[pool]))",
+    ),
+    (
+        "missing_limit_defaults_to_0",
+        "todo3",
+        "if pool not in memory_limits or float(used) > float(memory_limits[pool])",
+        "if float(used) > float(memory_limits.get(pool, 0))",
+    ),
+    (
+        "threshold_checked_only_with_fabrics",
+        "todo3",
+        'budget = _non_negative(max_exposed_s_per_s, "max_exposed_s_per_s")',
+        'budget = (_non_negative(max_exposed_s_per_s, "max_exposed_s_per_s") '
+        'if transfer_report.get("fabric_exposed_seconds_per_s") else 0.1)',
     ),
 ]
 
@@ -251,7 +359,7 @@ def test_a_case_the_reference_fails_is_not_graded_and_keeps_its_points_in_the_ma
     path.write_text(REFERENCE, encoding="utf-8")
     report = grade_file(path, seed=5)
     ties = next(c for c in report.cases if c.id == "todo1.hidden.ties")
-    assert ties.status == "not_run" and "not graded" in ties.message
+    assert ties.status == "not_run" and "not graded" in ties.message and ties.kind == "not_graded"
     assert report.max_score == 100
     assert report.score == pytest.approx(100 - ties.max_cents / 100)
     assert report.ungraded_cents == ties.max_cents
@@ -280,3 +388,36 @@ def test_reference_outcome_of_a_bad_input_is_value_error() -> None:
         load_reference(), Call("pipeline_capacity", ({"a": float("nan")}, 1, {"a": 1}))
     )
     assert outcome.kind == "raised" and outcome.value_error
+
+
+def _doc_case_ids() -> list[tuple[str, str]]:
+    """(case id, table row) for every case a row of docs/battery-rules.md names in its
+    last cell (the separating case)."""
+    doc = (Path(__file__).parent.parent / "docs" / "battery-rules.md").read_text("utf-8")
+    named: list[tuple[str, str]] = []
+    section = ""
+    for line in doc.splitlines():
+        heading = re.match(r"## TODO (\d)", line)
+        if heading:
+            section = f"todo{heading.group(1)}"
+        if not (section and line.startswith("|")) or set(line) <= set("|- "):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[-1] == "separating case":
+            continue
+        for token in re.findall(r"`([^`]+)`", cells[-1]):
+            if "*" in token:
+                continue  # a family of random cases
+            kind, _, name = token.partition(".") if token.startswith("visible.") else ("", "", "")
+            named.append(
+                (f"{section}.visible.{name}" if kind else f"{section}.hidden.{token}", line)
+            )
+    return named
+
+
+def test_rules_doc_names_real_cases() -> None:
+    ids = {c.id for c in build_battery(7, load_reference())}
+    named = _doc_case_ids()
+    assert len(named) > 150
+    missing = [(case_id, row) for case_id, row in named if case_id not in ids]
+    assert not missing, missing

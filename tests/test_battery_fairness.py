@@ -7,6 +7,7 @@ import ast
 import json
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from pytest_rlsys.grading.battery import (
     package_files,
     run_reference,
 )
+from pytest_rlsys.grading.battery.builder import REFUSAL_WEIGHT
 from pytest_rlsys.grading.battery.checks import BATTERY_BUG, total
 from pytest_rlsys.grading.comparison import mismatch, numbers_match, show
 from pytest_rlsys.grading.grader import grade_file, prepare_battery
@@ -157,22 +159,68 @@ def test_refusal_pays_only_next_to_an_answer(tmp_path: Path) -> None:
     assert all(c.status != "passed" for c in report.cases if c.visibility == "hidden")
 
 
-def test_validating_without_computing_earns_no_refusal_points(tmp_path: Path) -> None:
+def _refusal_ids(seed: int) -> set[str]:
+    return {c.id for c in build_battery(seed, load_reference()) if c.weight == REFUSAL_WEIGHT}
+
+
+def test_an_output_bug_keeps_the_refusal_points(tmp_path: Path) -> None:
+    # Issue 23, defect 1: a wrong value next to correct validation costs only the value
+    # cases; the refusal gate asks the valid twin to be answered (returned), not right.
     source = REFERENCE.replace('"capacity": capacity,', '"capacity": capacity + 1,')
     report = _report(tmp_path, source, 1)
-    cases = {c.id: c for c in build_battery(1, load_reference())}
-    refusals = [
-        c
-        for c in report.cases
-        if c.section == "todo1"
-        and c.visibility == "hidden"
-        and len(cases[c.id].calls) == 2
-        and cases[c.id].rule in ("positive", "arrival", "stage_sets")
-    ]
-    assert len(refusals) >= 10
-    assert all(c.status == "failed" and "answered wrongly" in c.message for c in refusals)
+    refusals = _refusal_ids(1)
+    todo1 = [c for c in report.cases if c.id in refusals and c.section == "todo1"]
+    assert len(todo1) >= 10
+    assert all(c.status == "passed" for c in todo1)
+    assert report.sections()["todo1"]["score"] < 30
     others = {s: v["score"] for s, v in report.sections().items() if s != "todo1"}
     assert others == {"todo2": 35, "todo3": 35}
+
+
+def test_critical_fabrics_as_a_tuple_costs_only_its_own_cases(tmp_path: Path) -> None:
+    source = REFERENCE.replace(
+        '"critical_fabrics": critical_fabrics,', '"critical_fabrics": tuple(critical_fabrics),'
+    )
+    assert source != REFERENCE
+    report = _report(tmp_path, source, 1)
+    refusals = _refusal_ids(1)
+    todo2 = [c for c in report.cases if c.section == "todo2"]
+    assert sum(1 for c in todo2 if c.id in refusals) >= 25
+    assert all(c.status == "passed" for c in todo2 if c.id in refusals)
+    # Every case it fails compares critical_fabrics (the visible ones say so).
+    failed = [c for c in todo2 if c.status != "passed"]
+    assert failed and all("critical_fabrics" in c.message for c in failed), [
+        (c.id, c.message) for c in failed if "critical_fabrics" not in c.message
+    ]
+    assert {s: v["score"] for s, v in report.sections().items() if s != "todo2"} == {
+        "todo1": 30,
+        "todo3": 35,
+    }
+
+
+SAME_POOL_ZERO_ENTRY = REFERENCE.replace(
+    "        cross_pool = placement[source] != placement[target]\n",
+    "        cross_pool = placement[source] != placement[target]\n"
+    '        if not cross_pool and edge.get("fabric_id"):\n'
+    '            exposure.setdefault(str(edge["fabric_id"]).strip(), 0.0)\n',
+)
+
+
+def _spread(tmp_path: Path, source: str, seeds: Sequence[int]) -> list[float]:
+    return [_report(tmp_path, source, seed).score for seed in seeds]
+
+
+def test_same_pool_fabric_bug_scores_the_same_at_every_seed(tmp_path: Path) -> None:
+    # Issue 23, defect 2: whether it shows used to depend on the refusal control's input.
+    assert SAME_POOL_ZERO_ENTRY != REFERENCE
+    scores = _spread(tmp_path, SAME_POOL_ZERO_ENTRY, SEEDS[:3])
+    assert max(scores) < 100 and len(set(scores)) == 1, scores
+
+
+@pytest.mark.slow
+def test_same_pool_fabric_bug_scores_the_same_over_twenty_seeds(tmp_path: Path) -> None:
+    scores = _spread(tmp_path, SAME_POOL_ZERO_ENTRY, range(20))
+    assert max(scores) < 100 and len(set(scores)) == 1, scores
 
 
 # -- every error case breaks exactly one rule ---------------------------------------------
@@ -275,7 +323,8 @@ def test_wrong_order_is_named_in_visible_and_hidden_messages(tmp_path: Path) -> 
     visible = next(c for c in report.cases if c.id == "todo1.visible.tied_bottlenecks")
     assert "right items, wrong order" in visible.message
     hidden = next(c for c in report.cases if c.id == "todo1.hidden.ties")
-    assert hidden.status == "failed" and "right items, wrong order" in hidden.message
+    assert hidden.status == "failed" and hidden.kind == "wrong_order"
+    assert hidden.message == "right items, wrong order at $.bottlenecks"
 
 
 def test_mutated_argument_is_named(tmp_path: Path) -> None:
@@ -286,6 +335,7 @@ def test_mutated_argument_is_named(tmp_path: Path) -> None:
     report = _report(tmp_path, source, 1)
     case = next(c for c in report.cases if c.id == "todo2.hidden.immutability")
     assert case.status == "failed" and "input argument edges was modified" in case.message
+    assert case.kind == "mutated_input" and case.path == "edges"
 
 
 def test_exception_names_the_line_of_the_learners_file(tmp_path: Path) -> None:
@@ -296,11 +346,11 @@ def test_exception_names_the_line_of_the_learners_file(tmp_path: Path) -> None:
     expected = f"at line {index + 1} of your file"
     visible = next(c for c in report.cases if c.id == "todo1.visible.effective_rates")
     assert visible.message.startswith("raised KeyError") and expected in visible.message
-    # A hidden case keeps the exception's builtin name but not the line: which line raises
-    # is the submission's choice, so it could spell out a hidden input (raise on line N).
+    # A hidden case names neither the class nor the line: which exception is raised, and
+    # where, is the submission's choice, so either could spell out a hidden input.
     hidden = next(c for c in report.cases if c.id == "todo1.hidden.single_stage")
-    assert hidden.message.startswith("raised KeyError")
-    assert "line" not in hidden.message and "secret-key" not in hidden.message
+    assert hidden.kind == "raised" and hidden.exc_type == "" and hidden.line is None
+    assert hidden.message == "raised an exception where a result was due"
     zh = grade_file(tmp_path / "submission.py", seed=1, lang="zh")
     case = next(c for c in zh.cases if c.id == "todo1.visible.effective_rates")
     assert f"你的文件第 {index + 1} 行" in case.message

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rlsys.cli import main
+from pytest_rlsys.cli import ExitCode, main
 from pytest_rlsys.resources import exercise_path, solution_path
 from tests.conftest import REPO, load_report, processes
 
@@ -25,7 +25,11 @@ def test_help_and_unknown_command(capsys: pytest.CaptureFixture[str]) -> None:
 def test_template_writes_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "mine.py"
     assert main(["template", str(target)]) == 0
-    assert target.read_text(encoding="utf-8") == exercise_path().read_text(encoding="utf-8")
+    # The template, its grading command naming the file as written.
+    written = target.read_text(encoding="utf-8")
+    assert written == exercise_path().read_text(encoding="utf-8").replace(
+        "--rlsys-submission rlsys_ledger.py", "--rlsys-submission mine.py"
+    )
     assert main(["template", str(target)]) == 2
     assert "--force" in capsys.readouterr().err
 
@@ -176,3 +180,77 @@ def test_ledger_inconsistent_topology(tmp_path: Path, capsys: pytest.CaptureFixt
     path.write_text(json.dumps(topo))
     assert main(["ledger", str(path)]) == 2
     assert "not consistent" in capsys.readouterr().err
+
+
+def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A link, a FIFO or a file gone before its turn: scored 0 of the full maximum with
+    the reason, as `rlsys grade` records the same path (both go through open_grader)."""
+    from pytest_rlsys.cli import commands
+
+    subs = tmp_path / "class"
+    subs.mkdir(mode=0o700)
+    (subs / "alice.py").write_text(solution_path().read_text(encoding="utf-8"))
+    (subs / "bob.py").symlink_to(solution_path())
+    os.mkfifo(subs / "carol.py")
+    listed = commands.find_submissions
+    monkeypatch.setattr(
+        commands,
+        "find_submissions",
+        lambda folder: [*listed(folder), ("dave.py", folder / "dave.py", "")],
+    )
+    out_csv = tmp_path / "grades.csv"
+    argv = ["batch", str(subs), "--seed", "2", "--csv", str(out_csv), "--no-progress"]
+    assert main(argv) == 0
+    with open(out_csv, encoding="utf-8") as handle:
+        rows = {r["submission"]: r for r in csv.DictReader(handle)}
+    assert float(rows["alice.py"]["score"]) == 100
+    reasons = {"bob.py": "symbolic link", "carol.py": "not a regular file", "dave.py": "no such"}
+    for name, reason in reasons.items():
+        row = rows[name]
+        assert row["status"] == "not_loaded", row
+        assert float(row["score"]) == 0 and float(row["max_score"]) == 100, row
+        assert reason in row["message"], row
+        report = tmp_path / f"{name}.json"
+        code = main(["grade", str(subs / name), "--seed", "2", "--report", str(report)])
+        assert code == (ExitCode.USAGE if name == "dave.py" else ExitCode.OK)
+        doc = load_report(report)
+        assert (doc["score"], doc["max_score"]) == (0, 100)
+        # Visible cases say the reason; hidden ones only the grader's word for it.
+        messages = {case["message"] for case in doc["tests"] if case["visibility"] == "visible"}
+        assert len(messages) == 1 and messages.pop().endswith(row["message"]), name
+        assert doc["load_error"] == row["message"], name
+    err = capsys.readouterr().err
+    assert "dave.py: no such file" in err and "--rlsys-submission" not in err
+
+
+def test_help_and_errors_are_the_commands_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--help"]) == 0
+    top = capsys.readouterr().out
+    closure = next(line for line in top.splitlines() if line.strip().startswith("closure"))
+    # Every closure subcommand the runner has is named (from its own parser).
+    from rlsys_closure.cli import build_parser as closure_parser
+
+    sub = next(a for a in closure_parser()._actions if hasattr(a, "choices") and a.choices)
+    assert set(sub.choices) <= set(closure.replace("|", " ").split())
+    assert all(len(line) <= 80 for line in top.splitlines()), top
+    assert main(["batch", "--help"]) == 0
+    assert "one subfolder per" in " ".join(capsys.readouterr().out.split())
+    helps = {}
+    for command in ("template", "kit"):
+        assert main([command, "--help"]) == 0
+        text = " ".join(capsys.readouterr().out.split())
+        helps[command] = text[text.index("--force") :].split("--", 2)[1]
+    assert helps["template"] != helps["kit"]
+    # rlsys grade names its own argument, not the pytest option it runs on.
+    assert main(["grade", str(tmp_path / "nosuch.py")]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("rlsys grade: error:") and "nosuch.py: no such file" in err
+    assert "--rlsys-" not in err
+    target = tmp_path / "kit"
+    assert main(["kit", "gradescope", str(target), "--wheel", "nosuch.whl"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "argument --wheel: nosuch.whl: no such file" in err and not target.exists()

@@ -3,13 +3,11 @@ rlsys grade's documented flags, and each instructor kit run the way its platform
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ from pytest_rlsys.grading.grader import Grader, prepare_battery
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import CLAIMS_EN, claim_text, has_cjk
 from pytest_rlsys.outputs import reports
-from pytest_rlsys.resources import exercise_path, solution_path
+from pytest_rlsys.resources import solution_path
 from tests.conftest import REPO, load_report
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
@@ -111,7 +109,7 @@ def test_each_failure_once_and_hidden_by_category(
     result = _run(pytester, buggy, "--rlsys-lang", "en")
     summary = _summary(result)
     text = "\n".join(result.outlines)
-    assert text.count("[TODO 1] ties in bottlenecks") == 1
+    assert text.count("[TODO 1] lists every tied bottleneck") == 1
     hidden = [line for line in summary if line.startswith("  - TODO 1:")]
     assert hidden and len(hidden) == len(set(hidden))  # one line per kind, with a count
     assert all(len(line) <= 100 for line in result.outlines)
@@ -247,121 +245,7 @@ def test_the_package_is_marked_not_to_be_rewritten() -> None:
     assert AssertionRewriter.is_rewrite_disabled(pytest_rlsys.__doc__ or "")
 
 
-# -- instructors: kits, each run the way its platform runs it -------------------------------
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "gpu"), env.get("PYTHONPATH", "")])
-    env["RLSYS_PYTHON"] = sys.executable
-    env.update(extra)
-    return env
-
-
-def _tree(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
-
-
-def test_gradescope_kit_grades_like_gradescope(tmp_path: Path) -> None:
-    assert main(["kit", "gradescope", str(tmp_path / "kit")]) == ExitCode.OK
-    with zipfile.ZipFile(tmp_path / "kit" / "autograder.zip") as zf:
-        assert sorted(zf.namelist()) == ["README.md", "run_autograder", "setup.sh"]
-        root = tmp_path / "autograder"  # Gradescope unzips into /autograder/source
-        zf.extractall(root / "source")
-        mode = zf.getinfo("run_autograder").external_attr >> 16
-    assert mode & 0o111, "run_autograder must be executable in the zip"
-    setup = (root / "source" / "setup.sh").read_text(encoding="utf-8")
-    assert "'pytest-rlsys==0.1.0'" in setup  # the pinned version of this package
-    subprocess.run(["bash", "-n", str(root / "source" / "setup.sh")], check=True)
-    (root / "submission").mkdir()
-    (root / "submission" / "rlsys_ledger.py").write_text(
-        solution_path().read_text(encoding="utf-8")
-    )
-    env = _env(RLSYS_AUTOGRADER_ROOT=str(root))
-    subprocess.run(
-        ["bash", str(root / "source" / "run_autograder")],
-        env=env,
-        check=True,
-        capture_output=True,
-        cwd=root,
-    )
-    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
-    assert results["score"] == 100 and len(results["tests"]) > 100
-    # A submission that is not there still gets results: score 0 and the reason.
-    (root / "submission" / "rlsys_ledger.py").unlink()
-    subprocess.run(
-        ["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, cwd=root
-    )
-    results = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
-    assert results["score"] == 0 and results["output"]
-
-
-def test_gradescope_kit_can_bundle_a_wheel(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    wheel = tmp_path / "pytest_rlsys-0.1.0-py3-none-any.whl"
-    wheel.write_bytes(b"PK")
-    assert main(["kit", "gradescope", str(tmp_path / "kit"), "--wheel", str(wheel)]) == 0
-    with zipfile.ZipFile(tmp_path / "kit" / "autograder.zip") as zf:
-        assert wheel.name in zf.namelist()
-        assert f'"$HERE/{wheel.name}"' in zf.read("setup.sh").decode()
-    bad = tmp_path / "pytest_rlsys-9.9.9-py3-none-any.whl"
-    bad.write_bytes(b"PK")
-    assert main(["kit", "gradescope", str(tmp_path / "k2"), "--wheel", str(bad)]) == 3
-    assert "0.1.0" in capsys.readouterr().err
-    assert main(["kit", "gradescope", str(tmp_path / "kit")]) == 2  # not empty: no --force
-
-
-def test_prairielearn_kit_grades_like_the_external_grader(tmp_path: Path) -> None:
-    kit = tmp_path / "question"
-    assert main(["kit", "prairielearn", str(kit)]) == ExitCode.OK
-    info = json.loads((kit / "info.json").read_text(encoding="utf-8"))
-    assert info["gradingMethod"] == "External"
-    assert info["externalGradingOptions"]["entrypoint"] == "/grade/tests/run.sh"
-    assert 'file-name="rlsys_ledger.py"' in (kit / "question.html").read_text(encoding="utf-8")
-    assert (kit / "rlsys_ledger.py").read_text(encoding="utf-8") == exercise_path().read_text(
-        encoding="utf-8"
-    )
-    assert "pytest-rlsys==0.1.0" in (kit / "docker" / "Dockerfile").read_text(encoding="utf-8")
-    grade = tmp_path / "grade"  # PrairieLearn mounts tests/ and the student's files here
-    (grade / "tests").mkdir(parents=True)
-    (grade / "student").mkdir()
-    (grade / "tests" / "run.sh").write_bytes((kit / "tests" / "run.sh").read_bytes())
-    (grade / "student" / "rlsys_ledger.py").write_text(solution_path().read_text(encoding="utf-8"))
-    env = _env(RLSYS_GRADE_ROOT=str(grade))
-    subprocess.run(
-        ["bash", str(grade / "tests" / "run.sh")], env=env, check=True, capture_output=True
-    )
-    results = json.loads((grade / "results" / "results.json").read_text(encoding="utf-8"))
-    assert results["gradable"] is True and results["score"] == 1.0
-
-
-def test_classroom_kit_grades_like_the_workflow(tmp_path: Path) -> None:
-    yaml = pytest.importorskip("yaml")
-    repo = tmp_path / "repo"
-    assert main(["kit", "classroom", str(repo)]) == ExitCode.OK
-    workflow = yaml.safe_load((repo / ".github" / "workflows" / "classroom.yml").read_text())
-    steps = workflow["jobs"]["run-autograding-tests"]["steps"]
-    install = next(s for s in steps if s.get("name") == "Install the grader")
-    assert "pytest-rlsys==0.1.0" in install["run"]
-    grading = next(s for s in steps if s.get("id") == "rlsys")
-    reporter = next(s for s in steps if "autograding-grading-reporter" in s.get("uses", ""))
-    assert reporter["with"]["runners"] == "rlsys"
-    assert "steps.rlsys.outputs.result" in reporter["env"]["RLSYS_RESULTS"]
-    # The learner's push: the finished exercise replaces the starter file.
-    (repo / "rlsys_ledger.py").write_text(solution_path().read_text(encoding="utf-8"))
-    output = tmp_path / "github_output"
-    env = _env(GITHUB_OUTPUT=str(output), RUNNER_TEMP=str(tmp_path))
-    subprocess.run(
-        ["bash", "-c", grading["run"]], cwd=repo, env=env, check=True, capture_output=True
-    )
-    # What the reporter does: decode the runner's result and sum the points.
-    line = next(x for x in output.read_text().splitlines() if x.startswith("result="))
-    result = json.loads(base64.b64decode(line.removeprefix("result=")))
-    points = sum(test["score"] for test in result["tests"])
-    # (the per-test scores are floats: their sum is 100 up to rounding)
-    assert (points, result["max_score"]) == (pytest.approx(100), 100)
-    json.loads((repo / ".github" / "classroom" / "autograding.json").read_text())
+# -- instructors: kits (tests/test_kits.py builds, installs and runs each one) ---------------
 
 
 # -- systems engineers: the ledger ----------------------------------------------------------
@@ -408,3 +292,298 @@ def test_ledger_reads_json_with_a_bom(tmp_path: Path, capsys: pytest.CaptureFixt
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_topology()).encode())
     assert main(["ledger", str(path), "--json"]) == ExitCode.OK
     assert json.loads(capsys.readouterr().out)["admission"]["decision"] == "tune"
+
+
+# -- instructors: platform files hold back what the learner may not see yet -------------------
+
+
+def test_gradescope_summary_holds_back_hidden_results() -> None:
+    from pytest_rlsys.outputs.registry import RenderOptions
+    from tests.platform_checks import check_gradescope
+
+    source = (REPO / "examples" / "learner_example.py").read_bytes()
+    grader = Grader(Path("rlsys_ledger.py"), source, 1)
+    grader.run_all()
+    report = grader.report()
+    assert any(c.visibility == "hidden" and c.status != "passed" for c in report.cases)
+    for visibility in ("after_due_date", "after_published", "hidden"):
+        options = RenderOptions(hidden_visibility=visibility)
+        doc = check_gradescope(
+            reports.render("gradescope", report, options=options), report, options
+        )
+        assert "hidden cases (" in doc["output"] and "34 points" not in doc["output"]
+    shown = RenderOptions(hidden_visibility="visible")
+    doc = check_gradescope(reports.render("gradescope", report, options=shown), report, shown)
+    assert "hidden cases failed" in doc["output"]  # visible: the categories are shown
+
+
+def test_platform_summaries_do_not_show_how_the_grader_ran() -> None:
+    report = ScoreReport(
+        cases=[],
+        seed=1,
+        submission=None,
+        submission_sha256=None,
+        battery_sha256=None,
+        notes=["the submission ran as a fresh unprivileged uid", "internal grader error: x"],
+    )
+    lines = "\n".join(reports.terminal_lines(report, "en"))
+    assert "unprivileged uid" not in lines and "internal grader error: x" in lines
+
+
+def test_seed_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_rlsys.settings import by_name
+
+    seed = tmp_path / "seed"
+    seed.write_text("987654321\n")
+    seed.chmod(0o600)
+    parse = by_name("seed").parse
+    assert parse is not None and parse(f"@{seed}") == 987654321 and parse("5") == 5
+    for bad in (f"@{tmp_path / 'nosuch'}", "@" + str(tmp_path)):
+        with pytest.raises(ValueError, match="cannot read the seed file"):
+            parse(bad)
+    seed.write_text("-3\n")
+    with pytest.raises(ValueError, match="between 0 and"):
+        parse(f"@{seed}")
+
+
+# -- the release for the package index --------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_release_script_builds_tests_and_checks_up_to_the_upload(tmp_path: Path) -> None:
+    pytest.importorskip("twine")
+    pytest.importorskip("hatchling")
+    env = {**os.environ, "PYTHON": sys.executable}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        ["bash", str(REPO / ".ci" / "release"), str(tmp_path / "dist")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASSED" in done.stdout and "ready; upload them with: twine upload" in done.stdout
+    built = sorted(p.name for p in (tmp_path / "dist").iterdir())
+    assert built == ["pytest_rlsys-0.1.0-py3-none-any.whl", "pytest_rlsys-0.1.0.tar.gz"]
+    # The workflow runs the same script, and only the upload comes after it.
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text())
+    steps = workflow["jobs"]["release"]["steps"]
+    runs = [i for i, s in enumerate(steps) if ".ci/release" in s.get("run", "")]
+    uploads = [i for i, s in enumerate(steps) if "pypi-publish" in s.get("uses", "")]
+    assert runs and uploads == [len(steps) - 1] and runs[0] < uploads[0]
+
+
+# -- learners: the grader's text wrapped at the terminal's width, never cut -----------------
+
+
+def _buggy_ties(reference_source: str) -> str:
+    return reference_source.replace("critical_fabrics = sorted(", "critical_fabrics = (")
+
+
+@pytest.mark.parametrize("columns", [60, 100, 200])
+def test_summary_wraps_at_the_terminal_width_and_cuts_nothing(
+    pytester: pytest.Pytester, reference_source: str, columns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    example = (REPO / "examples" / "learner_example.py").read_text(encoding="utf-8")
+    result = _run(pytester, example, "--rlsys-lang", "en")
+    summary = _summary(result)
+    assert all(reports.display_width(line) <= columns for line in summary), columns
+    assert not [line for line in summary if line.endswith("…")]  # nothing cut
+    # Joined back, the wrapped lines say everything: the whole message and the counts.
+    joined = " ".join(line.strip().removeprefix("↳").strip() for line in summary)
+    assert "expected ['pcie-1', 'pcie-2'], got ['pcie-1']" in joined
+    assert "(wrong value at $.critical_fabrics)" in joined
+    assert summary[0].startswith("=") and reports.display_width(summary[0]) == columns
+
+
+def test_a_long_input_is_shown_whole_and_pretty() -> None:
+    call = "transfer_ledger(" + repr([{"source": f"s{i}", "fabric_id": "f"} for i in range(9)])
+    call += ", {'s1': 'A', 's2': 'B'}, max_exposed_s_per_s=0.25)"
+    lines = reports.call_lines(call, "input", 60)
+    assert lines[0] == "  input:" and all(reports.display_width(x) <= 60 for x in lines)
+    import ast
+
+    body = "\n".join(lines[1:])
+    rebuilt = ast.parse(body.strip(), mode="eval").body
+    assert isinstance(rebuilt, ast.Call)
+    assert [ast.literal_eval(a) for a in rebuilt.args] == [
+        [{"source": f"s{i}", "fabric_id": "f"} for i in range(9)],
+        {"s1": "A", "s2": "B"},
+    ]
+    assert ast.literal_eval(rebuilt.keywords[0].value) == 0.25
+    # A short call stays on one line; a call that is not literal data is wrapped whole.
+    assert reports.call_lines("f(1)", "input", 60) == ["  input: f(1)"]
+    odd = "f(" + "x, " * 40 + ")"
+    assert "".join(p.strip().removeprefix("↳").strip() for p in reports.call_lines(odd, "in", 40))
+
+
+def test_wrapped_learner_text_never_starts_a_line_of_its_own() -> None:
+    # A message crafted to wrap exactly where a fake grader line would begin.
+    for width in (40, 60, 80, 120):
+        fake = "x" * (width - 30) + " Points 100/100 " + "total 100 / 100 " * 3
+        case = CaseResult(
+            id="todo1.visible.x",
+            section="todo1",
+            visibility="visible",
+            max_cents=100,
+            status="failed",
+            category="ties in bottlenecks",
+            message=fake,
+            call="pipeline_capacity({'a': 1}, 1, {'a': 1})",
+            got=fake,
+        )
+        lines = reports.failure_text(case, "en", width).splitlines()
+        assert all(reports.display_width(line) <= width for line in lines)
+        assert not [x for x in lines if x.startswith(("Points", "total"))], lines
+        assert all(x.startswith(("[", "  ")) for x in lines)
+
+
+def test_fit_and_rule_count_display_columns() -> None:
+    line = "  - TODO 1: " + "阶段" * 60
+    pieces = reports.fit(line, 50)
+    assert all(reports.display_width(p) <= 50 for p in pieces)
+    assert all(p.startswith("  " + reports.CONTINUED) for p in pieces[1:])
+    assert "".join(p.replace(reports.CONTINUED, "").strip() for p in pieces).endswith("阶段" * 60)
+    assert reports.display_width(reports.rule("=", "rlsys 得分", 61)) == 61
+
+
+# -- learners: smaller things said right --------------------------------------------------
+
+
+def _graded(source: str, seed: int = 1) -> ScoreReport:
+    grader = Grader(Path("rlsys_ledger.py"), source.encode("utf-8"), seed)
+    grader.run_all()
+    return grader.report()
+
+
+def _hidden(category: str, message: str = "wrong value") -> CaseResult:
+    return CaseResult(
+        id=f"todo1.hidden.{category}",
+        section="todo1",
+        visibility="hidden",
+        max_cents=100,
+        status="failed",
+        category=category,
+        message=message,
+    )
+
+
+def test_hidden_heading_counts_cases_and_kinds() -> None:
+    def report(*cases: CaseResult) -> ScoreReport:
+        return ScoreReport(
+            cases=list(cases), seed=1, submission=None, submission_sha256=None, battery_sha256=None
+        )
+
+    many = report(_hidden("a"), _hidden("a"), _hidden("b"))
+    assert "hidden cases failed (category only): 3 cases of 2 kinds" in reports.terminal_summary(
+        many
+    )
+    assert "未通过的隐藏用例（只显示类别）：3 个，共 2 类" in reports.terminal_summary(many, "zh")
+    assert "hidden cases failed (category only): 2" in reports.terminal_lines(
+        report(_hidden("a"), _hidden("b"))
+    )
+
+
+MEMORY_BOMB = """
+def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
+    return [0] * (10**10)
+
+
+def transfer_ledger(edges, placement):
+    return bytearray(10**11)
+
+
+def evaluate_topology(capacity_report, memory_by_pool, memory_limits, transfer_report,
+                      version_sync_ok, recovery_ok, max_exposed_s_per_s=0.1):
+    raise NotImplementedError
+"""
+
+
+def test_a_memory_bomb_is_said_once_per_todo() -> None:
+    lines = reports.terminal_summary(_graded(MEMORY_BOMB), "en")
+    said = [line for line in lines if "MemoryError" in line]
+    assert said == [
+        "  raised MemoryError at line 3 of your file",
+        "  raised MemoryError at line 7 of your file",
+    ], lines
+    # Only visible cases keep the exception's class (a hidden case's is the submission's
+    # choice), so the visible ones of each TODO are grouped; hidden ones say their kind.
+    assert any(line.endswith("cases (TODO 1) failed the same way:") for line in lines), lines
+    assert not [line for line in lines if line.startswith("failed visible")]  # all said
+
+
+def test_a_missing_package_says_only_the_standard_library_is_there() -> None:
+    report = _graded("import numpy\n")
+    for lang, hint in (("en", "only the standard library is available"), ("zh", "标准库")):
+        assert hint in "\n".join(reports.terminal_summary(report, lang))
+    assert "only the standard library" in reports.render("gradescope", report, "en")
+
+
+def test_classroom_test_code_is_in_the_runs_language() -> None:
+    from pytest_rlsys.outputs.registry import RenderOptions
+
+    report = _graded((REPO / "examples" / "learner_example.py").read_text(encoding="utf-8"))
+    for lang in ("en", "zh"):
+        doc = json.loads(reports.render("classroom", report, lang, RenderOptions(lang=lang)))
+        codes = [t["test_code"] for t in doc["tests"] if t["test_code"]]
+        assert codes and any(has_cjk(c) for c in codes) is (lang == "zh"), lang
+
+
+def test_template_names_the_file_as_written(tmp_path: Path) -> None:
+    assert main(["template", str(tmp_path / "mine.py")]) == ExitCode.OK
+    text = (tmp_path / "mine.py").read_text(encoding="utf-8")
+    assert "pytest --rlsys-submission mine.py" in text and "rlsys_ledger.py" not in text
+
+
+# -- instructors: every row below full marks says why ------------------------------------
+
+
+def test_every_score_below_full_marks_says_why(template_source: str) -> None:
+    cases = {
+        "": "the submission defines no function pipeline_capacity()",
+        template_source: "not implemented yet",
+        MEMORY_BOMB: "TODO 1 0/30: raised MemoryError ×",
+        (REPO / "examples" / "learner_example.py").read_text("utf-8"): "TODO 2 ",
+        "def pipeline_capacity(:\n": "SyntaxError",
+    }
+    for source, why in cases.items():
+        line = reports.below_full_marks(_graded(source), "en")
+        assert why in line and "\n" not in line and len(line) <= 300, (why, line)
+    assert reports.below_full_marks(_graded(solution_path().read_text("utf-8"))) == ""
+
+
+# -- the README's quick start -------------------------------------------------------------
+
+
+def _quick_start() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return [
+        block.strip() for block in section.split("```bash")[1:] for block in [block.split("```")[0]]
+    ]
+
+
+def test_quick_start_grades_first_and_tests_second(tmp_path: Path) -> None:
+    first, second = _quick_start()
+    install, grade = first.split(" && .venv/bin/rlsys ", 1)
+    # Command 1 installs only what grading needs (no test extra, no torch stack).
+    assert "[test]" not in install and "requirements/" not in install
+    assert install.endswith("pip install -c constraints.txt .")
+    argv = grade.split()
+    assert argv[:2] == ["grade", "examples/learner_example.py"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_rlsys", *argv, "--lang", "en"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and "TODO 2" in done.stdout and "Points 96.45/100" in done.stdout
+    # Command 2 installs the test stack and runs the test command .ci/run runs.
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert second.endswith("&& .venv/bin/pytest") and "\n.venv/bin/pytest\n" in ci
+    for part in ("-r requirements/ci-gpu-cpu.txt", "'.[test]'"):
+        assert part in second and part in ci

@@ -100,7 +100,7 @@ def test_other_commands_match_the_readme() -> None:
         documented.setdefault(command, set()).update(
             (m[0], m[1] or None) for m in ROW.findall(option_cell)
         )
-    assert set(documented) == {"template", "ledger", "kit"}
+    assert set(documented) == {"template", "ledger", "kit", "validate", "result"}
     for command, flags in documented.items():
         assert flags == command_flags(command), command
         declared = {(o.cli_flag, o.metavar) for o in settings.for_command(command)}
@@ -110,13 +110,36 @@ def test_other_commands_match_the_readme() -> None:
 def test_every_option_is_declared_once() -> None:
     pytest_options = [o.pytest_flag for o in settings.OPTIONS if o.pytest]
     assert len(pytest_options) == len(set(pytest_options))
-    for command in ("grade", "batch", "template", "ledger", "kit"):
+    for command in ("grade", "batch", "template", "ledger", "kit", "validate", "result"):
         flags = [o.cli_flag for o in settings.for_command(command)]
         assert len(flags) == len(set(flags)), command
     for option in settings.OPTIONS:
         assert option.pytest or option.commands, option.name
         assert option.ini_key is None or option.pytest  # an ini key is read by the plugin
         assert option.help.strip()
+
+
+def test_help_texts_take_their_defaults_from_the_records() -> None:
+    from pytest_rlsys.grading.outcomes import Limits
+    from pytest_rlsys.grading.rubric import Rubric
+    from pytest_rlsys.grading.scoring import RenderOptions
+    from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES
+
+    records = {"limits": Limits(), "render": RenderOptions(), "rubric": Rubric()}
+    for option in settings.OPTIONS:
+        # A default written as a literal would drift from the one the grader uses.
+        assert not re.search(r"default:? \d", option.help), option.name
+        if option.record is not None:
+            part, field = option.record
+            if part == "result_file":
+                value: object = DEFAULT_MAX_BYTES // 2**20
+            else:
+                value = getattr(records[part], field)
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            assert f"default {shown}" in option.help_text, option.name
+    limits = settings.limits_from({"timeout": 2.5, "child_user": "none"})
+    assert (limits.call_timeout_s, limits.child_user) == (2.5, None)
+    assert settings.limits_from({}) == Limits()
 
 
 @pytest.mark.parametrize(
@@ -158,8 +181,8 @@ def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> No
         assert f"{int(code)} " in top.split("exit codes:")[1]
     for command in ("grade", "batch", "template", "ledger", "kit"):
         assert main([command, "--help"]) == ExitCode.OK
-        text = " ".join(capsys.readouterr().out.split())
-        assert "exit codes: 0 completed; 2 usage error; 3 could not finish" in text
+        text = capsys.readouterr().out
+        assert "exit codes:\n  0  completed\n  2  usage error\n  3  could not finish" in text
     assert main([]) == ExitCode.USAGE
     assert main(["frobnicate"]) == ExitCode.USAGE
     assert "unknown command 'frobnicate'" in capsys.readouterr().err

@@ -85,8 +85,11 @@ def test_failed_visible_case_shows_input_expected_and_got(
     result = _grade(pytester, buggy, "--rlsys-lang", "en")
     result.stdout.fnmatch_lines(
         [
-            "*TODO 1] ties in bottlenecks*",
-            "*input: pipeline_capacity({'rollout': 240, 'reward': 160, 'learner': 80}*",
+            "*TODO 1] lists every tied bottleneck*",
+            # The whole input, pretty-printed when it does not fit the terminal's width.
+            "*input:*",
+            "*pipeline_capacity(*",
+            "*{'rollout': 240, 'reward': 160, 'learner': 80},*",
             "*expected: ?'learner', 'reward', 'rollout']",
             "*got: ?'rollout', 'reward', 'learner']",
         ]
@@ -115,6 +118,61 @@ def test_user_tests_and_config_do_not_interfere(
     )
     assert result.ret == 0
     result.assert_outcomes(passed=_item_count())
+
+
+# A learner's own project: its pytest table sets limits that would fail every case, and
+# its conftest.py drops every item, skips what is left and forges the score file.  pytest
+# imports both before the plugin can act, so the grade is made by a clean pytest.
+LEARNER_PYPROJECT = """\
+[tool.pytest.ini_options]
+addopts = "-p no:randomly"
+rlsys_timeout = "0.0001"
+rlsys_memory_mb = "1"
+"""
+LEARNER_CONFTEST = """\
+import json, pathlib, pytest
+pathlib.Path(__file__).with_name("conftest-ran").write_text("yes")
+
+def pytest_collection_modifyitems(items):
+    del items[1:]
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    pytest.skip("conftest")
+
+def pytest_unconfigure(config):
+    pathlib.Path("score.json").write_text(json.dumps({"score": 1}))
+"""
+
+
+@pytest.mark.parametrize("layout", ["pyproject", "conftest", "both"])
+def test_learner_command_grades_cleanly_in_the_learners_project(
+    pytester: pytest.Pytester, reference_source: str, layout: str
+) -> None:
+    if layout != "conftest":
+        _write(pytester, "pyproject.toml", LEARNER_PYPROJECT)
+    if layout != "pyproject":
+        _write(pytester, "conftest.py", LEARNER_CONFTEST)
+    result = _grade(pytester, reference_source)
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.OK, output
+    assert "Traceback" not in output and "Points 100/100" in output
+    result.assert_outcomes(passed=_item_count())
+    doc = load_report(pytester.path / "score.json")
+    assert doc["score"] == doc["max_score"] == 100
+    # The folder's files were read by the pytest the learner started (so a refusal would
+    # protect nothing); none of them took part in the grade.
+    assert (pytester.path / "conftest-ran").exists() == (layout != "pyproject")
+
+
+def test_learner_project_with_tests_named_beside_the_battery_is_a_usage_error(
+    pytester: pytest.Pytester, reference_source: str
+) -> None:
+    _write(pytester, "pyproject.toml", LEARNER_PYPROJECT)
+    _write(pytester, "test_mine.py", "def test_ok():\n    pass\n")
+    result = _grade(pytester, reference_source, "test_mine.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "test_mine.py" in result.stderr.str() and "clean pytest" in result.stderr.str()
 
 
 def test_plugin_is_inert_without_its_options(pytester: pytest.Pytester) -> None:
@@ -173,7 +231,8 @@ def test_rubric_file_overrides_points(pytester: pytest.Pytester, reference_sourc
     assert doc["max_score"] == 80
     rows = next(t for t in doc["tests"] if t["id"] == "todo2.hidden.rows")
     differential = next(t for t in doc["tests"] if t["id"] == "todo2.hidden.differential_0")
-    assert rows["max_score"] == pytest.approx(3 * differential["max_score"], abs=0.02)
+    # Each case's points are whole cents (largest remainder), so 3 x one case is within 3 cents.
+    assert rows["max_score"] == pytest.approx(3 * differential["max_score"], abs=0.035)
 
 
 @pytest.mark.parametrize(
@@ -198,6 +257,7 @@ def test_bad_rubric_is_a_usage_error_naming_file_and_key(
     assert fragment in result.stderr.str() and "rubric.toml" in result.stderr.str()
 
 
+@pytest.mark.slow  # two full grading runs in subprocesses
 def test_same_seed_gives_the_same_report(pytester: pytest.Pytester, reference_source: str) -> None:
     buggy = reference_source.replace("if margin < 0)", "if margin <= 0)")
     _grade(pytester, buggy)
@@ -405,8 +465,8 @@ def test_a_todos_hidden_cases_are_one_item_that_names_only_categories(
     result.stdout.fnmatch_lines(
         [
             "*battery.rlsys::todo1.hidden FAILED*",
-            "* of 36 hidden cases failed",
-            "[[]TODO 1[]] *: $.unstable_stages: wrong value*",
+            "* of * hidden cases failed",
+            "[[]TODO 1[]] *: wrong value at $.unstable_stages*",
             "*(hidden case: only its category is shown)",
         ]
     )

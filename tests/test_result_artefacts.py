@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_rlsys.cli.validate import grade_main
+from pytest_rlsys.cli import main as rlsys
 from pytest_rlsys.resources import schema_dir
 from pytest_rlsys.resultfile import checks as cc
 from pytest_rlsys.resultfile.artefacts import (
@@ -236,13 +236,11 @@ def test_the_cli_gates_on_artefacts(tmp_path: Path, capsys: pytest.CaptureFixtur
     doc = make_run(tmp_path / "art")
     path = tmp_path / "run.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    assert grade_main([str(path), "--artefacts", str(tmp_path / "art")]) == 0
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path / "art")]) == 0
     write_run_adapter(tmp_path / "art" / "release" / "adapters" / "initial", "updated")
-    assert grade_main([str(path), "--artefacts", str(tmp_path / "art")]) == 1
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path / "art")]) == 1
     capsys.readouterr()
-    with pytest.raises(SystemExit) as info:
-        grade_main([str(path), "--artefacts", str(tmp_path / "nowhere")])
-    assert info.value.code == 2
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path / "nowhere")]) == 2
     assert "not a folder" in capsys.readouterr().err
 
 
@@ -270,7 +268,7 @@ def test_a_group_that_never_ran_is_an_honest_failure_not_a_false_claim(tmp_path:
     assert grade.verdict == "failed", [c.message for c in grade.cases if c.score == 0]
     path = tmp_path / "run.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    assert grade_main([str(path), "--artefacts", str(tmp_path)]) == 4
+    assert rlsys(["result", str(path), "--artefacts", str(tmp_path)]) == 4
 
 
 def test_an_adapter_of_another_rank_contradicts_the_config(tmp_path: Path) -> None:

@@ -17,8 +17,7 @@ import pytest
 from rlsys_closure import plot
 from rlsys_closure.cli import main as closure_main
 
-from pytest_rlsys.cli.validate import grade_main
-from pytest_rlsys.cli.validate import main as validate_main
+from pytest_rlsys.cli import main as rlsys
 from pytest_rlsys.resultfile.loading import load_result_file
 
 HERE = Path(__file__).parent / "result_corpus" / "cleanroom"
@@ -52,7 +51,7 @@ def test_each_file_gets_the_exit_code_its_kind_must(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     path = _written(tmp_path, name)
-    code = grade_main([str(path)])
+    code = rlsys(["result", str(path)])
     out = capsys.readouterr()
     assert "Traceback" not in out.out + out.err
     want = MANIFEST[name]["exit"]
@@ -85,7 +84,7 @@ def test_no_command_raises_on_any_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     path = _written(tmp_path, name)
-    validate_main([str(path)])
+    rlsys(["validate", str(path)])
     closure_main(["summary", str(path)])
     try:
         view = plot.read_view(path)

@@ -18,7 +18,8 @@ expected.json keys (all optional except description):
   max_seconds       wall-clock bound for grading it
   root_only         only meaningful when the grader runs as root
   no_survivors      check that no process of the child user is left afterwards
-  slow              mark the test slow (it still runs by default)
+  slow              mark the test slow: over about 5 s (it still runs by default;
+                    `pytest -m "not slow"` leaves it out)
 """
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ from typing import Any
 
 import pytest
 
-from pytest_rlsys.grading import isolation
+from pytest_rlsys.grading import identity
 from pytest_rlsys.grading import leftovers as leftovers_module
 from pytest_rlsys.grading.grader import grade_file
-from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.scoring import ScoreReport
 from pytest_rlsys.outputs import reports
 from tests.conftest import processes
@@ -273,7 +274,7 @@ def test_scenario(name: str) -> None:
     uid = uid_of_child(expected)
     assert not leftovers(uid), "processes were already left over before this scenario"
     scratch_mark = len(leftovers_module.scratch_made)
-    uid_mark = len(isolation.allocated_uids)
+    uid_mark = len(identity.allocated_uids)
     started = time.monotonic()
     report = grade_file(submission_path(name), seed=SEED, limits=limits_for(expected))
     elapsed = time.monotonic() - started
@@ -281,7 +282,7 @@ def test_scenario(name: str) -> None:
     if expected.get("no_scratch_left"):
         assert not scratch_left(leftovers_module.scratch_made[scratch_mark:])
     if expected.get("nothing_owned_left"):
-        uids = isolation.allocated_uids[uid_mark:]
+        uids = identity.allocated_uids[uid_mark:]
         assert uids, "the child did not run under a fresh uid"
         assert not owned_leftovers(uids), owned_leftovers(uids)
     check_all(report)  # every platform file, as its consumer reads it (tests/test_interop.py)

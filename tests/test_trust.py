@@ -16,9 +16,11 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_rlsys.grading import identity as identity_mod
 from pytest_rlsys.grading import isolation, leftovers, private
 from pytest_rlsys.grading.grader import (
     SubmissionPathError,
@@ -26,7 +28,8 @@ from pytest_rlsys.grading.grader import (
     open_grader,
     read_submission,
 )
-from pytest_rlsys.grading.isolation import Limits
+from pytest_rlsys.grading.outcomes import Limits
+from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.resources import exercise_path, solution_path
 
@@ -85,7 +88,9 @@ def _read_outputs(folder: Path) -> dict[str, str]:
     "layout",
     ["ini_beside", "pyproject_beside", "conftest_beside", "ini_above", "pythonpath_plugin"],
 )
-def test_folder_config_is_refused_by_plain_pytest(pytester: pytest.Pytester, layout: str) -> None:
+def test_folder_config_takes_no_part_in_plain_pytest(
+    pytester: pytest.Pytester, layout: str
+) -> None:
     sub = _upload(pytester.path)
     folder = sub.parent
     (folder / "evil.py").write_text(EVIL_PLUGIN, encoding="utf-8")
@@ -115,12 +120,14 @@ def test_folder_config_is_refused_by_plain_pytest(pytester: pytest.Pytester, lay
             timeout=120,
         )
     output = result.stdout.str() + result.stderr.str()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR, output
-    assert "rlsys grade" in output and "Traceback" not in output
-    assert (
-        not (pytester.path / "score.json").exists()
-        or json.loads((pytester.path / "score.json").read_text("utf-8"))["score"] == 0
-    )
+    # Graded in a clean pytest of its own: the template fails its cases, as always, and
+    # the folder's settings and hooks (memory, child user, a skip-everything hook) are
+    # not in the grade.
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, output
+    assert "Traceback" not in output and "Points 0/100" in output
+    doc = json.loads((pytester.path / "score.json").read_text("utf-8"))
+    assert doc["score"] == 0 and doc["max_score"] == 100
+    assert all(case["status"] != "skipped" for case in doc["tests"])
 
 
 def test_rlsys_grade_ignores_the_folder_config(tmp_path: Path) -> None:
@@ -233,7 +240,7 @@ def test_oversized_file_is_read_with_a_bound(tmp_path: Path) -> None:
     with pytest.raises(SubmissionPathError, match="MiB") as info:
         read_submission(sub)
     assert not info.value.usage
-    grader = open_grader(sub, seed=1)
+    grader = open_grader(GradingRequest(submission=sub, seed=1))
     assert grader.refusal is not None and "MiB" in grader.refusal
 
 
@@ -277,7 +284,7 @@ def test_cleanup_failure_cannot_stop_the_reports(
     monkeypatch.setattr(leftovers, "remove_tree", broken)
     sub = _upload(tmp_path)
     report = tmp_path / "score.json"
-    run = GradingRun.create(sub, None, None, 1, "en", Limits(), {"report": report})
+    run = GradingRun.open(GradingRequest(submission=sub, seed=1, outputs={"report": report}))
     assert run.grader is not None
     run.grader.run_case(run.grader.cases[0].id)  # a child ran and left a scratch folder
 
@@ -296,7 +303,7 @@ def test_cleanup_failure_cannot_stop_the_reports(
 
 @root_only
 def test_clean_uid_removes_ipc_files_and_processes() -> None:
-    uid = isolation.child_identity("auto")
+    uid = identity_mod.child_identity("auto")
     assert uid is not None and uid.fresh
     # A world-writable folder the uid can reach (tmp_path's parents are root-only).
     folder = Path(tempfile.mkdtemp(prefix="rlsys-shared-"))
@@ -312,7 +319,7 @@ def test_clean_uid_removes_ipc_files_and_processes() -> None:
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
-    python = isolation.child_interpreter(uid)
+    python = identity_mod.child_interpreter(uid)
     if python is None:
         pytest.skip("no Python executable by an unprivileged uid on this machine")
     proc = subprocess.Popen(
@@ -347,7 +354,7 @@ def test_clean_uid_removes_ipc_files_and_processes() -> None:
 def test_a_check_that_crashes_scores_zero_without_data(tmp_path: Path) -> None:
     sub = tmp_path / "mine.py"
     sub.write_text(solution_path().read_text("utf-8"), encoding="utf-8")
-    grader = open_grader(sub, seed=1)
+    grader = open_grader(GradingRequest(submission=sub, seed=1))
     hidden = next(c for c in grader.cases if c.visibility == "hidden")
 
     def crash(outcomes: object) -> object:
@@ -357,23 +364,11 @@ def test_a_check_that_crashes_scores_zero_without_data(tmp_path: Path) -> None:
     result = grader.run_case(hidden.id)
     grader.close()
     assert result.status == "error" and result.cents == 0
-    assert "secret" not in result.message and "OverflowError" in result.message
+    assert "secret" not in result.message and result.kind == "grader_fault"
+    # Which exception a hidden case provoked is not named anywhere (it could be chosen).
+    assert "OverflowError" not in result.message
     assert any("internal grader error" in note for note in grader.notes)
-
-
-def test_hidden_outcome_keeps_only_builtin_names() -> None:
-    from pytest_rlsys.grading.grader import OWN_EXCEPTION, hidden_outcome
-
-    own = isolation.CallOutcome("raised", exc_type="Leak_rates_20_40", message="args...")
-    assert hidden_outcome(own).exc_type == OWN_EXCEPTION and hidden_outcome(own).message == ""
-    builtin = isolation.CallOutcome("raised", exc_type="KeyError", message="'stage'", line=4242)
-    assert hidden_outcome(builtin).exc_type == "KeyError"
-    assert hidden_outcome(builtin).line is None  # which line raises is the submission's choice
-    for kind, message in (("crashed", "exited with code 137"), ("protocol", "garbled: 'x42'")):
-        hidden = hidden_outcome(isolation.CallOutcome(kind, message=message))  # type: ignore[arg-type]
-        assert "137" not in hidden.message and "42" not in hidden.message and hidden.message
-    value = isolation.CallOutcome("returned", value={"a": [{"$rlsys_nonplain": "Leak_1"}]})
-    assert "Leak" not in json.dumps(hidden_outcome(value).value)
+    assert not any("OverflowError" in note for note in grader.notes)
 
 
 # -- 3. text ----------------------------------------------------------------------------------
@@ -412,7 +407,7 @@ def test_fresh_uids_are_never_reused_in_one_run() -> None:
 
     def take(count: int) -> None:
         for _ in range(count):
-            identity = isolation.child_identity("auto")
+            identity = identity_mod.child_identity("auto")
             assert identity is not None
             with lock:
                 assert identity.uid not in seen
@@ -424,7 +419,7 @@ def test_fresh_uids_are_never_reused_in_one_run() -> None:
     for thread in threads:
         thread.join()
     assert len(seen) == 6000
-    assert all(isolation.EPHEMERAL_UID_BASE <= uid < 2**32 - 1 for uid in seen)
+    assert all(identity_mod.EPHEMERAL_UID_BASE <= uid < 2**32 - 1 for uid in seen)
 
 
 # -- 9. private files --------------------------------------------------------------------------
@@ -544,6 +539,7 @@ def test_classroom_kit_never_runs_a_pytest_rlsys_folder_of_the_learners(tmp_path
         RLSYS_PYTHON=sys.executable,
         GITHUB_OUTPUT=str(output),
         RUNNER_TEMP=str(tmp_path),
+        RLSYS_SEED="1",  # the course's secret (without it the kit grades nothing)
     )
     env.pop("PYTHONPATH", None)
     subprocess.run(
@@ -584,7 +580,7 @@ def test_an_interpreter_that_cannot_start_is_replaced_by_a_probed_one(
     broken = tmp_path / "python-that-is-not"
     broken.write_text("#!/nonexistent/interpreter\n")
     broken.chmod(0o755)
-    monkeypatch.setattr(isolation, "likely_interpreter", lambda user: str(broken))
+    monkeypatch.setattr(identity_mod, "likely_interpreter", lambda user: str(broken))
     child = isolation.ChildProcess("def f(x):\n    return x\n", "mine.py", ["f"], Limits())
     try:
         assert child.ensure_loaded().ok
@@ -600,9 +596,9 @@ def test_a_submission_that_exits_127_at_import_is_its_own_crash(
     # 127 is also what a Python that cannot start exits with: the probe confirms the
     # interpreter, so the crash stays the submission's (and the load is not retried twice).
     probes: list[object] = []
-    real = isolation.child_interpreter
+    real = identity_mod.child_interpreter
     monkeypatch.setattr(
-        isolation, "child_interpreter", lambda user: probes.append(user) or real(user)
+        identity_mod, "child_interpreter", lambda user: probes.append(user) or real(user)
     )
     child = isolation.ChildProcess("import os\nos._exit(127)\n", "mine.py", ["f"], Limits())
     try:
@@ -613,3 +609,149 @@ def test_a_submission_that_exits_127_at_import_is_its_own_crash(
         assert child.ensure_loaded() is load  # a failed load is final
     finally:
         child.close()
+
+
+# -- round 3, class 1: hidden feedback from a closed vocabulary ----------------------------
+
+_WRAP = """
+_NAMES = ("pipeline_capacity", "transfer_ledger", "evaluate_topology")
+_ORIGINAL = {{n: globals()[n] for n in _NAMES}}
+{pad}
+def _wrapped(name):
+    def call(*args, **kwargs):
+        import os, signal, time
+        token = {token!r}
+        time.sleep(0.001 * (len(repr(args)) % 7))  # timing per case is the submission's too
+        {body}
+    return call
+
+
+for _name in list(_ORIGINAL):
+    globals()[_name] = _wrapped(_name)
+"""
+# Each behaviour twice, with two different learner choices (the token): a hidden case's
+# record must be the same for both, so the choice carries nothing out.
+_CHOOSERS = {
+    "builtin_class": (
+        "KeyError",
+        "IndexError",
+        "raise getattr(__builtins__, token, KeyError)(repr(args))",
+    ),
+    "own_class": (
+        "LEAK_A",
+        "LEAK_B",
+        "raise type(token + repr(args)[:40], (Exception,), {})(repr(args))",
+    ),
+    "exit_code": (3, 77, "os._exit(token)"),
+    "signal": (15, 10, "os.kill(os.getpid(), token)"),
+    "line": ("", "\n" * 40, "raise KeyError('x')"),
+    "nested_path": (
+        0,
+        1,
+        (
+            "result = _ORIGINAL[name](*args, **kwargs)\n"
+            "        for key, value in result.items():\n"
+            "            if type(value) is list and value:\n"
+            "                value[token % len(value)] = 'LEAK_' + repr(args)[:30]\n"
+            "        return result"
+        ),
+    ),
+    "invented_keys": (
+        "LEAK_1",
+        "LEAK_2",
+        "return {token + repr(args)[:30]: {'$rlsys_nonplain': token}}",
+    ),
+}
+
+
+def _hidden_part(report: Any) -> list[dict[str, Any]]:
+    return [t for t in report.to_json()["tests"] if t["visibility"] == "hidden"]
+
+
+@pytest.mark.parametrize("behaviour", sorted(_CHOOSERS))
+def test_hidden_feedback_is_the_same_whatever_the_submission_chooses(
+    tmp_path: Path, behaviour: str
+) -> None:
+    from pytest_rlsys.grading.verdicts import HIDDEN_KINDS, PATH_KINDS
+    from pytest_rlsys.messages import HIDDEN_WORDS, hidden_message
+
+    first, second, body = _CHOOSERS[behaviour]
+    parts = []
+    for token in (first, second):
+        pad = token if behaviour == "line" else ""
+        source = solution_path().read_text("utf-8") + _WRAP.format(pad=pad, token=token, body=body)
+        path = tmp_path / f"{behaviour}_{len(parts)}.py"
+        path.write_text(source, encoding="utf-8")
+        limits = Limits(call_timeout_s=2.0, budget_s=60.0)
+        report = grade_file(path, seed=3, limits=limits)
+        parts.append(_hidden_part(report))
+        visible = [c for c in report.cases if c.visibility == "visible"]
+        assert any(c.status != "passed" for c in visible)  # the behaviour did happen
+    assert parts[0] == parts[1]  # nothing the submission chose reached a hidden case
+    words = {w.get(lang) for w in HIDDEN_WORDS.values() for lang in ("en", "zh")}
+    assert set(HIDDEN_WORDS) == set(HIDDEN_KINDS)
+    for test in parts[0]:
+        assert test["kind"] in HIDDEN_KINDS
+        path = test.get("path", "")
+        assert test["message"] == hidden_message(test["kind"], path, "en")
+        assert path == "" or test["kind"] in PATH_KINDS
+        assert "LEAK" not in json.dumps(test)
+    assert words  # the vocabulary is not empty
+
+
+def test_a_reloaded_child_cannot_show_what_an_earlier_one_left(tmp_path: Path) -> None:
+    # The first child writes the hidden input where the next child's import can find it
+    # and raise it as its load error; only the grader's words may be shown then.
+    spot = tmp_path / "spot"
+    spot.mkdir(mode=0o777)
+    spot.chmod(0o777)
+    source = (
+        "import os\n"
+        f"SPOT = {str(spot / 'note')!r}\n"
+        "if os.path.exists(SPOT):\n"
+        "    raise RuntimeError('LEAK ' + open(SPOT).read())\n"
+        + solution_path().read_text("utf-8")
+        + "\n_real = pipeline_capacity\n"
+        "def pipeline_capacity(*args, **kwargs):\n"
+        "    with open(SPOT, 'w') as f:\n"
+        "        f.write(repr(args))\n"
+        "    os._exit(1)\n"
+    )
+    path = tmp_path / "mine.py"
+    path.write_text(source, encoding="utf-8")
+    report = grade_file(path, seed=3, limits=Limits(call_timeout_s=2.0))
+    text = json.dumps(report.to_json())
+    assert "LEAK" not in text
+    assert report.load_error is None  # the first load succeeded
+
+
+def test_hidden_output_is_never_shown(tmp_path: Path) -> None:
+    source = solution_path().read_text("utf-8") + (
+        "\n_real = transfer_ledger\n"
+        "def transfer_ledger(*args, **kwargs):\n"
+        "    print('LEAK', repr(args)[:60])\n"
+        "    return _real(*args, **kwargs)\n"
+    )
+    path = tmp_path / "mine.py"
+    path.write_text(source, encoding="utf-8")
+    grader = open_grader(GradingRequest(submission=path, seed=3))
+    grader.run_all()
+    report = grader.report()
+    printed = grader.captured_output()
+    hidden_args = [
+        repr(tuple(c.calls[0].args))[:60] for c in grader.cases if c.visibility == "hidden"
+    ]
+    assert not any(args in printed for args in hidden_args)
+    assert report.score == report.max_score
+
+
+def test_the_score_schema_lists_the_closed_vocabulary() -> None:
+    from pytest_rlsys.grading.verdicts import HIDDEN_KIND, HIDDEN_KINDS, PROBLEM_KINDS
+    from pytest_rlsys.messages import HIDDEN_WORDS
+
+    schema = json.loads((Path(__file__).parents[1] / "schemas/rlsys-score.v1.json").read_text())
+    item = schema["properties"]["tests"]["items"]
+    assert set(item["properties"]["kind"]["enum"]) == set(PROBLEM_KINDS) | set(HIDDEN_KINDS)
+    assert item["then"]["properties"]["kind"]["enum"] == list(HIDDEN_KINDS)
+    assert set(HIDDEN_KIND) == set(PROBLEM_KINDS) and set(HIDDEN_KIND.values()) == set(HIDDEN_KINDS)
+    assert set(HIDDEN_WORDS) == set(HIDDEN_KINDS)

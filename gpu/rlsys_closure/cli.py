@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +37,12 @@ Nothing runs on the GPU until preflight and the CPU-side preparation (adapter,
 rollout source, both configs composed and diffed) have passed. If the only
 preflight failure is the model cache, the pinned revision is fetched first.
 Result files are records: a label that already has one is refused.
+
+No wait is unbounded: each step inside a group has --phase-timeout, each
+group's process --group-timeout; a group that runs past either ends as a
+failed result file naming the phase it was stuck in, and every process the
+group started (Ray, the vLLM engine and its children) is killed before the
+next group starts.
 
 exit codes: {codes}
 """
@@ -162,6 +169,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not take a sample at every phase boundary",
     )
+    r.add_argument(
+        "--group-timeout",
+        type=_positive,
+        default=3600.0,
+        metavar="SECONDS",
+        help="deadline of each group's process (default 3600); past it the group's "
+        "processes are killed and the run ends as a failed result file naming the "
+        "phase it was stuck in",
+    )
+    r.add_argument(
+        "--phase-timeout",
+        type=_positive,
+        default=900.0,
+        metavar="SECONDS",
+        help="deadline of each step inside a group (each phase, engine start and weight "
+        "sync included; default 900); a step past it fails the group with that step named",
+    )
     r.add_argument("--n-prompts", type=_positive_int, default=8)
     r.add_argument("--max-new-tokens", type=_positive_int, default=64)
     r.add_argument("--gpu-memory-utilization", type=_positive, default=0.4)
@@ -259,9 +283,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         gpu_memory_utilization=args.gpu_memory_utilization,
         seed=args.seed,
         fetch=not args.no_fetch,
+        group_timeout_s=args.group_timeout,
+        phase_timeout_s=args.phase_timeout,
         extra_overrides=tuple(args.override),
     )
-    return run(opts)
+    # smoke.sh's timeout(1) and schedulers stop with SIGTERM: make it unwind like
+    # Ctrl-C, so the groups (in sessions of their own) are killed, not orphaned.
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return run(opts)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def cmd_summary(args: argparse.Namespace) -> int:

@@ -19,11 +19,13 @@ module must import on a CPU box for the CLI and the tests.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 import math
 import os
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -31,9 +33,18 @@ from pathlib import Path
 from typing import Any
 
 from rlsys_closure.config import optional_module
+from rlsys_closure.deadline import MARKER_ENV, Watchdog, interrupt_main_thread
+from rlsys_closure.determinism import DETERMINISM_ENV
 from rlsys_closure.events import EventRecorder
 from rlsys_closure.preflight import installed_versions
-from rlsys_closure.sampler import MIB, MemorySampler, cuda_device_index, host_used_mb, load_nvml
+from rlsys_closure.sampler import (
+    MIB,
+    ChildSampling,
+    MemorySampler,
+    cuda_device_index,
+    host_used_mb,
+    load_nvml,
+)
 from rlsys_closure.workload import score, sft_batch, verl_sft_tensordict
 
 
@@ -93,6 +104,22 @@ class GroupRecord:
 
 _UNSET: Any = object()
 
+# Defaults of the spec's deadlines (the runner's --phase-timeout sets them).
+DEFAULT_PHASE_TIMEOUT_S = 900.0
+# After the watchdog interrupts a stuck step, the ordinary failure path has this
+# long to record it and shut Ray down before the hard stop.
+TIMEOUT_GRACE_S = 30.0
+EXIT_TIMED_OUT = 124
+
+
+class PhaseTimeout(TimeoutError):
+    """A step of the group ran past its deadline."""
+
+
+def phase_file(record_path: Path) -> Path:
+    """Where the driver notes the step it is in (read by the runner after a kill)."""
+    return record_path.with_name(record_path.name.removesuffix(".json") + ".phase.json")
+
 
 def _first(result: Any) -> Any:
     # ONE_TO_ALL methods return one value per worker; there is one worker.
@@ -121,6 +148,19 @@ def runtime_env_without_cuda(cfg: Any) -> dict[str, Any]:
     return env
 
 
+def closure_runtime_env(cfg: Any) -> dict[str, Any]:
+    """verl's runtime env (without a device query) plus the determinism settings,
+    and the group's marker: every Ray worker of the group's job, and everything it
+    starts (the vLLM engine's children), carries it, even on a Ray cluster the
+    group did not start, so the runner's sweep finds them all."""
+    env = runtime_env_without_cuda(cfg)
+    env_vars = env.setdefault("env_vars", {})
+    env_vars.update(DETERMINISM_ENV)
+    if MARKER_ENV in os.environ:
+        env_vars[MARKER_ENV] = os.environ[MARKER_ENV]
+    return env
+
+
 class GroupDriver:
     """One group: verl's worker, rollout servers and checkpoint manager, then one cycle.
 
@@ -129,22 +169,46 @@ class GroupDriver:
     the driver and replace only the rollout engine and the GPU resource.
     """
 
+    # What the periodic sampler process loads as NVML ("module:attr", called; or
+    # "none"). It must name the same NVML as ``nvml`` (a CPU test names its own).
+    sampler_nvml = "rlsys_closure.sampler:load_nvml"
+
     def __init__(self, spec: dict[str, Any], record: GroupRecord, nvml: Any = _UNSET) -> None:
         self.spec = spec
         self.record = record
         self.nvml: Any = load_nvml() if nvml is _UNSET else nvml
         self.device_index = cuda_device_index(self.nvml)
+        # Periodic samples come from a child process: this interpreter imports
+        # verl, vLLM and torch while it runs, and a single native import holds
+        # the GIL longer than two sampling intervals (see sample_child).
+        child = (
+            ChildSampling(
+                nvml=self.sampler_nvml if self.nvml is not None else "none",
+                out=record.path.with_name(f"{spec['group']}.periodic.jsonl"),
+            )
+            if spec.get("periodic_sampler", "process") == "process"
+            else None
+        )
         self.sampler = MemorySampler(
             self.nvml,
             device_index=self.device_index,
             interval_s=float(spec["sample_interval_s"]),
             host_probe=host_used_mb,
             boundary_samples=bool(spec["boundary_samples"]),
+            child=child,
         )
         self.recorder = EventRecorder(hooks=[self.sampler.boundary_hook])
         self.wg: Any = None  # actor/rollout worker group, once spawned
         self.recorder.add_hook(self._actor_memory_hook)
+        self.recorder.add_hook(self._deadline_hook)
         self.current_phase: str | None = None
+        self.step: str = "start"
+        self.watchdog = Watchdog(
+            float(spec.get("phase_timeout_s") or DEFAULT_PHASE_TIMEOUT_S), self._on_timeout
+        )
+        self.timed_out: str | None = None
+        self.grace_s = TIMEOUT_GRACE_S
+        self._finished = threading.Event()
         self.drain_errors: list[str] = []
         root = spec.get("artefacts_dir")
         self.artefacts: Path | None = Path(root) / spec["group"] if root else None
@@ -173,7 +237,73 @@ class GroupDriver:
 
     def ray_init(self, cfg: Any) -> None:
         ray = optional_module("ray")
-        ray.init(runtime_env=runtime_env_without_cuda(cfg), include_dashboard=False)
+        ray.init(runtime_env=closure_runtime_env(cfg), include_dashboard=False)
+
+    # -- deadlines ------------------------------------------------------------------
+    def _deadline_hook(self, phase: str, edge: str) -> None:
+        # Each phase, and the work after it up to the next one (hashing, drains,
+        # the tokenizer), gets the same deadline: nothing waits unbounded.
+        self.step = phase if edge == "start" else f"after {phase}"
+        self.watchdog.arm(self.step)
+        self._note_step(edge)
+
+    def _note_step(self, edge: str) -> None:
+        # A note for the runner (read after a kill); the record says the rest.
+        with contextlib.suppress(OSError):
+            write_json_atomic(
+                phase_file(self.record.path),
+                {
+                    "step": self.step,
+                    "phase": self.current_phase,
+                    "edge": edge,
+                    "t_s": time.monotonic(),
+                },
+            )
+
+    def _on_timeout(self, step: str, timeout_s: float) -> None:
+        """Called from the watchdog thread: interrupt, then (if need be) stop hard."""
+        self.timed_out = step
+        sys.stderr.write(
+            f"driver: {step!r} did not finish within {timeout_s:g} s (--phase-timeout); "
+            "interrupting the group\n"
+        )
+        interrupt_main_thread()
+        if not self._finished.wait(self.grace_s):
+            self._hard_stop(step, timeout_s)
+
+    def _timeout_failure(self, step: str, timeout_s: float) -> dict[str, Any]:
+        phase = self.current_phase or "init"
+        return {
+            "type": "PhaseTimeout",
+            "message": (
+                f"{step!r} did not finish within {timeout_s:g} s (--phase-timeout) in phase "
+                f"{phase!r}; a wait on the rollout engine or the weight sync never returned "
+                "(see the group log)"
+            ),
+            "phase": self.current_phase,
+            "step": step,
+            "traceback": "",
+        }
+
+    def _hard_stop(self, step: str, timeout_s: float) -> None:
+        """The main thread did not unwind: record the failure without any remote call,
+        stop the sampler and exit; the runner kills what the group started."""
+        d = self.record.data
+        d["status"] = "failed"
+        d["failure"] = self._timeout_failure(step, timeout_s)
+        try:
+            d["events"].extend(e.as_dict() for e in list(self.recorder.events))
+            d["events"].sort(key=lambda e: e["t_s"])
+            self.sampler.stop()
+            d["samples"] = _merge_samples(
+                d["samples"], [s.as_dict() for s in self.sampler.snapshot()]
+            )
+            d["sampler_errors"] = [*self.sampler.errors, *self.drain_errors]
+            self.record.flush()
+        finally:
+            sys.stderr.write(f"driver: hard stop after {step!r} timed out\n")
+            sys.stderr.flush()
+            os._exit(EXIT_TIMED_OUT)
 
     # -- evidence ---------------------------------------------------------------
     def _actor_memory_hook(self, phase: str, edge: str) -> None:
@@ -196,6 +326,8 @@ class GroupDriver:
                 d["events"].extend(drained.get("events", []))
                 d["samples"].extend(drained.get("samples", []))
                 d["actor_memory"].update(drained.get("actor_memory", {}))
+                if drained.get("determinism") is not None:
+                    d["actor_determinism"] = drained["determinism"]
             except Exception as exc:
                 self.drain_errors.append(f"drain: {type(exc).__name__}: {exc}")
         d["events"].extend(e.as_dict() for e in self.recorder.events)
@@ -203,6 +335,7 @@ class GroupDriver:
         d["events"].sort(key=lambda e: e["t_s"])
         d["init_steps"] = _init_steps(self.recorder.init_events)
         d["samples"] = _merge_samples(d["samples"], [s.as_dict() for s in self.sampler.snapshot()])
+        d["periodic_sampler_priority"] = self.sampler.child_priority
         # Both sources, in order: a drain error never hides the sampler's own.
         d["sampler_errors"] = [*self.sampler.errors, *self.drain_errors]
         self.record.flush()
@@ -217,11 +350,21 @@ class GroupDriver:
     # -- the run ----------------------------------------------------------------
     def run(self) -> None:
         self.sampler.start()
+        self.record.data["periodic_sampler"] = self.sampler.periodic_source
+        self.watchdog.arm("start")
+        self._note_step("start")
+        self.watchdog.start()
         try:
             self._run()
             self.record.data["status"] = "completed"
         except BaseException as exc:
             self.record.data["status"] = "failed"
+            if self.timed_out is not None:
+                self.record.data["failure"] = self._timeout_failure(
+                    self.timed_out, self.watchdog.timeout_s
+                )
+                self.record.data["failure"]["traceback"] = traceback.format_exc()[-8000:]
+                raise PhaseTimeout(self.record.data["failure"]["message"]) from exc
             self.record.data["failure"] = {
                 "type": type(exc).__name__,
                 "message": (str(exc) or repr(exc))[:4000],
@@ -230,10 +373,16 @@ class GroupDriver:
             }
             raise
         finally:
+            # The teardown is bounded too (a drain from a dead actor, ray.shutdown).
+            self.watchdog.arm("shutdown")
             self.sampler.stop()
-            self.record.data["driver_gpu_processes"] = _gpu_processes(self.nvml, self.device_index)
+            procs, why = gpu_processes(self.nvml, self.device_index)
+            self.record.data["driver_gpu_processes"] = procs
+            self.record.data["driver_gpu_processes_error"] = why
             self._collect()
             self._shutdown()
+            self.watchdog.stop()
+            self._finished.set()
 
     def _shutdown(self) -> None:
         try:
@@ -350,7 +499,19 @@ class GroupDriver:
         self.current_phase = None
 
     def _check_streamed(self, label: str, expected: str) -> None:
-        """The rollout received exactly the adapter the actor holds."""
+        """verl's sender was handed exactly the adapter the actor holds.
+
+        What this proves, precisely: the probe on the actor's
+        ``rollout.update_weights`` hashed the ``(name, tensor)`` stream verl passed
+        to it during this sync (what verl's ``BucketedWeightSender`` then sends to
+        vLLM), and that hash equals the actor's own LoRA hash. It does NOT prove
+        that vLLM loaded those tensors or serves them: nothing is read back from
+        vLLM. What the run shows on the vLLM side is only that every
+        ``rollout_after_update`` response carries ``global_steps == 1``, which verl
+        sets after ``update_weights_from_ipc`` returned (``vllm_rollout.py:243-250``)
+        -- the load did not raise. The initial adapter's ``lora_B`` is zero, so the
+        rollout before the update cannot tell which adapter is served either.
+        """
         streamed = _first(self.wg.closure_streamed_lora(label))
         self.record.data.setdefault("streamed_lora", {})[label] = streamed
         sha = streamed.get("sha256") if isinstance(streamed, dict) else None
@@ -362,8 +523,8 @@ class GroupDriver:
         if sha != expected:
             self.current_phase = label
             raise RuntimeError(
-                f"{label}: the rollout received LoRA {sha} but the actor holds {expected}"
-                + ("" if streamed else " (no adapter update was streamed)")
+                f"{label}: verl's weight sender was handed LoRA {sha} but the actor holds "
+                f"{expected}" + ("" if streamed else " (no adapter update was streamed)")
             )
 
 
@@ -394,10 +555,15 @@ def _require_global_steps(phase: str, steps: Sequence[Any], expected: int) -> No
         )
 
 
-def _gpu_processes(nvml: Any, index: int) -> list[dict[str, Any]] | None:
-    """Processes holding memory on the GPU, as NVML lists them (None when unknown)."""
+def gpu_processes(nvml: Any, index: int) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """Processes holding memory on the GPU as NVML lists them, or None and why not.
+
+    NVML's process list raises in some virtualised setups, and inside a PID
+    namespace (a container) it lists host pids, which never equal ours: the
+    caller must treat "None" as unknown, and an empty match as weak evidence.
+    """
     if nvml is None:
-        return None
+        return None, "no NVML"
     try:
         nvml.nvmlInit()
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
@@ -410,9 +576,9 @@ def _gpu_processes(nvml: Any, index: int) -> list[dict[str, Any]] | None:
             for p in procs
         ]
         nvml.nvmlShutdown()
-        return out
-    except Exception:
-        return None
+        return out, None
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:300]
 
 
 def _tokenizer(model_path: str) -> Any:
@@ -545,7 +711,7 @@ def main(
             f" s: {type(exc).__name__}: {exc}\n"
         )
         traceback.print_exc(file=sys.stderr)
-        return 5
+        return EXIT_TIMED_OUT if isinstance(exc, PhaseTimeout) else 5
     return 0
 
 

@@ -107,6 +107,11 @@ class PreflightOptions:
     min_disk_gib: float = 5.0
     min_host_available_gib: float = 8.0
     cuda_probe_timeout_s: float = 120.0
+    # The mechanisms probe imports torch twice (it spawns a receiver) and vLLM once.
+    mechanisms_probe_timeout_s: float = 240.0
+    # vLLM's multi-process executor (verl forces it even on one GPU) keeps its
+    # message queues in /dev/shm; Docker's default 64 MiB fails minutes in.
+    min_shm_gib: float = 1.0
 
 
 @dataclass
@@ -212,6 +217,36 @@ def cuda_probe(timeout_s: float = 120.0) -> dict[str, Any]:
         raise RuntimeError(tail[-1] if tail else f"probe exited with {proc.returncode}")
     data: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return data
+
+
+MECHANISMS = ("cuda_ipc", "cumem_sleep", "nvml_processes")
+
+
+def gpu_mechanisms_probe(timeout_s: float = 240.0) -> dict[str, Any]:
+    """Run :mod:`rlsys_closure.gpu_probe` in a child (no CUDA context here); its JSON."""
+    env = dict(os.environ)
+    pkg_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rlsys_closure.gpu_probe"],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        env=env,
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise RuntimeError(tail[-1] if tail else f"probe exited with {proc.returncode}")
+    data: dict[str, Any] = json.loads(lines[-1])
+    return data
+
+
+def shm_usage() -> tuple[int, int]:
+    """(total, free) bytes of /dev/shm."""
+    usage = shutil.disk_usage("/dev/shm")
+    return usage.total, usage.free
 
 
 def disk_free_bytes(path: Path) -> int:
@@ -338,6 +373,78 @@ def check_cuda(opts: PreflightOptions) -> CheckResult:
         f"torch {info.get('torch')}, CUDA {info.get('cuda')}, {info.get('device_count')} device(s)",
         info,
     )
+
+
+def check_mechanisms(opts: PreflightOptions, cuda_ok: bool) -> list[CheckResult]:
+    """CUDA IPC, vLLM's cuMem sleep/wake seen by NVML, NVML's process list.
+
+    One child process tries each for real (seconds, no model). A failed
+    mechanism fails preflight with what to do; NVML's process list can only warn:
+    the run does not need it, only one line of its evidence does.
+    """
+    if not cuda_ok:
+        return [CheckResult(n, "skip", "no usable CUDA device") for n in MECHANISMS]
+    try:
+        found = gpu_mechanisms_probe(opts.mechanisms_probe_timeout_s)
+    except KeyboardInterrupt:
+        raise
+    except subprocess.TimeoutExpired:
+        return [
+            CheckResult(
+                n,
+                "fail",
+                f"the mechanisms probe did not finish within {opts.mechanisms_probe_timeout_s:g}"
+                " s (a CUDA IPC receiver that never opens its handle hangs the same way)",
+            )
+            for n in MECHANISMS
+        ]
+    except BaseException as exc:
+        return [
+            CheckResult(n, "fail", f"the mechanisms probe failed: {_one_line(exc)}")
+            for n in MECHANISMS
+        ]
+    out = []
+    for name in MECHANISMS:
+        got = found.get(name)
+        if not isinstance(got, dict) or got.get("status") not in ("pass", "fail", "warn", "skip"):
+            out.append(CheckResult(name, "fail", f"the probe reported nothing for {name}"))
+            continue
+        status = got["status"]
+        if name == "nvml_processes" and status == "fail":
+            status = "warn"  # never fail the run for a list only smoke's evidence reads
+        if name == "cumem_sleep" and status == "skip" and opts.engine == "vllm":
+            # vLLM absent or broken: rollout_engine already fails; say so here too.
+            status = "skip"
+        detail = str(got.get("detail", ""))
+        if status == "fail" and got.get("hint"):
+            detail = f"{detail}. {got['hint']}"
+        data = {k: v for k, v in got.items() if k not in ("status", "detail")}
+        out.append(CheckResult(name, status, detail, data))
+    return out
+
+
+def check_shm(opts: PreflightOptions) -> CheckResult:
+    try:
+        total, free = shm_usage()
+    except OSError as exc:
+        return CheckResult(
+            "shm",
+            "fail",
+            f"/dev/shm unusable ({_one_line(exc)}): vLLM's multi-process engine needs it; "
+            "in Docker start the container with --shm-size=8g (or --ipc=host)",
+        )
+    data = {"total_bytes": total, "free_bytes": free}
+    if free < opts.min_shm_gib * GIB:
+        return CheckResult(
+            "shm",
+            "fail",
+            f"/dev/shm has {free / 2**20:.0f} MiB free of {total / 2**20:.0f} MiB; vLLM's "
+            f"multi-process engine (verl uses it even on one GPU) needs at least "
+            f"{opts.min_shm_gib:g} GiB. In Docker start the container with --shm-size=8g "
+            "(or --ipc=host); on a host, remount: mount -o remount,size=8G /dev/shm",
+            data,
+        )
+    return CheckResult("shm", "pass", f"/dev/shm {free / GIB:.1f} GiB free", data)
 
 
 def check_verl(opts: PreflightOptions) -> CheckResult:
@@ -505,7 +612,10 @@ MODEL_CACHE_CHECK = "model_cache"
 
 
 def run_checks(opts: PreflightOptions) -> list[CheckResult]:
-    results = [check_python(opts), check_nvml(opts), check_cuda(opts)]
+    cuda = check_cuda(opts)
+    results = [check_python(opts), check_nvml(opts), cuda]
+    results += check_mechanisms(opts, cuda.status == "pass")
+    results.append(check_shm(opts))
     verl = check_verl(opts)
     results += [
         verl,

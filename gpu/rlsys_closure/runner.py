@@ -28,6 +28,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ from rlsys_closure.assemble import (
     write_result,
 )
 from rlsys_closure.config import GROUPS, RunSettings, compose_pair, pair_overrides
+from rlsys_closure.deadline import MARKER_ENV, descendants, sweep_marked, terminate
 from rlsys_closure.workload import build_rollout_source, rollout_source_sha256
 
 
@@ -62,7 +64,10 @@ class RunOptions:
     gpu_memory_utilization: float = 0.4
     seed: int = 1234
     fetch: bool = True
+    # The whole group process (its tree is killed at this deadline) and each step
+    # inside it (the driver's watchdog); see rlsys_closure.deadline.
     group_timeout_s: float = 3600.0
+    phase_timeout_s: float = 900.0
     extra_overrides: tuple[str, ...] = field(default_factory=tuple)
     # The second group starts when whole-GPU memory is within this of the first
     # group's baseline: allocator and driver noise is tens of MiB, an orphaned
@@ -103,36 +108,78 @@ def make_adapter(settings: RunSettings, out_dir: Path) -> str:
     )
 
 
+EXIT_GROUP_TIMEOUT = 124
+
+
 def run_group_process(
     spec_path: Path,
     record_path: Path,
     log_path: Path,
     timeout_s: float,
     module: str = "rlsys_closure.driver",
+    kill_grace_s: float = 10.0,
 ) -> int:
     """One group in a fresh interpreter; its output goes to the group's log.
 
     ``module`` is the driver's entry point (a CPU test passes its own, which
     runs the same driver with the device and engine replaced).
+
+    The group gets ``timeout_s``; past it, its whole process tree is killed
+    and 124 returned. However it ended, every process still carrying the
+    group's marker (Ray's, vLLM's engine children) is killed before this
+    returns, so nothing the group started can hold the GPU for the next one.
     """
     env = dict(os.environ)
     # The child must import this package the same way we did.
     pkg_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
+    token = uuid.uuid4().hex
+    env[MARKER_ENV] = token
     with open(log_path, "a", encoding="utf-8") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", module, str(spec_path), str(record_path)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
         try:
-            proc = subprocess.run(
-                [sys.executable, "-m", module, str(spec_path), str(record_path)],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                timeout=timeout_s,
-                check=False,
-            )
+            rc = proc.wait(timeout=timeout_s)
+        except KeyboardInterrupt:
+            # Ctrl-C, or SIGTERM from smoke.sh's timeout (cli makes it one): the
+            # group's processes live in a session of their own and would survive us.
+            log.write("\nrunner: interrupted; killing the group's processes\n")
+            log.flush()
+            terminate([proc.pid, *descendants(proc.pid)], kill_grace_s)
+            sweep_marked(token, kill_grace_s)
+            raise
         except subprocess.TimeoutExpired:
-            log.write(f"\nrunner: group timed out after {timeout_s:g} s\n")
-            return 124
-    return proc.returncode
+            log.write(
+                f"\nrunner: group timed out after {timeout_s:g} s (--group-timeout); "
+                "killing its processes\n"
+            )
+            log.flush()
+            terminate([proc.pid, *descendants(proc.pid)], kill_grace_s)
+            proc.wait(timeout=kill_grace_s + 5)
+            rc = EXIT_GROUP_TIMEOUT
+        left = sweep_marked(token, kill_grace_s)
+        if left:
+            log.write(
+                f"\nrunner: killed {len(left)} process(es) the group left behind: "
+                f"{' '.join(map(str, sorted(left)))}\n"
+            )
+    return rc
+
+
+def stuck_step(record_path: Path) -> dict[str, Any]:
+    """The step a group noted last (``{"step", "phase"}``; empty when it noted none)."""
+    from rlsys_closure.driver import phase_file
+
+    try:
+        note = json.loads(phase_file(record_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return note if isinstance(note, dict) else {}
 
 
 def model_folder_sha256(folder: Path) -> str:
@@ -349,6 +396,7 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
             "sample_interval_s": opts.sample_interval_s,
             "boundary_samples": opts.boundary_samples,
             "artefacts_dir": str(opts.artefacts_dir),
+            "phase_timeout_s": opts.phase_timeout_s,
         }
         spec_path = work / f"{group}.spec.json"
         record_path = work / f"{group}.record.json"
@@ -356,7 +404,13 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         record_path.unlink(missing_ok=True)
         _say(out, f"run: group {group} (free_cache_engine={flag}) -> log {opts.log_path(group)}")
         t0 = time.monotonic()
-        rc = steps.run_group(spec_path, record_path, opts.log_path(group), opts.group_timeout_s)
+        interrupted = False
+        try:
+            rc = steps.run_group(spec_path, record_path, opts.log_path(group), opts.group_timeout_s)
+        except KeyboardInterrupt:
+            # The group's processes are gone (run_group_process kills them); what was
+            # recorded still becomes an honest failed file.
+            interrupted, rc = True, 130
         try:
             loaded = json.loads(record_path.read_text(encoding="utf-8"))
             records[group] = loaded if isinstance(loaded, dict) else None
@@ -365,9 +419,36 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         if records[group] is not None:
             records[group]["gpu_memory_at_start"] = memory  # type: ignore[index]
         _say(out, f"run: group {group} exit {rc} after {time.monotonic() - t0:.1f} s")
+        if interrupted:
+            note = stuck_step(record_path)
+            failure = {
+                "group": group,
+                "phase": note.get("phase") or "init",
+                "type": "Interrupted",
+                "message": f"the run was interrupted (SIGINT/SIGTERM) while group {group} was "
+                f"in {note.get('step') or 'start'!r}; its processes were killed",
+            }
+            _say(out, f"run: {failure['message']}")
+            break
         if rc != 0:
             rec = records[group] or {}
-            if rec.get("status") == "completed" or not rec.get("failure"):
+            if (
+                rec.get("status") != "completed"
+                and rc == EXIT_GROUP_TIMEOUT
+                and not rec.get("failure")
+            ):
+                note = stuck_step(record_path)
+                step = note.get("step") or "start"
+                failure = {
+                    "group": group,
+                    "phase": note.get("phase") or "init",
+                    "type": "GroupTimeout",
+                    "message": f"group {group} exceeded --group-timeout "
+                    f"{opts.group_timeout_s:g} s while in {step!r} and was killed; "
+                    f"see {opts.log_path(group)}",
+                }
+                _say(out, f"run: {failure['message']}")
+            elif rec.get("status") == "completed" or not rec.get("failure"):
                 failure = {
                     "group": group,
                     "phase": None,

@@ -10,12 +10,16 @@ NVML sits behind :class:`NvmlLike` so tests can inject a fake one.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from pathlib import Path
+from typing import IO, Any, Literal, Protocol
 
 from rlsys_closure.events import Clock, Edge
 
@@ -134,8 +138,34 @@ class Sample:
         }
 
 
+@dataclass(frozen=True)
+class ChildSampling:
+    """Take the periodic samples in a child process (:mod:`rlsys_closure.sample_child`).
+
+    ``nvml`` names the NVML the child loads (``"module:attr"``, called with no
+    arguments, or ``"none"``); ``out`` is the file its readings go to.
+    ``start_timeout_s`` bounds the wait for its first reading: a child that
+    does not start in time is stopped and the sampler falls back to a thread,
+    recording why in :attr:`MemorySampler.errors`.
+    """
+
+    nvml: str
+    out: Path
+    start_timeout_s: float = 60.0
+    stop_timeout_s: float = 10.0
+
+
+def _package_root() -> str:
+    return str(Path(__file__).resolve().parent.parent)
+
+
 class MemorySampler:
-    """Samples every ``interval_s`` in a daemon thread, and on demand.
+    """Samples every ``interval_s``, and on demand (boundary samples).
+
+    The periodic series runs in a daemon thread, or, given ``child``, in a
+    child process whose interpreter the caller's imports and C calls cannot
+    hold (the group driver uses this; see :mod:`rlsys_closure.sample_child`).
+    Boundary samples are always taken synchronously, in the caller.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`. Pass
     :meth:`boundary_hook` to an :class:`~rlsys_closure.events.EventRecorder` to
@@ -151,9 +181,13 @@ class MemorySampler:
         clock: Clock = time.monotonic,
         host_probe: Callable[[], float] | None = host_used_mb,
         boundary_samples: bool = True,
+        child: ChildSampling | None = None,
     ) -> None:
         if not interval_s > 0:
             raise ValueError(f"sampling interval must be positive, got {interval_s!r}")
+        if child is not None and clock is not time.monotonic:
+            # The child reads CLOCK_MONOTONIC; another clock would not line up.
+            raise ValueError("child sampling needs the time.monotonic clock")
         self._nvml = nvml
         self._device_index = device_index
         self.interval_s = float(interval_s)
@@ -166,6 +200,12 @@ class MemorySampler:
         self._thread: threading.Thread | None = None
         self.samples: list[Sample] = []
         self.errors: list[str] = []
+        self.child = child
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._child_stderr: IO[bytes] | None = None
+        # Where the periodic series actually came from: "thread" or "process".
+        self.periodic_source: str | None = None
+        self.child_priority: str | None = None
 
     # -- lifecycle -----------------------------------------------------------
     def open(self) -> None:
@@ -175,17 +215,140 @@ class MemorySampler:
 
     def start(self) -> None:
         self.open()
-        if self._thread is not None:
+        if self._thread is not None or self._proc is not None:
+            return
+        if self.child is not None and self._start_child(self.child):
+            self.periodic_source = "process"
             return
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="rlsys-mem-sampler", daemon=True)
         self._thread.start()
+        self.periodic_source = "thread"
+
+    def _start_child(self, child: ChildSampling) -> bool:
+        """Start the sampling process and wait (bounded) for its first reading."""
+        child.out.parent.mkdir(parents=True, exist_ok=True)
+        child.out.write_bytes(b"")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (_package_root(), env.get("PYTHONPATH")) if p
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "rlsys_closure.sample_child",
+            "--interval",
+            repr(self.interval_s),
+            "--device-index",
+            str(self._device_index),
+            "--nvml",
+            child.nvml,
+            "--out",
+            str(child.out),
+        ]
+        try:
+            self._child_stderr = open(child.out.with_suffix(".stderr"), "wb")  # noqa: SIM115
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=self._child_stderr,
+                env=env,
+            )
+        except OSError as exc:
+            self._note(f"sampler process did not start ({exc}); sampling in a thread")
+            return False
+        deadline = time.monotonic() + child.start_timeout_s
+        while time.monotonic() < deadline:
+            lines = self._child_lines()
+            if lines and "fatal" in lines[0]:
+                self._note(f"sampler process failed: {lines[0]['fatal']}; sampling in a thread")
+                self._stop_child()
+                return False
+            if any("t_s" in line for line in lines):
+                return True
+            if self._proc.poll() is not None:
+                self._note(
+                    f"sampler process exited with {self._proc.returncode} before its first "
+                    f"reading (see {child.out.with_suffix('.stderr')}); sampling in a thread"
+                )
+                self._stop_child()
+                return False
+            time.sleep(0.02)
+        self._note(
+            f"sampler process gave no reading within {child.start_timeout_s:g} s; "
+            "sampling in a thread"
+        )
+        self._stop_child()
+        return False
+
+    def _child_lines(self) -> list[dict[str, Any]]:
+        if self.child is None:
+            return []
+        try:
+            text = self.child.out.read_text(encoding="utf-8")
+        except OSError:
+            return []
+        out = []
+        for line in text.splitlines():
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue  # the last line may be half written
+            if isinstance(obj, dict):
+                out.append(obj)
+        return out
+
+    def _stop_child(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        timeout = self.child.stop_timeout_s if self.child is not None else 10.0
+        if proc.poll() is not None:
+            # Ended on its own mid-run: its series stops there, and the file says why.
+            self._note(f"sampler process ended early with exit code {proc.returncode}")
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()  # end-of-file is the child's stop signal
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._note(f"sampler process did not stop within {timeout:g} s; killed")
+            proc.kill()
+            proc.wait(timeout=timeout)
+        if self._child_stderr is not None:
+            self._child_stderr.close()
+            self._child_stderr = None
+
+    def _child_samples(self) -> list[Sample]:
+        out: list[Sample] = []
+        for line in self._child_lines():
+            if "t_s" in line:
+                out.append(
+                    Sample(
+                        float(line["t_s"]),
+                        line.get("gpu_used_mb"),
+                        line.get("host_used_mb"),
+                        "periodic",
+                    )
+                )
+            elif "priority" in line:
+                self.child_priority = str(line["priority"])
+            elif "error" in line:
+                msg = f"sampler process: {line['error']}"
+                if msg not in self.errors:
+                    self._note(msg)
+        return out
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=max(5.0, 4 * self.interval_s))
             self._thread = None
+        if self._proc is not None:
+            self._stop_child()
         if self._nvml is not None and self._handle is not None:
             try:
                 self._nvml.nvmlShutdown()
@@ -247,8 +410,10 @@ class MemorySampler:
             self.sample("boundary", at=f"{phase}:{edge}")
 
     def snapshot(self) -> list[Sample]:
+        """Every sample so far, in time order (the child's periodic ones included)."""
+        child = self._child_samples() if self.periodic_source == "process" else []
         with self._lock:
-            return sorted(self.samples, key=lambda s: s.t_s)
+            return sorted([*self.samples, *child], key=lambda s: s.t_s)
 
 
 def samples_in(samples: list[Sample], start: float, end: float) -> list[Sample]:

@@ -32,6 +32,7 @@ from typing import Any
 from verl.single_controller.base.decorator import Dispatch, register
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
+from rlsys_closure.determinism import deterministic_attention
 from rlsys_closure.lora import lora_tensors_sha256, save_lora_tensors
 
 MIB = 1024 * 1024
@@ -123,6 +124,7 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
         st = self._closure_state()
         if st["installed"]:
             return True
+        st["determinism"] = deterministic_attention()
         try:
             nvml = self._closure_nvml()
             nvml.nvmlInit()
@@ -196,6 +198,7 @@ class ClosureActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
                 "resume_calls": list(st["resume_calls"]),
                 "samples": list(st["samples"]),
                 "actor_memory": dict(st["actor_memory"]),
+                "determinism": st.get("determinism"),
             }
             st["events"].clear()
             st["resume_calls"].clear()

@@ -1,7 +1,7 @@
 """The ``rlsys`` command: one parser builder, one function per command
-(:mod:`pytest_rlsys.cli.commands`), named exit codes, one usage-error path and one
-BrokenPipe / Ctrl-C path.  ``validate``, ``result`` and ``closure`` keep their own parsers
-and are handed their arguments as they are."""
+(:mod:`pytest_rlsys.cli.commands`, :mod:`pytest_rlsys.cli.validate`), named exit codes,
+one usage-error path and one BrokenPipe / Ctrl-C path.  Only ``closure`` (the GPU runner,
+installed apart) keeps its own parser and is handed its arguments as they are."""
 
 from __future__ import annotations
 
@@ -18,36 +18,37 @@ __all__ = ["ExitCode", "build_parser", "main"]
 
 # name, synopsis, one-line summary; the order of the top-level help.
 COMMANDS = (
-    ("grade", "FILE", "grade one submission (same battery as pytest --rlsys-submission)"),
-    ("batch", "DIR", "grade every submission in a folder, in parallel, to CSV/JSON"),
+    ("grade", "FILE", "grade one submission with the packaged battery"),
+    ("batch", "DIR", "grade a class folder in parallel, to CSV/JSON/HTML"),
     ("template", "[PATH]", "write the learner template (stdout when no PATH)"),
     ("validate", "FILE...", "check result files against their schema (schema only)"),
     ("result", "FILE", "grade a result file's checks from its own evidence"),
-    ("closure", "...", "the verl release/retain experiment: preflight | run | summary"),
-    ("ledger", "TOPOLOGY", "capacity, transfer and admission report for a topology file"),
-    ("kit", "PLATFORM DIR", "write an autograder kit: gradescope | prairielearn | classroom"),
+    (
+        "closure",
+        "COMMAND ...",
+        "verl experiment: preflight|run|summary|plot|tiny-model",
+    ),
+    ("ledger", "TOPOLOGY", "capacity, transfer and admission report of a topology"),
+    ("kit", "PLATFORM DIR", "an autograder kit: gradescope|prairielearn|classroom"),
 )
-DELEGATED = ("validate", "result", "closure")
+DELEGATED = ("closure",)
 
 USAGE = (
     "usage: rlsys COMMAND [ARGS...]\n\ncommands:\n"
     + "".join(f"  {f'{n} {s}':<22}{h}\n" for n, s, h in COMMANDS)
     + "\nRun 'rlsys COMMAND --help' for a command's options.\n"
-    + exit_codes_help()
+    + exit_codes_help(
+        meanings={
+            ExitCode.ERROR: "could not finish (an output could not be written, ...); "
+            "result: the file is not gradable"
+        }
+    )
     + "\n"
 )
 
 
 def _delegate(command: str) -> Callable[[Sequence[str]], int]:
-    # Imported lazily so that one broken optional part never breaks the others.
-    if command == "validate":
-        from pytest_rlsys.cli.validate import main as validate_main
-
-        return validate_main
-    if command == "result":
-        from pytest_rlsys.cli.validate import grade_main
-
-        return grade_main
+    # Imported lazily: the GPU runner is an optional part that must not break the others.
     from rlsys_closure.cli import main as closure_main
 
     return closure_main
@@ -55,7 +56,7 @@ def _delegate(command: str) -> Callable[[Sequence[str]], int]:
 
 def build_parser() -> Parser:
     """Every command's arguments: positionals here, options from the settings table."""
-    from pytest_rlsys.cli import commands
+    from pytest_rlsys.cli import commands, validate
 
     root = Parser(prog="rlsys", add_help=False)
     sub = root.add_subparsers(dest="command", parser_class=Parser)
@@ -63,10 +64,13 @@ def build_parser() -> Parser:
     codes = (ExitCode.OK, ExitCode.USAGE, ExitCode.ERROR, ExitCode.INTERRUPTED)
 
     def command(
-        name: str, description: str, run: Callable[[argparse.Namespace], ExitCode]
+        name: str,
+        description: str,
+        run: Callable[[argparse.Namespace], ExitCode],
+        epilog: str = exit_codes_help(*codes),
     ) -> Parser:
         parser: Parser = sub.add_parser(
-            name, help=summary[name], description=description, epilog=exit_codes_help(*codes)
+            name, help=summary[name], description=description, epilog=epilog
         )
         parser.set_defaults(run=run)
         return parser
@@ -88,7 +92,12 @@ def build_parser() -> Parser:
         "seed. Output paths are checked before anything is graded.",
         commands.batch,
     )
-    p.add_argument("folder")
+    p.add_argument(
+        "folder",
+        metavar="DIR",
+        help="the class folder: one .py file per submission, or one subfolder per "
+        "submission holding exactly one .py file (named by the subfolder)",
+    )
     settings.add_arguments(p, "batch")
 
     p = command(
@@ -96,6 +105,37 @@ def build_parser() -> Parser:
     )
     p.add_argument("path", nargs="?", help="where to write it (default: stdout)")
     settings.add_arguments(p, "template")
+
+    p = command(
+        "validate",
+        "Validate pt-verl-closure result files against the schema their schema_version "
+        "names. This checks the schema only (structure, types, ranges): it does not "
+        "re-derive the checks from the evidence; 'rlsys result FILE' does.",
+        validate.validate,
+        exit_codes_help(
+            ExitCode.OK,
+            ExitCode.FAILED,
+            ExitCode.USAGE,
+            ExitCode.INTERRUPTED,
+            meanings={ExitCode.OK: "every file is valid", ExitCode.FAILED: "a file is invalid"},
+        ),
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="result files (JSON)")
+    settings.add_arguments(p, "validate")
+
+    p = command(
+        "result",
+        "Grade a pt-verl-closure result file: re-derive each of its eight checks from the "
+        "evidence in the file (sampling coverage, phase order, resume calls, physical "
+        "bounds, coherence) and compare with what the file claims. No file can prove "
+        "itself: with --artefacts, the run's raw artefacts are checked too.",
+        validate.result,
+        exit_codes_help(
+            *validate.RESULT_MEANINGS, ExitCode.INTERRUPTED, meanings=validate.RESULT_MEANINGS
+        ),
+    )
+    p.add_argument("file", metavar="FILE", help="the result file (JSON)")
+    settings.add_arguments(p, "result")
 
     p = command(
         "ledger",

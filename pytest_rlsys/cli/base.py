@@ -4,34 +4,59 @@ instead of printing, and the argparse subclass that turns a bad argument into th
 from __future__ import annotations
 
 import argparse
+import textwrap
+from collections.abc import Mapping
 from enum import IntEnum
-from typing import NoReturn
+from typing import Any, NoReturn
 
 __all__ = ["CommandError", "ExitCode", "Parser", "UsageError", "exit_codes_help"]
 
 
 class ExitCode(IntEnum):
-    """``rlsys`` exit codes (listed in every command's ``--help``)."""
+    """``rlsys`` exit codes (listed in every command's ``--help``).  A number may carry a
+    second name where one command gives it its own meaning (``rlsys result``'s codes are
+    documented and pinned: 1 contradicted, 3 not gradable, 4 an honest failed run)."""
 
     OK = 0  # the job completed (for grade/batch: whatever the scores)
-    FAILED = 1  # validate/result: a file is invalid or not gradable
+    FAILED = 1  # validate: a file is invalid
+    CONTRADICTED = 1  # result: the evidence contradicts a claimed check
     USAGE = 2  # bad arguments or options; nothing was graded
     ERROR = 3  # could not finish: an output folder is missing, a write failed, ...
+    NOT_GRADABLE = 3  # result: the file cannot be graded at all
+    HONEST_FAILURE = 4  # result: every claim matches the evidence, some checks fail
     INTERRUPTED = 130  # Ctrl-C
 
 
-_MEANING = {
+MEANINGS: dict[ExitCode, str] = {
     ExitCode.OK: "completed",
-    ExitCode.FAILED: "a file is invalid or not gradable (validate, result)",
+    ExitCode.FAILED: "a file is invalid (validate) or a claim is contradicted (result)",
     ExitCode.USAGE: "usage error",
     ExitCode.ERROR: "could not finish (an output could not be written, ...)",
+    ExitCode.HONEST_FAILURE: "result: an honest record of a failed run",
     ExitCode.INTERRUPTED: "interrupted",
 }
 
 
-def exit_codes_help(*codes: ExitCode) -> str:
+def exit_codes_help(*codes: ExitCode, meanings: Mapping[ExitCode, str] | None = None) -> str:
+    """The exit codes (all by default), one per line with its meaning (``meanings``: a
+    command's own, else the shared ones), wrapped for an 80-column terminal."""
     shown = codes or tuple(ExitCode)
-    return "exit codes: " + "; ".join(f"{int(c)} {_MEANING[c]}" for c in shown)
+    said = {**MEANINGS, **(meanings or {})}
+    lines = ["exit codes:"]
+    for code in shown:
+        lines += textwrap.wrap(
+            said[code], 76, initial_indent=f"  {int(code)}  ", subsequent_indent=" " * 5
+        )
+    return "\n".join(lines)
+
+
+class _EpilogAsWritten(argparse.HelpFormatter):
+    def add_text(self, text: str | None) -> None:
+        # argparse wraps every text; the exit-code list is already laid out.
+        if text and text.startswith("exit codes:"):
+            self._add_item(lambda t: t + "\n", [text])
+        else:
+            super().add_text(text)
 
 
 class UsageError(Exception):
@@ -52,7 +77,12 @@ class CommandError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse whose errors go through the one usage-error path (no SystemExit)."""
+    """argparse whose errors go through the one usage-error path (no SystemExit).  The
+    epilog (the exit codes) keeps its lines; descriptions are wrapped as usual."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _EpilogAsWritten)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, self.prog)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -14,17 +15,21 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_rlsys import settings
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.resources import exercise_path
 
+if TYPE_CHECKING:
+    from pytest_rlsys.grading.ahead import StandbyPool
+    from pytest_rlsys.grading.isolation import ChildProcess
+    from pytest_rlsys.grading.request import GradingRequest
+
 __all__ = [
     "CSV_FIELDS",
     "batch",
-    "check_outputs",
     "find_submissions",
     "grade",
     "kit",
@@ -32,30 +37,20 @@ __all__ = [
     "template",
 ]
 
-GRADING_DIR = Path(__file__).resolve().parents[1] / "plugin" / "anchor"
 
-
-def check_outputs(args: argparse.Namespace, command: str) -> None:
-    """Every output path of ``command`` is usable before anything is graded.
-
-    A folder given as a file is a usage error; a missing parent folder is an error (never
-    created silently: a typo must not scatter grades into new folders).
-    """
+def _request(args: argparse.Namespace, command: str) -> GradingRequest:
+    """The command's grading request; its output paths are checked before anything is
+    graded (a folder given as a file is a usage error; a missing parent folder is an
+    error, never created silently: a typo must not scatter grades into new folders)."""
     prog = f"rlsys {command}"
-    for option in settings.for_command(command):
-        value = getattr(args, option.name, None)
-        if not option.output or not value:
-            continue
-        path = Path(value)
-        if path.is_dir():
-            raise UsageError(
-                f"argument {option.cli_flag}: {path} is a directory; give a file path", prog
-            )
-        if not path.parent.is_dir():
-            raise CommandError(
-                f"{option.cli_flag} {path}: folder {path.parent} does not exist; create it first",
-                prog,
-            )
+    try:
+        return settings.request_from_args(args, command)
+    except settings.OutputPathError as exc:
+        if exc.missing_folder:
+            raise CommandError(str(exc), prog) from None
+        raise UsageError(f"argument {exc}", prog) from None
+    except settings.SettingError as exc:
+        raise UsageError(f"argument {exc}", prog) from None
 
 
 # -- grade ----------------------------------------------------------------------------------
@@ -65,20 +60,25 @@ def grade(args: argparse.Namespace) -> ExitCode:
     """Grade one submission through pytest with the packaged config (user config ignored)."""
     import pytest
 
-    check_outputs(args, "grade")
-    here = Path.cwd()
+    from pytest_rlsys.grading.grader import SubmissionPathError, read_submission, zero_report
+    from pytest_rlsys.plugin import clean_args
+    from pytest_rlsys.plugin.run import write_outputs
+
+    request = _request(args, "grade")
+    assert request.submission is not None
+    try:
+        read_submission(request.submission)
+    except SubmissionPathError as exc:
+        if exc.usage:  # nothing to grade: the platform files still get 0 and the reason
+            write_outputs(request.outputs, zero_report(request, str(exc)), request.render)
+            raise UsageError(str(exc), "rlsys grade") from None
     pytest_args = [
-        "-c",
-        str(GRADING_DIR / "pytest.ini"),
-        "--rootdir",
-        str(GRADING_DIR),
-        "-p",
-        "no:cacheprovider",
-        "--noconftest",
+        *clean_args(),
         "-v" if args.verbose else "-q",
         "--rlsys-submission",
-        str(here / args.submission),
+        str(request.submission),
     ]
+    here = Path.cwd()
     for option in settings.for_command("grade"):
         value = getattr(args, option.name)
         if option.pytest and value is not None:
@@ -121,14 +121,13 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith("."):
             continue
-        if entry.is_symlink():
-            # Never followed: a link could point at the reference or a classmate's work.
+        if entry.is_symlink() or not entry.is_dir():
+            # Graded as `rlsys grade` grades it: a link is never followed (it could point
+            # at the reference or a classmate's work) and a FIFO or device never read;
+            # each scores 0 with the reason.
             if entry.suffix == ".py" or entry.is_dir():
-                found.append((entry.name, entry, ""))  # graded 0 with the reason
-            continue
-        if entry.is_file() and entry.suffix == ".py":
-            found.append((entry.name, entry, ""))
-        elif entry.is_dir():
+                found.append((entry.name, entry, ""))
+        else:
             files = sorted(
                 Path(root) / name
                 for root, _, names in os.walk(entry)  # links not followed
@@ -148,69 +147,31 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
     return found
 
 
-def _load_problem(grader: Any) -> str:
-    """Why the submission did not load, or '' when it did."""
-    if grader.decode_error:
-        return str(grader.decode_error)
-    child = grader.child
-    load = getattr(child, "load", None) if child is not None else None
-    if load is not None and not load.ok:
-        return str(load.message)
-    return ""
-
-
-class _Standbys:
-    """Children started ahead of the submissions that will use them (``ChildProcess
-    .standby``): each grade takes one and starts the one the next grade will take, so a
-    child's interpreter starts while the submission before it is graded."""
-
-    def __init__(self, limits: Any) -> None:
-        self.limits = limits
-        self.lock = threading.Lock()
-        self.ready: list[Any] = []
-
-    def take(self) -> Any:
-        from pytest_rlsys.grading.isolation import ChildProcess
-        from pytest_rlsys.resources import FUNCTIONS
-
-        with self.lock:
-            child = self.ready.pop() if self.ready else None
-        ahead = ChildProcess.on_standby(list(FUNCTIONS), self.limits)
-        with self.lock:
-            self.ready.append(ahead)
-        return child
-
-    def close(self) -> None:
-        with self.lock:
-            left, self.ready = self.ready, []
-        for child in left:
-            child.close()
-
-
 def _grade_row(
     name: str,
     path: Path | None,
     problem: str,
-    seed: int,
-    limits: Any,
-    rubric: Any,
-    lang: str,
-    standbys: _Standbys | None = None,
+    request: GradingRequest,
+    standbys: StandbyPool[ChildProcess] | None = None,
 ) -> dict[str, Any]:
-    from pytest_rlsys.grading.grader import Grader, read_submission
+    """One row: the submission graded through ``open_grader``, as ``rlsys grade`` grades
+    it, so a link, a FIFO or a file gone missing scores 0 with the same reason."""
+    from pytest_rlsys.grading.grader import SubmissionPathError, open_grader, zero_report
 
-    row: dict[str, Any] = {"submission": name, "seed": seed}
+    row: dict[str, Any] = {"submission": name, "seed": request.seed}
     if path is None:
         return {**row, "status": "not_graded", "message": problem}
     began = time.monotonic()
-    standby = standbys.take() if standbys is not None else None
+    request = dataclasses.replace(request, submission=path)
     try:
-        grader = Grader(path, read_submission(path), seed, limits, rubric, lang, standby=standby)
-        grader.run_all()
-        report = grader.report()
+        try:
+            grader = open_grader(request, standbys.take() if standbys is not None else None)
+        except SubmissionPathError as exc:
+            report = zero_report(request, str(exc))
+        else:
+            grader.run_all()
+            report = grader.report()
     except Exception as exc:  # one broken submission never stops the batch
-        if standby is not None:
-            standby.close()  # not taken by a grader (closing twice is harmless)
         return {
             **row,
             "status": "not_graded",
@@ -218,10 +179,9 @@ def _grade_row(
             "seconds": round(time.monotonic() - began, 3),
         }
     sections = report.sections()
-    load_problem = _load_problem(grader)
     return {
         **row,
-        "status": "not_loaded" if load_problem else "graded",
+        "status": "not_loaded" if report.load_error else "graded",
         "score": report.score,
         "max_score": report.max_score,
         **{s: sections[s]["score"] for s in ("todo1", "todo2", "todo3") if s in sections},
@@ -229,7 +189,8 @@ def _grade_row(
         "cases": len(report.cases),
         "submission_sha256": report.submission_sha256,
         "seconds": round(time.monotonic() - began, 3),
-        "message": load_problem,
+        # Every row below full marks says why, in one line.
+        "message": report.load_error or reports.below_full_marks(report, request.lang),
         "report": report.to_json(),
     }
 
@@ -273,39 +234,36 @@ class _Progress:
 
 
 def batch(args: argparse.Namespace) -> ExitCode:
+    from pytest_rlsys.grading.ahead import StandbyPool
     from pytest_rlsys.grading.grader import random_seed
-    from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
-    from pytest_rlsys.messages import default_lang
+    from pytest_rlsys.grading.isolation import ChildProcess
+    from pytest_rlsys.grading.private import check_folder_private
+    from pytest_rlsys.resources import FUNCTIONS
 
     prog = "rlsys batch"
     folder = Path(args.folder)
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder of submissions", prog)
-    check_outputs(args, "batch")
-    from pytest_rlsys.grading.private import check_folder_private
-
+    request = _request(args, "batch")
     problem = check_folder_private(folder)
     if problem is not None:  # as root: children must not read their classmates' files
         raise UsageError(problem, prog)
-    try:
-        rubric = load_rubric(Path(args.rubric)) if args.rubric else Rubric()
-    except RubricError as exc:
-        raise UsageError(f"argument --rubric: {exc}", prog) from None
-    seed = args.seed if args.seed is not None else random_seed()
-    lang = args.lang or default_lang()
-    limits = settings.limits_from({name: getattr(args, name) for name in settings.LIMIT_SETTINGS})
+    # One seed for the whole class, chosen once and written in every row.
+    request = dataclasses.replace(
+        request, seed=request.seed if request.seed is not None else random_seed()
+    )
+    seed = request.seed
     submissions = find_submissions(folder)
     if not submissions:
         raise UsageError(f"no submissions (.py files) in {folder}", prog)
     jobs = args.jobs or os.cpu_count() or 2
     progress = _Progress(len(submissions), not args.no_progress)
-
-    standbys = _Standbys(limits)
+    standbys = StandbyPool(lambda: ChildProcess.on_standby(list(FUNCTIONS), request.limits))
 
     def work(name: str, path: Path | None, problem: str) -> dict[str, Any]:
         progress.started(name)
         try:
-            return _grade_row(name, path, problem, seed, limits, rubric, lang, standbys)
+            return _grade_row(name, path, problem, request, standbys)
         finally:
             progress.finished(name)
 
@@ -368,6 +326,8 @@ def template(args: argparse.Namespace) -> ExitCode:
     target = Path(args.path)
     if target.exists() and not args.force:
         raise UsageError(f"{target} exists; pass --force to overwrite it", prog)
+    # The docstring's grading command names the file as written.
+    text = text.replace("--rlsys-submission rlsys_ledger.py", f"--rlsys-submission {target.name}")
     try:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -406,10 +366,16 @@ def kit(args: argparse.Namespace) -> ExitCode:
         raise UsageError(f"{target} exists and is not a folder", prog)
     if target.is_dir() and any(target.iterdir()) and not args.force:
         raise UsageError(f"{target} is not empty; pass --force to write into it", prog)
+    wheel = Path(args.wheel) if args.wheel else None
+    if wheel is not None and not wheel.is_file():
+        problem = "is a directory" if wheel.is_dir() else "no such file"
+        raise UsageError(f"argument --wheel: {wheel}: {problem}", prog)
     try:
-        written = write_kit(args.platform, target, Path(args.wheel) if args.wheel else None)
+        made = write_kit(args.platform, target, wheel, namespace=args.namespace)
     except KitError as exc:
         raise CommandError(str(exc), prog) from None
-    for path in written:
+    for path in made.files:
         sys.stdout.write(f"{path}\n")
+    for line in made.advice:
+        sys.stdout.write(f"note: {line}\n")
     return ExitCode.OK

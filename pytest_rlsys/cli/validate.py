@@ -1,4 +1,5 @@
-"""``rlsys validate FILE...`` and ``rlsys result FILE``.
+"""``rlsys validate FILE...`` and ``rlsys result FILE``: two commands of the one parser
+(``cli.build_parser``; options in ``settings.OPTIONS``), exit codes from ``ExitCode``.
 
 ``validate`` checks the schema only: it prints each problem as
 ``FILE::$.json.path: message`` (the check-jsonschema convention) and exits 0
@@ -8,9 +9,10 @@ can gate on it. Neither prints a traceback for bad input.
 
 Public API::
 
-    main(argv) -> int          # rlsys validate
+    validate(args) -> ExitCode     # rlsys validate
     render_text(results, max_errors) / render_json(results) -> str; RENDERERS
-    grade_main(argv) -> int    # rlsys result (exit codes: RESULT_EXIT_CODES)
+    result(args) -> ExitCode       # rlsys result (exit codes: RESULT_EXIT_CODES)
+    format_grade(grade) -> str
 """
 
 from __future__ import annotations
@@ -20,55 +22,23 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
-from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, LoadedResult, load_result_file
+from pytest_rlsys.cli.base import ExitCode, UsageError
 
-if TYPE_CHECKING:  # `rlsys validate` never grades, so it does not import the checks
+if TYPE_CHECKING:  # imported when a command runs, not when any rlsys parser is built
     from pytest_rlsys.resultfile.grade import ResultGrade
+    from pytest_rlsys.resultfile.loading import LoadedResult
 
-_MIB = 1024 * 1024
-
-
-def _positive_mib(text: str) -> int:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be more than 0")
-    return max(1, int(value * _MIB))
+MIB = 1024 * 1024
 
 
-def _add_max_mib(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-mib",
-        type=_positive_mib,
-        default=DEFAULT_MAX_BYTES,
-        metavar="MIB",
-        dest="max_bytes",
-        help=f"refuse files larger than this (default {DEFAULT_MAX_BYTES // _MIB} MiB)",
-    )
+def _max_bytes(args: argparse.Namespace) -> int:
+    """--max-mib as bytes (at least one); unset: the reader's own limit."""
+    from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES
 
-
-def _validate_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rlsys validate",
-        description="Validate pt-verl-closure result files against the schema their "
-        "schema_version names. This checks the schema only (structure, types, ranges): "
-        "it does not re-derive the checks from the evidence; 'rlsys result FILE' does.",
-    )
-    parser.add_argument("files", nargs="+", metavar="FILE")
-    parser.add_argument("--json", action="store_true", help="print a JSON summary instead")
-    parser.add_argument(
-        "--max-errors",
-        type=int,
-        default=100,
-        metavar="N",
-        help="show at most N errors per file in text output (0 = all; default 100)",
-    )
-    _add_max_mib(parser)
-    return parser
+    mib = getattr(args, "max_mib", None)
+    return DEFAULT_MAX_BYTES if mib is None else max(1, int(mib * MIB))
 
 
 def _file_record(loaded: LoadedResult) -> dict[str, Any]:
@@ -132,65 +102,34 @@ RENDERERS: dict[str, Callable[[Sequence[LoadedResult], int], str]] = {
 }
 
 
-def _write(stream: TextIO, text: str) -> None:
-    try:
-        stream.write(text)
-        stream.flush()
-    except BrokenPipeError:  # `rlsys validate ... | head` must not print a traceback
-        pass
+def validate(args: argparse.Namespace) -> ExitCode:
+    """``rlsys validate FILE...``: OK when every file is valid, else FAILED."""
+    from pytest_rlsys.resultfile.loading import load_result_file  # never the checks
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``rlsys validate FILE...``: 0 when every file is valid, 1 otherwise."""
-    args = _validate_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    results = [load_result_file(name, max_bytes=args.max_bytes) for name in args.files]
+    results = [load_result_file(name, max_bytes=_max_bytes(args)) for name in args.files]
     render = RENDERERS["json" if args.json else "text"]
-    _write(sys.stdout, render(results, args.max_errors))
-    return 0 if all(result.ok for result in results) else 1
+    sys.stdout.write(render(results, args.max_errors))
+    sys.stdout.flush()  # a closed pipe is met here, inside the one BrokenPipe path
+    return ExitCode.OK if all(r.ok for r in results) else ExitCode.FAILED
 
 
-# rlsys result's exit codes, by ResultGrade.verdict (argparse's usage error is 2).
-RESULT_EXIT_CODES: dict[str, int] = {
-    "passed": 0,
-    "contradicted": 1,
-    "not_gradable": 3,
-    "failed": 4,
+# rlsys result's exit codes, by ResultGrade.verdict, and what each means for it.
+RESULT_EXIT_CODES: dict[str, ExitCode] = {
+    "passed": ExitCode.OK,
+    "contradicted": ExitCode.CONTRADICTED,
+    "not_gradable": ExitCode.NOT_GRADABLE,
+    "failed": ExitCode.HONEST_FAILURE,
 }
-_EXIT_HELP = """exit codes:
-  0  every check passes on the evidence and the file claims exactly that
-  1  the evidence (or --artefacts) contradicts at least one claimed check:
-     a check claimed passed that fails, or claimed failed that passes
-  2  usage error (bad option, --artefacts not a folder)
-  3  not gradable: the file cannot be read, is not strict JSON, names an
-     unknown schema_version or does not match its schema
-  4  an honest record of a failed run: every claim matches the evidence,
-     but some checks fail"""
-
-
-def _grade_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rlsys result",
-        description="Grade a pt-verl-closure result file: re-derive each of its eight checks "
-        "from the evidence in the file (sampling coverage, phase order, resume calls, "
-        "physical bounds, coherence) and compare with what the file claims. No file can "
-        "prove itself: with --artefacts, the run's raw artefacts are checked too.",
-        epilog=_EXIT_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("file", metavar="FILE")
-    parser.add_argument(
-        "--points", type=float, default=5.0, help="points per check (default 5; 8 checks)"
-    )
-    parser.add_argument("--json", action="store_true", help="print the grade as JSON")
-    parser.add_argument(
-        "--artefacts",
-        metavar="DIR",
-        help="the run's raw artefacts: re-hash DIR/<group>/adapters/<initial|updated>/"
-        "adapter_model.safetensors and compare the file's samples with "
-        "DIR/<group>/samples.jsonl",
-    )
-    _add_max_mib(parser)
-    return parser
+RESULT_MEANINGS: dict[ExitCode, str] = {
+    ExitCode.OK: "every check passes on the evidence and the file claims exactly that",
+    ExitCode.CONTRADICTED: "the evidence (or --artefacts) contradicts at least one claimed "
+    "check: a check claimed passed that fails, or claimed failed that passes",
+    ExitCode.USAGE: "usage error (bad option, --artefacts not a folder)",
+    ExitCode.NOT_GRADABLE: "not gradable: the file cannot be read, is not strict JSON, "
+    "names an unknown schema_version or does not match its schema",
+    ExitCode.HONEST_FAILURE: "an honest record of a failed run: every claim matches the "
+    "evidence, but some checks fail",
+}
 
 
 def format_grade(grade: ResultGrade) -> str:
@@ -220,22 +159,24 @@ def format_grade(grade: ResultGrade) -> str:
     return "\n".join(lines) + "\n"
 
 
-def grade_main(argv: Sequence[str] | None = None) -> int:
-    """``rlsys result FILE``: exit code from ``RESULT_EXIT_CODES`` (2 for usage)."""
-    parser = _grade_parser()
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    if not args.points > 0 or args.points != args.points or args.points == float("inf"):
-        parser.error("--points must be a positive finite number")
+def result(args: argparse.Namespace) -> ExitCode:
+    """``rlsys result FILE``: the exit code from ``RESULT_EXIT_CODES``."""
+    from pytest_rlsys.grading.rubric import DEFAULT_PER_CHECK
     from pytest_rlsys.resultfile.artefacts import ARTEFACT_LAYOUT
     from pytest_rlsys.resultfile.grade import grade_result_file
 
     if args.artefacts is not None and not Path(args.artefacts).is_dir():
-        parser.error(f"--artefacts {args.artefacts}: not a folder (expected {ARTEFACT_LAYOUT})")
+        raise UsageError(
+            f"argument --artefacts: {args.artefacts}: not a folder (expected {ARTEFACT_LAYOUT})",
+            "rlsys result",
+        )
+    points = DEFAULT_PER_CHECK if args.points is None else args.points
     grade = grade_result_file(
-        args.file, args.points, max_bytes=args.max_bytes, artefacts=args.artefacts
+        args.file, points, max_bytes=_max_bytes(args), artefacts=args.artefacts
     )
     if args.json:
-        _write(sys.stdout, json.dumps(grade.as_dict(), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(grade.as_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        _write(sys.stdout, format_grade(grade))
+        sys.stdout.write(format_grade(grade))
+    sys.stdout.flush()
     return RESULT_EXIT_CODES[grade.verdict]

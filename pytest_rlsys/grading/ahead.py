@@ -19,6 +19,14 @@ Two more rules keep the grade what it would be without the worker:
   the caller (which ``take`` tells by returning None);
 * a result is handed over only when asked for, so a run cut short (``-x``, Ctrl-C) reports
   exactly the cases that were asked for.
+
+``CaseRunner`` is the one home of that hand-over for a grader (the ``Judge``, which only
+judges one case at a time): it runs each case in the foreground, or takes it from the
+worker, and it takes the child back from the worker only once the worker has ended.  A
+stop waits as long as the longest case can take (``Judge.backstop_seconds``: every call of
+the battery's longest case at the time limit, plus the load); a worker that is still
+running after that is a fault of the grader (``RunnerStuck``), never a reason to let two
+threads drive one child.
 """
 
 from __future__ import annotations
@@ -27,9 +35,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-__all__ = ["RunAhead"]
+__all__ = ["CaseRunner", "Judge", "RunAhead", "RunnerStuck", "StandbyPool"]
 
 R = TypeVar("R")
 SWITCH_INTERVAL_S = 1e-4  # while the worker runs (see RunAhead.__init__)
@@ -167,3 +175,162 @@ class RunAhead(Generic[R]):
                 self._cond.notify_all()
             if sys.getswitchinterval() == min(self._interval, SWITCH_INTERVAL_S):
                 sys.setswitchinterval(self._interval)
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=_Closable)
+
+
+class StandbyPool(Generic[C]):
+    """Children started ahead of the submissions that will use them (``start``: e.g.
+    ``ChildProcess.on_standby``), for the plugin's one submission and a batch's many
+    alike.  ``take`` hands over one that is already starting (or starts one now) and
+    starts the one the next ``take`` will get, so each child's interpreter starts while
+    the submission before it is graded.  Whoever takes a child owns it; ``close`` closes
+    the ones never taken.  Safe from several threads (a batch's workers)."""
+
+    def __init__(self, start: Callable[[], C], ahead: int = 1) -> None:
+        self._start, self._ahead = start, ahead
+        self._lock = threading.Lock()
+        self._ready: list[C] = []
+        self._closed = False
+
+    def take(self) -> C:
+        with self._lock:
+            child = self._ready.pop(0) if self._ready else None
+            wanted = self._ahead - len(self._ready) if not self._closed else 0
+        child = child if child is not None else self._start()
+        for _ in range(max(wanted, 0)):
+            spare = self._start()
+            with self._lock:
+                if self._closed:
+                    spare.close()
+                else:
+                    self._ready.append(spare)
+        return child
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            left, self._ready = self._ready, []
+        for child in left:
+            child.close()
+
+
+class RunnerStuck(RuntimeError):
+    """The background worker did not end within the backstop: the grader itself hangs."""
+
+
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Judge(Protocol[R_co]):
+    """What a ``CaseRunner`` needs of a grader: one case at a time, from one thread."""
+
+    def warm_up(self) -> object:
+        """Load the submission (the worker's first step)."""
+
+    def judge(self, case_id: str, following: str | None) -> R_co:
+        """Run and judge one case; ``following`` may be begun once it no longer needs
+        the child (see ``RunAhead``)."""
+
+    def reset(self) -> None:
+        """Back to where no case ran: a fresh child, no counts."""
+
+    def drop_begun(self) -> None:
+        """Forget a call sent for a case that will not be asked next (its reply is skipped)."""
+
+    def interrupt(self) -> None:
+        """From any thread: cut the running case short (kill the child)."""
+
+    def backstop_seconds(self) -> float:
+        """The longest one case can take, load included, with a margin."""
+
+
+class CaseRunner(Generic[R]):
+    """Each case's result, run once: by the caller (foreground) or by a worker thread
+    started with ``run_ahead`` that the caller then only collects from."""
+
+    def __init__(self, judge: Judge[R]) -> None:
+        self._judge = judge
+        self._ahead: RunAhead[R] | None = None
+        self.results: dict[str, R] = {}
+        self.notes: list[str] = []  # faults of the hand-over, for the instructor
+
+    @property
+    def ahead(self) -> bool:
+        """Whether a worker is running cases ahead."""
+        return self._ahead is not None
+
+    def run_ahead(self) -> None:
+        """Start the worker: it loads the submission now and runs cases once it is told
+        what to ``expect`` or the ``plan``."""
+        if self._ahead is None and not self.results:
+            judge = self._judge
+            self._ahead = RunAhead(judge.warm_up, judge.judge, judge.reset)
+
+    def expect(self, order: Sequence[str]) -> None:
+        if self._ahead is not None:
+            self._ahead.expect(order)
+
+    def plan(self, order: Sequence[str]) -> None:
+        """The cases the caller will ask for, in the order it will ask."""
+        if self._ahead is not None:
+            self._ahead.plan(order)
+
+    def result(self, case_id: str, following: str | None = None) -> R:
+        """The case's result (run once; later calls return the stored one)."""
+        if case_id in self.results:
+            return self.results[case_id]
+        if self._ahead is not None:
+            try:
+                taken = self._ahead.take(case_id, self._judge.backstop_seconds())
+            except TimeoutError:
+                # A hang of the grader itself (the submission's limits are far below):
+                # stop the worker and its child; the remaining cases end at once.
+                self.notes.append(f"internal grader error: no result for case {case_id}")
+                self.stop(kill=True)
+                raise
+            if taken is not None:
+                self.results[case_id] = taken
+                return taken
+            guessed = not self._ahead.planned
+            self._take_over()  # from here on this thread drives the child
+            if guessed:
+                self._judge.reset()  # all it ran was a guess: start clean
+            else:
+                self._judge.drop_begun()
+        result = self._judge.judge(case_id, following)
+        self.results[case_id] = result
+        return result
+
+    def _take_over(self) -> None:
+        """End the worker, letting it finish its case; if it has not ended when the
+        longest case would have, cut that case short; if even that does not end it,
+        RunnerStuck: the caller must not drive the child."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return
+        backstop = self._judge.backstop_seconds()
+        if ahead.stop(None, timeout=backstop):
+            return
+        if ahead.stop(self._judge.interrupt, timeout=backstop):
+            self.notes.append("internal grader error: a case ran past its time limits")
+            return
+        self.notes.append("internal grader error: the background runner did not stop")
+        raise RunnerStuck("the background runner did not stop")
+
+    def stop(self, kill: bool = True) -> bool:
+        """End the worker (``kill``: cutting its case short); True when no worker is left.
+        Never raises: it runs when a grade is being closed."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            return True
+        interrupt = self._judge.interrupt if kill else None
+        if ahead.stop(interrupt, timeout=self._judge.backstop_seconds()):
+            return True
+        self.notes.append("internal grader error: the background runner did not stop")
+        return False

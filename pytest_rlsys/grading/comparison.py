@@ -13,9 +13,20 @@ from __future__ import annotations
 
 import math
 import reprlib
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-__all__ = ["ABS_TOL", "NONPLAIN_MARK", "REL_TOL", "mismatch", "numbers_match", "show", "type_name"]
+__all__ = [
+    "ABS_TOL",
+    "NONPLAIN_MARK",
+    "REL_TOL",
+    "Mismatch",
+    "find_mismatch",
+    "mismatch",
+    "numbers_match",
+    "show",
+    "type_name",
+]
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
@@ -63,54 +74,90 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def mismatch(expected: Any, got: Any, path: str = "$") -> str | None:
-    """Return where and how ``got`` differs from ``expected``; None when they match.
+MismatchHow = Literal[
+    "nonplain", "wrong_value", "not_a_number", "not_a_list", "not_a_dict", "wrong_order", "keys"
+]
 
-    The message starts with the JSON path and a colon, so a caller that must not reveal
-    values (hidden cases) can keep only the path.
-    """
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Where and how ``got`` differs from ``expected``: a record, worded by ``text``."""
+
+    path: str  # JSON path, built from the expected value's keys and indices only
+    how: MismatchHow
+    expected: Any = None
+    got: Any = None
+    missing: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """The visible wording: the path, a colon, then what differs (values shown)."""
+        path, how = self.path, self.how
+        if how == "nonplain":
+            want = type_name(self.expected)
+            return f"{path}: got a {type_name(self.got)} object, expected plain {want}"
+        if how == "not_a_number":
+            return f"{path}: expected a number, got {type_name(self.got)} {show(self.got)}"
+        if how == "not_a_list":
+            return f"{path}: expected a list, got {type_name(self.got)} {show(self.got)}"
+        if how == "not_a_dict":
+            return f"{path}: expected a dict, got {type_name(self.got)} {show(self.got)}"
+        if how == "wrong_order":
+            return f"{path}: right items, wrong order"
+        if how == "keys":
+            parts = []
+            if self.missing:
+                parts.append(f"missing keys {sorted(self.missing)}")
+            if self.extra:
+                parts.append(f"unexpected keys {sorted(self.extra)}")
+            return f"{path}: " + ", ".join(parts)
+        return f"{path}: expected {show(self.expected)}, got {show(self.got)}"
+
+
+def mismatch(expected: Any, got: Any, path: str = "$") -> str | None:
+    """``find_mismatch``, worded; None when they match."""
+    found = find_mismatch(expected, got, path)
+    return found.text() if found is not None else None
+
+
+def find_mismatch(expected: Any, got: Any, path: str = "$") -> Mismatch | None:
+    """Where and how ``got`` differs from ``expected``; None when they match.  The path
+    follows the expected value only: keys ``got`` invented never appear in it."""
     if type(got) is dict and NONPLAIN_MARK in got:
-        return f"{path}: got a {got[NONPLAIN_MARK]} object, expected plain {type_name(expected)}"
+        return Mismatch(path, "nonplain", expected, got)
     if type(expected) is bool or expected is None:
-        if got is not expected:
-            return f"{path}: expected {show(expected)}, got {show(got)}"
-        return None
+        return Mismatch(path, "wrong_value", expected, got) if got is not expected else None
     if _number(expected):
         if not _number(got):
-            return f"{path}: expected a number, got {type_name(got)} {show(got)}"
+            return Mismatch(path, "not_a_number", expected, got)
         if not numbers_match(expected, got):
-            return f"{path}: expected {show(expected)}, got {show(got)}"
+            return Mismatch(path, "wrong_value", expected, got)
         return None
     if type(expected) is str:
         if type(got) is not str or got != expected:
-            return f"{path}: expected {show(expected)}, got {show(got)}"
+            return Mismatch(path, "wrong_value", expected, got)
         return None
     if type(expected) is list:
         if type(got) is not list:
-            return f"{path}: expected a list, got {type_name(got)} {show(got)}"
+            return Mismatch(path, "not_a_list", expected, got)
         if len(got) != len(expected):
-            return f"{path}: expected {show(expected)}, got {show(got)}"
+            return Mismatch(path, "wrong_value", expected, got)
         for index, (want, have) in enumerate(zip(expected, got, strict=True)):
-            problem = mismatch(want, have, f"{path}[{index}]")
+            problem = find_mismatch(want, have, f"{path}[{index}]")
             if problem:
                 if _same_items(expected, got):
-                    return f"{path}: right items, wrong order"
+                    return Mismatch(path, "wrong_order", expected, got)
                 return problem
         return None
     if type(expected) is dict:
         if type(got) is not dict:
-            return f"{path}: expected a dict, got {type_name(got)} {show(got)}"
-        missing = [k for k in expected if k not in got]
-        extra = [k for k in got if k not in expected]
+            return Mismatch(path, "not_a_dict", expected, got)
+        missing = tuple(k for k in expected if k not in got)
+        extra = tuple(k for k in got if k not in expected)
         if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"missing keys {sorted(missing)}")
-            if extra:
-                parts.append(f"unexpected keys {sorted(extra)}")
-            return f"{path}: " + ", ".join(parts)
+            return Mismatch(path, "keys", expected, got, missing, extra)
         for key, want in expected.items():
-            problem = mismatch(want, got[key], f"{path}.{key}")
+            problem = find_mismatch(want, got[key], f"{path}.{key}")
             if problem:
                 return problem
         return None

@@ -1,12 +1,12 @@
 """Grading one submission: the battery, run through the isolation boundary.
 
-Used by the pytest plugin (one case per test item) and by ``rlsys grade``/``batch``.
+Used by the pytest plugin (the cases of its items) and by ``rlsys grade``/``batch``,
+each through ``open_grader(request)``.
 Nothing here imports pytest.
 """
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import functools
 import hashlib
@@ -19,18 +19,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_rlsys.grading import comparison as plaindata
-from pytest_rlsys.grading import isolation, private
-from pytest_rlsys.grading.ahead import RunAhead
-from pytest_rlsys.grading.isolation import CallOutcome, ChildProcess, Limits, SentCall
+from pytest_rlsys.grading import identity, isolation, outcomes, private
+from pytest_rlsys.grading.ahead import CaseRunner
+from pytest_rlsys.grading.isolation import ChildProcess
+from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall
+from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import (
     CaseResult,
+    RenderOptions,
     ScoreReport,
     as_status,
     as_visibility,
     battery_fingerprint,
 )
-from pytest_rlsys.messages import WRONG_VALUE, Msg
+from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
+from pytest_rlsys.messages import Msg, hidden_message
 from pytest_rlsys.resources import FUNCTIONS, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
@@ -136,17 +140,19 @@ def prepare_battery(seed: int) -> PreparedBattery:
     from pytest_rlsys.grading import battery
 
     reference = battery.load_reference()
-    outcomes: dict[int, tuple[battery.Call, CallOutcome]] = {}
-    cases = tuple(battery.build_battery(seed, reference, outcomes))
+    reference_outcomes: dict[int, tuple[battery.Call, CallOutcome]] = {}
+    cases = tuple(battery.build_battery(seed, reference, reference_outcomes))
     code_files = [
         *(path.read_bytes() for path in battery.package_files()),
         Path(isolation.__file__).read_bytes(),
+        Path(identity.__file__).read_bytes(),
+        Path(outcomes.__file__).read_bytes(),
         Path(plaindata.__file__).read_bytes(),
         solution_path().read_bytes(),
     ]
     return PreparedBattery(
         cases,
-        frozenset(battery.self_check(cases, reference, outcomes)),
+        frozenset(battery.self_check(cases, reference, reference_outcomes)),
         battery_fingerprint(code_files, seed),
     )
 
@@ -181,12 +187,12 @@ class Grader:
     def __post_init__(self) -> None:
         if self.limits.child_user is not None:
             private.protect_private_files()  # as root: the child must not read the reference
-        self.results: dict[str, CaseResult] = {}
         self.timeouts: dict[str, int] = {}
         self.started: float | None = None
         self.notes: list[str] = []
         self.child: ChildProcess | None = None
-        self.ahead: RunAhead[CaseResult] | None = None
+        # Runs each case once, here or ahead in a worker thread: the hand-over's one home.
+        self.runner: CaseRunner[CaseResult] = CaseRunner(self)
         self._begun: dict[str, _Begun] = {}  # the next case, its first call already sent
         self.decode_error: str | None = None
         try:
@@ -209,8 +215,10 @@ class Grader:
                 self.child = self.standby
             else:
                 self.standby.close()
-        if self.background:
-            self.run_ahead()  # the child starts while the battery is prepared
+        if self.background and self.decode_error is None:
+            self._child()  # made here, so that close() can always stop it
+            self.started = time.monotonic()  # the budget counts from the load
+            self.runner.run_ahead()  # the child starts while the battery is prepared
         try:
             prepared = prepare_battery(self.seed)
             self.cases: list[Case] = list(prepared.cases)
@@ -222,8 +230,7 @@ class Grader:
         self.ungradable = prepared.ungradable
         self.battery_sha256 = prepared.sha256
         self.submission_sha256 = hashlib.sha256(self.data).hexdigest()
-        if self.ahead is not None:
-            self.ahead.expect([case.id for case in self.cases])  # the items' usual order
+        self.runner.expect([case.id for case in self.cases])  # the items' usual order
 
     # -- running ----------------------------------------------------------------------
     def _child(self) -> ChildProcess:
@@ -231,113 +238,107 @@ class Grader:
             self.child = ChildProcess(self.source, str(self.path), list(FUNCTIONS), self.limits)
         return self.child
 
-    def _skip_reason(self, case: Case) -> tuple[str, Msg] | None:
+    def _skip_reason(self, case: Case) -> Verdict | None:
         if case.id in self.ungradable:
-            return "not_run", Msg(
-                "not graded: the reference fails this case's self-check",
-                "未评分：参考实现未通过该用例的自检",
+            return Verdict(
+                "not_run",
+                "self_check",
+                Msg(
+                    "not graded: the reference fails this case's self-check",
+                    "未评分：参考实现未通过该用例的自检",
+                ),
             )
         assert self.started is not None
         if time.monotonic() - self.started > self.limits.budget_s:
-            return "not_run", Msg(
-                f"not run: the submission's time budget of {self.limits.budget_s:g} s is used up",
-                f"未运行：提交的总时间预算 {self.limits.budget_s:g} 秒已用完",
+            budget = self.limits.budget_s
+            return Verdict(
+                "not_run",
+                "over_budget",
+                Msg(
+                    f"not run: the submission's time budget of {budget:g} s is used up",
+                    f"未运行：提交的总时间预算 {budget:g} 秒已用完",
+                ),
             )
         for call in case.calls:
             if self.timeouts.get(call.func, 0) >= TIMEOUTS_PER_FUNCTION:
-                return "timeout", Msg(
-                    f"not run: {call.func}() already timed out {TIMEOUTS_PER_FUNCTION} times",
-                    f"未运行：{call.func}() 已超时 {TIMEOUTS_PER_FUNCTION} 次",
+                return Verdict(
+                    "timeout",
+                    "too_many_timeouts",
+                    Msg(
+                        f"not run: {call.func}() already timed out {TIMEOUTS_PER_FUNCTION} times",
+                        f"未运行：{call.func}() 已超时 {TIMEOUTS_PER_FUNCTION} 次",
+                    ),
                 )
         return None
 
-    def run_ahead(self) -> None:
-        """Load the submission now and run the cases in a background thread, in the
-        battery's order until ``plan`` names the order they will be asked in
-        (``grading.ahead``): the pytest items then only collect the results.  The grade
-        is the same as running each case when asked."""
-        if self.ahead is not None or self.results or self.decode_error is not None:
-            return
-        child = self._child()  # made here, so that close() can always stop it
-        self.started = time.monotonic()  # the budget counts from the load, as in run_case
-        self.ahead = RunAhead(child.ensure_loaded, self._run_ahead_case, self._undo_ahead)
+    @property
+    def results(self) -> dict[str, CaseResult]:
+        return self.runner.results
 
     def plan(self, order: Sequence[str]) -> None:
-        """The cases the caller will ask for, in the order it will ask."""
-        if self.ahead is not None:
-            self.ahead.plan([case_id for case_id in order if case_id in self.by_id])
-
-    def _undo_ahead(self) -> None:
-        """Back to where no case ran (the background thread guessed the order wrong): a
-        fresh child, whose load prints anew, and no timeouts counted."""
-        self.timeouts.clear()
-        self._begun.clear()
-        if self.child is not None:
-            self.child.restart()
-
-    def _run_ahead_case(self, case_id: str, following: str | None) -> CaseResult:
-        # self.by_id exists by now: the worker runs cases only after __post_init__.
-        return self._run_guarded(
-            self.by_id[case_id], self.by_id[following] if following is not None else None
-        )
-
-    def backstop_seconds(self) -> float:
-        """How long a wait for one case may last before it means the grader hangs: the
-        load and every call of the longest case at their limits, with a minute to spare
-        (the background thread may be loading the submission first)."""
-        longest = max((len(case.calls) for case in self.cases), default=1)
-        return self.limits.load_timeout_s + self.limits.call_timeout_s * longest + 60.0
-
-    def _stop_ahead(self, kill: bool) -> None:
-        ahead, self.ahead = self.ahead, None
-        if ahead is not None:
-            child = self.child
-            interrupt = child.stop if kill and child is not None else None
-            limits = self.limits
-            ahead.stop(interrupt, timeout=limits.load_timeout_s + limits.call_timeout_s + 10)
+        """The cases the caller will ask for, in the order it will ask (a background
+        grader's worker runs exactly those, ``grading.ahead``)."""
+        self.runner.plan([case_id for case_id in order if case_id in self.by_id])
 
     def run_case(self, case_id: str, following: str | None = None) -> CaseResult:
         """Run one case (once; later calls return the stored result).  A fault of the
         grader itself scores the case 0 as an error, never shows the case's data.
         ``following``: the case the caller will ask for next (see ``_run_guarded``)."""
-        if case_id in self.results:
-            return self.results[case_id]
-        case = self.by_id[case_id]
-        if self.ahead is not None:
-            try:
-                ahead = self.ahead.take(case_id, self.backstop_seconds())
-            except TimeoutError:
-                # A hang of the grader itself (the submission's limits are far below):
-                # stop the thread and its child; the remaining cases end at once.
-                self.notes.append(f"internal grader error: no result for case {case_id}")
-                self._stop_ahead(kill=True)
-                raise
-            if ahead is not None:
-                self.results[case_id] = ahead
-                return ahead
-            guessed = not self.ahead.planned
-            self._stop_ahead(kill=False)  # from here on this thread drives the child
-            if guessed:
-                self._undo_ahead()  # all it ran was a guess: start clean
-            else:
-                self._begun.clear()  # a call sent for a case not asked: its reply is skipped
+        return self.runner.result(case_id, following)
+
+    # -- the Judge that the CaseRunner drives (grading.ahead) ---------------------------
+    def warm_up(self) -> object:
+        return self._child().ensure_loaded()
+
+    def judge(self, case_id: str, following: str | None) -> CaseResult:
+        # self.by_id exists by now: the worker runs cases only after __post_init__.
         if self.started is None:
             self.started = time.monotonic()
-        result = self._run_guarded(case, self.by_id[following] if following else None)
-        self.results[case_id] = result
-        return result
+        return self._run_guarded(
+            self.by_id[case_id], self.by_id[following] if following is not None else None
+        )
+
+    def reset(self) -> None:
+        """Back to where no case ran (the worker guessed the order wrong): a fresh
+        child, whose load prints anew, and no timeouts counted."""
+        self.timeouts.clear()
+        self._begun.clear()
+        if self.child is not None:
+            self.child.restart()
+
+    def drop_begun(self) -> None:
+        self._begun.clear()  # a call sent for a case not asked: its reply is skipped
+
+    def interrupt(self) -> None:
+        child = self.child
+        if child is not None:
+            child.stop()
+
+    def backstop_seconds(self) -> float:
+        """How long one case may take before a wait for it means the grader hangs: the
+        load and every call of the longest case at their limits, with a minute to spare
+        (the worker may be loading the submission first)."""
+        cases = getattr(self, "cases", ())  # none yet while the battery is prepared
+        longest = max((len(case.calls) for case in cases), default=1)
+        return self.limits.load_timeout_s + self.limits.call_timeout_s * longest + 60.0
 
     def _fault(self, case: Case, exc: Exception) -> CaseResult:
         """A fault of the grader itself on ``case``: 0 points, the error type recorded."""
-        self.notes.append(f"internal grader error in case {case.id}: {type(exc).__name__}")
+        # Which exception a hidden case provoked could be the submission's choice: the
+        # note names it for visible cases only.
+        name = type(exc).__name__ if case.visibility == "visible" else "hidden case"
+        self.notes.append(f"internal grader error in case {case.id}: {name}")
+        name = type(exc).__name__  # the grader's own exception: never the submission's
         return self._result(
             case,
-            "error",
-            Msg(
-                f"the grader failed while checking this case ({type(exc).__name__}); "
-                "it scores 0 and the error is recorded for the instructor",
-                f"评分器在检查此用例时出错（{type(exc).__name__}）；此用例记 0 分，"
-                "错误已记录给教师",
+            Verdict(
+                "error",
+                "grader_fault",
+                Msg(
+                    f"the grader failed while checking this case ({name}); "
+                    "it scores 0 and the error is recorded for the instructor",
+                    f"评分器在检查此用例时出错（{name}）；此用例记 0 分，错误已记录给教师",
+                ),
             ),
         )
 
@@ -359,8 +360,6 @@ class Grader:
             return begun.done
         assert outcomes is not None
         try:
-            if case.visibility == "hidden":
-                outcomes = [hidden_outcome(o) for o in outcomes]
             return self._judge(case, outcomes, begun.began)
         except Exception as exc:
             return self._fault(case, exc)
@@ -371,15 +370,17 @@ class Grader:
         try:
             skip = self._skip_reason(case)
             if skip is not None:
-                status, msg = skip
-                return _Begun(case, began, done=self._result(case, status, msg))
+                return _Begun(case, began, done=self._result(case, skip))
             if self.decode_error is not None:
                 outcome = CallOutcome("load_failed", message=self.decode_error)
                 return _Begun(
                     case, began, done=self._judge(case, [outcome for _ in case.calls], began)
                 )
             call = case.calls[0]
-            first = self._child().begin_call(call.func, list(call.args), dict(call.kwargs))
+            child = self._child()
+            if case.visibility == "hidden":
+                child.seal_output()  # print(args) must not show a hidden input
+            first = child.begin_call(call.func, list(call.args), dict(call.kwargs))
             return _Begun(case, began, first=first)
         except Exception as exc:
             return _Begun(case, began, done=self._fault(case, exc))
@@ -405,46 +406,47 @@ class Grader:
 
     def _judge(self, case: Case, outcomes: list[CallOutcome], began: float) -> CaseResult:
         verdict = case.check(outcomes)
-        result = self._result(
-            case,
-            verdict.status,
-            verdict.problem,
-            verdict.expected,
-            verdict.got,
-            time.monotonic() - began,
-        )
+        result = self._result(case, verdict, time.monotonic() - began)
         if verdict.status != "passed" and any(o.not_implemented for o in outcomes):
             result = dataclasses.replace(result, not_implemented=True)
         return result
 
-    def _result(
-        self,
-        case: Case,
-        status: str,
-        problem: Msg | None,
-        expected: str | None = None,
-        got: str | None = None,
-        seconds: float = 0.0,
-    ) -> CaseResult:
-        category = case.category.get(self.lang)
-        message = problem.get(self.lang) if problem else ""
-        if case.visibility == "hidden" and status not in ("passed", "not_run"):
-            # Hidden cases never reveal inputs or values: keep the kind of failure only.
-            message = _redact(message, self.lang)
-        visible = case.visibility == "visible"
+    def _result(self, case: Case, verdict: Verdict, seconds: float = 0.0) -> CaseResult:
+        """The record of one case.  A hidden case's is built from the grader's closed
+        vocabulary only (``HIDDEN_KIND`` and the schema path): no exception class, message,
+        line, exit code, value, key of the submission's or per-case time reaches it, so
+        the submission cannot choose what it says beyond which word of that list."""
+        if case.visibility == "hidden":
+            hidden = HIDDEN_KIND[verdict.kind]
+            path = verdict.schema_path if hidden in PATH_KINDS else ""
+            return CaseResult(
+                id=case.id,
+                section=case.section,
+                visibility="hidden",
+                max_cents=self.cents[case.id],
+                status=as_status(verdict.status),
+                message=hidden_message(hidden, path, self.lang),
+                category=case.category.get(self.lang),
+                kind=hidden,
+                path=path,
+            )
         return CaseResult(
             id=case.id,
             section=case.section,
             visibility=as_visibility(case.visibility),
             max_cents=self.cents[case.id],
-            status=as_status(status),
-            message=message,
-            category=category,
-            call=" ; ".join(c.render() for c in case.calls) if visible else "",
-            claim=case.claim if visible else "",
-            expected=(expected or "") if visible else "",
-            got=(got or "") if visible else "",
+            status=as_status(verdict.status),
+            message=verdict.problem.get(self.lang) if verdict.problem else "",
+            category=case.category.get(self.lang),
+            call=" ; ".join(c.render() for c in case.calls),
+            claim=case.claim,
+            expected=verdict.expected or "",
+            got=verdict.got or "",
             seconds=round(seconds, 4),
+            kind=verdict.kind,
+            path=verdict.path,
+            exc_type=verdict.exc_type,
+            line=verdict.line,
         )
 
     def run_all(self, progress: Callable[[CaseResult], None] | None = None) -> None:
@@ -460,7 +462,7 @@ class Grader:
             self.close()
 
     def close(self) -> None:
-        self._stop_ahead(kill=True)
+        self.runner.stop(kill=True)
         if self.child is not None:
             self.child.close()
 
@@ -472,10 +474,11 @@ class Grader:
         for case in self.cases:
             result = self.results.get(case.id)
             if result is None:
-                result = self._result(case, "not_run", NOT_REACHED)
+                result = self._result(case, Verdict("not_run", "not_reached", NOT_REACHED))
             results.append(result)
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
-        notes = list(dict.fromkeys(self.notes + (self.child.notes if self.child else [])))
+        children = self.child.notes if self.child else []
+        notes = list(dict.fromkeys(self.notes + self.runner.notes + children))
         if self.child is not None:
             notes.append(f"the submission ran as {self.child.run_as}")
         return ScoreReport(
@@ -502,95 +505,34 @@ class Grader:
         return self.child.output() if self.child else ""
 
 
-# Exception names a hidden-case message may show: the builtin ones.  Any other class name
-# is the submission's own text (it could spell out the call's arguments), so it is shown
-# only as "an exception of the submission's own class".
-BUILTIN_EXCEPTIONS = frozenset(
-    name
-    for name, obj in vars(builtins).items()
-    if isinstance(obj, type) and issubclass(obj, BaseException)
-)
-OWN_EXCEPTION = "an exception of the submission's own class"
-OWN_OBJECT = "object of the submission's own class"
-
-
-def _hide_types(value: object) -> object:
-    """``value`` with every non-plain stand-in's type name replaced by a fixed word."""
-    if type(value) is dict:
-        if plaindata.NONPLAIN_MARK in value:
-            return {plaindata.NONPLAIN_MARK: OWN_OBJECT}
-        return {k: _hide_types(v) for k, v in value.items()}
-    if type(value) is list:
-        return [_hide_types(v) for v in value]
-    return value
-
-
-# A hidden case's outcome keeps no text the submission chose: its exception message, the
-# exit code or signal it ended with (sys.exit(N) for input N), the bytes of a forged reply.
-_HIDDEN_MESSAGES = {
-    "raised": "",
-    "crashed": "the submission's process ended during the call (it exited or was killed)",
-    "protocol": "the grader could not read the answer (a garbled reply)",
-}
-
-
-def hidden_outcome(outcome: CallOutcome) -> CallOutcome:
-    """What a hidden case's check may see of an outcome: no text of the submission's (its
-    exception message, its class names), so no message can carry the hidden inputs out."""
-    exc_type = (
-        outcome.exc_type
-        if outcome.exc_type in BUILTIN_EXCEPTIONS
-        else (OWN_EXCEPTION if outcome.exc_type else "")
-    )
-    return dataclasses.replace(
-        outcome,
-        # The line is the submission's choice too: a file can raise on line N for input N.
-        line=None,
-        exc_type=exc_type,
-        message=_HIDDEN_MESSAGES.get(outcome.kind, outcome.message),
-        value=_hide_types(outcome.value),
-    )
-
-
-def _redact(message: str, lang: str = "en") -> str:
-    """Drop values from a hidden case's message: the JSON path or exception type stays."""
-    if message.startswith("$"):
-        return message.split(":", 1)[0] + ": " + WRONG_VALUE.get(lang)
-    for marker in (":", "："):
-        if marker in message and message.split(marker, 1)[0].startswith(("raised", "抛出")):
-            return message.split(marker, 1)[0]
-    return message
-
-
-def open_grader(
-    path: Path,
-    seed: int | None = None,
-    limits: Limits | None = None,
-    rubric: Rubric | None = None,
-    lang: str = "en",
-    background: bool = False,
-    standby: ChildProcess | None = None,
-) -> Grader:
-    """A Grader for ``path``.  A refused file (a link, a FIFO, too big) gives a Grader whose
-    every case fails with the reason, so it is graded 0 and reported like any other; only
-    a path with nothing to grade (missing, a directory) raises SubmissionPathError.
-    ``background``: see ``Grader.run_ahead``; ``standby``: a child to load into."""
+def open_grader(request: GradingRequest, standby: ChildProcess | None = None) -> Grader:
+    """The only way to open a Grader: for ``request.submission``, with the request's seed,
+    limits, rubric and language.  A refused file (a link, a FIFO, too big) gives a Grader
+    whose every case fails with the reason, so it is graded 0 and reported like any
+    other; only a path with nothing to grade (missing, a directory) raises
+    SubmissionPathError, and ``zero_report`` then gives its report.  ``standby``: a child
+    already started (``ChildProcess.on_standby``) to load the submission into."""
+    path = request.submission
+    if path is None:
+        raise ValueError("a grading request without a submission opens no grader")
     refusal: str | None = None
     try:
         data = read_submission(path)
     except SubmissionPathError as exc:
         if exc.usage:
+            if standby is not None:
+                standby.close()  # no grader will take it
             raise
         data, refusal = b"", str(exc)
     return Grader(
         path,
         data,
-        random_seed() if seed is None else seed,
-        limits or Limits(),
-        rubric or Rubric(),
-        lang,
+        random_seed() if request.seed is None else request.seed,
+        request.limits,
+        request.rubric,
+        request.lang,
         refusal=refusal,
-        background=background,
+        background=request.background,
         standby=standby,
     )
 
@@ -602,24 +544,30 @@ def grade_file(
     rubric: Rubric | None = None,
     lang: str = "en",
 ) -> ScoreReport:
-    """Grade one file end to end (the CLI and batch use this)."""
-    grader = open_grader(path, seed, limits, rubric, lang)
+    """Grade one file end to end in the foreground (tests and benchmarks use this)."""
+    request = GradingRequest(
+        submission=path,
+        seed=seed,
+        limits=limits or Limits(),
+        rubric=rubric or Rubric(),
+        render=RenderOptions(lang=lang),
+    )
+    grader = open_grader(request)
     grader.run_all()
     return grader.report()
 
 
-def zero_report(
-    path: Path, reason: str, seed: int | None = None, rubric: Rubric | None = None, lang: str = "en"
-) -> ScoreReport:
-    """The report of a submission that could not be graded at all: every case 0, with the
-    reason, so that platforms still show a grade and an explanation."""
+def zero_report(request: GradingRequest, reason: str) -> ScoreReport:
+    """The report of a submission that could not be graded at all (nothing at its path):
+    every case 0, with the reason, so that platforms still show a grade and an
+    explanation, and a class folder gets the same row as ``rlsys grade`` gives."""
     grader = Grader(
-        path,
+        request.submission or Path(),
         b"",
-        random_seed() if seed is None else seed,
+        random_seed() if request.seed is None else request.seed,
         Limits(),
-        rubric or Rubric(),
-        lang,
+        request.rubric,
+        request.lang,
         refusal=reason,
     )
     grader.run_all()

@@ -11,95 +11,34 @@ group on timeout; the next call then gets a fresh child.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import math
 import os
 import pwd
 import re
-import secrets
 import select
-import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pytest_rlsys.grading import leftovers
+from pytest_rlsys.grading import identity, leftovers
 from pytest_rlsys.grading.comparison import NONPLAIN_MARK
+from pytest_rlsys.grading.identity import child_identity, ipc_namespace_wrapper
+from pytest_rlsys.grading.outcomes import CallOutcome, Limits, LoadResult, SentCall
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 EXIT_CHANNEL_LOST = 87  # child.py exits with this when its reply fd was closed or replaced
+OUTPUT_SEALED = "... [what the submission printed once hidden cases began is not shown]"
+RELOAD_FAILED = (
+    "the submission did not load again after its process was restarted (its first load "
+    "succeeded; what it printed or raised then is not shown, as calls had already run)"
+)
 _CHILD_SOURCE = (Path(__file__).parent / "child.py").read_text(encoding="utf-8")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits for the child; every one is enforced or set by the parent."""
-
-    call_timeout_s: float = 5.0
-    load_timeout_s: float = 10.0
-    budget_s: float = 45.0
-    address_space_mb: int = 1024
-    cpu_seconds: int = 60
-    file_size_mb: int = 16
-    open_files: int = 64
-    output_kb: int = 64
-    recursion_limit: int = 1000
-    # Only used when the grader runs as root: "auto" (a fresh unused uid per child), a user
-    # name, or None to keep root.
-    child_user: str | None = "auto"
-
-
-OutcomeKind = Literal[
-    "returned",
-    "raised",
-    "timeout",
-    "crashed",
-    "protocol",
-    "load_failed",
-    "missing",
-    "grader_error",  # the grader's own settings stopped the call, not the submission
-]
-
-
-@dataclass
-class CallOutcome:
-    """What one call did, as plain data (the child's objects never reach the parent)."""
-
-    kind: OutcomeKind
-    value: Any = None
-    args_after: Any = None
-    exc_type: str = ""
-    value_error: bool = False
-    not_implemented: bool = False
-    is_exception: bool = True
-    message: str = ""
-    seconds: float = 0.0
-    line: int | None = None  # raised: the submission's line it was raised at, if known
-
-
-@dataclass(frozen=True)
-class SentCall:
-    """A call on its way: the request id and when it was sent (its time limit's start)."""
-
-    ident: int
-    started: float
-
-
-@dataclass
-class LoadResult:
-    ok: bool
-    functions: dict[str, bool] = field(default_factory=dict)
-    stage: str = ""  # syntax | import | timeout | crashed | protocol
-    message: str = ""
-    line: int | None = None
 
 
 class ProtocolError(Exception):
@@ -211,168 +150,6 @@ class _OutputDrain(threading.Thread):
         return body + (f"\n... [{dropped} more bytes of output dropped]" if dropped > 0 else "")
 
 
-@dataclass(frozen=True)
-class ChildIdentity:
-    """Who the child runs as when the grader is root."""
-
-    uid: int
-    gid: int
-    name: str
-    fresh: bool = False  # a uid of its own: whatever it owns afterwards is removed
-
-
-# "auto": a fresh uid per child, from a range no account uses, so that children of graders
-# running side by side (rlsys batch) cannot signal or read one another.  One process never
-# hands out the same uid twice: a counter from a random start walks the whole range
-# (about 2.4e9 uids), so submission k + 1000 cannot find what submission k left.
-EPHEMERAL_UID_BASE = 1_900_000_000
-_UID_SPAN = 2**32 - 2 - EPHEMERAL_UID_BASE  # 2**32 - 1 is (uid_t) -1
-_uid_start = secrets.randbelow(_UID_SPAN)
-_uid_counter = itertools.count()
-_uid_lock = threading.Lock()
-allocated_uids: list[int] = []  # every fresh uid this process used (tests check only these)
-
-
-def _ephemeral_identity() -> ChildIdentity:
-    try:
-        gid = pwd.getpwnam("nobody").pw_gid
-    except KeyError:
-        gid = 65534
-    while True:
-        with _uid_lock:
-            serial = next(_uid_counter)
-            if serial >= _UID_SPAN:  # pragma: no cover - billions of children
-                raise RuntimeError("no fresh uid left for this grading process")
-            uid = EPHEMERAL_UID_BASE + (_uid_start + serial) % _UID_SPAN
-        try:
-            pwd.getpwuid(uid)
-        except KeyError:
-            with _uid_lock:
-                allocated_uids.append(uid)
-            return ChildIdentity(uid, gid, "a fresh unprivileged uid", fresh=True)
-
-
-def child_identity(name: str | None) -> ChildIdentity | None:
-    """The identity for ``--rlsys-child-user``: None when not root or when told 'none'."""
-    if name is None or name == "none" or os.geteuid() != 0:
-        return None
-    if name == "auto":
-        return _ephemeral_identity()
-    try:
-        entry = pwd.getpwnam(name)
-    except KeyError:
-        raise ValueError(f"no user named {name!r} on this machine") from None
-    return ChildIdentity(entry.pw_uid, entry.pw_gid, entry.pw_name)
-
-
-_INTERPRETER_CACHE: dict[tuple[str, bool], str | None] = {}
-
-
-def _others_can_reach(exe: str) -> bool:
-    """Whether a user who is neither the owner nor in the group could run ``exe``: every
-    folder on its real path searchable by others, the file executable by others.  Cheap
-    (no process); the probe below still confirms a candidate that passes."""
-    try:
-        real = os.path.realpath(exe)
-        if not os.stat(real).st_mode & stat.S_IXOTH:
-            return False
-        folder = os.path.dirname(real)
-        while True:
-            if not os.stat(folder).st_mode & stat.S_IXOTH:
-                return False
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                return True
-            folder = parent
-    except OSError:
-        return False
-
-
-def _candidates() -> list[str]:
-    """Interpreters to try for the child, this one first."""
-    candidates = [sys.executable, os.path.realpath(sys.executable)]
-    candidates += [
-        p
-        for p in (
-            shutil.which(
-                f"python{sys.version_info[0]}.{sys.version_info[1]}",
-                path="/usr/local/bin:/usr/bin:/bin",
-            ),
-            shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin"),
-        )
-        if p
-    ]
-    return list(dict.fromkeys(candidates))
-
-
-def likely_interpreter(user: ChildIdentity | None) -> str | None:
-    """The first candidate ``user`` can reach (``_others_can_reach``), found without
-    starting a process; ``child_interpreter`` confirms it with a probe when in doubt."""
-    if user is None:
-        return sys.executable
-    return next((exe for exe in _candidates() if _others_can_reach(exe)), None)
-
-
-def child_interpreter(user: ChildIdentity | None) -> str | None:
-    """A Python the child's user can execute (a root-only pyenv cannot be), confirmed by
-    starting it as that user."""
-    # Any unprivileged identity needs the same thing (an interpreter "others" may run),
-    # so one probe serves every fresh uid.
-    key = (sys.executable, user is not None)
-    if key in _INTERPRETER_CACHE:
-        return _INTERPRETER_CACHE[key]
-    found = None
-    for exe in _candidates():
-        if user is not None and not _others_can_reach(exe):
-            continue  # e.g. a pyenv under a 0700 /root: no need to start it to know
-        try:
-            done = subprocess.run(
-                [exe, "-I", "-S", "-c", "import _json, resource, types"],  # as child.py
-                user=user.uid if user else None,
-                group=user.gid if user else None,
-                extra_groups=[] if user else None,
-                cwd="/",
-                capture_output=True,
-                timeout=20,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if done.returncode == 0:
-            found = exe
-            break
-    _INTERPRETER_CACHE[key] = found
-    return found
-
-
-_IPC_WRAPPER: list[str] | None = None
-_IPC_PROBED = False
-
-
-def ipc_namespace_wrapper() -> list[str]:
-    """``unshare --ipc`` when this kernel lets the grader (root) create a private System V
-    IPC namespace: the child's shared memory, semaphores and message queues then vanish
-    with it.  Empty when not available (the uid sweep in ``leftovers`` still applies)."""
-    global _IPC_WRAPPER, _IPC_PROBED
-    if _IPC_PROBED:
-        return _IPC_WRAPPER or []
-    _IPC_PROBED = True
-    tool = shutil.which("unshare", path="/usr/bin:/bin:/usr/sbin:/sbin")
-    if tool is not None and os.geteuid() == 0:
-        try:
-            done = subprocess.run(
-                [tool, "--ipc", "-G", "65534", "-S", "65534", "--", "true"],
-                capture_output=True,
-                timeout=10,
-                check=False,
-            )
-            if done.returncode == 0:
-                _IPC_WRAPPER = [tool, "--ipc"]
-        except (OSError, subprocess.SubprocessError):
-            pass
-    return _IPC_WRAPPER or []
-
-
 class ChildProcess:
     """A child interpreter holding the submission, restarted after any failure."""
 
@@ -387,6 +164,7 @@ class ChildProcess:
         self.load: LoadResult | None = None
         self.notes: list[str] = []
         self._outputs: list[str] = []
+        self._sealed: str | None = None  # the output shown, once hidden cases began
         # stop() may come from another thread than the one making calls (grading.ahead):
         # spawning and stopping are serialized so no child starts once stopped.
         self._spawn_lock = threading.Lock()
@@ -410,7 +188,7 @@ class ChildProcess:
         is taken on trust: probing it would start one more Python before every grade.
         Only a first load that dies is followed by the probe (``_recheck_interpreter``)."""
         if self.interpreter is None:
-            self._use_interpreter(likely_interpreter(self.user))
+            self._use_interpreter(identity.likely_interpreter(self.user))
         return self.interpreter or sys.executable
 
     def _recheck_interpreter(self) -> bool:
@@ -420,7 +198,7 @@ class ChildProcess:
         if self._interpreter_confirmed:
             return False
         self._interpreter_confirmed = True
-        confirmed = child_interpreter(self.user)
+        confirmed = identity.child_interpreter(self.user)
         if confirmed is not None and confirmed == self.interpreter:
             return False
         self._use_interpreter(confirmed)
@@ -533,7 +311,8 @@ class ChildProcess:
         """As if this child had never run: the next call starts and loads a fresh one,
         and what the old one printed is dropped."""
         self.kill()
-        self._outputs.clear()
+        if self._sealed is None:
+            self._outputs.clear()
         if self.load is not None and self.load.ok:
             self.load = None
 
@@ -549,9 +328,20 @@ class ChildProcess:
                     os.killpg(proc.pid, signal.SIGKILL)
 
     def output(self) -> str:
-        """Everything the submission printed so far (capped per child)."""
+        """Everything the submission printed so far (capped per child), up to
+        ``seal_output``: nothing printed while a hidden case ran is ever shown."""
         parts = [*self._outputs, self.drain.text() if self.drain else ""]
-        return "".join(p for p in parts if p)
+        full = "".join(p for p in parts if p)
+        if self._sealed is None or full == self._sealed:
+            return full
+        sep = "\n" if self._sealed and not self._sealed.endswith("\n") else ""
+        return self._sealed + sep + OUTPUT_SEALED
+
+    def seal_output(self) -> None:
+        """From now on what the submission prints is not shown (a hidden case's inputs
+        are about to reach it, and ``print(args)`` would show them)."""
+        if self._sealed is None:
+            self._sealed = self.output()
 
     # -- framing ----------------------------------------------------------------------
     def _send(self, message: dict[str, Any], deadline: float) -> None:
@@ -667,6 +457,11 @@ class ChildProcess:
             self.kill()
             if result.stage == "crashed" and self._recheck_interpreter():
                 return self.ensure_loaded()  # once: the interpreter is confirmed now
+            if self.next_id > 0:
+                # Calls (hidden inputs among them) reached an earlier child: what this
+                # one says while loading may be what that one learnt and left behind, so
+                # only the grader's own words are kept.
+                result = LoadResult(False, stage=result.stage, message=RELOAD_FAILED)
         self._interpreter_confirmed = True
         self.load = result
         return result

@@ -15,14 +15,17 @@ from typing import Any, Literal, TypeGuard, get_args
 from pytest_rlsys import __version__
 
 __all__ = [
+    "JUNIT_FAMILIES",
     "OUTPUT_KINDS",
     "PLATFORM_VISIBILITIES",
     "SCORE_SCHEMA_ID",
     "STATUSES",
     "VISIBILITIES",
     "CaseResult",
+    "JunitFamily",
     "OutputKind",
     "PlatformVisibility",
+    "RenderOptions",
     "ScoreReport",
     "Status",
     "Visibility",
@@ -47,6 +50,21 @@ STATUSES: tuple[Status, ...] = get_args(Status)
 VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)
 PLATFORM_VISIBILITIES: tuple[PlatformVisibility, ...] = get_args(PlatformVisibility)
 OUTPUT_KINDS: tuple[OutputKind, ...] = get_args(OutputKind)
+# xunit2: valid against pytest's junit-10.xsd (what pytest writes by default);
+# xunit1: the legacy layout, with per-testcase <properties> and <error> elements.
+JunitFamily = Literal["xunit2", "xunit1"]
+JUNIT_FAMILIES: tuple[JunitFamily, ...] = get_args(JunitFamily)
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What the instructor chose about the output files (not about grading); part of a
+    grading request (``grading.request``), read by every renderer."""
+
+    lang: str = "en"
+    junit_family: JunitFamily = "xunit2"
+    # Gradescope visibility of the hidden cases (e.g. after_due_date).
+    hidden_visibility: PlatformVisibility = "visible"
 
 
 def is_status(value: object) -> TypeGuard[Status]:
@@ -82,6 +100,12 @@ class CaseResult:
     got: str = ""  # visible cases only
     seconds: float = 0.0
     not_implemented: bool = False  # the call raised NotImplementedError (template code)
+    # The kind of outcome, from the grader's closed vocabulary (grading.verdicts): a
+    # ProblemKind for a visible case, a HiddenKind for a hidden one.
+    kind: str = ""
+    path: str = ""  # visible: the JSON path of a value problem; hidden: a schema path
+    exc_type: str = ""  # visible cases only: the exception's class
+    line: int | None = None  # visible cases only: the line it was raised at
 
     @property
     def cents(self) -> int:
@@ -166,6 +190,8 @@ class ScoreReport:
                     "visibility": c.visibility,
                     "message": c.message,
                     "category": c.category,
+                    **({"kind": c.kind} if c.kind else {}),
+                    **({"path": c.path} if c.path else {}),
                     **(
                         {"call": c.call, "claim": c.claim, "expected": c.expected, "got": c.got}
                         if c.visibility == "visible" and c.call
@@ -175,6 +201,7 @@ class ScoreReport:
                 for c in self.cases
             ],
             "ungraded_points": self.ungraded_cents / 100,
+            "load_error": self.load_error,
             "notes": list(self.notes),
             "elapsed_s": round(self.elapsed_s, 3),
             "reproducibility": {

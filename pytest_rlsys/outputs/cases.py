@@ -18,7 +18,7 @@ _SECTION_ORDER = ("todo1", "todo2", "todo3", "gpu_result")
 
 
 def title(case: CaseResult, lang: str = "en") -> str:
-    """``TODO 1 · hidden · ties in bottlenecks``: the section, the kind and the category
+    """``TODO 1 · hidden · lists every tied bottleneck``: the section, the kind and the category
     (a hidden case's id says nothing a learner can use; its category does)."""
     todo = TODO_OF.get(case.section, case.section)
     category = case.category or case.id.rsplit(".", 1)[-1]

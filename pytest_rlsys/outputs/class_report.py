@@ -2,11 +2,15 @@
 
 ``rlsys batch DIR --html class.html`` writes it from the batch rows (each graded
 row carries its full score report under ``"report"``). The page needs no network
-and no script: CSS and SVG are inline. Every chart has a real ``<table>`` with
-the same numbers next to it, and no chart relies on colour (bars carry their
-numbers). Learner-derived strings (submission names, messages) are HTML-escaped
-on the way out; names come from the instructor's folder (the row's
-``submission``), never from paths inside the reports.
+and reads whole without script: CSS and SVG are inline; one inline script, allowed by
+the page's Content-Security-Policy through its hash only, sorts the roster. A roster
+lists every submission with its scores and, below full marks, why in one line; the
+hidden-category table shows the most failed and folds the rest. "Graded" has one
+meaning everywhere (``is_graded``): the file loaded and its cases ran. Every chart
+has a real ``<table>`` with the same numbers next to it, and no chart relies on
+colour (bars carry their numbers). Learner-derived strings (submission names,
+messages) are HTML-escaped on the way out; names come from the instructor's folder
+(the row's ``submission``), never from paths inside the reports.
 
 Public API::
 
@@ -27,8 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys import __version__
-from pytest_rlsys.grading.isolation import CallOutcome
-from pytest_rlsys.messages import TODO_OF, outcome_problem
+from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
 from pytest_rlsys.outputs.reports import write_atomic
 
 __all__ = [
@@ -37,7 +40,9 @@ __all__ = [
     "ClassSummary",
     "Histogram",
     "Problem",
+    "RosterRow",
     "class_report_html",
+    "is_graded",
     "render_html",
     "summarize",
     "write_class_report",
@@ -47,17 +52,6 @@ BIN_LABELS: tuple[str, ...] = tuple(f"{10 * i}–{10 * i + 10}" for i in range(1
 TOP_CATEGORIES = 15
 SLOWEST = 10
 MESSAGE_LIMIT = 300
-
-
-def _load_prefixes() -> tuple[str, ...]:
-    # The wording of "could not be loaded" lives in messages.py; take it from
-    # there (both languages) rather than copying it.
-    status, msg = outcome_problem(CallOutcome("load_failed", message="\x00"), "todo1")
-    del status
-    return tuple(text.split("\x00", 1)[0] for text in (msg.en, msg.zh))
-
-
-LOAD_PREFIXES = _load_prefixes()
 
 
 @dataclass
@@ -102,6 +96,7 @@ class ClassSummary:
     problems: list[Problem]
     slowest: list[tuple[str, float, str]]  # name, seconds, score text
     notes: list[str] = field(default_factory=list)
+    roster: list[RosterRow] = field(default_factory=list)
 
 
 def _bin(percent: float) -> int:
@@ -130,11 +125,47 @@ def _short(text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 def _load_failure(report: Mapping[str, Any]) -> str | None:
-    for test in report.get("tests", []):
-        message = str(test.get("message", ""))
-        if message.startswith(LOAD_PREFIXES):
-            return message
-    return None
+    """Why the submission did not load: the score document's ``load_error`` field."""
+    error = report.get("load_error")
+    return error if isinstance(error, str) else None
+
+
+def is_graded(row: Mapping[str, Any]) -> bool:
+    """The one meaning of "graded" (CSV status, rlsys batch, this page): loaded and run."""
+    return row.get("status") == "graded"
+
+
+@dataclass
+class RosterRow:
+    submission: str
+    status: str  # the CSV's: graded | not_loaded | not_graded
+    score: float | None
+    max_score: float | None
+    sections: dict[str, float]
+    why: str  # one line, '' at full marks
+
+
+def _roster(rows: Sequence[Mapping[str, Any]]) -> list[RosterRow]:
+    out = []
+    for row in rows:
+        sections = {
+            name: float(row[name])
+            for name in ("todo1", "todo2", "todo3")
+            if isinstance(row.get(name), (int, float)) and not isinstance(row.get(name), bool)
+        }
+        score, top = row.get("score"), row.get("max_score")
+        out.append(
+            RosterRow(
+                str(row.get("submission", "")),
+                str(row.get("status", "")),
+                float(score) if isinstance(score, (int, float)) else None,
+                float(top) if isinstance(top, (int, float)) else None,
+                sections,
+                _short(str(row.get("message", "") or "")),
+            )
+        )
+    out.sort(key=lambda r: r.submission)
+    return out
 
 
 def _score_text(row: Mapping[str, Any]) -> str:
@@ -147,24 +178,29 @@ def _score_text(row: Mapping[str, Any]) -> str:
 def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSummary:
     """What the page shows, from the batch rows (graded rows carry ``report``)."""
     reports = [(str(r.get("submission", "")), r, r.get("report")) for r in rows]
-    # "not_loaded" rows were graded (every case 0 because the file did not load).
-    gradedish = ("graded", "not_loaded")
+    # One definition of "graded", as the CSV's status and rlsys batch's count: the file
+    # loaded and its cases ran.  A file that did not load scores 0 and is listed with
+    # the problems, as is one that could not be tried.
     graded = [
         (name, row, rep)
         for name, row, rep in reports
-        if row.get("status") in gradedish and isinstance(rep, Mapping)
+        if is_graded(row) and isinstance(rep, Mapping) and _load_failure(rep) is None
     ]
     problems: list[Problem] = []
     loaded: list[tuple[str, Mapping[str, Any]]] = []
     for name, row, rep in reports:
-        if row.get("status") not in gradedish or not isinstance(rep, Mapping):
+        load = _load_failure(rep) if isinstance(rep, Mapping) else None
+        if row.get("status") == "not_loaded" or load is not None:
+            lang = str(rep.get("reproducibility", {}).get("lang", "en")) if rep else "en"
+            detail = (
+                LOAD_FAILED.get(lang).format(error=load) if load else str(row.get("message", ""))
+            )
+            problems.append(Problem(name, "did not load", _short(detail)))
+            continue
+        if not is_graded(row) or not isinstance(rep, Mapping):
             problems.append(
                 Problem(name, "could not be graded", _short(str(row.get("message", ""))))
             )
-            continue
-        load = _load_failure(rep)
-        if load is not None:
-            problems.append(Problem(name, "did not load", _short(load)))
             continue
         loaded.append((name, rep))
         tests = rep.get("tests", [])
@@ -268,6 +304,7 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
         problems=problems,
         slowest=timed[:SLOWEST],
         notes=notes,
+        roster=_roster(rows),
     )
 
 
@@ -424,33 +461,104 @@ def _category_block(summary: ClassSummary) -> str:
     top = summary.categories[:TOP_CATEGORIES]
     labels = [f"{TODO_OF.get(c.section, c.section)}: {c.category}" for c in top]
     values = [float(c.submissions_failed) for c in top]
-    rows = "".join(
-        f'<tr><td class="nw">{_e(TODO_OF.get(c.section, c.section))}</td>'
-        f"<td{lang_attr}>{_e(c.category)}"
-        f'</td><td class="n">{c.submissions_failed}</td><td class="n">'
-        f'{c.submissions_attempted}</td><td class="n">'
-        f"{100 * c.submissions_failed / max(c.submissions_attempted, 1):.0f}%</td>"
-        f'<td class="n">{c.cases_failed} / {c.cases}</td></tr>'
-        for c in summary.categories
-    )
+
+    def table(ident: str, caption: str, cats: Sequence[CategoryFailures]) -> str:
+        rows = "".join(
+            f'<tr><td class="nw">{_e(TODO_OF.get(c.section, c.section))}</td>'
+            f"<td{lang_attr}>{_e(c.category)}"
+            f'</td><td class="n">{c.submissions_failed}</td><td class="n">'
+            f'{c.submissions_attempted}</td><td class="n">'
+            f"{100 * c.submissions_failed / max(c.submissions_attempted, 1):.0f}%</td>"
+            f'<td class="n">{c.cases_failed} / {c.cases}</td></tr>'
+            for c in cats
+        )
+        return (
+            f'<table id="{ident}"><caption>{_e(caption)}</caption>'
+            '<thead><tr><th scope="col">TODO</th><th scope="col">category</th>'
+            '<th scope="col" class="n">submissions failing</th>'
+            '<th scope="col" class="n">submissions attempting</th>'
+            '<th scope="col" class="n">share failing</th>'
+            '<th scope="col" class="n">failed cases / cases</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+        )
+
     title = (
         f"The {len(top)} hidden categories most often failed "
         "(submissions failing at least one case)"
     )
+    rest = summary.categories[TOP_CATEGORIES:]
+    folded = (
+        f"<details><summary>{len(rest)} more hidden categories failed less often</summary>"
+        + table("categories-more", "The other hidden categories failed at least once", rest)
+        + "</details>"
+        if rest
+        else ""
+    )
     return (
         f"<figure><figcaption>{_e(title)}</figcaption>"
         f"{_hbar_svg(labels, values, 'cat', title, '{:.0f}')}</figure>"
-        '<table id="categories-table"><caption>Every hidden category failed at least '
-        "once, most often failed first</caption>"
-        '<thead><tr><th scope="col">TODO</th><th scope="col">category</th>'
-        '<th scope="col" class="n">submissions failing</th>'
-        '<th scope="col" class="n">submissions attempting</th>'
-        '<th scope="col" class="n">share failing</th>'
-        '<th scope="col" class="n">failed cases / cases</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
-        '<p class="muted">Counted over submissions that loaded, in the TODOs they '
-        "attempted (a TODO still raising NotImplementedError is left out), over the cases "
-        "that ran to an answer (timeouts are listed in the next section).</p>"
+        + table("categories-table", f"The {len(top)} most often failed, as a table", top)
+        + folded
+        + f'<p class="muted">Counted over the {summary.graded} graded submissions, in the '
+        "TODOs each attempted (a TODO still raising NotImplementedError is left out, so "
+        "&quot;submissions attempting&quot; can be fewer), over the cases that ran to an "
+        "answer (timeouts are listed in the next section).</p>"
+    )
+
+
+# Sorts the roster by a column when its header is clicked; the page reads the same
+# without it.  Allowed by the page's Content-Security-Policy through its hash only.
+SORT_SCRIPT = """(function () {
+  var table = document.getElementById("roster");
+  if (!table) { return; }
+  var body = table.tBodies[0], order = {};
+  table.querySelectorAll("thead button").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var col = Number(button.getAttribute("data-col")), up = order[col] = !order[col];
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = a.cells[col].getAttribute("data-v"), y = b.cells[col].getAttribute("data-v");
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
+        return up ? c : -c;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+})();"""
+
+
+def _script_hash() -> str:
+    import base64
+    import hashlib
+
+    digest = hashlib.sha256(SORT_SCRIPT.encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def _roster_block(summary: ClassSummary) -> str:
+    if not summary.roster:
+        return "<p>No submission.</p>"
+    heads = ["submission", "status", "score", "TODO 1", "TODO 2", "TODO 3", "why below full marks"]
+    head = "".join(
+        f'<th scope="col"><button type="button" data-col="{i}">{_e(h)}</button></th>'
+        for i, h in enumerate(heads)
+    )
+
+    def num(value: float | None) -> str:
+        shown = "—" if value is None else f"{value:g}"
+        return f'<td class="n" data-v="{-1 if value is None else value:g}">{shown}</td>'
+
+    rows = "".join(
+        f'<tr><td data-v="{_e(r.submission)}">{_e(r.submission)}</td>'
+        f'<td data-v="{_e(r.status)}">{_e(r.status)}</td>{num(r.score)}'
+        + "".join(num(r.sections.get(s)) for s in ("todo1", "todo2", "todo3"))
+        + f'<td data-v="{_e(r.why)}">{_e(r.why)}</td></tr>'
+        for r in summary.roster
+    )
+    return (
+        '<table id="roster"><caption>Every submission (click a column to sort)</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
@@ -505,7 +613,7 @@ def render_html(summary: ClassSummary) -> str:
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy"
- content="default-src 'none'; style-src 'unsafe-inline'">
+ content="default-src 'none'; style-src 'unsafe-inline'; script-src '{_script_hash()}'">
 <title>rlsys class report</title>
 <style>{CSS}</style>
 </head>
@@ -524,10 +632,12 @@ def render_html(summary: ClassSummary) -> str:
 </dl>
 {notes}
 <section aria-labelledby="h-scores"><h2 id="h-scores">Score distribution</h2>
-<p class="muted">Graded submissions only; each range includes its lower bound, and 100% falls
-in 90–100.</p>
+<p class="muted">Graded submissions only (files that did not load score 0 and are listed
+below); each range includes its lower bound, and 100% falls in 90–100.</p>
 <div class="charts">{histograms}</div>
 {_histogram_table(summary.histograms)}</section>
+<section aria-labelledby="h-roster"><h2 id="h-roster">Roster</h2>
+{_roster_block(summary)}</section>
 <section aria-labelledby="h-categories"><h2 id="h-categories">Hidden categories most often
 failed</h2>{_category_block(summary)}</section>
 <section aria-labelledby="h-problems"><h2 id="h-problems">Submissions that did not load or
@@ -535,6 +645,7 @@ timed out</h2>{_problems_block(summary)}</section>
 <section aria-labelledby="h-slowest"><h2 id="h-slowest">Slowest submissions</h2>
 {_slowest_block(summary)}</section>
 </main>
+<script>{SORT_SCRIPT}</script>
 </body>
 </html>
 """

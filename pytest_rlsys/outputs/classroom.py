@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_rlsys.grading.scoring import ScoreReport
+from pytest_rlsys.messages import claim_text
 from pytest_rlsys.outputs.cases import title
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, dump_json, js_number, seconds
@@ -94,7 +95,11 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
                 "status": _STATUS.get(case.status, "error"),
                 "score": score,
                 "message": clip(clean(case.message), MAX_TEXT),
-                "test_code": clip(clean(case.claim or case.call), MAX_TEXT),
+                # The chapter's check in the run's language (claims are written in zh).
+                "test_code": clip(
+                    clean(claim_text(case.claim, options.lang) if case.claim else case.call),
+                    MAX_TEXT,
+                ),
                 "filename": "",
                 "line_no": 0,
                 "execution_time": f"{seconds(case.seconds):.3f}s",

@@ -9,11 +9,17 @@ gradescope/autograder_samples docs/specs.md): top-level ``score``, ``output`` an
 - The top-level output is the score table; ``simple_format`` (the default) would render
   it as HTML and collapse its columns, so it is sent as escaped HTML in a ``<pre>``.
   Test outputs are ``text``: Gradescope shows them verbatim, nothing is interpreted.
-- Hidden cases get the visibility the instructor chose (e.g. ``after_due_date``).
+- Hidden cases get the visibility the instructor chose (e.g. ``after_due_date``), and so
+  does every field that carries their results: the top-level output is always visible,
+  so when hidden cases are not ``visible`` it shows the visible cases' table only (no
+  total or per-TODO score that includes hidden points, no hidden category) and one line
+  saying when the rest is shown.  Gradescope itself hides the total score from students
+  while any test is hidden (specs.md, "Controlling Test Case Visibility").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from typing import Any
 
@@ -26,6 +32,25 @@ from pytest_rlsys.outputs.text import clean, clip, dump_json, seconds
 __all__ = ["render"]
 
 MAX_TEST_OUTPUT = 4000
+
+
+def _top_lines(report: ScoreReport, options: RenderOptions) -> list[str]:
+    """The always-visible top-level table: without hidden results unless they are visible."""
+    if options.hidden_visibility == "visible":
+        return reports.terminal_lines(report, options.lang)
+    shown = [c for c in report.cases if c.visibility != "hidden"]
+    held = [c for c in report.cases if c.visibility == "hidden"]
+    lines = reports.terminal_lines(dataclasses.replace(report, cases=shown), options.lang)
+    if held:
+        lines.append(
+            reports.hidden_later_line(
+                sum(c.max_cents for c in held) / 100,
+                len(held),
+                options.hidden_visibility,
+                options.lang,
+            )
+        )
+    return lines
 
 
 def render(report: ScoreReport, options: RenderOptions) -> str:
@@ -53,9 +78,9 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
                 "extra_data": {"id": clean(case.id, newlines=False)},
             }
         )
-    table = "\n".join(clean(line) for line in reports.terminal_lines(report, lang))
+    table = "\n".join(clean(line) for line in _top_lines(report, options))
     if report.load_error is not None:
-        table = clean(report.load_error) + "\n\n" + table
+        table = clean(reports.with_hint(report.load_error, lang)) + "\n\n" + table
     doc: dict[str, Any] = {
         # Sum in hundredths, then one division: the same float as the tests' exact total.
         "score": sum(case.cents for case in report.cases) / 100,

@@ -11,13 +11,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 from pytest_rlsys.grading.scoring import (
+    JUNIT_FAMILIES,
     OUTPUT_KINDS,
     PLATFORM_VISIBILITIES,
+    JunitFamily,
     OutputKind,
     PlatformVisibility,
+    RenderOptions,
     ScoreReport,
 )
 
@@ -33,22 +35,6 @@ __all__ = [
     "render",
     "renderer",
 ]
-
-# xunit2: valid against pytest's junit-10.xsd (what pytest writes by default);
-# xunit1: the legacy layout, with per-testcase <properties> and <error> elements.
-JunitFamily = Literal["xunit2", "xunit1"]
-JUNIT_FAMILIES: tuple[JunitFamily, ...] = get_args(JunitFamily)
-
-
-@dataclass(frozen=True)
-class RenderOptions:
-    """What the instructor chose about the files (not about grading)."""
-
-    lang: str = "en"
-    junit_family: JunitFamily = "xunit2"
-    # Gradescope visibility of the hidden cases (e.g. after_due_date).
-    hidden_visibility: PlatformVisibility = "visible"
-
 
 Renderer = Callable[[ScoreReport, RenderOptions], str]
 

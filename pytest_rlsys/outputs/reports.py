@@ -7,8 +7,13 @@ process only."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.grading.verdicts import HIDDEN_KIND
+
+if TYPE_CHECKING:
+    from pytest_rlsys.grading.verdicts import ProblemKind
 from pytest_rlsys.messages import (
     HIDDEN_GROUP,
     HIDDEN_NOTE,
@@ -24,13 +29,20 @@ from pytest_rlsys.outputs.text import clean
 __all__ = [
     "LABELS",
     "RenderOptions",
+    "below_full_marks",
+    "call_lines",
     "classroom_points_line",
     "display_width",
     "failure_text",
+    "fit",
+    "hidden_heading",
+    "hidden_later_line",
     "render",
+    "rule",
     "table_lines",
     "terminal_lines",
     "terminal_summary",
+    "with_hint",
     "write_atomic",
 ]
 
@@ -58,6 +70,13 @@ LABELS = {
         "output": "output of the submission (captured, first {n} characters)",
         "result_error": "result file",
         "result_note": "result file note",
+        "hidden_later": "hidden cases ({n} cases, {p:g} points): results shown {when}",
+        "of_kinds": "{n} cases of {k} kinds",
+        "n_cases": "{n}",
+        "stdlib_only": "only the standard library is available",
+        "after_due_date": "after the due date",
+        "after_published": "when grades are published",
+        "hidden": "to instructors only",
     },
     "zh": {
         "title": "rlsys 得分",
@@ -71,7 +90,7 @@ LABELS = {
         "expected": "期望",
         "got": "实际",
         "ungraded": "{p:g} 分未评：{n} 个用例未运行（被取消选择、提前停止或超出时间），按 0 分计",
-        "hidden_failed": "未通过的隐藏用例（只显示类别）：{n} 个",
+        "hidden_failed": "未通过的隐藏用例（只显示类别）：{n}",
         "not_run": "未运行",
         "visible_failed": "未通过的公开用例（章节断言）：{n} 个",
         "same_failure": "{n} 个用例（{where}）以同样方式失败：",
@@ -81,11 +100,25 @@ LABELS = {
         "output": "提交文件的输出（已捕获，前 {n} 个字符）",
         "result_error": "结果文件",
         "result_note": "结果文件说明",
+        "hidden_later": "隐藏用例（{n} 个，{p:g} 分）：结果{when}显示",
+        "of_kinds": "{n} 个，共 {k} 类",
+        "n_cases": "{n} 个",
+        "stdlib_only": "只能使用 Python 标准库",
+        "after_due_date": "在截止日期之后",
+        "after_published": "在成绩发布之后",
+        "hidden": "只向教师",
     },
 }
-# Default terminal output fits an 80-column log, so that no line the submission's text
-# is part of can wrap and put that text at the start of a line; -v shows everything.
+GRADER_FAULT = "internal grader error"  # the notes a learner is shown (grader.py writes them)
+# The learner's terminal (rules):
+# - The grader's own text is wrapped, never cut, at the terminal's width (WIDTH when it
+#   is not known, e.g. a log).  Every continuation line starts with its line's indent and
+#   CONTINUED, so text that wrapped (the submission's text included: it is escaped by
+#   ``clean`` to one line first) can never pose as a line of its own at the left margin.
+# - A failed visible case shows its whole input (the battery's own data); one that does
+#   not fit on a line is pretty-printed, one argument per line.
 WIDTH = 80
+CONTINUED = "  ↳ "
 
 
 def _labels(lang: str) -> dict[str, str]:
@@ -154,6 +187,58 @@ def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
     return lines
 
 
+def fit(line: str, width: int = WIDTH) -> list[str]:
+    """``line`` as it is when it fits ``width`` columns, else wrapped (at spaces when it
+    can), each continuation line starting with the line's indent and CONTINUED."""
+    if display_width(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    lead = indent + CONTINUED
+    width = max(width, display_width(lead) + 20)  # a very narrow terminal still gets text
+    first, *rest = wrap(line, "", width)
+    body = " ".join(piece.strip() for piece in rest)
+    return [first, *wrap(body, lead, width)]
+
+
+def rule(char: str, title: str, width: int = WIDTH) -> str:
+    """``=== title ===`` across ``width`` display columns (a CJK title counts double)."""
+    side = max(1, (width - display_width(title) - 2) // 2)
+    line = f"{char * side} {title} {char * side}"
+    return line + char * max(0, width - display_width(line))
+
+
+def call_lines(call: str, label: str, width: int = WIDTH) -> list[str]:
+    """``  label: call`` on one line when it fits, else each call pretty-printed with one
+    argument per line; a call that is not plain literal data is wrapped instead."""
+    line = f"  {label}: {call}"
+    if display_width(line) <= width:
+        return [line]
+    import ast
+    import pprint
+
+    lines = [f"  {label}:"]
+    for part in call.split(" ; "):
+        try:
+            node = ast.parse(part, mode="eval").body
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                raise ValueError(part)
+            args = [ast.literal_eval(arg) for arg in node.args]
+            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            return fit(line, width)
+        lines.append(f"    {node.func.id}(")
+        room = max(20, width - 6)
+        for name, value in [*((None, a) for a in args), *kwargs.items()]:
+            text = pprint.pformat(value, width=room, sort_dicts=False)
+            if name is not None:
+                text = f"{name}={text}"
+            pieces = text.splitlines()
+            pieces[-1] += ","
+            lines += [f"      {piece}" for piece in pieces]
+        lines.append("    )")
+    return [piece for line in lines for piece in fit(line, width)]
+
+
 def table_lines(report: ScoreReport, lang: str = "en") -> list[str]:
     """The per-section table, aligned by display width."""
     text = _labels(lang)
@@ -179,6 +264,14 @@ def table_lines(report: ScoreReport, lang: str = "en") -> list[str]:
         )
         lines.append((line + ("  " + status if status else "")).rstrip())
     return lines
+
+
+def hidden_heading(groups: dict[str, int], lang: str = "en") -> str:
+    """``hidden cases failed (category only): 14 cases of 13 kinds`` (or just ``3``)."""
+    text = _labels(lang)
+    n, kinds = sum(groups.values()), len(groups)
+    count = text["n_cases"].format(n=n) if kinds == n else text["of_kinds"].format(n=n, k=kinds)
+    return text["hidden_failed"].format(n=count)
 
 
 def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, int]:
@@ -211,23 +304,37 @@ def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
         lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
     hidden = _hidden_groups(report, lang, set())
     if hidden:
-        lines.append(text["hidden_failed"].format(n=sum(hidden.values())))
+        lines.append(hidden_heading(hidden, lang))
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
-    lines += [f"{text['note']}: {note}" for note in report.notes]
+    # How the grader ran (the uid, the interpreter) is instructor detail, kept in the score
+    # JSON; a learner reads only a note that their score is affected by the grader's fault.
+    lines += [f"{text['note']}: {note}" for note in report.notes if note.startswith(GRADER_FAULT)]
     return [clean(line, newlines=False) for line in lines]
 
 
-def failure_text(case: CaseResult, lang: str = "en", verbose: bool = True) -> str:
+def hidden_later_line(points: float, cases: int, visibility: str, lang: str = "en") -> str:
+    """Where hidden results are held back: how many points, and when they are shown."""
+    text = _labels(lang)
+    return text["hidden_later"].format(n=cases, p=points, when=text.get(visibility, visibility))
+
+
+def failure_text(case: CaseResult, lang: str = "en", width: int | None = None) -> str:
     """What a learner sees for one failed case: input/expected/got, or just the category.
 
-    ``verbose=False`` cuts every line to the terminal's 100 columns.
+    ``width``: wrap every line at that many columns (``fit``) and pretty-print a long
+    input; None (files) keeps one line per item.
     """
     text = _labels(lang)
     lines = [f"[{section_label(case.section, lang)}] {case.category}: {case.message}"]
     if case.visibility == "hidden":
         lines.append(f"  ({HIDDEN_NOTE.get(lang)})")
+    calls: list[str] = []
     if case.visibility == "visible" and case.call:
-        lines.append(f"  {text['input']}: {case.call}")
+        calls = (
+            call_lines(case.call, text["input"], width)
+            if width is not None
+            else [f"  {text['input']}: {case.call}"]
+        )
         if case.claim:
             lines.append(f"  {text['claim']}: {claim_text(case.claim, lang)}")
         if case.expected:
@@ -235,7 +342,10 @@ def failure_text(case: CaseResult, lang: str = "en", verbose: bool = True) -> st
         if case.got:
             lines.append(f"  {text['got']}: {case.got}")
     lines = [clean(line, newlines=False) for line in lines]  # the submission's text
-    return "\n".join(lines if verbose else [clip(line) for line in lines])
+    lines[1:1] = [clean(line, newlines=False) for line in calls]  # the battery's own data
+    if width is None:
+        return "\n".join(lines)
+    return "\n".join(piece for line in lines for piece in fit(line, width))
 
 
 def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en") -> str:
@@ -251,26 +361,67 @@ def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en
     return "\n".join(clean(line, newlines=False) for line in lines)
 
 
-def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = False) -> list[str]:
+# Exhausted whatever the input: one failure, however many cases it hit.
+_RESOURCE_ERRORS = ("MemoryError", "RecursionError")
+
+
+def _resource_failure(case: CaseResult) -> str | None:
+    """``raised MemoryError`` (the grader's own words) when ``case`` failed that way."""
+    # From the typed record, never the message: only a visible case keeps its class.
+    if case.kind in ("raised", "raised_other") and case.exc_type in _RESOURCE_ERRORS:
+        return f"raised {case.exc_type}"
+    return None
+
+
+def _plain(message: str) -> str:
+    """A visible case's resource failure without what this one case expected."""
+    return message.removesuffix(" instead of ValueError").rstrip(": ")
+
+
+def with_hint(message: str, lang: str = "en") -> str:
+    """``message`` and, for an import of a package, that only the standard library is
+    there (the child runs without site-packages)."""
+    if "ModuleNotFoundError" in message:
+        return f"{message} ({_labels(lang)['stdlib_only']})"
+    return message
+
+
+def terminal_summary(
+    report: ScoreReport, lang: str = "en", verbose: bool = False, width: int = WIDTH
+) -> list[str]:
     """The learner's summary: the table, each failed visible case once, one line per kind of
-    hidden failure, a failure shared by many cases (a load error, a crash) once."""
+    hidden failure, a failure shared by many cases (a load error, a crash) once; every
+    line wrapped at ``width`` columns (``fit``)."""
     text = _labels(lang)
     failed = [c for c in report.cases if c.status not in ("passed", "not_run")]
     lines = table_lines(report, lang)
     not_run = [c for c in report.cases if c.status == "not_run"]
     if not_run:
-        lines += wrap(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
-    # Failures that say the same thing for many cases (load error, crash): once.
+        lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
+    # Failures that say the same thing for many cases (load error, crash, a resource
+    # exhausted whatever the input): once, visible and hidden cases together.
     by_message: dict[str, list[CaseResult]] = {}
     for case in failed:
-        if case.status in ("error", "timeout") and not case.not_implemented:
+        if case.not_implemented:
+            continue
+        resource = _resource_failure(case)
+        if resource is not None:  # per TODO: one function, one place it fails
+            key = f"{section_label(case.section, lang)}: {resource}"
+            by_message.setdefault(key, []).append(case)
+        elif case.kind == "load_failed":  # one submission, one load error: said once
+            by_message.setdefault("\0load_failed", []).append(case)
+        elif case.status in ("error", "timeout"):
             by_message.setdefault(case.message, []).append(case)
     shared = {m: cases for m, cases in by_message.items() if len(cases) > 1}
     done = {c.id for cases in shared.values() for c in cases}
-    for message, cases in shared.items():
+    for cases in shared.values():
         where = ", ".join(dict.fromkeys(section_label(c.section, lang) for c in cases))
         lines.append(text["same_failure"].format(n=len(cases), where=where))
-        lines += wrap(message, "  ")  # said once, so said in full
+        said = next(
+            (_plain(c.message) for c in cases if c.visibility == "visible"),
+            _resource_failure(cases[0]) or cases[0].message,
+        )
+        lines.append(f"  {with_hint(said, lang)}")  # said once, so said in full
     # Template code: one line per TODO, unless the table already says so.
     sections = report.sections()
     not_impl: dict[str, int] = {}
@@ -285,15 +436,78 @@ def terminal_summary(report: ScoreReport, lang: str = "en", verbose: bool = Fals
     if visible:
         lines.append(text["visible_failed"].format(n=len(visible)))
         for case in visible:
-            lines += failure_text(case, lang, verbose).splitlines()
+            lines += failure_text(case, lang, width).splitlines()
     hidden = _hidden_groups(report, lang, done)
     if hidden:
-        lines.append(text["hidden_failed"].format(n=sum(hidden.values())))
+        lines.append(hidden_heading(hidden, lang))
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
     if verbose:  # how the grader ran (the uid, ...): for instructors, not learners
         lines += [f"{text['note']}: {note}" for note in report.notes]
     # The submission's text is in some lines: cleaned again here, whoever built them.
-    return [clean(line) for line in lines] if verbose else [clip(clean(line)) for line in lines]
+    return [piece for line in lines for piece in fit(clean(line, newlines=False), width)]
+
+
+def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) -> str:
+    """Why ``report`` is below full marks, in one line of the grader's own words ('' at
+    full marks): per TODO below its maximum, its score and its most common failure (with
+    its count, and how many other kinds there were).  For the batch CSV's message column
+    and the class roster."""
+    if report.score >= report.max_score:
+        return ""
+    if report.load_error is not None:
+        return clip(clean(with_hint(report.load_error, lang), newlines=False), limit)
+    parts = []
+    for section, entry in report.sections().items():
+        if entry["score"] >= entry["max_score"]:
+            continue
+        kinds: dict[str, list[CaseResult]] = {}
+        for case in report.cases:
+            if case.section == section and case.status != "passed":
+                kinds.setdefault(_failure_key(case, lang), []).append(case)
+        cases = max(kinds.values(), key=len)
+        count = len(cases)
+        # A visible case of that kind says it with its detail; a hidden one only its kind.
+        top = next(
+            (_failure_kind(c, lang) for c in cases if c.visibility == "visible"),
+            _failure_kind(cases[0], lang),
+        )
+        others = len(kinds) - 1
+        more = f" (+{others} other kind{'s' if others > 1 else ''})" if others else ""
+        parts.append(
+            f"{section_label(section, lang)} {_fmt(entry['score'])}/{_fmt(entry['max_score'])}: "
+            f"{top} ×{count}{more}"
+        )
+    return clip(clean("; ".join(parts), newlines=False), limit)
+
+
+def _failure_key(case: CaseResult, lang: str) -> str:
+    """Which failures count as one kind: one that says the same for every input (load,
+    crash, timeout, an exception) by its typed kind, visible and hidden cases together
+    (a hidden case keeps no exception class); anything else by its words."""
+    kind = str(HIDDEN_KIND.get(cast("ProblemKind", case.kind), case.kind))
+    if kind in _SHARED_KINDS:
+        return "\0" + kind
+    return _failure_kind(case, lang)
+
+
+# Kinds that say the same thing whatever the input (so one line, with a count, says it).
+_SHARED_KINDS = frozenset(
+    {"raised", "wrong_exception", "timed_out", "crashed", "load_failed", "missing_function"}
+)
+
+
+def _failure_kind(case: CaseResult, lang: str) -> str:
+    """What went wrong in ``case``, in words many cases can share."""
+    if case.not_implemented:
+        return NOT_IMPLEMENTED.get(lang)
+    if case.status == "not_run":
+        return _labels(lang)["not_run"]
+    resource = _resource_failure(case)
+    if resource is not None:
+        return resource
+    if case.status in ("error", "timeout"):
+        return case.message
+    return case.category or case.message
 
 
 def classroom_points_line(report: ScoreReport) -> str:

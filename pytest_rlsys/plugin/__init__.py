@@ -1,6 +1,6 @@
 """pytest entry point (``pytest11``): options, collection of the packaged battery, and the
 hooks that report.  Inert unless ``--rlsys-submission`` or ``--rlsys-result`` is given.
-The logic lives in pure modules: engine (running), reports (outputs), settings."""
+The logic lives in pure modules: settings (the request), grading (running), outputs."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from pytest_rlsys import settings
 from pytest_rlsys.plugin.norewrite import pytest_rlsys_stop_rewriting  # noqa: F401  (a hook)
-from pytest_rlsys.settings import SettingError, limits_from, resolve
+from pytest_rlsys.settings import SettingError
 
 if TYPE_CHECKING:
     from pytest_rlsys.plugin.run import GradingRun
@@ -33,17 +33,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             dest=f"rlsys_{option.name}",
             metavar=option.metavar,
             default=None,
-            help=option.help,
+            help=option.help_text,
         )
         if option.ini_key:
-            parser.addini(option.ini_key, option.help, type="string", default="")
+            parser.addini(option.ini_key, option.help_text, type="string", default="")
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None]:
     # Outside pytest's capture wrapper, so it runs before capture starts.  A grading run
     # that collects only the battery prints nothing in this process (the submission's
-    # output is caught by the engine), so pytest's capture around each of its items would
+    # output is caught by the grader), so pytest's capture around each of its items would
     # only cost time (benchmarks/bench_grading.py).  Runs that also collect tests named on
     # the command line keep pytest's capture.
     ns = early_config.known_args_namespace
@@ -52,83 +52,94 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
     return (yield)
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def clean_args() -> list[str]:
+    """The arguments that make a pytest run take nothing from any folder: the package's
+    own ini file and rootdir, no conftest.py, no cache.  ``rlsys grade`` runs with them,
+    and so does the clean re-run of ``pytest --rlsys-submission`` (``_regrade_clean``)."""
+    return [
+        "-c",
+        str(ANCHOR_DIR / "pytest.ini"),
+        "--rootdir",
+        str(ANCHOR_DIR),
+        "-p",
+        "no:cacheprovider",
+        "--noconftest",
+    ]
+
+
+def _is_clean(config: pytest.Config) -> bool:
+    """Whether this run took its configuration from the package alone (``clean_args``)."""
+    return config.inipath == ANCHOR_DIR / "pytest.ini" and bool(config.getoption("noconftest"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    # A learner's own project often has a pytest table or a conftest.py.  pytest has
+    # imported those by now, so they could take part in this run's grading: the grade
+    # is made by a clean pytest of its own instead (issue: the learner command must work
+    # where learners work, with a score nothing in the folder can influence).
     submission = config.getoption("rlsys_submission")
-    result = config.getoption("rlsys_result")
-    if not submission and not result:
+    if not submission or config.option.help or config.option.version:
+        return None
+    if hasattr(config, "workerinput") or _is_clean(config) or os.environ.get(_RERUN):
+        return None
+    foreign = foreign_files(config, config.invocation_params.dir / submission)
+    return _regrade_clean(config, foreign[0]) if foreign else None
+
+
+_RERUN = "RLSYS_CLEAN_RERUN"  # set in the clean re-run: never a second one (not a defence)
+
+
+def _regrade_clean(config: pytest.Config, foreign: str) -> int:
+    """Run the same command again in a fresh interpreter with ``clean_args`` (they come
+    last, so they win over the same options typed earlier) and return its exit code;
+    its output is the run's output.  ``-P``: the current folder is not on the path."""
+    import subprocess  # only for this re-run
+    import sys
+
+    named = [a for a in config.getoption("file_or_dir") or [] if a]
+    if named:
+        raise pytest.UsageError(
+            f"pytest read {foreign} from this folder, so the grading runs in a clean pytest "
+            f"of its own; run the tests named here ({', '.join(named)}) in a pytest run of "
+            "their own, without --rlsys-submission"
+        )
+    args = [str(a) for a in config.invocation_params.args]
+    command = [sys.executable, "-P", "-m", "pytest", *args, *clean_args()]
+    env = {**os.environ, _RERUN: "1"}
+    try:
+        return subprocess.run(
+            command, cwd=config.invocation_params.dir, env=env, check=False
+        ).returncode
+    except KeyboardInterrupt:
+        return pytest.ExitCode.INTERRUPTED
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("rlsys_submission") and not config.getoption("rlsys_result"):
         return
     if hasattr(config, "workerinput"):
         raise pytest.UsageError("rlsys grading does not run under xdist workers; drop -n")
-    if submission:
-        foreign = foreign_files(config, config.invocation_params.dir / submission)
-        if foreign:
-            message = (
-                f"--rlsys-submission: pytest read {foreign[0]} from the submission's folder "
-                "or a folder above it, so the learner could have written it (config, "
-                "conftest.py or a module on the path); nothing there may take part in "
-                "grading. Grade with `rlsys grade FILE`, which ignores every folder's pytest "
-                "configuration, or keep the submission outside the folder tree of any "
-                "pytest configuration."
-            )
-            from pytest_rlsys.plugin.run import GradingRun  # kept out of plain pytest runs
-
-            GradingRun.refuse(
-                config.invocation_params.dir / submission,
-                message,
-                {
-                    option.name: config.invocation_params.dir / value
-                    for option in settings.for_pytest()
-                    if option.output and (value := config.getoption(f"rlsys_{option.name}"))
-                },
-            )
-            raise pytest.UsageError(message)
-
-    values: dict[str, Any] = {}
     try:
-        for option in settings.for_pytest():
-            if option.ini_key:
-                values[option.name] = resolve(
-                    option.name,
-                    config.getoption(f"rlsys_{option.name}"),
-                    config.getini(option.ini_key),
-                )
+        request = settings.request_from_pytest(config)
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
-    rubric = values.get("rubric")
-    base = config.invocation_params.dir
-    outputs = {
-        option.name: base / value
-        for option in settings.for_pytest()
-        if option.output and (value := config.getoption(f"rlsys_{option.name}"))
-    }
-    limits = limits_from(values)
-    background = bool(submission) and not config.option.collectonly
     standby = None
-    if background:
+    if request.background:
         # The submission's interpreter starts first, so that its start-up overlaps the
         # import of the grading modules and the battery (it runs nothing of the
         # submission's until the grader has protected its private files and loads it).
+        from pytest_rlsys.grading.ahead import StandbyPool
         from pytest_rlsys.grading.isolation import ChildProcess
         from pytest_rlsys.resources import FUNCTIONS
 
-        standby = ChildProcess.on_standby(list(FUNCTIONS), limits)
+        limits = request.limits
+        pool = StandbyPool(lambda: ChildProcess.on_standby(list(FUNCTIONS), limits), ahead=0)
+        standby = pool.take()
     from pytest_rlsys.plugin.run import GradingRun
 
     try:
-        grading = GradingRun.create(
-            submission=base / submission if submission else None,
-            result=base / result if result else None,
-            rubric=base / rubric if rubric else None,
-            seed=values["seed"],
-            lang=values["lang"],
-            limits=limits,
-            outputs=outputs,
-            junit_family=values["junit_family"] or "xunit2",
-            hidden_visibility=values["hidden_visibility"] or "visible",
-            # The submission loads (and its cases run) while pytest collects and reports.
-            background=background,
-            standby=standby,
-        )
+        grading = GradingRun.open(request, standby)
     except BaseException as exc:
         if standby is not None:
             standby.close()  # no grader took it (closing twice is harmless)
@@ -218,7 +229,7 @@ class CaseFailed(Exception):
 class BatteryFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         grading = self.config.stash[session_key]
-        # No per-item pytest-timeout marker: the engine enforces every limit, and the wait
+        # No per-item pytest-timeout marker: the grader enforces every limit, and the wait
         # for a case run in the background has its own backstop (grading.ahead).
         for name, case_ids, max_points in grading.items():
             item = CaseItem.from_parent(self, name=name)

@@ -4,6 +4,7 @@ print the table and write the reports (controller process only, after the child 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,13 +12,13 @@ from typing import Any
 import pytest
 
 from pytest_rlsys.grading.grader import Grader, SubmissionPathError, open_grader, zero_report
-from pytest_rlsys.grading.isolation import ChildProcess, Limits
-from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
-from pytest_rlsys.grading.scoring import CaseResult, PlatformVisibility, ScoreReport
-from pytest_rlsys.messages import default_lang
+from pytest_rlsys.grading.isolation import ChildProcess
+from pytest_rlsys.grading.request import GradingRequest
+from pytest_rlsys.grading.rubric import Rubric
+from pytest_rlsys.grading.scoring import CaseResult, RenderOptions, ScoreReport
 from pytest_rlsys.outputs import reports
-from pytest_rlsys.outputs.registry import JunitFamily
 from pytest_rlsys.outputs.text import clean
+from pytest_rlsys.settings import by_name
 
 BATTERY_NODEID = "battery.rlsys"  # the node id of the collector that holds the cases
 SHOWN_OUTPUT = 2000
@@ -69,15 +70,8 @@ def grade_result(path: Path, rubric: Rubric) -> ResultSection:
     return ResultSection(cases, summary, loaded.sha256)
 
 
-def _check_output(flag: str, path: Path) -> None:
-    if path.is_dir():
-        raise ValueError(f"--rlsys-{flag}: {path} is a directory; give a file path")
-    if not path.parent.is_dir():
-        raise ValueError(f"--rlsys-{flag}: folder {path.parent} does not exist")
-
-
 def write_outputs(
-    outputs: dict[str, Path], report: ScoreReport, options: reports.RenderOptions
+    outputs: Mapping[str, Path], report: ScoreReport, options: RenderOptions
 ) -> list[str]:
     """Write every requested output; the problems, one line each (never raises)."""
     errors: list[str] = []
@@ -95,73 +89,35 @@ def write_outputs(
 class GradingRun:
     grader: Grader | None
     result: ResultSection | None
-    lang: str
-    outputs: dict[str, Path]
+    request: GradingRequest
     final: ScoreReport | None = None
     write_errors: list[str] = field(default_factory=list)
     cleanup_errors: list[str] = field(default_factory=list)  # shown; the grade still stands
-    render_options: reports.RenderOptions = field(default_factory=reports.RenderOptions)
 
-    @staticmethod
-    def refuse(submission: Path, message: str, outputs: dict[str, Path]) -> None:
-        """A run that must not grade: the platform files still get score 0 and the reason
-        (only where their folders exist; nothing else is checked or created)."""
-        usable = {
-            name: path
-            for name, path in outputs.items()
-            if path.parent.is_dir() and not path.is_dir()
-        }
-        write_outputs(usable, zero_report(submission, message), reports.RenderOptions())
+    @property
+    def lang(self) -> str:
+        return self.request.lang
 
     @classmethod
-    def create(
-        cls,
-        submission: Path | None,
-        result: Path | None,
-        rubric: Path | None,
-        seed: int | None,
-        lang: str | None,
-        limits: Limits,
-        outputs: dict[str, Path],
-        junit_family: JunitFamily = "xunit2",
-        hidden_visibility: PlatformVisibility = "visible",
-        background: bool = False,
-        standby: ChildProcess | None = None,
-    ) -> GradingRun:
-        for flag, path in outputs.items():
-            _check_output(flag, path)
-        try:
-            rubric_obj = load_rubric(rubric) if rubric else Rubric()
-        except RubricError as exc:
-            raise ValueError(f"--rlsys-rubric: {exc}") from None
-        lang = lang or default_lang()
-        options = reports.RenderOptions(lang, junit_family, hidden_visibility)
+    def open(cls, request: GradingRequest, standby: ChildProcess | None = None) -> GradingRun:
+        """Open the request's grader and grade its result file.  A submission with
+        nothing at its path still gets its platform files (score 0 and the reason)
+        before the usage error (ValueError) is raised."""
         grader = None
-        if submission is not None:
+        if request.submission is not None:
             try:
-                grader = open_grader(
-                    submission, seed, limits, rubric_obj, lang, background, standby
-                )
+                grader = open_grader(request, standby)
             except SubmissionPathError as exc:
-                # Nothing to grade, but the platform still gets a grade of 0 and the reason.
-                message = f"--rlsys-submission: {exc}"
-                write_outputs(
-                    outputs, zero_report(submission, message, seed, rubric_obj, lang), options
-                )
+                message = f"{by_name('submission').pytest_flag}: {exc}"
+                write_outputs(request.outputs, zero_report(request, str(exc)), request.render)
                 raise ValueError(message) from None
-        section = None
         try:
-            if result is not None:
-                if not result.exists():
-                    raise ValueError(f"--rlsys-result: {result}: no such file")
-                if result.is_dir():
-                    raise ValueError(f"--rlsys-result: {result} is a directory; give the JSON file")
-                section = grade_result(result, rubric_obj)
+            section = grade_result(request.result, request.rubric) if request.result else None
         except BaseException:
             if grader is not None:
                 grader.close()  # its child may already be loading the submission
             raise
-        return cls(grader, section, lang, outputs, render_options=options)
+        return cls(grader, section, request)
 
     # -- used by the items ----------------------------------------------------------------
     def items(self) -> list[tuple[str, tuple[str, ...], float]]:
@@ -249,7 +205,7 @@ class GradingRun:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.close()  # every process of the submission is gone before anything is written
         self.final = self.build_report()
-        self.write_errors += write_outputs(self.outputs, self.final, self.render_options)
+        self.write_errors += write_outputs(self.request.outputs, self.final, self.request.render)
         if self.write_errors:
             # A grade that was not recorded must not look like a normal run.
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
@@ -306,8 +262,9 @@ class GradingRun:
                     tr.write_line(piece)
             if not verbose and len(shown) > SHOWN_LINES:
                 tr.write_line(f"| ... {text['more']}")
-        tr.write_sep("=", text["title"])
-        for line in reports.terminal_summary(report, self.lang, verbose):
+        width = max(40, getattr(getattr(tr, "_tw", None), "fullwidth", reports.WIDTH))
+        tr.write_line(reports.rule("=", text["title"], width))  # display columns, for zh
+        for line in reports.terminal_summary(report, self.lang, verbose, width):
             tr.write_line(line)
         if self.result is not None:
             for error in self.result.summary["errors"]:

@@ -25,6 +25,14 @@ GOOD_VERSIONS = {
     "vllm": "0.24.0",
 }
 
+# What rlsys_closure.gpu_probe prints on a machine where every mechanism works.
+GOOD_MECHANISMS: dict[str, Any] = {
+    "cuda": {"available": True, "torch": "2.11.0+cu130"},
+    "cuda_ipc": {"status": "pass", "detail": "a CUDA tensor opened by handle in a second process"},
+    "cumem_sleep": {"status": "pass", "detail": "slept 256 MiB: NVML saw 256 MiB freed"},
+    "nvml_processes": {"status": "pass", "detail": "NVML lists 1 process(es)", "pids": [7]},
+}
+
 
 def make_model_folder(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
@@ -67,6 +75,8 @@ def healthy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pf.PreflightOpti
             "device_count": 1,
         },
     )
+    monkeypatch.setattr(pf, "gpu_mechanisms_probe", lambda timeout_s=0: dict(GOOD_MECHANISMS))
+    monkeypatch.setattr(pf, "shm_usage", lambda: (64 * pf.GIB, 63 * pf.GIB))
     monkeypatch.setattr(pf, "disk_free_bytes", lambda path: 500 * pf.GIB)
     monkeypatch.setattr(
         pf, "host_memory", lambda: {"total": 128 * pf.GIB, "available": 100 * pf.GIB}
@@ -295,6 +305,10 @@ def test_cli_prints_each_check_and_writes_json(
         "python",
         "nvml",
         "cuda",
+        "cuda_ipc",
+        "cumem_sleep",
+        "nvml_processes",
+        "shm",
         "verl",
         "verl_core",
         "rollout_engine",

@@ -279,10 +279,63 @@ def test_the_runner_on_cpu_writes_a_result_that_validates_and_grades(
             if attempt == 2:
                 raise
     monkeypatch.setenv("RAY_ADDRESS", ray.get_runtime_context().gcs_address)
+    orphans = tmp_path / "orphans"
+    orphans.mkdir()
+    monkeypatch.setenv("RLSYS_TEST_ORPHAN_DIR", str(orphans))
     try:
         _run_pair(model_dirs, tmp_path)
     finally:
         ray.shutdown()
+    # Each group's fake engine started a non-daemon child in its own session (as vLLM's
+    # EngineCore is); the runner's sweep of the group's marker must have ended both.
+    engines = [int(f.read_text()) for f in orphans.iterdir()]
+    assert len(engines) == 2
+    alive = [pid for pid in engines if _alive(pid)]
+    assert alive == [], f"engine children outlived their groups: {alive}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+def test_verls_weight_sender_without_a_receiver_ends_by_the_phase_deadline(
+    tmp_path: Path,
+) -> None:
+    """verl's own BucketedWeightSender, whose receiver (vLLM) never connects, inside the
+    real group driver's initial_sync: the group ends by its deadline, naming the phase."""
+    import time
+
+    from rlsys_closure import runner
+
+    spec = {
+        "group": "release",
+        "free_cache_engine": True,
+        "overrides": [],
+        "rollout_source_sha256": "0" * 64,
+        "initial_lora_sha256": "1" * 64,
+        "sample_interval_s": 0.1,
+        "boundary_samples": True,
+        "fake_mode": "verl_sender_no_receiver",
+        "phase_timeout_s": 5.0,
+        "timeout_grace_s": 10.0,
+    }
+    spec_path, record = tmp_path / "release.spec.json", tmp_path / "release.record.json"
+    spec_path.write_text(json.dumps(spec))
+    t0 = time.monotonic()
+    rc = runner.run_group_process(
+        spec_path, record, tmp_path / "release.log", 300.0, module="hang_driver"
+    )
+    took = time.monotonic() - t0
+    log = (tmp_path / "release.log").read_text()
+    assert rc == driver.EXIT_TIMED_OUT, log[-4000:]
+    assert took < 120, log[-2000:]
+    rec = json.loads(record.read_text())
+    assert rec["failure"]["type"] == "PhaseTimeout" and rec["failure"]["phase"] == "initial_sync"
+    assert "verl sender blocked" in log
 
 
 def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
@@ -307,7 +360,9 @@ def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
         model_path=model_dirs["model"],
         n_prompts=4,
         max_new_tokens=4,
-        sample_interval_s=0.5,
+        # smoke.sh's interval: the sampler process must keep it through the
+        # driver's imports (verl, the worker, the engine) and Ray's start.
+        sample_interval_s=0.1,
         seed=3,
     )
     rc = runner.run(opts, steps, sys.stdout)
@@ -341,6 +396,8 @@ def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
         "score_after_update",
     ]
     for rec in (rel, ret):
+        assert rec["periodic_sampler"] == "process", rec["sampler_errors"]
+        assert rec["actor_determinism"]["enable_math_sdp"] is True
         assert rec["streamed_lora"]["initial_sync"]["sha256"] == rec["initial_lora_sha256"]
         assert rec["streamed_lora"]["sync"]["sha256"] == rec["updated_lora_sha256"]
         assert rec["rollout_after_update_global_steps"] == [1]

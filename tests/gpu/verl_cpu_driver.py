@@ -12,15 +12,21 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import verl_fake_rollout as fake
+from cpu_nvml import CpuNvml
 from rlsys_closure import driver
-from verl_cpu_platform import CpuNvml
 
 __all__ = ["CpuGroupDriver", "main"]
 
 
 class CpuGroupDriver(driver.GroupDriver):
-    """The runner's GroupDriver with only the device and the engine replaced."""
+    """The runner's GroupDriver with only the device and the engine replaced.
+
+    The worker and the fake engine are imported where the GPU driver imports
+    its own (inside ``init_actor`` and ``init_rollout_server``), so this test
+    sees the GPU run's import order while the sampler runs.
+    """
+
+    sampler_nvml = "cpu_nvml:CpuNvml"
 
     def __init__(self, spec: dict[str, Any], record: driver.GroupRecord) -> None:
         super().__init__(spec, record, nvml=CpuNvml())
@@ -36,9 +42,13 @@ class CpuGroupDriver(driver.GroupDriver):
         )
 
     def worker_class(self) -> type:
+        import verl_fake_rollout as fake
+
         return fake.FakeRolloutWorker
 
     def server_manager(self, cfg: Any, wg: Any) -> Any:
+        import verl_fake_rollout as fake
+
         fake.install()  # the replica class, in this (the driver's) process
         return super().server_manager(cfg, wg)
 
@@ -51,7 +61,7 @@ class CpuGroupDriver(driver.GroupDriver):
         """
         import ray
 
-        env = driver.runtime_env_without_cuda(cfg)
+        env = driver.closure_runtime_env(cfg)
         env.setdefault("env_vars", {}).update(
             {
                 k: os.environ[k]
@@ -60,6 +70,7 @@ class CpuGroupDriver(driver.GroupDriver):
                     "VERL_PLATFORM",
                     "VERL_ENGINE_DEVICE",
                     "PYTHONPATH",
+                    "RLSYS_TEST_ORPHAN_DIR",
                 )
                 if k in os.environ
             }

@@ -22,6 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -55,6 +59,15 @@ class FakeServer:
         self.asleep = False
         self.log: list[tuple[str, Any]] = []
         self.received: list[dict[str, Any]] = []
+        orphans = os.environ.get("RLSYS_TEST_ORPHAN_DIR")
+        if orphans:
+            # As vLLM's EngineCore: a non-daemon child with no parent-death check, here
+            # in a session of its own, so neither Ray nor a process-group kill reaches it.
+            proc = subprocess.Popen(
+                [sys.executable, "-c", "import time\nwhile True: time.sleep(1)"],
+                start_new_session=True,
+            )
+            Path(orphans, f"engine-{proc.pid}").write_text(str(proc.pid))
 
     async def sleep(self) -> None:
         self.log.append(("sleep", None))

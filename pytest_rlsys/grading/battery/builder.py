@@ -7,6 +7,7 @@ the battery and stops the build), and every check is made total.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -19,17 +20,16 @@ from pytest_rlsys.grading.battery.checks import (
     expect_refusal,
     total,
 )
-from pytest_rlsys.grading.battery.model import RESULT_KEYS, SECTION_OF, Call, Case, run_reference
-from pytest_rlsys.grading.isolation import CallOutcome
+from pytest_rlsys.grading.battery.model import SECTION_OF, Call, Case, run_reference
+from pytest_rlsys.grading.outcomes import CallOutcome
 from pytest_rlsys.messages import Msg
 
 __all__ = ["REFUSAL_WEIGHT", "BatteryBuilder"]
 
+# What the score JSON schema allows in a case id (after "todoN.visible." / ".hidden.").
+CASE_ID = re.compile(r"[A-Za-z0-9_.]+")
 # An error-path case is worth half a value case: it tests one branch, not a computation.
 REFUSAL_WEIGHT = 0.5
-# What the valid half of a refusal case must get right: the whole result, except the
-# ledger's rows (copies of the edges), which have their own case.
-CONTROL_KEYS = {func: tuple(k for k in keys if k != "rows") for func, keys in RESULT_KEYS.items()}
 
 
 @dataclass
@@ -60,6 +60,8 @@ class BatteryBuilder:
         claim: str = "",
         rule: str = "",
     ) -> None:
+        if not CASE_ID.fullmatch(case_id):
+            raise AssertionError(f"case id {case_id!r} is not in the score schema's alphabet")
         section = SECTION_OF[calls[0].func]
         frozen = tuple(calls)
         self.cases.append(
@@ -130,10 +132,10 @@ class BatteryBuilder:
 
     def refusal(self, case_id: str, category: Msg, rule: str, valid: Call, bad: Call) -> None:
         """``bad`` is ``valid`` with exactly one rule broken: it must raise ValueError,
-        and pays only when ``valid`` gets the reference's result.  The valid inputs are
-        plain shapes (no ties, no boundary values), so a defect in an edge case of the
-        computation does not cost the validation points as well."""
-        want = self.expected(valid, CONTROL_KEYS[valid.func])
+        and pays only when ``valid`` is answered (returns; its value is graded by the
+        value cases alone, so an output bug never takes the refusal points with it)."""
+        if self.run(valid).kind != "returned":
+            raise AssertionError(f"reference refuses the valid half of {case_id}")
         refused = self.run(bad)
         if not (refused.kind == "raised" and refused.value_error):
             raise AssertionError(f"reference accepts the bad half of {case_id}")
@@ -142,7 +144,7 @@ class BatteryBuilder:
             "hidden",
             category,
             [valid, bad],
-            expect_refusal(want),
+            expect_refusal,
             weight=REFUSAL_WEIGHT,
             rule=rule,
         )

@@ -7,21 +7,31 @@ no inputs in it, so a harness failure can never print a hidden case's data).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_rlsys.grading.battery.model import (
     PARAMETERS,
     PASSED,
+    RESULT_KEYS,
     SECTION_OF,
     Call,
     Check,
+    ProblemKind,
     Verdict,
     plain,
+    schema_path,
 )
-from pytest_rlsys.grading.comparison import NONPLAIN_MARK, mismatch, show, type_name
-from pytest_rlsys.grading.isolation import CallOutcome
-from pytest_rlsys.messages import Msg, outcome_problem
+from pytest_rlsys.grading.comparison import (
+    NONPLAIN_MARK,
+    Mismatch,
+    find_mismatch,
+    show,
+    type_name,
+)
+from pytest_rlsys.grading.outcomes import CallOutcome
+from pytest_rlsys.messages import LOAD_FAILED, TODO_OF, Msg
 
 __all__ = [
     "CheckFactory",
@@ -32,6 +42,7 @@ __all__ = [
     "expect_unchanged_inputs",
     "expect_value_error",
     "first_problem",
+    "identical",
     "same_keys",
     "total",
 ]
@@ -46,11 +57,98 @@ BATTERY_BUG = Msg(
 )
 REFUSED_VALID = Msg(
     "the valid input next to the bad one (the same input with the bad field "
-    "repaired) was refused or answered wrongly; refusing the bad one earns "
-    "nothing then",
-    "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝或答错；此时拒绝非法输入不得分",
+    "repaired) was refused; refusing the bad one earns nothing then",
+    "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝；此时拒绝非法输入不得分",
 )
 WRONG_ORDER_ZH = "元素正确但顺序错误"
+
+
+def outcome_problem(outcome: CallOutcome, section: str) -> Verdict:
+    """The verdict for a call that did not return a value (no expected/got yet)."""
+    todo = TODO_OF.get(section, section)
+    kind = outcome.kind
+    exc, line = outcome.exc_type, outcome.line
+    if kind == "raised" and outcome.not_implemented:
+        return Verdict(
+            "failed",
+            "not_implemented",
+            Msg(
+                f"{todo} not implemented yet (raises NotImplementedError)",
+                f"{todo} 尚未实现（抛出 NotImplementedError）",
+            ),
+            exc_type=exc,
+        )
+    if kind == "raised" and outcome.is_exception:
+        at_en, at_zh = _line_words(line)
+        return Verdict(
+            "failed",
+            "raised",
+            Msg(
+                f"raised {exc}{at_en}: {outcome.message}", f"抛出了 {exc}{at_zh}：{outcome.message}"
+            ),
+            exc_type=exc,
+            line=line,
+        )
+    if kind == "raised":
+        return Verdict(
+            "error",
+            "not_exception",
+            Msg(
+                f"raised {exc}, which is not an Exception (SystemExit, "
+                "KeyboardInterrupt and the like must not escape a library function)",
+                f"抛出了 {exc}，它不是 Exception（库函数不应抛出 SystemExit、"
+                "KeyboardInterrupt 等）",
+            ),
+            exc_type=exc,
+        )
+    if kind == "timeout":
+        return Verdict(
+            "timeout",
+            "timed_out",
+            Msg(
+                f"{outcome.message} (an infinite loop?)",
+                f"超时：{outcome.message}（是否有死循环？）",
+            ),
+        )
+    if kind == "crashed":
+        return Verdict("error", "crashed", Msg(outcome.message, f"进程异常结束：{outcome.message}"))
+    if kind == "missing":
+        return Verdict(
+            "error", "missing_function", Msg(outcome.message, f"缺少函数：{outcome.message}")
+        )
+    if kind == "grader_error":
+        return Verdict(
+            "error",
+            "grader_setting",
+            Msg(
+                f"grading could not start: {outcome.message}",
+                f"评分无法开始（评分器设置问题，不是提交的错误）：{outcome.message}",
+            ),
+        )
+    if kind == "load_failed":
+        return Verdict(
+            "error",
+            "load_failed",
+            Msg(
+                LOAD_FAILED.en.format(error=outcome.message),
+                LOAD_FAILED.zh.format(error=outcome.message),
+            ),
+        )
+    return Verdict(
+        "error",
+        "garbled",
+        Msg(
+            f"the grader could not read the answer: {outcome.message}",
+            f"评分器无法读取返回值：{outcome.message}",
+        ),
+    )
+
+
+def _line_words(line: int | None) -> tuple[str, str]:
+    """' at line N of your file' in both languages, or nothing when the line is unknown."""
+    if type(line) is not int or line <= 0:
+        return "", ""
+    return f" at line {line} of your file", f"（你的文件第 {line} 行）"
 
 
 def total(check: Check) -> Check:
@@ -60,53 +158,52 @@ def total(check: Check) -> Check:
         try:
             return check(outcomes)
         except Exception:  # any bug of ours: no traceback, no inputs shown
-            return Verdict("error", BATTERY_BUG)
+            return Verdict("error", "battery_bug", BATTERY_BUG)
 
     return safe
-
-
-def _with_line(problem: Msg, outcome: CallOutcome) -> Msg:
-    """Add the line of the learner's file where the exception was raised, before the
-    colon, so that a hidden case (which keeps only what is before it) still shows it."""
-    line = getattr(outcome, "line", None)
-    if type(line) is not int or line <= 0:
-        return problem
-    en_head, zh_head = f"raised {outcome.exc_type}", f"抛出了 {outcome.exc_type}"
-    if not (problem.en.startswith(en_head) and problem.zh.startswith(zh_head)):
-        return problem
-    return Msg(
-        f"{en_head} at line {line} of your file{problem.en[len(en_head) :]}",
-        f"{zh_head}（你的文件第 {line} 行）{problem.zh[len(zh_head) :]}",
-    )
 
 
 def first_problem(outcomes: Sequence[CallOutcome], calls: Sequence[Call]) -> Verdict | None:
     """The verdict for the first call that did not return a value; None when all did."""
     for outcome, call in zip(outcomes, calls, strict=True):
         if outcome.kind != "returned":
-            status, problem = outcome_problem(outcome, SECTION_OF[call.func])
-            return Verdict(
-                status, _with_line(problem, outcome), got=outcome.exc_type or outcome.kind
-            )
+            verdict = outcome_problem(outcome, SECTION_OF[call.func])
+            return dataclasses.replace(verdict, got=outcome.exc_type or outcome.kind)
     return None
 
 
-def _problem_msg(problem: str) -> Msg:
-    if problem.endswith(": right items, wrong order"):
-        # Worded so that it does not start with the JSON path: a hidden case's redaction
-        # keeps it whole (it holds no value), and the learner learns what to fix.
-        path = problem.rsplit(":", 1)[0]
-        return Msg(f"right items, wrong order at {path}", f"{WRONG_ORDER_ZH}（{path}）")
-    return Msg(problem, problem)
+def _value_problem(found: Mismatch, func: str, want: Any, got: Any) -> Verdict:
+    """The verdict for a value that differs from the reference's, from the record."""
+    if found.how == "wrong_order":
+        kind: ProblemKind = "wrong_order"
+        problem = Msg(
+            f"right items, wrong order at {found.path}", f"{WRONG_ORDER_ZH}（{found.path}）"
+        )
+    else:
+        kind = "wrong_value"
+        text = found.text()
+        problem = Msg(text, text)
+    return Verdict(
+        "failed",
+        kind,
+        problem,
+        show(want),
+        show(got),
+        path=found.path,
+        schema_path=schema_path(RESULT_KEYS.get(func, ()), found.path),
+    )
 
 
 def _not_a_dict(got: Any) -> Verdict:
     kind = type_name(got)
     return Verdict(
         "failed",
+        "not_a_dict",
         Msg(f"the result is a {kind}, not a plain dict", f"返回值是 {kind}，不是普通 dict"),
         "a dict",
         show(got),
+        path="$",
+        schema_path="$",
     )
 
 
@@ -114,6 +211,8 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
     """The first call returns a dict whose listed keys equal the expected plain values."""
 
     def factory(calls: tuple[Call, ...]) -> Check:
+        func = calls[0].func
+
         def check(outcomes: Sequence[CallOutcome]) -> Verdict:
             early = first_problem(outcomes[:1], calls[:1])
             if early:
@@ -125,13 +224,16 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
                 if key not in got:
                     return Verdict(
                         "failed",
+                        "missing_key",
                         Msg(f"the result has no key {key!r}", f"返回值缺少键 {key!r}"),
                         show(want),
                         "(missing)",
+                        path=f"$.{key}",
+                        schema_path=schema_path(RESULT_KEYS.get(func, ()), f"$.{key}"),
                     )
-                problem = mismatch(want, got[key], f"$.{key}")
-                if problem:
-                    return Verdict("failed", _problem_msg(problem), show(want), show(got[key]))
+                found = find_mismatch(want, got[key], f"$.{key}")
+                if found is not None:
+                    return _value_problem(found, func, want, got[key])
             return PASSED
 
         return check
@@ -145,6 +247,7 @@ def _refused(outcome: CallOutcome, call: Call) -> Verdict:
     if outcome.kind == "returned":
         return Verdict(
             "failed",
+            "returned",
             Msg(
                 "returned a result instead of raising ValueError",
                 "应当抛出 ValueError，却返回了结果",
@@ -153,20 +256,22 @@ def _refused(outcome: CallOutcome, call: Call) -> Verdict:
             show(outcome.value),
         )
     if outcome.kind == "raised" and outcome.is_exception and not outcome.not_implemented:
+        exc = outcome.exc_type
+        at_en, at_zh = _line_words(outcome.line)
         return Verdict(
             "failed",
-            _with_line(
-                Msg(
-                    f"raised {outcome.exc_type} instead of ValueError",
-                    f"抛出了 {outcome.exc_type}，应当是 ValueError",
-                ),
-                outcome,
+            "raised_other",
+            Msg(
+                f"raised {exc}{at_en} instead of ValueError",
+                f"抛出了 {exc}{at_zh}，应当是 ValueError",
             ),
             "ValueError",
-            outcome.exc_type,
+            exc,
+            exc_type=exc,
+            line=outcome.line,
         )
     early = first_problem([outcome], [call])
-    return early if early is not None else Verdict("error", BATTERY_BUG)
+    return early if early is not None else Verdict("error", "battery_bug", BATTERY_BUG)
 
 
 def expect_value_error(calls: tuple[Call, ...]) -> Check:
@@ -178,31 +283,52 @@ def expect_value_error(calls: tuple[Call, ...]) -> Check:
     return check
 
 
-def expect_refusal(expected: Mapping[str, Any]) -> CheckFactory:
-    """calls = (valid, bad): the valid input gets the reference's result (at the keys of
-    ``expected``), then the bad one, the same input with exactly one field broken, raises
-    ValueError.  Refusing everything unknown therefore earns nothing here."""
+def expect_refusal(calls: tuple[Call, ...]) -> Check:
+    """calls = (valid, bad): the valid input is answered (the call returns, whatever its
+    value: wrong values are graded by the value cases, so one output bug never takes the
+    refusal points too), then the bad one, the same input with exactly one field broken,
+    raises ValueError.  Refusing everything therefore earns nothing here."""
 
-    def factory(calls: tuple[Call, ...]) -> Check:
-        answered = expect_keys(expected)(calls[:1])
+    def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+        control = outcomes[0]
+        if control.kind != "returned":
+            if control.kind == "raised" and control.value_error:
+                return Verdict("failed", "refused_valid", REFUSED_VALID)
+            early = first_problem(outcomes[:1], calls[:1])
+            return early if early is not None else Verdict("error", "battery_bug", BATTERY_BUG)
+        return _refused(outcomes[1], calls[1])
 
-        def check(outcomes: Sequence[CallOutcome]) -> Verdict:
-            verdict = answered(outcomes[:1])
-            if verdict.status != "passed":
-                control = outcomes[0]
-                crashed = control.kind == "raised" and not control.value_error
-                if crashed or control.kind not in ("raised", "returned"):
-                    return verdict  # not implemented, an exception, a timeout: say so
-                return Verdict("failed", REFUSED_VALID)
-            return _refused(outcomes[1], calls[1])
+    return check
 
-        return check
 
-    return factory
+def identical(sent: Any, after: Any) -> bool:
+    """``after`` is ``sent`` exactly: the same plain types all the way down (an int that
+    became a float, or 2 that became 2.0, was modified) and equal values (NaN equals NaN).
+    Iterative, so a deep structure from the child cannot exhaust the stack."""
+    stack = [(sent, after)]
+    while stack:
+        a, b = stack.pop()
+        if type(a) is not type(b):
+            return False
+        if type(a) is dict:
+            if a.keys() != b.keys():
+                return False
+            stack.extend((a[k], b[k]) for k in a)
+        elif type(a) is list:
+            if len(a) != len(b):
+                return False
+            stack.extend(zip(a, b, strict=True))
+        elif type(a) is float and a != a:
+            if b == b:
+                return False
+        elif a != b:
+            return False
+    return True
 
 
 def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
-    """The first call leaves every argument as it was; the message names the argument."""
+    """The first call leaves every argument exactly as it was (types included); the
+    message names the argument."""
 
     def check(outcomes: Sequence[CallOutcome]) -> Verdict:
         early = first_problem(outcomes, calls)
@@ -218,6 +344,7 @@ def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
         ):
             return Verdict(
                 "failed",
+                "unreadable_args",
                 Msg("the arguments could not be read back after the call", "调用后无法读回参数"),
             )
         names = PARAMETERS[call.func]
@@ -225,21 +352,23 @@ def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
         changed = [
             names[i]
             for i, value in enumerate(sent_args)
-            if i >= len(after[0]) or mismatch(value, after[0][i])
+            if i >= len(after[0]) or not identical(value, after[0][i])
         ]
         changed += [
             k
             for k, value in sent_kwargs.items()
-            if k not in after[1] or mismatch(value, after[1][k])
+            if k not in after[1] or not identical(value, after[1][k])
         ]
         if changed:
             which = ", ".join(changed)
             return Verdict(
                 "failed",
+                "mutated_input",
                 Msg(
                     f"the input argument {which} was modified in place",
                     f"输入参数 {which} 被原地修改",
                 ),
+                schema_path=changed[0],
             )
         return PASSED
 
@@ -260,7 +389,7 @@ def expect_relation(relation: Relation) -> CheckFactory:
             except (LookupError, TypeError, AttributeError, ValueError, ArithmeticError):
                 problem = "the results do not have the documented keys"
             if problem:
-                return Verdict("failed", _problem_msg(problem))
+                return Verdict("failed", "inconsistent", Msg(problem, problem))
             return PASSED
 
         return check
@@ -293,9 +422,9 @@ def same_keys(keys: Sequence[str]) -> Relation:
         first = values[0]
         for other in values[1:]:
             for key in keys:
-                problem = mismatch(first[key], other[key], f"$.{key}")
-                if problem:
-                    return f"results differ between equivalent inputs at {problem.split(':')[0]}"
+                found = find_mismatch(first[key], other[key], f"$.{key}")
+                if found is not None:
+                    return f"results differ between equivalent inputs at {found.path}"
         return None
 
     return relation

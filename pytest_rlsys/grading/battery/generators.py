@@ -3,7 +3,9 @@
 Fairness: generated numbers are exact binary fractions, so every sum is exact whatever
 the order, and values that are not tied differ by far more than any tolerance.  No case
 probes where the chapter's reference and a stricter reading differ (exact vs tolerant
-float ties, numeric strings, validation of same-pool edges).
+float ties closer than 1e-9, numeric strings, fabric ids with surrounding spaces); see
+docs/battery-rules.md.  A rule's probe is a fixed input in its TODO module: the random
+cases here add coverage, they are never the only case that shows a misreading.
 
 Stability: the seed picks names and magnitudes only.  The shape of every input (how many
 stages, whether there is a tie, where the arrival rate lies, ints or floats, a same-pool
@@ -183,10 +185,11 @@ def cross(edge: Mapping[str, Any], placement: Mapping[str, str]) -> bool:
     return placement[edge["source"]] != placement[edge["target"]]
 
 
+# Each bad value with its words, article included ("refuses a NaN bandwidth").
 BAD_VALUES: dict[str, tuple[float, Msg]] = {
-    "nan": (float("nan"), Msg("NaN", "NaN ")),
-    "inf": (float("inf"), Msg("infinite", "无穷")),
-    "zero": (0, Msg("zero", "零")),
-    "negative": (-1.5, Msg("negative", "负")),
-    "above_1": (1.5, Msg("above-1", "大于 1 的")),
+    "nan": (float("nan"), Msg("a NaN", "NaN ")),
+    "inf": (float("inf"), Msg("an infinite", "无穷")),
+    "zero": (0, Msg("a zero", "为零的")),
+    "negative": (-1.5, Msg("a negative", "负")),
+    "above_1": (1.5, Msg("an out-of-range (1.5)", "超出范围（1.5）的")),
 }

@@ -15,24 +15,40 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_rlsys.grading.isolation import CallOutcome
+from pytest_rlsys.grading.outcomes import CallOutcome
+from pytest_rlsys.grading.verdicts import (
+    HIDDEN_KIND,
+    HIDDEN_KINDS,
+    PASSED,
+    PROBLEM_KINDS,
+    HiddenKind,
+    ProblemKind,
+    Verdict,
+    schema_path,
+)
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.resources import FUNCTIONS, solution_path
 
 __all__ = [
     "FUNCTIONS",
+    "HIDDEN_KIND",
+    "HIDDEN_KINDS",
     "PARAMETERS",
     "PASSED",
+    "PROBLEM_KINDS",
     "RESULT_KEYS",
     "SECTIONS",
     "SECTION_OF",
     "Call",
     "Case",
     "Check",
+    "HiddenKind",
+    "ProblemKind",
     "Verdict",
     "load_reference",
     "plain",
     "run_reference",
+    "schema_path",
     "show_full",
 ]
 
@@ -96,15 +112,6 @@ def show_full(value: Any) -> str:
     return repr(value)
 
 
-@dataclass(frozen=True)
-class Verdict:
-    status: str  # passed | failed | error | timeout
-    problem: Msg | None = None
-    expected: str | None = None
-    got: str | None = None
-
-
-PASSED = Verdict("passed")
 Check = Callable[[Sequence[CallOutcome]], Verdict]
 
 

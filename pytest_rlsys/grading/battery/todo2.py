@@ -7,10 +7,12 @@ from typing import Any
 
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
 from pytest_rlsys.grading.battery.checks import (
+    CheckFactory,
     expect_keys,
     expect_relation,
     expect_unchanged_inputs,
     expect_value_error,
+    identical,
     same_keys,
 )
 from pytest_rlsys.grading.battery.generators import (
@@ -20,7 +22,7 @@ from pytest_rlsys.grading.battery.generators import (
     num,
     shuffled,
 )
-from pytest_rlsys.grading.battery.model import RESULT_KEYS, Call
+from pytest_rlsys.grading.battery.model import RESULT_KEYS, Call, plain
 from pytest_rlsys.grading.comparison import numbers_match
 from pytest_rlsys.messages import Msg
 
@@ -53,9 +55,10 @@ RULES: dict[str, Msg] = {
     ),
     "totals": Msg(
         "cross_pool_bytes_per_s is the total traffic; fabric_exposed_seconds_per_s "
-        "sums the exposure of the cross-pool edges of each fabric_id",
+        "sums the exposure of the cross-pool edges of each fabric_id (a fabric named "
+        "only by same-pool edges has no entry)",
         "cross_pool_bytes_per_s 为总流量；fabric_exposed_seconds_per_s 按 fabric_id "
-        "累加其跨池边的暴露",
+        "累加其跨池边的暴露（只被同池边引用的互连域没有条目）",
     ),
     "critical": Msg(
         "critical_exposed_seconds_per_s is the largest fabric exposure (0.0 when "
@@ -176,49 +179,49 @@ def add_visible(b: BatteryBuilder) -> None:
     ledger = Call(FUNC, ([e0, e1, e2, e3], placement))
     b.visible(
         "cross_pool_bytes",
-        Msg("same-pool edges excluded", "同池边排除"),
+        Msg("excludes same-pool edges from the traffic", "同池边不计入流量"),
         [ledger],
         expect_keys({"cross_pool_bytes_per_s": 2500}),
         claim="report['cross_pool_bytes_per_s'] == 2500",
     )
     b.visible(
         "fabric_sums",
-        Msg("shared fabric sums exposure", "共享域累加"),
+        Msg("sums exposure per shared fabric", "按共享互连域累加暴露"),
         [ledger],
         expect_keys({"fabric_exposed_seconds_per_s": {"pcie-1": 0.75, "pcie-2": 0.25}}),
         claim="report['fabric_exposed_seconds_per_s'] == {'pcie-1': 0.75, 'pcie-2': 0.25}",
     )
     b.visible(
         "critical_exposure",
-        Msg("critical fabric is the maximum", "关键互连取最大值"),
+        Msg("takes the largest fabric exposure as critical", "关键暴露取各互连域的最大值"),
         [ledger],
         expect_keys({"critical_exposed_seconds_per_s": 0.75}),
         claim="report['critical_exposed_seconds_per_s'] == 0.75",
     )
     b.visible(
         "critical_fabric",
-        Msg("critical fabric", "关键互连域"),
+        Msg("names the critical fabric", "给出关键互连域"),
         [ledger],
         expect_keys({"critical_fabrics": ["pcie-1"]}),
         claim="report['critical_fabrics'] == ['pcie-1']",
     )
     b.visible(
         "overlap_out_of_range",
-        Msg("overlap above 1 accepted", "重叠比例越界未报错"),
+        Msg("refuses an overlap above 1", "拒绝大于 1 的重叠比例"),
         [Call(FUNC, ([dict(e1, overlap_fraction=1.2)], placement))],
         expect_value_error,
         claim="raises ValueError: 非法重叠比例应失败",
     )
     b.visible(
         "fabric_two_bandwidths",
-        Msg("one fabric with two bandwidths accepted", "同一互连域两种带宽未报错"),
+        Msg("refuses one fabric with two bandwidths", "拒绝同一互连域的两种带宽"),
         [Call(FUNC, ([e1, dict(e2, bandwidth_bytes_per_s=4000)], placement))],
         expect_value_error,
         claim="raises ValueError: 同一互连域使用不同带宽口径时应失败",
     )
     b.visible(
         "tied_fabrics",
-        Msg("ties among fabrics", "并列关键互连域"),
+        Msg("lists every tied fabric", "列出全部并列关键互连域"),
         [Call(FUNC, ([e1, dict(e3, overlap_fraction=0.0)], placement))],
         expect_keys({"critical_fabrics": ["pcie-1", "pcie-2"]}),
         claim="tied['critical_fabrics'] == ['pcie-1', 'pcie-2']",
@@ -245,9 +248,7 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
         )
         b.diff(
             f"differential_{i}",
-            Msg(
-                "result differs from the reference on random edges", "随机边集上结果与参考实现不同"
-            ),
+            Msg("matches the reference on random edges", "随机边集上与参考实现一致"),
             "totals",
             Call(FUNC, (edges, placement)),
             SUMMARY,
@@ -255,13 +256,12 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     edges, placement = gen_edges(rng, 4)
     b.diff(
         "rows",
-        Msg("per-edge rows", "逐边账本行"),
+        Msg("builds the per-edge rows", "生成逐边账本行"),
         "rows",
         Call(FUNC, (edges, placement)),
         ("rows",),
     )
-    # Same-pool edges here are valid under the strictest reading too (they name a fabric):
-    # SPEC 3 forbids probing how same-pool edges are validated.
+    # Same-pool edges that name fabrics: none of those fabrics gets an entry.
     same = {"rollout": "A", "reward": "A", "learner": "A"}
     local = [
         {
@@ -287,14 +287,14 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     ]
     b.diff(
         "no_cross_pool_edges",
-        Msg("no cross-pool edges", "没有跨池边"),
+        Msg("handles a ledger with no cross-pool edge", "处理没有跨池边的账本"),
         "critical",
         Call(FUNC, (local, same)),
         KEYS,
     )
     b.diff(
         "empty_edges",
-        Msg("no edges at all", "没有任何边"),
+        Msg("handles a ledger with no edges", "处理没有任何边的账本"),
         "critical",
         Call(FUNC, ([], same)),
         KEYS,
@@ -302,7 +302,7 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     edges, placement = gen_edges(rng, 3, fabrics=2, tie=True)
     b.diff(
         "tied_fabrics",
-        Msg("ties among several fabrics", "多个互连域并列"),
+        Msg("lists every fabric tied at the maximum", "列出并列最大的全部互连域"),
         "critical",
         Call(FUNC, (edges, placement)),
         SUMMARY,
@@ -310,7 +310,7 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     edges, placement = gen_edges(rng, 3)
     b.diff(
         "full_overlap",
-        Msg("overlap of exactly 1 hides the transfer", "重叠比例为 1"),
+        Msg("an overlap of exactly 1 hides the transfer", "重叠比例为 1 时传输完全隐藏"),
         "exposure",
         Call(FUNC, ([dict(e, overlap_fraction=1) for e in edges], placement)),
         KEYS,
@@ -324,11 +324,14 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
         ),
         "exposure",
         Call(FUNC, (bare, placement)),
-        KEYS,
+        SUMMARY,
     )
     for name, what in (
-        ("bytes_per_item", Msg("zero bytes per item", "对象字节数为零")),
-        ("work_units_per_second", Msg("zero work units per second", "工作单位频率为零")),
+        ("bytes_per_item", Msg("accepts zero bytes per item", "接受为零的对象字节数")),
+        (
+            "work_units_per_second",
+            Msg("accepts zero work units per second", "接受为零的工作单位频率"),
+        ),
     ):
         edges, placement = gen_edges(rng, 3, fabrics=1, ints=name == "bytes_per_item")
         # The second cross-pool edge: the first keeps its partial overlap.
@@ -339,20 +342,229 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     slow = [dict(e, bandwidth_bytes_per_s=0.5) for e in edges]
     b.diff(
         "bandwidth_below_one",
-        Msg("a bandwidth between 0 and 1", "0 与 1 之间的带宽"),
+        Msg("accepts a bandwidth between 0 and 1", "接受 0 与 1 之间的带宽"),
         "numbers",
         Call(FUNC, (slow, placement)),
         KEYS,
     )
+    _fixed_probes(b)
     _properties(b, rng)
     _refusals(b, rng)
+
+
+def _edge(source: str, target: str, fabric: str, **fields: Any) -> dict[str, Any]:
+    """A valid edge with plain default numbers; ``fields`` override or add fields."""
+    edge: dict[str, Any] = {
+        "source": source,
+        "target": target,
+        "bytes_per_item": 1000,
+        "items_per_work_unit": 1,
+        "work_units_per_second": 1,
+        "bandwidth_bytes_per_s": 1000,
+        "overlap_fraction": 0,
+        "fabric_id": fabric,
+    }
+    edge.update(fields)
+    return edge
+
+
+# Pool names of several characters: equal ones decoded from JSON are distinct objects, so
+# comparing pools with ``is`` shows (one-letter strings are shared by CPython).
+FIXED_PLACEMENT = {"rollout": "pool-a", "reward": "pool-a", "learner": "pool-b", "critic": "pool-c"}
+NEAR = (("1e-3", 1e-3), ("1e-4", 1e-4), ("1e-5", 1e-5), ("1e-6", 1e-6))
+
+
+def _rows_copy_fields(edges: list[dict[str, Any]]) -> CheckFactory:
+    """Each row holds its edge's own fields exactly (an int stays an int)."""
+
+    def relation(values: list[Any]) -> str | None:
+        rows = values[0]["rows"]
+        for index, (row, edge) in enumerate(zip(rows, edges, strict=True)):
+            for key, value in plain(edge).items():
+                if key not in row or not identical(value, row[key]):
+                    return f"$.rows[{index}].{key}: not a copy of the edge's own field"
+        return None
+
+    return expect_relation(relation)
+
+
+def _fixed_probes(b: BatteryBuilder) -> None:
+    """Probes with fixed inputs: whether a misreading shows never depends on the seed."""
+    place = FIXED_PLACEMENT
+    for label, gap in NEAR:
+        # "nvlink" is the maximum by a relative gap; "ib" (sorting first) is just below.
+        edges = [
+            _edge("rollout", "learner", "ib"),
+            _edge("reward", "learner", "nvlink", bytes_per_item=1000 * (1 + gap)),
+        ]
+        b.diff(
+            f"near_tie_fabrics_{label.replace('-', '_')}",
+            Msg(
+                f"a fabric {label} (relative) below the maximum is not critical",
+                f"比最大暴露低 {label}（相对）的互连域不是关键互连域",
+            ),
+            "critical",
+            Call(FUNC, (edges, place)),
+            ("critical_exposed_seconds_per_s", "critical_fabrics"),
+        )
+    # Exposures that are not round (1/3, 3/14...): rounding shows.
+    odd = [
+        _edge("rollout", "learner", "pcie", bandwidth_bytes_per_s=3000, overlap_fraction=0.3),
+        _edge(
+            "learner",
+            "critic",
+            "ib",
+            bytes_per_item=500,
+            items_per_work_unit=3,
+            bandwidth_bytes_per_s=7000,
+        ),
+        _edge("reward", "critic", "pcie", bytes_per_item=333, bandwidth_bytes_per_s=3000),
+    ]
+    b.diff(
+        "non_round_exposure",
+        Msg("keeps exposures unrounded (1000 / 3000)", "暴露不取整（1000 / 3000）"),
+        "exposure",
+        Call(FUNC, (odd, place)),
+        SUMMARY,
+    )
+    b.diff(
+        "non_round_rows",
+        Msg("keeps the rows' numbers unrounded", "账本行的数值不取整"),
+        "rows",
+        Call(FUNC, (odd, place)),
+        ("rows",),
+    )
+    extra = [
+        _edge("rollout", "learner", "pcie", note="warm-up", priority=2),
+        _edge("rollout", "reward", "pcie", note="local"),
+        _edge("critic", "learner", "ib", priority=1, overlap_fraction=0.5),
+    ]
+    b.diff(
+        "rows_keep_extra_fields",
+        Msg("rows keep every field of their edge", "账本行保留边的全部字段"),
+        "rows",
+        Call(FUNC, (extra, place)),
+        ("rows",),
+    )
+    bare = [
+        {k: v for k, v in _edge("rollout", "learner", "pcie").items() if k != "overlap_fraction"},
+        {k: v for k, v in _edge("reward", "rollout", "pcie").items() if k != "overlap_fraction"},
+    ]
+    b.diff(
+        "rows_without_overlap_field",
+        Msg(
+            "a row adds no overlap_fraction its edge lacks",
+            "边没有 overlap_fraction 时账本行也不添加",
+        ),
+        "rows",
+        Call(FUNC, (bare, place)),
+        ("rows",),
+    )
+    typed = [
+        _edge("rollout", "learner", "pcie", items_per_work_unit=2.0, bandwidth_bytes_per_s=2048),
+        _edge("reward", "rollout", "pcie", bytes_per_item=64.0, bandwidth_bytes_per_s=2048),
+        _edge("critic", "reward", "ib", overlap_fraction=0.5, work_units_per_second=4),
+    ]
+    typed_call = Call(FUNC, (typed, place))
+    b.anchored(
+        "rows_copy_fields_exactly",
+        Msg(
+            "rows copy their edge's fields exactly (an int stays an int)",
+            "账本行原样复制边的字段（int 仍是 int）",
+        ),
+        "rows",
+        [typed_call],
+        _rows_copy_fields(typed),
+        ("rows",),
+    )
+    mixed = [
+        _edge("rollout", "learner", "pcie"),
+        _edge("rollout", "reward", "nvlink", bytes_per_item=4096),
+    ]
+    b.diff(
+        "same_pool_fabric_not_listed",
+        Msg(
+            "a fabric named only by same-pool edges has no entry",
+            "只被同池边引用的互连域不出现在汇总中",
+        ),
+        "totals",
+        Call(FUNC, (mixed, place)),
+        ("fabric_exposed_seconds_per_s", "critical_fabrics"),
+    )
+    # What the template asks of cross-pool edges only: a same-pool edge needs no
+    # fabric_id, and its bandwidth is not held to its fabric's.
+    b.diff(
+        "same_pool_edge_without_fabric",
+        Msg("accepts a same-pool edge without fabric_id", "接受没有 fabric_id 的同池边"),
+        "fabric_id",
+        Call(
+            FUNC,
+            (
+                [mixed[0], {k: v for k, v in mixed[1].items() if k != "fabric_id"}],
+                place,
+            ),
+        ),
+        KEYS,
+    )
+    b.diff(
+        "same_pool_edge_other_bandwidth",
+        Msg(
+            "accepts a same-pool edge with another bandwidth on a used fabric",
+            "接受在已用互连域上声明另一带宽的同池边",
+        ),
+        "bandwidths",
+        Call(FUNC, ([mixed[0], dict(mixed[1], fabric_id="pcie", bandwidth_bytes_per_s=64)], place)),
+        KEYS,
+    )
+    # Validation of what the computation skips: a same-pool edge's numbers are checked
+    # like any edge's (the template lists no exception; the reference checks them).
+    valid = Call(FUNC, (mixed, place))
+    for name, kind in (
+        ("overlap_fraction", "above_1"),
+        ("overlap_fraction", "nan"),
+        ("bandwidth_bytes_per_s", "zero"),
+        ("bandwidth_bytes_per_s", "nan"),
+        ("items_per_work_unit", "zero"),
+        ("bytes_per_item", "negative"),
+        ("work_units_per_second", "nan"),
+    ):
+        field_msg, field_rule, _ = EDGE_NUMBERS[name]
+        bad_value, bad_label = BAD_VALUES[kind]
+        b.refusal(
+            f"same_pool_{kind}_{name}",
+            Msg(
+                f"refuses {bad_label.en} {field_msg.en} on a same-pool edge",
+                f"拒绝同池边上{bad_label.zh}{field_msg.zh}",
+            ),
+            field_rule,
+            valid,
+            Call(FUNC, ([mixed[0], dict(mixed[1], **{name: bad_value})], place)),
+        )
+    b.refusal(
+        "overlap_just_below_0",
+        Msg("refuses an overlap of -0.25", "拒绝为 -0.25 的重叠比例"),
+        "overlap",
+        valid,
+        Call(FUNC, ([dict(mixed[0], overlap_fraction=-0.25), mixed[1]], place)),
+    )
+    twins = [_edge("rollout", "learner", "pcie"), _edge("reward", "critic", "pcie")]
+    b.refusal(
+        "fabric_bandwidths_1e_6",
+        Msg(
+            "refuses one fabric with bandwidths 1e-6 (relative) apart",
+            "拒绝同一互连域相差 1e-6（相对）的两种带宽",
+        ),
+        "bandwidths",
+        Call(FUNC, (twins, place)),
+        Call(FUNC, ([twins[0], dict(twins[1], bandwidth_bytes_per_s=1000.001)], place)),
+    )
 
 
 def _properties(b: BatteryBuilder, rng: random.Random) -> None:
     edges, placement = gen_edges(rng, 5, fabrics=3)
     b.anchored(
         "edge_order",
-        Msg("edge order changed the result", "边的顺序改变了结果"),
+        Msg("gives the same totals whatever the edge order", "汇总与边的顺序无关"),
         "pure",
         [
             Call(FUNC, (edges, placement)),
@@ -376,7 +588,7 @@ def _properties(b: BatteryBuilder, rng: random.Random) -> None:
     }
     b.anchored(
         "same_pool_edge_added",
-        Msg("an added same-pool edge changed the result", "新增同池边改变了结果"),
+        Msg("an added same-pool edge changes nothing", "新增同池边不改变结果"),
         "traffic",
         [Call(FUNC, (edges, placement2)), Call(FUNC, ([*edges, local_edge], placement2))],
         expect_relation(same_keys(SUMMARY)),
@@ -407,11 +619,11 @@ def _properties(b: BatteryBuilder, rng: random.Random) -> None:
     edges, placement = gen_edges(rng, 4)
     b.anchored(
         "immutability",
-        Msg("input mutated", "输入被修改"),
+        Msg("leaves its inputs unchanged", "不修改输入参数"),
         "pure",
         [Call(FUNC, (edges, placement))],
         expect_unchanged_inputs,
-        SUMMARY,
+        ("cross_pool_bytes_per_s",),
     )
 
 
@@ -431,33 +643,34 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
     bad: list[tuple[str, Msg, str, Call]] = [
         (
             "unknown_source",
-            Msg("edge endpoint without a pool accepted", "边端点缺少资源池未报错"),
+            Msg("refuses an edge endpoint without a pool", "拒绝没有资源池的边端点"),
             "endpoint",
             with_solo(dict(solo, source="nowhere")),
         ),
         (
             "unknown_target",
-            Msg("edge endpoint without a pool accepted", "边端点缺少资源池未报错"),
+            Msg("refuses an edge endpoint without a pool", "拒绝没有资源池的边端点"),
             "endpoint",
             with_solo(dict(solo, target="nowhere")),
         ),
         (
             "empty_fabric",
-            Msg("cross-pool edge with an empty fabric_id accepted", "跨池边 fabric_id 为空未报错"),
+            Msg("refuses a cross-pool edge with an empty fabric_id", "拒绝 fabric_id 为空的跨池边"),
             "fabric_id",
             with_solo(dict(solo, fabric_id="")),
         ),
         (
             "blank_fabric",
             Msg(
-                "cross-pool edge with a blank fabric_id accepted", "跨池边 fabric_id 只含空白未报错"
+                "refuses a cross-pool edge with a blank fabric_id",
+                "拒绝 fabric_id 只含空白的跨池边",
             ),
             "fabric_id",
             with_solo(dict(solo, fabric_id="   ")),
         ),
         (
             "missing_fabric",
-            Msg("cross-pool edge without fabric_id accepted", "跨池边缺少 fabric_id 未报错"),
+            Msg("refuses a cross-pool edge without fabric_id", "拒绝缺少 fabric_id 的跨池边"),
             "fabric_id",
             with_solo({k: v for k, v in solo.items() if k != "fabric_id"}),
         ),
@@ -468,7 +681,7 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
             bad.append(
                 (
                     f"{kind}_{name}",
-                    Msg(f"{label.en} {what.en} accepted", f"{label.zh}{what.zh}未报错"),
+                    Msg(f"refuses {label.en} {what.en}", f"拒绝{label.zh}{what.zh}"),
                     rule,
                     with_solo(dict(solo, **{name: value})),
                 )
@@ -483,14 +696,14 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
         (
             "fabric_two_bandwidths",
             width * 2,
-            Msg("one fabric with two bandwidths accepted", "同一互连域两种带宽未报错"),
+            Msg("refuses one fabric with two bandwidths", "拒绝同一互连域的两种带宽"),
         ),
         (
             "fabric_near_bandwidths",
             width + 0.5,
             Msg(
-                "one fabric with two close bandwidths accepted (1000 and 1000.5 differ)",
-                "同一互连域两种相近带宽未报错（1000 与 1000.5 不同）",
+                "refuses one fabric with two close bandwidths (1000 and 1000.5 differ)",
+                "拒绝同一互连域的两种相近带宽（1000 与 1000.5 不同）",
             ),
         ),
     ):

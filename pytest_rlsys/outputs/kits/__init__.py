@@ -1,60 +1,140 @@
 """Instructor kits: what a grading platform needs to run ``rlsys grade`` on a submission.
 
-``write_kit("gradescope", DIR)``   DIR/autograder.zip (setup.sh, run_autograder, README.md)
+``write_kit("gradescope", DIR)``   DIR/autograder.zip (setup.sh, run_autograder, install.sh,
+                                   wheels/, rlsys-seed) and DIR/README.md
 ``write_kit("prairielearn", DIR)`` an external-grader question folder (info.json,
-                                   question.html, the starter file, tests/run.sh, docker/)
-``write_kit("classroom", DIR)``    a starter repository: the GitHub Classroom workflow,
-                                   its grading script and autograding.json, the starter file
+                                   question.html, the starter file, tests/run.sh,
+                                   tests/rlsys-seed, docker/ with the image's wheels)
+``write_kit("classroom", DIR)``    a template repository: the Classroom workflow, its
+                                   grading script, the wheels, the starter file
 
-How the grader is installed: with ``wheel`` the kit bundles that wheel of pytest-rlsys and
-installs it (no package index needed for rlsys itself); without, it installs
-``pytest-rlsys==<this version>`` from the package index.  Either way the version is pinned.
+The rules every kit keeps (SPEC section 6, "Instructor kits"; docs/threat-model.md):
 
-Every script writes the platform's result file even when grading itself fails (no file,
-a crash): score 0 and the reason, so the platform shows an explanation.
+1. **Installs with no package-index release.**  The kit carries the wheel of the package
+   it was built from (``--wheel``, else one packed from the installed package) and a wheel
+   of every dependency, pinned in ``wheels/constraints.txt`` (``bundle.py``).  The install
+   is offline; only a wheel that does not fit the image's Python falls back to the index,
+   for the same pinned versions.
+2. **No readable answer.**  After the install, nothing of the package is readable by the
+   submission's uid: the installed package is root-only (``chmod -R go-rwx``), the wheels
+   (they hold the reference) are deleted, the venv and the kit's own folder are 0700.
+   The grader runs the submission as a fresh unprivileged uid (it runs as root on every
+   platform but Classroom).
+3. **A per-assignment secret seed.**  Generated when the kit is built
+   (``secrets.randbits(63)``), stored root-only on the platform and passed as
+   ``--seed @FILE`` (a command line is readable by every uid in ``/proc``); a kit never
+   grades with the package's constant default seed: without its seed file it writes
+   score 0 and the reason.
+4. **One file name.**  Learners submit ``rlsys_ledger.py`` (the template's name); a script
+   that finds another single ``.py`` file grades it.
+5. Every script writes the platform's result file even when grading itself fails (no
+   file, a crash): score 0 and the reason.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
+import secrets
+import tempfile
 import uuid
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_rlsys import __version__
+from pytest_rlsys.outputs.kits.bundle import Bundle, BundleError, build_bundle
 from pytest_rlsys.resources import exercise_path
 
-__all__ = ["PLATFORMS", "SUBMISSION_NAME", "KitError", "write_kit"]
+__all__ = [
+    "GRADESCOPE_IMAGE",
+    "PLATFORMS",
+    "SUBMISSION_NAME",
+    "Kit",
+    "KitError",
+    "new_seed",
+    "write_kit",
+]
 
 PLATFORMS = ("gradescope", "prairielearn", "classroom")
 SUBMISSION_NAME = "rlsys_ledger.py"  # the template's name; learners submit this file
-PYTHON_MIN = (3, 11)
+IMAGE_NAME = "rlsys-grader"
+GRADESCOPE_IMAGE = "Ubuntu 22.04 (Gradescope's default) or Ubuntu 24.04"
 
 
 class KitError(Exception):
-    """The kit cannot be written (bad wheel, unwritable folder)."""
+    """The kit cannot be written (bad wheel, unwritable folder, a dependency missing)."""
 
 
-def _requirement(wheel_name: str | None, where: str) -> str:
-    """The pip argument that installs this exact version."""
-    if wheel_name:
-        return f'"{where}/{wheel_name}"'
-    return f"'pytest-rlsys=={__version__}'"
+@dataclass(frozen=True)
+class Kit:
+    """What ``write_kit`` wrote (the bundled wheels as one line of advice), and what the
+    instructor must do next (one line each)."""
 
+    files: tuple[Path, ...]
+    advice: tuple[str, ...]
+
+
+def new_seed() -> int:
+    """A per-assignment secret seed (what ``--seed`` accepts: 0 <= seed < 2**63)."""
+    return secrets.randbits(63)
+
+
+# -- the scripts' shared parts ----------------------------------------------------------------
+
+# POSIX sh (python:*-slim images have dash): install offline from the bundled wheels, fall
+# back to the index for the same pins only when a wheel does not fit this Python, then
+# leave nothing of the package readable by other users.
+_INSTALL = r"""#!/bin/sh
+# Installs the bundled pytest-rlsys into the Python "$1" from the wheels in "$2":
+# offline, with every dependency pinned (constraints.txt); then makes the installed
+# package root-only and deletes the wheels (they hold the reference solution), so the
+# submission's unprivileged uid can read no copy of it.
+set -eu
+PY="$1"
+WHEELS="$2"
+if ! "$PY" -m pip install --no-cache-dir --disable-pip-version-check --no-index \
+    --find-links "$WHEELS" -c "$WHEELS/constraints.txt" "$WHEELS/MAIN"; then
+  echo "rlsys: a bundled wheel does not fit $("$PY" -V 2>&1); installing the same" \
+    "pinned versions from the package index" >&2
+  "$PY" -m pip install --no-cache-dir --disable-pip-version-check \
+    --find-links "$WHEELS" -c "$WHEELS/constraints.txt" "$WHEELS/MAIN"
+fi
+PKG=$("$PY" -I -c 'import os, pytest_rlsys; print(os.path.dirname(pytest_rlsys.__file__))')
+chmod -R go-rwx "$PKG"
+rm -rf "$WHEELS"
+rm -rf /tmp/pip-* 2>/dev/null || true
+"""
+
+# Picks the file to grade: the template's name, else the only .py file submitted; else
+# PROBLEM says, once, what to submit and what was found.  The names are the learner's:
+# the fallback below escapes them.
+_PICK = r"""
+pick_submission() {
+  SUBMISSION="$1/NAME"
+  PROBLEM=""
+  [ -f "$SUBMISSION" ] && return
+  found=$(cd "$1" 2>/dev/null && find . -maxdepth 3 -path './.*' -prune -o -name '*.py' \
+          -type f -print 2>/dev/null | sed 's|^\./||' | sort | head -n 20)
+  count=$(printf '%s\n' "$found" | grep -c .)
+  if [ "$count" = 1 ]; then SUBMISSION="$1/$found"; return; fi
+  list=$(printf '%s\n' "$found" | grep . | paste -sd ',' - | sed 's/,/, /g')
+  PROBLEM="submit one file named NAME (found: ${list:-no .py file})"
+}
+""".replace("NAME", SUBMISSION_NAME)
 
 # Makes sure the platform file exists after grading.  $PY runs the grader; the fallback
-# needs only the standard library.
+# needs only the standard library.  $WHY may hold learner file names: escaped, bounded.
 _FALLBACK = r"""
 if [ ! -s "$RESULT" ]; then
   FPY="$PY"; command -v "$FPY" >/dev/null 2>&1 || FPY=python3
-  "$FPY" - "$RESULT" "$KIND" "$WHY" <<'EOF'
+  "$FPY" -I - "$RESULT" "$KIND" "$WHY" <<'EOF'
 import json, sys
 path, kind, why = sys.argv[1], sys.argv[2], sys.argv[3] or "the grader produced no result"
+why = "".join(c if c.isprintable() else "\\u%04x" % ord(c) for c in why)[:2000]
 message = "rlsys could not grade this submission: " + why
-doc = {"gradescope": {"score": 0, "output": message, "tests": []},
-       "prairielearn": {"gradable": True, "score": 0.0, "points": 0, "max_points": 100,
-                        "message": message, "tests": []},
+doc = {"gradescope": {"score": 0, "output": message, "output_format": "text", "tests": []},
+       "prairielearn": {"gradable": False, "score": 0.0, "points": 0, "max_points": 100,
+                        "message": message, "format_errors": [message], "tests": []},
        "classroom": {"version": 1, "status": "error", "max_score": 100,
                      "tests": [{"name": "rlsys", "status": "error", "score": 0,
                                 "message": message, "test_code": "", "filename": "",
@@ -65,45 +145,93 @@ EOF
 fi
 """
 
-# Shared by every script: grade $SUBMISSION into $RESULT ($KIND is also the output flag's
-# name), then make sure the platform file exists.  -P: the current folder (in Classroom,
+# Grade $SUBMISSION into $RESULT ($KIND is also the output flag's name) with the seed in
+# $SEED, then make sure the platform file exists.  -P: the current folder (in Classroom,
 # the learner's repository) is not put on sys.path, so no folder of theirs can pose as
 # the grader's package.
 _GRADE = (
     r"""
-"$PY" -P -m pytest_rlsys grade "$SUBMISSION" --"$KIND" "$RESULT" 2>"$ERR"
-CODE=$?
-cat "$ERR" >&2
-WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
+if [ -n "$PROBLEM" ]; then
+  WHY="$PROBLEM"
+elif [ ! -s "$SEED" ]; then
+  WHY="$NO_SEED"
+else
+  "$PY" -P -m pytest_rlsys grade "$SUBMISSION" --seed "@$SEED" --"$KIND" "$RESULT" 2>"$ERR"
+  CODE=$?
+  cat "$ERR" >&2
+  WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
+fi
 """
     + _FALLBACK
 )
 
-# Picks the file to grade: the template's name, else the only .py file submitted.
-_PICK = r"""
-pick_submission() {
-  if [ -f "$1/NAME" ]; then echo "$1/NAME"; return; fi
-  found=$(find "$1" -maxdepth 3 -name '*.py' -type f 2>/dev/null)
-  if [ "$(printf '%s\n' "$found" | grep -c .)" = 1 ]; then echo "$found"; return; fi
-  echo "$1/NAME"
-}
-""".replace("NAME", SUBMISSION_NAME)
+
+def _write(target: Path, files: dict[str, str | bytes], secret: set[str]) -> list[Path]:
+    """Write ``files``; return those a person reads (the wheels go unlisted)."""
+    written = []
+    for name, content in files.items():
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        path.chmod(0o600 if name in secret else 0o755 if name.endswith(".sh") else 0o644)
+        if "/wheels/" not in f"/{name}":
+            written.append(path)
+    return written
 
 
-def _gradescope(target: Path, wheel: str | None) -> list[Path]:
+def _install_script(bundle: Bundle) -> str:
+    return _INSTALL.replace("MAIN", bundle.main)
+
+
+def _wheel_files(bundle: Bundle, wheels: Path, prefix: str) -> dict[str, str | bytes]:
+    files: dict[str, str | bytes] = {
+        f"{prefix}/{name}": (wheels / name).read_bytes() for name in bundle.wheels
+    }
+    files[f"{prefix}/constraints.txt"] = bundle.constraints
+    return files
+
+
+# -- Gradescope -------------------------------------------------------------------------------
+
+
+def _gradescope(target: Path, bundle: Bundle, wheels: Path, seed: int) -> Kit:
+    want = bundle.python
     setup = f"""#!/usr/bin/env bash
-# Gradescope runs this once when the image is built (Ubuntu 24.04 base: Python 3.12).
+# Gradescope runs this once, as root, when it builds the autograder image.  Base image:
+# {GRADESCOPE_IMAGE}.  Python {want} (the bundled wheels' version) is installed from the
+# archive when the image lacks it; another Python >= 3.11 is used when the archive lacks it.
 set -euo pipefail
 ROOT="${{RLSYS_AUTOGRADER_ROOT:-/autograder}}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
-if ! python3 -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < {PYTHON_MIN})' \\
-     2>/dev/null; then
-  apt-get update && apt-get install -y python3 python3-venv
+WANT={want}
+usable() {{ "$1" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' \\
+  2>/dev/null; }}
+pick() {{
+  for exe in "python$WANT" python3.13 python3.12 python3.11 python3; do
+    if command -v "$exe" >/dev/null 2>&1 && usable "$exe"; then command -v "$exe"; return 0; fi
+  done
+  return 1
+}}
+if ! {{ command -v "python$WANT" >/dev/null 2>&1 && usable "python$WANT"; }}; then
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "python$WANT" "python$WANT-venv" ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3 python3-venv ||
+    echo "rlsys: python$WANT is not in this image's archive" >&2
 fi
-python3 -c 'import sys; sys.exit(sys.version_info < {PYTHON_MIN})' || {{
-  echo "pytest-rlsys needs Python >= 3.11: choose the Ubuntu 24.04 base image" >&2; exit 1; }}
-python3 -m venv "$ROOT/rlsys-venv"
-"$ROOT/rlsys-venv/bin/python" -m pip install --no-cache-dir {_requirement(wheel, "$HERE")}
+PY=$(pick) || {{ echo "rlsys: no Python >= 3.11 with venv here: choose the" \\
+  "{GRADESCOPE_IMAGE} base image" >&2; exit 1; }}
+rm -rf "$ROOT/rlsys-venv"
+"$PY" -m venv "$ROOT/rlsys-venv"
+sh "$HERE/install.sh" "$ROOT/rlsys-venv/bin/python" "$HERE/wheels"
+# The assignment's seed: root-only, read by run_autograder as --seed @FILE.
+install -d -m 700 "$ROOT/rlsys-secret"
+install -m 600 "$HERE/rlsys-seed" "$ROOT/rlsys-secret/seed"
+rm -f "$HERE/rlsys-seed"
+chmod 700 "$ROOT/rlsys-venv" "$HERE"
+"$ROOT/rlsys-venv/bin/python" -I -c 'import pytest_rlsys.cli'
 """
     run = f"""#!/usr/bin/env bash
 # Gradescope runs this for every submission, as root, in a fresh container.
@@ -111,47 +239,69 @@ set -u
 ROOT="${{RLSYS_AUTOGRADER_ROOT:-/autograder}}"
 PY="${{RLSYS_PYTHON:-$ROOT/rlsys-venv/bin/python}}"
 RESULT="$ROOT/results/results.json"
+SEED="$ROOT/rlsys-secret/seed"
+NO_SEED="the autograder has no seed ($SEED): rebuild it from autograder.zip"
 ERR="$(mktemp)"
 KIND=gradescope
 mkdir -p "$ROOT/results"
 rm -f "$RESULT"
+# Kept root-only whatever the platform did since setup.sh.
+chmod -R go-rwx "$ROOT/source" "$ROOT/rlsys-secret" "$ROOT/rlsys-venv" 2>/dev/null
 {_PICK}
-SUBMISSION=$(pick_submission "$ROOT/submission")
-cd "$ROOT/source" 2>/dev/null || cd "$ROOT"
+pick_submission "$ROOT/submission"
+cd "$ROOT"
 {_GRADE}"""
     readme = f"""# rlsys Gradescope autograder (pytest-rlsys {__version__})
 
-Upload `autograder.zip` as a "Zip file upload" autograder; base image Ubuntu 24.04.
-Students submit `{SUBMISSION_NAME}` (the template from `rlsys template`).
-`setup.sh` installs {
-        "the bundled wheel " + wheel
-        if wheel
-        else "pytest-rlsys==" + __version__ + " from the package index"
-    }
-into a venv; `run_autograder` grades `/autograder/submission` into
-`/autograder/results/results.json` (set RLSYS_AUTOGRADER_ROOT to try it elsewhere).
+1. Create a "Programming Assignment"; Autograder: "Zip file upload", base image
+   {GRADESCOPE_IMAGE}; upload `autograder.zip`.
+2. Learners submit one file named `{SUBMISSION_NAME}` (the template, `rlsys template`).
+
+`setup.sh` installs Python {want} if the image lacks it, then pytest-rlsys and its pinned
+dependencies from the zip's `wheels/` (offline), makes them root-only and deletes the
+wheels. `rlsys-seed` is this assignment's secret seed (root-only after setup; keep the
+zip private; regrade locally with `--seed @rlsys-seed`). `run_autograder` grades
+`/autograder/submission` as an unprivileged uid into `/autograder/results/results.json`.
+Try it elsewhere: `RLSYS_AUTOGRADER_ROOT=/tmp/ag bash setup.sh`, then `run_autograder`.
 """
-    files = {"setup.sh": setup, "run_autograder": run, "README.md": readme}
-    written = []
-    for name, text in files.items():
-        path = target / name
-        path.write_text(text, encoding="utf-8")
-        path.chmod(0o755 if name != "README.md" else 0o644)
-        written.append(path)
+    files: dict[str, str | bytes] = {
+        "setup.sh": setup,
+        "run_autograder": run,
+        "install.sh": _install_script(bundle),
+        "rlsys-seed": f"{seed}\n",
+        "README.md": readme,
+        **_wheel_files(bundle, wheels, "wheels"),
+    }
     archive = target / "autograder.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name in [*files, *([wheel] if wheel else [])]:
-            info = zipfile.ZipInfo(name)
-            info.external_attr = (0o755 if name in ("setup.sh", "run_autograder") else 0o644) << 16
+        for name, content in files.items():
+            info = zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0))
+            mode = 0o600 if name == "rlsys-seed" else 0o644
+            if name in ("setup.sh", "run_autograder", "install.sh"):
+                mode = 0o755
+            info.external_attr = mode << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, (target / name).read_bytes())
-    return [*written, archive]
+            zf.writestr(info, content)
+    archive.chmod(0o600)  # it holds the seed
+    written = [*_write(target, {"README.md": readme}, set()), archive]
+    return Kit(
+        tuple(written),
+        (
+            f"Gradescope: upload {archive.name} with the base image {GRADESCOPE_IMAGE}",
+            "the assignment's secret seed is rlsys-seed inside the zip: keep the zip private",
+        ),
+    )
 
 
-def _prairielearn(target: Path, wheel: str | None) -> list[Path]:
-    (target / "tests").mkdir(exist_ok=True)
-    (target / "docker").mkdir(exist_ok=True)
-    image = f"rlsys-grader:{__version__}"
+# -- PrairieLearn -----------------------------------------------------------------------------
+
+
+def _prairielearn(
+    target: Path, bundle: Bundle, wheels: Path, seed: int, namespace: str | None
+) -> Kit:
+    image = (
+        f"{namespace}/{IMAGE_NAME}:{__version__}" if namespace else f"{IMAGE_NAME}:{__version__}"
+    )
     info = {
         "uuid": str(uuid.uuid4()),
         "title": "PT-RL-SYSTEM: the system ledger (TODO 1-3)",
@@ -179,63 +329,86 @@ def _prairielearn(target: Path, wheel: str | None) -> list[Path]:
 </pl-submission-panel>
 '''
     run = f"""#!/usr/bin/env bash
-# PrairieLearn's external grader runs this in the image named in info.json, with the
-# question's tests/ at /grade/tests and the student's files at /grade/student.
+# PrairieLearn's external grader runs this as root in the image named in info.json, with
+# the question's tests/ at /grade/tests and the student's files at /grade/student.
 set -u
 ROOT="${{RLSYS_GRADE_ROOT:-/grade}}"
 PY="${{RLSYS_PYTHON:-python3}}"
 RESULT="$ROOT/results/results.json"
+SEED="$ROOT/tests/rlsys-seed"
+NO_SEED="the question has no seed (tests/rlsys-seed): rebuild it with rlsys kit prairielearn"
 ERR="$(mktemp)"
 KIND=prairielearn
+chmod -R go-rwx "$ROOT/tests" 2>/dev/null  # the seed: root-only before anything runs
 mkdir -p "$ROOT/results"
 rm -f "$RESULT"
 {_PICK}
-SUBMISSION=$(pick_submission "$ROOT/student")
+pick_submission "$ROOT/student"
 cd "$ROOT"
 {_GRADE}"""
-    copy = f"COPY {wheel} /tmp/\n" if wheel else ""
-    dockerfile = f"""# The grading image named in info.json: build, tag {image} and make it
-# available to your PrairieLearn grader hosts.  PrairieLearn grades with networking off, so rlsys is
-# installed here, not at grading time.
-FROM python:3.12-slim
-{copy}RUN python -m pip install --no-cache-dir {_requirement(wheel, "/tmp").replace('"', "")}
+    dockerfile = f"""# The grading image named in info.json ({image}).
+# PrairieLearn grades with networking off, so rlsys is installed here (offline, from
+# wheels/), not at grading time; the wheels are deleted and the installed package is
+# root-only.  The seed is not in the image (it is in the question's tests/).
+FROM python:{bundle.python}-slim
+COPY wheels /tmp/rlsys-wheels
+COPY install.sh /tmp/rlsys-install.sh
+RUN sh /tmp/rlsys-install.sh python /tmp/rlsys-wheels && rm -f /tmp/rlsys-install.sh
 """
-    files = {
+    where = namespace or "NAMESPACE"
+    readme = f"""# rlsys PrairieLearn question (pytest-rlsys {__version__})
+
+Hosted PrairieLearn pulls the grading image from Docker Hub, so it needs a namespace
+you own: `rlsys kit prairielearn DIR --namespace {where}` sets it.
+
+1. Build the image:  `docker build -t {where}/{IMAGE_NAME}:{__version__} docker`
+2. Push it:          `docker push {where}/{IMAGE_NAME}:{__version__}`
+3. Set the image:    info.json `externalGradingOptions.image` is `{image}`
+4. Copy this folder into your course repository's `questions/`, commit, and sync
+   ("Sync" on the course's page); hosted PrairieLearn then pulls the image.
+
+Learners edit and submit `{SUBMISSION_NAME}`. `tests/rlsys-seed` is the question's secret
+seed: keep the course repository private. `tests/run.sh` grades as an unprivileged uid.
+"""
+    files: dict[str, str | bytes] = {
         "info.json": json.dumps(info, indent=2) + "\n",
         "question.html": question,
         SUBMISSION_NAME: exercise_path().read_text(encoding="utf-8"),
         "tests/run.sh": run,
+        "tests/rlsys-seed": f"{seed}\n",
         "docker/Dockerfile": dockerfile,
+        "docker/install.sh": _install_script(bundle),
+        "README.md": readme,
+        **_wheel_files(bundle, wheels, "docker/wheels"),
     }
-    written = []
-    for name, text in files.items():
-        path = target / name
-        path.write_text(text, encoding="utf-8")
-        path.chmod(0o755 if name.endswith(".sh") else 0o644)
-        written.append(path)
-    if wheel:
-        shutil.move(str(target / wheel), target / "docker" / wheel)
-        written.append(target / "docker" / wheel)
-    return written
+    written = _write(target, files, {"tests/rlsys-seed"})
+    advice = [f"PrairieLearn: build and push {image} (see README.md), then sync"]
+    if not namespace:
+        advice.append("hosted PrairieLearn needs a registry namespace: pass --namespace NAME")
+    return Kit(tuple(written), tuple(advice))
 
 
-def _classroom(target: Path, wheel: str | None) -> list[Path]:
-    where = target / ".github" / "classroom"
-    where.mkdir(parents=True, exist_ok=True)
-    (target / ".github" / "workflows").mkdir(exist_ok=True)
-    install = _requirement(wheel, ".github/classroom")
+# -- GitHub Classroom -------------------------------------------------------------------------
+
+
+def _classroom(target: Path, bundle: Bundle, wheels: Path, seed: int) -> Kit:
     grade = f"""#!/usr/bin/env bash
 # The grading step of .github/workflows/classroom.yml: grade, then hand the runner result
-# to the reporter as a base64 step output (the way Classroom's own graders do).
+# to the reporter as a base64 step output (the way Classroom's own graders do).  The
+# learner owns this repository, this script and the workflow: the score is advisory.
 set -u
 PY="${{RLSYS_PYTHON:-python}}"
 RESULT="${{RUNNER_TEMP:-/tmp}}/rlsys-result.json"
+SEED="${{RUNNER_TEMP:-/tmp}}/rlsys-seed"
+NO_SEED="the course has not set the RLSYS_SEED secret (see README.md); nothing was graded"
 ERR="$(mktemp)"
 KIND=classroom
-rm -f "$RESULT"
+rm -f "$RESULT" "$SEED"
+if [ -n "${{RLSYS_SEED:-}}" ]; then (umask 077; printf '%s\\n' "$RLSYS_SEED" > "$SEED"); fi
 {_PICK}
-SUBMISSION=$(pick_submission .)
+pick_submission .
 {_GRADE}
+rm -f "$SEED"
 echo "result=$(base64 -w 0 < "$RESULT")" >> "${{GITHUB_OUTPUT:-/dev/stdout}}"
 """
     workflow = f"""name: Autograding Tests
@@ -254,11 +427,13 @@ jobs:
       - name: Set up Python
         uses: actions/setup-python@v5
         with:
-          python-version: "3.12"
+          python-version: "{bundle.python}"
       - name: Install the grader
-        run: python -m pip install {install}
+        run: sh .github/classroom/install.sh python .github/classroom/wheels
       - name: rlsys
         id: rlsys
+        env:
+          RLSYS_SEED: "${{{{ secrets.RLSYS_SEED }}}}"
         run: bash .github/classroom/grade.sh
       - name: Autograding Reporter
         uses: classroom-resources/autograding-grading-reporter@v1
@@ -267,60 +442,91 @@ jobs:
         with:
           runners: rlsys
 """
-    autograding = {
-        "tests": [
-            {
-                "name": "rlsys",
-                "setup": f"python -m pip install {install}",
-                "run": f"rlsys grade {SUBMISSION_NAME}",
-                "input": "",
-                "output": "Points",
-                "comparison": "included",
-                "timeout": 10,
-                "points": 100,
-            }
-        ]
-    }
-    files = {
+    readme = f"""# rlsys GitHub Classroom template (pytest-rlsys {__version__})
+
+**The score here is advisory.** Each learner owns their repository, its workflow and this
+grading script, and can change any of them; grade for the record with `rlsys batch` (or
+Gradescope / PrairieLearn). GitHub has announced the sunset of GitHub Classroom
+(gh.io/classroom-sunset) and marked its autograding reporter deprecated; the workflow is a
+plain GitHub Actions job and keeps printing the score in its log.
+
+1. Push this folder to a new repository of your organisation; in its Settings, tick
+   "Template repository".
+2. Add an organisation secret `RLSYS_SEED` (visible to the assignment's repositories)
+   with the seed `rlsys kit classroom` printed; without it nothing is graded.
+3. Create the assignment from this template. Add **no** autograding tests in Classroom's
+   form: Classroom then rewrites `.github/workflows/classroom.yml` with its own.
+
+Each push runs `.github/workflows/classroom.yml`: `install.sh` installs the grader from
+`.github/classroom/wheels` (offline), `grade.sh` grades `{SUBMISSION_NAME}`, and the
+reporter records `Points X/Y` (the weighted score rlsys prints; the reporter's console
+line "Total points" counts passed cases as if all weighed the same).
+"""
+    files: dict[str, str | bytes] = {
         ".github/classroom/grade.sh": grade,
+        ".github/classroom/install.sh": _install_script(bundle),
         ".github/workflows/classroom.yml": workflow,
-        ".github/classroom/autograding.json": json.dumps(autograding, indent=2) + "\n",
         SUBMISSION_NAME: exercise_path().read_text(encoding="utf-8"),
+        "README.md": readme,
+        **_wheel_files(bundle, wheels, ".github/classroom/wheels"),
     }
-    written = []
-    for name, text in files.items():
-        path = target / name
-        path.write_text(text, encoding="utf-8")
-        path.chmod(0o755 if name.endswith(".sh") else 0o644)
-        written.append(path)
-    if wheel:
-        shutil.move(str(target / wheel), where / wheel)
-        written.append(where / wheel)
-    return written
+    written = _write(target, files, set())
+    return Kit(
+        tuple(written),
+        (
+            f"Classroom: add the organisation secret RLSYS_SEED = {seed} (this assignment's seed)",
+            "the Classroom score is advisory: the learner owns the repository (see README.md)",
+        ),
+    )
 
 
-def write_kit(platform: str, target: Path, wheel: Path | None = None) -> list[Path]:
-    """Write the kit for ``platform`` into ``target``; return the files written."""
+def write_kit(
+    platform: str,
+    target: Path,
+    wheel: Path | None = None,
+    *,
+    seed: int | None = None,
+    namespace: str | None = None,
+) -> Kit:
+    """Write the kit for ``platform`` into ``target`` (a fresh secret seed unless given)."""
     if platform not in PLATFORMS:
         raise KitError(f"unknown platform {platform!r} (choose from {', '.join(PLATFORMS)})")
-    wheel_name = None
     if wheel is not None:
-        if not wheel.is_file() or not wheel.name.endswith(".whl"):
+        if not wheel.name.endswith(".whl") or not zipfile.is_zipfile(wheel):
             raise KitError(f"--wheel {wheel}: not a wheel file")
         if not wheel.name.startswith(f"pytest_rlsys-{__version__}-"):
             raise KitError(
                 f"--wheel {wheel}: expected pytest_rlsys-{__version__}-*.whl, the "
                 "version of this rlsys"
             )
-        wheel_name = wheel.name
+    if namespace is not None and not _valid_namespace(namespace):
+        raise KitError(
+            f"--namespace {namespace!r}: a registry namespace is lower-case letters, digits, "
+            "'.', '_', '-' and '/' (e.g. a Docker Hub user or organisation)"
+        )
+    seed = new_seed() if seed is None else seed
     try:
         target.mkdir(parents=True, exist_ok=True)
-        if wheel is not None:
-            shutil.copyfile(wheel, target / wheel.name)
-        if platform == "gradescope":
-            return _gradescope(target, wheel_name)
-        if platform == "prairielearn":
-            return _prairielearn(target, wheel_name)
-        return _classroom(target, wheel_name)
+        with tempfile.TemporaryDirectory() as scratch:
+            wheels = Path(scratch)
+            bundle = build_bundle(wheels, wheel)
+            if platform == "gradescope":
+                kit = _gradescope(target, bundle, wheels, seed)
+            elif platform == "prairielearn":
+                kit = _prairielearn(target, bundle, wheels, seed, namespace)
+            else:
+                kit = _classroom(target, bundle, wheels, seed)
+    except BundleError as exc:
+        raise KitError(str(exc)) from None
     except OSError as exc:
         raise KitError(f"cannot write the kit into {target}: {exc.strerror or exc}") from None
+    carried = (
+        f"carries {len(bundle.wheels)} wheels (pytest-rlsys and its dependencies, pinned for "
+        f"Python {bundle.python}): it installs offline"
+    )
+    return Kit(kit.files, (carried, *bundle.notes, *kit.advice))
+
+
+def _valid_namespace(text: str) -> bool:
+    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789._-/")
+    return bool(text) and set(text) <= allowed and not text.startswith(("/", ".", "-"))

@@ -1,0 +1,514 @@
+"""One script for a lent GPU machine that has torch, transformers and peft, but no verl,
+vLLM or Ray: what of the closure run can be proven there, in at most 6 minutes.
+
+    python gpu/device_check.py [--out DIR] [--budget 360] [--interval 0.1]
+
+Sections (each bounded; the whole run has ``--budget`` seconds, then exit 2):
+
+1. ``environment``: torch / transformers / peft versions, CUDA, the GPU, the driver.
+2. ``sampler``: the runner's sampler on real NVML, periodic samples from its own process at
+   ``--interval``, through four short phases: idle, a 2 GiB allocation, a 0.6 s GIL-holding
+   C call in this process, the free. Passes when the largest gap is at most 2 x the interval
+   and NVML saw the allocation come and go.
+3. ``lora_fsdp``: the runner's LoRA hash. The tiny model with the runner's seeded adapter,
+   wrapped as verl 0.9.1 wraps it (FSDP1, ``use_orig_params=False``, one unit per LoRA
+   Linear), NCCL on this one GPU; the tensors read under ``summon_full_params`` must hash
+   (``rlsys_closure.lora.lora_tensors_sha256``) to the adapter file's hash, the flat
+   parameters must not.
+4. ``determinism``: two identical single SFT updates in bf16 with the run's determinism
+   (``rlsys_closure.determinism``: cuBLAS workspace, sdpa math backend, deterministic
+   algorithms), then two with it off: do the updated adapters match (the graded
+   ``updated_lora_match``)? Reports the L2 distance when they differ.
+5. ``preflight``: ``rlsys closure preflight``'s checks on this box (the CUDA IPC, cuMem and
+   NVML-process-list probes included; verl / vLLM are expected to be missing here).
+
+Without a GPU it runs in a degraded mode: what can run on the CPU does (sampler without
+NVML, the plain PEFT hash, the CPU updates), everything GPU-specific is ``skip``, and it
+exits 3 with the line ``NO GPU: ...``. Exit codes: 0 every check passed; 1 a check failed;
+2 out of time; 3 no GPU (degraded mode). A JSON report goes to ``--out``/device_check.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import itertools
+import json
+import os
+import signal
+import socket
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))  # rlsys_closure lives beside this script
+
+from rlsys_closure.determinism import DETERMINISM_ENV  # noqa: E402  (no torch import)
+
+# Before torch initialises CUDA: cuBLAS reads its workspace setting once.
+for _key, _value in DETERMINISM_ENV.items():
+    os.environ.setdefault(_key, _value)
+
+EXIT_OK, EXIT_FAILED, EXIT_OUT_OF_TIME, EXIT_NO_GPU = 0, 1, 2, 3
+GIB = 1024**3
+MIB = 1024**2
+SEED = 1234
+
+
+class OutOfTime(Exception):
+    pass
+
+
+class Report:
+    def __init__(self, out: Path, budget_s: float) -> None:
+        self.out = out
+        self.budget_s = budget_s
+        self.t0 = time.monotonic()
+        self.sections: list[dict[str, Any]] = []
+        self.gpu = False
+
+    def left(self) -> float:
+        return self.budget_s - (time.monotonic() - self.t0)
+
+    def add(self, name: str, status: str, detail: str, **data: Any) -> None:
+        took = round(time.monotonic() - self.t0, 1)
+        self.sections.append(
+            {"name": name, "status": status, "detail": detail, "at_s": took, "data": data}
+        )
+        print(f"[{status:<4}] {name:<12} {detail}", flush=True)
+
+    def write(self, exit_code: int, verdict: str) -> None:
+        doc = {
+            "kind": "rlsys-closure-device-check",
+            "gpu": self.gpu,
+            "exit_code": exit_code,
+            "verdict": verdict,
+            "elapsed_s": round(time.monotonic() - self.t0, 1),
+            "sections": self.sections,
+        }
+        with contextlib.suppress(OSError):
+            self.out.mkdir(parents=True, exist_ok=True)
+            (self.out / "device_check.json").write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def section(report: Report, name: str, need_s: float, fn: Callable[[], None]) -> None:
+    if report.left() < need_s:
+        report.add(name, "skip", f"not enough time left ({report.left():.0f} s < {need_s:g} s)")
+        return
+    try:
+        fn()
+    except OutOfTime:
+        raise
+    except Exception as exc:
+        report.add(
+            name,
+            "fail",
+            f"{type(exc).__name__}: {exc}"[:300],
+            traceback=traceback.format_exc()[-3000:],
+        )
+
+
+# -- 1. environment ---------------------------------------------------------------------
+def check_environment(report: Report) -> None:
+    import peft
+    import torch
+    import transformers
+
+    data: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "transformers": transformers.__version__,
+        "peft": peft.__version__,
+    }
+    report.gpu = bool(torch.cuda.is_available())
+    if report.gpu:
+        data["device"] = torch.cuda.get_device_name(0)
+        data["capability"] = list(torch.cuda.get_device_capability(0))
+        with contextlib.suppress(Exception):
+            import pynvml
+
+            pynvml.nvmlInit()
+            data["driver"] = str(pynvml.nvmlSystemGetDriverVersion())
+            pynvml.nvmlShutdown()
+    detail = ", ".join(f"{k} {v}" for k, v in data.items())
+    report.add("environment", "pass" if report.gpu else "cpu", detail, **data)
+
+
+# -- 2. sampler ---------------------------------------------------------------------------
+def _hold_gil(seconds: float) -> float:
+    probe = 5_000_000
+    t = time.monotonic()
+    sum(itertools.repeat(1, probe))
+    per = max((time.monotonic() - t) / probe, 1e-10)
+    t = time.monotonic()
+    sum(itertools.repeat(1, int(seconds / per)))
+    return time.monotonic() - t
+
+
+def check_sampler(report: Report, interval: float) -> None:
+    import torch
+    from rlsys_closure.events import EventRecorder, phase_windows
+    from rlsys_closure.sampler import (
+        ChildSampling,
+        MemorySampler,
+        cuda_device_index,
+        host_used_mb,
+        load_nvml,
+    )
+
+    nvml: Any = None
+    if report.gpu:
+        nvml = load_nvml()
+        nvml.nvmlInit()
+    index = cuda_device_index(nvml) if nvml is not None else 0
+    sampler = MemorySampler(
+        nvml,
+        device_index=index,
+        interval_s=interval,
+        host_probe=host_used_mb,
+        child=ChildSampling(
+            "rlsys_closure.sampler:load_nvml" if nvml is not None else "none",
+            report.out / "sampler.periodic.jsonl",
+        ),
+    )
+    rec = EventRecorder(hooks=[sampler.boundary_hook])
+    sampler.start()
+    held = 0.0
+    try:
+        with rec.phase("init_idle"):
+            time.sleep(1.0)
+        with rec.phase("update"):  # an allocation the size of a small KV pool
+            x = torch.empty(2 * GIB, dtype=torch.uint8, device="cuda") if report.gpu else None
+            if x is not None:
+                x.fill_(1)
+                torch.cuda.synchronize()
+            time.sleep(0.5)
+        with rec.phase("score_before_update"):
+            held = _hold_gil(0.6)
+        with rec.phase("engine_sleep"):
+            del x
+            if report.gpu:
+                torch.cuda.empty_cache()
+                torch.cuda.synchronize()
+            time.sleep(0.5)
+    finally:
+        sampler.stop()
+    samples = sampler.snapshot()
+    windows = phase_windows(rec.events)
+    start = min(s for s, _ in windows.values())
+    end = max(e for _, e in windows.values())
+    periodic = [s.t_s for s in samples if s.reason == "periodic" and start <= s.t_s <= end]
+    gaps = [b - a for a, b in itertools.pairwise([start, *periodic, end])]
+    spacings = [b - a for a, b in itertools.pairwise(periodic)]
+    data: dict[str, Any] = {
+        "interval_s": interval,
+        "source": sampler.periodic_source,
+        "periodic_samples": len(periodic),
+        "max_gap_s": round(max(gaps), 4),
+        "median_spacing_s": round(statistics.median(spacings), 4) if spacings else None,
+        "gil_hold_s": round(held, 3),
+        "errors": sampler.errors[:5],
+    }
+    problems = []
+    if sampler.periodic_source != "process":
+        problems.append("periodic samples did not come from the sampler process")
+    if max(gaps) > 2 * interval + 0.05:
+        problems.append(f"a {max(gaps):.3f} s gap (limit {2 * interval:g} s)")
+    if report.gpu:
+
+        def boundary(at: str) -> float | None:
+            got = [s.gpu_used_mb for s in samples if s.at == at]
+            return got[0] if got else None
+
+        before, after = boundary("update:start"), boundary("update:end")
+        freed_to = boundary("engine_sleep:end")
+        data.update(nvml_before_mb=before, nvml_allocated_mb=after, nvml_after_free_mb=freed_to)
+        if before is None or after is None or after - before < 1800:
+            problems.append(f"NVML did not see the 2 GiB allocation ({before} -> {after} MiB)")
+        if after is not None and freed_to is not None and after - freed_to < 1800:
+            problems.append(f"NVML did not see the free ({after} -> {freed_to} MiB)")
+        nvml.nvmlShutdown()
+    status = "fail" if problems else ("pass" if report.gpu else "cpu")
+    detail = "; ".join(problems) or (
+        f"{len(periodic)} samples, max gap {max(gaps):.3f} s at {interval:g} s through a "
+        f"{held:.2f} s GIL hold"
+        + (", NVML saw 2 GiB come and go" if report.gpu else " (host memory only: no NVML)")
+    )
+    report.add("sampler", status, detail, **data)
+
+
+# -- 3. LoRA under FSDP -------------------------------------------------------------------
+def _tiny(report: Report) -> tuple[Path, Path, str]:
+    from rlsys_closure.lora import create_initial_adapter
+    from rlsys_closure.tiny_model import TinySpec, build_tiny_model
+
+    model, adapter = report.out / "tiny", report.out / "adapter"
+    if not (model / "config.json").is_file():
+        build_tiny_model(model, TinySpec())
+    sha = create_initial_adapter(
+        str(model), adapter, rank=8, alpha=16, target_modules="all-linear", seed=7
+    )
+    return model, adapter, sha
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def check_lora_fsdp(report: Report) -> None:
+    import torch
+    from peft import PeftModel, get_peft_model_state_dict
+    from rlsys_closure.lora import lora_tensors_sha256
+    from transformers import AutoModelForCausalLM
+
+    model_dir, adapter_dir, file_sha = _tiny(report)
+    base = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+    peft_model = PeftModel.from_pretrained(base, str(adapter_dir), is_trainable=True)
+    plain = lora_tensors_sha256(get_peft_model_state_dict(peft_model).items())
+    if not report.gpu:
+        status = "cpu" if plain == file_sha else "fail"
+        report.add(
+            "lora_fsdp",
+            status,
+            f"no GPU: FSDP/NCCL skipped; the plain PEFT hash "
+            f"{'equals' if plain == file_sha else 'DIFFERS from'} the file's",
+            file_sha256=file_sha,
+            peft_sha256=plain,
+        )
+        return
+    import torch.distributed as dist
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    from torch.distributed.fsdp.wrap import lambda_auto_wrap_policy
+
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(_free_port()),
+        RANK="0",
+        WORLD_SIZE="1",
+        LOCAL_RANK="0",
+    )
+    import datetime
+
+    dist.init_process_group("nccl", rank=0, world_size=1, timeout=datetime.timedelta(seconds=60))
+    try:
+        torch.cuda.set_device(0)
+
+        # verl 0.9.1: one FSDP unit per LoRA Linear (utils/fsdp_utils.py:115-125), so
+        # each flat parameter is uniformly trainable (use_orig_params=False).
+        def is_lora_linear(m: torch.nn.Module) -> bool:
+            return isinstance(m, torch.nn.Linear) and m.weight.requires_grad
+
+        wrapped = FSDP(
+            peft_model.cuda(),
+            auto_wrap_policy=functools.partial(lambda_auto_wrap_policy, lambda_fn=is_lora_linear),
+            use_orig_params=False,
+            device_id=0,
+        )
+        flat = [(n, p) for n, p in wrapped.named_parameters() if "lora_" in n]
+        flat_sha = lora_tensors_sha256(flat) if flat else None
+        with FSDP.summon_full_params(wrapped, writeback=False):
+            full = [
+                (n, p.detach().cpu().clone()) for n, p in wrapped.named_parameters() if "lora_" in n
+            ]
+        full_sha = lora_tensors_sha256(full)
+    finally:
+        dist.destroy_process_group()
+    ok = full_sha == file_sha and flat_sha != file_sha
+    report.add(
+        "lora_fsdp",
+        "pass" if ok else "fail",
+        f"under summon_full_params {len(full)} LoRA tensors hash "
+        f"{'to' if full_sha == file_sha else 'NOT to'} the adapter file's; the {len(flat)} "
+        f"flat parameters {'do not' if flat_sha != file_sha else 'DO'} (NCCL, 1 GPU)",
+        file_sha256=file_sha,
+        summoned_sha256=full_sha,
+        flat_sha256=flat_sha,
+        n_summoned=len(full),
+        n_flat=len(flat),
+    )
+
+
+# -- 4. determinism -----------------------------------------------------------------------
+def _one_update(model_dir: Path, adapter_dir: Path, deterministic: bool, device: str) -> Any:
+    import torch
+    from peft import PeftModel, get_peft_model_state_dict
+    from rlsys_closure.determinism import deterministic_attention
+    from rlsys_closure.workload import build_rollout_source, sft_batch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if deterministic:
+        deterministic_attention()
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    else:
+        torch.use_deterministic_algorithms(False)
+        for name in ("enable_flash_sdp", "enable_mem_efficient_sdp"):
+            getattr(torch.backends.cuda, name)(True)
+    torch.manual_seed(SEED)
+    tok = AutoTokenizer.from_pretrained(str(model_dir))
+    base = AutoModelForCausalLM.from_pretrained(
+        str(model_dir), dtype=torch.bfloat16, attn_implementation="sdpa"
+    )
+    model = PeftModel.from_pretrained(base, str(adapter_dir), is_trainable=True).to(device)
+    source = build_rollout_source(8, SEED, 16)
+    prompts = []
+    for p in source["prompts"]:
+        encoded: Any = tok.apply_chat_template(
+            p["messages"], add_generation_prompt=True, tokenize=True
+        )
+        # transformers 5 returns a BatchEncoding here (as the driver handles it).
+        token_ids = encoded["input_ids"] if hasattr(encoded, "keys") else encoded
+        prompts.append([int(x) for x in token_ids])
+    responses = [
+        [*tok.encode(p["reference"], add_special_tokens=False), tok.eos_token_id]
+        for p in source["prompts"]
+    ]
+    batch = sft_batch(prompts, responses, pad_id=int(tok.pad_token_id or 0))
+    ids = batch["input_ids"].to(device)
+    labels = ids.clone()
+    prompt_len = batch["prompts"].shape[1]
+    labels[:, :prompt_len] = -100
+    labels[:, prompt_len:][batch["response_mask"].to(device) == 0] = -100
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    with torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16):
+        out = model(
+            input_ids=ids,
+            attention_mask=batch["attention_mask"].to(device),
+            position_ids=batch["position_ids"].to(device),
+        )
+    logits = out.logits.float()[:, :-1]
+    loss: Any = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1), ignore_index=-100
+    )
+    loss.backward()
+    opt.step()
+    return {k: v.detach().cpu().clone() for k, v in get_peft_model_state_dict(model).items()}
+
+
+def check_determinism(report: Report) -> None:
+    import torch
+    from rlsys_closure.lora import lora_tensors_sha256
+
+    model_dir, adapter_dir, _ = _tiny(report)
+    device = "cuda" if report.gpu else "cpu"
+    results: dict[str, Any] = {}
+    for label, det in (("on", True), ("off", False)):
+        a = _one_update(model_dir, adapter_dir, det, device)
+        b = _one_update(model_dir, adapter_dir, det, device)
+        ha, hb = lora_tensors_sha256(a.items()), lora_tensors_sha256(b.items())
+        l2 = float(sum(float(((a[k].double() - b[k].double()) ** 2).sum()) for k in a) ** 0.5)
+        results[label] = {"match": ha == hb, "sha256": [ha, hb], "l2": l2}
+    on, off = results["on"], results["off"]
+    detail = (
+        f"determinism on: the two bf16 updates {'match' if on['match'] else 'DIFFER'}"
+        f" (L2 {on['l2']:.3g}); off: {'match' if off['match'] else 'differ'}"
+        f" (L2 {off['l2']:.3g}); in one process on {device}"
+    )
+    status = ("pass" if report.gpu else "cpu") if on["match"] else "fail"
+    report.add(
+        "determinism",
+        status,
+        detail,
+        **results,
+        cublas_workspace=os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+        torch=torch.__version__,
+    )
+
+
+# -- 5. preflight -------------------------------------------------------------------------
+def check_preflight(report: Report) -> None:
+    from rlsys_closure import preflight as pf
+
+    model_dir = report.out / "tiny"
+    opts = pf.PreflightOptions(
+        model_path=model_dir if model_dir.is_dir() else None,
+        output_dir=report.out,
+        mechanisms_probe_timeout_s=min(180.0, max(30.0, report.left() - 10)),
+    )
+    results = pf.run_checks(opts)
+    code = pf.exit_code(results)
+    print(pf.format_results(results), flush=True)
+    mechanisms = {r.name: r.status for r in results if r.name in (*pf.MECHANISMS, "shm")}
+    bad = [n for n, s in mechanisms.items() if s == "fail"]
+    status = "fail" if bad else ("pass" if report.gpu else "cpu")
+    report.add(
+        "preflight",
+        status,
+        f"preflight exit {code} ({pf.EXIT_CODES[code]}); mechanisms "
+        + ", ".join(f"{n} {s}" for n, s in mechanisms.items())
+        + ("" if not bad else f"; MISSING: {', '.join(bad)}"),
+        exit_code=code,
+        checks=[r.as_dict() for r in results],
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python gpu/device_check.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--out", type=Path, default=None, help="work folder and JSON report")
+    p.add_argument("--budget", type=float, default=360.0, help="seconds for everything")
+    p.add_argument("--interval", type=float, default=0.1, help="sampling interval, seconds")
+    args = p.parse_args(argv)
+    out = args.out or Path(tempfile.mkdtemp(prefix="rlsys_device_check_"))
+    report = Report(out, args.budget)
+
+    def out_of_time(signum: int, frame: object) -> None:
+        raise OutOfTime
+
+    signal.signal(signal.SIGALRM, out_of_time)
+    signal.alarm(max(1, int(args.budget)))
+    try:
+        try:
+            check_environment(report)
+        except ImportError as exc:
+            report.add("environment", "fail", f"needs torch, transformers and peft: {exc}")
+            report.write(EXIT_FAILED, "missing packages")
+            return EXIT_FAILED
+        if not report.gpu:
+            print(
+                "NO GPU: torch sees no CUDA device; running the degraded CPU mode "
+                "(nothing about a GPU is proven by this run)",
+                flush=True,
+            )
+        section(report, "sampler", 10, lambda: check_sampler(report, args.interval))
+        section(report, "lora_fsdp", 30, lambda: check_lora_fsdp(report))
+        section(report, "determinism", 30, lambda: check_determinism(report))
+        section(report, "preflight", 20, lambda: check_preflight(report))
+    except OutOfTime:
+        report.add("budget", "fail", f"out of time after {args.budget:g} s")
+        report.write(EXIT_OUT_OF_TIME, "out of time")
+        return EXIT_OUT_OF_TIME
+    finally:
+        signal.alarm(0)
+    failed = [s["name"] for s in report.sections if s["status"] == "fail"]
+    if failed:
+        code, verdict = EXIT_FAILED, f"FAILED: {', '.join(failed)}"
+    elif not report.gpu:
+        code, verdict = EXIT_NO_GPU, "NO GPU: degraded CPU mode ran cleanly; no GPU check ran"
+    else:
+        code, verdict = EXIT_OK, "every check passed"
+    report.write(code, verdict)
+    print(
+        f"device_check: {verdict} ({time.monotonic() - report.t0:.0f} s); "
+        f"report {out / 'device_check.json'}",
+        flush=True,
+    )
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

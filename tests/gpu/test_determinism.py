@@ -1,0 +1,42 @@
+"""The determinism settings both groups' actors run with (rlsys_closure.determinism)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rlsys_closure.determinism import DETERMINISM_ENV
+
+PKG = str(Path(__file__).resolve().parents[2] / "gpu")
+
+
+def test_the_environment_fixes_cublas_and_flash_attention() -> None:
+    # cuBLAS is deterministic only with one of its two documented workspace settings.
+    assert DETERMINISM_ENV["CUBLAS_WORKSPACE_CONFIG"] in (":4096:8", ":16:8")
+    assert DETERMINISM_ENV["FLASH_ATTENTION_DETERMINISTIC"] == "1"
+
+
+def test_deterministic_attention_leaves_only_the_math_backend() -> None:
+    pytest.importorskip("torch")
+    code = (
+        "import json, torch\n"
+        "from rlsys_closure.determinism import deterministic_attention\n"
+        "said = deterministic_attention()\n"
+        "c = torch.backends.cuda\n"
+        "print(json.dumps({'said': said, 'flash': c.flash_sdp_enabled(),"
+        " 'mem': c.mem_efficient_sdp_enabled(), 'math': c.math_sdp_enabled()}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": PKG, "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["flash"] is False and got["mem"] is False and got["math"] is True
+    assert got["said"]["enable_flash_sdp"] is False and got["said"]["enable_math_sdp"] is True

@@ -1,0 +1,479 @@
+"""Every instructor kit, built from the installed package, installed offline and run the way
+its platform runs it, in a test root (rules: pytest_rlsys/outputs/kits/__init__.py).
+
+- It installs with no package index: the index is pointed at a closed port, so a kit that
+  needed one would fail here.
+- No readable answer: a "reference thief" submission searches the whole test root for any
+  copy of the package's private files (wheels, zips, sdists, installed solutions) and
+  answers with what it finds; through the kit it must score what the untouched template
+  scores (0).  A control run with one readable copy of the kit shows the thief works.
+- A per-assignment seed, root-only, passed as ``--seed @FILE``; no seed, no grade.
+- One file name: a wrong name says "submit one file named rlsys_ledger.py (found: ...)".
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rlsys.cli import ExitCode, main
+from pytest_rlsys.resources import exercise_path, solution_path
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+ROOT_ONLY = os.geteuid() == 0
+
+# A thief that knows where the platform keeps things (the test root), as a learner knows
+# /autograder or /grade: it reads every wheel, zip, sdist and solutions/ file it can.
+THIEF = """
+import io, os, tarfile, zipfile
+ROOT = @ROOT@
+WANTED = "solutions/rlsys_ledger.py"
+
+def _from_zip(archive):
+    for name in archive.namelist():
+        if name.endswith(WANTED):
+            return archive.read(name).decode("utf-8")
+        if name.endswith((".whl", ".zip")):
+            found = _from_zip(zipfile.ZipFile(io.BytesIO(archive.read(name))))
+            if found:
+                return found
+    return None
+
+def _steal():
+    stack, seen = [ROOT], 0
+    while stack and seen < 100000:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.path.endswith(WANTED):
+                    return open(entry.path, encoding="utf-8").read()
+                elif entry.name.endswith((".whl", ".zip")):
+                    found = _from_zip(zipfile.ZipFile(entry.path))
+                    if found:
+                        return found
+                elif entry.name.endswith((".tar.gz", ".tgz")):
+                    with tarfile.open(entry.path) as archive:
+                        for member in archive.getmembers():
+                            if member.name.endswith(WANTED):
+                                return archive.extractfile(member).read().decode("utf-8")
+            except Exception:
+                continue
+    return None
+
+_stolen = _steal()
+if _stolen:
+    exec(compile(_stolen, "stolen", "exec"), globals())
+else:
+    def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
+        raise NotImplementedError
+    def transfer_ledger(edges, placement):
+        raise NotImplementedError
+    def evaluate_topology(capacity_report, memory_by_pool, memory_limits, transfer_report,
+                          version_sync_ok, recovery_ok, max_exposed_s_per_s=0.1):
+        raise NotImplementedError
+"""
+
+
+def _python() -> str:
+    """A system Python with venv (what the platforms' images have)."""
+    for name in ("python3.11", "python3.12", "python3.13", "python3"):
+        exe = shutil.which(name, path="/usr/local/bin:/usr/bin:/bin")
+        if exe and subprocess.run([exe, "-c", "import venv, ensurepip"]).returncode == 0:
+            return exe
+    pytest.skip("no system Python with venv and ensurepip")
+
+
+def _env(root: Path, **extra: str) -> dict[str, str]:
+    """The platform's environment: system paths only, and no package index (a closed
+    port), so only what the kit carries can be installed."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(root / "home"),
+        "LANG": "C.UTF-8",
+        "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+        "PIP_RETRIES": "0",
+        "PIP_TIMEOUT": "1",
+    }
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def root() -> Iterator[Path]:
+    """A test root other users can enter (as /autograder and /grade are), unlike pytest's
+    0700 tmp folder, so that the thief's uid meets only what the kit itself protects."""
+    folder = Path(tempfile.mkdtemp(prefix="rlsys-kit-"))
+    folder.chmod(0o755)
+    (folder / "home").mkdir()
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _sh(args: list[str], env: dict[str, str], cwd: Path, check: bool = True) -> str:
+    done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{args} exit {done.returncode}\n{done.stdout}\n{done.stderr}")
+    return done.stdout + done.stderr
+
+
+def _wheels_anywhere(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.suffix in (".whl", ".zip") or p.name == "rlsys-seed"]
+
+
+def _others_cannot_read(path: Path) -> bool:
+    return not path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO)
+
+
+def _thief(root: Path) -> str:
+    return THIEF.replace("@ROOT@", repr(str(root)))
+
+
+def _leak(root: Path, archive: Path) -> None:
+    """The control: one copy of the kit left readable by everyone."""
+    leak = root / "leak"
+    leak.mkdir(mode=0o755)
+    shutil.copyfile(archive, leak / "kit.zip")
+    (leak / "kit.zip").chmod(0o644)
+
+
+def _zip_folder(folder: Path, archive: Path) -> None:
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in folder.rglob("*"):
+            if path.is_file():
+                zf.write(path, path.relative_to(folder))
+
+
+# -- what every kit carries --------------------------------------------------------------------
+
+
+def test_a_kit_carries_its_wheel_and_pinned_dependencies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["kit", "gradescope", str(tmp_path / "kit")]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert "Ubuntu 22.04" in out  # which base image to pick
+    with zipfile.ZipFile(tmp_path / "kit" / "autograder.zip") as zf:
+        names = zf.namelist()
+        wheels = [n for n in names if n.startswith("wheels/") and n.endswith(".whl")]
+        pins = zf.read("wheels/constraints.txt").decode().split("\n")
+        seed_mode = zf.getinfo("rlsys-seed").external_attr >> 16
+        seed = int(zf.read("rlsys-seed"))
+        main_wheel = zipfile.ZipFile(
+            __import__("io").BytesIO(zf.read("wheels/pytest_rlsys-0.1.0-py3-none-any.whl"))
+        )
+    assert "wheels/pytest_rlsys-0.1.0-py3-none-any.whl" in wheels
+    pinned = {re.sub(r"[-_.]+", "_", p.split("==")[0]).lower() for p in pins if "==" in p}
+    carried = {Path(w).name.split("-")[0].lower() for w in wheels} - {"pytest_rlsys"}
+    assert carried == pinned and {"pytest", "jsonschema", "wcwidth"} <= pinned
+    assert all(re.fullmatch(r"[\w.-]+==[\w.+!-]+", p) for p in pins if p and p[0] != "#")
+    # The packed wheel is laid out as the real one: the plugin's entry point, the data.
+    members = main_wheel.namelist()
+    assert "pytest_rlsys/_bundled/solutions/rlsys_ledger.py" in members
+    assert "pytest_rlsys/_bundled/schemas/rlsys-score.v1.json" in members
+    assert "pytest11" in main_wheel.read("pytest_rlsys-0.1.0.dist-info/entry_points.txt").decode()
+    assert seed_mode & 0o777 == 0o600 and 0 <= seed < 2**63
+    # Each kit gets its own seed; never the package's constant default.
+    from pytest_rlsys.grading.grader import random_seed
+
+    assert main(["kit", "gradescope", str(tmp_path / "kit2")]) == ExitCode.OK
+    with zipfile.ZipFile(tmp_path / "kit2" / "autograder.zip") as zf:
+        assert int(zf.read("rlsys-seed")) not in (seed, random_seed())
+
+
+def test_kit_wheel_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["kit", "gradescope", str(tmp_path / "k0"), "--wheel", "nosuch.whl"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    bad = tmp_path / "pytest_rlsys-9.9.9-py3-none-any.whl"
+    bad.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip
+    assert main(["kit", "gradescope", str(tmp_path / "k1"), "--wheel", str(bad)]) == 3
+    assert "0.1.0" in capsys.readouterr().err
+    # A wheel given is the wheel carried.
+    assert main(["kit", "prairielearn", str(tmp_path / "k2")]) == ExitCode.OK
+    built = tmp_path / "k2" / "docker" / "wheels" / "pytest_rlsys-0.1.0-py3-none-any.whl"
+    given = tmp_path / "given" / built.name
+    given.parent.mkdir()
+    shutil.copyfile(built, given)
+    with zipfile.ZipFile(given, "a") as zf:
+        zf.writestr("pytest_rlsys/marker.txt", "the instructor's own build")
+    assert main(["kit", "classroom", str(tmp_path / "k3"), "--wheel", str(given)]) == 0
+    carried = tmp_path / "k3" / ".github" / "classroom" / "wheels" / built.name
+    assert carried.read_bytes() == given.read_bytes()
+    assert main(["kit", "gradescope", str(tmp_path / "k3")]) == 2  # not empty: no --force
+
+
+def test_kit_readmes_fit_one_screen(tmp_path: Path) -> None:
+    for platform, readme in (
+        ("gradescope", "README.md"),
+        ("prairielearn", "README.md"),
+        ("classroom", "README.md"),
+    ):
+        assert main(["kit", platform, str(tmp_path / platform), "--namespace", "course"]) == 0
+        lines = (tmp_path / platform / readme).read_text(encoding="utf-8").splitlines()
+        assert len(lines) <= 25 and max(map(len, lines)) <= 100, (platform, len(lines))
+
+
+# -- Gradescope --------------------------------------------------------------------------------
+
+
+def _gradescope_root(root: Path, tmp_path: Path) -> Path:
+    assert main(["kit", "gradescope", str(tmp_path / "kit")]) == ExitCode.OK
+    with zipfile.ZipFile(tmp_path / "kit" / "autograder.zip") as zf:
+        (tmp_path / "kit" / "rlsys-seed").write_bytes(zf.read("rlsys-seed"))
+    ag = root / "autograder"  # Gradescope unzips the kit into /autograder/source
+    ag.mkdir(mode=0o755)
+    with zipfile.ZipFile(tmp_path / "kit" / "autograder.zip") as zf:
+        zf.extractall(ag / "source")
+        for info in zf.infolist():  # zipfile drops the modes; unzip keeps them
+            (ag / "source" / info.filename).chmod(info.external_attr >> 16 & 0o777)
+    (ag / "submission").mkdir(mode=0o755)
+    return ag
+
+
+def _gradescope_grade(
+    ag: Path, source: str, name: str = "rlsys_ledger.py", **others: str
+) -> dict[str, Any]:
+    for old in (ag / "submission").iterdir():
+        old.unlink()
+    (ag / "submission" / name).write_text(source, encoding="utf-8")
+    for other, text in others.items():
+        (ag / "submission" / f"{other}.py").write_text(text, encoding="utf-8")
+    env = _env(ag.parent, RLSYS_AUTOGRADER_ROOT=str(ag))
+    _sh(["bash", str(ag / "source" / "run_autograder")], env, ag, check=False)
+    doc: dict[str, Any] = json.loads((ag / "results" / "results.json").read_text("utf-8"))
+    return doc
+
+
+def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) -> None:
+    ag = _gradescope_root(root, tmp_path)
+    setup = (ag / "source" / "setup.sh").read_text(encoding="utf-8")
+    assert 'apt-get install -y -q "python$WANT" "python$WANT-venv"' in setup  # Ubuntu 22.04
+    python = _python()
+    env = _env(root, RLSYS_AUTOGRADER_ROOT=str(ag), PATH=f"{Path(python).parent}:/usr/bin:/bin")
+    log = _sh(["bash", str(ag / "source" / "setup.sh")], env, ag)
+    assert "package index" not in log  # offline: the fallback was not needed
+    # Nothing of the package is left readable: no wheel, no seed copy, root-only folders.
+    assert _wheels_anywhere(ag) == []
+    for folder in ("source", "rlsys-venv", "rlsys-secret"):
+        assert _others_cannot_read(ag / folder), folder
+    assert (ag / "rlsys-secret" / "seed").stat().st_mode & 0o777 == 0o600
+    reference = solution_path().read_text(encoding="utf-8")
+    assert _gradescope_grade(ag, reference)["score"] == 100
+    template = _gradescope_grade(ag, exercise_path().read_text(encoding="utf-8"))
+    assert template["score"] == 0
+    # One name, said once, with what was found.
+    doc = _gradescope_grade(ag, "y = 2\n", "mine.py", other="x = 1\n")
+    assert doc["score"] == 0
+    assert "submit one file named rlsys_ledger.py (found: mine.py, other.py)" in doc["output"]
+    # Another single .py name is graded.
+    assert _gradescope_grade(ag, reference, "mine.py")["score"] == 100
+    # No seed, no grade (never the constant default seed).
+    (ag / "rlsys-secret" / "seed").unlink()
+    doc = _gradescope_grade(ag, reference)
+    assert doc["score"] == 0 and "no seed" in doc["output"]
+    shutil.copyfile(tmp_path / "kit" / "rlsys-seed", ag / "rlsys-secret" / "seed")
+    if not ROOT_ONLY:
+        return  # the child runs as another uid only when the grader is root
+    # The thief scores what doing nothing scores; with one readable copy, everything.
+    assert _gradescope_grade(ag, _thief(root))["score"] <= template["score"] == 0
+    _leak(root, tmp_path / "kit" / "autograder.zip")
+    assert _gradescope_grade(ag, _thief(root))["score"] == 100
+
+
+# -- PrairieLearn ------------------------------------------------------------------------------
+
+
+def _prairielearn_image(root: Path, tmp_path: Path, namespace: str = "mycourse") -> Path:
+    """The kit built, its Dockerfile's COPY and RUN lines run against a root-owned venv
+    standing in for the image's Python; returns the question folder."""
+    kit = tmp_path / "question"
+    assert main(["kit", "prairielearn", str(kit), "--namespace", namespace]) == ExitCode.OK
+    image = root / "image"
+    subprocess.run([_python(), "-m", "venv", str(image)], check=True)
+    env = _env(root, PATH=f"{image / 'bin'}:/usr/bin:/bin")
+    docker = kit / "docker"
+    lines = (docker / "Dockerfile").read_text(encoding="utf-8").splitlines()
+    assert lines[[line.startswith("FROM") for line in lines].index(True)].startswith(
+        "FROM python:3."
+    )
+    for line in lines:
+        word, _, rest = line.partition(" ")
+        if word == "COPY":
+            src, dst = rest.split()
+            target = root / dst.lstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            copy = shutil.copytree if (docker / src).is_dir() else shutil.copyfile
+            copy(docker / src, target)
+        elif word == "RUN":
+            _sh(["sh", "-c", rest.replace("/tmp/", f"{root}/tmp/")], env, root)
+    return kit
+
+
+def _pl_grade(root: Path, kit: Path, source: str) -> dict[str, Any]:
+    grade = root / "grade"  # what PrairieLearn mounts: the question's tests/, the files
+    shutil.rmtree(grade, ignore_errors=True)
+    grade.mkdir(mode=0o755)
+    shutil.copytree(kit / "tests", grade / "tests")
+    (grade / "student").mkdir(mode=0o755)
+    (grade / "student" / "rlsys_ledger.py").write_text(source, encoding="utf-8")
+    env = _env(root, RLSYS_GRADE_ROOT=str(grade), RLSYS_PYTHON=str(root / "image/bin/python"))
+    _sh(["bash", str(grade / "tests" / "run.sh")], env, root, check=False)
+    assert _others_cannot_read(grade / "tests")  # the seed is root-only before grading
+    doc: dict[str, Any] = json.loads((grade / "results" / "results.json").read_text("utf-8"))
+    return doc
+
+
+def test_prairielearn_kit_names_its_image_and_grades(root: Path, tmp_path: Path) -> None:
+    kit = _prairielearn_image(root, tmp_path)
+    info = json.loads((kit / "info.json").read_text(encoding="utf-8"))
+    image = info["externalGradingOptions"]["image"]
+    assert image == "mycourse/rlsys-grader:0.1.0"
+    assert info["externalGradingOptions"]["entrypoint"] == "/grade/tests/run.sh"
+    # The README's commands: build and push the image info.json names, from docker/.
+    readme = (kit / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"`(docker [^`]+)`", readme)
+    assert commands == [f"docker build -t {image} docker", f"docker push {image}"]
+    assert (kit / commands[0].split()[-1] / "Dockerfile").is_file()
+    assert "sync" in readme.lower() and "--namespace" in readme
+    assert (kit / "rlsys_ledger.py").read_text("utf-8") == exercise_path().read_text("utf-8")
+    assert 'file-name="rlsys_ledger.py"' in (kit / "question.html").read_text(encoding="utf-8")
+    assert (kit / "tests" / "rlsys-seed").stat().st_mode & 0o777 == 0o600
+    # The "image": installed offline, no wheel left, the package root-only.
+    assert not (root / "tmp" / "rlsys-wheels").exists()
+    assert not [p for p in (root / "image").rglob("*.whl")]
+    reference = solution_path().read_text(encoding="utf-8")
+    doc = _pl_grade(root, kit, reference)
+    assert doc["gradable"] is True and doc["score"] == 1.0
+    doc = _pl_grade(root, kit, exercise_path().read_text(encoding="utf-8"))
+    assert doc["score"] == 0.0
+    if ROOT_ONLY:  # the thief scores 0; with one readable copy of the kit, everything
+        assert _others_cannot_read(next((root / "image").rglob("site-packages/pytest_rlsys")))
+        assert _pl_grade(root, kit, _thief(root))["score"] == 0.0
+        _zip_folder(kit / "docker", tmp_path / "docker.zip")
+        _leak(root, tmp_path / "docker.zip")
+        assert _pl_grade(root, kit, _thief(root))["score"] == 1.0
+    # Without a namespace the kit says hosted PrairieLearn needs one.
+    assert main(["kit", "prairielearn", str(tmp_path / "q2")]) == 0
+    assert main(["kit", "prairielearn", str(tmp_path / "q3"), "--namespace", "Bad Name"]) == 3
+
+
+# -- GitHub Classroom --------------------------------------------------------------------------
+
+
+def _classroom_run(repo: Path, root: Path, seed: str | None) -> dict[str, Any]:
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((repo / ".github" / "workflows" / "classroom.yml").read_text())
+    steps = workflow["jobs"]["run-autograding-tests"]["steps"]
+    install = next(s for s in steps if s.get("name") == "Install the grader")
+    grading = next(s for s in steps if s.get("id") == "rlsys")
+    runner = root / "runner"
+    shutil.rmtree(runner, ignore_errors=True)
+    runner.mkdir()
+    venv = root / "setup-python"
+    if not venv.exists():  # actions/setup-python: a Python on PATH as `python`
+        subprocess.run([_python(), "-m", "venv", str(venv)], check=True)
+    output = runner / "github_output"
+    env = _env(
+        root,
+        PATH=f"{venv / 'bin'}:/usr/bin:/bin",
+        GITHUB_OUTPUT=str(output),
+        RUNNER_TEMP=str(runner),
+    )
+    work = runner / "checkout"  # actions/checkout: a fresh copy of the repository
+    shutil.copytree(repo, work)
+    _sh(["bash", "-c", install["run"]], env, work)
+    if seed is not None:
+        env["RLSYS_SEED"] = seed
+    _sh(["bash", "-c", grading["run"]], env, work, check=False)
+    line = next(x for x in output.read_text().splitlines() if x.startswith("result="))
+    result: dict[str, Any] = json.loads(base64.b64decode(line.removeprefix("result=")))
+    return result
+
+
+def test_classroom_kit_cannot_pass_by_itself(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "repo"
+    assert main(["kit", "classroom", str(repo)]) == ExitCode.OK
+    seed = re.search(r"RLSYS_SEED = (\d+)", capsys.readouterr().out)
+    assert seed is not None
+    # No file awards points for what the output contains (the legacy autograding.json).
+    assert not (repo / ".github" / "classroom" / "autograding.json").exists()
+    for path in repo.rglob("*"):
+        if path.is_file() and path.suffix in (".json", ".yml", ".sh"):
+            assert '"Points"' not in path.read_text(encoding="utf-8"), path
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    assert "advisory" in readme and "Template repository" in readme
+    assert "no** autograding tests" in readme and "RLSYS_SEED" in readme
+    assert seed.group(1) not in "".join(  # the seed is not in the learner's repository
+        p.read_text("utf-8", "replace") for p in repo.rglob("*") if p.is_file()
+    )
+    # The untouched template, pushed as it is: 0 points, and the job fails.
+    result = _classroom_run(repo, root, seed.group(1))
+    assert sum(t["score"] for t in result["tests"]) == 0 and result["status"] == "fail"
+    # The finished exercise: full marks.
+    (repo / "rlsys_ledger.py").write_text(solution_path().read_text(encoding="utf-8"))
+    result = _classroom_run(repo, root, seed.group(1))
+    assert (sum(t["score"] for t in result["tests"]), result["max_score"]) == (100, 100)
+    # No RLSYS_SEED secret: nothing graded, and the reason.
+    result = _classroom_run(repo, root, None)
+    assert result["status"] == "error" and "RLSYS_SEED" in result["tests"][0]["message"]
+
+
+# -- one name, one recipe: the project's README agrees with the kits --------------------------
+
+
+def test_readme_and_kits_name_one_file_and_one_reporter(tmp_path: Path) -> None:
+    from pytest_rlsys.outputs.kits import SUBMISSION_NAME
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "mine.py" not in readme
+    assert f"rlsys grade /autograder/submission/{SUBMISSION_NAME}" in readme.replace("\n  ", " ")
+    assert main(["kit", "classroom", str(tmp_path / "repo")]) == ExitCode.OK
+    workflow = (tmp_path / "repo" / ".github" / "workflows" / "classroom.yml").read_text("utf-8")
+    used = set(re.findall(r"uses: ([\w.-]+/autograding[\w.-]+@\w+)", workflow))
+    named = set(re.findall(r"`([\w.-]+/autograding[\w.-]+@\w+)`", readme))
+    assert used and used == named, (used, named)
+
+
+def test_gradescope_readme_names_only_what_the_zip_holds(tmp_path: Path) -> None:
+    assert main(["kit", "gradescope", str(tmp_path / "kit")]) == ExitCode.OK
+    readme = (tmp_path / "kit" / "README.md").read_text(encoding="utf-8")
+    with zipfile.ZipFile(tmp_path / "kit" / "autograder.zip") as zf:
+        names = set(zf.namelist())
+        assert zf.read("README.md").decode("utf-8") == readme
+    folders = {n.split("/")[0] + "/" for n in names if "/" in n}
+    for token in re.findall(r"`([^`]+)`", readme):
+        for word in token.split():
+            word = word.removeprefix("@").rstrip(",")
+            if word.startswith("/autograder") or "=" in word or not re.search(r"[./]", word):
+                continue  # the platform's own paths, variables, plain words
+            if word.endswith(".py") or word == "autograder.zip":
+                continue  # the learner's file; the zip itself
+            assert word in names or word in folders, word
+    assert "rlsys template" in readme  # a real command (test_commands covers it)
