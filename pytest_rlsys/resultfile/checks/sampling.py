@@ -46,6 +46,8 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
     MEDIAN_TOLERANCE,
     MEMORY_TOLERANCE_MB,
     MIN_SPACING_FACTOR,
+    MIN_SPACING_PAIRS,
+    MIN_SPACING_SHARE,
     MODEL_FIT_FRACTION,
     RESUME_LEAD_S,
     STALL_SLACK_S,
@@ -199,14 +201,17 @@ def _coverage_problems(
         and (t := as_number(s.get("t_s"))) is not None
         and span[0] <= t <= span[1]
     )
+    # A late reading followed by the next on-schedule one is one close pair (the child
+    # sampler keeps an absolute schedule, sample_child.py); a sampler that reads faster
+    # than it says leaves many.
     close = [(a, b) for a, b in pairwise(marked) if b - a < MIN_SPACING_FACTOR * interval]
-    if close:
+    if len(close) > max(MIN_SPACING_PAIRS, MIN_SPACING_SHARE * max(len(marked) - 1, 1)):
         a, b = close[0]
         problems.append(
-            f"{name} has {len(close)} pair(s) of periodic samples closer than "
+            f"{name} has {len(close)} pairs of periodic samples closer than "
             f"{MIN_SPACING_FACTOR:g} x the {interval:g} s interval (the first {secs(a)} and "
-            f"{secs(b)}, {(b - a) * 1000:.1f} ms apart): the sampler waits a whole interval "
-            "after each reading"
+            f"{secs(b)}, {(b - a) * 1000:.1f} ms apart): the sampler does not read at the "
+            "interval the file records"
         )
     if not boundary:
         subs = [w for p, w in windows.items() if p in SYNC_SUB_PHASES]
