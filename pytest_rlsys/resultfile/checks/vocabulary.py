@@ -113,9 +113,9 @@ RESUME_ALLOWED_IN: tuple[str, ...] = ("initial_sync", "sync")
 
 # Sampling coverage: the largest gap between periodic samples over the run is
 # at most GAP_FACTOR x interval_s + STALL_SLACK_S (one or two dropped readings, and
-# a sampler thread stalled by an import holding the GIL: 0.24-0.33 s measured for
-# torch and triton, 0.72 s while Ray starts an actor on a loaded 2-core host;
-# verl-0.9.1-first-run-review.md); their median spacing is within
+# a sampler held up: a thread by an import holding the GIL, 0.24-0.33 s measured for
+# torch and triton; a process by a host not scheduling it, 0.72 s while Ray starts an
+# actor on a loaded 2-core host; verl-0.9.1-first-run-review.md); their median spacing is within
 # MEDIAN_TOLERANCE (relative) of interval_s; with boundary samples, one lies
 # within BOUNDARY_REACH x interval_s of each phase's start and end (the
 # sampler takes it just after a start and just before an end).
