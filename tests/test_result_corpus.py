@@ -194,3 +194,58 @@ def test_reformatting_and_key_order_never_change_a_grade(
     assert [(c.id, c.score, c.status, c.message) for c in after.cases] == [
         (c.id, c.score, c.status, c.message) for c in before.cases
     ]
+
+
+def test_the_realistic_example_is_what_its_generator_writes_and_passes() -> None:
+    # Written through the runner's own recorder, sampler and assemble (noise, its own
+    # stretch of the clock per group, a stalled sampler, a dropped reading, details).
+    script = CORPUS / "realistic.py"
+    spec = importlib.util.spec_from_file_location("corpus_realistic", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = EXAMPLES / "pt-verl-closure.v1-realistic.example.json"
+    assert path.read_text(encoding="utf-8") == module.render(), f"run: python {script}"
+    grade = grade_result_file(path)
+    assert (grade.verdict, grade.score) == ("passed", 40.0), [
+        c.message for c in grade.cases if c.score == 0
+    ]
+    doc = load_result_file(path).doc
+    assert doc is not None
+    release, retain = doc["groups"]["release"], doc["groups"]["retain"]
+    assert release["events"][0]["t_s"] != retain["events"][0]["t_s"]
+    assert len(release["resume_calls"]) == 4 and retain["resume_calls"] == []
+
+
+def _realistic() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("corpus_realistic", CORPUS / "realistic.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    interval=st.sampled_from([0.1, 0.25, 0.5]),
+    boundary=st.booleans(),
+    engine=st.sampled_from(["vllm", "sglang"]),
+    seeds=st.tuples(st.integers(0, 10_000), st.integers(0, 10_000)),
+    starts=st.tuples(st.floats(50.0, 1e6), st.floats(50.0, 1e6)),
+)
+def test_honest_runs_through_the_runners_code_keep_full_marks(
+    interval: float,
+    boundary: bool,
+    engine: str,
+    seeds: tuple[int, int],
+    starts: tuple[float, float],
+) -> None:
+    # Noise, a stalled sampler, a dropped reading, each engine's own wakes, any clock
+    # origin, any interval the runner offers: an honest run never loses a point.
+    doc = _realistic().build(
+        interval=interval, boundary=boundary, engine=engine, seeds=seeds, starts=starts
+    )
+    grade = grade_document(doc)
+    assert (grade.verdict, grade.score) == ("passed", 40.0), [
+        c.message for c in grade.cases if c.score == 0
+    ]

@@ -294,7 +294,7 @@ DRAWABLE_S = 1e9
 DRAWABLE_MB = 1e12
 
 
-def _undrawable(view: PlotView) -> list[str]:
+def undrawable(view: PlotView) -> list[str]:
     """Why the view's numbers cannot be drawn (empty when they can)."""
     found: list[str] = []
     for group in view.groups.values():
@@ -807,11 +807,11 @@ def plot_main(file: Path, output: Path | None) -> int:
     try:
         _matplotlib()
         view = read_view(file)
-        undrawable = _undrawable(view)
-        if undrawable:
+        beyond = undrawable(view)
+        if beyond:
             raise PlotError(
                 f"{file}: nothing a picture can show: "
-                + "; ".join(undrawable)
+                + "; ".join(beyond)
                 + " (check the file with 'rlsys result')"
             )
         target = output or Path(f"{view.run_label or file.stem}-timeline.png")

@@ -58,7 +58,8 @@ SECTION = "gpu_result"
 #   confirmed       claimed passed, and the evidence passes it
 #   false_claim     claimed passed, but the evidence refutes it          -> contradicted
 #   wrong_failure   claimed failed, but the evidence passes it           -> contradicted
-#   honest_failure  claimed failed, and the evidence agrees              -> failed
+#   honest_failure  claimed failed, and the evidence agrees (or the run  -> failed
+#                   is marked failed: a pessimistic claim on partial evidence hides nothing)
 #   not_derivable   the grader could not re-derive the check (a bug)     -> contradicted
 #   not_gradable    the file could not be read, parsed or validated      -> not_gradable
 Finding = Literal[
@@ -178,6 +179,14 @@ def _grade_check(
     finding: Finding
     if claim:
         finding, message = "false_claim", f"{_FALSE_CLAIM} {derived.detail}"
+    elif derived.passed and doc.get("status") == "failed":
+        # The run stopped: a check it claims failed on partial evidence hides nothing
+        # (it scores 0 either way), so it is no contradiction of an honest failed run.
+        finding = "honest_failure"
+        message = (
+            f"reported as failed in a failed run; what was recorded passes it "
+            f"({derived.detail}), so it scores 0 without contradicting the file"
+        )
     elif derived.passed:
         finding = "wrong_failure"
         message = f"{_WRONG_FAILURE} ({derived.detail}); the claim must match the evidence"

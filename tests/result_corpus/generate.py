@@ -121,6 +121,14 @@ def truncate(doc: Doc, group: str, before: float) -> None:
     g["resume_calls"] = [c for c in g["resume_calls"] if c["t_s"] < before]
 
 
+def failed(
+    doc: Doc, group: str, phase: str, kind: str = "RuntimeError", message: str = "x"
+) -> None:
+    """Mark the run failed in ``group``'s ``phase``, as the runner's failure record says it."""
+    doc["status"] = "failed"
+    doc["failure"] = {"group": group, "phase": phase, "type": kind, "message": message}
+
+
 # --------------------------------------------------------------------------- faulty files
 # name -> (mutation, check that must fail, fragment of its message)
 Faulty = tuple[Callable[[Doc], None], str, str]
@@ -304,8 +312,7 @@ def _(doc: Doc) -> None:
 
 @faulty("failed_but_complete", "update_and_sync", "but retain's evidence is complete")
 def _(doc: Doc) -> None:
-    doc["status"] = "failed"
-    doc["failure"] = {"group": "retain", "phase": "update", "type": "RuntimeError", "message": "x"}
+    failed(doc, "retain", "update")
 
 
 @faulty("failed_names_wrong_phase", "update_and_sync", "retain's update (19.990–21.335 s) ended")
@@ -313,8 +320,7 @@ def _(doc: Doc) -> None:
     # Retain really died in the sync; the failure record names the update.
     truncate(doc, "retain", 21.5)
     doc["groups"]["retain"]["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {"group": "retain", "phase": "update", "type": "RuntimeError", "message": "x"}
+    failed(doc, "retain", "update")
 
 
 @faulty("failed_names_unstarted_phase", "update_and_sync", "which never started, but retain's")
@@ -322,13 +328,7 @@ def _(doc: Doc) -> None:
     # Retain died in the sync; the record names a later phase that never started.
     truncate(doc, "retain", 21.5)
     doc["groups"]["retain"]["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {
-        "group": "retain",
-        "phase": "score_after_update",
-        "type": "RuntimeError",
-        "message": "x",
-    }
+    failed(doc, "retain", "score_after_update")
 
 
 @faulty("retain_resume_in_event_detail", "resume_calls", "records a resume (detail.resumed")
@@ -450,9 +450,14 @@ def _(doc: Doc) -> None:
     sample(doc, "retain", 21.0)["gpu_used_mb"] = 20000
 
 
-@faulty("gpu_zero_inside_a_phase", "resource_sampling", "reads 0 MiB inside update while its")
+@faulty("gpu_below_the_actor_in_a_phase", "resource_sampling", "reads 500 MiB inside update while")
 def _(doc: Doc) -> None:
-    sample(doc, "release", 21.0)["gpu_used_mb"] = 0
+    sample(doc, "release", 21.0)["gpu_used_mb"] = 500
+
+
+@faulty("gpu_zero_inside_a_phase", "resource_sampling", "reads 0 MiB at 20.750 s inside update")
+def _(doc: Doc) -> None:
+    sample(doc, "retain", 20.75)["gpu_used_mb"] = 0
 
 
 @faulty("host_memory_zero", "resource_sampling", "host sample(s) at 0 MiB or below")
@@ -461,10 +466,12 @@ def _(doc: Doc) -> None:
         s["host_used_mb"] = 0.0
 
 
-@faulty("samples_faster_than_interval", "resource_sampling", "closer than 0.5 x the 0.25 s")
+@faulty("samples_faster_than_interval", "resource_sampling", "closer than 0.2 x the 0.25 s")
 def _(doc: Doc) -> None:
+    # A burst read every 5 ms while the file says 0.25 s (a sampler loop without its wait).
     samples = doc["groups"]["release"]["resource_samples"]
-    samples.append(dict(sample(doc, "release", 5.0), t_s=5.005))
+    base = sample(doc, "release", 5.0)
+    samples += [dict(base, t_s=round(5.0 + 0.005 * k, 6)) for k in range(1, 40)]
     samples.sort(key=lambda s: s["t_s"])
 
 
@@ -575,6 +582,21 @@ def _(doc: Doc) -> None:
         s["host_used_mb"] = 4.0 * 2**20
 
 
+@faulty("equal_adapters_apart", "updated_lora_match", "an L2 distance of 0.0213 between")
+def _(doc: Doc) -> None:
+    for event in doc["groups"]["release"]["events"]:
+        if event["phase"] == "update" and event["kind"] == "end":
+            event["detail"] = {"updated_lora_l2_between_groups": 0.0213}
+
+
+@faulty("resume_call_flag_disagrees", "resume_calls", "records free_cache_engine false")
+def _(doc: Doc) -> None:
+    doc["groups"]["release"]["resume_calls"][3]["detail"] = {
+        "during": "sync",
+        "free_cache_engine": False,
+    }
+
+
 def _write_faulty(name: str, mutate: Callable[[Doc], None]) -> Doc:
     doc = base()
     mutate(doc)
@@ -592,13 +614,7 @@ def honest_failed_run() -> Doc:
     doc = base()
     truncate(doc, "retain", 21.5)
     doc["groups"]["retain"]["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {
-        "group": "retain",
-        "phase": "sync",
-        "type": "RuntimeError",
-        "message": "simulated failure in sync",
-    }
+    failed(doc, "retain", "sync", "RuntimeError", "simulated failure in sync")
     return recompute(doc, honest=True)
 
 
@@ -611,13 +627,13 @@ def honest_failed_in_init() -> Doc:
     g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= 10.0]
     g["updated_lora_sha256"] = None
     g["update_completed"] = g["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {
-        "group": "retain",
-        "phase": "init",
-        "type": "OutOfMemoryError",
-        "message": "CUDA out of memory while loading the rollout engine",
-    }
+    failed(
+        doc,
+        "retain",
+        "init",
+        "OutOfMemoryError",
+        "CUDA out of memory while loading the rollout engine",
+    )
     return recompute(doc, honest=True)
 
 
@@ -734,13 +750,32 @@ def honest_oom_in_resume_kv_cache() -> Doc:
     g["resume_calls"] = g["resume_calls"][:4]
     g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= 22.0]
     g["sync_completed"] = False
-    doc["status"] = "failed"
-    doc["failure"] = {
-        "group": "release",
-        "phase": "resume_kv_cache",
-        "type": "RuntimeError",
-        "message": "CUDA Error: out of memory at cumem_allocator.cpp:62",
-    }
+    failed(
+        doc,
+        "release",
+        "resume_kv_cache",
+        "RuntimeError",
+        "CUDA Error: out of memory at cumem_allocator.cpp:62",
+    )
+    return recompute(doc, honest=True)
+
+
+def honest_oom_in_initial_sync() -> Doc:
+    """Release ran out of memory waking its KV cache in the initial sync: one wake only."""
+    doc = base()
+    g = doc["groups"]["release"]
+    g["events"] = [e for e in g["events"] if e["t_s"] < 19.0]
+    g["resume_calls"] = g["resume_calls"][:1]
+    g["resource_samples"] = [s for s in g["resource_samples"] if s["t_s"] <= 19.25]
+    g["updated_lora_sha256"] = None
+    g["update_completed"] = g["sync_completed"] = False
+    failed(
+        doc,
+        "release",
+        "initial_sync",
+        "RuntimeError",
+        "CUDA Error: out of memory at cumem_allocator.cpp:62",
+    )
     return recompute(doc, honest=True)
 
 
@@ -759,6 +794,7 @@ HONEST: dict[str, tuple[Callable[[], Doc], str, float]] = {
     "known_card_null_total": (honest_known_card_null_total, "passed", 40.0),
     "actor_probe_samples": (honest_actor_probe_samples_while_boundary_off, "passed", 40.0),
     "oom_in_resume_kv_cache": (honest_oom_in_resume_kv_cache, "failed", 30.0),
+    "oom_in_initial_sync": (honest_oom_in_initial_sync, "failed", 25.0),
 }
 
 

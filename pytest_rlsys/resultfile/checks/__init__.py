@@ -2,9 +2,11 @@
 
 Pure functions, no I/O, in one module per seam (imports only run down this list):
 ``vocabulary`` (names and limits), ``evidence`` (readers of the untyped document and the
-wording of numbers), ``identity`` (config hashes and diffs), ``timeline`` (phase windows,
-the sample series, the phases table), then the checks: ``claims``, ``phases``, ``engine``,
-``sampling``. This package re-exports the public API below.
+wording of numbers), ``identity`` (config hashes and diffs), ``machine`` (the rollout
+engine's sleep/wake machine per engine, from verl 0.9.1), ``cards`` (the GPU table),
+``coherence`` (training and sync coherence, placeholder digests), ``timeline`` (phase
+windows, the sample series, the phases table), then the checks: ``claims``, ``phases``,
+``engine``, ``sampling``. This package re-exports the public API below.
 The runner (``gpu/rlsys_closure``) calls them to write ``system_decision`` and the
 grader calls them to check it, so both compute every check the same way.
 Input is a document that is valid against its schema (``pt-verl-closure/1``); the
@@ -14,10 +16,11 @@ the check that needed them, not by raising.
 Besides the claims, each check holds the evidence to rules a careful reader
 would apply (docs/result-files.md lists them, and which check each belongs to):
 sampling coverage and physical bounds (resource_sampling), phase order and
-bounds and a plausible created_at (phase_events), retain never sleeping or
-resuming and release resuming only inside the syncs (resume_calls), workload
-equal to the configs (config_paired), a status that agrees with the evidence
-(update_and_sync). Every message names the group, the phase and the numbers.
+bounds and a plausible created_at (phase_events), the engine's machine and the
+memory that must move or must not (resume_calls), workload equal to the configs
+(config_paired), a status and a training/sync record that agree with the
+evidence (update_and_sync), real digests (the hash checks). Every message names the
+group, the phase and the numbers.
 
 Public API::
 

@@ -87,6 +87,22 @@ def check_updated_lora_match(doc: Doc) -> CheckResult:
             )
     problems += _placeholders(doc, "updated_lora_sha256", "updated LoRA hash")
     rel, ret = updated["release"], updated["retain"]
+    if isinstance(rel, str) and rel == ret:
+        # The runner measures the two saved adapters' L2 distance (runner._updated_l2)
+        # and records it on each update's end: equal tensors are 0 apart.
+        for name in GROUP_NAMES:
+            for event in mappings(group_of(doc, name).get("events")):
+                detail = event.get("detail")
+                if event.get("phase") != "update" or not isinstance(detail, Mapping):
+                    continue
+                l2 = as_number(detail.get("updated_lora_l2_between_groups"))
+                if l2 is not None and l2 > 0:
+                    problems.append(
+                        f"both updates give LoRA {short_hash(rel)}, yet {name}'s update records "
+                        f"an L2 distance of {l2:g} between the two updated adapters: equal "
+                        "adapters are 0 apart"
+                    )
+                    break
     if isinstance(rel, str) and isinstance(ret, str) and rel != ret:
         a, b, where = hash_pair(rel, ret)
         problems.append(f"updated LoRA hashes differ: release {a}, retain {b}{where}")

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import re
-import statistics
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from itertools import pairwise
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.cards import gpu_total
@@ -174,8 +172,14 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
                 "passes the flag to vLLM at vllm_async_server.py:337)"
             )
     sync = windows.get("sync")
-    if sync is None:
-        problems.append(f"{name} has no sync window to match its resume calls to")
+    # A group that stopped before its sync (a failed run) lacks it honestly: phase_events
+    # says so. One that went on past the sync point without one cannot have woken.
+    later = [p for p in ("rollout_after_update", "score_after_update") if p in windows]
+    if sync is None and later:
+        problems.append(
+            f"{name} has no sync window to match its resume calls to, yet it went on to "
+            f"{', '.join(later)}"
+        )
     weights_window = windows.get("resume_weights")
     kv_window = windows.get("resume_kv_cache")
     transfer = windows.get("weight_transfer")
@@ -205,6 +209,12 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
             continue
         detail = call.get("detail")
         during = detail.get("during") if isinstance(detail, Mapping) else None
+        flag = detail.get("free_cache_engine") if isinstance(detail, Mapping) else None
+        if flag is False:
+            problems.append(
+                f"{label} records free_cache_engine false (the probe writes the actor's own "
+                "config flag), but the group released its engine"
+            )
         if isinstance(during, str) and during != where:
             problems.append(
                 f"{label} lies in {where} ({window_text(windows[where])}) but records that it "
@@ -228,7 +238,7 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
         return problems
     want = [(tag,) for tag in machine.wakes]
     for where, made in found.items():
-        if where not in windows or (where == "sync" and failed_in(events, "sync")):
+        if where not in windows or failed_in(events, where):
             continue
         got = [tags for _, tags, _ in sorted(made, key=lambda item: item[0])]
         if got != want:
@@ -246,13 +256,14 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
 
 
 def _held_high(values: Sequence[float]) -> float | None:
-    """The highest level two consecutive samples both reach (one stray reading cannot set it)."""
-    return max((min(a, b) for a, b in pairwise(values)), default=None)
+    """The highest level two readings reach (the second highest), from at least three:
+    one stray reading, high or low, can neither set it nor hide it."""
+    return sorted(values)[-2] if len(values) >= 3 else None
 
 
 def _held_low(values: Sequence[float]) -> float | None:
-    """The lowest level two consecutive samples both stay at or below."""
-    return min((max(a, b) for a, b in pairwise(values)), default=None)
+    """The lowest level two readings stay at or below (the second lowest), from three."""
+    return sorted(values)[1] if len(values) >= 3 else None
 
 
 def _readings(series: Series, start: float, end: float) -> list[float]:
@@ -261,36 +272,36 @@ def _readings(series: Series, start: float, end: float) -> list[float]:
 
 def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
     """A released engine's sleep frees memory: at least RELEASE_FREE_MB between its level
-    before engine_sleep (the median of the last three samples) and the lowest level two
-    consecutive samples hold from the sleep's start to the sync."""
+    just before the sleep (the higher of the last two readings) and the lowest level held
+    from the sleep's start to the sync; and its KV cache comes back after resume_kv_cache."""
     windows = phase_windows(mappings(group.get("events")))
     sleep = windows.get("engine_sleep")
     if sleep is None:
         return []
     series = Series(mappings(group.get("resource_samples")))
-    before_end = bisect_right(series.times, sleep[0])
-    before = [
-        v
-        for x in series.values[max(0, before_end - 3) : before_end]
-        if (v := as_number(x)) is not None
-    ]
+    since = windows["initial_sync"][0] if "initial_sync" in windows else sleep[0]
+    # The awake spell just before the sleep can be a single reading at a coarse interval:
+    # the higher of the last two readings (a stray high one can only hide a fault).
+    awake = _readings(series, since, sleep[0])[-2:]
+    level = max(awake) if len(awake) == 2 else None
     until = windows["sync"][0] if "sync" in windows else sleep[1]
     low = _held_low(_readings(series, sleep[0], until))
-    if not before or low is None:
+    if level is None or low is None:
         return []
-    level = statistics.median(before)
     kv = windows.get("resume_kv_cache")
     last = max(w[1] for w in windows.values())
-    back = _held_high(_readings(series, kv[1], last)) if kv else None
+    # From the KV wake on: its second-highest reading is the re-allocated level.
+    woken = _readings(series, kv[0], last) if kv else []
+    back = max(woken) if len(woken) >= 2 else None
     if back is not None and level - back > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * level):
         return [
             f"{name}'s whole-GPU memory after resume_kv_cache holds at most {back:g} MiB, far "
-            f"below its {level:g} MiB before the sleep: the woken engine re-allocates its KV "
+            f"below its {level:g} MiB awake before the sleep: the woken engine re-allocates its KV "
             "cache (and the actor only grew in the update), yet none came back"
         ]
     if level - low < RELEASE_FREE_MB:
         return [
-            f"{name}'s whole-GPU memory goes from {level:g} MiB before its engine_sleep "
+            f"{name}'s whole-GPU memory goes from {level:g} MiB awake before its engine_sleep "
             f"({window_text(sleep)}) to no lower than {low:g} MiB until the sync: the released "
             f"engine's sleep freed less than {RELEASE_FREE_MB:g} MiB (its KV cache alone "
             "is more)"
@@ -311,7 +322,7 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
     last = max(w[1] for w in windows.values())
     after = _readings(series, start[1], last)
     update = windows.get("update")
-    level = _held_high(_readings(series, start[1], update[0] if update else last))
+    level = _held_high(_readings(series, start[0], update[0] if update else last))
     low = _held_low(after)
     shed = (
         level is not None
@@ -328,6 +339,11 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
     machine = machine_for(config)
     total = gpu_total(environment)
     if machine is None or total is None or not isinstance(config, Mapping):
+        return problems
+    # An explicit KV size in the engine's own kwargs (vllm_async_server.py:349) overrides
+    # the fraction: the share rule then says nothing.
+    sized = lookup(config, f"actor_rollout_ref.rollout.engine_kwargs.{machine.engine}")[1]
+    if isinstance(sized, Mapping) and sized.get("kv_cache_memory_bytes") is not None:
         return problems
     present, util = lookup(config, UTILIZATION_PATH)
     fraction = as_number(util) if present else DEFAULT_UTILIZATION

@@ -1,0 +1,115 @@
+"""The round-3 rules' building blocks, against their sources (docs/result-files.md):
+verl 0.9.1's sleep/wake machine per engine, the card table, placeholder digests."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+
+from pytest_rlsys.resultfile.checks.cards import CARD_TOLERANCE, gpu_bound, known_card
+from pytest_rlsys.resultfile.checks.coherence import placeholder
+from pytest_rlsys.resultfile.checks.machine import engine_name, machine_for
+from pytest_rlsys.resultfile.checks.sampling import model_billions
+
+
+def _config(name: str | None, rank: int = 16, merge: bool | None = None) -> dict[str, Any]:
+    model: dict[str, Any] = {"path": "Qwen/Qwen2.5-0.5B-Instruct", "lora_rank": rank}
+    if merge is not None:
+        model["lora"] = {"merge": merge}
+    rollout: dict[str, Any] = {"free_cache_engine": True}
+    if name is not None:
+        rollout["name"] = name
+    return {"actor_rollout_ref": {"model": model, "rollout": rollout}}
+
+
+@pytest.mark.parametrize(
+    ("config", "wakes"),
+    [
+        # engine_workers.py:778-782: vLLM resumes weights whenever it released.
+        (_config("vllm"), ("weights", "kv_cache")),
+        (_config("vllm", merge=True), ("weights", "kv_cache")),
+        (_config(None), ("weights", "kv_cache")),  # the runner's default engine
+        # engine_workers.py:775-777 with sglang_rollout.py:206: adapter -> level 1 -> KV only.
+        (_config("sglang"), ("kv_cache",)),
+        (_config("SGLang", merge=False), ("kv_cache",)),
+        # merged, or no LoRA at all: level 2, weights and KV.
+        (_config("sglang", merge=True), ("weights", "kv_cache")),
+        (_config("sglang", rank=0), ("weights", "kv_cache")),
+    ],
+)
+def test_each_engine_wakes_what_verl_resumes(
+    config: dict[str, Any], wakes: tuple[str, ...]
+) -> None:
+    machine = machine_for(config)
+    assert machine is not None and machine.wakes == wakes
+
+
+def test_an_engine_verl_has_no_path_for_gets_no_machine() -> None:
+    assert machine_for(_config("hf")) is None
+    assert engine_name(_config(" SGLang ")) == "sglang"
+    # Only vLLM needs enable_sleep_mode; SGLang always runs its memory saver.
+    vllm, sglang = machine_for(_config("vllm")), machine_for(_config("sglang"))
+    assert vllm is not None and vllm.needs_sleep_mode
+    assert sglang is not None and not sglang.needs_sleep_mode
+
+
+@pytest.mark.parametrize(
+    ("name", "total"),
+    [
+        ("NVIDIA H100 80GB HBM3", 81559.0),
+        ("NVIDIA H100 NVL", 95830.0),
+        ("NVIDIA A100-SXM4-80GB", 81920.0),
+        ("NVIDIA A100-PCIE-40GB", 40960.0),
+        ("NVIDIA L40S", 46068.0),
+        ("NVIDIA L4", 23034.0),
+        ("Tesla T4", 15360.0),
+        ("NVIDIA GeForce RTX 4070 Ti SUPER", 16376.0),
+        ("NVIDIA GeForce RTX 4070 Ti", 12282.0),
+        ("NVIDIA GeForce RTX 5070 Ti", 16303.0),
+        ("NVIDIA GeForce RTX 5070", 12227.0),
+        ("NVIDIA H200", 143771.0),
+    ],
+)
+def test_the_card_table_tells_similar_names_apart(name: str, total: float) -> None:
+    found = known_card(name)
+    assert found is not None and found[0] == total
+
+
+@pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3 MIG 1g.10gb", "NVIDIA GH200 480GB", None])
+def test_a_mig_slice_or_an_unknown_card_is_not_in_the_table(name: str | None) -> None:
+    assert known_card(name) is None
+
+
+def test_the_bound_follows_the_recorded_total_the_card_or_physics() -> None:
+    card = "NVIDIA GeForce RTX 4090"
+    assert gpu_bound({"gpu_name": card, "gpu_total_mb": 24564})[0] == 24564
+    limit, _, problems = gpu_bound({"gpu_name": card, "gpu_total_mb": None})
+    assert limit == pytest.approx(24564 * (1 + CARD_TOLERANCE)) and problems == []
+    limit, _, problems = gpu_bound({"gpu_name": card, "gpu_total_mb": 81559})
+    assert limit == pytest.approx(24564 * (1 + CARD_TOLERANCE))
+    assert "which NVML reports as 24564 MiB" in problems[0]
+    assert gpu_bound({"gpu_name": "NVIDIA X1", "gpu_total_mb": None})[0] == 2.0**20
+    assert gpu_bound({"gpu_name": "NVIDIA X1", "gpu_total_mb": 50000})[0] == 50000
+
+
+def test_placeholder_digests_are_told_from_real_ones() -> None:
+    assert placeholder(hashlib.sha256(b"").hexdigest())
+    assert placeholder("0" * 64) and placeholder("ab" * 32) and placeholder("01234567" * 8)
+    for i in range(200):  # real digests: never a placeholder
+        assert placeholder(hashlib.sha256(str(i).encode()).hexdigest()) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "billions"),
+    [
+        ("Qwen/Qwen2.5-0.5B-Instruct", 0.5),
+        ("meta-llama/Llama-3.1-8B", 8.0),
+        ("/models/Qwen2.5-7B-Instruct/", 7.0),
+        ("Qwen/Qwen2.5-7B-Instruct-AWQ", None),  # quantized: fewer bytes a parameter
+        ("gpt2", None),
+    ],
+)
+def test_the_model_size_is_read_from_its_name(name: str, billions: float | None) -> None:
+    assert model_billions(name) == billions
