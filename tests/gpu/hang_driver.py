@@ -9,6 +9,8 @@ the spec's ``fake_mode``:
   when the vLLM-side receiver failed before connecting;
 * ``verl_sender_no_receiver``: the same with verl's own ``BucketedWeightSender``
   (tox -e verl-actor only);
+* ``actor_stuck``: the same, with a worker group whose every call blocks (the actor
+  is what is stuck): the failure path must not call it;
 * ``ignores_interrupt``: the same wait in a library that swallows SIGINT, so
   only the watchdog's hard stop can end it;
 * ``orphan_then_complete``: starts a non-daemon grandchild in its own session
@@ -75,6 +77,22 @@ def _verl_sender(record_path: Path) -> tuple[Any, list[tuple[str, Any]]]:
     return sender, weights
 
 
+class _StuckWorkers:
+    """A worker group whose actor is busy for good (as when verl's sender blocks inside
+    its update_weights): every call to it waits for ever."""
+
+    def _forever(self) -> Any:
+        import threading
+
+        threading.Event().wait()
+
+    def closure_drain(self) -> Any:
+        return self._forever()
+
+    def closure_actor_memory_mb(self) -> Any:
+        return self._forever()
+
+
 class HangDriver(driver.GroupDriver):
     def __init__(self, spec: dict[str, Any], record: driver.GroupRecord) -> None:
         super().__init__(spec, record, nvml=None)
@@ -105,8 +123,10 @@ class HangDriver(driver.GroupDriver):
                 sender, weights = _verl_sender(self.record.path)
             self.watchdog.timeout_s = short
             self.watchdog.arm("before initial_sync")
+        if mode == "actor_stuck":
+            self.wg = _StuckWorkers()
         with self.phase("initial_sync"):
-            if mode == "sync_never_connects":
+            if mode in ("sync_never_connects", "actor_stuck"):
                 _wait_for_a_peer_that_never_comes()
             elif mode == "verl_sender_no_receiver":
                 asyncio.run(sender.async_send_weights(iter(weights)))
