@@ -307,7 +307,7 @@ class GroupDriver:
 
     # -- evidence ---------------------------------------------------------------
     def _actor_memory_hook(self, phase: str, edge: str) -> None:
-        if self.wg is None or phase.startswith("init_"):
+        if self.wg is None or phase.startswith("init_") or self.timed_out is not None:
             return
         try:
             mb = _first(self.wg.closure_actor_memory_mb())
@@ -319,7 +319,13 @@ class GroupDriver:
 
     def _collect(self) -> None:
         d = self.record.data
-        if self.wg is not None:
+        if self.wg is not None and self.timed_out is not None:
+            # The actor may be the one stuck (verl's sender inside update_weights): a
+            # call to it would queue behind that call for good.
+            note = "drain skipped: the group timed out (the actor may be what is stuck)"
+            if note not in self.drain_errors:
+                self.drain_errors.append(note)
+        elif self.wg is not None:
             try:
                 drained = _first(self.wg.closure_drain())
                 d["resume_calls"].extend(drained.get("resume_calls", []))

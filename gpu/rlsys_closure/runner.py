@@ -160,7 +160,10 @@ def run_group_process(
             )
             log.flush()
             terminate([proc.pid, *descendants(proc.pid)], kill_grace_s)
-            proc.wait(timeout=kill_grace_s + 5)
+            try:
+                proc.wait(timeout=kill_grace_s + 5)
+            except subprocess.TimeoutExpired:  # unkillable (uninterruptible I/O): say so
+                log.write(f"runner: group process {proc.pid} did not die after SIGKILL\n")
             rc = EXIT_GROUP_TIMEOUT
         left = sweep_marked(token, kill_grace_s)
         if left:

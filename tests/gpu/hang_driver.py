@@ -9,6 +9,8 @@ the spec's ``fake_mode``:
   when the vLLM-side receiver failed before connecting;
 * ``verl_sender_no_receiver``: the same with verl's own ``BucketedWeightSender``
   (tox -e verl-actor only);
+* ``actor_stuck``: the same, with a worker group whose every call blocks (the actor
+  is what is stuck): the failure path must not call it;
 * ``ignores_interrupt``: the same wait in a library that swallows SIGINT, so
   only the watchdog's hard stop can end it;
 * ``orphan_then_complete``: starts a non-daemon grandchild in its own session
@@ -21,6 +23,7 @@ The orphan writes its pid to ``<record>.orphan`` so the test can check it is gon
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import socket
 import subprocess
@@ -47,10 +50,10 @@ def _wait_for_a_peer_that_never_comes() -> None:
         s.accept()
 
 
-def _verl_sender_without_receiver(record_path: Path) -> None:
-    """verl 0.9.1's own sender (its shm path, as on a host without CUDA IPC), whose
-    receiver -- vLLM's worker -- failed before connecting: it waits on ZMQ for good."""
-    import asyncio
+def _verl_sender(record_path: Path) -> tuple[Any, list[tuple[str, Any]]]:
+    """verl 0.9.1's own sender (its shm path, as on a host without CUDA IPC); its
+    receiver -- vLLM's worker -- never connects (it failed before connecting), so
+    ``async_send_weights`` waits on ZMQ for good."""
     import importlib.util
     import os
 
@@ -71,7 +74,23 @@ def _verl_sender_without_receiver(record_path: Path) -> None:
     )
     weights = [("a.lora_A.weight", torch.ones(4, 4)), ("a.lora_B.weight", torch.zeros(4, 4))]
     print("hang_driver: verl sender blocked, waiting for a receiver", flush=True)
-    asyncio.run(sender.async_send_weights(iter(weights)))
+    return sender, weights
+
+
+class _StuckWorkers:
+    """A worker group whose actor is busy for good (as when verl's sender blocks inside
+    its update_weights): every call to it waits for ever."""
+
+    def _forever(self) -> Any:
+        import threading
+
+        threading.Event().wait()
+
+    def closure_drain(self) -> Any:
+        return self._forever()
+
+    def closure_actor_memory_mb(self) -> Any:
+        return self._forever()
 
 
 class HangDriver(driver.GroupDriver):
@@ -94,11 +113,23 @@ class HangDriver(driver.GroupDriver):
             _spawn_orphan(self.record.path)
         if mode == "orphan_then_complete":
             return
+        if mode == "verl_sender_no_receiver":
+            # Importing torch and verl takes longer than the test's deadline on a loaded
+            # box: done before the phase, under a generous one, as the real driver's
+            # imports happen in its init steps.
+            short = self.watchdog.timeout_s
+            self.watchdog.timeout_s = 600.0
+            with self.recorder.phase("init_checkpoint_manager"):
+                sender, weights = _verl_sender(self.record.path)
+            self.watchdog.timeout_s = short
+            self.watchdog.arm("before initial_sync")
+        if mode == "actor_stuck":
+            self.wg = _StuckWorkers()
         with self.phase("initial_sync"):
-            if mode == "sync_never_connects":
+            if mode in ("sync_never_connects", "actor_stuck"):
                 _wait_for_a_peer_that_never_comes()
             elif mode == "verl_sender_no_receiver":
-                _verl_sender_without_receiver(self.record.path)
+                asyncio.run(sender.async_send_weights(iter(weights)))
             else:
                 while True:
                     time.sleep(0.5)

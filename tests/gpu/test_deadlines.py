@@ -85,6 +85,20 @@ def test_a_sync_whose_receiver_never_connects_ends_by_its_deadline(tmp_path: Pat
     assert sum(s["reason"] == "periodic" for s in rec["samples"]) >= 5
 
 
+def test_a_stuck_actor_is_not_called_on_the_way_out(tmp_path: Path) -> None:
+    """The failure path skips the drain (it would queue behind the stuck call), so the
+    group ends at its deadline, not at the hard stop's."""
+    rc, took, record = _group(
+        tmp_path, "actor_stuck", 120.0, phase_timeout_s=2.0, timeout_grace_s=60.0
+    )
+    log = (tmp_path / "release.log").read_text()
+    assert rc == driver.EXIT_TIMED_OUT, log
+    assert "hard stop" not in log and took < 50
+    rec = json.loads(record.read_text())
+    assert rec["failure"]["phase"] == "initial_sync"
+    assert any("drain skipped" in e for e in rec["sampler_errors"])
+
+
 def test_a_wait_that_swallows_the_interrupt_is_stopped_hard(tmp_path: Path) -> None:
     rc, took, record = _group(
         tmp_path, "ignores_interrupt", 120.0, phase_timeout_s=1.5, timeout_grace_s=1.0
