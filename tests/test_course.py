@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -581,7 +582,11 @@ def test_quick_start_grades_first_and_tests_second(tmp_path: Path) -> None:
         text=True,
         timeout=300,
     )
-    assert done.returncode == 0 and "TODO 2" in done.stdout and "Points 96.45/100" in done.stdout
+    # The example has one TODO 2 bug: some points lost, not all (the exact figure moves
+    # with the battery's cases).
+    points = re.search(r"^Points (\d+(?:\.\d+)?)/100$", done.stdout, re.MULTILINE)
+    assert done.returncode == 0 and "TODO 2" in done.stdout and points, done.stdout
+    assert 50 < float(points.group(1)) < 100
     # Command 2 installs the test stack and runs the test command .ci/run runs.
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert second.endswith("&& .venv/bin/pytest") and "\n.venv/bin/pytest\n" in ci
