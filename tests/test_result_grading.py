@@ -335,6 +335,16 @@ def test_a_failed_run_keeps_what_it_has_and_fails_honestly(tmp_path: Path) -> No
     assert statuses["update_and_sync"] == statuses["phase_events"] == "failed"
     assert statuses["resource_sampling"] == statuses["initial_lora_match"] == "passed"
     assert any("the run is marked failed (retain, sync: RuntimeError)" in n for n in grade.notes)
+    assert grade.verdict == "failed"
+    # Claiming failed a check the partial evidence passes hides nothing in a failed run:
+    # it scores 0 and stays an honest failure; in a completed run it contradicts the file.
+    doc["system_decision"]["checks"]["resource_sampling"]["passed"] = False
+    pessimistic = grade_result_file(write(tmp_path, doc))
+    outcome = case(pessimistic, "resource_sampling")
+    assert (outcome.finding, outcome.score, pessimistic.verdict) == ("honest_failure", 0, "failed")
+    completed = example()
+    completed["system_decision"]["checks"]["resource_sampling"]["passed"] = False
+    assert grade_result_file(write(tmp_path, completed)).verdict == "contradicted"
 
 
 # --------------------------------------------------------------------------- not gradable

@@ -113,3 +113,17 @@ def test_placeholder_digests_are_told_from_real_ones() -> None:
 )
 def test_the_model_size_is_read_from_its_name(name: str, billions: float | None) -> None:
     assert model_billions(name) == billions
+
+
+def test_a_config_value_holding_braces_is_quoted_not_formatted() -> None:
+    import copy
+    import json
+
+    from pytest_rlsys.resources import schema_dir
+    from pytest_rlsys.resultfile import checks as cc
+
+    path = schema_dir() / "examples" / "pt-verl-closure.example.json"
+    doc = copy.deepcopy(json.loads(path.read_text(encoding="utf-8")))
+    doc["groups"]["retain"]["config"]["actor_rollout_ref"]["model"]["lora_rank"] = {"a": 1}
+    result = cc.check_config_paired(doc)
+    assert not result.passed and "lora_rank=" in result.detail and "{'a': 1}" in result.detail

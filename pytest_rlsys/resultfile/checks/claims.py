@@ -120,7 +120,8 @@ def _same_number(a: object, b: object) -> bool:
 def _merged(found: dict[tuple[str, str], list[str]]) -> list[str]:
     """(template with {who}, noun) -> groups; groups saying the same are named once."""
     return [
-        template.format(who=f"{names[0]}'s {noun}" if len(names) == 1 else f"both {noun}s")
+        # replace, not format: the values quoted in a template may hold braces.
+        template.replace("{who}", f"{names[0]}'s {noun}" if len(names) == 1 else f"both {noun}s")
         for (template, noun), names in found.items()
     ]
 
