@@ -264,15 +264,25 @@ def _gradescope_root(root: Path, tmp_path: Path, *extra: str) -> Path:
     return ag
 
 
+# The controls' readable copy lies in the test root, below /tmp, which bubblewrap's fence
+# replaces with a private tmpfs: they run with the fallback fence (same uid, same
+# permissions) so that the copy is in the child's view, as it would be on a platform.
+OPEN_VIEW = {"RLSYS_NO_BWRAP": "1"}
+
+
 def _gradescope_grade(
-    ag: Path, source: str, name: str = "rlsys_ledger.py", **others: str
+    ag: Path,
+    source: str,
+    name: str = "rlsys_ledger.py",
+    view: dict[str, str] | None = None,
+    **others: str,
 ) -> dict[str, Any]:
     for old in (ag / "submission").iterdir():
         old.unlink()
     (ag / "submission" / name).write_text(source, encoding="utf-8")
     for other, text in others.items():
         (ag / "submission" / f"{other}.py").write_text(text, encoding="utf-8")
-    env = _env(ag.parent, RLSYS_AUTOGRADER_ROOT=str(ag))
+    env = _env(ag.parent, RLSYS_AUTOGRADER_ROOT=str(ag), **(view or {}))
     _sh(["bash", str(ag / "source" / "run_autograder")], env, ag, check=False)
     doc: dict[str, Any] = json.loads((ag / "results" / "results.json").read_text("utf-8"))
     return doc
@@ -318,7 +328,7 @@ def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) 
     # The thief scores what doing nothing scores; with one readable copy, everything.
     assert _gradescope_grade(ag, _thief(root))["score"] <= template["score"] == 0
     _leak(root, tmp_path / "kit" / "autograder.zip")
-    assert _gradescope_grade(ag, _thief(root))["score"] == 100
+    assert _gradescope_grade(ag, _thief(root), view=OPEN_VIEW)["score"] == 100
 
 
 # -- PrairieLearn ------------------------------------------------------------------------------
@@ -350,14 +360,17 @@ def _prairielearn_image(root: Path, tmp_path: Path, namespace: str = "mycourse")
     return kit
 
 
-def _pl_grade(root: Path, kit: Path, source: str) -> dict[str, Any]:
+def _pl_grade(
+    root: Path, kit: Path, source: str, view: dict[str, str] | None = None
+) -> dict[str, Any]:
     grade = root / "grade"  # what PrairieLearn mounts: the question's tests/, the files
     shutil.rmtree(grade, ignore_errors=True)
     grade.mkdir(mode=0o755)
     shutil.copytree(kit / "tests", grade / "tests")
     (grade / "student").mkdir(mode=0o755)
     (grade / "student" / "rlsys_ledger.py").write_text(source, encoding="utf-8")
-    env = _env(root, RLSYS_GRADE_ROOT=str(grade), RLSYS_PYTHON=str(root / "image/bin/python"))
+    python = str(root / "image/bin/python")
+    env = _env(root, RLSYS_GRADE_ROOT=str(grade), RLSYS_PYTHON=python, **(view or {}))
     _sh(["bash", str(grade / "tests" / "run.sh")], env, root, check=False)
     assert _others_cannot_read(grade / "tests")  # the seed is root-only before grading
     doc: dict[str, Any] = json.loads((grade / "results" / "results.json").read_text("utf-8"))
@@ -392,7 +405,7 @@ def test_prairielearn_kit_names_its_image_and_grades(root: Path, tmp_path: Path)
         assert _pl_grade(root, kit, _thief(root))["score"] == 0.0
         _zip_folder(kit / "docker", tmp_path / "docker.zip")
         _leak(root, tmp_path / "docker.zip")
-        assert _pl_grade(root, kit, _thief(root))["score"] == 1.0
+        assert _pl_grade(root, kit, _thief(root), OPEN_VIEW)["score"] == 1.0
     # Without a namespace the kit says hosted PrairieLearn needs one.
     assert main(["kit", "prairielearn", str(tmp_path / "q2")]) == 0
     assert main(["kit", "prairielearn", str(tmp_path / "q3"), "--namespace", "Bad Name"]) == 3

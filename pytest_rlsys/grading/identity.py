@@ -322,7 +322,24 @@ def bwrap_fence() -> tuple[str, str] | None:
 FENCE_TMPFS = (("/tmp", 64), ("/var/tmp", 16), ("/dev/shm", 16), ("/run/lock", 1))
 
 
-def fence_arguments(scratch: str) -> list[str]:
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _hidden_by_tmpfs(interpreter: str) -> list[str]:
+    """The folders the child's interpreter needs (its venv or prefix, and the prefix
+    its link points to) that lie under one of the fence's private tmpfs mounts (an
+    interpreter installed below /tmp, as in a test root): bound back read-only, or the
+    child could not start (exit 127).  Their permissions still apply inside."""
+    found: list[str] = []
+    for path in (os.path.abspath(interpreter), os.path.realpath(interpreter)):
+        prefix = os.path.dirname(os.path.dirname(path))
+        if prefix not in found and any(_under(prefix, tmp) for tmp, _ in FENCE_TMPFS):
+            found.append(prefix)
+    return found
+
+
+def fence_arguments(scratch: str, interpreter: str = "") -> list[str]:
     """bwrap's options: the host's root read-only, a private tmpfs on every writable
     path, fresh /proc and /dev, new PID/IPC/network/UTS namespaces (the whole tree dies
     with the namespace's first process), SIGKILL when the grader dies, the seccomp
@@ -336,5 +353,7 @@ def fence_arguments(scratch: str) -> list[str]:
         if path == "/run/lock" and not os.path.isdir(path):
             continue
         args += ["--perms", "1777", "--size", str(mib * 1024 * 1024), "--tmpfs", path]
+    for prefix in _hidden_by_tmpfs(interpreter) if interpreter else []:
+        args += ["--ro-bind", prefix, prefix]
     args += ["--perms", "1777", "--dir", scratch, "--chdir", scratch]
     return args

@@ -238,7 +238,7 @@ class ChildProcess:
             # (kill(-1), killpg of its parent's group) mean what they mean outside.
             command = [
                 fence,
-                *fence_arguments(scratch),
+                *fence_arguments(scratch, interpreter),
                 "--",
                 "/bin/sh",
                 "-c",
@@ -300,6 +300,7 @@ class ChildProcess:
             _OUTERS.discard(proc.pid)
             if self.fenced:
                 _reap_fence_inits()
+                _stop_being_subreaper()
         for fd in (self.request_w, self.reply_r):
             if fd >= 0:
                 with contextlib.suppress(OSError):
@@ -708,22 +709,40 @@ def _kill_tree(proc: subprocess.Popen[bytes], fenced: bool) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-_SUBREAPER = False
+_SUBREAPER_LOCK = threading.Lock()
+_WAS_SUBREAPER: bool | None = None  # what this process was before the first fence
+
+
+def _prctl(option: int, arg: int) -> int:
+    import ctypes
+
+    return int(ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0))
 
 
 def _become_subreaper() -> None:
     """bwrap's outer process can end a moment before the init it started (when the
-    child is killed); the init then goes to the nearest subreaper.  Being one, the
-    grader collects it itself (``_reap_fence_inits``) instead of leaving it to whoever
-    started the grader."""
-    global _SUBREAPER
-    if _SUBREAPER:
-        return
-    _SUBREAPER = True
-    with contextlib.suppress(Exception):
-        import ctypes
+    child is killed); the init then goes to the nearest subreaper.  Being one while a
+    fence lives, the grader collects it itself (``_reap_fence_inits``) instead of
+    leaving it to whoever started the grader."""
+    global _WAS_SUBREAPER
+    with _SUBREAPER_LOCK, contextlib.suppress(Exception):
+        if _WAS_SUBREAPER is None:
+            import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+            flag = ctypes.c_int(0)
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+            _WAS_SUBREAPER = bool(flag.value)
+        _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+
+
+def _stop_being_subreaper() -> None:
+    """Once no fence lives: a process that stays a subreaper inherits every orphan of
+    whatever else it runs (a pytest session's other subprocesses), and nobody reaps
+    those.  A process that was a subreaper before the first fence stays one."""
+    with _SUBREAPER_LOCK, contextlib.suppress(Exception):
+        if not _OUTERS and _WAS_SUBREAPER is False:
+            _prctl(36, 0)
 
 
 def _reap_fence_inits() -> None:
