@@ -67,6 +67,9 @@ def clean_args() -> list[str]:
     ]
 
 
+_RERUN = "RLSYS_CLEAN_RERUN"  # set in the clean re-run: never a second one (not a defence)
+
+
 def _is_clean(config: pytest.Config) -> bool:
     """Whether this run took its configuration from the package alone (``clean_args``)."""
     return config.inipath == ANCHOR_DIR / "pytest.ini" and bool(config.getoption("noconftest"))
@@ -90,9 +93,6 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return _regrade_clean(config, foreign[0]) if foreign else None
 
 
-_RERUN = "RLSYS_CLEAN_RERUN"  # set in the clean re-run: never a second one (not a defence)
-
-
 def _regrade_clean(config: pytest.Config, foreign: str) -> int:
     """Run the same command again in a fresh interpreter with ``clean_args`` (they come
     last, so they win over the same options typed earlier) and return its exit code;
@@ -113,7 +113,7 @@ def _regrade_clean(config: pytest.Config, foreign: str) -> int:
     args = [str(a) for a in config.invocation_params.args]
     for name in ("submission", "result"):
         if value := config.getoption(f"rlsys_{name}"):
-            args += [f"--rlsys-{name}", str(config.invocation_params.dir / value)]
+            args += [settings.by_name(name).pytest_flag, str(config.invocation_params.dir / value)]
     command = [sys.executable, "-P", "-m", "pytest", *args, *clean_args()]
     env = {**os.environ, _RERUN: "1"}
     try:
