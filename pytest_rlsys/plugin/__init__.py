@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_rlsys import settings
-from pytest_rlsys.plugin.norewrite import pytest_rlsys_stop_rewriting  # noqa: F401  (a hook)
+from pytest_rlsys.plugin.norewrite import stop_rewriting
 from pytest_rlsys.settings import SettingError
 
 if TYPE_CHECKING:
@@ -25,7 +25,10 @@ ANCHOR = ANCHOR_DIR / "battery.rlsys"
 session_key: pytest.StashKey[GradingRun] = pytest.StashKey()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    # First: the help texts below import the records that hold the defaults, and pytest
+    # must not rewrite those (plugin/norewrite.py).
+    stop_rewriting(pluginmanager)
     group = parser.getgroup("rlsys", "rlsys grading harness")
     for option in settings.for_pytest():  # the one table: pytest_rlsys/settings.py
         group.addoption(
