@@ -47,7 +47,7 @@ def readme_table() -> list[list[set[tuple[str, str | None]] | set[str]]]:
 def pytest_flags() -> tuple[set[tuple[str, str | None]], set[str]]:
     """What the plugin really registers with pytest: flags with metavars, and ini keys."""
     parser = pytest.Parser(_ispytest=True)
-    plugin.pytest_addoption(parser)
+    plugin.pytest_addoption(parser, pytest.PytestPluginManager())
     group = parser.getgroup("rlsys")
     flags = {
         (name, option.attrs().get("metavar")) for option in group.options for name in option.names()

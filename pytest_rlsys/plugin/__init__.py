@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_rlsys import settings
-from pytest_rlsys.plugin.norewrite import pytest_rlsys_stop_rewriting  # noqa: F401  (a hook)
+from pytest_rlsys.plugin.norewrite import stop_rewriting
 from pytest_rlsys.settings import SettingError
 
 if TYPE_CHECKING:
@@ -25,7 +25,10 @@ ANCHOR = ANCHOR_DIR / "battery.rlsys"
 session_key: pytest.StashKey[GradingRun] = pytest.StashKey()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    # First: the help texts below import the records that hold the defaults, and pytest
+    # must not rewrite those (plugin/norewrite.py).
+    stop_rewriting(pluginmanager)
     group = parser.getgroup("rlsys", "rlsys grading harness")
     for option in settings.for_pytest():  # the one table: pytest_rlsys/settings.py
         group.addoption(
@@ -67,6 +70,9 @@ def clean_args() -> list[str]:
     ]
 
 
+_RERUN = "RLSYS_CLEAN_RERUN"  # set in the clean re-run: never a second one (not a defence)
+
+
 def _is_clean(config: pytest.Config) -> bool:
     """Whether this run took its configuration from the package alone (``clean_args``)."""
     return config.inipath == ANCHOR_DIR / "pytest.ini" and bool(config.getoption("noconftest"))
@@ -90,9 +96,6 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return _regrade_clean(config, foreign[0]) if foreign else None
 
 
-_RERUN = "RLSYS_CLEAN_RERUN"  # set in the clean re-run: never a second one (not a defence)
-
-
 def _regrade_clean(config: pytest.Config, foreign: str) -> int:
     """Run the same command again in a fresh interpreter with ``clean_args`` (they come
     last, so they win over the same options typed earlier) and return its exit code;
@@ -113,7 +116,7 @@ def _regrade_clean(config: pytest.Config, foreign: str) -> int:
     args = [str(a) for a in config.invocation_params.args]
     for name in ("submission", "result"):
         if value := config.getoption(f"rlsys_{name}"):
-            args += [f"--rlsys-{name}", str(config.invocation_params.dir / value)]
+            args += [settings.by_name(name).pytest_flag, str(config.invocation_params.dir / value)]
     command = [sys.executable, "-P", "-m", "pytest", *args, *clean_args()]
     env = {**os.environ, _RERUN: "1"}
     try:

@@ -13,8 +13,9 @@ compiles the module before it reads the docstring. Unmarking the packages
 does: pytest's hook then hands them to the normal import system. Measured in
 ``benchmarks/bench_grading.py`` (``--wheel``).
 
-This runs in ``pytest_addoption``, the first hook pytest calls on a plugin as
-it is registered, before the grading modules are imported. The marks live in
+The plugin calls this first thing in its ``pytest_addoption``, the first hook
+pytest calls on a plugin as it is registered, before any other module of ours
+is imported (the option help texts import the records that hold the defaults). The marks live in
 private attributes of pytest's hook; if a later pytest renames them, this does
 nothing and pytest simply keeps rewriting.
 """
@@ -23,9 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-__all__ = ["OWN_PACKAGES", "pytest_rlsys_stop_rewriting", "stop_rewriting"]
+__all__ = ["OWN_PACKAGES", "stop_rewriting"]
 
 OWN_PACKAGES = ("pytest_rlsys", "rlsys_closure")
 
@@ -47,11 +46,3 @@ def stop_rewriting(pluginmanager: Any) -> list[str]:
         for name in [name for name in cache if _own(name)]:
             del cache[name]
     return ours
-
-
-# Registered under its spec name so the plugin module needs only to import it.
-@pytest.hookimpl(specname="pytest_addoption")
-def pytest_rlsys_stop_rewriting(
-    parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager
-) -> None:
-    stop_rewriting(pluginmanager)
