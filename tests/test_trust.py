@@ -1001,11 +1001,11 @@ def test_a_backstop_keeps_the_results_already_earned(tmp_path: Path) -> None:
         grader.plan(ids)
         first = grader.run_case(ids[0])
         assert first.status == "passed"
-        assert grader.ahead is not None
+        assert grader.runner.ahead
         deadline = time.monotonic() + 30
-        while len(grader.ahead.earned()) < 20 and time.monotonic() < deadline:
+        while len(grader.runner.earned()) < 20 and time.monotonic() < deadline:
             time.sleep(0.01)
-        earned = set(grader.ahead.earned())
+        earned = set(grader.runner.earned())
         assert earned
         grader.backstop_seconds = lambda: 0.0  # type: ignore[method-assign]
         with pytest.raises(TimeoutError):

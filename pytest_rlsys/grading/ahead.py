@@ -283,6 +283,10 @@ class CaseRunner(Generic[R]):
         """Whether a worker is running cases ahead."""
         return self._ahead is not None
 
+    def earned(self) -> dict[str, R]:
+        """Results the worker finished that the caller has not asked for yet."""
+        return self._ahead.earned() if self._ahead is not None else {}
+
     def run_ahead(self) -> None:
         """Start the worker: it loads the submission now and runs cases once it is told
         what to ``expect`` or the ``plan``."""
