@@ -2,7 +2,7 @@
 `--jobs 1` in the same run (the ratio is the parallel speed-up on this machine).
 
 Run: .venv/bin/python benchmarks/bench_batch.py [--count 200]
-The corpus: the reference, each planted defect of tests/test_battery.py in turn, the
+The corpus: the reference, each planted defect of tests/unit/test_battery.py in turn, the
 untouched template and a submission that exits at import, cycled to --count files.
 """
 
@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from pytest_rlsys.resources import exercise_path, solution_path  # noqa: E402
-from tests.test_battery import DEFECTS  # noqa: E402
+from tests.unit.test_battery import DEFECTS  # noqa: E402
 
 
 def corpus(folder: Path, count: int) -> None:

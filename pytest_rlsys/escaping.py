@@ -22,7 +22,7 @@ import re
 
 __all__ = ["clean", "clean_line", "clean_output", "csv_cell", "is_clean"]
 
-# Blocks in which every code point is printable (checked by tests/test_interop.py):
+# Blocks in which every code point is printable (checked by tests/unit/test_interop.py):
 # printable ASCII, Latin-1 without NBSP and the soft hyphen, Greek and Cyrillic,
 # punctuation without U+2028-202F and U+205F+, arrows, maths, box drawing, CJK symbols
 # without the ideographic space, kana, CJK ideographs, Hangul, full-width forms.  Anything

@@ -11,7 +11,7 @@ attribute, and the hostile names appear as text.
 
 Run: python tests/browser_check.py [--out DIR] [--html EXISTING.html]
 Exit 0 when the page passes, 1 when it does not, 77 when no Chromium is found.
-(tests/test_class_report.py runs the same check when Chromium is installed.)
+(tests/plugin/test_class_report.py runs the same check when Chromium is installed.)
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ CONSOLE = re.compile(r":CONSOLE[:(]")
 
 def build_class(folder: Path) -> None:
     """Write the demo class's submissions into ``folder``."""
-    from tests.test_battery import DEFECTS
+    from tests.unit.test_battery import DEFECTS
 
     reference = solution_path().read_text(encoding="utf-8")
     folder.mkdir(parents=True, exist_ok=True)

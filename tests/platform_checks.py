@@ -1,6 +1,6 @@
 """Check a platform file the way its consumer reads it (rules and their sources: data/README.md).
 
-Used by tests/test_interop.py, and by tests/test_scenarios.py for every report of the
+Used by tests/unit/test_interop.py, and by tests/corpora/test_scenarios.py for every report of the
 scenario corpus.  Each ``check_*`` parses the text as the consumer does, validates it
 against the consumer's schema, and checks that the grade it carries is the report's.
 """

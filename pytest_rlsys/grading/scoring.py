@@ -88,7 +88,7 @@ def as_visibility(value: str) -> Visibility:
 
 # Every text of a case record is bounded where the record is built (``bounded``), so the
 # score document has a size bound: at most MAX_CASE_JSON_BYTES per case plus
-# MAX_REPORT_EXTRA_BYTES (tests/test_trust.py checks it against the worst submission).
+# MAX_REPORT_EXTRA_BYTES (tests/plugin/test_trust.py checks it against the worst submission).
 MAX_MESSAGE_CHARS = 1200
 MAX_SHOWN_CHARS = 600  # call, claim, expected, got (visible cases)
 MAX_CASE_JSON_BYTES = 4 * (MAX_MESSAGE_CHARS + 4 * MAX_SHOWN_CHARS) * 2 + 2048

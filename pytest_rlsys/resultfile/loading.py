@@ -385,7 +385,7 @@ def _schema_problems(schema_id: str, doc: dict[str, Any]) -> list[Problem]:
     pairs = schema_registry.error_pairs(schema_registry.validator(schema_id), doc)
     problems = [Problem(where, message) for where, message in pairs]
     if not problems and fast_verdict is False:
-        # Never expected (tests/test_schema_agreement.py); fail closed, and say so.
+        # Never expected (tests/unit/test_schema_agreement.py); fail closed, and say so.
         problems.append(
             Problem(
                 "$",

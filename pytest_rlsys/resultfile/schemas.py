@@ -16,7 +16,7 @@ Two validators read the same schema files:
 Both check the same formats with the same functions (``FORMAT_CHECKS``, only
 the formats the schemas use), and both read ``pattern`` the JSON Schema way
 (ECMA-262: ``$`` is the end of the string, not "before a final newline" as in
-Python's ``re``). ``tests/test_schema_agreement.py`` proves they agree.
+Python's ``re``). ``tests/unit/test_schema_agreement.py`` proves they agree.
 
 Public API::
 
@@ -36,6 +36,7 @@ Public API::
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -384,13 +385,26 @@ def _describe(error: Any, limit: int) -> tuple[str, str]:
     return str(error.json_path), message
 
 
+# A file up to the size cap can hold hundreds of thousands of errors (one per item of a
+# long array): listing them all took a minute and 3 GB for a 14 MB file.  The first
+# MAX_ERRORS found (jsonschema yields them lazily, in a fixed order) are listed, then one
+# line says there are more, so the time stays proportional to the file's size.
+MAX_ERRORS = 1000
+
+
 def error_pairs(validator: Any, instance: Any, max_message: int = 300) -> list[tuple[str, str]]:
-    """Every validation error as ``(json_path, message)``, sorted by path.
+    """The validation errors as ``(json_path, message)``, sorted by path: all of them,
+    or the first ``MAX_ERRORS`` found and a last pair saying that more were left out.
 
     ``max_message`` caps each message (0 = no cap).
     """
-    errors = sorted(validator.iter_errors(instance), key=lambda e: (_path_key(e), e.message))
-    return [_describe(e, max_message) for e in errors]
+    found = list(itertools.islice(validator.iter_errors(instance), MAX_ERRORS + 1))
+    more = len(found) > MAX_ERRORS
+    errors = sorted(found[:MAX_ERRORS], key=lambda e: (_path_key(e), e.message))
+    pairs = [_describe(e, max_message) for e in errors]
+    if more:
+        pairs.append(("$", f"more errors not listed (the first {MAX_ERRORS} are above)"))
+    return pairs
 
 
 def error_lines(validator: Any, instance: Any, max_message: int = 300) -> list[str]:

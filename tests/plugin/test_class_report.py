@@ -1,0 +1,399 @@
+"""rlsys batch --html: the class report's tables and numbers, escaping, and a real browser."""
+
+from __future__ import annotations
+
+import copy
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rlsys.cli import main
+from pytest_rlsys.outputs import class_report
+from pytest_rlsys.resources import solution_path
+from tests import browser_check
+
+SEED = 7
+
+
+class Page(HTMLParser):
+    """The page's tables (id -> rows of cell text), tags seen, and attributes."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self.tags: dict[str, int] = {}
+        self.attrs: list[tuple[str, str, str | None]] = []
+        self.by_id: dict[str, str] = {}
+        self._table: str | None = None
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self._id_stack: list[tuple[str, str | None]] = []
+        self._id_text: dict[str, list[str]] = {}
+        self.feed(text)
+        self.by_id = {k: " ".join("".join(v).split()) for k, v in self._id_text.items()}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+        self.attrs += [(tag, k, v) for k, v in attrs]
+        ident = dict(attrs).get("id")
+        self._id_stack.append((tag, ident))
+        if ident:
+            self._id_text[ident] = []
+        if tag == "table":
+            self._table = ident or f"table-{len(self.tables)}"
+            self.tables[self._table] = []
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._id_stack:
+            open_tag, _ = self._id_stack.pop()
+            if open_tag == tag:
+                break
+        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._row is not None and self._table is not None:
+            self.tables[self._table].append(self._row)
+            self._row = None
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        for _, ident in self._id_stack:
+            if ident:
+                self._id_text[ident].append(data)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One real batch over the demo class (see tests/browser_check.py)."""
+    work = tmp_path_factory.mktemp("class")
+    code, html, grades = browser_check.run_demo_batch(work, SEED)
+    assert code == 0
+    text = html.read_text(encoding="utf-8")
+    return {
+        "dir": work,
+        "html": html,
+        "text": text,
+        "page": Page(text),
+        "doc": json.loads(grades.read_text(encoding="utf-8")),
+    }
+
+
+def rows_of(page: Page, table: str) -> dict[str, list[str]]:
+    return {row[0]: row[1:] for row in page.tables[table][1:]}
+
+
+def expected_bins(rows: list[dict[str, Any]], section: str | None) -> list[int]:
+    counts = [0] * 10
+    for row in rows:
+        if row["status"] != "graded":  # the one meaning: loaded and run
+            continue
+        if section is None:
+            score, top = row["score"], row["max_score"]
+        else:
+            entry = row["report"]["sections"][section]
+            score, top = entry["score"], entry["max_score"]
+        counts[min(int(100 * score / top // 10), 9)] += 1
+    return counts
+
+
+def test_facts_name_the_seed_battery_and_counts(demo: dict[str, Any]) -> None:
+    page = demo["page"]
+    hashes = {
+        r["report"]["reproducibility"]["battery_sha256"]
+        for r in demo["doc"]["submissions"]
+        if r["status"] == "graded"
+    }
+    assert len(hashes) == 1
+    assert page.by_id["seed"] == str(SEED)
+    assert page.by_id["battery"] == hashes.pop()
+    assert page.by_id["n-submissions"] == "15"
+    # "Graded" means what the CSV's status and rlsys batch's count mean: loaded and run.
+    graded = sum(r["status"] == "graded" for r in demo["doc"]["submissions"])
+    assert page.by_id["n-graded"] == str(graded) == "12"
+    assert page.by_id["n-not-loaded"] == "2"
+    assert page.by_id["n-ungraded"] == "1"
+    assert page.by_id["n-timed-out"] == "1"
+
+
+def test_histograms_per_todo_and_overall_match_the_scores(demo: dict[str, Any]) -> None:
+    page, rows = demo["page"], demo["doc"]["submissions"]
+    table = page.tables["histogram-table"]
+    assert table[0] == ["score range (%)", "Overall", "TODO 1", "TODO 2", "TODO 3"]
+    body = table[1:11]
+    assert [r[0] for r in body] == list(class_report.BIN_LABELS)
+    for column, section in enumerate((None, "todo1", "todo2", "todo3"), start=1):
+        assert [int(r[column]) for r in body] == expected_bins(rows, section), section
+    assert table[11] == ["graded submissions", "12", "12", "12", "12"]
+    overall = [int(r[1]) for r in body]
+    assert overall[9] >= 2  # the reference and the hostile-named folder score 100
+    assert overall[6] >= 1  # half.py: TODO 1 and 2 only, 65 points
+    # One chart per histogram, each an SVG image with a title, backed by the table.
+    svgs = [a for a in page.attrs if a[0] == "svg" and a[1] == "role"]
+    assert len(svgs) == 4 + 1 + 1  # 4 histograms, categories, slowest
+    described = [v for t, k, v in page.attrs if t == "figure" and k == "aria-describedby"]
+    assert len(described) == 4 and all("histogram-table" in (v or "") for v in described)
+
+
+def test_hidden_categories_count_attempted_loaded_submissions(demo: dict[str, Any]) -> None:
+    page, rows = demo["page"], demo["doc"]["submissions"]
+    table = page.tables["categories-table"]
+    assert table[0][:3] == ["TODO", "category", "submissions failing"]
+    # The top ones shown, the rest folded below them, in the same order.
+    assert len(table) - 1 <= class_report.TOP_CATEGORIES
+    body = table[1:] + page.tables.get("categories-more", [[]])[1:]
+    assert body, "the planted defects fail hidden categories"
+    failing = [int(r[2]) for r in body]
+    assert failing == sorted(failing, reverse=True)
+    assert failing[0] >= 3  # dana, eve and finn share the unchecked-arrival defect
+    # Recount one category independently from the JSON reports.
+    todo, category = body[0][0], body[0][1]
+    section = {"TODO 1": "todo1", "TODO 2": "todo2", "TODO 3": "todo3"}[todo]
+    failed, attempted = set(), set()
+    for row in rows:
+        report = row.get("report")
+        if not report or row["submission"] in ("carol.py", browser_check.HOSTILE_FILE):
+            continue  # did not load
+        if report["sections"][section]["not_implemented"]:
+            continue
+        for test in report["tests"]:
+            if (test["section"], test["category"], test["visibility"]) != (
+                section,
+                category,
+                "hidden",
+            ) or test["status"] in ("not_run", "timeout"):
+                continue
+            attempted.add(row["submission"])
+            if test["status"] != "passed":
+                failed.add(row["submission"])
+    assert (int(body[0][2]), int(body[0][3])) == (len(failed), len(attempted))
+    # The template (all NotImplementedError) and the hang never count as attempts.
+    assert "bob.py" not in attempted and "hang.py" not in attempted
+    # half.py did not implement TODO 3, so no TODO 3 failure comes from it.
+    todo3 = [r for r in body if r[0] == "TODO 3"]
+    assert todo3 and all(int(r[2]) == 1 for r in todo3)  # only jo's defect is in TODO 3
+
+
+def test_roster_lists_every_submission_and_why(demo: dict[str, Any]) -> None:
+    page, rows = demo["page"], demo["doc"]["submissions"]
+    table = page.tables["roster"]
+    assert table[0] == [
+        "submission",
+        "status",
+        "score",
+        "TODO 1",
+        "TODO 2",
+        "TODO 3",
+        "why below full marks",
+    ]
+    body = {r[0]: r[1:] for r in table[1:]}
+    assert list(body) == sorted(r["submission"] for r in rows)
+    for row in rows:
+        status, score, *_, why = body[row["submission"]]
+        assert status == row["status"]
+        if "score" in row:
+            assert float(score) == row["score"]
+        full = row.get("score") == row.get("max_score") and "score" in row
+        assert bool(why) is not full, row["submission"]  # below full marks: one line why
+        assert why == row["message"][: class_report.MESSAGE_LIMIT - 1] or why == row["message"]
+    # The CSV message says why too (the same text): the template, the hang, the bomb.
+    assert "not implemented yet" in body["bob.py"][-1]
+    assert "timed out" in body["hang.py"][-1] or "not run" in body["hang.py"][-1]
+
+
+def test_problems_and_slowest_tables(demo: dict[str, Any]) -> None:
+    page, rows = demo["page"], demo["doc"]["submissions"]
+    problems = {r[0]: r[1:] for r in page.tables["problems-table"][1:]}
+    assert set(problems) == {"carol.py", browser_check.HOSTILE_FILE, "hang.py", "empty"}
+    assert problems["carol.py"][0] == "did not load" and "SyntaxError" in problems["carol.py"][1]
+    assert problems[browser_check.HOSTILE_FILE][0] == "did not load"
+    assert browser_check.HOSTILE_MESSAGE in problems[browser_check.HOSTILE_FILE][1]
+    assert problems["hang.py"][0] == "timed out" and "cases timed out" in problems["hang.py"][1]
+    assert problems["empty"] == ["could not be graded", "expected one .py file in empty/, found 0"]
+    slowest = page.tables["slowest-table"][1:]
+    timed = sorted(((r["seconds"], r["submission"]) for r in rows if "seconds" in r), reverse=True)
+    assert len(slowest) == min(len(timed), class_report.SLOWEST)
+    assert slowest[0][0] == "hang.py" == timed[0][1]
+    assert [float(r[1]) for r in slowest] == pytest.approx(
+        [round(s, 2) for s, _ in timed[: len(slowest)]], abs=0.006
+    )
+
+
+def test_learner_strings_are_escaped_and_the_page_is_self_contained(demo: dict[str, Any]) -> None:
+    text, page = demo["text"], demo["page"]
+    # One script (the roster's sorting), allowed by the page's policy through its hash only.
+    assert page.tags.get("script", 0) == 1
+    assert text.count("<script>") == 1 and class_report.SORT_SCRIPT in text
+    assert f"script-src '{class_report._script_hash()}'" in text
+    assert "unsafe-inline" not in text.split("script-src", 1)[1].split('"', 1)[0]
+    assert not [a for a in page.attrs if a[1].startswith("on")]
+    assert not [a for a in page.attrs if a[1] in ("src", "href")]
+    assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in text
+    assert "<img" not in text and "<script>alert" not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;.py" in text
+    assert "&lt;script&gt;alert(1)" in text
+    assert "&lt;/td&gt;&lt;/tr&gt;&lt;/table&gt;&lt;script&gt;" in text
+    # Names come from the instructor's folder, never from paths inside the reports.
+    assert str(demo["dir"]) not in text
+    # Every chart sits next to a real table.
+    assert {"histogram-table", "categories-table", "problems-table", "slowest-table"} <= set(
+        page.tables
+    )
+
+
+def test_synthetic_rows_edge_cases() -> None:
+    alice = {
+        "submission": "a.py",
+        "status": "graded",
+        "score": 100.0,
+        "max_score": 100.0,
+        "seconds": 0.5,
+        "report": {
+            "sections": {"todo1": {"score": 30.0, "max_score": 30.0, "not_implemented": False}},
+            "tests": [
+                {
+                    "section": "todo1",
+                    "visibility": "hidden",
+                    "status": "passed",
+                    "category": "c",
+                    "message": "",
+                }
+            ],
+            "reproducibility": {"battery_sha256": "a" * 64, "lang": "en"},
+        },
+    }
+    other = copy.deepcopy(alice)
+    other["submission"] = 'q"uote&<b>.py'
+    other["report"]["reproducibility"]["battery_sha256"] = "b" * 64
+    other["report"]["tests"][0]["status"] = "failed"
+    other["report"]["tests"][0]["category"] = "<i>cat</i>"
+    other["score"] = 0.0
+    summary = class_report.summarize([alice, other], seed=None)
+    assert summary.battery_sha256 == ["a" * 64, "b" * 64]
+    assert any("different batteries" in n for n in summary.notes)
+    assert summary.histograms[0].counts[0] == 1 and summary.histograms[0].counts[9] == 1
+    assert [
+        (c.category, c.submissions_failed, c.submissions_attempted) for c in summary.categories
+    ] == [("<i>cat</i>", 1, 1)]
+    page_text = class_report.render_html(summary)
+    page = Page(page_text)
+    assert page.by_id["seed"] == "—"
+    assert "&lt;i&gt;cat&lt;/i&gt;" in page_text and "<i>" not in page_text
+    assert "q&quot;uote&amp;&lt;b&gt;.py" in page_text
+    assert page.tables["categories-table"][1][1] == "<i>cat</i>"
+    # No rows at all: still a page, with empty tables rather than a crash.
+    empty = Page(class_report.class_report_html([], seed=3))
+    assert empty.by_id["n-submissions"] == "0"
+    assert empty.tables["histogram-table"][-1] == ["graded submissions", "0"]
+
+
+def test_unwritable_html_path_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = tmp_path / "subs"
+    subs.mkdir(mode=0o700)
+    (subs / "a.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    target = tmp_path / "file" / "class.html"  # a folder that is a file
+    assert (
+        main(
+            [
+                "batch",
+                str(subs),
+                "--seed",
+                "1",
+                "--no-progress",
+                "--json",
+                str(tmp_path / "g.json"),
+                "--html",
+                str(target),
+            ]
+        )
+        == 3
+    )
+    err = capsys.readouterr().err
+    # Checked with the other output paths, before anything is graded.
+    assert err.startswith("rlsys batch") and "--html" in err and "Traceback" not in err
+    assert not (tmp_path / "g.json").exists()
+
+
+@pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+def test_a_real_browser_renders_the_page_without_console_errors(demo: dict[str, Any]) -> None:
+    browser = browser_check.find_browser()
+    assert browser is not None
+    shot = demo["dir"] / "class-report.png"
+    result = browser_check.check_in_browser(
+        demo["html"],
+        shot,
+        browser,
+        (browser_check.HOSTILE_FILE, browser_check.HOSTILE_FOLDER, browser_check.HOSTILE_MESSAGE),
+    )
+    assert result.ok, (result.problems, result.console)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+def test_the_browser_check_catches_a_console_error(tmp_path: Path) -> None:
+    # The check must be able to fail: a page with a script error is refused.
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        "<!DOCTYPE html><title>rlsys class report</title><p>rlsys class report"
+        "<script>undefinedFunction()</script>",
+        encoding="utf-8",
+    )
+    browser = browser_check.find_browser()
+    assert browser is not None
+    result = browser_check.check_in_browser(bad, tmp_path / "bad.png", browser)
+    assert not result.ok
+    assert result.console and any("console message" in p for p in result.problems)
+    assert any("<script>" in p for p in result.problems)
+
+
+def test_chinese_reports_are_read_too(tmp_path: Path) -> None:
+    # The load-failure wording and the categories follow the batch's language.
+    from tests.unit.test_battery import DEFECTS
+
+    reference = solution_path().read_text(encoding="utf-8")
+    old, new = next((o, n) for name, _, o, n in DEFECTS if name == "arrival_unchecked")
+    subs = tmp_path / "subs"
+    subs.mkdir(mode=0o700)
+    (subs / "李雷.py").write_text(reference.replace(old, new), encoding="utf-8")
+    (subs / "韩梅梅.py").write_text("def f(:\n", encoding="utf-8")
+    html = tmp_path / "class.html"
+    assert (
+        main(
+            [
+                "batch",
+                str(subs),
+                "--seed",
+                "2",
+                "--lang",
+                "zh",
+                "--no-progress",
+                "--json",
+                str(tmp_path / "g.json"),
+                "--html",
+                str(html),
+            ]
+        )
+        == 0
+    )
+    text = html.read_text(encoding="utf-8")
+    page = Page(text)
+    problems = {r[0]: r[1:] for r in page.tables["problems-table"][1:]}
+    assert problems == {"韩梅梅.py": ["did not load", problems["韩梅梅.py"][1]]}
+    assert problems["韩梅梅.py"][1].startswith("无法加载提交文件")
+    categories = page.tables["categories-table"][1:]
+    assert categories and all(int(r[2]) == 1 and int(r[3]) == 1 for r in categories)
+    assert ("td", "lang", "zh") in page.attrs
+    assert "李雷.py" in text
