@@ -375,9 +375,19 @@ def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
     assert loaded.ok, loaded.errors
     doc = loaded.doc
     assert doc is not None and doc["status"] == "completed"
-    assert {n: c["passed"] for n, c in doc["system_decision"]["checks"].items()} == {
-        n: True for n in doc["system_decision"]["checks"]
-    }
+    checks = doc["system_decision"]["checks"]
+    # The CPU platform's "device memory" is the host's (tests/gpu/cpu_nvml.py): no engine
+    # frees a KV pool there, so resume_calls' rule that a released engine's sleep frees
+    # memory is the one claim this path may honestly report as failed.  Everything else
+    # passes, and the grader agrees with every claim (an honest record, never a
+    # contradiction).
+    failing = {n for n, c in checks.items() if not c["passed"]}
+    assert failing <= {"resume_calls"}, failing
+    if failing:
+        assert "sleep freed less than" in checks["resume_calls"]["detail"], checks
+    from pytest_rlsys.resultfile.grade import grade_document
+
+    assert grade_document(doc).verdict == ("failed" if failing else "passed")
 
     rel = json.loads((opts.work_dir / "release.record.json").read_text())
     ret = json.loads((opts.work_dir / "retain.record.json").read_text())
@@ -414,4 +424,6 @@ def _run_pair(model_dirs: dict[str, Path], tmp_path: Path) -> None:
 
     from pytest_rlsys.cli import main as rlsys_main
 
-    assert rlsys_main(["result", str(opts.output)]) == 0
+    # 0 when every check passes, 4 (an honest record of a failed check) when only the
+    # CPU platform's memory rule above failed; never 1 (a claim the evidence refutes).
+    assert rlsys_main(["result", str(opts.output)]) == (4 if failing else 0)
