@@ -91,17 +91,9 @@ MEMORY_TOLERANCE_MB = 1e-6
 MAX_LISTED = 8
 
 
-# Top-level phases in the order a group runs them; none may overlap the next.
-TOP_LEVEL_ORDER: tuple[str, ...] = (
-    "initial_sync",
-    "rollout_before_update",
-    "engine_sleep",
-    "score_before_update",
-    "update",
-    "sync",
-    "rollout_after_update",
-    "score_after_update",
-)
+# Top-level phases in the order a group runs them; none may overlap the next: the phase
+# names but the sync's own sub-phases.
+TOP_LEVEL_ORDER: tuple[str, ...] = tuple(p for p in PHASE_NAMES if p not in SYNC_SUB_PHASES)
 
 
 RESUME_PHASES: tuple[str, ...] = ("resume_weights", "resume_kv_cache")
