@@ -26,6 +26,11 @@ class Msg:
     def get(self, lang: str) -> str:
         return self.zh if lang == "zh" else self.en
 
+    @classmethod
+    def same(cls, text: str) -> Msg:
+        """Words that are the same in both languages (a check's id, say)."""
+        return cls(text, text)
+
 
 def default_lang() -> str:
     """Chinese when the locale says so, English otherwise."""

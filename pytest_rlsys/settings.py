@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     import pytest
@@ -37,15 +37,21 @@ __all__ = [
     "OutputPathError",
     "SettingError",
     "add_arguments",
+    "argparse_type",
     "by_name",
     "check_outputs",
     "for_command",
     "for_pytest",
     "limits_from",
+    "positive_float",
+    "positive_int",
     "request_from_args",
     "request_from_pytest",
     "resolve",
 ]
+
+
+T = TypeVar("T")
 
 
 class SettingError(ValueError):
@@ -529,18 +535,28 @@ def for_command(command: str) -> Iterator[Option]:
     return (o for o in OPTIONS if command in o.commands)
 
 
-def _argparse_type(option: Option) -> Callable[[str], Any]:
-    parse = option.parse
-    assert parse is not None
+def argparse_type(parse: Callable[[str], T], name: str) -> Callable[[str], T]:
+    """``parse`` as an argparse type: its ValueError reads after "argument --flag: 'VALUE': ".
+    Every parser of every ``rlsys`` command (``closure`` too) is made with this."""
 
-    def convert(text: str) -> Any:
+    def convert(text: str) -> T:
         try:
             return parse(text)
         except ValueError as exc:  # argparse adds "argument --flag: " in front
             raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
-    convert.__name__ = option.name  # argparse names the type in some messages
+    convert.__name__ = name  # argparse names the type in some messages
     return convert
+
+
+def _argparse_type(option: Option) -> Callable[[str], Any]:
+    parse = option.parse
+    assert parse is not None
+    return argparse_type(parse, option.name)
+
+
+positive_float = argparse_type(_positive_float, "positive number")
+positive_int = argparse_type(_positive_int, "positive whole number")
 
 
 def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:

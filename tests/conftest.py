@@ -28,10 +28,39 @@ else:
 
 REPO = Path(__file__).resolve().parent.parent
 
-# The slow-marker policy (pyproject.toml): a test that runs far past it without the
-# marker is named at the end of the run, so `pytest -m "not slow"` stays a quick loop.
+# The slow-marker policy (pyproject.toml): a plain `pytest` is the developer's quick loop
+# and leaves the tests marked slow out; `pytest --run-slow` (the README's whole-suite
+# command, what .ci/run runs) runs them too, as does naming a test file or folder.  A
+# test that runs far past the policy without the marker is named at the end of the run.
 UNMARKED_SLOW_S = 15.0
 _unmarked_slow: list[tuple[str, float]] = []
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        help="also run the tests marked slow (the whole suite, as CI runs it)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Only a plain `pytest` (the testpaths) leaves them out: a path named on the command
+    # line runs what it names, and an explicit -m chooses for itself.
+    if (
+        config.getoption("--run-slow")
+        or config.option.markexpr
+        or config.args_source != pytest.Config.ArgsSource.TESTPATHS
+    ):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+        _deselected_slow.append(len(slow))
+
+
+_deselected_slow: list[int] = []
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -44,6 +73,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _deselected_slow:
+        terminalreporter.write_line(
+            f"{_deselected_slow[0]} tests marked slow were left out; --run-slow runs them too"
+        )
     if _unmarked_slow:
         terminalreporter.write_sep("-", f"over {UNMARKED_SLOW_S:g} s without @pytest.mark.slow")
         for nodeid, seconds in _unmarked_slow:

@@ -29,6 +29,7 @@ from pytest_rlsys.outputs.junit import points_from_suite
 from pytest_rlsys.outputs.prairielearn import MAX_BYTES
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import js_number
+from pytest_rlsys.outputs.wording import category
 
 DATA = Path(__file__).parent / "data"
 
@@ -109,8 +110,8 @@ def check_gradescope(text: str, report: ScoreReport, options: RenderOptions) -> 
         body = html.unescape(doc["output"][len("<pre>") : -len("</pre>")])
         held = [c for c in report.cases if c.visibility == "hidden"]
         for case in held:
-            if case.status not in ("passed", "not_run") and case.category:
-                assert f"{case.category} (" not in body, case.category
+            if case.status not in ("passed", "not_run") and category(case, options.lang):
+                assert f"{category(case, options.lang)} (" not in body, category(case, options.lang)
         label = reports.LABELS.get(options.lang, reports.LABELS["en"])
         assert label["hidden_failed"].split("{")[0] not in body
         if held:

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_rlsys.settings import positive_float, positive_int
 from rlsys_closure import preflight as pf
 
 RUN_DESCRIPTION = """\
@@ -61,26 +62,6 @@ def _label(text: str) -> str:
             "a run label is 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
         )
     return text
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
@@ -156,11 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="result file (default results/pt_verl_closure/LABEL.json)",
     )
     _model_args(r)
-    r.add_argument("--lora-rank", type=_positive_int, default=16, help="LoRA rank (default 16)")
-    r.add_argument("--lora-alpha", type=_positive_int, default=32, help="LoRA alpha (default 32)")
+    r.add_argument("--lora-rank", type=positive_int, default=16, help="LoRA rank (default 16)")
+    r.add_argument("--lora-alpha", type=positive_int, default=32, help="LoRA alpha (default 32)")
     r.add_argument(
         "--sample-interval",
-        type=_positive,
+        type=positive_float,
         default=0.25,
         help="seconds between memory samples (default 0.25)",
     )
@@ -171,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--group-timeout",
-        type=_positive,
+        type=positive_float,
         default=3600.0,
         metavar="SECONDS",
         help="deadline of each group's process (default 3600); past it the group's "
@@ -180,15 +161,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument(
         "--phase-timeout",
-        type=_positive,
+        type=positive_float,
         default=900.0,
         metavar="SECONDS",
         help="deadline of each step inside a group (each phase, engine start and weight "
         "sync included; default 900); a step past it fails the group with that step named",
     )
-    r.add_argument("--n-prompts", type=_positive_int, default=8)
-    r.add_argument("--max-new-tokens", type=_positive_int, default=64)
-    r.add_argument("--gpu-memory-utilization", type=_positive, default=0.4)
+    r.add_argument("--n-prompts", type=positive_int, default=8)
+    r.add_argument("--max-new-tokens", type=positive_int, default=64)
+    r.add_argument("--gpu-memory-utilization", type=positive_float, default=0.4)
     r.add_argument("--seed", type=int, default=1234)
     r.add_argument(
         "--no-fetch",
@@ -229,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("tiny-model", help="build a tiny random Qwen2 for offline smoke runs")
     t.add_argument("out_dir", type=Path)
-    t.add_argument("--layers", type=_positive_int, default=2)
+    t.add_argument("--layers", type=positive_int, default=2)
     t.add_argument("--seed", type=int, default=0)
     return parser
 

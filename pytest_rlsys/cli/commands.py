@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_rlsys import settings
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.escaping import clean, csv_cell
-from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs import reports, scorejson
 from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.resources import exercise_path
 
@@ -224,7 +224,7 @@ def _grade_row(
         "seconds": round(time.monotonic() - began, 3),
         # Every row below full marks says why, in one line.
         "message": report.load_error or reports.below_full_marks(report, request.lang),
-        "report": report.to_json(),
+        "report": scorejson.document(report, request.lang),
     }
 
 

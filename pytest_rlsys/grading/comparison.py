@@ -16,13 +16,14 @@ import reprlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_rlsys.grading.verdicts import ValueDiff
+
 __all__ = [
     "ABS_TOL",
     "NONPLAIN_MARK",
     "REL_TOL",
     "Mismatch",
     "find_mismatch",
-    "mismatch",
     "numbers_match",
     "show",
     "type_name",
@@ -60,7 +61,7 @@ def _same_items(expected: list[Any], got: list[Any]) -> bool:
     left = list(got)
     for want in expected:
         for index, have in enumerate(left):
-            if mismatch(want, have) is None:
+            if find_mismatch(want, have) is None:
                 del left[index]
                 break
         else:
@@ -81,7 +82,7 @@ MismatchHow = Literal[
 
 @dataclass(frozen=True)
 class Mismatch:
-    """Where and how ``got`` differs from ``expected``: a record, worded by ``text``."""
+    """Where and how ``got`` differs from ``expected`` (``diff`` is what a case keeps)."""
 
     path: str  # JSON path, built from the expected value's keys and indices only
     how: MismatchHow
@@ -90,34 +91,18 @@ class Mismatch:
     missing: tuple[str, ...] = ()
     extra: tuple[str, ...] = ()
 
-    def text(self) -> str:
-        """The visible wording: the path, a colon, then what differs (values shown)."""
-        path, how = self.path, self.how
-        if how == "nonplain":
-            want = type_name(self.expected)
-            return f"{path}: got a {type_name(self.got)} object, expected plain {want}"
-        if how == "not_a_number":
-            return f"{path}: expected a number, got {type_name(self.got)} {show(self.got)}"
-        if how == "not_a_list":
-            return f"{path}: expected a list, got {type_name(self.got)} {show(self.got)}"
-        if how == "not_a_dict":
-            return f"{path}: expected a dict, got {type_name(self.got)} {show(self.got)}"
-        if how == "wrong_order":
-            return f"{path}: right items, wrong order"
-        if how == "keys":
-            parts = []
-            if self.missing:
-                parts.append(f"missing keys {sorted(self.missing)}")
-            if self.extra:
-                parts.append(f"unexpected keys {sorted(self.extra)}")
-            return f"{path}: " + ", ".join(parts)
-        return f"{path}: expected {show(self.expected)}, got {show(self.got)}"
-
-
-def mismatch(expected: Any, got: Any, path: str = "$") -> str | None:
-    """``find_mismatch``, worded; None when they match."""
-    found = find_mismatch(expected, got, path)
-    return found.text() if found is not None else None
+    def diff(self) -> ValueDiff:
+        """The record a case keeps: the values shown, never the values themselves."""
+        return ValueDiff(
+            self.path,
+            self.how,
+            want=show(self.expected),
+            got=show(self.got),
+            want_type=type_name(self.expected),
+            got_type=type_name(self.got),
+            missing=tuple(sorted(self.missing)),
+            extra=tuple(sorted(self.extra)),
+        )
 
 
 def find_mismatch(expected: Any, got: Any, path: str = "$") -> Mismatch | None:

@@ -29,7 +29,6 @@ from pytest_rlsys.grading.scoring import (
     MAX_MESSAGE_CHARS,
     MAX_SHOWN_CHARS,
     CaseResult,
-    RenderOptions,
     ScoreReport,
     as_status,
     as_visibility,
@@ -37,7 +36,6 @@ from pytest_rlsys.grading.scoring import (
     bounded,
 )
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
-from pytest_rlsys.messages import Msg, hidden_message
 from pytest_rlsys.resources import FUNCTIONS, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
@@ -48,9 +46,6 @@ if TYPE_CHECKING:
 # whose every function hangs is graded in seconds, not case count x timeout.
 TIMEOUTS_PER_FUNCTION = 2
 MAX_SUBMISSION_BYTES = 2 * 1024 * 1024
-
-
-NOT_REACHED = Msg("not run (deselected or stopped early)", "未运行（被取消选择或提前停止）")
 
 
 class SubmissionPathError(ValueError):
@@ -180,7 +175,6 @@ class Grader:
     seed: int
     limits: Limits = field(default_factory=Limits)
     rubric: Rubric = field(default_factory=Rubric)
-    lang: str = "en"
     # Why the file was refused before reading (a link, a FIFO...): every case fails with it.
     refusal: str | None = None
     # Load the submission at once and run the cases in a background thread
@@ -245,34 +239,14 @@ class Grader:
 
     def _skip_reason(self, case: Case) -> Verdict | None:
         if case.id in self.ungradable:
-            return Verdict(
-                "not_run",
-                "self_check",
-                Msg(
-                    "not graded: the reference fails this case's self-check",
-                    "未评分：参考实现未通过该用例的自检",
-                ),
-            )
+            return Verdict("not_run", "self_check")
         assert self.started is not None
         if time.monotonic() - self.started > self.limits.budget_s:
-            budget = self.limits.budget_s
-            return Verdict(
-                "not_run",
-                "over_budget",
-                Msg(
-                    f"not run: the submission's time budget of {budget:g} s is used up",
-                    f"未运行：提交的总时间预算 {budget:g} 秒已用完",
-                ),
-            )
+            return Verdict("not_run", "over_budget", limit=self.limits.budget_s)
         for call in case.calls:
             if self.timeouts.get(call.func, 0) >= TIMEOUTS_PER_FUNCTION:
                 return Verdict(
-                    "timeout",
-                    "too_many_timeouts",
-                    Msg(
-                        f"not run: {call.func}() already timed out {TIMEOUTS_PER_FUNCTION} times",
-                        f"未运行：{call.func}() 已超时 {TIMEOUTS_PER_FUNCTION} 次",
-                    ),
+                    "timeout", "too_many_timeouts", names=(call.func,), limit=TIMEOUTS_PER_FUNCTION
                 )
         return None
 
@@ -333,19 +307,8 @@ class Grader:
         # note names it for visible cases only.
         name = type(exc).__name__ if case.visibility == "visible" else "hidden case"
         self.notes.append(f"internal grader error in case {case.id}: {name}")
-        name = type(exc).__name__  # the grader's own exception: never the submission's
-        return self._result(
-            case,
-            Verdict(
-                "error",
-                "grader_fault",
-                Msg(
-                    f"the grader failed while checking this case ({name}); "
-                    "it scores 0 and the error is recorded for the instructor",
-                    f"评分器在检查此用例时出错（{name}）；此用例记 0 分，错误已记录给教师",
-                ),
-            ),
-        )
+        # The grader's own exception class: never the submission's.
+        return self._result(case, Verdict("error", "grader_fault", exc_type=type(exc).__name__))
 
     def _run_guarded(self, case: Case, following: Case | None = None) -> CaseResult:
         """Run ``case``; a grader fault scores it 0.  ``following``: the case that will run
@@ -430,8 +393,7 @@ class Grader:
                 visibility="hidden",
                 max_cents=self.cents[case.id],
                 status=as_status(verdict.status),
-                message=hidden_message(hidden, path, self.lang),
-                category=case.category.get(self.lang),
+                category=case.category,
                 kind=hidden,
                 path=path,
             )
@@ -441,10 +403,7 @@ class Grader:
             visibility=as_visibility(case.visibility),
             max_cents=self.cents[case.id],
             status=as_status(verdict.status),
-            message=bounded(verdict.problem.get(self.lang), MAX_MESSAGE_CHARS)
-            if verdict.problem
-            else "",
-            category=case.category.get(self.lang),
+            category=case.category,
             call=bounded(" ; ".join(c.render() for c in case.calls), MAX_SHOWN_CHARS),
             claim=bounded(case.claim, MAX_SHOWN_CHARS),
             expected=bounded(verdict.expected or "", MAX_SHOWN_CHARS),
@@ -454,6 +413,11 @@ class Grader:
             kind=verdict.kind,
             path=bounded(verdict.path, 200),
             line=verdict.line,
+            note=bounded(verdict.note, MAX_MESSAGE_CHARS),
+            diff=verdict.diff,
+            names=tuple(bounded(name, 200) for name in verdict.names),
+            todo=verdict.todo,
+            limit=verdict.limit,
         )
 
     def run_all(self, progress: Callable[[CaseResult], None] | None = None) -> None:
@@ -481,32 +445,36 @@ class Grader:
         for case in self.cases:
             result = self.results.get(case.id)
             if result is None:
-                result = self._result(case, Verdict("not_run", "not_reached", NOT_REACHED))
+                result = self._result(case, Verdict("not_run", "not_reached"))
             results.append(result)
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
         children = self.child.notes if self.child else []
         notes = list(dict.fromkeys(self.notes + self.runner.notes + children))
         if self.child is not None:
             notes.append(f"the submission ran as {self.child.run_as}")
+        load_error, load_exc_type = self._load_failure()
         return ScoreReport(
             cases=results,
             seed=self.seed,
             submission=str(self.path),
             submission_sha256=self.submission_sha256,
             battery_sha256=self.battery_sha256,
-            lang=self.lang,
             notes=notes,
             ungraded_cents=ungraded,
             elapsed_s=(time.monotonic() - self.started) if self.started else 0.0,
-            load_error=self._load_error(),
+            load_error=load_error,
+            load_exc_type=load_exc_type,
         )
 
-    def _load_error(self) -> str | None:
-        """Why the file did not load (every case then failed the same way), else None."""
+    def _load_failure(self) -> tuple[str | None, str]:
+        """Why the file did not load (every case then failed the same way), else None;
+        and the exception its import raised, if it raised one."""
         if self.decode_error is not None:
-            return self.decode_error
+            return self.decode_error, ""
         load = self.child.load if self.child is not None else None
-        return load.message if load is not None and not load.ok else None
+        if load is not None and not load.ok:
+            return load.message, load.exc_type
+        return None, ""
 
     def captured_output(self) -> str:
         return self.child.output() if self.child else ""
@@ -514,9 +482,9 @@ class Grader:
 
 def open_grader(request: GradingRequest, standby: ChildProcess | None = None) -> Grader:
     """The only way to open a Grader: for ``request.submission``, with the request's seed,
-    limits, rubric and language.  A refused file (a link, a FIFO, too big) gives a Grader
-    whose every case fails with the reason, so it is graded 0 and reported like any
-    other; only a path with nothing to grade (missing, a directory) raises
+    limits and rubric (the language is the outputs' concern).  A refused file (a link, a
+    FIFO, too big) gives a Grader whose every case fails with the reason, so it is graded 0
+    and reported like any other; only a path with nothing to grade (missing, a directory) raises
     SubmissionPathError, and ``zero_report`` then gives its report.  ``standby``: a child
     already started (``ChildProcess.on_standby``) to load the submission into."""
     path = request.submission
@@ -537,7 +505,6 @@ def open_grader(request: GradingRequest, standby: ChildProcess | None = None) ->
         random_seed() if request.seed is None else request.seed,
         request.limits,
         request.rubric,
-        request.lang,
         refusal=refusal,
         background=request.background,
         standby=standby,
@@ -549,7 +516,6 @@ def grade_file(
     seed: int | None = None,
     limits: Limits | None = None,
     rubric: Rubric | None = None,
-    lang: str = "en",
 ) -> ScoreReport:
     """Grade one file end to end in the foreground (tests and benchmarks use this)."""
     request = GradingRequest(
@@ -557,7 +523,6 @@ def grade_file(
         seed=seed,
         limits=limits or Limits(),
         rubric=rubric or Rubric(),
-        render=RenderOptions(lang=lang),
     )
     grader = open_grader(request)
     grader.run_all()
@@ -574,7 +539,6 @@ def zero_report(request: GradingRequest, reason: str) -> ScoreReport:
         random_seed() if request.seed is None else request.seed,
         Limits(),
         request.rubric,
-        request.lang,
         refusal=reason,
     )
     grader.run_all()

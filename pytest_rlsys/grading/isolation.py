@@ -532,10 +532,8 @@ class ChildProcess:
         error: dict[str, Any] = reply["error"] if type(reply.get("error")) is dict else {}
         line = reply.get("line") if type(reply.get("line")) is int else None
         text: str = reply["text"] if type(reply.get("text")) is str else ""
-        message = (
-            f"{clean_text(_text(error.get('type'), 'Error'), 200)}: "
-            f"{clean_text(_text(error.get('message'), ''))}"
-        )
+        exc_type = clean_text(_text(error.get("type"), "Error"), 200)
+        message = f"{exc_type}: {clean_text(_text(error.get('message'), ''))}"
         if reply.get("stage") == "syntax" and line is not None and text.strip():
             # str(SyntaxError) already names the line; add the offending source text.
             message += f" — line {line} reads: {clean_text(text.strip(), 200)}"
@@ -544,6 +542,7 @@ class ChildProcess:
             stage=clean_text(str(reply.get("stage", "import")), 20),
             message=message,
             line=line,
+            exc_type=exc_type,
         )
 
     def call(self, func: str, args: list[Any], kwargs: dict[str, Any]) -> CallOutcome:

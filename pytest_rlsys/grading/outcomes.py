@@ -69,3 +69,4 @@ class LoadResult:
     stage: str = ""  # syntax | import | timeout | crashed | protocol
     message: str = ""
     line: int | None = None
+    exc_type: str = ""  # the exception the import or compile raised, if it raised one

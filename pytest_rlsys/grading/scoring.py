@@ -7,12 +7,12 @@ aliases, so that mypy rejects a misspelt status or output name wherever it is co
 from __future__ import annotations
 
 import hashlib
-import platform
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard, get_args
 
-from pytest_rlsys import __version__
+from pytest_rlsys.grading.verdicts import ValueDiff
+from pytest_rlsys.messages import Msg
 
 __all__ = [
     "JUNIT_FAMILIES",
@@ -100,15 +100,21 @@ def bounded(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+UNNAMED = Msg("", "")
+
+
 @dataclass(frozen=True)
 class CaseResult:
+    """How one case ended, as facts: no sentence in any language.  ``outputs.wording``
+    words it (``message``, ``category``) in the output's language when an output is
+    written; a hidden case holds only its kind and a schema path besides its identity."""
+
     id: str
     section: str
     visibility: Visibility
     max_cents: int
     status: Status
-    message: str = ""
-    category: str = ""
+    category: Msg = UNNAMED  # the battery's name for what the case checks
     call: str = ""  # visible cases only: the call that was made
     claim: str = ""  # visible cases only: the chapter's assertion
     expected: str = ""  # visible cases only
@@ -116,11 +122,20 @@ class CaseResult:
     seconds: float = 0.0
     not_implemented: bool = False  # the call raised NotImplementedError (template code)
     # The kind of outcome, from the grader's closed vocabulary (grading.verdicts): a
-    # ProblemKind for a visible case, a HiddenKind for a hidden one.
+    # ProblemKind for a visible case, a HiddenKind for a hidden one; "" for a result-file
+    # check, whose ``note`` is the check's own account.
     kind: str = ""
     path: str = ""  # visible: the JSON path of a value problem; hidden: a schema path
     exc_type: str = ""  # visible cases only: the exception's class
     line: int | None = None  # visible cases only: the line it was raised at
+    # Visible cases only, as ``grading.verdicts.Verdict`` holds them: the call's own text,
+    # where and how a value differs, the names and the limit the words need, and the
+    # section of a function not yet written.
+    note: str = ""
+    diff: ValueDiff | None = None
+    names: tuple[str, ...] = ()
+    todo: str = ""
+    limit: float | None = None
 
     @property
     def cents(self) -> int:
@@ -134,7 +149,6 @@ class ScoreReport:
     submission: str | None
     submission_sha256: str | None
     battery_sha256: str | None
-    lang: str = "en"
     notes: list[str] = field(default_factory=list)
     ungraded_cents: int = 0
     elapsed_s: float = 0.0
@@ -144,6 +158,8 @@ class ScoreReport:
     # file to load); None when it was graded.  Platforms that can say "not gradable"
     # (PrairieLearn) do so instead of recording a zero.
     load_error: str | None = None
+    # The exception the import raised, when it raised one (ModuleNotFoundError: a hint).
+    load_exc_type: str = ""
 
     def sections(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -177,62 +193,6 @@ class ScoreReport:
     @property
     def max_score(self) -> float:
         return sum(c.max_cents for c in self.cases) / 100
-
-    def to_json(self) -> dict[str, Any]:
-        """The score document; its shape is published in schemas/rlsys-score.v1.json."""
-        doc: dict[str, Any] = {
-            "$schema": SCORE_SCHEMA_ID,
-            "schema_version": "rlsys-score/1",
-            "score": self.score,
-            "max_score": self.max_score,
-            "sections": {
-                name: {
-                    "score": s["score"],
-                    "max_score": s["max_score"],
-                    "cases_passed": s["passed"],
-                    "cases": s["cases"],
-                    "not_implemented": s["not_implemented"] == s["cases"] > 0,
-                }
-                for name, s in self.sections().items()
-            },
-            "tests": [
-                {
-                    "id": c.id,
-                    "section": c.section,
-                    "score": c.cents / 100,
-                    "max_score": c.max_cents / 100,
-                    "status": c.status,
-                    "visibility": c.visibility,
-                    "message": c.message,
-                    "category": c.category,
-                    **({"kind": c.kind} if c.kind else {}),
-                    **({"path": c.path} if c.path else {}),
-                    **(
-                        {"call": c.call, "claim": c.claim, "expected": c.expected, "got": c.got}
-                        if c.visibility == "visible" and c.call
-                        else {}
-                    ),
-                }
-                for c in self.cases
-            ],
-            "ungraded_points": self.ungraded_cents / 100,
-            "load_error": self.load_error,
-            "notes": list(self.notes),
-            "elapsed_s": round(self.elapsed_s, 3),
-            "reproducibility": {
-                "seed": self.seed,
-                "package_version": __version__,
-                "python_version": platform.python_version(),
-                "battery_sha256": self.battery_sha256,
-                "submission": self.submission,
-                "submission_sha256": self.submission_sha256,
-                "result_sha256": self.result_sha256,
-                "lang": self.lang,
-            },
-        }
-        if self.gpu_result is not None:
-            doc["gpu_result"] = self.gpu_result
-        return doc
 
 
 def battery_fingerprint(files: Sequence[bytes], seed: int) -> str:

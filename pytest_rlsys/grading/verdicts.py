@@ -1,8 +1,10 @@
 """How a case ended, as facts from the grader's own closed vocabulary (no prose).
 
 A check returns a ``Verdict``; the grader turns it into a ``CaseResult``.  A visible
-case may carry the detail (values, the exception's class and line); a hidden case is
-described by ``HIDDEN_KIND[kind]`` and a schema path, words the grader owns.
+case may carry the detail (values, the exception's class and line, the call's own text);
+a hidden case is described by ``HIDDEN_KIND[kind]`` and a schema path, words the grader
+owns.  Neither holds a sentence: ``outputs.wording`` words them, in the language of the
+output, when an output is written.
 """
 
 from __future__ import annotations
@@ -10,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
-
-from pytest_rlsys.messages import Msg
 
 __all__ = [
     "HIDDEN_KIND",
@@ -21,13 +21,15 @@ __all__ = [
     "PROBLEM_KINDS",
     "HiddenKind",
     "ProblemKind",
+    "ValueDiff",
     "Verdict",
     "schema_path",
 ]
 
 # What went wrong in a case, from the grader's own closed vocabulary.  The kind and the
 # schema path are all a hidden case's feedback is made of (``HIDDEN_KIND``); the prose
-# (``Verdict.problem``), exception class, line and values serve visible cases only.
+# (``Verdict``'s other fields: exception class, line, values, the call's own text) serve
+# visible cases only.
 ProblemKind = Literal[
     "passed",
     "wrong_value",  # a value differs (at ``Verdict.path``)
@@ -115,18 +117,43 @@ HIDDEN_KINDS: tuple[HiddenKind, ...] = get_args(HiddenKind)
 
 
 @dataclass(frozen=True)
+class ValueDiff:
+    """Where and how a returned value differs from the reference's (visible cases): the
+    path from the expected value's own keys, how it differs, and the values as shown
+    (``comparison.show``), never the values themselves."""
+
+    path: str
+    how: str  # comparison.MismatchHow
+    want: str = ""  # the expected value, shown
+    got: str = ""  # the returned value, shown
+    want_type: str = ""
+    got_type: str = ""
+    missing: tuple[str, ...] = ()  # keys missing from a dict, sorted
+    extra: tuple[str, ...] = ()  # keys a dict should not have, sorted
+
+
+@dataclass(frozen=True)
 class Verdict:
-    """How a case ended, as facts: the status, the kind of problem, and where."""
+    """How a case ended, as facts: the status, the kind of problem, and its detail."""
 
     status: str  # passed | failed | error | timeout | not_run
     kind: ProblemKind = "passed"
-    problem: Msg | None = None  # visible cases: the detail, in both languages
     expected: str | None = None  # visible cases only
     got: str | None = None  # visible cases only
     path: str = ""  # the JSON path of a value problem (visible cases)
     schema_path: str = ""  # the nearest path of the battery's own schema (any case)
-    exc_type: str = ""  # visible cases: the exception's class
+    exc_type: str = ""  # visible cases: the exception's class (grader_fault: the grader's)
     line: int | None = None  # visible cases: the submission's line it was raised at
+    # Visible cases: text from the call, shown as it is in either language: the
+    # exception's message, the grader's account of a timeout, crash or failed load, a
+    # type's name, a related-inputs check's finding.
+    note: str = ""
+    diff: ValueDiff | None = None  # wrong_value: where and how the value differs
+    # The names the words need: the key missing (missing_key), the arguments modified
+    # (mutated_input), the function that timed out too often (too_many_timeouts).
+    names: tuple[str, ...] = ()
+    todo: str = ""  # not_implemented: the section of the function that is not yet written
+    limit: float | None = None  # over_budget: the budget (s); too_many_timeouts: the count
 
 
 PASSED = Verdict("passed")

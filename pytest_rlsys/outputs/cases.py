@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from pytest_rlsys.grading.scoring import CaseResult
 from pytest_rlsys.messages import TODO_OF
 from pytest_rlsys.outputs.text import clean
+from pytest_rlsys.outputs.wording import category
 
 __all__ = ["numbered", "title"]
 
@@ -21,11 +22,11 @@ def title(case: CaseResult, lang: str = "en") -> str:
     """``TODO 1 · hidden · lists every tied bottleneck``: the section, the kind and the category
     (a hidden case's id says nothing a learner can use; its category does)."""
     todo = TODO_OF.get(case.section, case.section)
-    category = case.category or case.id.rsplit(".", 1)[-1]
+    named = category(case, lang) or case.id.rsplit(".", 1)[-1]
     if case.section == "gpu_result":
-        return clean(f"{todo} · {category}", newlines=False)
+        return clean(f"{todo} · {named}", newlines=False)
     kind = _KIND.get(lang, _KIND["en"]).get(case.visibility, case.visibility)
-    return clean(f"{todo} · {kind} · {category}", newlines=False)
+    return clean(f"{todo} · {kind} · {named}", newlines=False)
 
 
 def numbered(cases: Sequence[CaseResult]) -> Iterator[tuple[str, CaseResult]]:

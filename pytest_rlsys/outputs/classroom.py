@@ -26,6 +26,7 @@ from pytest_rlsys.messages import claim_text
 from pytest_rlsys.outputs.cases import title
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, dump_json, js_number, seconds
+from pytest_rlsys.outputs.wording import message
 
 __all__ = [
     "WeightGroup",
@@ -103,7 +104,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
                 "name": title(case, options.lang),
                 "status": _STATUS.get(case.status, "error"),
                 "score": score,
-                "message": clip(clean(case.message), MAX_TEXT),
+                "message": clip(clean(message(case, options.lang)), MAX_TEXT),
                 # The chapter's check in the run's language (claims are written in zh).
                 "test_code": clip(
                     clean(claim_text(case.claim, options.lang) if case.claim else case.call),

@@ -80,7 +80,9 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         )
     table = "\n".join(clean(line) for line in _top_lines(report, options))
     if report.load_error is not None:
-        table = clean(reports.with_hint(report.load_error, lang)) + "\n\n" + table
+        table = (
+            clean(reports.with_hint(report.load_error, report.load_exc_type, lang)) + "\n\n" + table
+        )
     doc: dict[str, Any] = {
         # Sum in hundredths, then one division: the same float as the tests' exact total.
         "score": sum(case.cents for case in report.cases) / 100,

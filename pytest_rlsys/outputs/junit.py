@@ -21,6 +21,7 @@ from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, seconds
+from pytest_rlsys.outputs.wording import message
 
 __all__ = ["points_from_suite", "render"]
 
@@ -52,11 +53,17 @@ def _case(suite: ET.Element, case: CaseResult, options: RenderOptions) -> None:
         ET.SubElement(props, "property", name="max_points", value=_num(case.max_cents))
     body = clip(clean(reports.failure_text(case, options.lang)), MAX_TEXT)
     if case.status == "failed":
-        ET.SubElement(element, "failure", type="failed", message=_attr(case.message)).text = body
+        ET.SubElement(
+            element, "failure", type="failed", message=_attr(message(case, options.lang))
+        ).text = body
     elif case.status in ("error", "timeout"):
-        ET.SubElement(element, "error", type=case.status, message=_attr(case.message)).text = body
+        ET.SubElement(
+            element, "error", type=case.status, message=_attr(message(case, options.lang))
+        ).text = body
     elif case.status == "not_run":
-        ET.SubElement(element, "skipped", type="not_run", message=_attr(case.message))
+        ET.SubElement(
+            element, "skipped", type="not_run", message=_attr(message(case, options.lang))
+        )
 
 
 def render(report: ScoreReport, options: RenderOptions) -> str:

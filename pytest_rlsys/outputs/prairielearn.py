@@ -16,6 +16,7 @@ from pytest_rlsys.outputs import reports
 from pytest_rlsys.outputs.cases import title
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, dump_json
+from pytest_rlsys.outputs.wording import message
 
 __all__ = ["MAX_BYTES", "render"]
 
@@ -33,7 +34,9 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
             "description": clean(case.id, newlines=False),
             "points": case.cents / 100,
             "max_points": case.max_cents / 100,
-            "message": clip(clean(case.message), MAX_TEXT) if case.status != "passed" else "",
+            "message": clip(clean(message(case, lang)), MAX_TEXT)
+            if case.status != "passed"
+            else "",
             "output": (
                 clip(clean(reports.failure_text(case, lang)), MAX_TEXT)
                 if case.status != "passed"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND
+from pytest_rlsys.outputs.wording import category, message, shared_message
 
 if TYPE_CHECKING:
     from pytest_rlsys.grading.verdicts import ProblemKind
@@ -287,9 +288,9 @@ def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, 
             continue
         todo = section_label(case.section, lang)
         key = (
-            f"{todo}: {case.message}"
+            f"{todo}: {message(case, lang)}"
             if case.status in ("error", "timeout")
-            else f"{todo}: {case.category} ({case.message})"
+            else f"{todo}: {category(case, lang)} ({message(case, lang)})"
         )
         seen[key] = seen.get(key, 0) + 1
     return seen
@@ -325,7 +326,7 @@ def failure_text(case: CaseResult, lang: str = "en", width: int | None = None) -
     input; None (files) keeps one line per item.
     """
     text = _labels(lang)
-    lines = [f"[{section_label(case.section, lang)}] {case.category}: {case.message}"]
+    lines = [f"[{section_label(case.section, lang)}] {category(case, lang)}: {message(case, lang)}"]
     if case.visibility == "hidden":
         lines.append(f"  ({HIDDEN_NOTE.get(lang)})")
     calls: list[str] = []
@@ -353,7 +354,9 @@ def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en
     and each kind of failure once, with its count; never an input or a value."""
     kinds: dict[str, int] = {}
     for case in failed:
-        line = f"[{section_label(case.section, lang)}] {case.category}: {case.message}"
+        line = (
+            f"[{section_label(case.section, lang)}] {category(case, lang)}: {message(case, lang)}"
+        )
         kinds[line] = kinds.get(line, 0) + 1
     lines = [HIDDEN_GROUP.get(lang).format(n=len(failed), total=total)]
     lines += [f"{line} ×{n}" if n > 1 else line for line, n in kinds.items()]
@@ -373,15 +376,10 @@ def _resource_failure(case: CaseResult) -> str | None:
     return None
 
 
-def _plain(message: str) -> str:
-    """A visible case's resource failure without what this one case expected."""
-    return message.removesuffix(" instead of ValueError").rstrip(": ")
-
-
-def with_hint(message: str, lang: str = "en") -> str:
-    """``message`` and, for an import of a package, that only the standard library is
-    there (the child runs without site-packages)."""
-    if "ModuleNotFoundError" in message:
+def with_hint(message: str, exc_type: str, lang: str = "en") -> str:
+    """``message`` and, when the import failed for a missing module, that only the standard
+    library is there (the child runs without site-packages)."""
+    if exc_type == "ModuleNotFoundError":
         return f"{message} ({_labels(lang)['stdlib_only']})"
     return message
 
@@ -411,17 +409,18 @@ def terminal_summary(
         elif case.kind == "load_failed":  # one submission, one load error: said once
             by_message.setdefault("\0load_failed", []).append(case)
         elif case.status in ("error", "timeout"):
-            by_message.setdefault(case.message, []).append(case)
+            by_message.setdefault(message(case, lang), []).append(case)
     shared = {m: cases for m, cases in by_message.items() if len(cases) > 1}
     done = {c.id for cases in shared.values() for c in cases}
     for cases in shared.values():
         where = ", ".join(dict.fromkeys(section_label(c.section, lang) for c in cases))
         lines.append(text["same_failure"].format(n=len(cases), where=where))
         said = next(
-            (_plain(c.message) for c in cases if c.visibility == "visible"),
-            _resource_failure(cases[0]) or cases[0].message,
+            (shared_message(c, lang) for c in cases if c.visibility == "visible"),
+            _resource_failure(cases[0]) or message(cases[0], lang),
         )
-        lines.append(f"  {with_hint(said, lang)}")  # said once, so said in full
+        hint = report.load_exc_type if cases[0].kind == "load_failed" else ""
+        lines.append(f"  {with_hint(said, hint, lang)}")  # said once, so said in full
     # Template code: one line per TODO, unless the table already says so.
     sections = report.sections()
     not_impl: dict[str, int] = {}
@@ -455,7 +454,8 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
     if report.score >= report.max_score:
         return ""
     if report.load_error is not None:
-        return clip(clean(with_hint(report.load_error, lang), newlines=False), limit)
+        hinted = with_hint(report.load_error, report.load_exc_type, lang)
+        return clip(clean(hinted, newlines=False), limit)
     parts = []
     for section, entry in report.sections().items():
         if entry["score"] >= entry["max_score"]:
@@ -506,8 +506,8 @@ def _failure_kind(case: CaseResult, lang: str) -> str:
     if resource is not None:
         return resource
     if case.status in ("error", "timeout"):
-        return case.message
-    return case.category or case.message
+        return message(case, lang)
+    return category(case, lang) or message(case, lang)
 
 
 def classroom_points_line(report: ScoreReport) -> str:

@@ -16,6 +16,7 @@ from pytest_rlsys.grading.isolation import ChildProcess
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric
 from pytest_rlsys.grading.scoring import CaseResult, RenderOptions, ScoreReport
+from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.outputs.text import clean
 from pytest_rlsys.settings import by_name
@@ -56,8 +57,8 @@ def grade_result(path: Path, rubric: Rubric) -> ResultSection:
             else "failed"
             if c.status == "failed"
             else "error",
-            message=c.message,
-            category=c.id.split(".", 1)[-1],
+            note=c.message,  # the check's own account (English, as result files are)
+            category=Msg.same(c.id.split(".", 1)[-1]),
         )
         for c in grade.cases
     ]
@@ -193,7 +194,6 @@ class GradingRun:
                 submission=None,
                 submission_sha256=None,
                 battery_sha256=None,
-                lang=self.lang,
             )
         if self.result is not None:
             report.cases.extend(self.result.cases)

@@ -18,8 +18,8 @@ expected.json keys (all optional except description):
   max_seconds       wall-clock bound for grading it
   root_only         only meaningful when the grader runs as root
   no_survivors      check that no process of the child user is left afterwards
-  slow              mark the test slow: over about 5 s (it still runs by default;
-                    `pytest -m "not slow"` leaves it out)
+  slow              mark the test slow: over about 5 s (a plain `pytest` leaves it
+                    out; `pytest --run-slow`, what CI runs, runs it)
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.scoring import ScoreReport
 from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs.wording import message
 from tests.conftest import processes
 from tests.platform_checks import check_all
 
@@ -178,11 +179,11 @@ def check_report(report: ScoreReport, expected: dict[str, Any]) -> None:
     unpassed = [c for c in report.cases if c.status != "passed"]
     for name, want in expected.get("sections", {}).items():
         got = sections[name]["score"]
-        lost = [(c.id, c.status, c.message) for c in unpassed if c.section == name]
+        lost = [(c.id, c.status, message(c)) for c in unpassed if c.section == name]
         assert got == want["score"], f"{name}: {got}, expected {want['score']}; {lost[:5]}"
     if "failing" in expected:
         patterns = expected["failing"]
-        stray = [(c.id, c.message) for c in unpassed if not _matches(c.id, patterns)]
+        stray = [(c.id, message(c)) for c in unpassed if not _matches(c.id, patterns)]
         assert not stray, f"cases lost outside {patterns}: {stray[:5]}"
         for pattern in patterns:
             assert any(fnmatch.fnmatchcase(c.id, pattern) for c in unpassed), (
@@ -197,9 +198,9 @@ def check_report(report: ScoreReport, expected: dict[str, Any]) -> None:
     for where, allowed in expected.get("statuses", {}).items():
         for case in unpassed:
             if where in ("*", case.section):
-                assert case.status in allowed, (case.id, case.status, case.message)
+                assert case.status in allowed, (case.id, case.status, message(case))
     for name, fragments in expected.get("message_contains", {}).items():
-        messages = [c.message for c in unpassed if c.section == name]
+        messages = [message(c) for c in unpassed if c.section == name]
         for fragment in fragments:
             options = fragment if isinstance(fragment, list) else [fragment]
             assert any(o in m for m in messages for o in options), (
@@ -209,13 +210,13 @@ def check_report(report: ScoreReport, expected: dict[str, Any]) -> None:
         cases = [c for c in report.cases if c.section == name]
         assert cases and all(c.not_implemented for c in cases), name
     for case in report.cases:
-        assert not UNSAFE.search(case.message), f"{case.id}: unsafe text {case.message!r}"
-        assert case.message.isprintable(), f"{case.id}: unprintable text {case.message!r}"
+        assert not UNSAFE.search(message(case)), f"{case.id}: unsafe text {message(case)!r}"
+        assert message(case).isprintable(), f"{case.id}: unprintable text {message(case)!r}"
     for fragment in expected.get("hidden_messages_exclude", []):
         leaks = [
-            (c.id, c.message)
+            (c.id, message(c))
             for c in report.cases
-            if c.visibility == "hidden" and fragment in c.message
+            if c.visibility == "hidden" and fragment in message(c)
         ]
         assert not leaks, f"hidden cases show the submission's own text: {leaks[:3]}"
     check_outputs(report)

@@ -16,8 +16,8 @@ import pytest
 from pytest_rlsys.cli import ExitCode, main
 from pytest_rlsys.grading.grader import Grader, prepare_battery
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
-from pytest_rlsys.messages import CLAIMS_EN, claim_text, has_cjk
-from pytest_rlsys.outputs import reports
+from pytest_rlsys.messages import CLAIMS_EN, Msg, claim_text, has_cjk
+from pytest_rlsys.outputs import reports, scorejson
 from pytest_rlsys.resources import solution_path
 from tests.conftest import REPO, load_report
 
@@ -431,8 +431,9 @@ def test_wrapped_learner_text_never_starts_a_line_of_its_own() -> None:
             visibility="visible",
             max_cents=100,
             status="failed",
-            category="ties in bottlenecks",
-            message=fake,
+            category=Msg.same("ties in bottlenecks"),
+            kind="inconsistent",  # a check's finding: worded as it is
+            note=fake,
             call="pipeline_capacity({'a': 1}, 1, {'a': 1})",
             got=fake,
         )
@@ -460,15 +461,15 @@ def _graded(source: str, seed: int = 1) -> ScoreReport:
     return grader.report()
 
 
-def _hidden(category: str, message: str = "wrong value") -> CaseResult:
+def _hidden(category: str, kind: str = "wrong_value") -> CaseResult:
     return CaseResult(
         id=f"todo1.hidden.{category}",
         section="todo1",
         visibility="hidden",
         max_cents=100,
         status="failed",
-        category=category,
-        message=message,
+        category=Msg.same(category),
+        kind=kind,
     )
 
 
@@ -589,7 +590,11 @@ def test_quick_start_grades_first_and_tests_second(tmp_path: Path) -> None:
     assert 50 < float(points.group(1)) < 100
     # Command 2 installs the test stack and runs the test command .ci/run runs.
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert second.endswith("&& .venv/bin/pytest") and "\n.venv/bin/pytest\n" in ci
+    # The whole suite: the tests marked slow too (a plain `pytest` leaves them out).
+    assert (
+        second.endswith("&& .venv/bin/pytest --run-slow")
+        and "\n.venv/bin/pytest --run-slow\n" in ci
+    )
     for part in ("-r requirements/ci-gpu-cpu.txt", "'.[test]'"):
         assert part in second and part in ci
 
@@ -624,7 +629,7 @@ def test_classroom_runners_per_weight_give_one_total() -> None:
         )
         groups = weight_groups([(c.section, c.max_cents) for c in cases])
         runner = json.loads(render(report, RenderOptions()))
-        parts = split_by_weight(runner, report.to_json(), groups)
+        parts = split_by_weight(runner, scorejson.document(report), groups)
         assert list(parts) == [g[0] for g in groups]
         console = points = 0.0
         for doc in parts.values():

@@ -31,7 +31,8 @@ from pytest_rlsys.grading.grader import (
 )
 from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.request import GradingRequest
-from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs import reports, scorejson
+from pytest_rlsys.outputs.wording import message
 from pytest_rlsys.resources import exercise_path, solution_path
 from tests.conftest import processes
 
@@ -187,7 +188,7 @@ def test_special_files_are_refused_and_reported(tmp_path: Path, kind: str) -> No
     report = grade_file(sub, seed=1)
     assert time.monotonic() - started < 30  # a FIFO never blocks the grader
     assert report.score == 0 and report.max_score == 100
-    messages = {c.message for c in report.cases}
+    messages = {message(c) for c in report.cases}
     assert all(SECRET not in m for m in messages)
     reason = "symbolic link" if kind != "fifo" else "not a regular file"
     assert any(reason in m for m in messages), messages
@@ -367,9 +368,9 @@ def test_a_check_that_crashes_scores_zero_without_data(tmp_path: Path) -> None:
     result = grader.run_case(hidden.id)
     grader.close()
     assert result.status == "error" and result.cents == 0
-    assert "secret" not in result.message and result.kind == "grader_fault"
+    assert "secret" not in message(result) and result.kind == "grader_fault"
     # Which exception a hidden case provoked is not named anywhere (it could be chosen).
-    assert "OverflowError" not in result.message
+    assert "OverflowError" not in message(result)
     assert any("internal grader error" in note for note in grader.notes)
     assert not any("OverflowError" in note for note in grader.notes)
 
@@ -668,7 +669,7 @@ _CHOOSERS = {
 
 
 def _hidden_part(report: Any) -> list[dict[str, Any]]:
-    return [t for t in report.to_json()["tests"] if t["visibility"] == "hidden"]
+    return [t for t in scorejson.document(report)["tests"] if t["visibility"] == "hidden"]
 
 
 @pytest.mark.parametrize("behaviour", sorted(_CHOOSERS))
@@ -721,7 +722,7 @@ def test_a_reloaded_child_cannot_show_what_an_earlier_one_left(tmp_path: Path) -
     path = tmp_path / "mine.py"
     path.write_text(source, encoding="utf-8")
     report = grade_file(path, seed=3, limits=Limits(call_timeout_s=2.0))
-    text = json.dumps(report.to_json())
+    text = json.dumps(scorejson.document(report))
     assert "LEAK" not in text
     assert report.load_error is None  # the first load succeeded
 
@@ -979,7 +980,7 @@ def test_the_score_json_has_a_stated_size_bound(tmp_path: Path, source: str) -> 
     path = tmp_path / "mine.py"
     path.write_text(source, encoding="utf-8")
     report = grade_file(path, seed=1, limits=Limits(call_timeout_s=2.0))
-    size = len(dump_json(report.to_json()).encode("utf-8"))
+    size = len(dump_json(scorejson.document(report)).encode("utf-8"))
     bound = len(report.cases) * MAX_CASE_JSON_BYTES + MAX_REPORT_EXTRA_BYTES
     assert size <= bound, (size, bound)
     assert size < 2 * 1024 * 1024  # and, in absolute terms, small

@@ -24,6 +24,7 @@ from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.outputs import scorejson
 from pytest_rlsys.outputs.registry import RenderOptions
+from pytest_rlsys.outputs.wording import message
 
 # -- RunAhead on its own ----------------------------------------------------------------
 
@@ -413,7 +414,7 @@ def test_the_child_survives_the_worker_that_started_it(
         try:
             grader.plan(ids[:2])
             got = [grader.run_case(i) for i in (ids[0], ids[5], ids[1])]
-            assert [r.status for r in got] == ["passed"] * 3, [r.message for r in got]
+            assert [r.status for r in got] == ["passed"] * 3, [message(r) for r in got]
         finally:
             grader.close()
 

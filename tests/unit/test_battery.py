@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_rlsys.grading.battery import build_battery, load_reference, run_reference, self_check
 from pytest_rlsys.grading.grader import grade_file
+from pytest_rlsys.outputs.wording import message
 from pytest_rlsys.resources import solution_path
 
 REFERENCE = solution_path().read_text(encoding="utf-8")
@@ -397,7 +398,7 @@ def test_a_case_the_reference_fails_is_not_graded_and_keeps_its_points_in_the_ma
     path.write_text(REFERENCE, encoding="utf-8")
     report = grade_file(path, seed=5)
     ties = next(c for c in report.cases if c.id == "todo1.hidden.ties")
-    assert ties.status == "not_run" and "not graded" in ties.message and ties.kind == "not_graded"
+    assert ties.status == "not_run" and "not graded" in message(ties) and ties.kind == "not_graded"
     assert report.max_score == 100
     assert report.score == pytest.approx(100 - ties.max_cents / 100)
     assert report.ungraded_cents == ties.max_cents
@@ -416,7 +417,7 @@ def test_hidden_failures_never_show_inputs(tmp_path: Path) -> None:
     assert hidden
     for case in hidden:
         assert not case.call and not case.expected and not case.got
-        assert "fabric-" not in case.message  # generated fabric names are inputs
+        assert "fabric-" not in message(case)  # generated fabric names are inputs
 
 
 def test_reference_outcome_of_a_bad_input_is_value_error() -> None:

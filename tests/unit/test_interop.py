@@ -30,6 +30,8 @@ from pytest_rlsys.grading.scoring import (
     ScoreReport,
     as_status,
 )
+from pytest_rlsys.grading.verdicts import HIDDEN_KINDS, PROBLEM_KINDS
+from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import reports
 from pytest_rlsys.outputs.classroom import exact_running_scores
 from pytest_rlsys.outputs.files import write_atomic
@@ -281,14 +283,21 @@ TEXT = st.one_of(
 
 @st.composite
 def case_results(draw: st.DrawFn) -> CaseResult:
+    visibility = draw(st.sampled_from(["visible", "hidden"]))
+    # Every field a message is worded from holds hostile text; the kind is the grader's.
+    kinds = HIDDEN_KINDS if visibility == "hidden" else ("", *PROBLEM_KINDS)
     return CaseResult(
         id=draw(st.one_of(TEXT, st.sampled_from(["todo1.hidden.x", "todo2.visible.y"]))),
         section=draw(st.one_of(st.sampled_from(["todo1", "todo2", "todo3", "gpu_result"]), TEXT)),
-        visibility=draw(st.sampled_from(["visible", "hidden"])),
+        visibility=visibility,
         max_cents=draw(st.integers(min_value=0, max_value=10_000)),
         status=as_status(draw(st.sampled_from(STATUSES))),
-        message=draw(TEXT),
-        category=draw(TEXT),
+        kind=draw(st.sampled_from(kinds)),
+        note=draw(TEXT),
+        path=draw(TEXT),
+        exc_type=draw(TEXT),
+        names=tuple(draw(st.lists(TEXT, max_size=2))),
+        category=Msg(draw(TEXT), draw(TEXT)),
         call=draw(TEXT),
         claim=draw(TEXT),
         expected=draw(TEXT),
@@ -309,7 +318,6 @@ def score_reports(draw: st.DrawFn) -> ScoreReport:
         submission=draw(st.one_of(st.none(), TEXT)),
         submission_sha256=draw(st.one_of(st.none(), TEXT)),
         battery_sha256=draw(st.one_of(st.none(), TEXT)),
-        lang=draw(st.sampled_from(["en", "zh"])),
         notes=draw(st.lists(TEXT, max_size=3)),
         elapsed_s=draw(st.one_of(st.floats(min_value=0, max_value=1e5), st.floats())),
         gpu_result=draw(st.one_of(st.none(), st.dictionaries(TEXT, TEXT, max_size=3))),

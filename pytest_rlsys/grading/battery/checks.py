@@ -31,7 +31,6 @@ from pytest_rlsys.grading.comparison import (
     type_name,
 )
 from pytest_rlsys.grading.outcomes import CallOutcome
-from pytest_rlsys.messages import LOAD_FAILED, TODO_OF, Msg
 
 __all__ = [
     "CheckFactory",
@@ -50,105 +49,26 @@ __all__ = [
 CheckFactory = Callable[[tuple[Call, ...]], Check]
 Relation = Callable[[list[Any]], str | None]
 
-BATTERY_BUG = Msg(
-    "the grader could not judge this answer (a fault of the battery, not "
-    "of your code); tell your instructor",
-    "评分器无法判定该答案（是题库的问题，不是你的代码的问题）；请告知教师",
-)
-REFUSED_VALID = Msg(
-    "the valid input next to the bad one (the same input with the bad field "
-    "repaired) was refused; refusing the bad one earns nothing then",
-    "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝；此时拒绝非法输入不得分",
-)
-WRONG_ORDER_ZH = "元素正确但顺序错误"
-
 
 def outcome_problem(outcome: CallOutcome, section: str) -> Verdict:
     """The verdict for a call that did not return a value (no expected/got yet)."""
-    todo = TODO_OF.get(section, section)
     kind = outcome.kind
     exc, line = outcome.exc_type, outcome.line
     if kind == "raised" and outcome.not_implemented:
-        return Verdict(
-            "failed",
-            "not_implemented",
-            Msg(
-                f"{todo} not implemented yet (raises NotImplementedError)",
-                f"{todo} 尚未实现（抛出 NotImplementedError）",
-            ),
-            exc_type=exc,
-        )
+        return Verdict("failed", "not_implemented", exc_type=exc, todo=section)
     if kind == "raised" and outcome.is_exception:
-        at_en, at_zh = _line_words(line)
-        return Verdict(
-            "failed",
-            "raised",
-            Msg(
-                f"raised {exc}{at_en}: {outcome.message}", f"抛出了 {exc}{at_zh}：{outcome.message}"
-            ),
-            exc_type=exc,
-            line=line,
-        )
+        return Verdict("failed", "raised", exc_type=exc, line=line, note=outcome.message)
     if kind == "raised":
-        return Verdict(
-            "error",
-            "not_exception",
-            Msg(
-                f"raised {exc}, which is not an Exception (SystemExit, "
-                "KeyboardInterrupt and the like must not escape a library function)",
-                f"抛出了 {exc}，它不是 Exception（库函数不应抛出 SystemExit、"
-                "KeyboardInterrupt 等）",
-            ),
-            exc_type=exc,
-        )
-    if kind == "timeout":
-        return Verdict(
-            "timeout",
-            "timed_out",
-            Msg(
-                f"{outcome.message} (an infinite loop?)",
-                f"超时：{outcome.message}（是否有死循环？）",
-            ),
-        )
-    if kind == "crashed":
-        return Verdict("error", "crashed", Msg(outcome.message, f"进程异常结束：{outcome.message}"))
-    if kind == "missing":
-        return Verdict(
-            "error", "missing_function", Msg(outcome.message, f"缺少函数：{outcome.message}")
-        )
-    if kind == "grader_error":
-        return Verdict(
-            "error",
-            "grader_setting",
-            Msg(
-                f"grading could not start: {outcome.message}",
-                f"评分无法开始（评分器设置问题，不是提交的错误）：{outcome.message}",
-            ),
-        )
-    if kind == "load_failed":
-        return Verdict(
-            "error",
-            "load_failed",
-            Msg(
-                LOAD_FAILED.en.format(error=outcome.message),
-                LOAD_FAILED.zh.format(error=outcome.message),
-            ),
-        )
-    return Verdict(
-        "error",
-        "garbled",
-        Msg(
-            f"the grader could not read the answer: {outcome.message}",
-            f"评分器无法读取返回值：{outcome.message}",
-        ),
-    )
-
-
-def _line_words(line: int | None) -> tuple[str, str]:
-    """' at line N of your file' in both languages, or nothing when the line is unknown."""
-    if type(line) is not int or line <= 0:
-        return "", ""
-    return f" at line {line} of your file", f"（你的文件第 {line} 行）"
+        return Verdict("error", "not_exception", exc_type=exc)
+    problem: dict[str, ProblemKind] = {
+        "timeout": "timed_out",
+        "crashed": "crashed",
+        "missing": "missing_function",
+        "grader_error": "grader_setting",
+        "load_failed": "load_failed",
+    }
+    status = "timeout" if kind == "timeout" else "error"
+    return Verdict(status, problem.get(kind, "garbled"), note=outcome.message)
 
 
 def total(check: Check) -> Check:
@@ -158,7 +78,7 @@ def total(check: Check) -> Check:
         try:
             return check(outcomes)
         except Exception:  # any bug of ours: no traceback, no inputs shown
-            return Verdict("error", "battery_bug", BATTERY_BUG)
+            return Verdict("error", "battery_bug")
 
     return safe
 
@@ -174,36 +94,21 @@ def first_problem(outcomes: Sequence[CallOutcome], calls: Sequence[Call]) -> Ver
 
 def _value_problem(found: Mismatch, func: str, want: Any, got: Any) -> Verdict:
     """The verdict for a value that differs from the reference's, from the record."""
-    if found.how == "wrong_order":
-        kind: ProblemKind = "wrong_order"
-        problem = Msg(
-            f"right items, wrong order at {found.path}", f"{WRONG_ORDER_ZH}（{found.path}）"
-        )
-    else:
-        kind = "wrong_value"
-        text = found.text()
-        problem = Msg(text, text)
+    kind: ProblemKind = "wrong_order" if found.how == "wrong_order" else "wrong_value"
     return Verdict(
         "failed",
         kind,
-        problem,
         show(want),
         show(got),
         path=found.path,
         schema_path=schema_path(RESULT_KEYS.get(func, ()), found.path),
+        diff=found.diff(),
     )
 
 
 def _not_a_dict(got: Any) -> Verdict:
-    kind = type_name(got)
     return Verdict(
-        "failed",
-        "not_a_dict",
-        Msg(f"the result is a {kind}, not a plain dict", f"返回值是 {kind}，不是普通 dict"),
-        "a dict",
-        show(got),
-        path="$",
-        schema_path="$",
+        "failed", "not_a_dict", "a dict", show(got), path="$", schema_path="$", note=type_name(got)
     )
 
 
@@ -225,11 +130,11 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
                     return Verdict(
                         "failed",
                         "missing_key",
-                        Msg(f"the result has no key {key!r}", f"返回值缺少键 {key!r}"),
                         show(want),
                         "(missing)",
                         path=f"$.{key}",
                         schema_path=schema_path(RESULT_KEYS.get(func, ()), f"$.{key}"),
+                        names=(key,),
                     )
                 found = find_mismatch(want, got[key], f"$.{key}")
                 if found is not None:
@@ -245,33 +150,12 @@ def _refused(outcome: CallOutcome, call: Call) -> Verdict:
     if outcome.kind == "raised" and outcome.value_error:
         return PASSED
     if outcome.kind == "returned":
-        return Verdict(
-            "failed",
-            "returned",
-            Msg(
-                "returned a result instead of raising ValueError",
-                "应当抛出 ValueError，却返回了结果",
-            ),
-            "ValueError",
-            show(outcome.value),
-        )
+        return Verdict("failed", "returned", "ValueError", show(outcome.value))
     if outcome.kind == "raised" and outcome.is_exception and not outcome.not_implemented:
         exc = outcome.exc_type
-        at_en, at_zh = _line_words(outcome.line)
-        return Verdict(
-            "failed",
-            "raised_other",
-            Msg(
-                f"raised {exc}{at_en} instead of ValueError",
-                f"抛出了 {exc}{at_zh}，应当是 ValueError",
-            ),
-            "ValueError",
-            exc,
-            exc_type=exc,
-            line=outcome.line,
-        )
+        return Verdict("failed", "raised_other", "ValueError", exc, exc_type=exc, line=outcome.line)
     early = first_problem([outcome], [call])
-    return early if early is not None else Verdict("error", "battery_bug", BATTERY_BUG)
+    return early if early is not None else Verdict("error", "battery_bug")
 
 
 def expect_value_error(calls: tuple[Call, ...]) -> Check:
@@ -293,9 +177,9 @@ def expect_refusal(calls: tuple[Call, ...]) -> Check:
         control = outcomes[0]
         if control.kind != "returned":
             if control.kind == "raised" and control.value_error:
-                return Verdict("failed", "refused_valid", REFUSED_VALID)
+                return Verdict("failed", "refused_valid")
             early = first_problem(outcomes[:1], calls[:1])
-            return early if early is not None else Verdict("error", "battery_bug", BATTERY_BUG)
+            return early if early is not None else Verdict("error", "battery_bug")
         return _refused(outcomes[1], calls[1])
 
     return check
@@ -342,11 +226,7 @@ def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
             or type(after[0]) is not list
             or type(after[1]) is not dict
         ):
-            return Verdict(
-                "failed",
-                "unreadable_args",
-                Msg("the arguments could not be read back after the call", "调用后无法读回参数"),
-            )
+            return Verdict("failed", "unreadable_args")
         names = PARAMETERS[call.func]
         sent_args, sent_kwargs = plain(list(call.args)), plain(dict(call.kwargs))
         changed = [
@@ -360,16 +240,7 @@ def expect_unchanged_inputs(calls: tuple[Call, ...]) -> Check:
             if k not in after[1] or not identical(value, after[1][k])
         ]
         if changed:
-            which = ", ".join(changed)
-            return Verdict(
-                "failed",
-                "mutated_input",
-                Msg(
-                    f"the input argument {which} was modified in place",
-                    f"输入参数 {which} 被原地修改",
-                ),
-                schema_path=changed[0],
-            )
+            return Verdict("failed", "mutated_input", schema_path=changed[0], names=tuple(changed))
         return PASSED
 
     return check
@@ -389,7 +260,7 @@ def expect_relation(relation: Relation) -> CheckFactory:
             except (LookupError, TypeError, AttributeError, ValueError, ArithmeticError):
                 problem = "the results do not have the documented keys"
             if problem:
-                return Verdict("failed", "inconsistent", Msg(problem, problem))
+                return Verdict("failed", "inconsistent", note=problem)
             return PASSED
 
         return check

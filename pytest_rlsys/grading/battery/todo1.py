@@ -21,7 +21,7 @@ from pytest_rlsys.grading.battery.generators import (
     out_of_order,
 )
 from pytest_rlsys.grading.battery.model import RESULT_KEYS, Call
-from pytest_rlsys.grading.comparison import mismatch, numbers_match
+from pytest_rlsys.grading.comparison import find_mismatch, numbers_match
 from pytest_rlsys.messages import Msg
 
 __all__ = ["RULES", "add_hidden", "add_visible"]
@@ -236,11 +236,11 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
 
         def scale_relation(values: list[Any], k: float = k) -> str | None:
             a, s = values
-            if mismatch(a["bottlenecks"], s["bottlenecks"]):
+            if find_mismatch(a["bottlenecks"], s["bottlenecks"]):
                 return "scaling every rate and the arrival rate changed the bottlenecks"
             if not numbers_match(float(a["capacity"]) * k, float(s["capacity"])):
                 return "scaling every rate by k did not scale the capacity by k"
-            if mismatch(a["unstable_stages"], s["unstable_stages"]):
+            if find_mismatch(a["unstable_stages"], s["unstable_stages"]):
                 return "scaling every rate and the arrival rate changed the unstable stages"
             return None
 

@@ -1,0 +1,175 @@
+"""A case's words, in the output's language, from its record (``grading.scoring.CaseResult``).
+
+The grader keeps facts: a kind from the closed vocabulary (``grading.verdicts``), a path,
+an exception's class and line, the call's own text.  Every renderer asks here for the
+sentence when it writes its file, so the language is an output option only and no code
+reads a sentence back.  A hidden case is worded from its kind and schema path alone
+(``messages.HIDDEN_WORDS``); whatever else its record held could not reach its words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, bounded
+from pytest_rlsys.grading.verdicts import ValueDiff
+from pytest_rlsys.messages import LOAD_FAILED, TODO_OF, Msg, hidden_message
+
+__all__ = ["category", "diff_text", "message", "shared_message"]
+
+# The words of each visible kind.  ``{exc}``, ``{at}`` (the line), ``{note}`` (the call's
+# own text), ``{todo}``, ``{names}``, ``{key}``, ``{limit}`` and ``{path}`` are filled
+# from the record; a kind missing here is worded by its note alone.
+PROBLEM_WORDS: dict[str, Msg] = {
+    "passed": Msg("", ""),
+    "not_implemented": Msg(
+        "{todo} not implemented yet (raises NotImplementedError)",
+        "{todo} 尚未实现（抛出 NotImplementedError）",
+    ),
+    "raised": Msg("raised {exc}{at}: {note}", "抛出了 {exc}{at}：{note}"),
+    "not_exception": Msg(
+        "raised {exc}, which is not an Exception (SystemExit, KeyboardInterrupt and the like "
+        "must not escape a library function)",
+        "抛出了 {exc}，它不是 Exception（库函数不应抛出 SystemExit、KeyboardInterrupt 等）",
+    ),
+    "timed_out": Msg("{note} (an infinite loop?)", "超时：{note}（是否有死循环？）"),
+    "crashed": Msg("{note}", "进程异常结束：{note}"),
+    "missing_function": Msg("{note}", "缺少函数：{note}"),
+    "grader_setting": Msg(
+        "grading could not start: {note}",
+        "评分无法开始（评分器设置问题，不是提交的错误）：{note}",
+    ),
+    "load_failed": Msg(
+        LOAD_FAILED.en.replace("{error}", "{note}"), LOAD_FAILED.zh.replace("{error}", "{note}")
+    ),
+    "garbled": Msg("the grader could not read the answer: {note}", "评分器无法读取返回值：{note}"),
+    "wrong_order": Msg("right items, wrong order at {path}", "元素正确但顺序错误（{path}）"),
+    "not_a_dict": Msg("the result is a {note}, not a plain dict", "返回值是 {note}，不是普通 dict"),
+    "missing_key": Msg("the result has no key {key}", "返回值缺少键 {key}"),
+    "returned": Msg(
+        "returned a result instead of raising ValueError", "应当抛出 ValueError，却返回了结果"
+    ),
+    "raised_other": Msg(
+        "raised {exc}{at} instead of ValueError", "抛出了 {exc}{at}，应当是 ValueError"
+    ),
+    "unreadable_args": Msg(
+        "the arguments could not be read back after the call", "调用后无法读回参数"
+    ),
+    "mutated_input": Msg(
+        "the input argument {names} was modified in place", "输入参数 {names} 被原地修改"
+    ),
+    "refused_valid": Msg(
+        "the valid input next to the bad one (the same input with the bad field "
+        "repaired) was refused; refusing the bad one earns nothing then",
+        "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝；此时拒绝非法输入不得分",
+    ),
+    "battery_bug": Msg(
+        "the grader could not judge this answer (a fault of the battery, not "
+        "of your code); tell your instructor",
+        "评分器无法判定该答案（是题库的问题，不是你的代码的问题）；请告知教师",
+    ),
+    "grader_fault": Msg(
+        "the grader failed while checking this case ({exc}); "
+        "it scores 0 and the error is recorded for the instructor",
+        "评分器在检查此用例时出错（{exc}）；此用例记 0 分，错误已记录给教师",
+    ),
+    "self_check": Msg(
+        "not graded: the reference fails this case's self-check",
+        "未评分：参考实现未通过该用例的自检",
+    ),
+    "over_budget": Msg(
+        "not run: the submission's time budget of {limit} s is used up",
+        "未运行：提交的总时间预算 {limit} 秒已用完",
+    ),
+    "too_many_timeouts": Msg(
+        "not run: {names}() already timed out {limit} times", "未运行：{names}() 已超时 {limit} 次"
+    ),
+    "not_reached": Msg("not run (deselected or stopped early)", "未运行（被取消选择或提前停止）"),
+}
+
+
+def diff_text(diff: ValueDiff) -> str:
+    """Where and how a value differs: the path, a colon, then what differs (the same in
+    both languages: it is made of the values and type names)."""
+    path, how = diff.path, diff.how
+    if how == "nonplain":
+        return f"{path}: got a {diff.got_type} object, expected plain {diff.want_type}"
+    if how == "not_a_number":
+        return f"{path}: expected a number, got {diff.got_type} {diff.got}"
+    if how == "not_a_list":
+        return f"{path}: expected a list, got {diff.got_type} {diff.got}"
+    if how == "not_a_dict":
+        return f"{path}: expected a dict, got {diff.got_type} {diff.got}"
+    if how == "wrong_order":
+        return f"{path}: right items, wrong order"
+    if how == "keys":
+        parts = []
+        if diff.missing:
+            parts.append(f"missing keys {list(diff.missing)}")
+        if diff.extra:
+            parts.append(f"unexpected keys {list(diff.extra)}")
+        return f"{path}: " + ", ".join(parts)
+    return f"{path}: expected {diff.want}, got {diff.got}"
+
+
+def _line(line: int | None, lang: str) -> str:
+    """' at line N of your file', or nothing when the line is unknown."""
+    if type(line) is not int or line <= 0:
+        return ""
+    return f"（你的文件第 {line} 行）" if lang == "zh" else f" at line {line} of your file"
+
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def _visible(case: CaseResult, lang: str) -> str:
+    if case.kind == "wrong_value" and case.diff is not None:
+        return diff_text(case.diff)
+    words = PROBLEM_WORDS.get(case.kind)
+    if words is None:
+        # A related-inputs check's finding, or a result-file check's own account.
+        return case.note
+    fields = {
+        "exc": case.exc_type,
+        "at": _line(case.line, lang),
+        "todo": TODO_OF.get(case.todo, case.todo),
+        "names": ", ".join(case.names),
+        "key": repr(case.names[0]) if case.names else "",
+        "limit": "" if case.limit is None else f"{case.limit:g}",
+        "path": case.path,
+        "note": case.note,
+    }
+    # One pass over the template: a field's value (the call's own text) is never searched.
+    return _FIELD.sub(lambda m: fields.get(m.group(1), m.group(0)), words.get(lang))
+
+
+def message(case: CaseResult, lang: str = "en") -> str:
+    """What went wrong in ``case``, in ``lang``; "" for a passed case."""
+    if case.visibility == "hidden":
+        return hidden_message(case.kind, case.path, lang) if case.kind else ""
+    return bounded(_visible(case, lang), MAX_MESSAGE_CHARS)
+
+
+# How a failure many cases share is said once: the exception without what one case
+# expected instead of it (the same exception answered where ValueError was due).
+_SHARED = Msg("raised {exc}{at}", "抛出了 {exc}{at}")
+
+
+def shared_message(case: CaseResult, lang: str = "en") -> str:
+    """``message``, for a failure said once for many cases (a resource exhausted, a
+    crash): an exception is named with its line and its text, never what this one case
+    expected instead."""
+    if case.visibility == "visible" and case.kind in ("raised", "raised_other"):
+        said = _FIELD.sub(
+            lambda m: {"exc": case.exc_type, "at": _line(case.line, lang)}[m.group(1)],
+            _SHARED.get(lang),
+        )
+        if case.kind == "raised" and case.note:
+            said += ("：" if lang == "zh" else ": ") + case.note
+        return bounded(said, MAX_MESSAGE_CHARS)
+    return message(case, lang)
+
+
+def category(case: CaseResult, lang: str = "en") -> str:
+    """The battery's name for what ``case`` checks, in ``lang``."""
+    return case.category.get(lang)

@@ -1,0 +1,130 @@
+"""A case's words come from its record when an output is written (outputs.wording)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_rlsys.grading.grader import Grader
+from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.grading.verdicts import HIDDEN_KINDS, PROBLEM_KINDS, ValueDiff
+from pytest_rlsys.messages import HIDDEN_WORDS, Msg
+from pytest_rlsys.outputs import scorejson, wording
+
+FIELDS = {"exc", "at", "todo", "names", "key", "limit", "path", "note"}
+# Kinds worded from their record alone: a value's difference, a relation's finding.
+UNTEMPLATED = {"wrong_value", "inconsistent"}
+
+
+def _fields(text: str) -> set[str]:
+    return set(re.findall(r"\{(\w+)\}", text))
+
+
+def test_every_kind_has_words_in_both_languages_with_the_same_fields() -> None:
+    assert set(wording.PROBLEM_WORDS) == set(PROBLEM_KINDS) - UNTEMPLATED
+    for kind, words in wording.PROBLEM_WORDS.items():
+        assert _fields(words.en) == _fields(words.zh), kind
+        assert _fields(words.en) <= FIELDS, kind
+    assert set(HIDDEN_WORDS) == set(HIDDEN_KINDS)
+
+
+def test_no_record_holds_a_sentence_or_a_language() -> None:
+    names = {f.name for f in dataclasses.fields(CaseResult)}
+    assert not names & {"message", "lang"}
+    assert "lang" not in {f.name for f in dataclasses.fields(ScoreReport)}
+    assert "lang" not in {f.name for f in dataclasses.fields(Grader)}
+    category = next(f for f in dataclasses.fields(CaseResult) if f.name == "category")
+    assert category.type in (Msg, "Msg")
+
+
+def _visible(kind: str, **detail: object) -> CaseResult:
+    return CaseResult(
+        "todo1.visible.x",
+        "todo1",
+        "visible",
+        100,
+        "failed",
+        kind=kind,
+        **detail,  # type: ignore[arg-type]
+    )
+
+
+def test_the_calls_own_text_is_shown_as_it_is_never_searched_for_fields() -> None:
+    case = _visible("raised", exc_type="KeyError", line=7, note="{path} {exc} {at}")
+    assert wording.message(case) == "raised KeyError at line 7 of your file: {path} {exc} {at}"
+    assert wording.message(case, "zh") == "抛出了 KeyError（你的文件第 7 行）：{path} {exc} {at}"
+
+
+@pytest.mark.parametrize(
+    ("case", "en", "zh"),
+    [
+        (
+            _visible("missing_key", names=("capacity",)),
+            "the result has no key 'capacity'",
+            "返回值缺少键 'capacity'",
+        ),
+        (
+            _visible("too_many_timeouts", names=("pipeline_capacity",), limit=3),
+            "not run: pipeline_capacity() already timed out 3 times",
+            "未运行：pipeline_capacity() 已超时 3 次",
+        ),
+        (
+            _visible("over_budget", limit=120.0),
+            "not run: the submission's time budget of 120 s is used up",
+            "未运行：提交的总时间预算 120 秒已用完",
+        ),
+        (
+            _visible("not_implemented", todo="todo2"),
+            "TODO 2 not implemented yet (raises NotImplementedError)",
+            "TODO 2 尚未实现（抛出 NotImplementedError）",
+        ),
+        (
+            _visible("wrong_value", diff=ValueDiff("$.capacity", "wrong_value", "80.0", "81")),
+            "$.capacity: expected 80.0, got 81",
+            "$.capacity: expected 80.0, got 81",
+        ),
+        (_visible("", note="a result-file check's words"), "a result-file check's words", None),
+    ],
+)
+def test_each_kind_is_worded_from_its_detail(case: CaseResult, en: str, zh: str | None) -> None:
+    assert wording.message(case, "en") == en
+    assert wording.message(case, "zh") == (zh if zh is not None else en)
+
+
+def test_a_hidden_case_is_worded_from_its_kind_and_schema_path_only() -> None:
+    # Whatever else the record held (it never does), the words cannot show it.
+    case = CaseResult(
+        "todo1.hidden.x",
+        "todo1",
+        "hidden",
+        100,
+        "failed",
+        kind="wrong_value",
+        path="$.bottlenecks",
+        note="secret",
+        exc_type="Secret",
+        names=("secret",),
+    )
+    assert wording.message(case) == "wrong value at $.bottlenecks"
+    assert "secret" not in wording.message(case, "zh").lower()
+
+
+def test_one_grading_gives_both_languages(reference_source: str) -> None:
+    broken = reference_source.replace("capacity = min(", "capacity = max(", 1)
+    assert broken != reference_source
+    grader = Grader(Path("rlsys_ledger.py"), broken.encode(), 1)
+    grader.run_all()
+    report = grader.report()
+    en, zh = (scorejson.document(report, lang) for lang in ("en", "zh"))
+    assert en["reproducibility"]["lang"] == "en" and zh["reproducibility"]["lang"] == "zh"
+    failed = [i for i, t in enumerate(en["tests"]) if t["status"] != "passed"]
+    assert failed
+    for i in failed:
+        a, b = en["tests"][i], zh["tests"][i]
+        assert {k: v for k, v in a.items() if k not in ("message", "category")} == {
+            k: v for k, v in b.items() if k not in ("message", "category")
+        }
+    assert any(en["tests"][i]["category"] != zh["tests"][i]["category"] for i in failed)
