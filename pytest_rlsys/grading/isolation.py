@@ -35,7 +35,7 @@ from pytest_rlsys.escaping import clean_output as _clean_output
 from pytest_rlsys.grading import identity, leftovers
 from pytest_rlsys.grading.comparison import NONPLAIN_MARK
 from pytest_rlsys.grading.identity import child_identity, fence_arguments, ipc_namespace_wrapper
-from pytest_rlsys.grading.outcomes import CallOutcome, Limits, LoadResult, SentCall
+from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 MAX_STRAY_BYTES = 1024 * 1024  # replies to no call in progress, per call
@@ -157,7 +157,7 @@ class ChildProcess:
         self.scratch: str | None = None  # on the host's disk; None inside the fence
         self.fenced = False  # the running child is inside bubblewrap's namespaces
         self.next_id = 0
-        self.load: LoadResult | None = None
+        self.load: SubmissionLoad | None = None
         self.notes: list[str] = []
         self._outputs: list[str] = []
         self._sealed: str | None = None  # the output shown, once hidden cases began
@@ -448,7 +448,7 @@ class ChildProcess:
         return describe_exit(code)
 
     # -- public API -------------------------------------------------------------------
-    def ensure_loaded(self) -> LoadResult:
+    def ensure_loaded(self) -> SubmissionLoad:
         """Start a child and load the submission, unless loading already failed for good."""
         if self.load is not None and not self.load.ok:
             return self.load
@@ -460,7 +460,7 @@ class ChildProcess:
             self.kill()
             with self._spawn_lock:
                 if self.stopped:  # not stored as the load result: the grade is ending
-                    return LoadResult(False, stage="stopped", message="grading was stopped")
+                    return SubmissionLoad(False, stage="stopped", message="grading was stopped")
                 try:
                     self._spawn()
                 except OSError as exc:  # the interpreter could not be started at all
@@ -471,7 +471,7 @@ class ChildProcess:
             self.kill()
             if self._recheck_interpreter():
                 return self.ensure_loaded()
-            self.load = LoadResult(
+            self.load = SubmissionLoad(
                 False, stage="crashed", message=f"Python could not be started ({spawn_error})"
             )
             return self.load
@@ -498,15 +498,15 @@ class ChildProcess:
             reply = self._recv(deadline)
             result = self._parse_load(reply)
         except TimeoutError:
-            result = LoadResult(
+            result = SubmissionLoad(
                 False,
                 stage="timeout",
                 message=f"loading did not finish within {lim.load_timeout_s:g} s",
             )
         except (EOFError, BrokenPipeError):
-            result = LoadResult(False, stage="crashed", message=self._died() + " while loading")
+            result = SubmissionLoad(False, stage="crashed", message=self._died() + " while loading")
         except (ProtocolError, ValueError, UnicodeDecodeError, KeyError, TypeError) as exc:
-            result = LoadResult(False, stage="protocol", message=f"garbled load reply: {exc}")
+            result = SubmissionLoad(False, stage="protocol", message=f"garbled load reply: {exc}")
         if not result.ok:
             self.kill()
             if result.stage == "crashed" and self._recheck_interpreter():
@@ -515,20 +515,20 @@ class ChildProcess:
                 # Calls (hidden inputs among them) reached an earlier child: what this
                 # one says while loading may be what that one learnt and left behind, so
                 # only the grader's own words are kept.
-                result = LoadResult(False, stage=result.stage, message=RELOAD_FAILED)
+                result = SubmissionLoad(False, stage=result.stage, message=RELOAD_FAILED)
         self._interpreter_confirmed = True
         self.load = result
         return result
 
     @staticmethod
-    def _parse_load(reply: Any) -> LoadResult:
+    def _parse_load(reply: Any) -> SubmissionLoad:
         if type(reply) is not dict or type(reply.get("ok")) is not bool:
             raise ProtocolError("load reply is not an object with 'ok'")
         if reply["ok"]:
             funcs = reply.get("functions")
             if type(funcs) is not dict:
                 raise ProtocolError("load reply lacks 'functions'")
-            return LoadResult(True, functions={str(k): v is True for k, v in funcs.items()})
+            return SubmissionLoad(True, functions={str(k): v is True for k, v in funcs.items()})
         error: dict[str, Any] = reply["error"] if type(reply.get("error")) is dict else {}
         line = reply.get("line") if type(reply.get("line")) is int else None
         text: str = reply["text"] if type(reply.get("text")) is str else ""
@@ -537,7 +537,7 @@ class ChildProcess:
         if reply.get("stage") == "syntax" and line is not None and text.strip():
             # str(SyntaxError) already names the line; add the offending source text.
             message += f" — line {line} reads: {clean_text(text.strip(), 200)}"
-        return LoadResult(
+        return SubmissionLoad(
             False,
             stage=clean_text(str(reply.get("stage", "import")), 20),
             message=message,

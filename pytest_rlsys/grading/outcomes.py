@@ -63,7 +63,10 @@ class SentCall:
 
 
 @dataclass
-class LoadResult:
+class SubmissionLoad:
+    """How loading the learner's file went (``resultfile.loading.LoadedResult`` is a
+    result file's)."""
+
     ok: bool
     functions: dict[str, bool] = field(default_factory=dict)
     stage: str = ""  # syntax | import | timeout | crashed | protocol
