@@ -20,7 +20,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from pytest_rlsys.grading.grader import grade_file  # noqa: E402
 from pytest_rlsys.grading.scoring import OUTPUT_KINDS, ScoreReport  # noqa: E402
-from pytest_rlsys.outputs import reports  # noqa: E402
+from pytest_rlsys.messages import Msg  # noqa: E402
+from pytest_rlsys.outputs import reports, scorejson  # noqa: E402
 from pytest_rlsys.resources import exercise_path  # noqa: E402
 
 HOSTILE = "\ud800\uffff\x1b[2J\u202eevil\u200b 中文：" * 20
@@ -45,16 +46,19 @@ def main() -> None:
         **{
             **vars(report),
             "cases": [
-                dataclasses.replace(c, message=HOSTILE, category=HOSTILE) for c in report.cases
+                # Every text a message is worded from (a result-file check's note is
+                # shown whole), and the category.
+                dataclasses.replace(c, kind="", note=HOSTILE, category=Msg(HOSTILE, HOSTILE))
+                for c in report.cases
             ],
         }
     )
     for name, subject in (("template", report), ("hostile", hostile)):
         baseline = timed(
             args.repeat,
-            lambda s=subject: json.dumps(s.to_json(), ensure_ascii=False, indent=2).encode(
-                "utf-8", "surrogatepass"
-            ),
+            lambda s=subject: json.dumps(
+                scorejson.document(s), ensure_ascii=False, indent=2
+            ).encode("utf-8", "surrogatepass"),
         )
         print(
             f"{name}: {len(subject.cases)} cases; grading took {grading * 1000:.0f} ms; "
