@@ -223,6 +223,8 @@ class Grader:
             self.cases: list[Case] = list(prepared.cases)
             self.by_id = {c.id: c for c in self.cases}
             self.cents = assign_points(self.cases, self.rubric)
+            # Counted once: the runner asks for every case it waits on.
+            self.longest_case = max((len(case.calls) for case in self.cases), default=1)
         except BaseException:
             self.close()  # no child may outlive a grader that was never made
             raise
@@ -297,8 +299,7 @@ class Grader:
         """How long one case may take before a wait for it means the grader hangs: the
         load and every call of the longest case at their limits, with a minute to spare
         (the worker may be loading the submission first)."""
-        cases = getattr(self, "cases", ())  # none yet while the battery is prepared
-        longest = max((len(case.calls) for case in cases), default=1)
+        longest = getattr(self, "longest_case", 1)  # 1 while the battery is prepared
         return self.limits.load_timeout_s + self.limits.call_timeout_s * longest + 60.0
 
     def _fault(self, case: Case, exc: Exception) -> CaseResult:
