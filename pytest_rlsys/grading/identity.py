@@ -151,6 +151,7 @@ def child_interpreter(user: ChildIdentity | None) -> str | None:
 
 _IPC_WRAPPER: list[str] | None = None
 _IPC_PROBED = False
+_IPC_LOCK = threading.Lock()
 
 
 def ipc_namespace_wrapper() -> list[str]:
@@ -158,23 +159,27 @@ def ipc_namespace_wrapper() -> list[str]:
     IPC namespace: the child's shared memory, semaphores and message queues then vanish
     with it.  Empty when not available (the uid sweep in ``leftovers`` still applies)."""
     global _IPC_WRAPPER, _IPC_PROBED
-    if _IPC_PROBED:
+    # Under the lock, and marked probed only once the answer is known: a batch starts
+    # children from several threads at once, and one that asked while the first probe
+    # ran must wait for its answer, not take "no wrapper" for it.
+    with _IPC_LOCK:
+        if _IPC_PROBED:
+            return _IPC_WRAPPER or []
+        tool = shutil.which("unshare", path="/usr/bin:/bin:/usr/sbin:/sbin")
+        if tool is not None and os.geteuid() == 0:
+            try:
+                done = subprocess.run(
+                    [tool, "--ipc", "-G", "65534", "-S", "65534", "--", "true"],
+                    capture_output=True,
+                    timeout=10,
+                    check=False,
+                )
+                if done.returncode == 0:
+                    _IPC_WRAPPER = [tool, "--ipc"]
+            except (OSError, subprocess.SubprocessError):
+                pass
+        _IPC_PROBED = True
         return _IPC_WRAPPER or []
-    _IPC_PROBED = True
-    tool = shutil.which("unshare", path="/usr/bin:/bin:/usr/sbin:/sbin")
-    if tool is not None and os.geteuid() == 0:
-        try:
-            done = subprocess.run(
-                [tool, "--ipc", "-G", "65534", "-S", "65534", "--", "true"],
-                capture_output=True,
-                timeout=10,
-                check=False,
-            )
-            if done.returncode == 0:
-                _IPC_WRAPPER = [tool, "--ipc"]
-        except (OSError, subprocess.SubprocessError):
-            pass
-    return _IPC_WRAPPER or []
 
 
 # -- the fence: bubblewrap where the kernel allows it -----------------------------------
@@ -285,17 +290,25 @@ def seccomp_program() -> bytes | None:
 
 _BWRAP: tuple[str, str] | None = None
 _BWRAP_PROBED = False
+_BWRAP_LOCK = threading.Lock()
 
 
 def bwrap_fence() -> tuple[str, str] | None:
     """``bwrap`` and ``setpriv`` (which drops to the child's uid inside) when bwrap runs
     here as root with every namespace the fence uses (mount, PID, IPC, network, UTS);
     None otherwise (no bubblewrap, not root, or a container that forbids namespaces):
-    the fallback fence (``leftovers``) applies then.  Probed once per process."""
+    the fallback fence (``leftovers``) applies then.  Probed once per process, under a
+    lock: a child started while the probe runs waits for its answer (it once took the
+    "no bwrap" of a probe still running, and ran behind the fallback fence)."""
     global _BWRAP, _BWRAP_PROBED
-    if _BWRAP_PROBED:
+    with _BWRAP_LOCK:
+        if not _BWRAP_PROBED:
+            _BWRAP = _probe_bwrap()
+            _BWRAP_PROBED = True
         return _BWRAP
-    _BWRAP_PROBED = True
+
+
+def _probe_bwrap() -> tuple[str, str] | None:
     tool = shutil.which("bwrap", path="/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin")
     setpriv = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
     if tool is None or setpriv is None or os.geteuid() != 0:
@@ -310,11 +323,9 @@ def bwrap_fence() -> tuple[str, str] | None:
             timeout=10,
             check=False,
         )
-        if done.returncode == 0:
-            _BWRAP = (tool, setpriv)
     except (OSError, subprocess.SubprocessError):
-        pass
-    return _BWRAP
+        return None
+    return (tool, setpriv) if done.returncode == 0 else None
 
 
 # The writable places inside the fence: private tmpfs mounts, sized so that the disk of

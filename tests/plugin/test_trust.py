@@ -1174,3 +1174,35 @@ def test_artefacts_are_read_through_the_safe_read_rule(tmp_path: Path, kind: str
         message = str(caught.value)
         assert "TOPSECRET" not in message and "header length" not in message
         assert "link" in message or "not a regular file" in message
+
+
+def test_children_started_while_the_fence_is_probed_wait_for_its_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch starts children from several threads at once: one that asks while the
+    first probe runs gets the probe's answer, never "no fence" (it once ran behind the
+    fallback fence, and its sweep walked the whole file system during the batch)."""
+    import threading
+
+    from pytest_rlsys.grading import identity
+
+    answer = ("/usr/bin/bwrap", "/usr/bin/setpriv")
+    probes: list[int] = []
+
+    def slow_probe() -> tuple[str, str]:
+        probes.append(1)
+        time.sleep(0.2)
+        return answer
+
+    monkeypatch.setattr(identity, "_BWRAP_PROBED", False)
+    monkeypatch.setattr(identity, "_BWRAP", None)
+    monkeypatch.setattr(identity, "_probe_bwrap", slow_probe)
+    got: list[object] = []
+    threads = [
+        threading.Thread(target=lambda: got.append(identity.bwrap_fence())) for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert got == [answer] * 4 and probes == [1]
