@@ -1,4 +1,5 @@
-"""Score records and the project's own score document (schemas/rlsys-score.v1.json).
+"""Score records: how each case ended and the report that holds them (the score
+document they are written as is ``outputs.scorejson``'s).
 
 The vocabularies every layer compares against are declared here once, as ``Literal``
 aliases, so that mypy rejects a misspelt status or output name wherever it is compared.
@@ -86,8 +87,9 @@ def as_visibility(value: str) -> Visibility:
     raise ValueError(f"unknown case visibility {value!r} (expected one of {VISIBILITIES})")
 
 
-# Every text of a case record is bounded where the record is built (``bounded``), so the
-# score document has a size bound: at most MAX_CASE_JSON_BYTES per case plus
+# Every text of a case record is bounded where the record is built (``bounded``), and a
+# message worded from one is bounded again when it is written (``outputs.wording``), so
+# the score document has a size bound: at most MAX_CASE_JSON_BYTES per case plus
 # MAX_REPORT_EXTRA_BYTES (tests/plugin/test_trust.py checks it against the worst submission).
 MAX_MESSAGE_CHARS = 1200
 MAX_SHOWN_CHARS = 600  # call, claim, expected, got (visible cases)
