@@ -128,3 +128,29 @@ def test_one_grading_gives_both_languages(reference_source: str) -> None:
             k: v for k, v in b.items() if k not in ("message", "category")
         }
     assert any(en["tests"][i]["category"] != zh["tests"][i]["category"] for i in failed)
+
+
+def test_a_missing_package_gets_the_stdlib_hint_from_the_exception_class(
+    reference_source: str,
+) -> None:
+    """The hint reads the class of the exception the import raised, never the text."""
+    from pytest_rlsys.outputs import reports
+
+    future = "from __future__ import annotations\n"
+    assert future in reference_source
+    source = reference_source.replace(future, future + "import numpy_not_installed_here\n", 1)
+    grader = Grader(Path("rlsys_ledger.py"), source.encode(), 1)
+    grader.run_all()
+    report = grader.report()
+    assert report.load_exc_type == "ModuleNotFoundError"
+    for lang, hint in (
+        ("en", "only the standard library is available"),
+        ("zh", "只能使用 Python 标准库"),
+    ):
+        text = "\n".join(reports.terminal_summary(report, lang))
+        assert "ModuleNotFoundError" in text and hint in text
+        assert hint in reports.below_full_marks(report, lang)
+    # A text that merely mentions the name earns no hint.
+    assert reports.with_hint("ModuleNotFoundError in a note", "", "en") == (
+        "ModuleNotFoundError in a note"
+    )
