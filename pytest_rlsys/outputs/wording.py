@@ -17,6 +17,10 @@ from pytest_rlsys.messages import LOAD_FAILED, TODO_OF, Msg, hidden_message
 
 __all__ = ["category", "diff_text", "message", "shared_message"]
 
+# An exception named with its line: said by "raised" with the exception's text, by
+# "raised_other" with what was due instead, and alone where many cases share it.
+_RAISED = Msg("raised {exc}{at}", "抛出了 {exc}{at}")
+
 # The words of each visible kind.  ``{exc}``, ``{at}`` (the line), ``{note}`` (the call's
 # own text), ``{todo}``, ``{names}``, ``{key}``, ``{limit}`` and ``{path}`` are filled
 # from the record; a kind missing here is worded by its note alone.
@@ -26,7 +30,7 @@ PROBLEM_WORDS: dict[str, Msg] = {
         "{todo} not implemented yet (raises NotImplementedError)",
         "{todo} 尚未实现（抛出 NotImplementedError）",
     ),
-    "raised": Msg("raised {exc}{at}: {note}", "抛出了 {exc}{at}：{note}"),
+    "raised": Msg(_RAISED.en + ": {note}", _RAISED.zh + "：{note}"),
     "not_exception": Msg(
         "raised {exc}, which is not an Exception (SystemExit, KeyboardInterrupt and the like "
         "must not escape a library function)",
@@ -49,9 +53,7 @@ PROBLEM_WORDS: dict[str, Msg] = {
     "returned": Msg(
         "returned a result instead of raising ValueError", "应当抛出 ValueError，却返回了结果"
     ),
-    "raised_other": Msg(
-        "raised {exc}{at} instead of ValueError", "抛出了 {exc}{at}，应当是 ValueError"
-    ),
+    "raised_other": Msg(_RAISED.en + " instead of ValueError", _RAISED.zh + "，应当是 ValueError"),
     "unreadable_args": Msg(
         "the arguments could not be read back after the call", "调用后无法读回参数"
     ),
@@ -122,13 +124,8 @@ def _line(line: int | None, lang: str) -> str:
 _FIELD = re.compile(r"\{(\w+)\}")
 
 
-def _visible(case: CaseResult, lang: str) -> str:
-    if case.kind == "wrong_value" and case.diff is not None:
-        return diff_text(case.diff)
-    words = PROBLEM_WORDS.get(case.kind)
-    if words is None:
-        # A related-inputs check's finding, or a result-file check's own account.
-        return case.note
+def _fill(words: Msg, case: CaseResult, lang: str) -> str:
+    """``words`` in ``lang``, its fields filled from ``case``."""
     fields = {
         "exc": case.exc_type,
         "at": _line(case.line, lang),
@@ -143,6 +140,16 @@ def _visible(case: CaseResult, lang: str) -> str:
     return _FIELD.sub(lambda m: fields.get(m.group(1), m.group(0)), words.get(lang))
 
 
+def _visible(case: CaseResult, lang: str) -> str:
+    if case.kind == "wrong_value" and case.diff is not None:
+        return diff_text(case.diff)
+    words = PROBLEM_WORDS.get(case.kind)
+    if words is None:
+        # A related-inputs check's finding, or a result-file check's own account.
+        return case.note
+    return _fill(words, case, lang)
+
+
 def message(case: CaseResult, lang: str = "en") -> str:
     """What went wrong in ``case``, in ``lang``; "" for a passed case."""
     if case.visibility == "hidden":
@@ -150,23 +157,15 @@ def message(case: CaseResult, lang: str = "en") -> str:
     return bounded(_visible(case, lang), MAX_MESSAGE_CHARS)
 
 
-# How a failure many cases share is said once: the exception without what one case
-# expected instead of it (the same exception answered where ValueError was due).
-_SHARED = Msg("raised {exc}{at}", "抛出了 {exc}{at}")
-
-
 def shared_message(case: CaseResult, lang: str = "en") -> str:
     """``message``, for a failure said once for many cases (a resource exhausted, a
     crash): an exception is named with its line and its text, never what this one case
-    expected instead."""
+    expected instead (the same exception answered where ValueError was due)."""
     if case.visibility == "visible" and case.kind in ("raised", "raised_other"):
-        said = _FIELD.sub(
-            lambda m: {"exc": case.exc_type, "at": _line(case.line, lang)}[m.group(1)],
-            _SHARED.get(lang),
+        with_text = bool(case.kind == "raised" and case.note)
+        return bounded(
+            _fill(PROBLEM_WORDS["raised"] if with_text else _RAISED, case, lang), MAX_MESSAGE_CHARS
         )
-        if case.kind == "raised" and case.note:
-            said += ("：" if lang == "zh" else ": ") + case.note
-        return bounded(said, MAX_MESSAGE_CHARS)
     return message(case, lang)
 
 

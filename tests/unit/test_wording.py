@@ -154,3 +154,31 @@ def test_a_missing_package_gets_the_stdlib_hint_from_the_exception_class(
     assert reports.with_hint("ModuleNotFoundError in a note", "", "en") == (
         "ModuleNotFoundError in a note"
     )
+
+
+@pytest.mark.parametrize(
+    ("case", "en", "zh"),
+    [
+        (
+            _visible("raised", exc_type="MemoryError", line=3, note="out of memory"),
+            "raised MemoryError at line 3 of your file: out of memory",
+            "抛出了 MemoryError（你的文件第 3 行）：out of memory",
+        ),
+        (
+            _visible("raised", exc_type="RecursionError"),
+            "raised RecursionError",
+            "抛出了 RecursionError",
+        ),
+        (
+            _visible("raised_other", exc_type="MemoryError", line=3),
+            "raised MemoryError at line 3 of your file",
+            "抛出了 MemoryError（你的文件第 3 行）",
+        ),
+    ],
+)
+def test_a_shared_failure_names_the_exception_not_what_one_case_expected(
+    case: CaseResult, en: str, zh: str
+) -> None:
+    assert wording.shared_message(case, "en") == en
+    assert wording.shared_message(case, "zh") == zh
+    assert "ValueError" in wording.message(case) or case.kind == "raised"
