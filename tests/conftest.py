@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 # test that runs far past the policy without the marker is named at the end of the run.
 UNMARKED_SLOW_S = 15.0
 _unmarked_slow: list[tuple[str, float]] = []
+_deselected_slow: list[int] = []  # how many a plain run left out
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,14 +54,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         or config.args_source != pytest.Config.ArgsSource.TESTPATHS
     ):
         return
-    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    kept: list[pytest.Item] = []
+    slow: list[pytest.Item] = []
+    for item in items:
+        (slow if item.get_closest_marker("slow") is not None else kept).append(item)
     if slow:
         config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+        items[:] = kept
         _deselected_slow.append(len(slow))
-
-
-_deselected_slow: list[int] = []
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -50,6 +50,17 @@ CheckFactory = Callable[[tuple[Call, ...]], Check]
 Relation = Callable[[list[Any]], str | None]
 
 
+# The kind of a call that neither returned nor raised; anything else is an answer that
+# could not be read.
+_NOT_RETURNED: dict[str, ProblemKind] = {
+    "timeout": "timed_out",
+    "crashed": "crashed",
+    "missing": "missing_function",
+    "grader_error": "grader_setting",
+    "load_failed": "load_failed",
+}
+
+
 def outcome_problem(outcome: CallOutcome, section: str) -> Verdict:
     """The verdict for a call that did not return a value (no expected/got yet)."""
     kind = outcome.kind
@@ -60,15 +71,8 @@ def outcome_problem(outcome: CallOutcome, section: str) -> Verdict:
         return Verdict("failed", "raised", exc_type=exc, line=line, note=outcome.message)
     if kind == "raised":
         return Verdict("error", "not_exception", exc_type=exc)
-    problem: dict[str, ProblemKind] = {
-        "timeout": "timed_out",
-        "crashed": "crashed",
-        "missing": "missing_function",
-        "grader_error": "grader_setting",
-        "load_failed": "load_failed",
-    }
     status = "timeout" if kind == "timeout" else "error"
-    return Verdict(status, problem.get(kind, "garbled"), note=outcome.message)
+    return Verdict(status, _NOT_RETURNED.get(kind, "garbled"), note=outcome.message)
 
 
 def total(check: Check) -> Check:
