@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_rlsys import settings
+from pytest_rlsys import settings, similarity
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.escaping import clean, csv_cell
 from pytest_rlsys.outputs import reports, scorejson
@@ -113,6 +113,7 @@ CSV_FIELDS = (
     "submission_sha256",
     "seconds",
     "message",
+    *similarity.CSV_COLUMNS,
 )
 # status: graded | not_loaded (tried; the file did not load, every case scores 0)
 #         | not_graded (not tried: no single .py file, unreadable, internal error)
@@ -314,10 +315,17 @@ def batch(args: argparse.Namespace) -> ExitCode:
         standbys.close()
         progress.close()
     rows.sort(key=lambda r: r["submission"])
+    # Instructor-only, never part of a score: near copies of the reference or a classmate.
+    alike = similarity.compare_files({name: path for name, path, _ in submissions})
+    for row in rows:
+        row["similarity"] = alike[row["submission"]].as_dict()
     table = io.StringIO()
     writer = csv.DictWriter(table, fieldnames=CSV_FIELDS, extrasaction="ignore")
     writer.writeheader()
-    writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
+    writer.writerows(
+        {k: csv_cell(v) for k, v in {**row, **alike[row["submission"]].csv_cells()}.items()}
+        for row in rows
+    )
     try:
         if args.csv:
             reports.write_atomic(Path(args.csv), table.getvalue())

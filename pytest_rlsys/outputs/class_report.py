@@ -651,9 +651,41 @@ timed out</h2>{_problems_block(summary)}</section>
 """
 
 
+def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The flagged near copies, one pair a line (instructor-only; docs/similarity.md)."""
+    from pytest_rlsys.similarity import THRESHOLD
+
+    pairs: dict[frozenset[str], tuple[str, str, float]] = {}
+    for row in rows:
+        found = row.get("similarity") or {}
+        if found.get("flagged") and found.get("closest"):
+            mine, theirs = str(row["submission"]), str(found["closest"])
+            pairs.setdefault(frozenset((mine, theirs)), (mine, theirs, float(found["score"])))
+    body = "".join(
+        f'<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class="n">{score:.2f}</td></tr>'
+        for a, b, score in sorted(pairs.values(), key=lambda pair: (-pair[2], pair[0]))
+    )
+    table = (
+        '<table id="similarity-table"><caption>Flagged pairs</caption><thead><tr>'
+        '<th scope="col">submission</th><th scope="col">near copy of</th>'
+        f'<th scope="col" class="n">shared code</th></tr></thead><tbody>{body}</tbody></table>'
+        if pairs
+        else "<p>No submission is a near copy of the reference or of a classmate.</p>"
+    )
+    return (
+        '<section aria-labelledby="h-similarity"><h2 id="h-similarity">Near copies</h2>'
+        '<p class="muted">Shared code: the share of the smaller file\'s fingerprints (winnowed, '
+        f"names and layout ignored) the other has; {THRESHOLD:.2f} or more is flagged. A flag "
+        "is a reason to read both files, not proof of copying: it changes no score.</p>"
+        f"{table}</section>"
+    )
+
+
 def class_report_html(rows: Sequence[Mapping[str, Any]], seed: int | None) -> str:
     """The whole page for a batch's rows."""
-    return render_html(summarize(rows, seed))
+    return render_html(summarize(rows, seed)).replace(
+        "</main>", similarity_section(rows) + "</main>", 1
+    )
 
 
 def write_class_report(path: Path, rows: Sequence[Mapping[str, Any]], seed: int | None) -> None:

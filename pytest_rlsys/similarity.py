@@ -1,0 +1,224 @@
+"""Which submissions are near copies of the chapter's reference or of each other (instructor-only).
+
+The method is winnowing (Schleimer, Wilkerson and Aiken, "Winnowing: local algorithms for
+document fingerprinting", SIGMOD 2003), the algorithm behind MOSS and the ``copydetect``
+package, over Python's own tokens: identifiers become ``V``, string literals ``S`` and numbers
+``N`` (keywords, operators, builtins and attribute names stay), comments and line breaks
+inside brackets vanish, and each top-level statement is fingerprinted on its own so the
+order of functions does not matter.  Fingerprints the untouched template also has are
+removed first (MOSS's "base file"), so code every learner starts from never counts.
+``copydetect`` itself is not used: it needs numpy, matplotlib, jinja2 and tqdm, too heavy for
+the offline grading kits, and it neither drops a base file's statements by structure nor
+sorts functions.  Calibration and what a score does not prove: docs/similarity.md.
+
+Nothing here changes a score.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import io
+import keyword
+import tokenize
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_rlsys.resources import exercise_path, solution_path
+from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
+
+# A k-gram of 20 normalised tokens is about one line of code; windows of 8 k-grams mean any
+# match of 27 tokens or more is always seen (the winnowing guarantee t = w + k - 1).  Both and
+# the threshold were set on tests/corpora/similarity/ (docs/similarity.md).
+K = 20
+WINDOW = 8
+THRESHOLD = 0.6
+# Fewer fingerprints than this on the smaller side (the untouched template, a one-liner) is
+# too little code to call anything a copy.
+MIN_FINGERPRINTS = 12
+# The exercise is about 10 kB; a file over 256 kB is compared with nothing, so one hostile
+# upload cannot make the class's comparison slow.
+MAX_BYTES = 256 * 1024
+CSV_COLUMNS = ("similar_to", "similarity", "similarity_flagged")
+
+REFERENCE = "reference"
+_KEPT_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+_DROPPED = frozenset(
+    {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.TYPE_COMMENT}
+)
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """One submission's closest match: ``closest`` is "reference" or a classmate's name."""
+
+    closest: str | None
+    score: float
+    flagged: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {"closest": self.closest, "score": round(self.score, 3), "flagged": self.flagged}
+
+    def csv_cells(self) -> dict[str, object]:
+        return dict(
+            zip(CSV_COLUMNS, (self.closest or "", round(self.score, 3), self.flagged), strict=True)
+        )
+
+
+UNREAD = Similarity(None, 0.0, False)
+
+
+def _normalised(source: str) -> list[str]:
+    """The tokens of ``source`` with names and literals made anonymous ([] if it does not
+    tokenize)."""
+    out: list[str] = []
+    after_dot = False
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type in _DROPPED:
+                continue
+            if tok.type == tokenize.NAME:
+                out.append(tok.string if after_dot or tok.string in _KEPT_NAMES else "V")
+            elif tok.type == tokenize.STRING or tok.type == getattr(tokenize, "FSTRING_START", -1):
+                out.append("S")
+            elif tok.type in (
+                getattr(tokenize, "FSTRING_MIDDLE", -1),
+                getattr(tokenize, "FSTRING_END", -1),
+            ):
+                continue
+            elif tok.type == tokenize.NUMBER:
+                out.append("N")
+            else:
+                out.append(tok.string if tok.type == tokenize.OP else tokenize.tok_name[tok.type])
+            after_dot = tok.string == "."
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return []
+    return out
+
+
+class _Plain(ast.NodeTransformer):
+    """Drops what does not run: docstrings and type annotations (adding them hides nothing)."""
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.returns = None
+        if len(node.body) > 1 and _is_docstring(node.body[0]):
+            node.body = node.body[1:]
+        self.generic_visit(node)
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt | None:
+        if node.value is None:
+            return None
+        return ast.Assign(targets=[node.target], value=node.value, lineno=node.lineno)
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+
+
+def _statements(source: str) -> list[str]:
+    """Each top-level statement, printed back from its syntax tree without docstrings or
+    annotations (so layout, quoting and function order do not matter); the whole text as one
+    piece if it does not parse."""
+    try:
+        tree = _Plain().visit(ast.parse(source))
+        return [ast.unparse(node) for node in tree.body if not _is_docstring(node)]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [source]
+
+
+def _winnow(tokens: list[str]) -> set[int]:
+    """The winnowed fingerprints of one token sequence: in every window of WINDOW k-gram
+    hashes, the minimum (a set, so which of equal minima is kept does not matter)."""
+    if len(tokens) < K:
+        return set()
+    hashes = [
+        int.from_bytes(
+            hashlib.blake2b(" ".join(tokens[i : i + K]).encode(), digest_size=8).digest(), "big"
+        )
+        for i in range(len(tokens) - K + 1)
+    ]
+    windows = range(max(1, len(hashes) - WINDOW + 1))
+    return {min(hashes[start : start + WINDOW]) for start in windows}
+
+
+def fingerprints(source: str) -> frozenset[int]:
+    """The fingerprints of one Python source text."""
+    found: set[int] = set()
+    for piece in _statements(source):
+        found |= _winnow(_normalised(piece))
+    return frozenset(found)
+
+
+def overlap(a: frozenset[int], b: frozenset[int]) -> float:
+    """The share of the smaller side's fingerprints the other also has (0 when either side is
+    too small to judge): dead code added to a copy does not hide it."""
+    small = min(len(a), len(b))
+    return len(a & b) / small if small >= MIN_FINGERPRINTS else 0.0
+
+
+def _read(path: Path) -> str:
+    """The text of a regular file (never a link, a FIFO or a device); "" if it is none."""
+    try:
+        with path.open("rb") as handle:  # bundled files: ours, not the learner's
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _read_submission(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return read_regular_file(path, MAX_BYTES).decode("utf-8", errors="replace")
+    except UnsafeFile:
+        return None
+
+
+CHAPTER_FILE = Path(__file__).with_name("similarity_chapter.txt")
+
+
+def reference_fingerprints() -> tuple[frozenset[int], ...]:
+    """The fingerprints of each reference: the project's solutions/ and the chapter's printed
+    reference (shipped as fingerprints only, one hexadecimal number a line, not as code)."""
+    chapter = frozenset(int(word, 16) for word in _read(CHAPTER_FILE).split())
+    return fingerprints(_read(solution_path())), chapter
+
+
+def template_fingerprints() -> frozenset[int]:
+    """The fingerprints every learner starts with (the untouched exercise template)."""
+    return fingerprints(_read(exercise_path()))
+
+
+def compare_class(
+    sources: Mapping[str, str],
+    references: tuple[frozenset[int], ...] | None = None,
+    base: frozenset[int] | None = None,
+) -> dict[str, Similarity]:
+    """For each named source, its closest match among the references and the others."""
+    base = template_fingerprints() if base is None else base
+    refs = [(REFERENCE, r - base) for r in (references or reference_fingerprints())]
+    prints = {name: fingerprints(text) - base for name, text in sources.items()}
+    out: dict[str, Similarity] = {}
+    for name, mine in prints.items():
+        closest, score = None, 0.0
+        for other, theirs in [*refs, *((n, p) for n, p in prints.items() if n != name)]:
+            value = overlap(mine, theirs)
+            if value > score:
+                closest, score = other, value
+        out[name] = Similarity(closest, score, score >= THRESHOLD)
+    return out
+
+
+def compare_files(files: Mapping[str, Path | None]) -> dict[str, Similarity]:
+    """``compare_class`` over the named submission files; one that is not a readable
+    regular file (a link, a folder, missing) is compared with nothing."""
+    texts = {name: _read_submission(path) for name, path in files.items()}
+    found = compare_class({name: text for name, text in texts.items() if text is not None})
+    return {name: found.get(name, UNREAD) for name in files}

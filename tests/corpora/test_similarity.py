@@ -1,0 +1,120 @@
+"""The similarity report's calibration (tests/corpora/similarity/, docs/similarity.md):
+no independently written correct solution is flagged, every disguised copy of a reference
+is, and a copied classmate is named."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_rlsys import similarity
+from pytest_rlsys.cli import main
+from pytest_rlsys.outputs.class_report import class_report_html
+
+CORPORA = Path(__file__).parent
+COPIES = sorted((CORPORA / "similarity" / "copies").glob("*.py"))
+# Correct solutions written without the references (the clean-room learner corpus's own
+# solution and its independent rewrite, the README's example, two written for this set):
+# pairwise they are independent of each other too.
+INDEPENDENT = [
+    *sorted((CORPORA / "similarity" / "independent").glob("*.py")),
+    CORPORA / "learner_corpus" / "correct.py",
+    CORPORA / "learner_corpus" / "ok_two_pass_fsum.py",
+    CORPORA.parent.parent / "examples" / "learner_example.py",
+]
+CHAPTER = CORPORA / "learner_corpus" / "ok_chapter_reference.py"
+
+
+def test_the_chapter_fingerprints_shipped_are_the_chapter_reference_s() -> None:
+    # The package ships the chapter's code as fingerprints only; they must be today's.
+    assert similarity.reference_fingerprints()[1] == similarity.fingerprints(CHAPTER.read_text())
+
+
+@pytest.mark.parametrize("copy", COPIES, ids=[p.name for p in COPIES])
+def test_every_disguised_copy_of_a_reference_is_flagged(copy: Path) -> None:
+    found = similarity.compare_class({copy.name: copy.read_text("utf-8")})[copy.name]
+    assert found.flagged and found.closest == similarity.REFERENCE, found
+
+
+def test_no_independent_solution_is_flagged_against_the_references_or_each_other() -> None:
+    assert len(INDEPENDENT) >= 5
+    found = similarity.compare_class({p.name: p.read_text("utf-8") for p in INDEPENDENT})
+    assert not [f for f in found.values() if f.flagged], found
+    assert all(f.score < similarity.THRESHOLD for f in found.values())
+
+
+def test_the_two_references_are_not_near_copies_of_each_other() -> None:
+    solutions, chapter = similarity.reference_fingerprints()
+    base = similarity.template_fingerprints()
+    assert similarity.overlap(solutions - base, chapter - base) < similarity.THRESHOLD
+
+
+def test_a_classmate_s_disguised_copy_names_the_classmate() -> None:
+    original = (CORPORA / "similarity" / "independent" / "loops_and_helpers.py").read_text()
+    renamed = original.replace("per_fabric", "by_link").replace("hottest", "worst_links")
+    found = similarity.compare_class({"ann.py": original, "bob.py": "# mine\n" + renamed})
+    assert found["ann.py"].closest == "bob.py" and found["bob.py"].closest == "ann.py"
+    assert found["ann.py"].flagged and found["bob.py"].flagged
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["", "def pipeline_capacity(:\n", "x = (" * 5000, "\0\0\0", None],
+    ids=["empty", "syntax-error", "deep", "nul", "template"],
+)
+def test_too_little_code_or_bad_code_is_never_flagged(source: str | None) -> None:
+    from pytest_rlsys.resources import exercise_path
+
+    code = exercise_path().read_text("utf-8") if source is None else source
+    found = similarity.compare_class({"a.py": code, "b.py": code})
+    assert found["a.py"] == similarity.Similarity(None, 0.0, False)
+
+
+def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) -> None:
+    subs = tmp_path / "subs"
+    subs.mkdir(mode=0o700)
+    names = ['<i>"x"&.py', "ann.py", "bob.py", "link.py", "fifo.py"]
+    (subs / names[0]).write_text((COPIES[0]).read_text("utf-8"))
+    (subs / names[1]).write_text(INDEPENDENT[0].read_text("utf-8"))
+    (subs / names[2]).write_text(INDEPENDENT[1].read_text("utf-8"))
+    (subs / names[3]).symlink_to(CHAPTER)  # never followed
+    os.mkfifo(subs / names[4])  # never read
+    out = tmp_path / "grades.json"
+    argv = ["batch", str(subs), "--seed", "2", "--json", str(out), "--no-progress"]
+    argv += ["--csv", str(tmp_path / "grades.csv"), "--jobs", "2"]
+    assert main(argv) == 0
+    rows = {r["submission"]: r["similarity"] for r in json.loads(out.read_text())["submissions"]}
+    assert rows[names[0]]["flagged"] and rows[names[0]]["closest"] == "reference"
+    assert 0.0 <= rows[names[0]]["score"] <= 1.0
+    for name in names[1:]:
+        assert not rows[name]["flagged"], (name, rows[name])
+    assert rows["link.py"] == rows["fifo.py"] == {"closest": None, "score": 0.0, "flagged": False}
+    header, *lines = (tmp_path / "grades.csv").read_text("utf-8").splitlines()
+    assert header.endswith(",".join(similarity.CSV_COLUMNS))
+    assert any(re.search(r",reference,[01][.][0-9]+,True$", line) for line in lines), lines
+    page = class_report_html(
+        [{"submission": n, "status": "graded", "similarity": s} for n, s in rows.items()], 2
+    )
+    table = page[
+        page.index('id="similarity-table"') : page.index(
+            "</section>", page.index('id="similarity-table"')
+        )
+    ]
+    assert "&lt;i&gt;&quot;x&quot;&amp;.py</td><td>reference</td>" in table
+    assert '<i>"x"' not in page and table.count("<tr><td>") == 1
+
+
+def test_the_report_with_no_flag_says_so() -> None:
+    page = class_report_html([{"submission": "a.py", "status": "graded"}], 1)
+    assert "No submission is a near copy" in page
+
+
+@pytest.mark.parametrize("pair", list(itertools.combinations(range(3), 2)))
+def test_overlap_is_symmetric(pair: tuple[int, int]) -> None:
+    a, b = (similarity.fingerprints(INDEPENDENT[i].read_text("utf-8")) for i in pair)
+    assert similarity.overlap(a, b) == similarity.overlap(b, a)
