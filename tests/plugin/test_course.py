@@ -643,3 +643,19 @@ def test_classroom_runners_per_weight_give_one_total() -> None:
     broken = split_by_weight(runner, None, groups)
     assert sum(d["max_score"] for d in broken.values()) == runner["max_score"]
     assert all(t["score"] == 0 for d in broken.values() for t in d["tests"])
+
+
+def test_the_readme_s_ledger_with_a_result_file_runs_as_shown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    shown = "rlsys ledger examples/closure_topology.json --result "
+    line = next(line for line in readme.splitlines() if line.startswith(shown))
+    argv = line.removeprefix("rlsys ").split()
+    argv = [str(REPO / a) if a.startswith(("examples/", "schemas/")) else a for a in argv]
+    assert main([*argv, "--json"]) == ExitCode.OK
+    report = json.loads(capsys.readouterr().out)
+    assert report["admission"]["decision"] == "accept"
+    # The rates came from the result file's phases, not the topology's placeholders.
+    assert report["capacity"]["bottlenecks"] == ["learner"]
+    assert report["capacity"]["effective_rates"]["learner"] == pytest.approx(1 / 1.367)
