@@ -119,6 +119,11 @@ def _regrade_clean(config: pytest.Config, foreign: str) -> int:
             args += [settings.by_name(name).pytest_flag, str(config.invocation_params.dir / value)]
     command = [sys.executable, "-P", "-m", "pytest", *args, *clean_args()]
     env = {**os.environ, _RERUN: "1"}
+    sys.stderr.write(
+        f"rlsys: this project's pytest settings ({foreign}) are set aside: the grade is made "
+        "by a clean pytest of its own, without the folder's addopts, plugins or conftest.py\n"
+    )
+    sys.stderr.flush()
     try:
         code = subprocess.run(command, cwd=config.invocation_params.dir, env=env).returncode
     except KeyboardInterrupt:

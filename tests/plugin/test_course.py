@@ -659,3 +659,45 @@ def test_the_readme_s_ledger_with_a_result_file_runs_as_shown(
     # The rates came from the result file's phases, not the topology's placeholders.
     assert report["capacity"]["bottlenecks"] == ["learner"]
     assert report["capacity"]["effective_rates"]["learner"] == pytest.approx(1 / 1.367)
+
+
+# -- learners: their own project ----------------------------------------------------------
+
+
+@pytest.mark.slow  # two gradings in subprocesses, one of them re-run clean
+def test_a_project_s_pytest_settings_set_aside_are_named_in_one_line(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\naddopts = "-p no:randomly"\n', encoding="utf-8"
+    )
+    result = _run(pytester, solution_path().read_text(encoding="utf-8"))
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    notices = [line for line in result.errlines if "set aside" in line]
+    assert len(notices) == 1 and "pyproject.toml" in notices[0], result.errlines
+    # A project without pytest settings is graded in place, without the notice.
+    (pytester.path / "pyproject.toml").write_text("[project]\nname = 'c'\n", encoding="utf-8")
+    again = _run(pytester, solution_path().read_text(encoding="utf-8"))
+    assert again.ret == pytest.ExitCode.OK and "set aside" not in again.stderr.str()
+
+
+def test_addopts_naming_a_missing_plugin_stops_pytest_and_rlsys_grade_still_grades(
+    pytester: pytest.Pytester,
+) -> None:
+    # As the README says: pytest reads addopts before any plugin can act, so the plain
+    # command cannot work in such a project; `rlsys grade` reads no folder's settings.
+    (pytester.path / "pytest.ini").write_text(
+        "[pytest]\naddopts = -p rlsys_no_such_plugin\n", encoding="utf-8"
+    )
+    plain = _run(pytester, solution_path().read_text(encoding="utf-8"))
+    assert plain.ret != pytest.ExitCode.OK and "rlsys_no_such_plugin" in plain.stderr.str()
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "addopts" in readme and "`rlsys grade rlsys_ledger.py`" in readme
+    graded = subprocess.run(
+        [sys.executable, "-m", "pytest_rlsys", "grade", "mine.py", "--seed", "1"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert graded.returncode == 0 and "Points 100/100" in graded.stdout, graded.stderr
