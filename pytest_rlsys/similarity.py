@@ -222,3 +222,22 @@ def compare_files(files: Mapping[str, Path | None]) -> dict[str, Similarity]:
     texts = {name: _read_submission(path) for name, path in files.items()}
     found = compare_class({name: text for name, text in texts.items() if text is not None})
     return {name: found.get(name, UNREAD) for name in files}
+
+
+def instructor_note(path: Path) -> str:
+    """One line for a platform's instructor-only log: this file against the references."""
+    found = compare_files({"submission": path})["submission"]
+    if found.closest is None:
+        return "rlsys similarity (instructors only): not compared (no readable code)"
+    verdict = "a near copy, read it" if found.flagged else "not flagged"
+    return (
+        f"rlsys similarity (instructors only): shares {found.score:.2f} of its code with the "
+        f"reference ({verdict}; flagged at {THRESHOLD:.2f}; it changes no score)"
+    )
+
+
+if __name__ == "__main__":  # python -m pytest_rlsys.similarity FILE (the Gradescope kit)
+    import sys
+
+    for name in sys.argv[1:]:
+        print(instructor_note(Path(name)))

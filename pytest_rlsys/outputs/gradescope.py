@@ -14,7 +14,9 @@ gradescope/autograder_samples docs/specs.md): top-level ``score``, ``output`` an
   so when hidden cases are not ``visible`` it shows the visible cases' table only (no
   total or per-TODO score that includes hidden points, no hidden category) and one line
   saying when the rest is shown.  Gradescope itself hides the total score from students
-  while any test is hidden (specs.md, "Controlling Test Case Visibility").
+  while any test is ``after_due_date`` or ``after_published``, but not for ``hidden``
+  tests, which it means for tests worth no points (specs.md, "Controlling Test Case
+  Visibility").
 """
 
 from __future__ import annotations

@@ -118,3 +118,12 @@ def test_the_report_with_no_flag_says_so() -> None:
 def test_overlap_is_symmetric(pair: tuple[int, int]) -> None:
     a, b = (similarity.fingerprints(INDEPENDENT[i].read_text("utf-8")) for i in pair)
     assert similarity.overlap(a, b) == similarity.overlap(b, a)
+
+
+def test_the_platform_note_says_how_near_the_reference_a_file_is(tmp_path: Path) -> None:
+    assert "shares 0.96 of its code with the reference (a near copy" in (
+        similarity.instructor_note(COPIES[1])
+    ), COPIES[1].name
+    assert "(not flagged" in similarity.instructor_note(INDEPENDENT[0])
+    (tmp_path / "link.py").symlink_to(CHAPTER)
+    assert "not compared" in similarity.instructor_note(tmp_path / "link.py")

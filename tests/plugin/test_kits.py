@@ -20,6 +20,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import zipfile
 from collections.abc import Iterator
@@ -288,11 +289,70 @@ def _gradescope_grade(
     return doc
 
 
+def _interpreter(version: str) -> str | None:
+    """A CPython ``version`` with venv: the system's, else a pyenv one (this machine's 3.12)."""
+    candidates = [shutil.which(f"python{version}", path="/usr/local/bin:/usr/bin:/bin")]
+    pyenv = Path.home().glob(f".pyenv/versions/{version}.*/bin/python{version}")
+    candidates += sorted(str(p) for p in pyenv)
+    for exe in candidates:
+        if exe and subprocess.run([exe, "-c", "import venv, ensurepip"]).returncode == 0:
+            return exe
+    return None
+
+
+@pytest.mark.parametrize("version", ["3.11", "3.12"])
+def test_gradescope_kit_installs_offline_on_each_python_of_its_images(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str
+) -> None:
+    # Ubuntu 22.04 gets python3.11 from its archive; Ubuntu 24.04 has python3.12 and no
+    # python3.11 (where a 3.11-only rpds-py wheel once made pip fail offline).
+    ag = _gradescope_root(root, tmp_path)
+    notes = capsys.readouterr().out
+    if f"for Python {version} (" in notes:
+        pytest.skip(f"no {version} wheel could be fetched while building: {notes}")
+    wheels = ag / "source" / "wheels"
+    main_wheel = next(wheels.glob("pytest_rlsys-*.whl"))
+    python = _interpreter(version)
+    if python is None:
+        # No such Python here: pip resolves the kit for it, offline, as it would install.
+        target = tmp_path / "target"
+        pip = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "--target"]
+        pip += [str(target), "--find-links", str(wheels), "-c", str(wheels / "constraints.txt")]
+        pip += ["--python-version", version, "--only-binary", ":all:"]
+        pip += ["--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64"]
+        _sh([*pip, str(main_wheel)], _env(root), tmp_path)
+        return
+    # The image's own Python, the only one on the PATH as on that image: setup.sh picks
+    # it and installs offline (the index is unreachable), with no fallback.
+    image = root / "image-bin"
+    image.mkdir()
+    for folder in (Path("/usr/bin"), Path("/bin")):
+        for tool in folder.iterdir():
+            if not tool.name.startswith("python") and not (image / tool.name).exists():
+                (image / tool.name).symlink_to(tool)
+    (image / f"python{version}").symlink_to(python)
+    env = _env(root, RLSYS_AUTOGRADER_ROOT=str(ag), PATH=str(image))
+    log = _sh(["bash", str(ag / "source" / "setup.sh")], env, ag)
+    assert "package index" not in log and "apt-get" not in log, log
+    venv_python = ag / "rlsys-venv" / "bin" / "python"
+    got = _sh([str(venv_python), "-c", "import sys; print(sys.version_info[:2])"], env, ag)
+    assert got.strip() == str(tuple(int(x) for x in version.split(".")))
+    reference = solution_path().read_text(encoding="utf-8")
+    assert _gradescope_grade(ag, reference)["score"] == 100
+    # The instructor-only log (stdout; results.json keeps it hidden) names the near copy.
+    again = _env(root, RLSYS_AUTOGRADER_ROOT=str(ag))
+    log = _sh(["bash", str(ag / "source" / "run_autograder")], again, ag, check=False)
+    assert "shares 1.00 of its code with the reference (a near copy" in log, log
+    doc = json.loads((ag / "results" / "results.json").read_text("utf-8"))
+    assert doc["stdout_visibility"] == "hidden" and "similarity" not in json.dumps(doc)
+
+
 def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) -> None:
     ag = _gradescope_root(root, tmp_path, "--hidden-visibility", "after_due_date")
     setup = (ag / "source" / "setup.sh").read_text(encoding="utf-8")
-    assert 'apt-get install -y -q "python$want" "python$want-venv"' in setup  # Ubuntu 22.04
-    assert 'for want in "$WANT" 3.11' in setup
+    # Both images' Pythons are named: 22.04 installs python3.11, 24.04 has python3.12.
+    assert 'FITS="3.11' in setup  # 3.12 too, where its wheels could be fetched
+    assert 'apt_get "python$v" "python$v-venv"' in setup and 'apt_get "python$v-venv"' in setup
     python = _python()
     env = _env(root, RLSYS_AUTOGRADER_ROOT=str(ag), PATH=f"{Path(python).parent}:/usr/bin:/bin")
     log = _sh(["bash", str(ag / "source" / "setup.sh")], env, ag)

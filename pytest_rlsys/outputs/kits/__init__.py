@@ -60,6 +60,9 @@ PLATFORMS = ("gradescope", "prairielearn", "classroom")
 SUBMISSION_NAME = "rlsys_ledger.py"  # the template's name; learners submit this file
 IMAGE_NAME = "rlsys-grader"
 GRADESCOPE_IMAGE = "Ubuntu 22.04 (Gradescope's default) or Ubuntu 24.04"
+# The Pythons those images get: 22.04's archive has python3.11 (its python3 is 3.10),
+# 24.04 has python3.12 and no python3.11.  The kit carries wheels for both.
+GRADESCOPE_PYTHONS = ("3.11", "3.12")
 
 
 class KitError(Exception):
@@ -202,34 +205,43 @@ def _wheel_files(bundle: Bundle, wheels: Path, prefix: str) -> dict[str, str | b
 def _gradescope(
     target: Path, bundle: Bundle, wheels: Path, seed: int, hidden_visibility: str
 ) -> Kit:
-    want = bundle.python
+    fits = " ".join(bundle.pythons or (bundle.python,))
     setup = f"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image.  Base image:
-# {GRADESCOPE_IMAGE}.  Python {want} (the bundled wheels' version) is installed from the
-# archive when the image lacks it; another Python >= 3.11 is used when the archive lacks it.
+# {GRADESCOPE_IMAGE}.  The bundled wheels fit Python {fits}: the image's own one is used
+# (24.04: python3.12, whose venv module comes from the archive), else one is installed from
+# the archive (22.04: python3.11; its python3 is 3.10).
 set -euo pipefail
 ROOT="${{RLSYS_AUTOGRADER_ROOT:-/autograder}}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
-WANT={want}
+FITS="{fits}"
 usable() {{ "$1" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' \\
   2>/dev/null; }}
 pick() {{
-  for exe in "python$WANT" python3.13 python3.12 python3.11 python3; do
+  for exe in $(for v in $FITS; do echo "python$v"; done) "$@"; do
     if command -v "$exe" >/dev/null 2>&1 && usable "$exe"; then command -v "$exe"; return 0; fi
   done
   return 1
 }}
-if ! {{ command -v "python$WANT" >/dev/null 2>&1 && usable "python$WANT"; }}; then
+apt_get() {{ DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"; }}
+if ! pick >/dev/null; then
   apt-get update -q
-  # Ubuntu 22.04's archive has python3.11 (its python3 is 3.10), 24.04's python3.12.
-  for want in "$WANT" 3.11; do
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "python$want" "python$want-venv" &&
-      break
-  done || DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3 python3-venv ||
-    echo "rlsys: no python$WANT or python3.11 in this image's archive" >&2
+  for v in $FITS; do  # the venv module of a fitting Python the image has
+    if command -v "python$v" >/dev/null 2>&1 && apt_get "python$v-venv"; then break; fi
+  done
+  if ! pick >/dev/null; then  # a fitting Python from the archive
+    for v in $FITS; do
+      if apt-cache show "python$v-venv" >/dev/null 2>&1 && apt_get "python$v" "python$v-venv"
+      then break; fi
+    done
+  fi
+  pick >/dev/null || apt_get python3 python3-venv ||
+    echo "rlsys: no Python $FITS in this image or its archive" >&2
 fi
-PY=$(pick) || {{ echo "rlsys: no Python >= 3.11 with venv here: choose the" \\
-  "{GRADESCOPE_IMAGE} base image" >&2; exit 1; }}
+# Another Python >= 3.11 still works: install.sh then takes the pinned versions from the index.
+PY=$(pick python3.13 python3.12 python3.11 python3) || {{
+  echo "rlsys: no Python >= 3.11 with venv here: choose the {GRADESCOPE_IMAGE} base image" >&2
+  exit 1; }}
 rm -rf "$ROOT/rlsys-venv"
 "$PY" -m venv "$ROOT/rlsys-venv"
 sh "$HERE/install.sh" "$ROOT/rlsys-venv/bin/python" "$HERE/wheels"
@@ -260,7 +272,11 @@ chmod -R go-rwx "$ROOT/source" "$ROOT/rlsys-secret" "$ROOT/rlsys-venv" 2>/dev/nu
 {_PICK}
 pick_submission "$ROOT/submission"
 cd "$ROOT"
-{_GRADE}"""
+{_GRADE}
+# Instructors only: Gradescope shows this script's output to them alone (results.json sets
+# stdout_visibility hidden).  How near a copy of the reference the file is; no score changes.
+if [ -z "$PROBLEM" ]; then "$PY" -I -m pytest_rlsys.similarity "$SUBMISSION" || true; fi
+"""
     readme = f"""# rlsys Gradescope autograder (pytest-rlsys {__version__})
 
 1. Create a "Programming Assignment"; Autograder: "Zip file upload", base image
@@ -268,7 +284,8 @@ cd "$ROOT"
 2. Learners submit one file named `{SUBMISSION_NAME}` (the template, `rlsys template`).
    Hidden cases' results are shown: {hidden_visibility} (`--hidden-visibility`).
 
-`setup.sh` installs Python {want} if the image lacks it, then pytest-rlsys and its pinned
+`setup.sh` uses the image's Python {fits.replace(" ", " or ")} (installing it, or its venv
+module, from the archive where needed), then installs pytest-rlsys and its pinned
 dependencies from the zip's `wheels/` (offline), makes them root-only and deletes the
 wheels. `rlsys-seed` is this assignment's secret seed (root-only after setup; keep the
 zip private; regrade locally with `--seed @rlsys-seed`). `run_autograder` grades
@@ -558,7 +575,8 @@ def write_kit(
         target.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory() as scratch:
             wheels = Path(scratch)
-            bundle = build_bundle(wheels, wheel)
+            pythons = GRADESCOPE_PYTHONS if platform == "gradescope" else ()
+            bundle = build_bundle(wheels, wheel, pythons)
             if platform == "gradescope":
                 kit = _gradescope(target, bundle, wheels, seed, hidden_visibility)
             elif platform == "prairielearn":
@@ -570,8 +588,8 @@ def write_kit(
     except OSError as exc:
         raise KitError(f"cannot write the kit into {target}: {exc.strerror or exc}") from None
     carried = (
-        f"carries {len(bundle.wheels)} wheels (pytest-rlsys and its dependencies, pinned for "
-        f"Python {bundle.python}): it installs offline"
+        f"carries {len(bundle.wheels)} wheels (pytest-rlsys and its dependencies, pinned, "
+        f"for Python {', '.join(bundle.pythons or (bundle.python,))}): it installs offline"
     )
     return Kit(kit.files, (carried, *bundle.notes, *kit.advice))
 

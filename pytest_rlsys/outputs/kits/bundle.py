@@ -15,6 +15,10 @@ Rules (SPEC section 6, "Instructor kits"):
   (``pip install --no-index --find-links wheels``).  A wheel built for another Python or
   machine does not fit every image: the kit's script then falls back to the package index
   for the same pinned versions (``-c constraints.txt``), so next month's image is today's.
+- A binary wheel built for one Python only (``cp311-cp311``) is also fetched, same pinned
+  version, for every other Python the kit's images run (``pythons``, e.g. Gradescope's
+  Ubuntu 22.04 installs 3.11 and 24.04 has 3.12), with ``pip download``; where that fails
+  (no network while building) the kit says so and that Python falls back to the index.
 - Packed wheels are reproducible: sorted entries, fixed timestamps, a fresh ``RECORD``.
 """
 
@@ -27,6 +31,7 @@ import importlib.metadata as metadata
 import io
 import json
 import re
+import subprocess
 import sys
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -59,12 +64,14 @@ class Bundle:
     pins: tuple[str, ...]  # ``name==version`` of every dependency
     python: str  # "3.11": the Python the packed binary wheels were built for
     notes: tuple[str, ...] = field(default=())
+    pythons: tuple[str, ...] = field(default=())  # every Python all the wheels fit
 
     @property
     def constraints(self) -> str:
         head = (
             f"# The dependencies of pytest-rlsys {__version__} this kit was built with "
-            f"(Python {self.python}); pip install -c this file.\n"
+            f"(Python {', '.join(self.pythons or (self.python,))}); pip install -c this "
+            "file.\n"
         )
         return head + "".join(f"{pin}\n" for pin in self.pins)
 
@@ -209,8 +216,36 @@ def _dependencies(dist: metadata.Distribution) -> list[metadata.Distribution]:
     return [found[key] for key in sorted(found)]
 
 
-def build_bundle(dest: Path, wheel: Path | None = None) -> Bundle:
-    """Write the main wheel and every dependency's wheel into ``dest``."""
+# Where the kits' images run: Linux on x86-64 (Gradescope, PrairieLearn, GitHub's runners).
+_LINUX_TAGS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64")
+
+
+def _one_python_only(tags: str) -> bool:
+    """Whether a wheel with these tags fits one CPython version only (not ``none``/``abi3``)."""
+    return not all(abi in ("none", "abi3") for abi in tags.split("-")[1].split("."))
+
+
+def _fetch_for(python: str, pin: str, dest: Path) -> str:
+    """Download the binary wheel of ``pin`` for CPython ``python`` into ``dest``; "" when
+    done, else why not."""
+    short = python.replace(".", "")
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+    command += ["--disable-pip-version-check", "--only-binary", ":all:", "--dest", str(dest)]
+    command += ["--python-version", python, "--implementation", "cp", "--abi", f"cp{short}"]
+    command += [arg for tag in _LINUX_TAGS for arg in ("--platform", tag)]
+    try:
+        done = subprocess.run(
+            [*command, pin], capture_output=True, text=True, timeout=300, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return "" if done.returncode == 0 else (lines[-1] if lines else f"exit {done.returncode}")
+
+
+def build_bundle(dest: Path, wheel: Path | None = None, pythons: Iterable[str] = ()) -> Bundle:
+    """Write the main wheel and every dependency's wheel into ``dest``; a dependency whose
+    wheel fits only this Python is also fetched for each of ``pythons``."""
     dest.mkdir(parents=True, exist_ok=True)
     try:
         dist = metadata.distribution(PACKAGE)
@@ -230,8 +265,24 @@ def build_bundle(dest: Path, wheel: Path | None = None) -> Bundle:
         main = pack_installed(dist, dest)
     names = [main.name]
     pins = []
+    narrow = []
     for needed in _dependencies(dist):
         names.append(pack_installed(needed, dest).name)
         pins.append(f"{needed.metadata['Name']}=={needed.version}")
+        if _one_python_only(_tags(needed)):
+            narrow.append(pins[-1])
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    return Bundle(main.name, tuple(names), tuple(pins), python, tuple(notes))
+    fits = [python]
+    for other in sorted(set(pythons) - {python}):
+        before = {p.name for p in dest.iterdir()}
+        problems = [(pin, why) for pin in narrow if (why := _fetch_for(other, pin, dest))]
+        names += sorted({p.name for p in dest.iterdir()} - before)
+        if problems:
+            pin, why = problems[0]
+            notes.append(
+                f"no wheel of {pin} for Python {other} ({why}): on an image with Python "
+                f"{other} the kit installs it from the package index"
+            )
+        else:
+            fits.append(other)
+    return Bundle(main.name, tuple(names), tuple(pins), python, tuple(notes), tuple(fits))
