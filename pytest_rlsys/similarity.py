@@ -45,6 +45,8 @@ CSV_COLUMNS = ("similar_to", "similarity", "similarity_flagged")
 
 REFERENCE = "reference"
 _KEPT_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 _DROPPED = frozenset(
     {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.TYPE_COMMENT}
 )
@@ -75,19 +77,21 @@ def _normalised(source: str) -> list[str]:
     tokenize)."""
     out: list[str] = []
     after_dot = False
+    inside_fstring = 0  # Python 3.12+ splits f-strings into tokens; older ones keep one
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type in _DROPPED:
+            if tok.type == _FSTRING_START:
+                if not inside_fstring:
+                    out.append("S")
+                inside_fstring += 1
+            elif tok.type == _FSTRING_END:
+                inside_fstring -= 1
+            elif inside_fstring or tok.type in _DROPPED:
                 continue
-            if tok.type == tokenize.NAME:
+            elif tok.type == tokenize.NAME:
                 out.append(tok.string if after_dot or tok.string in _KEPT_NAMES else "V")
-            elif tok.type == tokenize.STRING or tok.type == getattr(tokenize, "FSTRING_START", -1):
+            elif tok.type == tokenize.STRING:
                 out.append("S")
-            elif tok.type in (
-                getattr(tokenize, "FSTRING_MIDDLE", -1),
-                getattr(tokenize, "FSTRING_END", -1),
-            ):
-                continue
             elif tok.type == tokenize.NUMBER:
                 out.append("N")
             else:

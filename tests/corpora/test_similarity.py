@@ -127,3 +127,12 @@ def test_the_platform_note_says_how_near_the_reference_a_file_is(tmp_path: Path)
     assert "(not flagged" in similarity.instructor_note(INDEPENDENT[0])
     (tmp_path / "link.py").symlink_to(CHAPTER)
     assert "not compared" in similarity.instructor_note(tmp_path / "link.py")
+
+
+def test_an_f_string_is_one_literal_on_every_python() -> None:
+    # Python 3.12 tokenizes the inside of an f-string; the fingerprints must not change with
+    # the interpreter the batch runs on (the chapter's are shipped precomputed).
+    body = "    if {0} < 0:\n        raise ValueError({1})\n    return {0} * 2 + len({1})\n"
+    plain = "def f(x, y):\n" + body.format("x", "'bad'") * 4
+    fancy = "def f(x, y):\n" + body.format("x", 'f"bad {x!r:>{y}} {{x}}"') * 4
+    assert similarity.fingerprints(plain) == similarity.fingerprints(fancy) != frozenset()
