@@ -1,0 +1,49 @@
+"""What the similarity report adds to `rlsys batch`: comparing a class of N files (every pair,
+plus the references) against grading one submission, in the same run (a ratio, so the
+machine's load cancels out).
+
+Run: .venv/bin/python benchmarks/bench_similarity.py [--count 200]
+The class: the calibration set (tests/corpora/similarity/) cycled to --count files, each
+made distinct by a renamed identifier so no two are byte-identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from pytest_rlsys import similarity  # noqa: E402
+from pytest_rlsys.grading.grader import grade_file  # noqa: E402
+from pytest_rlsys.resources import solution_path  # noqa: E402
+
+CORPUS = HERE.parent / "tests" / "corpora" / "similarity"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200)
+    count = parser.parse_args().count
+    texts = [p.read_text("utf-8") for p in sorted(CORPUS.rglob("*.py"))]
+    sources = {
+        f"s{i}.py": texts[i % len(texts)].replace("def ", f"def _u{i}(): pass\ndef ", 1)
+        for i in range(count)
+    }
+    began = time.perf_counter()
+    grade_file(solution_path(), seed=1)
+    one_grading = time.perf_counter() - began
+    began = time.perf_counter()
+    found = similarity.compare_class(sources)
+    compare = time.perf_counter() - began
+    flagged = sum(f.flagged for f in found.values())
+    print(f"one grading (baseline): {one_grading:.2f} s")
+    print(f"similarity, {count} files: {compare:.2f} s = {compare / one_grading:.2f} gradings")
+    print(f"flagged: {flagged} of {count} (the set repeats, so most are copies of each other)")
+
+
+if __name__ == "__main__":
+    main()
