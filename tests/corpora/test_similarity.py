@@ -4,6 +4,7 @@ is, and a copied classmate is named."""
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import os
@@ -15,6 +16,7 @@ import pytest
 from pytest_rlsys import similarity
 from pytest_rlsys.cli import main
 from pytest_rlsys.outputs.class_report import class_report_html
+from pytest_rlsys.resources import FUNCTIONS
 
 CORPORA = Path(__file__).parent
 COPIES = sorted((CORPORA / "similarity" / "copies").glob("*.py"))
@@ -46,6 +48,25 @@ def test_no_independent_solution_is_flagged_against_the_references_or_each_other
     found = similarity.compare_class({p.name: p.read_text("utf-8") for p in INDEPENDENT})
     assert not [f for f in found.values() if f.flagged], found
     assert all(f.score < similarity.THRESHOLD for f in found.values())
+
+
+def _one_todo(path: Path, todo: str) -> str:
+    """``path`` with only ``todo`` written (its helpers kept), as a learner part-way through."""
+    source = path.read_text("utf-8")
+    keep = [
+        ast.get_source_segment(source, node)
+        for node in ast.parse(source).body
+        if not isinstance(node, ast.FunctionDef) or node.name not in FUNCTIONS or node.name == todo
+    ]
+    return "\n".join(text for text in keep if text)
+
+
+@pytest.mark.parametrize("todo", FUNCTIONS)
+def test_an_independent_solution_of_one_todo_alone_is_not_flagged(todo: str) -> None:
+    # A smaller file is judged on its own fingerprints: the share that is common to every
+    # correct answer grows, so this is where false flags would come first.
+    found = similarity.compare_class({p.name: _one_todo(p, todo) for p in INDEPENDENT})
+    assert not [f for f in found.values() if f.flagged], found
 
 
 def test_the_two_references_are_not_near_copies_of_each_other() -> None:
