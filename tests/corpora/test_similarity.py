@@ -157,3 +157,20 @@ def test_an_f_string_is_one_literal_on_every_python() -> None:
     plain = "def f(x, y):\n" + body.format("x", "'bad'") * 4
     fancy = "def f(x, y):\n" + body.format("x", 'f"bad {x!r:>{y}} {{x}}"') * 4
     assert similarity.fingerprints(plain) == similarity.fingerprints(fancy) != frozenset()
+
+
+def test_a_file_that_breaks_the_fingerprinting_is_compared_with_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = similarity.fingerprints
+
+    def breaks_on_bob(source: str) -> frozenset[int]:
+        if "bob" in source:
+            raise MemoryError
+        return real(source)
+
+    monkeypatch.setattr(similarity, "fingerprints", breaks_on_bob)
+    text = CHAPTER.read_text("utf-8")
+    found = similarity.compare_class({"ann.py": text, "bob.py": text + "# bob\n"})
+    assert found["bob.py"] == similarity.Similarity(None, 0.0, False)
+    assert found["ann.py"].closest == similarity.REFERENCE and found["ann.py"].flagged
