@@ -32,10 +32,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlsys_closure.config import optional_module
 from rlsys_closure.deadline import MARKER_ENV, Watchdog, interrupt_main_thread
 from rlsys_closure.determinism import DETERMINISM_ENV
 from rlsys_closure.events import EventRecorder
+from rlsys_closure.optional import optional_module
 from rlsys_closure.preflight import installed_versions
 from rlsys_closure.sampler import (
     MIB,
