@@ -70,7 +70,6 @@ DEPENDENCY_SPECS: dict[str, str] = {
 ENGINE_MODULES: dict[str, tuple[str, str]] = {
     # engine -> (the engine's own package, verl's adapter module for it)
     "vllm": ("vllm", "verl.workers.rollout.vllm_rollout"),
-    "sglang": ("sglang", "verl.workers.rollout.sglang_rollout.sglang_rollout"),
 }
 VERL_CORE_MODULES = (
     "verl.workers.engine_workers",
@@ -484,9 +483,7 @@ def check_verl_core(opts: PreflightOptions, verl_ok: bool) -> CheckResult:
 
 def check_rollout_engine(opts: PreflightOptions, verl_ok: bool) -> CheckResult:
     if opts.engine not in ENGINE_MODULES:
-        return CheckResult(
-            "rollout_engine", "fail", f"unknown engine {opts.engine!r}; use vllm or sglang"
-        )
+        return CheckResult("rollout_engine", "fail", f"unknown engine {opts.engine!r}; use vllm")
     package, adapter = ENGINE_MODULES[opts.engine]
     probe = probe_module(package)
     data: dict[str, Any] = {"engine": opts.engine}

@@ -375,3 +375,15 @@ def test_version_specifiers() -> None:
     assert pf.version_satisfies("5.11.0", spec) is False
     assert pf.version_satisfies("2.13.0+cpu", ">=2.6") is True
     assert pf.version_satisfies("not a version", spec) is None
+
+
+@pytest.mark.parametrize("command", [["preflight"], ["run", "--run-label", "x"]])
+def test_sglang_is_refused_naming_what_is_supported(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No recipe, test or probe for SGLang yet: refused before any work, exit 2."""
+    assert cli.main([*command, "--engine", "sglang"]) == pf.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "SGLang is not supported" in err and "supported: vllm" in err
+    assert "Traceback" not in err
+    assert "sglang" not in pf.ENGINE_MODULES
