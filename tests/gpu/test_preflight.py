@@ -296,6 +296,7 @@ def test_cli_prints_each_check_and_writes_json(
     healthy: pf.PreflightOptions, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "reports" / "preflight.json"
+    out.parent.mkdir()
     rc = cli.main(
         [
             "preflight",
@@ -365,18 +366,10 @@ def test_real_preflight_on_this_machine_is_honest(
 def test_unwritable_json_path_is_one_line(
     healthy: pf.PreflightOptions, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    rc = cli.main(
-        [
-            "preflight",
-            "--model-path",
-            str(healthy.model_path),
-            "--json",
-            str(blocker / "sub" / "pf.json"),
-        ]
-    )
-    assert rc != 0
+    taken = tmp_path / "a-folder"  # the path exists but is a folder: the write fails
+    taken.mkdir()
+    rc = cli.main(["preflight", "--model-path", str(healthy.model_path), "--json", str(taken)])
+    assert rc == pf.EXIT_NOT_READY
     err = capsys.readouterr().err
     assert "cannot write" in err and "Traceback" not in err
 
