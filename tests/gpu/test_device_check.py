@@ -100,10 +100,16 @@ def test_without_a_gpu_it_runs_the_degraded_mode_and_exits_3(tmp_path: Path) -> 
     assert report["elapsed_s"] < 360  # type: ignore[operator]
     assert sections["sampler"]["data"]["source"] == "process"
     assert sections["sampler"]["data"]["max_gap_s"] <= 0.25
-    assert (
-        sections["lora_fsdp"]["data"]["file_sha256"] == sections["lora_fsdp"]["data"]["peft_sha256"]
-    )
-    assert sections["determinism"]["data"]["on"]["match"] is True
+    lora = sections["lora_fsdp"]["data"]
+    assert lora["backend"] == "gloo" and lora["summoned_sha256"] == lora["file_sha256"]
+    assert lora["flat_sha256"] != lora["file_sha256"]  # verl's flat parameters never hash so
+    det = sections["determinism"]["data"]
+    assert det["backend"] == "gloo"  # FSDP1, each update in a process of its own
+    assert det["on"]["match"] is True and det["on"]["l2"] == 0.0
+    assert lora["file_sha256"] not in det["on"]["sha256"]  # the update moved the adapter
+    assert det["on"]["settings"]["cublas_workspace_config"] == ":4096:8"
+    assert det["on"]["settings"]["deterministic_algorithms"] is True
+    assert det["off"]["settings"]["cublas_workspace_config"] is None
     assert sections["preflight"]["data"]["exit_code"] == 3  # no verl, vLLM or GPU here
 
 
