@@ -93,7 +93,15 @@ def test_without_a_gpu_it_runs_the_degraded_mode_and_exits_3(tmp_path: Path) -> 
     assert "NO GPU:" in proc.stdout and "Traceback" not in proc.stderr
     assert report["gpu"] is False and report["exit_code"] == 3
     sections = {s["name"]: s for s in report["sections"]}  # type: ignore[attr-defined]
-    assert list(sections) == ["environment", "sampler", "lora_fsdp", "determinism", "preflight"]
+    assert list(sections) == [
+        "environment",
+        "sampler",
+        "lora_fsdp",
+        "determinism",
+        "cumem",
+        "preflight",
+    ]
+    assert sections.pop("cumem")["status"] == "skip"  # libcuda's calls need a GPU
     assert {s["status"] for s in sections.values()} == {"cpu"}, sections
     for name in sections:  # one line per section, saying what it showed
         assert any(line.split("] ", 1)[-1].startswith(name) for line in proc.stdout.splitlines())
@@ -118,3 +126,19 @@ def test_it_ends_by_its_budget(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert report["verdict"] == "out of time"
     assert "Traceback" not in proc.stderr
+
+
+def test_the_cumem_structures_have_cuda_h_layout() -> None:
+    """The cuMem section passes these to libcuda by pointer: their sizes must be cuda.h's."""
+    import ctypes
+    from unittest import mock
+
+    spec = importlib.util.spec_from_file_location("device_check", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    with mock.patch.dict(os.environ):  # the script sets its environment on import
+        spec.loader.exec_module(module)
+    assert ctypes.sizeof(module.CuMemAllocationProp) == 32
+    assert module.CuMemAllocationProp.location.offset == 8
+    assert module.CuMemAllocationProp.allocFlags.offset == 24
+    assert ctypes.sizeof(module.CuMemAccessDesc) == 12
