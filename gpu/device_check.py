@@ -451,7 +451,8 @@ def _update_in_a_process(
     """:func:`fsdp_update` in a fresh process, as each group's update runs in its own."""
     env = {**os.environ, DETERMINISM_SWITCH: "1" if deterministic else "0"}
     if not deterministic:
-        env.pop("CUBLAS_WORKSPACE_CONFIG", None)
+        for key in DETERMINISM_ENV:
+            env.pop(key, None)
     argv = [sys.executable, str(Path(__file__).resolve()), "--fsdp-update"]
     proc = subprocess.run(
         [*argv, str(model_dir), str(adapter_dir), str(out_dir)],
@@ -464,7 +465,8 @@ def _update_in_a_process(
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr or proc.stdout).strip().splitlines()
-        raise RuntimeError(f"the update process exited {proc.returncode}: {tail[-1:] or ''}")
+        last = tail[-1] if tail else "no output"
+        raise RuntimeError(f"the update process exited {proc.returncode}: {last}")
     found: dict[str, Any] = json.loads(lines[-1])
     return found
 
