@@ -12,19 +12,26 @@ Sections (each bounded; the whole run has ``--budget`` seconds, then exit 2):
    and NVML saw the allocation come and go.
 3. ``lora_fsdp``: the runner's LoRA hash. The tiny model with the runner's seeded adapter,
    wrapped as verl 0.9.1 wraps it (FSDP1, ``use_orig_params=False``, one unit per LoRA
-   Linear), NCCL on this one GPU; the tensors read under ``summon_full_params`` must hash
-   (``rlsys_closure.lora.lora_tensors_sha256``) to the adapter file's hash, the flat
-   parameters must not.
-4. ``determinism``: two identical single SFT updates in bf16 with the run's determinism
+   Linear), NCCL on this one GPU (gloo on a CPU); the tensors read under
+   ``summon_full_params`` must hash (``rlsys_closure.lora.lora_tensors_sha256``) to the
+   adapter file's hash, the flat parameters must not.
+4. ``determinism``: the pair's update as the two groups make it: each of two identical
+   SFT updates in a process of its own, through FSDP1 (as in 3) with verl's mixed precision
+   (bf16 compute over fp32 master weights) and bf16 autocast, with the run's determinism
    (``rlsys_closure.determinism``: cuBLAS workspace, sdpa math backend, deterministic
-   algorithms), then two with it off: do the updated adapters match (the graded
-   ``updated_lora_match``)? Reports the L2 distance when they differ.
-5. ``preflight``: ``rlsys closure preflight``'s checks on this box (the CUDA IPC, cuMem and
-   NVML-process-list probes included; verl / vLLM are expected to be missing here).
+   algorithms); then two with it off. Do the updated adapters match (the graded
+   ``updated_lora_match``)? Reports the L2 distance and the cuBLAS setting in force.
+5. ``cumem``: vLLM's sleep mechanism without vLLM: 1 GiB of CUDA virtual memory mapped
+   (``cuMemCreate``/``cuMemMap``, through libcuda), released and mapped again; NVML must
+   see each step and the remapped memory must read back what was written.
+6. ``preflight``: ``rlsys closure preflight``'s checks on this box: the C compiler and
+   ``Python.h``, CUDA IPC to a second process, one Triton kernel built and run, NVML's
+   process list (verl / vLLM are expected to be missing here; the section fails only on
+   those mechanisms, ``build_tools`` and ``/dev/shm``).
 
-Without a GPU it runs in a degraded mode: what can run on the CPU does (sampler without
-NVML, the plain PEFT hash, the CPU updates), everything GPU-specific is ``skip``, and it
-exits 3 with the line ``NO GPU: ...``. Exit codes: 0 every check passed; 1 a check failed;
+Without a GPU it runs in a degraded mode: what can run on the CPU does (the sampler
+without NVML, FSDP1 over gloo for the hash and the two-process updates), and it exits 3
+with the line ``NO GPU: ...``. Exit codes: 0 every check passed; 1 a check failed;
 2 out of time; 3 no GPU (degraded mode). A JSON report goes to ``--out``/device_check.json.
 """
 
@@ -32,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import functools
 import itertools
 import json
@@ -39,6 +47,7 @@ import os
 import signal
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -53,9 +62,14 @@ if str(HERE) not in sys.path:
 
 from rlsys_closure.determinism import DETERMINISM_ENV  # noqa: E402  (no torch import)
 
+# Nothing here downloads: the tiny model and its tokenizer are built locally.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The determinism section's update processes run with it on ("1") or off ("0").
+DETERMINISM_SWITCH = "RLSYS_DEVICE_CHECK_DETERMINISM"
 # Before torch initialises CUDA: cuBLAS reads its workspace setting once.
-for _key, _value in DETERMINISM_ENV.items():
-    os.environ.setdefault(_key, _value)
+if os.environ.get(DETERMINISM_SWITCH, "1") == "1":
+    for _key, _value in DETERMINISM_ENV.items():
+        os.environ.setdefault(_key, _value)
 
 EXIT_OK, EXIT_FAILED, EXIT_OUT_OF_TIME, EXIT_NO_GPU = 0, 1, 2, 3
 GIB = 1024**3
@@ -268,52 +282,27 @@ def _free_port() -> int:
 
 def check_lora_fsdp(report: Report) -> None:
     import torch
-    from peft import PeftModel, get_peft_model_state_dict
+    import torch.distributed as dist
+    from peft import PeftModel
     from rlsys_closure.lora import lora_tensors_sha256
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    from torch.distributed.fsdp.wrap import lambda_auto_wrap_policy
     from transformers import AutoModelForCausalLM
 
     model_dir, adapter_dir, file_sha = _tiny(report)
     base = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
     peft_model = PeftModel.from_pretrained(base, str(adapter_dir), is_trainable=True)
-    plain = lora_tensors_sha256(get_peft_model_state_dict(peft_model).items())
-    if not report.gpu:
-        status = "cpu" if plain == file_sha else "fail"
-        report.add(
-            "lora_fsdp",
-            status,
-            f"no GPU: FSDP/NCCL skipped; the plain PEFT hash "
-            f"{'equals' if plain == file_sha else 'DIFFERS from'} the file's",
-            file_sha256=file_sha,
-            peft_sha256=plain,
-        )
-        return
-    import torch.distributed as dist
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-    from torch.distributed.fsdp.wrap import lambda_auto_wrap_policy
-
-    os.environ.update(
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(_free_port()),
-        RANK="0",
-        WORLD_SIZE="1",
-        LOCAL_RANK="0",
-    )
-    import datetime
-
-    dist.init_process_group("nccl", rank=0, world_size=1, timeout=datetime.timedelta(seconds=60))
+    device = torch.device("cuda", 0) if report.gpu else torch.device("cpu")
+    backend = "nccl" if report.gpu else "gloo"
+    _init_single_rank(backend)
     try:
-        torch.cuda.set_device(0)
-
-        # verl 0.9.1: one FSDP unit per LoRA Linear (utils/fsdp_utils.py:115-125), so
-        # each flat parameter is uniformly trainable (use_orig_params=False).
-        def is_lora_linear(m: torch.nn.Module) -> bool:
-            return isinstance(m, torch.nn.Linear) and m.weight.requires_grad
-
+        if report.gpu:
+            torch.cuda.set_device(0)
         wrapped = FSDP(
-            peft_model.cuda(),
-            auto_wrap_policy=functools.partial(lambda_auto_wrap_policy, lambda_fn=is_lora_linear),
+            peft_model.to(device),
+            auto_wrap_policy=functools.partial(lambda_auto_wrap_policy, lambda_fn=_lora_linear),
             use_orig_params=False,
-            device_id=0,
+            device_id=device,
         )
         flat = [(n, p) for n, p in wrapped.named_parameters() if "lora_" in n]
         flat_sha = lora_tensors_sha256(flat) if flat else None
@@ -327,10 +316,11 @@ def check_lora_fsdp(report: Report) -> None:
     ok = full_sha == file_sha and flat_sha != file_sha
     report.add(
         "lora_fsdp",
-        "pass" if ok else "fail",
-        f"under summon_full_params {len(full)} LoRA tensors hash "
-        f"{'to' if full_sha == file_sha else 'NOT to'} the adapter file's; the {len(flat)} "
-        f"flat parameters {'do not' if flat_sha != file_sha else 'DO'} (NCCL, 1 GPU)",
+        ("pass" if report.gpu else "cpu") if ok else "fail",
+        f"FSDP1 ({backend}), one unit per LoRA Linear: under summon_full_params {len(full)} "
+        f"LoRA tensors hash {'to' if full_sha == file_sha else 'NOT to'} the adapter file's; "
+        f"the {len(flat)} flat parameters {'do not' if flat_sha != file_sha else 'DO'}",
+        backend=backend,
         file_sha256=file_sha,
         summoned_sha256=full_sha,
         flat_sha256=flat_sha,
@@ -340,93 +330,296 @@ def check_lora_fsdp(report: Report) -> None:
 
 
 # -- 4. determinism -----------------------------------------------------------------------
-def _one_update(model_dir: Path, adapter_dir: Path, deterministic: bool, device: str) -> Any:
+def _lora_linear(m: Any) -> bool:
+    # verl 0.9.1: one FSDP unit per LoRA Linear (utils/fsdp_utils.py:115-125), so
+    # each flat parameter is uniformly trainable (use_orig_params=False).
     import torch
-    from peft import PeftModel, get_peft_model_state_dict
+
+    return isinstance(m, torch.nn.Linear) and m.weight.requires_grad
+
+
+def _init_single_rank(backend: str) -> None:
+    import datetime
+
+    import torch.distributed as dist
+
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(_free_port()),
+        RANK="0",
+        WORLD_SIZE="1",
+        LOCAL_RANK="0",
+    )
+    dist.init_process_group(backend, rank=0, world_size=1, timeout=datetime.timedelta(seconds=60))
+
+
+def fsdp_update(model_dir: Path, adapter_dir: Path, out_dir: Path) -> dict[str, Any]:
+    """One SFT update as a group's actor makes it, in this process (a group of its own):
+    FSDP1 over one rank (NCCL on a GPU, gloo on the CPU), one unit per LoRA Linear,
+    ``use_orig_params=False``, verl's mixed precision (bf16 compute over fp32 master
+    weights, fp32 reduce), AdamW on the flat parameters. The updated LoRA tensors, read
+    under ``summon_full_params``, go to ``out_dir``; returns their hash and the settings."""
+    import torch
+    import torch.distributed as dist
+    from peft import PeftModel
     from rlsys_closure.determinism import deterministic_attention
+    from rlsys_closure.lora import save_lora_tensors
     from rlsys_closure.workload import build_rollout_source, sft_batch
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    from torch.distributed.fsdp import MixedPrecision
+    from torch.distributed.fsdp.wrap import lambda_auto_wrap_policy
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if deterministic:
-        deterministic_attention()
+    deterministic = os.environ.get(DETERMINISM_SWITCH, "1") == "1"
+    gpu = torch.cuda.is_available()
+    device = torch.device("cuda", 0) if gpu else torch.device("cpu")
+    if deterministic:  # verl's full_determinism first, then the actor's sdpa backend
         torch.use_deterministic_algorithms(True, warn_only=True)
+        settings = deterministic_attention()
     else:
         torch.use_deterministic_algorithms(False)
         for name in ("enable_flash_sdp", "enable_mem_efficient_sdp"):
             getattr(torch.backends.cuda, name)(True)
-    torch.manual_seed(SEED)
-    tok = AutoTokenizer.from_pretrained(str(model_dir))
-    base = AutoModelForCausalLM.from_pretrained(
-        str(model_dir), dtype=torch.bfloat16, attn_implementation="sdpa"
-    )
-    model = PeftModel.from_pretrained(base, str(adapter_dir), is_trainable=True).to(device)
-    source = build_rollout_source(8, SEED, 16)
-    prompts = []
-    for p in source["prompts"]:
-        encoded: Any = tok.apply_chat_template(
-            p["messages"], add_generation_prompt=True, tokenize=True
+        settings = {"deterministic_algorithms": False}
+    settings["cublas_workspace_config"] = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
+    backend = "nccl" if gpu else "gloo"
+    _init_single_rank(backend)
+    try:
+        if gpu:
+            torch.cuda.set_device(0)
+        torch.manual_seed(SEED)
+        tok = AutoTokenizer.from_pretrained(str(model_dir))
+        base = AutoModelForCausalLM.from_pretrained(
+            str(model_dir), dtype=torch.float32, attn_implementation="sdpa"
         )
-        # transformers 5 returns a BatchEncoding here (as the driver handles it).
-        token_ids = encoded["input_ids"] if hasattr(encoded, "keys") else encoded
-        prompts.append([int(x) for x in token_ids])
-    responses = [
-        [*tok.encode(p["reference"], add_special_tokens=False), tok.eos_token_id]
-        for p in source["prompts"]
-    ]
-    batch = sft_batch(prompts, responses, pad_id=int(tok.pad_token_id or 0))
-    ids = batch["input_ids"].to(device)
-    labels = ids.clone()
-    prompt_len = batch["prompts"].shape[1]
-    labels[:, :prompt_len] = -100
-    labels[:, prompt_len:][batch["response_mask"].to(device) == 0] = -100
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=1e-4)
-    with torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16):
-        out = model(
-            input_ids=ids,
-            attention_mask=batch["attention_mask"].to(device),
-            position_ids=batch["position_ids"].to(device),
+        peft_model = PeftModel.from_pretrained(base, str(adapter_dir), is_trainable=True)
+        model = FSDP(
+            peft_model.to(device),
+            auto_wrap_policy=functools.partial(lambda_auto_wrap_policy, lambda_fn=_lora_linear),
+            use_orig_params=False,
+            mixed_precision=MixedPrecision(
+                param_dtype=torch.bfloat16, reduce_dtype=torch.float32, buffer_dtype=torch.float32
+            ),
+            device_id=device,
         )
-    logits = out.logits.float()[:, :-1]
-    loss: Any = torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1), ignore_index=-100
+        source = build_rollout_source(8, SEED, 16)
+        prompts = []
+        for p in source["prompts"]:
+            encoded: Any = tok.apply_chat_template(
+                p["messages"], add_generation_prompt=True, tokenize=True
+            )
+            # transformers 5 returns a BatchEncoding here (as the driver handles it).
+            token_ids = encoded["input_ids"] if hasattr(encoded, "keys") else encoded
+            prompts.append([int(x) for x in token_ids])
+        responses = [
+            [*tok.encode(p["reference"], add_special_tokens=False), tok.eos_token_id]
+            for p in source["prompts"]
+        ]
+        batch = sft_batch(prompts, responses, pad_id=int(tok.pad_token_id or 0))
+        ids = batch["input_ids"].to(device)
+        labels = ids.clone()
+        prompt_len = batch["prompts"].shape[1]
+        labels[:, :prompt_len] = -100
+        labels[:, prompt_len:][batch["response_mask"].to(device) == 0] = -100
+        opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+        # verl's actor runs its forward under bf16 autocast as well (dp_actor).
+        with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+            out = model(
+                input_ids=ids,
+                attention_mask=batch["attention_mask"].to(device),
+                position_ids=batch["position_ids"].to(device),
+            )
+        logits = out.logits.float()[:, :-1]
+        loss: Any = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1), ignore_index=-100
+        )
+        loss.backward()
+        opt.step()
+        with FSDP.summon_full_params(model, writeback=False):
+            full = [
+                (n, p.detach().cpu().clone()) for n, p in model.named_parameters() if "lora_" in n
+            ]
+        sha = save_lora_tensors(full, out_dir)
+    finally:
+        dist.destroy_process_group()
+    return {"sha256": sha, "backend": backend, "loss": float(loss), "settings": settings}
+
+
+def _update_in_a_process(
+    report: Report, model_dir: Path, adapter_dir: Path, out_dir: Path, deterministic: bool
+) -> dict[str, Any]:
+    """:func:`fsdp_update` in a fresh process, as each group's update runs in its own."""
+    env = {**os.environ, DETERMINISM_SWITCH: "1" if deterministic else "0"}
+    if not deterministic:
+        for key in DETERMINISM_ENV:
+            env.pop(key, None)
+    argv = [sys.executable, str(Path(__file__).resolve()), "--fsdp-update"]
+    proc = subprocess.run(
+        [*argv, str(model_dir), str(adapter_dir), str(out_dir)],
+        capture_output=True,
+        text=True,
+        timeout=max(1.0, report.left()),
+        env=env,
+        check=False,
     )
-    loss.backward()
-    opt.step()
-    return {k: v.detach().cpu().clone() for k, v in get_peft_model_state_dict(model).items()}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()
+        last = tail[-1] if tail else "no output"
+        raise RuntimeError(f"the update process exited {proc.returncode}: {last}")
+    found: dict[str, Any] = json.loads(lines[-1])
+    return found
 
 
 def check_determinism(report: Report) -> None:
-    import torch
-    from rlsys_closure.lora import lora_tensors_sha256
+    from rlsys_closure.lora import adapter_l2_distance
 
-    model_dir, adapter_dir, _ = _tiny(report)
-    device = "cuda" if report.gpu else "cpu"
+    model_dir, adapter_dir, initial_sha = _tiny(report)
     results: dict[str, Any] = {}
     for label, det in (("on", True), ("off", False)):
-        a = _one_update(model_dir, adapter_dir, det, device)
-        b = _one_update(model_dir, adapter_dir, det, device)
-        ha, hb = lora_tensors_sha256(a.items()), lora_tensors_sha256(b.items())
-        l2 = float(sum(float(((a[k].double() - b[k].double()) ** 2).sum()) for k in a) ** 0.5)
-        results[label] = {"match": ha == hb, "sha256": [ha, hb], "l2": l2}
+        outs = [report.out / "updates" / f"{label}_{i}" for i in (1, 2)]
+        got = [_update_in_a_process(report, model_dir, adapter_dir, o, det) for o in outs]
+        results[label] = {
+            "match": got[0]["sha256"] == got[1]["sha256"],
+            "sha256": [g["sha256"] for g in got],
+            "l2": adapter_l2_distance(outs[0], outs[1]),
+            "settings": got[0]["settings"],
+        }
     on, off = results["on"], results["off"]
+    backend = got[0]["backend"]
+    moved = initial_sha not in on["sha256"]  # the update changed the adapter at all
     detail = (
-        f"determinism on: the two bf16 updates {'match' if on['match'] else 'DIFFER'}"
-        f" (L2 {on['l2']:.3g}); off: {'match' if off['match'] else 'differ'}"
-        f" (L2 {off['l2']:.3g}); in one process on {device}"
+        "the update left the adapter unchanged: nothing was compared; " if not moved else ""
+    ) + (
+        f"FSDP1 ({backend}, bf16 over fp32), each update in its own process: with determinism "
+        f"(cuBLAS {on['settings'].get('cublas_workspace_config')}) the two updated adapters "
+        f"{'match' if on['match'] else 'DIFFER'} (L2 {on['l2']:.3g}); without: "
+        f"{'match' if off['match'] else 'differ'} (L2 {off['l2']:.3g})"
     )
-    status = ("pass" if report.gpu else "cpu") if on["match"] else "fail"
+    status = ("pass" if report.gpu else "cpu") if on["match"] and moved else "fail"
+    report.add("determinism", status, detail, backend=backend, **results)
+
+
+# -- 5. cuMem: vLLM's sleep mechanism, without vLLM ----------------------------------------
+class _CuMemLocation(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
+
+
+class _CuMemAllocFlags(ctypes.Structure):
+    _fields_ = [
+        ("compressionType", ctypes.c_ubyte),
+        ("gpuDirectRDMACapable", ctypes.c_ubyte),
+        ("usage", ctypes.c_ushort),
+        ("reserved", ctypes.c_ubyte * 4),
+    ]
+
+
+class CuMemAllocationProp(ctypes.Structure):
+    """``CUmemAllocationProp`` of cuda.h (32 bytes on x86-64)."""
+
+    _fields_ = [
+        ("type", ctypes.c_int),  # CU_MEM_ALLOCATION_TYPE_PINNED = 1
+        ("requestedHandleTypes", ctypes.c_int),  # CU_MEM_HANDLE_TYPE_NONE = 0
+        ("location", _CuMemLocation),  # CU_MEM_LOCATION_TYPE_DEVICE = 1, device ordinal
+        ("win32HandleMetaData", ctypes.c_void_p),
+        ("allocFlags", _CuMemAllocFlags),
+    ]
+
+
+class CuMemAccessDesc(ctypes.Structure):
+    """``CUmemAccessDesc`` of cuda.h."""
+
+    _fields_ = [("location", _CuMemLocation), ("flags", ctypes.c_int)]  # PROT_READWRITE = 3
+
+
+def check_cumem(report: Report, mib: int = 1024) -> None:
+    """Map ``mib`` MiB of CUDA virtual memory (the driver calls vLLM's CuMemAllocator makes
+    to sleep and wake), NVML must see it come; unmap and release, NVML must see it go; map
+    again, write and read back. Through libcuda itself: no vLLM or cuda-python needed."""
+    if not report.gpu:
+        report.add("cumem", "skip", "no GPU: the cuMem map/release/remap needs one")
+        return
+    import torch
+    from rlsys_closure.sampler import cuda_device_index, load_nvml
+
+    torch.zeros(1, device="cuda:0")  # the primary context is current in this thread
+    torch.cuda.synchronize()
+    cuda = ctypes.CDLL("libcuda.so.1")
+
+    def call(name: str, *args: Any) -> None:
+        rc = getattr(cuda, name)(*args)
+        if rc != 0:
+            text = ctypes.c_char_p()
+            cuda.cuGetErrorName(rc, ctypes.byref(text))
+            raise RuntimeError(f"{name}: {(text.value or b'?').decode()} ({rc})")
+
+    nvml: Any = load_nvml()
+    nvml.nvmlInit()
+    handle = nvml.nvmlDeviceGetHandleByIndex(cuda_device_index(nvml))
+
+    def used_mb() -> float:
+        return float(nvml.nvmlDeviceGetMemoryInfo(handle).used) / MIB
+
+    prop = CuMemAllocationProp()
+    prop.type, prop.location.type, prop.location.id = 1, 1, torch.cuda.current_device()
+    access = CuMemAccessDesc()
+    access.location.type, access.location.id, access.flags = 1, prop.location.id, 3
+    gran = ctypes.c_size_t()
+    call("cuMemGetAllocationGranularity", ctypes.byref(gran), ctypes.byref(prop), 0)
+    size = -(-mib * MIB // gran.value) * gran.value
+    ptr, mem = ctypes.c_uint64(), ctypes.c_uint64()
+    readings: dict[str, float] = {}
+
+    def map_and_fill(value: int) -> None:
+        call("cuMemCreate", ctypes.byref(mem), ctypes.c_size_t(size), ctypes.byref(prop), 0)
+        call("cuMemMap", ptr, ctypes.c_size_t(size), ctypes.c_size_t(0), mem, 0)
+        call("cuMemSetAccess", ptr, ctypes.c_size_t(size), ctypes.byref(access), 1)
+        call("cuMemsetD8_v2", ptr, ctypes.c_ubyte(value), ctypes.c_size_t(size))
+        call("cuCtxSynchronize")
+
+    def unmap() -> None:
+        call("cuMemUnmap", ptr, ctypes.c_size_t(size))
+        call("cuMemRelease", mem)
+        call("cuCtxSynchronize")
+
+    try:
+        readings["base"] = used_mb()
+        call("cuMemAddressReserve", ctypes.byref(ptr), ctypes.c_size_t(size), 0, 0, 0)
+        map_and_fill(5)
+        readings["mapped"] = used_mb()
+        unmap()
+        readings["released"] = used_mb()
+        map_and_fill(7)
+        readings["remapped"] = used_mb()
+        back = (ctypes.c_ubyte * 4096)()
+        call("cuMemcpyDtoH_v2", back, ptr, ctypes.c_size_t(4096))
+        unmap()
+        call("cuMemAddressFree", ptr, ctypes.c_size_t(size))
+    finally:
+        nvml.nvmlShutdown()
+    want = 0.9 * size / MIB
+    seen = {
+        "map": readings["mapped"] - readings["base"],
+        "release": readings["mapped"] - readings["released"],
+        "remap": readings["remapped"] - readings["released"],
+    }
+    problems = [f"NVML saw {v:.0f} MiB at {k}" for k, v in seen.items() if v < want]
+    if set(back) != {7}:
+        problems.append("the remapped memory did not read back what was written")
     report.add(
-        "determinism",
-        status,
-        detail,
-        **results,
-        cublas_workspace=os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
-        torch=torch.__version__,
+        "cumem",
+        "fail" if problems else "pass",
+        "; ".join(problems)
+        or (
+            f"cuMem {size // MIB} MiB: NVML saw it mapped (+{seen['map']:.0f} MiB), released "
+            f"(-{seen['release']:.0f}) and remapped (+{seen['remap']:.0f}); read back intact"
+        ),
+        size_mb=size // MIB,
+        nvml_mb=readings,
     )
 
 
-# -- 5. preflight -------------------------------------------------------------------------
+# -- 6. preflight -------------------------------------------------------------------------
 def check_preflight(report: Report) -> None:
     from rlsys_closure import preflight as pf
 
@@ -439,7 +632,8 @@ def check_preflight(report: Report) -> None:
     results = pf.run_checks(opts)
     code = pf.exit_code(results)
     print(pf.format_results(results), flush=True)
-    mechanisms = {r.name: r.status for r in results if r.name in (*pf.MECHANISMS, "shm")}
+    decisive = ("build_tools", *pf.MECHANISMS, "shm")
+    mechanisms = {r.name: r.status for r in results if r.name in decisive}
     bad = [n for n, s in mechanisms.items() if s == "fail"]
     status = "fail" if bad else ("pass" if report.gpu else "cpu")
     report.add(
@@ -462,7 +656,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None, help="work folder and JSON report")
     p.add_argument("--budget", type=float, default=360.0, help="seconds for everything")
     p.add_argument("--interval", type=float, default=0.1, help="sampling interval, seconds")
+    # The determinism section runs each update in a process of its own, through this.
+    p.add_argument("--fsdp-update", nargs=3, type=Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.fsdp_update:
+        print(json.dumps(fsdp_update(*args.fsdp_update)), flush=True)
+        return EXIT_OK
     out = args.out or Path(tempfile.mkdtemp(prefix="rlsys_device_check_"))
     report = Report(out, args.budget)
 
@@ -487,6 +686,7 @@ def main(argv: list[str] | None = None) -> int:
         section(report, "sampler", 10, lambda: check_sampler(report, args.interval))
         section(report, "lora_fsdp", 30, lambda: check_lora_fsdp(report))
         section(report, "determinism", 30, lambda: check_determinism(report))
+        section(report, "cumem", 10, lambda: check_cumem(report))
         section(report, "preflight", 20, lambda: check_preflight(report))
     except OutOfTime:
         report.add("budget", "fail", f"out of time after {args.budget:g} s")

@@ -155,6 +155,9 @@ def assemble_group(
     _annotate(
         events, "initial_sync", "start", "gpu_memory_at_start", raw.get("gpu_memory_at_start")
     )
+    # The determinism the actor's update ran under (cuBLAS workspace in force, the
+    # sdpa backends, deterministic algorithms and whether they only warn).
+    _annotate(events, "update", "start", "actor_determinism", raw.get("actor_determinism"))
     _annotate(
         events,
         "update",

@@ -53,6 +53,37 @@ def _codes() -> str:
     return "; ".join(f"{k} {v}" for k, v in sorted(pf.EXIT_CODES.items()))
 
 
+# What each command can exit with, in the layout `rlsys --help` uses.
+_EXITS: dict[str, tuple[tuple[int, str], ...]] = {
+    "closure": (
+        (0, "done (preflight: ready; run: completed; plot, summary, tiny-model: written)"),
+        (1, "bad input: a file that is not a valid result file, or one that cannot be drawn"),
+        (2, "bad arguments"),
+        (3, "not ready: a failed preflight check, a missing output folder, or a missing package"),
+        (4, "preflight, run: ready except for the model cache"),
+        (5, "run: failed mid-way; a result file marked failed was written"),
+        (6, "run: a result file for this run label exists; nothing is overwritten"),
+        (130, "interrupted"),
+    ),
+    "preflight": (
+        (0, "ready"),
+        (2, "bad arguments"),
+        (3, "not ready (see the failed checks), or the --json file cannot be written there"),
+        (4, "ready except for the model cache (run fetches the pinned revision)"),
+    ),
+    "plot": (
+        (0, "both pictures written"),
+        (1, "the file cannot be drawn (not a valid result file; the message says why)"),
+        (2, "bad arguments (e.g. OUTPUT not .png or .svg)"),
+        (3, "matplotlib is not installed, or OUTPUT's folder does not exist"),
+    ),
+}
+
+
+def _exit_epilog(command: str) -> str:
+    return "exit codes:\n" + "\n".join(f"  {code:<3} {text}" for code, text in _EXITS[command])
+
+
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -64,12 +95,26 @@ def _label(text: str) -> str:
     return text
 
 
+def _engine(text: str) -> str:
+    if text in pf.ENGINE_MODULES:
+        return text
+    supported = ", ".join(sorted(pf.ENGINE_MODULES))
+    if text == "sglang":
+        # verl has an SGLang adapter, but this runner has no install recipe, CPU test or
+        # probe for it (and its level-1 sleep keeps the weights): refused, not half-run.
+        raise argparse.ArgumentTypeError(
+            f"SGLang is not supported by the closure runner yet (no install recipe, test or "
+            f"probe for it); supported: {supported}"
+        )
+    raise argparse.ArgumentTypeError(f"unknown engine {text!r}; supported: {supported}")
+
+
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--engine",
-        choices=sorted(pf.ENGINE_MODULES),
+        type=_engine,
         default="vllm",
-        help="rollout engine (default vllm)",
+        help="rollout engine; only vllm is supported (default vllm)",
     )
     p.add_argument(
         "--model",
@@ -93,15 +138,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rlsys closure",
         description="The verl release/retain closure experiment (SPEC section 7).",
+        epilog=_exit_epilog("closure"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
         "preflight",
         help="check this machine is ready for the run",
-        description="Check Python, CUDA/NVML, verl, the rollout engine, "
-        "dependency versions, disk, memory and the model cache. "
-        f"Exit codes: {_codes()}.",
+        description="Check Python, the C compiler and Python.h Triton builds with,\n"
+        "CUDA/NVML and the GPU mechanisms, verl, the rollout engine, dependency\n"
+        "versions, disk, memory and the model cache.",
+        epilog=_exit_epilog("preflight"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _model_args(p)
     p.add_argument(
@@ -109,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="PATH",
-        help="also write every check as JSON to PATH",
+        help="also write every check as JSON to PATH (its folder must exist)",
     )
     p.add_argument(
         "--output-dir",
@@ -192,17 +241,18 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser(
         "plot",
         help="draw a result file's memory timeline and per-phase peaks",
-        description="Draw two pictures from a pt-verl-closure result file "
-        "(nothing is re-run; a failed run's partial file works too): the memory "
-        "timeline to OUTPUT and the per-phase peaks next to it as "
-        "STEM-peaks.EXT. Needs the plot extra: pip install 'pytest-rlsys[plot]'. "
-        f"Exit codes: {_codes()}.",
+        description="Draw two pictures from a pt-verl-closure result file (nothing is\n"
+        "re-run; a failed run's partial file works too): the memory timeline to\n"
+        "OUTPUT and the per-phase peaks next to it as STEM-peaks.EXT.\n"
+        "Needs matplotlib: pip install matplotlib (from a checkout of this\n"
+        "project, pip install '.[plot]' installs the pinned version).",
+        epilog=_exit_epilog("plot"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     g.add_argument("file", type=Path)
     g.add_argument(
         "-o",
         "--output",
-        type=Path,
         default=None,
         metavar="OUTPUT",
         help="the timeline picture, .png or .svg (default RUN_LABEL-timeline.png)",
@@ -215,7 +265,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _missing_folder(flag: str, path: Path) -> bool:
+    """Say so when ``path``'s folder does not exist (never created: a typo must not
+    scatter files), as the other commands do."""
+    if path.parent.is_dir():
+        return False
+    print(f"{flag} {path}: folder {path.parent} does not exist; create it first", file=sys.stderr)
+    return True
+
+
 def cmd_preflight(args: argparse.Namespace) -> int:
+    if args.json is not None and _missing_folder("preflight: --json", args.json):
+        return pf.EXIT_NOT_READY
     opts = pf.PreflightOptions(
         engine=args.engine,
         model=args.model,
@@ -228,11 +289,10 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     report = pf.report(results, opts)
     if args.json is not None:
         try:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             print(f"preflight: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
-            return pf.EXIT_ERROR if report["exit_code"] == 0 else int(report["exit_code"])
+            return pf.EXIT_NOT_READY if report["exit_code"] == 0 else int(report["exit_code"])
     return int(report["exit_code"])
 
 
@@ -299,7 +359,20 @@ def cmd_summary(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     from rlsys_closure.plot import plot_main
 
-    return plot_main(args.file, args.output)
+    output: str | None = args.output
+    if output is not None and (output.endswith(("/", "\\")) or Path(output).is_dir()):
+        if not Path(output).is_dir():
+            print(f"plot: -o {output}: folder does not exist; create it first", file=sys.stderr)
+            return pf.EXIT_NOT_READY
+        print(
+            f"plot: -o {output} is a folder; name the picture, e.g. -o "
+            f"{Path(output) / 'timeline.png'}",
+            file=sys.stderr,
+        )
+        return pf.EXIT_USAGE
+    if output is not None and _missing_folder("plot: -o", Path(output)):
+        return pf.EXIT_NOT_READY
+    return plot_main(args.file, None if output is None else Path(output))
 
 
 def cmd_tiny_model(args: argparse.Namespace) -> int:

@@ -7,7 +7,6 @@ diffs the two results key by key and is run on the CPU before any GPU work.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.resultfile.checks import FREE_CACHE_ENGINE_PATH, config_diff, config_sha256
+from rlsys_closure.optional import optional_module
 
 # One copy of each rule: the grader's flag path, config hash and diff are the
 # runner's, so the runner never pairs or hashes a config differently.
@@ -181,15 +181,6 @@ def check_paired(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     if FLAG_KEY not in diff:
         problems.append(f"{FLAG_KEY} does not differ")
     return problems
-
-
-def optional_module(name: str) -> Any:
-    """Import an optional heavy dependency, typed as Any.
-
-    Its own annotations differ between versions (and it may be absent where
-    the type checker runs), so the runner treats it as untyped on purpose.
-    """
-    return importlib.import_module(name)
 
 
 def verl_config_dir() -> str:

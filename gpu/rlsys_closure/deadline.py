@@ -10,9 +10,10 @@ Rule: no wait of the closure run is without a deadline.
   would leave the group waiting forever (reproduced on CPU with verl's own
   ``BucketedWeightSender``). When a step's deadline passes, the watchdog
   interrupts the driver's main thread (SIGINT, which ends ``ray.get`` and
-  asyncio waits) so the ordinary failure path records the stuck step and
-  shuts Ray down; if the driver has not ended ``grace_s`` later, the
-  watchdog's own hard stop runs (write the record, exit 124).
+  asyncio waits; a second one seconds later if the first was absorbed, as
+  ``asyncio.run`` absorbs it) so the ordinary failure path records the stuck
+  step and shuts Ray down; if the driver has not ended ``grace_s`` later,
+  the watchdog's own hard stop runs (write the record, exit 124).
 * Around a group (the runner): the group's process has ``group_timeout_s``;
   at that deadline its whole process tree is killed (:func:`kill_tree`).
 * After a group, however it ended, every process that carries the group's

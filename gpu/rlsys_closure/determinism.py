@@ -18,6 +18,7 @@ attention backend); torch is imported only inside the function.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 # Set in every Ray process of the group before CUDA starts, so the two groups'
@@ -56,4 +57,11 @@ def deterministic_attention() -> dict[str, Any]:
     cuda.enable_math_sdp(True)
     settings["enable_math_sdp"] = True
     settings["deterministic_algorithms"] = bool(torch.are_deterministic_algorithms_enabled())
+    settings["deterministic_warn_only"] = bool(
+        torch.is_deterministic_algorithms_warn_only_enabled()
+    )
+    # What this process's cuBLAS is told, read after verl's init: verl's own
+    # enable_full_determinism writes ":16:8" over the runner's ":4096:8" (both are
+    # cuBLAS's documented deterministic settings), so the record says which one won.
+    settings["cublas_workspace_config"] = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
     return settings

@@ -32,10 +32,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlsys_closure.config import optional_module
 from rlsys_closure.deadline import MARKER_ENV, Watchdog, interrupt_main_thread
 from rlsys_closure.determinism import DETERMINISM_ENV
 from rlsys_closure.events import EventRecorder
+from rlsys_closure.optional import optional_module
 from rlsys_closure.preflight import installed_versions
 from rlsys_closure.sampler import (
     MIB,
@@ -109,6 +109,11 @@ DEFAULT_PHASE_TIMEOUT_S = 900.0
 # After the watchdog interrupts a stuck step, the ordinary failure path has this
 # long to record it and shut Ray down before the hard stop.
 TIMEOUT_GRACE_S = 30.0
+# A blocking wait inside asyncio.run (verl's weight sync: ray.get in an auto-awaited
+# coroutine) survives the first SIGINT: asyncio's Runner turns it into a task cancel
+# and the wait resumes; its second SIGINT raises KeyboardInterrupt. So if the main
+# thread has not started unwinding this long after the first, the watchdog sends one more.
+ESCALATE_AFTER_S = 2.0
 EXIT_TIMED_OUT = 124
 
 
@@ -209,6 +214,7 @@ class GroupDriver:
         self.timed_out: str | None = None
         self.grace_s = TIMEOUT_GRACE_S
         self._finished = threading.Event()
+        self._unwinding = threading.Event()  # the main thread left the step (or never hung)
         self.drain_errors: list[str] = []
         root = spec.get("artefacts_dir")
         self.artefacts: Path | None = Path(root) / spec["group"] if root else None
@@ -268,6 +274,9 @@ class GroupDriver:
             "interrupting the group\n"
         )
         interrupt_main_thread()
+        if not self._unwinding.wait(min(ESCALATE_AFTER_S, self.grace_s)):
+            sys.stderr.write("driver: still waiting after the interrupt; interrupting again\n")
+            interrupt_main_thread()
         if not self._finished.wait(self.grace_s):
             self._hard_stop(step, timeout_s)
 
@@ -364,6 +373,7 @@ class GroupDriver:
             self._run()
             self.record.data["status"] = "completed"
         except BaseException as exc:
+            self._unwinding.set()
             self.record.data["status"] = "failed"
             if self.timed_out is not None:
                 self.record.data["failure"] = self._timeout_failure(
@@ -379,6 +389,7 @@ class GroupDriver:
             }
             raise
         finally:
+            self._unwinding.set()
             # The teardown is bounded too (a drain from a dead actor, ray.shutdown).
             self.watchdog.arm("shutdown")
             self.sampler.stop()

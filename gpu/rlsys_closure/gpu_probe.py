@@ -15,6 +15,9 @@ tried for real, as small as it can be, and reported as
 * ``cumem_sleep``: vLLM's sleep mode (``CuMemAllocator``: cuMem virtual memory)
   on a small tagged allocation: sleep with offload, NVML must see the memory
   freed, wake, the values must be back. Needs vLLM; skipped without it.
+* ``triton_jit``: one tiny Triton kernel built and launched (Triton builds its
+  launcher with the C compiler and ``Python.h`` on first use; vLLM runs every
+  step, and its LoRA kernels, through Triton). Skipped without Triton.
 * ``nvml_processes``: NVML's list of compute processes, while this process
   holds a context. It raises in some virtualised setups, and inside a PID
   namespace lists host pids; neither breaks the run, so both are warnings.
@@ -27,14 +30,34 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 MIB = 1024 * 1024
 IPC_JOIN_S = 120.0
+MECHANISMS = ("cuda_ipc", "cumem_sleep", "triton_jit", "nvml_processes")
+TRITON_HINT = (
+    "Triton builds its kernels with a C compiler and Python.h: apt-get install "
+    f"build-essential python{sys.version_info.major}.{sys.version_info.minor}-dev "
+    "(see preflight's build_tools)"
+)
+# Triton reads a kernel's source from its file: the kernel is written to one.
+_TRITON_KERNEL = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_one(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + 1.0, mask=mask)
+"""
 
 
 def _result(status: str, detail: str, **data: Any) -> dict[str, Any]:
@@ -145,6 +168,36 @@ def probe_cumem(torch: Any, nvml: Any, index: int, mib: int) -> dict[str, Any]:
     )
 
 
+def probe_triton(torch: Any, device: str = "cuda:0") -> dict[str, Any]:
+    try:
+        version = str(importlib.import_module("triton").__version__)
+    except Exception as exc:
+        return _result("skip", f"Triton not importable ({_one_line(exc)})")
+    with tempfile.TemporaryDirectory(prefix="rlsys_triton_") as tmp:
+        path = Path(tmp) / "rlsys_triton_probe.py"
+        path.write_text(_TRITON_KERNEL, encoding="ascii")
+        spec = importlib.util.spec_from_file_location("rlsys_triton_probe", path)
+        if spec is None or spec.loader is None:
+            return _result("fail", f"cannot load the kernel file {path}")
+        module = importlib.util.module_from_spec(spec)
+        x = torch.arange(1000, dtype=torch.float32, device=device)
+        out = torch.full_like(x, -1.0)
+        try:
+            spec.loader.exec_module(module)
+            module.add_one[(4,)](x, out, 1000, BLOCK=256)
+            if x.is_cuda:
+                torch.cuda.synchronize()
+        except Exception as exc:
+            return _result(
+                "fail",
+                f"Triton {version} could not build or launch a kernel: {_one_line(exc)}",
+                hint=TRITON_HINT,
+            )
+    if not bool((out == x + 1).all().item()):
+        return _result("fail", f"Triton {version}'s kernel ran but computed wrong values")
+    return _result("pass", f"Triton {version} built and ran a kernel", triton=version)
+
+
 def probe_nvml_processes(nvml: Any, device: int) -> dict[str, Any]:
     if nvml is None:
         return _result("warn", "NVML unavailable: the driver-on-GPU evidence will be unknown")
@@ -173,9 +226,7 @@ def probe_nvml_processes(nvml: Any, device: int) -> dict[str, Any]:
 def probe(mib: int) -> dict[str, Any]:
     """Every mechanism on the first visible GPU (torch's cuda:0; NVML's index mapped
     from CUDA_VISIBLE_DEVICES, as the sampler maps it)."""
-    skip = {
-        k: _result("skip", "no CUDA device") for k in ("cuda_ipc", "cumem_sleep", "nvml_processes")
-    }
+    skip = {k: _result("skip", "no CUDA device") for k in MECHANISMS}
     try:
         import torch
     except Exception as exc:
@@ -201,6 +252,7 @@ def probe(mib: int) -> dict[str, Any]:
     probes: list[tuple[str, Callable[[], dict[str, Any]]]] = [
         ("nvml_processes", lambda: probe_nvml_processes(nvml, index)),
         ("cumem_sleep", lambda: probe_cumem(torch, nvml, index, mib)),
+        ("triton_jit", lambda: probe_triton(torch)),
         ("cuda_ipc", lambda: probe_cuda_ipc(torch)),
     ]
     for name, fn in probes:

@@ -14,7 +14,7 @@ helpers the grader uses (``pytest_rlsys.resultfile.checks``), so the picture
 shows the evidence, not what the file claims about it. A failed run's partial
 file works: a phase that started and never ended is drawn as "unfinished".
 
-matplotlib is optional (``pip install 'pytest-rlsys[plot]'``); it is imported
+matplotlib is optional (``pip install matplotlib``, or the ``plot`` extra); it is imported
 only when a figure is drawn, through the Agg/SVG canvases (no display, no
 pyplot state).
 
@@ -68,7 +68,8 @@ __all__ = [
 
 PLOT_INSTALL_HINT = (
     "rlsys closure plot needs matplotlib, which is not installed; "
-    "install the plot extra: pip install 'pytest-rlsys[plot]'"
+    "install it: pip install matplotlib (from a checkout of this project, "
+    "pip install '.[plot]' installs the pinned version)"
 )
 FORMATS = (".png", ".svg")
 

@@ -20,11 +20,14 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
+import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rlsys_closure.gpu_probe import MECHANISMS as MECHANISMS
 from rlsys_closure.sampler import host_memory
 
 Status = Literal["pass", "fail", "warn", "skip"]
@@ -70,7 +73,6 @@ DEPENDENCY_SPECS: dict[str, str] = {
 ENGINE_MODULES: dict[str, tuple[str, str]] = {
     # engine -> (the engine's own package, verl's adapter module for it)
     "vllm": ("vllm", "verl.workers.rollout.vllm_rollout"),
-    "sglang": ("sglang", "verl.workers.rollout.sglang_rollout.sglang_rollout"),
 }
 VERL_CORE_MODULES = (
     "verl.workers.engine_workers",
@@ -107,6 +109,7 @@ class PreflightOptions:
     min_disk_gib: float = 5.0
     min_host_available_gib: float = 8.0
     cuda_probe_timeout_s: float = 120.0
+    compile_probe_timeout_s: float = 60.0
     # The mechanisms probe imports torch twice (it spawns a receiver) and vLLM once.
     mechanisms_probe_timeout_s: float = 240.0
     # vLLM's multi-process executor (verl forces it even on one GPU) keeps its
@@ -219,7 +222,51 @@ def cuda_probe(timeout_s: float = 120.0) -> dict[str, Any]:
     return data
 
 
-MECHANISMS = ("cuda_ipc", "cumem_sleep", "nvml_processes")
+# Triton (vLLM runs its kernels every step, and its LoRA kernels) builds a launcher
+# on first use with the system C compiler against the interpreter's headers
+# (triton/runtime/build.py): the same compile, done here on a C file.
+_PYTHON_H_PROGRAM = "#include <Python.h>\nint rlsys_probe(void) { return PY_MAJOR_VERSION; }\n"
+
+
+def c_compiler() -> str | None:
+    """The compiler Triton's build picks: ``$CC`` if set, else clang or gcc on PATH."""
+    cc = os.environ.get("CC")
+    if cc:
+        return shutil.which(cc)
+    return shutil.which("clang") or shutil.which("gcc")
+
+
+def python_include_dir() -> str:
+    return str(sysconfig.get_paths()["include"])
+
+
+def build_tools_probe(timeout_s: float = 60.0) -> dict[str, Any]:
+    """The compiler, ``Python.h``, and whether a shared object builds with both."""
+    cc, include = c_compiler(), python_include_dir()
+    data: dict[str, Any] = {
+        "cc": cc,
+        "cc_env": os.environ.get("CC"),
+        "include": include,
+        "python_h": os.path.isfile(os.path.join(include, "Python.h")),
+        "compile_error": None,
+    }
+    if cc is None or not data["python_h"]:
+        return data
+    with tempfile.TemporaryDirectory(prefix="rlsys_cc_") as tmp:
+        src = Path(tmp) / "probe.c"
+        src.write_text(_PYTHON_H_PROGRAM, encoding="ascii")
+        proc = subprocess.run(
+            [cc, str(src), "-O0", "-shared", "-fPIC", f"-I{include}", "-o", f"{tmp}/probe.so"],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()
+        errors = [line for line in tail if "error" in line.lower()] or tail
+        data["compile_error"] = (errors[0] if errors else f"exit {proc.returncode}")[:300]
+    return data
 
 
 def gpu_mechanisms_probe(timeout_s: float = 240.0) -> dict[str, Any]:
@@ -338,6 +385,38 @@ def check_python(opts: PreflightOptions) -> CheckResult:
     )
 
 
+def check_build_tools(opts: PreflightOptions) -> CheckResult:
+    dev = f"python{sys.version_info.major}.{sys.version_info.minor}-dev"
+    hint = (
+        "Triton, which vLLM runs its kernels with, builds them with both on first use: "
+        f"apt-get install build-essential {dev} (or set CC to a C compiler)"
+    )
+    try:
+        info = build_tools_probe(opts.compile_probe_timeout_s)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        return CheckResult("build_tools", "fail", f"the compile probe failed: {_one_line(exc)}")
+    missing = []
+    if info["cc"] is None:
+        env = info.get("cc_env")
+        missing.append(f"CC={env!r} is not a program" if env else "no C compiler (clang or gcc)")
+    if not info["python_h"]:
+        missing.append(f"no Python.h in {info['include']}")
+    if missing:
+        return CheckResult("build_tools", "fail", f"{'; '.join(missing)}. {hint}", info)
+    if info.get("compile_error"):
+        return CheckResult(
+            "build_tools",
+            "fail",
+            f"{info['cc']} cannot build against Python.h: {info['compile_error']}. {hint}",
+            info,
+        )
+    return CheckResult(
+        "build_tools", "pass", f"{info['cc']} builds against {info['include']}/Python.h", info
+    )
+
+
 def check_nvml(opts: PreflightOptions) -> CheckResult:
     try:
         info = nvml_probe()
@@ -376,7 +455,7 @@ def check_cuda(opts: PreflightOptions) -> CheckResult:
 
 
 def check_mechanisms(opts: PreflightOptions, cuda_ok: bool) -> list[CheckResult]:
-    """CUDA IPC, vLLM's cuMem sleep/wake seen by NVML, NVML's process list.
+    """CUDA IPC, vLLM's cuMem sleep/wake seen by NVML, a Triton kernel, NVML's process list.
 
     One child process tries each for real (seconds, no model). A failed
     mechanism fails preflight with what to do; NVML's process list can only warn:
@@ -484,9 +563,7 @@ def check_verl_core(opts: PreflightOptions, verl_ok: bool) -> CheckResult:
 
 def check_rollout_engine(opts: PreflightOptions, verl_ok: bool) -> CheckResult:
     if opts.engine not in ENGINE_MODULES:
-        return CheckResult(
-            "rollout_engine", "fail", f"unknown engine {opts.engine!r}; use vllm or sglang"
-        )
+        return CheckResult("rollout_engine", "fail", f"unknown engine {opts.engine!r}; use vllm")
     package, adapter = ENGINE_MODULES[opts.engine]
     probe = probe_module(package)
     data: dict[str, Any] = {"engine": opts.engine}
@@ -613,7 +690,7 @@ MODEL_CACHE_CHECK = "model_cache"
 
 def run_checks(opts: PreflightOptions) -> list[CheckResult]:
     cuda = check_cuda(opts)
-    results = [check_python(opts), check_nvml(opts), cuda]
+    results = [check_python(opts), check_build_tools(opts), check_nvml(opts), cuda]
     results += check_mechanisms(opts, cuda.status == "pass")
     results.append(check_shm(opts))
     verl = check_verl(opts)

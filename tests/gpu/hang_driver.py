@@ -9,6 +9,10 @@ the spec's ``fake_mode``:
   when the vLLM-side receiver failed before connecting;
 * ``verl_sender_no_receiver``: the same with verl's own ``BucketedWeightSender``
   (tox -e verl-actor only);
+* ``blocked_in_asyncio_run``: the same wait made synchronously inside a coroutine run
+  by ``asyncio.run``, as verl's naive sync calls ``ray.get`` inside an auto-awaited
+  coroutine (``checkpoint_engine/base.py``, ``utils/ray_utils.py``): asyncio turns the
+  first SIGINT into a task cancel and the wait resumes;
 * ``actor_stuck``: the same, with a worker group whose every call blocks (the actor
   is what is stuck): the failure path must not call it;
 * ``ignores_interrupt``: the same wait in a library that swallows SIGINT, so
@@ -48,6 +52,10 @@ def _wait_for_a_peer_that_never_comes() -> None:
         s.bind("\0rlsys-hang-" + str(time.monotonic_ns()))
         s.listen(1)
         s.accept()
+
+
+async def _blocked_inside_a_coroutine() -> None:
+    _wait_for_a_peer_that_never_comes()
 
 
 def _verl_sender(record_path: Path) -> tuple[Any, list[tuple[str, Any]]]:
@@ -128,6 +136,8 @@ class HangDriver(driver.GroupDriver):
         with self.phase("initial_sync"):
             if mode in ("sync_never_connects", "actor_stuck"):
                 _wait_for_a_peer_that_never_comes()
+            elif mode == "blocked_in_asyncio_run":
+                asyncio.run(_blocked_inside_a_coroutine())
             elif mode == "verl_sender_no_receiver":
                 asyncio.run(sender.async_send_weights(iter(weights)))
             else:

@@ -85,6 +85,24 @@ def test_a_sync_whose_receiver_never_connects_ends_by_its_deadline(tmp_path: Pat
     assert sum(s["reason"] == "periodic" for s in rec["samples"]) >= 5
 
 
+def test_a_blocking_wait_inside_asyncio_run_ends_seconds_after_its_deadline(
+    tmp_path: Path,
+) -> None:
+    """verl's naive sync blocks in ray.get inside asyncio.run, whose Runner swallows the
+    first SIGINT: the watchdog interrupts again, so the ordinary failure path ends the group
+    seconds after its deadline, long before the hard stop (60 s here would be due)."""
+    rc, took, record = _group(
+        tmp_path, "blocked_in_asyncio_run", 300.0, phase_timeout_s=2.0, timeout_grace_s=60.0
+    )
+    log = (tmp_path / "release.log").read_text()
+    assert rc == driver.EXIT_TIMED_OUT, log
+    assert "interrupting again" in log and "hard stop" not in log, log
+    assert took < 50, f"{took:.1f} s: the group waited for the hard stop"
+    rec = json.loads(record.read_text())
+    assert rec["failure"]["type"] == "PhaseTimeout" and rec["failure"]["phase"] == "initial_sync"
+    assert "KeyboardInterrupt" in rec["failure"]["traceback"]
+
+
 def test_a_stuck_actor_is_not_called_on_the_way_out(tmp_path: Path) -> None:
     """The failure path skips the drain (it would queue behind the stuck call), so the
     group ends at its deadline, not at the hard stop's."""

@@ -30,7 +30,17 @@ GOOD_MECHANISMS: dict[str, Any] = {
     "cuda": {"available": True, "torch": "2.11.0+cu130"},
     "cuda_ipc": {"status": "pass", "detail": "a CUDA tensor opened by handle in a second process"},
     "cumem_sleep": {"status": "pass", "detail": "slept 256 MiB: NVML saw 256 MiB freed"},
+    "triton_jit": {"status": "pass", "detail": "Triton 3.6.0 built and ran a kernel"},
     "nvml_processes": {"status": "pass", "detail": "NVML lists 1 process(es)", "pids": [7]},
+}
+
+
+GOOD_BUILD_TOOLS: dict[str, Any] = {
+    "cc": "/usr/bin/gcc",
+    "cc_env": None,
+    "include": "/usr/include/python3.12",
+    "python_h": True,
+    "compile_error": None,
 }
 
 
@@ -76,6 +86,7 @@ def healthy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pf.PreflightOpti
         },
     )
     monkeypatch.setattr(pf, "gpu_mechanisms_probe", lambda timeout_s=0: dict(GOOD_MECHANISMS))
+    monkeypatch.setattr(pf, "build_tools_probe", lambda timeout_s=0: dict(GOOD_BUILD_TOOLS))
     monkeypatch.setattr(pf, "shm_usage", lambda: (64 * pf.GIB, 63 * pf.GIB))
     monkeypatch.setattr(pf, "disk_free_bytes", lambda path: 500 * pf.GIB)
     monkeypatch.setattr(
@@ -285,6 +296,7 @@ def test_cli_prints_each_check_and_writes_json(
     healthy: pf.PreflightOptions, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "reports" / "preflight.json"
+    out.parent.mkdir()
     rc = cli.main(
         [
             "preflight",
@@ -303,10 +315,12 @@ def test_cli_prints_each_check_and_writes_json(
     names = [c["name"] for c in report["checks"]]
     assert names == [
         "python",
+        "build_tools",
         "nvml",
         "cuda",
         "cuda_ipc",
         "cumem_sleep",
+        "triton_jit",
         "nvml_processes",
         "shm",
         "verl",
@@ -352,18 +366,10 @@ def test_real_preflight_on_this_machine_is_honest(
 def test_unwritable_json_path_is_one_line(
     healthy: pf.PreflightOptions, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    rc = cli.main(
-        [
-            "preflight",
-            "--model-path",
-            str(healthy.model_path),
-            "--json",
-            str(blocker / "sub" / "pf.json"),
-        ]
-    )
-    assert rc != 0
+    taken = tmp_path / "a-folder"  # the path exists but is a folder: the write fails
+    taken.mkdir()
+    rc = cli.main(["preflight", "--model-path", str(healthy.model_path), "--json", str(taken)])
+    assert rc == pf.EXIT_NOT_READY
     err = capsys.readouterr().err
     assert "cannot write" in err and "Traceback" not in err
 
@@ -375,3 +381,60 @@ def test_version_specifiers() -> None:
     assert pf.version_satisfies("5.11.0", spec) is False
     assert pf.version_satisfies("2.13.0+cpu", ">=2.6") is True
     assert pf.version_satisfies("not a version", spec) is None
+
+
+@pytest.mark.parametrize("command", [["preflight"], ["run", "--run-label", "x"]])
+def test_sglang_is_refused_naming_what_is_supported(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No recipe, test or probe for SGLang yet: refused before any work, exit 2."""
+    assert cli.main([*command, "--engine", "sglang"]) == pf.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "SGLang is not supported" in err and "supported: vllm" in err
+    assert "Traceback" not in err
+    assert "sglang" not in pf.ENGINE_MODULES
+
+
+@pytest.mark.parametrize(
+    ("found", "said"),
+    [
+        ({"cc": None}, "no C compiler (clang or gcc)"),
+        ({"cc": None, "cc_env": "/opt/nope/cc"}, "CC='/opt/nope/cc' is not a program"),
+        ({"python_h": False}, "no Python.h in /usr/include/python3.12"),
+        ({"compile_error": "fatal error: Python.h: No such file"}, "cannot build against"),
+    ],
+)
+def test_no_compiler_or_python_h_fails_preflight_with_the_install_line(
+    healthy: pf.PreflightOptions,
+    monkeypatch: pytest.MonkeyPatch,
+    found: dict[str, Any],
+    said: str,
+) -> None:
+    """Triton builds vLLM's kernels with both: without them the first step fails minutes in."""
+    monkeypatch.setattr(pf, "build_tools_probe", lambda timeout_s=0: {**GOOD_BUILD_TOOLS, **found})
+    results = pf.run_checks(healthy)
+    assert _failed(results) == {"build_tools"}
+    assert pf.exit_code(results) == pf.EXIT_NOT_READY
+    detail = next(r.detail for r in results if r.name == "build_tools")
+    assert said in detail and "apt-get install build-essential python3." in detail
+
+
+def test_the_real_build_tools_probe(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    assert pf.build_tools_probe()["cc"] is None
+    monkeypatch.delenv("CC")
+    monkeypatch.setattr(pf, "python_include_dir", lambda: str(tmp_path))
+    assert pf.build_tools_probe()["python_h"] is False
+    monkeypatch.undo()
+    if pf.c_compiler() is None:
+        pytest.skip("no C compiler on this machine")
+    # Headers present but broken: the compile itself must fail, not just a file test.
+    (tmp_path / "Python.h").write_text("#error not the real header\n")
+    monkeypatch.setattr(pf, "python_include_dir", lambda: str(tmp_path))
+    broken = pf.build_tools_probe()
+    assert broken["python_h"] is True and "not the real header" in broken["compile_error"]
+    monkeypatch.undo()
+    real = pf.build_tools_probe()
+    if not real["python_h"]:
+        pytest.skip("this interpreter has no Python.h")
+    assert real["compile_error"] is None

@@ -258,3 +258,75 @@ def test_probe_cumem_needs_nvml_to_see_the_memory_go(monkeypatch: pytest.MonkeyP
     assert broken["status"] == "fail" and "cuMemCreate" in broken["detail"]
     monkeypatch.setitem(sys.modules, "vllm.device_allocator.cumem", None)
     assert gpu_probe.probe_cumem(_fake_torch(), _Nvml([]), 0, 256)["status"] == "skip"
+
+
+# -- the Triton kernel: a stand-in triton package whose launch does what a real one would
+_FAKE_TRITON = {
+    "__init__.py": (
+        "__version__ = '3.6.0'\n"
+        "MODE = {mode!r}\n"
+        "class _Kernel:\n"
+        "    def __init__(self, fn):\n"
+        "        self.fn = fn\n"
+        "    def __getitem__(self, grid):\n"
+        "        def launch(x, out, n, BLOCK):\n"
+        "            if MODE == 'no_compiler':\n"
+        "                raise RuntimeError('Failed to find C compiler. Please specify via CC "
+        "environment variable.')\n"
+        "            out.copy_(x + (1 if MODE == 'ok' else 2))\n"
+        "        return launch\n"
+        "def jit(fn):\n"
+        "    return _Kernel(fn)\n"
+    ),
+    "language.py": "constexpr = int\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("mode", "status", "said"),
+    [
+        ("ok", "pass", "Triton 3.6.0 built and ran a kernel"),
+        ("no_compiler", "fail", "Failed to find C compiler"),
+        ("wrong", "fail", "computed wrong values"),
+    ],
+)
+def test_triton_probe_builds_and_checks_one_kernel(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: str, status: str, said: str
+) -> None:
+    torch = pytest.importorskip("torch")
+    package = tmp_path / "triton"
+    package.mkdir()
+    for name, text in _FAKE_TRITON.items():
+        (package / name).write_text(text.format(mode=mode))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("triton", "triton.language", "rlsys_triton_probe"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    got = gpu_probe.probe_triton(torch, device="cpu")
+    assert got["status"] == status and said in got["detail"], got
+    if mode == "no_compiler":
+        assert got["hint"] == gpu_probe.TRITON_HINT and "build-essential" in got["hint"]
+
+
+def test_without_triton_the_kernel_probe_skips(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    monkeypatch.setitem(sys.modules, "triton", None)  # import triton raises ImportError
+    assert gpu_probe.probe_triton(torch, device="cpu")["status"] == "skip"
+
+
+def test_a_triton_that_cannot_build_fails_preflight_with_what_to_install(
+    healthy: pf.PreflightOptions,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _with(
+        monkeypatch,
+        triton_jit={
+            "status": "fail",
+            "detail": "Triton 3.6.0 could not build or launch a kernel: RuntimeError: "
+            "Failed to find C compiler",
+            "hint": gpu_probe.TRITON_HINT,
+        },
+    )
+    results = pf.run_checks(healthy)
+    triton = _by_name(results)["triton_jit"]
+    assert triton.status == "fail" and pf.exit_code(results) == pf.EXIT_NOT_READY
+    assert "build-essential" in triton.detail
