@@ -19,12 +19,21 @@ from pytest_rlsys.outputs.class_report import class_report_html
 from pytest_rlsys.resources import FUNCTIONS
 
 CORPORA = Path(__file__).parent
-COPIES = sorted((CORPORA / "similarity" / "copies").glob("*.py"))
+# The clean-room set (cleanroom/README.md) was written by someone who never saw the
+# detector: six independent solutions, eight disguised copies of the chapter's reference.
+CLEANROOM = CORPORA / "similarity" / "cleanroom"
+# copy7 mixes every disguise and rewrites loops statement by statement: 0.33, below the
+# threshold and beside independent work (0.30); docs/similarity.md counts it as the miss.
+MISSED = {"copy7_heavy_mix.py"}
+COPIES = sorted(
+    [*(CORPORA / "similarity" / "copies").glob("*.py"), *(CLEANROOM / "copies").glob("*.py")]
+)
 # Correct solutions written without the references (the clean-room learner corpus's own
 # solution and its independent rewrite, the README's example, two written for this set):
 # pairwise they are independent of each other too.
 INDEPENDENT = [
     *sorted((CORPORA / "similarity" / "independent").glob("*.py")),
+    *sorted((CLEANROOM / "independent").glob("*.py")),
     CORPORA / "learner_corpus" / "correct.py",
     CORPORA / "learner_corpus" / "ok_two_pass_fsum.py",
     CORPORA.parent.parent / "examples" / "learner_example.py",
@@ -40,6 +49,9 @@ def test_the_chapter_fingerprints_shipped_are_the_chapter_reference_s() -> None:
 @pytest.mark.parametrize("copy", COPIES, ids=[p.name for p in COPIES])
 def test_every_disguised_copy_of_a_reference_is_flagged(copy: Path) -> None:
     found = similarity.compare_class({copy.name: copy.read_text("utf-8")})[copy.name]
+    if copy.name in MISSED:
+        assert not found.flagged, f"{copy.name} is flagged now: update docs/similarity.md"
+        return
     assert found.flagged and found.closest == similarity.REFERENCE, found
 
 
@@ -142,7 +154,7 @@ def test_overlap_is_symmetric(pair: tuple[int, int]) -> None:
 
 
 def test_the_platform_note_says_how_near_the_reference_a_file_is(tmp_path: Path) -> None:
-    assert "shares 0.96 of its code with the reference (a near copy" in (
+    assert "shares 0.85 of its code with the reference (a near copy" in (
         similarity.instructor_note(COPIES[1])
     ), COPIES[1].name
     assert "(not flagged" in similarity.instructor_note(INDEPENDENT[0])
