@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys import __version__
+from pytest_rlsys.escaping import clean
 from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
 from pytest_rlsys.outputs.reports import write_atomic
 
@@ -312,7 +313,9 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    """Text for the page: escaped (controls, bidi, zero-width shown as ``\\u202e``), then
+    markup-escaped."""
+    return html.escape(clean(value, newlines=False), quote=True)
 
 
 CSS = """
