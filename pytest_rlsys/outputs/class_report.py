@@ -326,14 +326,18 @@ h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;
 border-bottom:2px solid #111;padding-bottom:.2rem}h3{font-size:1.05rem;margin:.2rem 0}
 table{border-collapse:collapse;margin:.4rem 0 1rem;font-size:.92rem}
 caption{text-align:left;font-weight:600;padding:.2rem 0}
-th,td{border:1px solid #888;padding:.2rem .55rem;text-align:left;vertical-align:top}
+th,td{border:1px solid #888;padding:.2rem .55rem;text-align:left;vertical-align:top;
+overflow-wrap:anywhere}
+table{max-width:100%}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 thead th{background:#eee}
 code{font-size:.85rem;word-break:break-all}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(330px,1fr));gap:1rem 2rem}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(330px,100%),1fr));
+gap:1rem 2rem}
 figure{margin:0}figcaption{font-weight:600;margin-bottom:.2rem}
 svg{max-width:100%;height:auto}svg text{font-family:inherit}
-.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem}
+.facts{display:grid;grid-template-columns:minmax(0,max-content) minmax(0,1fr);gap:.15rem 1rem;
+overflow-wrap:anywhere}
 .facts dt{font-weight:600}.facts dd{margin:0}
 .note{border-left:4px solid #111;padding:.2rem .6rem;background:#f4f4f4}
 .muted{color:#444}
