@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from pytest_rlsys import settings
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.escaping import clean, csv_cell, say
-from pytest_rlsys.outputs import reports, scorejson
+from pytest_rlsys.outputs import batchline, scorejson
+from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.resources import exercise_path
 
@@ -222,7 +223,7 @@ def _grade_row(
         "submission_sha256": report.submission_sha256,
         "seconds": round(time.monotonic() - began, 3),
         # Every row below full marks says why, in one line.
-        "message": report.load_error or reports.below_full_marks(report, request.lang),
+        "message": report.load_error or batchline.below_full_marks(report, request.lang),
         "report": scorejson.document(report, request.lang),
     }
 
@@ -319,9 +320,9 @@ def batch(args: argparse.Namespace) -> ExitCode:
     writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
     try:
         if args.csv:
-            reports.write_atomic(Path(args.csv), table.getvalue())
+            write_atomic(Path(args.csv), table.getvalue())
         if args.json:
-            reports.write_atomic(Path(args.json), dump_json({"seed": seed, "submissions": rows}))
+            write_atomic(Path(args.json), dump_json({"seed": seed, "submissions": rows}))
         if args.html:
             from pytest_rlsys.outputs.class_report import write_class_report
 

@@ -33,7 +33,7 @@ from typing import Any
 from pytest_rlsys import __version__
 from pytest_rlsys.escaping import clean
 from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
-from pytest_rlsys.outputs.reports import write_atomic
+from pytest_rlsys.outputs.files import write_atomic
 
 __all__ = [
     "BIN_LABELS",

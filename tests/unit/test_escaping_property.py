@@ -35,7 +35,8 @@ from pytest_rlsys.cli import commands, main
 from pytest_rlsys.escaping import is_clean
 from pytest_rlsys.grading.scoring import OUTPUT_KINDS, CaseResult, RenderOptions, ScoreReport
 from pytest_rlsys.messages import Msg
-from pytest_rlsys.outputs import reports, scorejson
+from pytest_rlsys.outputs import batchline, reports, scorejson, terminal
+from pytest_rlsys.outputs.classroom import points_line
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.resources import schema_dir
 
@@ -144,13 +145,13 @@ def run_all(text: str, work: Path) -> dict[str, str]:
     lang_options = [RenderOptions(lang="en"), RenderOptions(lang="zh")]
     for options in lang_options:
         out[f"terminal {options.lang}"] = "\n".join(
-            reports.terminal_summary(report, options.lang, verbose=True)
+            terminal.terminal_summary(report, options.lang, verbose=True)
         )
         for kind in OUTPUT_KINDS:  # report is the score JSON
             path = work / f"{kind}.{options.lang}"
             write_atomic(path, reports.render(kind, report, options.lang, options))
             out[f"{kind} {options.lang}"] = path.read_bytes().decode("utf-8")
-        out[f"points line {options.lang}"] = reports.classroom_points_line(report)
+        out[f"points line {options.lang}"] = points_line(report)
 
     # rlsys batch: its writing, for rows as grading builds them (grading itself is
     # tested elsewhere; here the row's texts are hostile), in a folder of hostile names.
@@ -165,7 +166,7 @@ def run_all(text: str, work: Path) -> dict[str, str]:
             "status": "not_loaded",
             "score": 0.0,
             "max_score": 25.0,
-            "message": reports.below_full_marks(report),
+            "message": batchline.below_full_marks(report),
             "seconds": 0.1,
             "submission_sha256": text,
             "report": scorejson.document(report, "en"),
