@@ -222,8 +222,8 @@ def _grade_row(
         "cases": len(report.cases),
         "submission_sha256": report.submission_sha256,
         "seconds": round(time.monotonic() - began, 3),
-        # Every row below full marks says why, in one line.
-        "message": report.load_error or batchline.below_full_marks(report, request.lang),
+        # Every row below full marks says why, in one line (a load error with its hint).
+        "message": batchline.below_full_marks(report, request.lang),
         "report": scorejson.document(report, request.lang),
     }
 

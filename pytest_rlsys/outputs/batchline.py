@@ -23,11 +23,11 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
     full marks): per TODO below its maximum, its score and its most common failure (with
     its count, and how many other kinds there were).  For the batch CSV's message column
     and the class roster."""
-    if report.score >= report.max_score:
-        return ""
-    if report.load_error is not None:
+    if report.load_error is not None:  # said even when there is no case to lose
         hinted = with_hint(report.load_error, report.load_exc_type, lang)
         return clip(clean(hinted, newlines=False), limit)
+    if report.score >= report.max_score:
+        return ""
     parts = []
     for section, entry in report.sections().items():
         if entry["score"] >= entry["max_score"]:

@@ -193,9 +193,9 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
         load = _load_failure(rep) if isinstance(rep, Mapping) else None
         if row.get("status") == "not_loaded" or load is not None:
             lang = str(rep.get("reproducibility", {}).get("lang", "en")) if rep else "en"
-            detail = (
-                LOAD_FAILED.get(lang).format(error=load) if load else str(row.get("message", ""))
-            )
+            # The row's message is the load error with its hint (stdlib only, ...).
+            said = str(row.get("message", "") or "")
+            detail = LOAD_FAILED.get(lang).format(error=said or load) if load else said
             problems.append(Problem(name, "did not load", _short(detail)))
             continue
         if not is_graded(row) or not isinstance(rep, Mapping):

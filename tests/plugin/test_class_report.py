@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -426,3 +428,18 @@ def test_bidi_and_controls_in_names_are_shown_escaped() -> None:
     text = class_report.class_report_html(rows, SEED)
     assert "\u202e" not in text and "\x1b" not in text
     assert "trudy \\u202e001.py" in text and "\\x1b[2J" in text
+
+
+def test_the_stdlib_only_hint_reaches_the_csv_and_the_page(tmp_path: Path) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir(mode=0o700)
+    (folder / "numpy_user.py").write_text("import numpy\n", encoding="utf-8")
+    grades, page = tmp_path / "grades.csv", tmp_path / "class.html"
+    argv = ["batch", str(folder), f"--csv={grades}", f"--html={page}", "--no-progress"]
+    assert main(argv) == 0
+    hint = "only the standard library is available"
+    message = next(csv.DictReader(io.StringIO(grades.read_text(encoding="utf-8"))))["message"]
+    assert "numpy" in message and hint in message
+    problems = rows_of(Page(page.read_text(encoding="utf-8")), "problems-table")
+    assert hint in problems["numpy_user.py"][1]
+    assert hint in rows_of(Page(page.read_text(encoding="utf-8")), "roster")["numpy_user.py"][5]
