@@ -233,4 +233,5 @@ def render_text(report: dict[str, Any]) -> str:
         "A passing ledger only admits the topology to a real multi-worker "
         "experiment; it is not a throughput gain."
     )
-    return "\n".join(lines) + "\n"
+    # Stage, pool and fabric names are the topology file's: each line stays one line.
+    return "\n".join(clean(line, newlines=False) for line in lines) + "\n"
