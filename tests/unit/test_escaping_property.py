@@ -7,7 +7,8 @@ submission's name, notes) and in a result file (a key and the model's name); the
 output is produced the way the commands produce it: the grade outputs (terminal summary,
 score JSON, JUnit, Gradescope, PrairieLearn, Classroom) through the file edge, ``rlsys
 batch`` (CSV, JSON, HTML, its terminal lines), ``rlsys validate``, ``result``, ``ledger``
-(text and JSON), ``rlsys closure summary`` (text and JSON) and ``closure plot``.  Every
+(text and JSON), ``grade`` (a missing file), ``template``, ``rlsys closure summary`` (text
+and JSON) and ``closure plot``; ``closure preflight`` (seconds a run) has its own example.  Every
 text must then be printable (escaping.is_clean: nothing a terminal or a browser acts on
 or reorders), valid UTF-8, and, per format: JSON parses, no markup survives in HTML or
 XML, and no CSV text cell starts a formula.
@@ -32,7 +33,7 @@ from hypothesis import strategies as st
 from rlsys_closure import cli as closure
 
 from pytest_rlsys.cli import commands, main
-from pytest_rlsys.escaping import is_clean
+from pytest_rlsys.escaping import clean, is_clean
 from pytest_rlsys.grading.scoring import OUTPUT_KINDS, CaseResult, RenderOptions, ScoreReport
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import batchline, reports, scorejson, terminal
@@ -230,3 +231,16 @@ def test_hostile_text_leaves_every_output_of_every_command_inert(text: str) -> N
     for cell in (c for r in cells for k, c in r.items() if k in ("submission", "message")):
         assert not cell.startswith(("=", "+", "-", "@")), cell
     assert cells
+
+
+@pytest.mark.slow  # preflight probes the machine (torch, NVML): seconds, once
+def test_closure_preflight_shows_a_hostile_model_name_escaped(tmp_path: Path) -> None:
+    text = "\x1b]0;pwned\x07\x1b[2J\u202e" + MARKUP
+    report = tmp_path / "preflight.json"
+    argv = ["preflight", "--model", text, "--output-dir", str(tmp_path), "--json", str(report)]
+    with captured() as streams:
+        closure.main(argv)
+    shown = streams["out"].getvalue() + streams["err"].getvalue()
+    assert "\\x1b]0;pwned\\x07\\x1b[2J\\u202e" in shown and is_clean(shown)
+    written = report.read_text(encoding="utf-8")
+    assert is_clean(written) and json.loads(written)["model"] == clean(text)
