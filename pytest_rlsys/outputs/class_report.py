@@ -403,6 +403,7 @@ def _hbar_svg(
     for i, (name, value) in enumerate(zip(labels, values, strict=True)):
         y = 4 + i * row_h
         bar_w = plot_w * value / peak
+        name = clean(name, newlines=False)  # cut as shown: an escape is 6 characters
         shown = name if len(name) <= 52 else name[:51] + "…"
         parts.append(
             f'<text x="{label_w - 6}" y="{y + 15}" font-size="10.5" '
