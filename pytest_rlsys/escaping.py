@@ -1,4 +1,4 @@
-"""The one escaping rule for every edge (terminal, progress bar, CSV, HTML, XML, JSON).
+"""The one escaping rule, and the terminal edge every command writes through (``say``).
 
 Any Python string becomes safe printable text: valid UTF-8, valid XML 1.0 character data,
 nothing that moves a terminal's cursor or reorders a line.  A ``str`` can hold what no
@@ -13,14 +13,23 @@ Edge-specific rules build on ``clean``: ``clean_line`` (one line, runs of spaces
 collapsed, bounded: the submission's own texts), ``clean_output`` (captured output, tabs
 as spaces), ``csv_cell`` (OWASP formula neutralising).  HTML and XML writers escape
 markup after ``clean``; JSON writers go through ``outputs.text.dump_json``.
+
+Two edges apply ``clean`` to everything written, whoever built the text: ``say`` (the
+terminal: stdout, stderr) and ``outputs.files.write_atomic`` (every output file).  No
+module writes text another way (tests/unit/test_output_edges.py walks the package and
+fails on a ``print``, a ``.write`` or a text ``open`` outside them, a short reasoned
+list excepted), so an escape cannot be forgotten.  The rules per format are in
+docs/threat-model.md ("Output edges").
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import sys
+from typing import TextIO
 
-__all__ = ["clean", "clean_line", "clean_output", "csv_cell", "is_clean"]
+__all__ = ["clean", "clean_document", "clean_line", "clean_output", "csv_cell", "is_clean", "say"]
 
 # Blocks in which every code point is printable (checked by tests/unit/test_interop.py):
 # printable ASCII, Latin-1 without NBSP and the soft hyphen, Greek and Cyrillic,
@@ -127,3 +136,18 @@ def csv_cell(value: object) -> object:
     if text.startswith(_FORMULA_START):  # checked before cleaning: \t and \r lead too
         return "'" + clean(text, newlines=False)
     return clean(text, newlines=False)
+
+
+def say(text: object = "", *, err: bool = False, end: str = "\n", to: TextIO | None = None) -> None:
+    """The terminal edge: ``text`` cleaned (its lines kept) and written to stdout, stderr
+    (``err``) or the stream ``to``.  Every command's terminal text goes through here."""
+    stream = to if to is not None else sys.stderr if err else sys.stdout
+    stream.write(clean_document(text) + end)
+
+
+def clean_document(text: object) -> str:
+    """A whole document (a CSV, a page, a report) as ``clean`` makes it, its ``\\r\\n``
+    line ends kept (a CSV's, RFC 4180): what both edges write."""
+    if not isinstance(text, str):
+        return clean(text)
+    return "\r\n".join(clean(part) for part in str.__str__(text).split("\r\n"))

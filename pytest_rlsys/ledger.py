@@ -25,6 +25,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from pytest_rlsys.escaping import clean
 from pytest_rlsys.grading.battery import load_reference
 
 REQUIRED = (
@@ -150,7 +151,8 @@ def rates_from_result(path: Path, stage_phases: dict[str, str], group: str) -> d
 
     loaded = load_result_file(path)
     if not loaded.ok or loaded.doc is None:
-        raise LedgerError(f"{path}: not a valid result file: " + "; ".join(loaded.errors[:3]))
+        shown = (clean(error, newlines=False) for error in loaded.errors[:3])
+        raise LedgerError(f"{path}: not a valid result file: " + "; ".join(shown))
     phases = loaded.doc["groups"][group]["phases"]
     rates = {}
     for stage, phase in stage_phases.items():
@@ -231,4 +233,5 @@ def render_text(report: dict[str, Any]) -> str:
         "A passing ledger only admits the topology to a real multi-worker "
         "experiment; it is not a throughput gain."
     )
-    return "\n".join(lines) + "\n"
+    # Stage, pool and fabric names are the topology file's: each line stays one line.
+    return "\n".join(clean(line, newlines=False) for line in lines) + "\n"

@@ -218,6 +218,48 @@ def check_in_browser(
     return result
 
 
+# Appended to a copy of the page (its Content-Security-Policy removed): lists every
+# element wider than the viewport, or reaching past its right edge, into #overflow.
+_MEASURE = """<pre id="overflow"></pre><script>
+addEventListener("load", function () {
+  var wide = [], view = document.documentElement.clientWidth;
+  document.querySelectorAll("body *").forEach(function (el) {
+    var box = el.getBoundingClientRect();
+    if (el.id !== "overflow" && box.width > 0 && box.right > view + 0.5) {
+      wide.push(el.tagName + (el.id ? "#" + el.id : "") + " right=" + Math.round(box.right));
+    }
+  });
+  if (document.documentElement.scrollWidth > view) { wide.push("page width " +
+    document.documentElement.scrollWidth); }
+  document.getElementById("overflow").textContent = "measured " + view + ": " + wide.join("; ");
+});
+</script>"""
+
+
+def overflow_at(html: Path, browser: str, width: int = 420) -> str:
+    """What reaches past the right edge of a ``width``-pixel-wide window ('' when nothing
+    does), as Chromium lays the page out."""
+    page = html.read_text(encoding="utf-8")
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    probe = html.with_name(f".{html.stem}-measure.html")
+    probe.write_text(page.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    flags = ["--headless", "--disable-gpu", "--hide-scrollbars", f"--window-size={width},2000"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        flags.append("--no-sandbox")
+    with tempfile.TemporaryDirectory(prefix="rlsys-chromium-") as profile:
+        dom = subprocess.run(
+            [browser, *flags, f"--user-data-dir={profile}", "--dump-dom", probe.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        ).stdout
+    found = re.search(r'<pre id="overflow">measured (\d+): ([^<]*)</pre>', dom)
+    if found is None:
+        return "the measuring script did not run"
+    return found.group(2).strip()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(

@@ -289,7 +289,8 @@ def write_result(path: Path, doc: Mapping[str, Any]) -> None:
     if path.exists():
         raise ResultExistsError(f"{path} already exists; a new experiment takes a new run label")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    # ASCII JSON: every value exact (the file is evidence), nothing a terminal acts on.
+    text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import signal
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_rlsys.escaping import say
+from pytest_rlsys.outputs.files import write_atomic
+from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.settings import positive_float, positive_int
 from rlsys_closure import preflight as pf
 
@@ -285,13 +286,13 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         output_dir=args.output_dir,
     )
     results = pf.run_checks(opts)
-    print(pf.format_results(results))
+    say(pf.format_results(results))
     report = pf.report(results, opts)
     if args.json is not None:
         try:
-            args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            write_atomic(args.json, dump_json(report))
         except OSError as exc:
-            print(f"preflight: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
+            say(f"preflight: cannot write {args.json}: {exc.strerror or exc}", err=True)
             return pf.EXIT_NOT_READY if report["exit_code"] == 0 else int(report["exit_code"])
     return int(report["exit_code"])
 
@@ -302,10 +303,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for item in args.override:
         key = item.partition("=")[0].lstrip("+~")
         if "=" not in item or key == "actor_rollout_ref.rollout.free_cache_engine":
-            print(
-                f"run: bad --override {item!r} (KEY=VALUE, and never the paired flag)",
-                file=sys.stderr,
-            )
+            say(f"run: bad --override {item!r} (KEY=VALUE, and never the paired flag)", err=True)
             return pf.EXIT_USAGE
     output = args.output or Path("results") / "pt_verl_closure" / f"{args.run_label}.json"
     opts = RunOptions(
@@ -347,12 +345,12 @@ def cmd_summary(args: argparse.Namespace) -> int:
     try:
         view = read_summary(args.file, args.view)
     except SummaryError as exc:
-        print(f"summary: {exc}", file=sys.stderr)
+        say(f"summary: {exc}", err=True)
         return pf.EXIT_ERROR
     if args.json:
-        print(json.dumps(view, indent=2, ensure_ascii=False))
+        say(dump_json(view), end="")
     else:
-        print(format_summary(view))
+        say(format_summary(view))
     return pf.EXIT_OK
 
 
@@ -383,12 +381,12 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
             args.out_dir, TinySpec(num_hidden_layers=args.layers, seed=args.seed)
         )
     except ImportError as exc:
-        print(f"tiny-model: needs torch, transformers and tokenizers: {exc}", file=sys.stderr)
+        say(f"tiny-model: needs torch, transformers and tokenizers: {exc}", err=True)
         return pf.EXIT_NOT_READY
     except OSError as exc:
-        print(f"tiny-model: cannot write {args.out_dir}: {exc.strerror or exc}", file=sys.stderr)
+        say(f"tiny-model: cannot write {args.out_dir}: {exc.strerror or exc}", err=True)
         return pf.EXIT_ERROR
-    print(
+    say(
         f"tiny-model: wrote {facts['path']} ({facts['parameters']} parameters, "
         f"vocab {facts['vocab_size']}); use it with --model-path {facts['path']}"
     )
@@ -414,5 +412,5 @@ def main(argv: Sequence[str]) -> int:
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:
-        print(f"{args.command}: interrupted", file=sys.stderr)
+        say(f"{args.command}: interrupted", err=True)
         return 130

@@ -32,12 +32,12 @@ Public API::
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_rlsys.escaping import clean, say
 from pytest_rlsys.resultfile import checks as cc
 from pytest_rlsys.resultfile.loading import load_result_file
 
@@ -327,7 +327,9 @@ def read_view(path: str | Path) -> PlotView:
             if loaded.stage == "read"
             else ("not a valid result file (check it with 'rlsys validate')")
         )
-        raise PlotError(f"{path}: {what}:\n" + "\n".join(f"  {line}" for line in shown))
+        # A problem names the file's own keys: each stays one inert line.
+        lines = (clean(line, newlines=False) for line in shown)
+        raise PlotError(f"{path}: {what}:\n" + "\n".join(f"  {line}" for line in lines))
     return view_of(loaded.doc, str(path))
 
 
@@ -803,7 +805,7 @@ def _metadata(path: Path) -> dict[str, Any]:
 def plot_main(file: Path, output: Path | None) -> int:
     """``rlsys closure plot FILE [-o OUT]``: print what was written, return an exit code."""
     if output is not None and output.suffix.lower() not in FORMATS:
-        print(f"plot: {output}: the picture must end in {' or '.join(FORMATS)}", file=sys.stderr)
+        say(f"plot: {output}: the picture must end in {' or '.join(FORMATS)}", err=True)
         return _EXIT_USAGE
     try:
         _matplotlib()
@@ -822,10 +824,10 @@ def plot_main(file: Path, output: Path | None) -> int:
             # matplotlib's own arithmetic on numbers no check above foresaw.
             raise PlotError(f"{file}: matplotlib cannot draw these numbers ({exc})") from None
     except MatplotlibMissing as exc:
-        print(f"plot: {exc}", file=sys.stderr)
+        say(f"plot: {exc}", err=True)
         return _EXIT_NOT_READY
     except PlotError as exc:
-        print(f"plot: {exc}", file=sys.stderr)
+        say(f"plot: {exc}", err=True)
         return _EXIT_ERROR
-    print(f"plot: wrote {written[0]} (memory timeline) and {written[1]} (per-phase peaks)")
+    say(f"plot: wrote {written[0]} (memory timeline) and {written[1]} (per-phase peaks)")
     return _EXIT_OK

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_rlsys.escaping import say
 from rlsys_closure import preflight as pf
 from rlsys_closure.assemble import (
     ResultExistsError,
@@ -287,7 +288,7 @@ def _updated_l2(root: Path) -> float | None:
 
 
 def _say(out: TextIO, msg: str) -> None:
-    out.write(msg + "\n")
+    say(msg, to=out)
     out.flush()
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_rlsys.escaping import clean
 from pytest_rlsys.resultfile import checks as cc
 from pytest_rlsys.resultfile.loading import load_result_file
 
@@ -54,7 +55,8 @@ def read_summary(path: str | Path, view: str = "system") -> dict[str, Any]:
         if more > 0:
             shown.append(f"... and {more} more")
         raise SummaryError(
-            f"{path}: not a valid result file:\n" + "\n".join(f"  {e}" for e in shown)
+            f"{path}: not a valid result file:\n"
+            + "\n".join(f"  {clean(e, newlines=False)}" for e in shown)
         )
     doc = loaded.doc
     decision = doc["system_decision"]

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from pytest_rlsys import settings
 from pytest_rlsys.cli.base import CommandError, ExitCode, Parser, UsageError, exit_codes_help
+from pytest_rlsys.escaping import say
 
 __all__ = ["ExitCode", "build_parser", "main"]
 
@@ -162,7 +163,7 @@ def build_parser() -> Parser:
 
 def _run(args: list[str]) -> int:
     if not args or args[0] in {"-h", "--help", "help"}:
-        (sys.stdout if args else sys.stderr).write(USAGE)
+        say(USAGE, err=not args, end="")
         return ExitCode.OK if args else ExitCode.USAGE
     if args[0] in DELEGATED:
         return _delegate(args[0])(args[1:])
@@ -180,10 +181,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args)
     except UsageError as exc:
-        sys.stderr.write(f"{exc.prog}: error: {exc}\n")
+        say(f"{exc.prog}: error: {exc}", err=True)
         return ExitCode.USAGE
     except CommandError as exc:
-        sys.stderr.write(f"{exc.prog}: {exc}\n")
+        say(f"{exc.prog}: {exc}", err=True)
         return exc.code
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
@@ -191,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return ExitCode.OK
     except KeyboardInterrupt:
-        sys.stderr.write("rlsys: interrupted\n")
+        say("rlsys: interrupted", err=True)
         return ExitCode.INTERRUPTED
 
 

@@ -8,7 +8,6 @@ import argparse
 import csv
 import dataclasses
 import io
-import json
 import os
 import sys
 import threading
@@ -19,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_rlsys import settings, similarity
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
-from pytest_rlsys.escaping import clean, csv_cell
-from pytest_rlsys.outputs import reports, scorejson
+from pytest_rlsys.escaping import clean, csv_cell, say
+from pytest_rlsys.outputs import batchline, scorejson
+from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.resources import exercise_path
 
@@ -223,8 +223,8 @@ def _grade_row(
         "cases": len(report.cases),
         "submission_sha256": report.submission_sha256,
         "seconds": round(time.monotonic() - began, 3),
-        # Every row below full marks says why, in one line.
-        "message": report.load_error or reports.below_full_marks(report, request.lang),
+        # Every row below full marks says why, in one line (a load error with its hint).
+        "message": batchline.below_full_marks(report, request.lang),
         "report": scorejson.document(report, request.lang),
     }
 
@@ -328,13 +328,9 @@ def batch(args: argparse.Namespace) -> ExitCode:
     )
     try:
         if args.csv:
-            reports.write_atomic(Path(args.csv), table.getvalue())
+            write_atomic(Path(args.csv), table.getvalue())
         if args.json:
-            reports.write_atomic(
-                Path(args.json),
-                json.dumps({"seed": seed, "submissions": rows}, ensure_ascii=False, indent=2)
-                + "\n",
-            )
+            write_atomic(Path(args.json), dump_json({"seed": seed, "submissions": rows}))
         if args.html:
             from pytest_rlsys.outputs.class_report import write_class_report
 
@@ -342,15 +338,16 @@ def batch(args: argparse.Namespace) -> ExitCode:
     except OSError as exc:
         raise CommandError(f"could not write the grades: {exc}", prog) from None
     if not args.csv and not args.json and not args.html:
-        sys.stdout.write(table.getvalue())
+        say(table.getvalue(), end="")
     counts = {
         status: sum(r["status"] == status for r in rows)
         for status in ("graded", "not_loaded", "not_graded")
     }
-    sys.stderr.write(
+    say(
         f"{prog}: {len(rows)} submissions: {counts['graded']} graded, "
         f"{counts['not_loaded']} did not load (score 0), {counts['not_graded']} "
-        f"not graded (see the message column), seed {seed}\n"
+        f"not graded (see the message column), seed {seed}",
+        err=True,
     )
     return ExitCode.OK
 
@@ -362,7 +359,7 @@ def template(args: argparse.Namespace) -> ExitCode:
     prog = "rlsys template"
     text = exercise_path().read_text(encoding="utf-8")
     if not args.path:
-        sys.stdout.write(text)
+        say(text, end="")
         return ExitCode.OK
     target = Path(args.path)
     if target.exists() and not args.force:
@@ -373,7 +370,7 @@ def template(args: argparse.Namespace) -> ExitCode:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CommandError(f"cannot write {target}: {exc.strerror}", prog) from None
-    sys.stdout.write(f"wrote {target}; grade it with: pytest --rlsys-submission {target}\n")
+    say(f"wrote {target}; grade it with: pytest --rlsys-submission {target}")
     return ExitCode.OK
 
 
@@ -389,9 +386,9 @@ def ledger(args: argparse.Namespace) -> ExitCode:
     except LedgerError as exc:
         raise UsageError(str(exc), "rlsys ledger") from None
     if args.json:
-        sys.stdout.write(dump_json(report))
+        say(dump_json(report), end="")
     else:
-        sys.stdout.write(clean(render_text(report)))
+        say(render_text(report), end="")
     return ExitCode.OK
 
 
@@ -422,7 +419,7 @@ def kit(args: argparse.Namespace) -> ExitCode:
     except KitError as exc:
         raise CommandError(str(exc), prog) from None
     for path in made.files:
-        sys.stdout.write(f"{path}\n")
+        say(path)
     for line in made.advice:
-        sys.stdout.write(f"note: {line}\n")
+        say(f"note: {line}")
     return ExitCode.OK

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_rlsys.cli.base import ExitCode, UsageError
-from pytest_rlsys.escaping import clean
+from pytest_rlsys.escaping import clean, say
 from pytest_rlsys.outputs.text import dump_json
 
 if TYPE_CHECKING:  # imported when a command runs, not when any rlsys parser is built
@@ -113,7 +113,7 @@ def validate(args: argparse.Namespace) -> ExitCode:
     render = RENDERERS["json" if args.json else "text"]
     # The file's own keys and values reach these lines: the one escaping rule, at the
     # edge, for every line either command prints.
-    sys.stdout.write(clean(render(results, args.max_errors)))
+    say(render(results, args.max_errors), end="")
     sys.stdout.flush()  # a closed pipe is met here, inside the one BrokenPipe path
     return ExitCode.OK if all(r.ok for r in results) else ExitCode.FAILED
 
@@ -180,8 +180,8 @@ def result(args: argparse.Namespace) -> ExitCode:
         args.file, points, max_bytes=_max_bytes(args), artefacts=args.artefacts
     )
     if args.json:
-        sys.stdout.write(dump_json(grade.as_dict()))
+        say(dump_json(grade.as_dict()), end="")
     else:
-        sys.stdout.write(clean(format_grade(grade)))
+        say(format_grade(grade), end="")
     sys.stdout.flush()
     return RESULT_EXIT_CODES[grade.verdict]

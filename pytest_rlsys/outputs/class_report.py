@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys import __version__
+from pytest_rlsys.escaping import clean
 from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
-from pytest_rlsys.outputs.reports import write_atomic
+from pytest_rlsys.outputs.files import write_atomic
 
 __all__ = [
     "BIN_LABELS",
@@ -192,9 +193,9 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
         load = _load_failure(rep) if isinstance(rep, Mapping) else None
         if row.get("status") == "not_loaded" or load is not None:
             lang = str(rep.get("reproducibility", {}).get("lang", "en")) if rep else "en"
-            detail = (
-                LOAD_FAILED.get(lang).format(error=load) if load else str(row.get("message", ""))
-            )
+            # The row's message is the load error with its hint (stdlib only, ...).
+            said = str(row.get("message", "") or "")
+            detail = LOAD_FAILED.get(lang).format(error=said or load) if load else said
             problems.append(Problem(name, "did not load", _short(detail)))
             continue
         if not is_graded(row) or not isinstance(rep, Mapping):
@@ -312,7 +313,9 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    """Text for the page: escaped (controls, bidi, zero-width shown as ``\\u202e``), then
+    markup-escaped."""
+    return html.escape(clean(value, newlines=False), quote=True)
 
 
 CSS = """
@@ -323,14 +326,18 @@ h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.25rem;margin-top:2rem;
 border-bottom:2px solid #111;padding-bottom:.2rem}h3{font-size:1.05rem;margin:.2rem 0}
 table{border-collapse:collapse;margin:.4rem 0 1rem;font-size:.92rem}
 caption{text-align:left;font-weight:600;padding:.2rem 0}
-th,td{border:1px solid #888;padding:.2rem .55rem;text-align:left;vertical-align:top}
+th,td{border:1px solid #888;padding:.2rem .55rem;text-align:left;vertical-align:top;
+overflow-wrap:anywhere}
+table{max-width:100%}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 thead th{background:#eee}
 code{font-size:.85rem;word-break:break-all}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(330px,1fr));gap:1rem 2rem}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(330px,100%),1fr));
+gap:1rem 2rem}
 figure{margin:0}figcaption{font-weight:600;margin-bottom:.2rem}
 svg{max-width:100%;height:auto}svg text{font-family:inherit}
-.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem}
+.facts{display:grid;grid-template-columns:minmax(0,max-content) minmax(0,1fr);gap:.15rem 1rem;
+overflow-wrap:anywhere}
 .facts dt{font-weight:600}.facts dd{margin:0}
 .note{border-left:4px solid #111;padding:.2rem .6rem;background:#f4f4f4}
 .muted{color:#444}
@@ -396,6 +403,7 @@ def _hbar_svg(
     for i, (name, value) in enumerate(zip(labels, values, strict=True)):
         y = 4 + i * row_h
         bar_w = plot_w * value / peak
+        name = clean(name, newlines=False)  # cut as shown: an escape is 6 characters
         shown = name if len(name) <= 52 else name[:51] + "…"
         parts.append(
             f'<text x="{label_w - 6}" y="{y + 15}" font-size="10.5" '

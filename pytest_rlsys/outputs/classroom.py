@@ -22,9 +22,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_rlsys.grading.scoring import ScoreReport
-from pytest_rlsys.messages import claim_text
+from pytest_rlsys.messages import LOAD_FAILED, Msg, claim_text
 from pytest_rlsys.outputs.cases import title
 from pytest_rlsys.outputs.registry import RenderOptions
+from pytest_rlsys.outputs.terminal import with_hint
 from pytest_rlsys.outputs.text import clean, clip, dump_json, js_number, seconds
 from pytest_rlsys.outputs.wording import message
 
@@ -33,6 +34,7 @@ __all__ = [
     "exact_running_scores",
     "points_line",
     "render",
+    "runner_name",
     "split_by_weight",
     "step_output",
     "weight_groups",
@@ -95,26 +97,48 @@ def exact_running_scores(cents: Sequence[int]) -> list[float]:
     return [value / 100 for value in cents]  # not reached in practice; still near-exact
 
 
+# The reporter prints every test: a file that did not load is one test, not every case
+# repeating the same error (167 times in Classroom's log).
+ALL_CASES = Msg("all {n} cases", "全部 {n} 个用例")
+
+
+def _test(
+    name: str, status: str, score: float, text: str, code: str, took: float
+) -> dict[str, Any]:
+    """One test as the reporter reads it (no file, no line: the grader's cases have none)."""
+    return {
+        "name": name,
+        "status": status,
+        "score": score,
+        "message": clip(clean(text), MAX_TEXT),
+        "test_code": clip(clean(code), MAX_TEXT),
+        "filename": "",
+        "line_no": 0,
+        "execution_time": f"{seconds(took):.3f}s",
+    }
+
+
 def render(report: ScoreReport, options: RenderOptions) -> str:
-    scores = exact_running_scores([c.cents for c in report.cases])
-    tests: list[dict[str, Any]] = []
-    for case, score in zip(report.cases, scores, strict=True):
-        tests.append(
-            {
-                "name": title(case, options.lang),
-                "status": _STATUS.get(case.status, "error"),
-                "score": score,
-                "message": clip(clean(message(case, options.lang)), MAX_TEXT),
+    lang = options.lang
+    if report.load_error is not None and report.cases:
+        hinted = with_hint(report.load_error, report.load_exc_type, lang)
+        failed = LOAD_FAILED.get(lang).format(error=hinted)
+        name = ALL_CASES.get(lang).format(n=len(report.cases))
+        tests = [_test(name, "error", report.score, failed, "", 0)]  # the score: 0 in practice
+    else:
+        scores = exact_running_scores([c.cents for c in report.cases])
+        tests = [
+            _test(
+                title(case, lang),
+                _STATUS.get(case.status, "error"),
+                score,
+                message(case, lang),
                 # The chapter's check in the run's language (claims are written in zh).
-                "test_code": clip(
-                    clean(claim_text(case.claim, options.lang) if case.claim else case.call),
-                    MAX_TEXT,
-                ),
-                "filename": "",
-                "line_no": 0,
-                "execution_time": f"{seconds(case.seconds):.3f}s",
-            }
-        )
+                claim_text(case.claim, lang) if case.claim else case.call,
+                case.seconds,
+            )
+            for case, score in zip(report.cases, scores, strict=True)
+        ]
     if report.load_error is not None:
         status = "error"
     elif all(c.status == "passed" for c in report.cases):
@@ -154,14 +178,22 @@ def points_line(report: ScoreReport) -> str:
 # sum of its scores.  ``weight_groups`` names the runners when the kit is built (from the
 # battery and the rubric); ``split_by_weight`` fills them after grading.
 
-WeightGroup = tuple[str, str, int]  # runner id (letters and digits), section, cents per case
+WeightGroup = tuple[str, str, int]  # runner id, section, cents per case
+
+
+def runner_name(section: str, cents: int) -> str:
+    """The name the reporter's console shows for a runner: ``todo1_worth_1_67`` (TODO 1's
+    cases worth 1.67 points each).  A step output and an environment variable name too:
+    ASCII letters, digits and underscores only."""
+    tag = "".join(c for c in section if c.isascii() and c.isalnum()) or "section"
+    return f"{tag}_worth_{f'{cents / 100:g}'.replace('.', '_')}"
 
 
 def weight_groups(cases: Sequence[tuple[str, int]]) -> list[WeightGroup]:
     """One runner per (section, cents per case), in the order the cases come."""
     seen: dict[tuple[str, int], str] = {}
     for section, cents in cases:
-        seen.setdefault((section, cents), f"rlsys{''.join(filter(str.isalnum, section))}w{cents}")
+        seen.setdefault((section, cents), runner_name(section, cents))
     return [(runner, section, cents) for (section, cents), runner in seen.items()]
 
 

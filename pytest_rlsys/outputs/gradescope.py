@@ -26,7 +26,7 @@ import html
 from typing import Any
 
 from pytest_rlsys.grading.scoring import ScoreReport
-from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.cases import numbered, title
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, dump_json, seconds
@@ -39,13 +39,13 @@ MAX_TEST_OUTPUT = 4000
 def _top_lines(report: ScoreReport, options: RenderOptions) -> list[str]:
     """The always-visible top-level table: without hidden results unless they are visible."""
     if options.hidden_visibility == "visible":
-        return reports.terminal_lines(report, options.lang)
+        return terminal.terminal_lines(report, options.lang)
     shown = [c for c in report.cases if c.visibility != "hidden"]
     held = [c for c in report.cases if c.visibility == "hidden"]
-    lines = reports.terminal_lines(dataclasses.replace(report, cases=shown), options.lang)
+    lines = terminal.terminal_lines(dataclasses.replace(report, cases=shown), options.lang)
     if held:
         lines.append(
-            reports.hidden_later_line(
+            terminal.hidden_later_line(
                 sum(c.max_cents for c in held) / 100,
                 len(held),
                 options.hidden_visibility,
@@ -68,7 +68,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
                 "max_score": case.max_cents / 100,
                 "status": "passed" if case.status == "passed" else "failed",
                 "output": (
-                    clip(clean(reports.failure_text(case, lang)), MAX_TEST_OUTPUT)
+                    clip(clean(terminal.failure_text(case, lang)), MAX_TEST_OUTPUT)
                     if case.status != "passed"
                     else ""
                 ),
@@ -83,7 +83,9 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
     table = "\n".join(clean(line) for line in _top_lines(report, options))
     if report.load_error is not None:
         table = (
-            clean(reports.with_hint(report.load_error, report.load_exc_type, lang)) + "\n\n" + table
+            clean(terminal.with_hint(report.load_error, report.load_exc_type, lang))
+            + "\n\n"
+            + table
         )
     doc: dict[str, Any] = {
         # Sum in hundredths, then one division: the same float as the tests' exact total.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
-from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, seconds
 from pytest_rlsys.outputs.wording import message
@@ -51,7 +51,7 @@ def _case(suite: ET.Element, case: CaseResult, options: RenderOptions) -> None:
         props = ET.SubElement(element, "properties")
         ET.SubElement(props, "property", name="points", value=_num(case.cents))
         ET.SubElement(props, "property", name="max_points", value=_num(case.max_cents))
-    body = clip(clean(reports.failure_text(case, options.lang)), MAX_TEXT)
+    body = clip(clean(terminal.failure_text(case, options.lang)), MAX_TEXT)
     if case.status == "failed":
         ET.SubElement(
             element, "failure", type="failed", message=_attr(message(case, options.lang))

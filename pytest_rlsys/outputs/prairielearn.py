@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_rlsys.grading.scoring import ScoreReport
-from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.cases import title
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, dump_json
@@ -38,7 +38,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
             if case.status != "passed"
             else "",
             "output": (
-                clip(clean(reports.failure_text(case, lang)), MAX_TEXT)
+                clip(clean(terminal.failure_text(case, lang)), MAX_TEXT)
                 if case.status != "passed"
                 else ""
             ),
@@ -51,7 +51,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         "points": earned / 100,
         "max_points": total / 100,
         "message": clip(
-            "\n".join(clean(line) for line in reports.terminal_lines(report, lang)), 20 * MAX_TEXT
+            "\n".join(clean(line) for line in terminal.terminal_lines(report, lang)), 20 * MAX_TEXT
         ),
         "tests": tests,
     }

@@ -17,7 +17,9 @@ from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric
 from pytest_rlsys.grading.scoring import CaseResult, RenderOptions, ScoreReport
 from pytest_rlsys.messages import Msg
-from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs import reports, terminal
+from pytest_rlsys.outputs.classroom import points_line
+from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.text import clean
 from pytest_rlsys.settings import by_name
 
@@ -78,7 +80,7 @@ def write_outputs(
     errors: list[str] = []
     for name, path in outputs.items():
         try:
-            reports.write_atomic(path, reports.render(name, report, options.lang, options))
+            write_atomic(path, reports.render(name, report, options.lang, options))
         except OSError as exc:
             errors.append(f"could not write --rlsys-{name} {path}: {exc.strerror or exc}")
         except Exception as exc:  # a renderer fault must not cost the other outputs
@@ -158,8 +160,8 @@ class GradingRun:
         if not failed:
             return None
         if len(case_ids) == 1:
-            return reports.failure_text(failed[0], self.lang)
-        return reports.group_failure_text(failed, len(case_ids), self.lang)
+            return terminal.failure_text(failed[0], self.lang)
+        return terminal.group_failure_text(failed, len(case_ids), self.lang)
 
     def close(self) -> None:
         if self.grader is not None:
@@ -244,11 +246,11 @@ class GradingRun:
         report = self.final or self.build_report()
         tr = terminalreporter
         verbose = config.get_verbosity() > 0
-        text = reports.LABELS.get(self.lang, reports.LABELS["en"])
+        text = terminal.LABELS.get(self.lang, terminal.LABELS["en"])
 
         def fit(line: str) -> str:
             line = clean(line, newlines=False)  # result-file text and paths are not ours
-            return line if verbose else reports.clip(line)
+            return line if verbose else terminal.clip(line)
 
         printed = self.grader.captured_output() if self.grader is not None else ""
         if printed.strip():
@@ -258,13 +260,13 @@ class GradingRun:
             shown = printed[:SHOWN_OUTPUT].splitlines()
             for line in shown if verbose else shown[:SHOWN_LINES]:
                 # Every piece of a long line keeps the fence, even on an 80-column log.
-                for piece in reports.wrap(clean(line, newlines=False), "| ", reports.WIDTH - 2):
+                for piece in terminal.wrap(clean(line, newlines=False), "| ", terminal.WIDTH - 2):
                     tr.write_line(piece)
             if not verbose and len(shown) > SHOWN_LINES:
                 tr.write_line(f"| ... {text['more']}")
-        width = max(40, getattr(getattr(tr, "_tw", None), "fullwidth", reports.WIDTH))
-        tr.write_line(reports.rule("=", text["title"], width))  # display columns, for zh
-        for line in reports.terminal_summary(report, self.lang, verbose, width):
+        width = max(40, getattr(getattr(tr, "_tw", None), "fullwidth", terminal.WIDTH))
+        tr.write_line(terminal.rule("=", text["title"], width))  # display columns, for zh
+        for line in terminal.terminal_summary(report, self.lang, verbose, width):
             tr.write_line(line)
         if self.result is not None:
             for error in self.result.summary["errors"]:
@@ -275,4 +277,4 @@ class GradingRun:
             tr.write_line(clean(f"ERROR: {error}", newlines=False), red=True)
         for error in self.cleanup_errors:
             tr.write_line(f"warning: {clean(error, newlines=False)}")
-        tr.write_line(reports.classroom_points_line(report))
+        tr.write_line(points_line(report))

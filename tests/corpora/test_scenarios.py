@@ -48,7 +48,7 @@ from pytest_rlsys.grading import leftovers as leftovers_module
 from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.scoring import ScoreReport
-from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs import reports, terminal
 from pytest_rlsys.outputs.wording import message
 from tests.conftest import processes
 from tests.platform_checks import check_all
@@ -231,7 +231,7 @@ def check_outputs(report: ScoreReport) -> None:
             ET.fromstring(text.encode("utf-8"))
         else:
             json.loads(text)
-    for line in reports.terminal_lines(report, "en"):
+    for line in terminal.terminal_lines(report, "en"):
         assert line.isprintable() or "\t" in line, repr(line)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -397,3 +399,47 @@ def test_chinese_reports_are_read_too(tmp_path: Path) -> None:
     assert categories and all(int(r[2]) == 1 and int(r[3]) == 1 for r in categories)
     assert ("td", "lang", "zh") in page.attrs
     assert "李雷.py" in text
+
+
+LONG_NAME = "w" * 250 + ".py"
+
+
+@pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+def test_no_table_overflows_a_420_px_window_whatever_the_names(
+    demo: dict[str, Any], tmp_path: Path
+) -> None:
+    browser = browser_check.find_browser()
+    assert browser is not None
+    rows = copy.deepcopy(demo["doc"]["submissions"])
+    rows[0]["submission"] = LONG_NAME  # a graded row: roster, slowest, charts
+    rows[-1]["submission"] = "trudy \u202e001.py"
+    rows[-1]["message"] = "m" * 400
+    page = tmp_path / "narrow.html"
+    page.write_text(class_report.class_report_html(rows, SEED), encoding="utf-8")
+    assert browser_check.overflow_at(page, browser, 420) == ""
+    # The check can fail: a table of one long word reaches past the window.
+    wide = tmp_path / "wide.html"
+    wide.write_text(f"<!DOCTYPE html><body><table><tr><td>{LONG_NAME}</table></body>")
+    assert "TABLE" in browser_check.overflow_at(wide, browser, 420)
+
+
+def test_bidi_and_controls_in_names_are_shown_escaped() -> None:
+    rows = [{"submission": "trudy \u202e001.py", "status": "not_graded", "message": "\x1b[2J"}]
+    text = class_report.class_report_html(rows, SEED)
+    assert "\u202e" not in text and "\x1b" not in text
+    assert "trudy \\u202e001.py" in text and "\\x1b[2J" in text
+
+
+def test_the_stdlib_only_hint_reaches_the_csv_and_the_page(tmp_path: Path) -> None:
+    folder = tmp_path / "class"
+    folder.mkdir(mode=0o700)
+    (folder / "numpy_user.py").write_text("import numpy\n", encoding="utf-8")
+    grades, page = tmp_path / "grades.csv", tmp_path / "class.html"
+    argv = ["batch", str(folder), f"--csv={grades}", f"--html={page}", "--no-progress"]
+    assert main(argv) == 0
+    hint = "only the standard library is available"
+    message = next(csv.DictReader(io.StringIO(grades.read_text(encoding="utf-8"))))["message"]
+    assert "numpy" in message and hint in message
+    problems = rows_of(Page(page.read_text(encoding="utf-8")), "problems-table")
+    assert hint in problems["numpy_user.py"][1]
+    assert hint in rows_of(Page(page.read_text(encoding="utf-8")), "roster")["numpy_user.py"][5]

@@ -17,7 +17,7 @@ from pytest_rlsys.cli import ExitCode, main
 from pytest_rlsys.grading.grader import Grader, prepare_battery
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import CLAIMS_EN, Msg, claim_text, has_cjk
-from pytest_rlsys.outputs import reports, scorejson
+from pytest_rlsys.outputs import batchline, reports, scorejson, terminal
 from pytest_rlsys.resources import solution_path
 from tests.conftest import REPO, load_report
 
@@ -155,23 +155,23 @@ def test_table_aligns_by_display_width() -> None:
         cases=cases, seed=1, submission=None, submission_sha256=None, battery_sha256=None
     )
     for lang in ("zh", "en"):
-        lines = reports.table_lines(report, lang)
+        lines = terminal.table_lines(report, lang)
         # the score column ends at the same display column on every row
         ends = {
-            reports.display_width(line.split(" / ")[0]) + len(line.split(" / ")[1].split()[0])
+            terminal.display_width(line.split(" / ")[0]) + len(line.split(" / ")[1].split()[0])
             for line in lines[1:]
         }
         assert len(ends) == 1, lines
         header, *_ = lines
-        assert reports.display_width(header) == reports.display_width(lines[1].rstrip()), lines
+        assert terminal.display_width(header) == terminal.display_width(lines[1].rstrip()), lines
 
 
 def test_clip_and_wrap_keep_to_the_width() -> None:
     line = "输入: " + "阶段" * 80
-    assert reports.display_width(reports.clip(line)) <= reports.WIDTH
-    assert reports.clip("short") == "short"
-    wrapped = reports.wrap("word " * 60 + "阶段" * 70, "  ")
-    assert all(reports.display_width(w) <= reports.WIDTH and w.startswith("  ") for w in wrapped)
+    assert terminal.display_width(terminal.clip(line)) <= terminal.WIDTH
+    assert terminal.clip("short") == "short"
+    wrapped = terminal.wrap("word " * 60 + "阶段" * 70, "  ")
+    assert all(terminal.display_width(w) <= terminal.WIDTH and w.startswith("  ") for w in wrapped)
     assert "".join(w.strip() for w in wrapped).replace(" ", "") == ("word" * 60 + "阶段" * 70)
 
 
@@ -327,7 +327,7 @@ def test_platform_summaries_do_not_show_how_the_grader_ran() -> None:
         battery_sha256=None,
         notes=["the submission ran as a fresh unprivileged uid", "internal grader error: x"],
     )
-    lines = "\n".join(reports.terminal_lines(report, "en"))
+    lines = "\n".join(terminal.terminal_lines(report, "en"))
     assert "unprivileged uid" not in lines and "internal grader error: x" in lines
 
 
@@ -391,20 +391,20 @@ def test_summary_wraps_at_the_terminal_width_and_cuts_nothing(
     example = (REPO / "examples" / "learner_example.py").read_text(encoding="utf-8")
     result = _run(pytester, example, "--rlsys-lang", "en")
     summary = _summary(result)
-    assert all(reports.display_width(line) <= columns for line in summary), columns
+    assert all(terminal.display_width(line) <= columns for line in summary), columns
     assert not [line for line in summary if line.endswith("…")]  # nothing cut
     # Joined back, the wrapped lines say everything: the whole message and the counts.
     joined = " ".join(line.strip().removeprefix("↳").strip() for line in summary)
     assert "expected ['pcie-1', 'pcie-2'], got ['pcie-1']" in joined
     assert "(wrong value at $.critical_fabrics)" in joined
-    assert summary[0].startswith("=") and reports.display_width(summary[0]) == columns
+    assert summary[0].startswith("=") and terminal.display_width(summary[0]) == columns
 
 
 def test_a_long_input_is_shown_whole_and_pretty() -> None:
     call = "transfer_ledger(" + repr([{"source": f"s{i}", "fabric_id": "f"} for i in range(9)])
     call += ", {'s1': 'A', 's2': 'B'}, max_exposed_s_per_s=0.25)"
-    lines = reports.call_lines(call, "input", 60)
-    assert lines[0] == "  input:" and all(reports.display_width(x) <= 60 for x in lines)
+    lines = terminal.call_lines(call, "input", 60)
+    assert lines[0] == "  input:" and all(terminal.display_width(x) <= 60 for x in lines)
     import ast
 
     body = "\n".join(lines[1:])
@@ -416,9 +416,9 @@ def test_a_long_input_is_shown_whole_and_pretty() -> None:
     ]
     assert ast.literal_eval(rebuilt.keywords[0].value) == 0.25
     # A short call stays on one line; a call that is not literal data is wrapped whole.
-    assert reports.call_lines("f(1)", "input", 60) == ["  input: f(1)"]
+    assert terminal.call_lines("f(1)", "input", 60) == ["  input: f(1)"]
     odd = "f(" + "x, " * 40 + ")"
-    assert "".join(p.strip().removeprefix("↳").strip() for p in reports.call_lines(odd, "in", 40))
+    assert "".join(p.strip().removeprefix("↳").strip() for p in terminal.call_lines(odd, "in", 40))
 
 
 def test_wrapped_learner_text_never_starts_a_line_of_its_own() -> None:
@@ -437,19 +437,19 @@ def test_wrapped_learner_text_never_starts_a_line_of_its_own() -> None:
             call="pipeline_capacity({'a': 1}, 1, {'a': 1})",
             got=fake,
         )
-        lines = reports.failure_text(case, "en", width).splitlines()
-        assert all(reports.display_width(line) <= width for line in lines)
+        lines = terminal.failure_text(case, "en", width).splitlines()
+        assert all(terminal.display_width(line) <= width for line in lines)
         assert not [x for x in lines if x.startswith(("Points", "total"))], lines
         assert all(x.startswith(("[", "  ")) for x in lines)
 
 
 def test_fit_and_rule_count_display_columns() -> None:
     line = "  - TODO 1: " + "阶段" * 60
-    pieces = reports.fit(line, 50)
-    assert all(reports.display_width(p) <= 50 for p in pieces)
-    assert all(p.startswith("  " + reports.CONTINUED) for p in pieces[1:])
-    assert "".join(p.replace(reports.CONTINUED, "").strip() for p in pieces).endswith("阶段" * 60)
-    assert reports.display_width(reports.rule("=", "rlsys 得分", 61)) == 61
+    pieces = terminal.fit(line, 50)
+    assert all(terminal.display_width(p) <= 50 for p in pieces)
+    assert all(p.startswith("  " + terminal.CONTINUED) for p in pieces[1:])
+    assert "".join(p.replace(terminal.CONTINUED, "").strip() for p in pieces).endswith("阶段" * 60)
+    assert terminal.display_width(terminal.rule("=", "rlsys 得分", 61)) == 61
 
 
 # -- learners: smaller things said right --------------------------------------------------
@@ -480,11 +480,11 @@ def test_hidden_heading_counts_cases_and_kinds() -> None:
         )
 
     many = report(_hidden("a"), _hidden("a"), _hidden("b"))
-    assert "hidden cases failed (category only): 3 cases of 2 kinds" in reports.terminal_summary(
+    assert "hidden cases failed (category only): 3 cases of 2 kinds" in terminal.terminal_summary(
         many
     )
-    assert "未通过的隐藏用例（只显示类别）：3 个，共 2 类" in reports.terminal_summary(many, "zh")
-    assert "hidden cases failed (category only): 2" in reports.terminal_lines(
+    assert "未通过的隐藏用例（只显示类别）：3 个，共 2 类" in terminal.terminal_summary(many, "zh")
+    assert "hidden cases failed (category only): 2" in terminal.terminal_lines(
         report(_hidden("a"), _hidden("b"))
     )
 
@@ -505,7 +505,7 @@ def evaluate_topology(capacity_report, memory_by_pool, memory_limits, transfer_r
 
 
 def test_a_memory_bomb_is_said_once_per_todo() -> None:
-    lines = reports.terminal_summary(_graded(MEMORY_BOMB), "en")
+    lines = terminal.terminal_summary(_graded(MEMORY_BOMB), "en")
     said = [line for line in lines if "MemoryError" in line]
     assert said == [
         "  raised MemoryError at line 3 of your file",
@@ -520,7 +520,7 @@ def test_a_memory_bomb_is_said_once_per_todo() -> None:
 def test_a_missing_package_says_only_the_standard_library_is_there() -> None:
     report = _graded("import numpy\n")
     for lang, hint in (("en", "only the standard library is available"), ("zh", "标准库")):
-        assert hint in "\n".join(reports.terminal_summary(report, lang))
+        assert hint in "\n".join(terminal.terminal_summary(report, lang))
     assert "only the standard library" in reports.render("gradescope", report, "en")
 
 
@@ -552,9 +552,9 @@ def test_every_score_below_full_marks_says_why(template_source: str) -> None:
         "def pipeline_capacity(:\n": "SyntaxError",
     }
     for source, why in cases.items():
-        line = reports.below_full_marks(_graded(source), "en")
+        line = batchline.below_full_marks(_graded(source), "en")
         assert why in line and "\n" not in line and len(line) <= 300, (why, line)
-    assert reports.below_full_marks(_graded(solution_path().read_text("utf-8"))) == ""
+    assert batchline.below_full_marks(_graded(solution_path().read_text("utf-8"))) == ""
 
 
 # -- the README's quick start -------------------------------------------------------------

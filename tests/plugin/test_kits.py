@@ -504,7 +504,8 @@ def _classroom_run(repo: Path, root: Path, seed: str | None) -> dict[str, Any]:
     reporter = next(s for s in steps if "autograding-grading-reporter" in s.get("uses", ""))
     runners = {}
     for name in reporter["with"]["runners"].split(","):
-        assert re.fullmatch(r"[a-zA-Z0-9]+", name)  # the reporter's own rule for ids
+        # Readable (todo1_worth_1_67), and a step output and environment variable name.
+        assert re.fullmatch(r"todo[123]_worth_\d+(_\d+)?", name)
         value = reporter["env"][f"{name.upper()}_RESULTS"]
         assert value == f"${{{{steps.rlsys.outputs.{name}}}}}"
         runners[name] = json.loads(base64.b64decode(outputs[name]))

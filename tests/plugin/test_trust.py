@@ -31,7 +31,7 @@ from pytest_rlsys.grading.grader import (
 )
 from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.request import GradingRequest
-from pytest_rlsys.outputs import reports, scorejson
+from pytest_rlsys.outputs import scorejson, terminal
 from pytest_rlsys.outputs.wording import message
 from pytest_rlsys.resources import exercise_path, solution_path
 from tests.conftest import processes
@@ -510,8 +510,8 @@ def test_learner_text_cannot_wrap_onto_a_line_of_its_own(pytester: pytest.Pytest
         if "output of the submission" in line or "rlsys score" in line
     )
     shown = lines[start + 1 :]
-    assert all(reports.display_width(line) <= 80 for line in shown), [
-        line for line in shown if reports.display_width(line) > 80
+    assert all(terminal.display_width(line) <= 80 for line in shown), [
+        line for line in shown if terminal.display_width(line) > 80
     ]
     points = [line for line in shown if line.lstrip().startswith("Points")]
     assert points == ["Points 70/100"], points  # the grader's own line, and only it

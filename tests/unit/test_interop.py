@@ -32,7 +32,7 @@ from pytest_rlsys.grading.scoring import (
 )
 from pytest_rlsys.grading.verdicts import HIDDEN_KINDS, PROBLEM_KINDS
 from pytest_rlsys.messages import Msg
-from pytest_rlsys.outputs import reports
+from pytest_rlsys.outputs import reports, terminal
 from pytest_rlsys.outputs.classroom import exact_running_scores
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.registry import JUNIT_FAMILIES, OUTPUTS, RenderOptions, renderer
@@ -337,10 +337,10 @@ def test_any_text_gives_parseable_valid_files(
 ) -> None:
     options = RenderOptions(lang=lang, junit_family=family, hidden_visibility=visibility)
     check_all(report, options, score_schema=False)
-    for line in reports.terminal_lines(report, lang):
+    for line in terminal.terminal_lines(report, lang):
         assert is_clean(line) and line.encode("utf-8")
     for case in report.cases:
-        text = reports.failure_text(case, lang)
+        text = terminal.failure_text(case, lang)
         assert is_clean(text) and text.encode("utf-8")
 
 

@@ -134,7 +134,7 @@ def test_a_missing_package_gets_the_stdlib_hint_from_the_exception_class(
     reference_source: str,
 ) -> None:
     """The hint reads the class of the exception the import raised, never the text."""
-    from pytest_rlsys.outputs import reports
+    from pytest_rlsys.outputs import batchline, terminal
 
     future = "from __future__ import annotations\n"
     assert future in reference_source
@@ -147,11 +147,11 @@ def test_a_missing_package_gets_the_stdlib_hint_from_the_exception_class(
         ("en", "only the standard library is available"),
         ("zh", "只能使用 Python 标准库"),
     ):
-        text = "\n".join(reports.terminal_summary(report, lang))
+        text = "\n".join(terminal.terminal_summary(report, lang))
         assert "ModuleNotFoundError" in text and hint in text
-        assert hint in reports.below_full_marks(report, lang)
+        assert hint in batchline.below_full_marks(report, lang)
     # A text that merely mentions the name earns no hint.
-    assert reports.with_hint("ModuleNotFoundError in a note", "", "en") == (
+    assert terminal.with_hint("ModuleNotFoundError in a note", "", "en") == (
         "ModuleNotFoundError in a note"
     )
 

@@ -1,0 +1,80 @@
+"""The batch CSV's message column (and the class roster's "why"): why a report is below
+full marks, in one line of the grader's own words."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.grading.verdicts import HIDDEN_KIND
+from pytest_rlsys.messages import NOT_IMPLEMENTED, section_label
+from pytest_rlsys.outputs.terminal import clip, labels, points_text, resource_failure, with_hint
+from pytest_rlsys.outputs.text import clean
+from pytest_rlsys.outputs.wording import category, message
+
+if TYPE_CHECKING:
+    from pytest_rlsys.grading.verdicts import ProblemKind
+
+__all__ = ["below_full_marks"]
+
+
+def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) -> str:
+    """Why ``report`` is below full marks, in one line of the grader's own words ('' at
+    full marks): per TODO below its maximum, its score and its most common failure (with
+    its count, and how many other kinds there were).  For the batch CSV's message column
+    and the class roster."""
+    if report.load_error is not None:  # said even when there is no case to lose
+        hinted = with_hint(report.load_error, report.load_exc_type, lang)
+        return clip(clean(hinted, newlines=False), limit)
+    if report.score >= report.max_score:
+        return ""
+    parts = []
+    for section, entry in report.sections().items():
+        if entry["score"] >= entry["max_score"]:
+            continue
+        kinds: dict[str, list[CaseResult]] = {}
+        for case in report.cases:
+            if case.section == section and case.status != "passed":
+                kinds.setdefault(_failure_key(case, lang), []).append(case)
+        cases = max(kinds.values(), key=len)
+        count = len(cases)
+        # A visible case of that kind says it with its detail; a hidden one only its kind.
+        top = next(
+            (_failure_kind(c, lang) for c in cases if c.visibility == "visible"),
+            _failure_kind(cases[0], lang),
+        )
+        others = len(kinds) - 1
+        more = f" (+{others} other kind{'s' if others > 1 else ''})" if others else ""
+        points = f"{points_text(entry['score'])}/{points_text(entry['max_score'])}"
+        parts.append(f"{section_label(section, lang)} {points}: {top} ×{count}{more}")
+    return clip(clean("; ".join(parts), newlines=False), limit)
+
+
+def _failure_key(case: CaseResult, lang: str) -> str:
+    """Which failures count as one kind: one that says the same for every input (load,
+    crash, timeout, an exception) by its typed kind, visible and hidden cases together
+    (a hidden case keeps no exception class); anything else by its words."""
+    kind = str(HIDDEN_KIND.get(cast("ProblemKind", case.kind), case.kind))
+    if kind in _SHARED_KINDS:
+        return "\0" + kind
+    return _failure_kind(case, lang)
+
+
+# Kinds that say the same thing whatever the input (so one line, with a count, says it).
+_SHARED_KINDS = frozenset(
+    {"raised", "wrong_exception", "timed_out", "crashed", "load_failed", "missing_function"}
+)
+
+
+def _failure_kind(case: CaseResult, lang: str) -> str:
+    """What went wrong in ``case``, in words many cases can share."""
+    if case.not_implemented:
+        return NOT_IMPLEMENTED.get(lang)
+    if case.status == "not_run":
+        return labels(lang)["not_run"]
+    resource = resource_failure(case)
+    if resource is not None:
+        return resource
+    if case.status in ("error", "timeout"):
+        return message(case, lang)
+    return category(case, lang) or message(case, lang)

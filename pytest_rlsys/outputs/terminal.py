@@ -1,0 +1,444 @@
+"""What a learner reads, as text: the score table, each failed case once, hidden failures
+by category, the shared-failure and stdlib-only lines, wrapped for a terminal.  The pytest
+run's summary prints these lines; the platform files (Gradescope, PrairieLearn, JUnit)
+reuse them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.messages import (
+    HIDDEN_GROUP,
+    HIDDEN_NOTE,
+    NOT_IMPLEMENTED,
+    claim_text,
+    section_label,
+)
+from pytest_rlsys.outputs.text import clean
+from pytest_rlsys.outputs.wording import category, message, shared_message
+
+__all__ = [
+    "CONTINUED",
+    "GRADER_FAULT",
+    "LABELS",
+    "WIDTH",
+    "call_lines",
+    "clip",
+    "display_width",
+    "failure_text",
+    "fit",
+    "group_failure_text",
+    "hidden_heading",
+    "hidden_later_line",
+    "labels",
+    "points_text",
+    "resource_failure",
+    "rule",
+    "table_lines",
+    "terminal_lines",
+    "terminal_summary",
+    "with_hint",
+    "wrap",
+]
+
+LABELS = {
+    "en": {
+        "title": "rlsys score",
+        "section": "section",
+        "score": "score",
+        "cases": "cases",
+        "total": "total",
+        "points": "points",
+        "input": "input",
+        "claim": "chapter check",
+        "expected": "expected",
+        "got": "got",
+        "ungraded": "{p:g} points not graded: "
+        "{n} cases did not run (deselected, stopped early or out of time); they count as 0",
+        "hidden_failed": "hidden cases failed (category only): {n}",
+        "not_run": "not run",
+        "visible_failed": "failed visible cases (the chapter's checks): {n}",
+        "same_failure": "{n} cases ({where}) failed the same way:",
+        "not_implemented": "{todo}: not implemented yet ({n} cases score 0)",
+        "note": "note",
+        "more": "(-v shows every detail)",
+        "output": "output of the submission (captured, first {n} characters)",
+        "result_error": "result file",
+        "result_note": "result file note",
+        "hidden_later": "hidden cases ({n} cases, {p:g} points): results shown {when}",
+        "of_kinds": "{n} cases of {k} kinds",
+        "n_cases": "{n}",
+        "stdlib_only": "only the standard library is available",
+        "after_due_date": "after the due date",
+        "after_published": "when grades are published",
+        "hidden": "to instructors only",
+    },
+    "zh": {
+        "title": "rlsys 得分",
+        "section": "部分",
+        "score": "得分",
+        "cases": "通过用例",
+        "total": "总分",
+        "points": "分",
+        "input": "输入",
+        "claim": "章节断言",
+        "expected": "期望",
+        "got": "实际",
+        "ungraded": "{p:g} 分未评：{n} 个用例未运行（被取消选择、提前停止或超出时间），按 0 分计",
+        "hidden_failed": "未通过的隐藏用例（只显示类别）：{n}",
+        "not_run": "未运行",
+        "visible_failed": "未通过的公开用例（章节断言）：{n} 个",
+        "same_failure": "{n} 个用例（{where}）以同样方式失败：",
+        "not_implemented": "{todo}：尚未实现（{n} 个用例计 0 分）",
+        "note": "说明",
+        "more": "（-v 显示全部细节）",
+        "output": "提交文件的输出（已捕获，前 {n} 个字符）",
+        "result_error": "结果文件",
+        "result_note": "结果文件说明",
+        "hidden_later": "隐藏用例（{n} 个，{p:g} 分）：结果{when}显示",
+        "of_kinds": "{n} 个，共 {k} 类",
+        "n_cases": "{n} 个",
+        "stdlib_only": "只能使用 Python 标准库",
+        "after_due_date": "在截止日期之后",
+        "after_published": "在成绩发布之后",
+        "hidden": "只向教师",
+    },
+}
+GRADER_FAULT = "internal grader error"  # the notes a learner is shown (grader.py writes them)
+# The learner's terminal (rules):
+# - The grader's own text is wrapped, never cut, at the terminal's width (WIDTH when it
+#   is not known, e.g. a log).  Every continuation line starts with its line's indent and
+#   CONTINUED, so text that wrapped (the submission's text included: it is escaped by
+#   ``clean`` to one line first) can never pose as a line of its own at the left margin.
+# - A failed visible case shows its whole input (the battery's own data); one that does
+#   not fit on a line is pretty-printed, one argument per line.
+WIDTH = 80
+CONTINUED = "  ↳ "
+
+
+def labels(lang: str) -> dict[str, str]:
+    """The terminal's words in ``lang`` (English when there are none)."""
+    return LABELS.get(lang, LABELS["en"])
+
+
+def points_text(value: float) -> str:
+    """``5`` for 5.0, ``1.67`` otherwise."""
+    return f"{value:g}" if value == int(value) else f"{value:.2f}"
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes on a terminal (CJK characters take two)."""
+    if text.isascii() and text.isprintable():
+        return len(text)  # the common case, without importing wcwidth
+    import wcwidth
+
+    width = wcwidth.wcswidth(text)
+    return width if width >= 0 else len(text)  # control characters: count them as one
+
+
+def _char_width(char: str) -> int:
+    if " " <= char <= "~":
+        return 1
+    import wcwidth
+
+    return max(0, wcwidth.wcwidth(char))
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` display columns."""
+    fill = " " * max(0, width - display_width(text))
+    return fill + text if right else text + fill
+
+
+def clip(text: str, width: int = WIDTH) -> str:
+    """``text`` cut to ``width`` display columns, ending in '…' when cut."""
+    if display_width(text) <= width:
+        return text
+    out, used = [], 0
+    for char in text:
+        w = _char_width(char)
+        if used + w > width - 1:
+            break
+        out.append(char)
+        used += w
+    return "".join(out) + "…"
+
+
+def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
+    """``text`` broken into lines of at most ``width`` display columns (at spaces when it
+    can), each starting with ``indent``."""
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        line = indent
+        for char in paragraph:
+            if display_width(line + char) > width:
+                cut = line.rfind(" ")
+                if cut > len(indent):
+                    lines.append(line[:cut])
+                    line = indent + line[cut + 1 :]
+                else:
+                    lines.append(line)
+                    line = indent
+            line += char
+        lines.append(line)
+    return lines
+
+
+def fit(line: str, width: int = WIDTH) -> list[str]:
+    """``line`` as it is when it fits ``width`` columns, else wrapped (at spaces when it
+    can), each continuation line starting with the line's indent and CONTINUED."""
+    if display_width(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    lead = indent + CONTINUED
+    width = max(width, display_width(lead) + 20)  # a very narrow terminal still gets text
+    first, *rest = wrap(line, "", width)
+    body = " ".join(piece.strip() for piece in rest)
+    return [first, *wrap(body, lead, width)]
+
+
+def rule(char: str, title: str, width: int = WIDTH) -> str:
+    """``=== title ===`` across ``width`` display columns (a CJK title counts double)."""
+    side = max(1, (width - display_width(title) - 2) // 2)
+    line = f"{char * side} {title} {char * side}"
+    return line + char * max(0, width - display_width(line))
+
+
+def call_lines(call: str, label: str, width: int = WIDTH) -> list[str]:
+    """``  label: call`` on one line when it fits, else each call pretty-printed with one
+    argument per line; a call that is not plain literal data is wrapped instead."""
+    line = f"  {label}: {call}"
+    if display_width(line) <= width:
+        return [line]
+    import ast
+    import pprint
+
+    lines = [f"  {label}:"]
+    for part in call.split(" ; "):
+        try:
+            node = ast.parse(part, mode="eval").body
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                raise ValueError(part)
+            args = [ast.literal_eval(arg) for arg in node.args]
+            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            return fit(line, width)
+        lines.append(f"    {node.func.id}(")
+        room = max(20, width - 6)
+        for name, value in [*((None, a) for a in args), *kwargs.items()]:
+            text = pprint.pformat(value, width=room, sort_dicts=False)
+            if name is not None:
+                text = f"{name}={text}"
+            pieces = text.splitlines()
+            pieces[-1] += ","
+            lines += [f"      {piece}" for piece in pieces]
+        lines.append("    )")
+    return [piece for line in lines for piece in fit(line, width)]
+
+
+def table_lines(report: ScoreReport, lang: str = "en") -> list[str]:
+    """The per-section table, aligned by display width."""
+    text = labels(lang)
+    sections = report.sections()
+    rows = [(text["section"], text["score"], text["cases"], "")]
+    for name, s in sections.items():
+        status = NOT_IMPLEMENTED.get(lang) if s["not_implemented"] == s["cases"] else ""
+        rows.append(
+            (
+                section_label(name, lang),
+                f"{points_text(s['score'])} / {points_text(s['max_score'])}",
+                f"{s['passed']}/{s['cases']}",
+                status,
+            )
+        )
+    total = f"{points_text(report.score)} / {points_text(report.max_score)}"
+    rows.append((text["total"], total, "", ""))
+    widths = [max(display_width(row[i]) for row in rows) for i in range(3)]
+    lines = []
+    for label, score, cases, status in rows:
+        line = (
+            f"{pad(label, max(widths[0], 12))} {pad(score, max(widths[1], 15), True)} "
+            f"{pad(cases, max(widths[2], 10), True)}"
+        )
+        lines.append((line + ("  " + status if status else "")).rstrip())
+    return lines
+
+
+def hidden_heading(groups: dict[str, int], lang: str = "en") -> str:
+    """``hidden cases failed (category only): 14 cases of 13 kinds`` (or just ``3``)."""
+    text = labels(lang)
+    n, kinds = sum(groups.values()), len(groups)
+    count = text["n_cases"].format(n=n) if kinds == n else text["of_kinds"].format(n=n, k=kinds)
+    return text["hidden_failed"].format(n=count)
+
+
+def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, int]:
+    """One line per hidden failure kind: crashes by message, the rest by category."""
+    seen: dict[str, int] = {}
+    for case in report.cases:
+        if (
+            case.visibility != "hidden"
+            or case.status in ("passed", "not_run")
+            or case.not_implemented
+            or case.id in skip
+        ):
+            continue
+        todo = section_label(case.section, lang)
+        key = (
+            f"{todo}: {message(case, lang)}"
+            if case.status in ("error", "timeout")
+            else f"{todo}: {category(case, lang)} ({message(case, lang)})"
+        )
+        seen[key] = seen.get(key, 0) + 1
+    return seen
+
+
+def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
+    """The per-section table, how much was not graded, hidden failures by category, notes."""
+    text = labels(lang)
+    lines = table_lines(report, lang)
+    not_run = [c for c in report.cases if c.status == "not_run"]
+    if not_run:
+        lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
+    hidden = _hidden_groups(report, lang, set())
+    if hidden:
+        lines.append(hidden_heading(hidden, lang))
+        lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
+    # How the grader ran (the uid, the interpreter) is instructor detail, kept in the score
+    # JSON; a learner reads only a note that their score is affected by the grader's fault.
+    lines += [f"{text['note']}: {note}" for note in report.notes if note.startswith(GRADER_FAULT)]
+    return [clean(line, newlines=False) for line in lines]
+
+
+def hidden_later_line(points: float, cases: int, visibility: str, lang: str = "en") -> str:
+    """Where hidden results are held back: how many points, and when they are shown."""
+    text = labels(lang)
+    return text["hidden_later"].format(n=cases, p=points, when=text.get(visibility, visibility))
+
+
+def failure_text(case: CaseResult, lang: str = "en", width: int | None = None) -> str:
+    """What a learner sees for one failed case: input/expected/got, or just the category.
+
+    ``width``: wrap every line at that many columns (``fit``) and pretty-print a long
+    input; None (files) keeps one line per item.
+    """
+    text = labels(lang)
+    lines = [f"[{section_label(case.section, lang)}] {category(case, lang)}: {message(case, lang)}"]
+    if case.visibility == "hidden":
+        lines.append(f"  ({HIDDEN_NOTE.get(lang)})")
+    calls: list[str] = []
+    if case.visibility == "visible" and case.call:
+        calls = (
+            call_lines(case.call, text["input"], width)
+            if width is not None
+            else [f"  {text['input']}: {case.call}"]
+        )
+        if case.claim:
+            lines.append(f"  {text['claim']}: {claim_text(case.claim, lang)}")
+        if case.expected:
+            lines.append(f"  {text['expected']}: {case.expected}")
+        if case.got:
+            lines.append(f"  {text['got']}: {case.got}")
+    lines = [clean(line, newlines=False) for line in lines]  # the submission's text
+    lines[1:1] = [clean(line, newlines=False) for line in calls]  # the battery's own data
+    if width is None:
+        return "\n".join(lines)
+    return "\n".join(piece for line in lines for piece in fit(line, width))
+
+
+def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en") -> str:
+    """What a learner sees for a TODO's hidden cases (one pytest item): how many failed
+    and each kind of failure once, with its count; never an input or a value."""
+    kinds: dict[str, int] = {}
+    for case in failed:
+        line = (
+            f"[{section_label(case.section, lang)}] {category(case, lang)}: {message(case, lang)}"
+        )
+        kinds[line] = kinds.get(line, 0) + 1
+    lines = [HIDDEN_GROUP.get(lang).format(n=len(failed), total=total)]
+    lines += [f"{line} ×{n}" if n > 1 else line for line, n in kinds.items()]
+    lines.append(f"  ({HIDDEN_NOTE.get(lang)})")
+    return "\n".join(clean(line, newlines=False) for line in lines)
+
+
+# Exhausted whatever the input: one failure, however many cases it hit.
+_RESOURCE_ERRORS = ("MemoryError", "RecursionError")
+
+
+def resource_failure(case: CaseResult) -> str | None:
+    """``raised MemoryError`` (the grader's own words) when ``case`` failed that way."""
+    # From the typed record, never the message: only a visible case keeps its class.
+    if case.kind in ("raised", "raised_other") and case.exc_type in _RESOURCE_ERRORS:
+        return f"raised {case.exc_type}"
+    return None
+
+
+def with_hint(message: str, exc_type: str, lang: str = "en") -> str:
+    """``message`` and, when the import failed for a missing module, that only the standard
+    library is there (the child runs without site-packages)."""
+    if exc_type == "ModuleNotFoundError":
+        return f"{message} ({labels(lang)['stdlib_only']})"
+    return message
+
+
+def terminal_summary(
+    report: ScoreReport, lang: str = "en", verbose: bool = False, width: int = WIDTH
+) -> list[str]:
+    """The learner's summary: the table, each failed visible case once, one line per kind of
+    hidden failure, a failure shared by many cases (a load error, a crash) once; every
+    line wrapped at ``width`` columns (``fit``)."""
+    text = labels(lang)
+    failed = [c for c in report.cases if c.status not in ("passed", "not_run")]
+    lines = table_lines(report, lang)
+    not_run = [c for c in report.cases if c.status == "not_run"]
+    if not_run:
+        lines += wrap(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
+    # Failures that say the same thing for many cases (load error, crash, a resource
+    # exhausted whatever the input): once, visible and hidden cases together.
+    by_message: dict[str, list[CaseResult]] = {}
+    for case in failed:
+        if case.not_implemented:
+            continue
+        resource = resource_failure(case)
+        if resource is not None:  # per TODO: one function, one place it fails
+            key = f"{section_label(case.section, lang)}: {resource}"
+            by_message.setdefault(key, []).append(case)
+        elif case.kind == "load_failed":  # one submission, one load error: said once
+            by_message.setdefault("\0load_failed", []).append(case)
+        elif case.status in ("error", "timeout"):
+            by_message.setdefault(message(case, lang), []).append(case)
+    shared = {m: cases for m, cases in by_message.items() if len(cases) > 1}
+    done = {c.id for cases in shared.values() for c in cases}
+    for cases in shared.values():
+        where = ", ".join(dict.fromkeys(section_label(c.section, lang) for c in cases))
+        lines.append(text["same_failure"].format(n=len(cases), where=where))
+        said = next(
+            (shared_message(c, lang) for c in cases if c.visibility == "visible"),
+            resource_failure(cases[0]) or message(cases[0], lang),
+        )
+        hint = report.load_exc_type if cases[0].kind == "load_failed" else ""
+        lines.append(f"  {with_hint(said, hint, lang)}")  # said once, so said in full
+    # Template code: one line per TODO, unless the table already says so.
+    sections = report.sections()
+    not_impl: dict[str, int] = {}
+    for case in failed:
+        if case.not_implemented and case.id not in done:
+            not_impl[case.section] = not_impl.get(case.section, 0) + 1
+            done.add(case.id)
+    for section, count in not_impl.items():
+        if sections[section]["not_implemented"] != sections[section]["cases"]:
+            lines.append(text["not_implemented"].format(todo=section_label(section, lang), n=count))
+    visible = [c for c in failed if c.visibility == "visible" and c.id not in done]
+    if visible:
+        lines.append(text["visible_failed"].format(n=len(visible)))
+        for case in visible:
+            lines += failure_text(case, lang, width).splitlines()
+    hidden = _hidden_groups(report, lang, done)
+    if hidden:
+        lines.append(hidden_heading(hidden, lang))
+        lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
+    if verbose:  # how the grader ran (the uid, ...): for instructors, not learners
+        lines += [f"{text['note']}: {note}" for note in report.notes]
+    # The submission's text is in some lines: cleaned again here, whoever built them.
+    return [piece for line in lines for piece in fit(clean(line, newlines=False), width)]
