@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_rlsys.escaping import say
 from pytest_rlsys.resources import exercise_path, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
@@ -261,4 +262,4 @@ if __name__ == "__main__":  # python -m pytest_rlsys.similarity FILE (the Grades
     import sys
 
     for name in sys.argv[1:]:
-        print(instructor_note(Path(name)))
+        say(instructor_note(Path(name)))

@@ -271,7 +271,7 @@ def _missing_folder(flag: str, path: Path) -> bool:
     scatter files), as the other commands do."""
     if path.parent.is_dir():
         return False
-    print(f"{flag} {path}: folder {path.parent} does not exist; create it first", file=sys.stderr)
+    say(f"{flag} {path}: folder {path.parent} does not exist; create it first", err=True)
     return True
 
 
@@ -360,12 +360,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
     output: str | None = args.output
     if output is not None and (output.endswith(("/", "\\")) or Path(output).is_dir()):
         if not Path(output).is_dir():
-            print(f"plot: -o {output}: folder does not exist; create it first", file=sys.stderr)
+            say(f"plot: -o {output}: folder does not exist; create it first", err=True)
             return pf.EXIT_NOT_READY
-        print(
+        say(
             f"plot: -o {output} is a folder; name the picture, e.g. -o "
             f"{Path(output) / 'timeline.png'}",
-            file=sys.stderr,
+            err=True,
         )
         return pf.EXIT_USAGE
     if output is not None and _missing_folder("plot: -o", Path(output)):

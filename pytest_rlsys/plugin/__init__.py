@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_rlsys import settings
+from pytest_rlsys.escaping import say
 from pytest_rlsys.plugin.norewrite import stop_rewriting
 from pytest_rlsys.settings import SettingError
 
@@ -119,11 +120,11 @@ def _regrade_clean(config: pytest.Config, foreign: str) -> int:
             args += [settings.by_name(name).pytest_flag, str(config.invocation_params.dir / value)]
     command = [sys.executable, "-P", "-m", "pytest", *args, *clean_args()]
     env = {**os.environ, _RERUN: "1"}
-    sys.stderr.write(
+    say(
         f"rlsys: this project's pytest settings ({foreign}) are set aside: the grade is made "
-        "by a clean pytest of its own, without the folder's addopts, plugins or conftest.py\n"
+        "by a clean pytest of its own, without the folder's addopts, plugins or conftest.py",
+        err=True,
     )
-    sys.stderr.flush()
     try:
         code = subprocess.run(command, cwd=config.invocation_params.dir, env=env).returncode
     except KeyboardInterrupt:
