@@ -1,9 +1,14 @@
-"""The round-3 rules' building blocks, against their sources (docs/result-files.md):
-verl 0.9.1's sleep/wake machine per engine, the card table, placeholder digests."""
+"""The rules' building blocks, against their sources (docs/result-files.md): verl 0.9.1's
+sleep/wake machine per engine, the card table, placeholder digests, and (round 4) the
+failure record as a claim, the engines' own ranges, the retained engine's ceiling and
+the card's reading method."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +17,19 @@ from pytest_rlsys.resultfile.checks.cards import CARD_TOLERANCE, gpu_bound, know
 from pytest_rlsys.resultfile.checks.coherence import placeholder
 from pytest_rlsys.resultfile.checks.machine import engine_name, machine_for
 from pytest_rlsys.resultfile.checks.sampling import model_billions
+from pytest_rlsys.resultfile.grade import grade_document
+
+HONEST = Path(__file__).resolve().parents[1] / "corpora" / "result_corpus" / "honest"
+
+
+def _honest(name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((HONEST / f"{name}.json").read_text(encoding="utf-8"))
+    return doc
+
+
+def _finding(doc: dict[str, Any], check: str) -> str:
+    (case,) = [c for c in grade_document(doc).cases if c.id == f"gpu_result.{check}"]
+    return case.finding
 
 
 def _config(name: str | None, rank: int = 16, merge: bool | None = None) -> dict[str, Any]:
@@ -127,3 +145,37 @@ def test_a_config_value_holding_braces_is_quoted_not_formatted() -> None:
     doc["groups"]["retain"]["config"]["actor_rollout_ref"]["model"]["lora_rank"] = {"a": 1}
     result = cc.check_config_paired(doc)
     assert not result.passed and "lora_rank=" in result.detail and "{'a': 1}" in result.detail
+
+
+@pytest.mark.parametrize(
+    ("honest", "edit"),
+    [
+        # The OOM was in release's resume_kv_cache; retain completed.
+        ("oom_in_resume_kv_cache", {"group": "retain"}),
+        ("oom_in_resume_kv_cache", {"phase": "init"}),
+        ("oom_in_resume_kv_cache", {"phase": "update"}),
+        ("oom_in_resume_kv_cache", {"phase": "rollout_after_update"}),
+        ("oom_in_initial_sync", {"phase": "init"}),
+        ("oom_in_initial_sync", {"phase": "score_after_update"}),
+        ("failed_in_init", {"group": "release"}),
+        ("failed_in_sync", {"phase": "init"}),
+    ],
+)
+def test_a_failure_record_naming_where_the_run_did_not_stop_is_contradicted(
+    honest: str, edit: dict[str, Any]
+) -> None:
+    doc = _honest(honest)
+    assert grade_document(doc).verdict == "failed"
+    edited = copy.deepcopy(doc)
+    edited["failure"].update(edit)
+    grade = grade_document(edited)
+    assert grade.verdict == "contradicted"
+    assert _finding(edited, "update_and_sync") == "false_record"
+
+
+@pytest.mark.parametrize("honest", ["oom_in_resume_kv_cache", "failed_in_sync", "failed_in_init"])
+@pytest.mark.parametrize("key", ["group", "phase"])
+def test_an_unknown_group_or_phase_is_no_contradiction(honest: str, key: str) -> None:
+    doc = _honest(honest)
+    doc["failure"][key] = None  # the schema's "unknown"
+    assert grade_document(doc).verdict == "failed"
