@@ -575,7 +575,7 @@ def test_coverage_allows_exactly_three_intervals_and_the_stall_slack(tmp_path: P
 def test_notes_never_explain_away_a_sampler_gap(tmp_path: Path) -> None:
     doc = example()
     release = doc["groups"]["release"]
-    release["resource_samples"] = [s for s in release["resource_samples"] if s["t_s"] <= 21.0]
+    release["resource_samples"] = [s for s in release["resource_samples"] if s["t_s"] <= 20.5]
     grade = grade_result_file(write(tmp_path, doc))
     # sync (0.48 s) lost its samples because the sampler stopped: no "shorter than" note for it.
     assert not any("sync" in n and "shorter than" in n for n in grade.notes if "release" in n)
@@ -585,7 +585,7 @@ def test_notes_never_explain_away_a_sampler_gap(tmp_path: Path) -> None:
 @settings(max_examples=30, deadline=None)
 @given(
     group=st.sampled_from(["release", "retain"]),
-    index=st.integers(min_value=1, max_value=85),
+    index=st.integers(min_value=1, max_value=80),
     run=st.integers(min_value=1, max_value=8),
 )
 def test_coverage_flags_exactly_the_gaps_over_the_limit(group: str, index: int, run: int) -> None:

@@ -293,11 +293,13 @@ def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
     # From the KV wake on: its second-highest reading is the re-allocated level.
     woken = _readings(series, kv[0], last) if kv else []
     back = max(woken) if len(woken) >= 2 else None
-    if back is not None and level - back > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * level):
+    # Here a stray high reading before the sleep could make a fault: the lower of the two.
+    before = min(awake)
+    if back is not None and before - back > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * before):
         return [
             f"{name}'s whole-GPU memory after resume_kv_cache holds at most {back:g} MiB, far "
-            f"below its {level:g} MiB awake before the sleep: the woken engine re-allocates its KV "
-            "cache (and the actor only grew in the update), yet none came back"
+            f"below its {before:g} MiB awake before the sleep: the woken engine re-allocates "
+            "its KV cache (and the actor only grew in the update), yet none came back"
         ]
     if level - low < RELEASE_FREE_MB:
         return [
