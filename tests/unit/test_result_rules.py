@@ -15,8 +15,10 @@ import pytest
 
 from pytest_rlsys.resultfile.checks.cards import CARD_TOLERANCE, gpu_bound, known_card
 from pytest_rlsys.resultfile.checks.coherence import placeholder
+from pytest_rlsys.resultfile.checks.identity import config_sha256
 from pytest_rlsys.resultfile.checks.machine import engine_name, machine_for
 from pytest_rlsys.resultfile.checks.sampling import model_billions
+from pytest_rlsys.resultfile.checks.vocabulary import ENGINE_RANGES
 from pytest_rlsys.resultfile.grade import grade_document
 
 HONEST = Path(__file__).resolve().parents[1] / "corpora" / "result_corpus" / "honest"
@@ -179,3 +181,64 @@ def test_an_unknown_group_or_phase_is_no_contradiction(honest: str, key: str) ->
     doc = _honest(honest)
     doc["failure"][key] = None  # the schema's "unknown"
     assert grade_document(doc).verdict == "failed"
+
+
+def _rehashed(doc: dict[str, Any]) -> dict[str, Any]:
+    for group in doc["groups"].values():
+        group["config_sha256"] = config_sha256(group["config"])
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", 40),
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", 1.01),
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", 0),
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", "0.4"),
+        ("actor_rollout_ref.actor.optim.lr", -1e-5),
+        ("actor_rollout_ref.rollout.n", 0),
+        ("actor_rollout_ref.rollout.n", 2.5),
+        ("actor_rollout_ref.rollout.temperature", -0.1),
+        ("actor_rollout_ref.rollout.top_p", 0),
+        ("actor_rollout_ref.rollout.top_p", True),
+    ],
+)
+def test_a_value_the_engine_refuses_contradicts_config_paired(path: str, value: object) -> None:
+    doc = _honest("example_reformatted")
+    assert grade_document(doc).verdict == "passed"
+    *parents, leaf = path.split(".")
+    for group in doc["groups"].values():
+        node = group["config"]
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = value
+    (case,) = [c for c in grade_document(_rehashed(doc)).cases if c.id.endswith("config_paired")]
+    assert case.finding == "false_claim"
+    assert f"config sets {path}={value!r}, which the engine refuses" in case.message
+
+
+@pytest.mark.parametrize(
+    ("path", "accepted", "refused"),
+    [
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", [1e-3, 0.5, 1, 1.0, None], [0, 1.5]),
+        ("actor_rollout_ref.actor.optim.lr", [0, 1e-5, None], [-1e-9]),
+        ("actor_rollout_ref.rollout.n", [1, 8, 4.0], [0, -1, 1.5]),
+        ("actor_rollout_ref.rollout.temperature", [0, 1.0, 2.0], [-1]),
+        ("actor_rollout_ref.rollout.top_p", [1, 0.9, 1e-6], [0, 1.1]),
+    ],
+)
+def test_each_engine_range_accepts_exactly_what_the_engine_accepts(
+    path: str, accepted: list[object], refused: list[object]
+) -> None:
+    (rule,) = [r for r in ENGINE_RANGES if r.path == path]
+    assert [v for v in accepted if rule.refuses(v)] == []
+    assert [v for v in refused if not rule.refuses(v)] == []
+
+
+def test_the_docs_list_the_engine_ranges_the_checks_apply() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "result-files.md").read_text("utf-8")
+    rows = ["| configuration value | accepted | source |", "|---|---|---|"]
+    rows += [f"| `{r.path}` | {r.accepted} | {r.source} |" for r in ENGINE_RANGES]
+    block = doc.split("<!-- rules: ENGINE_RANGES", 1)[1].split("<!-- /rules -->", 1)[0]
+    assert block.split("\n", 1)[1].strip() == "\n".join(rows), "\n".join(rows)

@@ -33,6 +33,7 @@ from pytest_rlsys.resultfile.checks.timeline import (
     window_text,
 )
 from pytest_rlsys.resultfile.checks.vocabulary import (
+    ENGINE_RANGES,
     EXPECTED_FREE_CACHE_ENGINE,
     FREE_CACHE_ENGINE_PATH,
     GROUP_NAMES,
@@ -208,6 +209,13 @@ def check_config_paired(doc: Doc) -> CheckResult:
             problems.append(f"{name} has no config")
             continue
         configs[name] = config
+        for rule in ENGINE_RANGES:
+            present, value = lookup(config, rule.path)
+            if present and rule.refuses(value):
+                problems.append(
+                    f"{name}'s config sets {rule.path}={value!r}, which the engine refuses "
+                    f"(it accepts {rule.accepted}; {rule.source}): no run starts with it"
+                )
         absent = [key for key in REQUIRED_CONFIG_KEYS if not lookup(config, key)[0]]
         if absent:
             problems.append(

@@ -77,6 +77,88 @@ REQUIRED_CONFIG_KEYS: tuple[str, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class EngineRange:
+    """Where a configuration value must lie for the engine (or optimizer) to accept it:
+    ``low`` (excluded when ``low_open``) up to ``high`` (included; None: no bound)."""
+
+    path: str
+    low: float
+    low_open: bool
+    high: float | None
+    integer: bool
+    source: str
+
+    @property
+    def accepted(self) -> str:
+        """The accepted values, as a reader writes them."""
+        kind = "an integer" if self.integer else "a number"
+        if self.high is None:
+            return f"{kind} {'>' if self.low_open else '>='} {self.low:g}"
+        return f"{kind} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+
+    def refuses(self, value: object) -> bool:
+        """Whether the engine refuses ``value`` (None, "use the default", is not refused)."""
+        if value is None:
+            return False
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return True
+        if self.integer and not float(value).is_integer():
+            return True
+        low_ok = value > self.low if self.low_open else value >= self.low
+        return not (low_ok and (self.high is None or value <= self.high))
+
+
+# Configuration values the engines (and the optimizer) refuse: a run with another value
+# could not have started (docs/result-files.md, config_paired).
+ENGINE_RANGES: tuple[EngineRange, ...] = (
+    EngineRange(
+        "actor_rollout_ref.rollout.gpu_memory_utilization",
+        0.0,
+        True,
+        1.0,
+        False,
+        "vLLM `CacheConfig.gpu_memory_utilization: float = Field(default=0.92, gt=0, le=1)`, "
+        "`vllm/config/cache.py:103` (vllm-project/vllm 002f10e0); SGLang receives it as "
+        "`mem_fraction_static` (verl `async_sglang_server.py:317`), a share of the card",
+    ),
+    EngineRange(
+        "actor_rollout_ref.actor.optim.lr",
+        0.0,
+        False,
+        None,
+        False,
+        'torch `Adam.__init__`: `if not 0.0 <= lr: raise ValueError("Invalid learning rate")`, '
+        "`torch/optim/adam.py:58` (torch 2.13; `AdamW(Adam)`, verl's default optimizer)",
+    ),
+    EngineRange(
+        "actor_rollout_ref.rollout.n",
+        1.0,
+        False,
+        None,
+        True,
+        'vLLM `SamplingParams._verify_args`: "n must be at least 1" (`vllm/sampling_params.py`)',
+    ),
+    EngineRange(
+        "actor_rollout_ref.rollout.temperature",
+        0.0,
+        False,
+        None,
+        False,
+        'vLLM `SamplingParams._verify_args`: "temperature must be non-negative" '
+        "(`vllm/sampling_params.py`)",
+    ),
+    EngineRange(
+        "actor_rollout_ref.rollout.top_p",
+        0.0,
+        True,
+        1.0,
+        False,
+        'vLLM `SamplingParams._verify_args`: "top_p must be in (0, 1]" (`vllm/sampling_params.py`)',
+    ),
+)
+
+
 EXPECTED_FREE_CACHE_ENGINE: dict[str, bool] = {"release": True, "retain": False}
 
 
