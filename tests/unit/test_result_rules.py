@@ -242,3 +242,27 @@ def test_the_docs_list_the_engine_ranges_the_checks_apply() -> None:
     rows += [f"| `{r.path}` | {r.accepted} | {r.source} |" for r in ENGINE_RANGES]
     block = doc.split("<!-- rules: ENGINE_RANGES", 1)[1].split("<!-- /rules -->", 1)[0]
     assert block.split("\n", 1)[1].strip() == "\n".join(rows), "\n".join(rows)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["AMD Instinct MI300X", "AMD Radeon PRO W7900", "MI250X", "Intel Gaudi 3", "Ascend 910B"],
+)
+@pytest.mark.parametrize("source", ["nvml", "nvidia-smi"])
+def test_another_vendors_card_read_with_nvml_is_a_contradiction(name: str, source: str) -> None:
+    doc = _honest("example_reformatted")
+    doc["environment"].update(gpu_name=name, gpu_total_mb=None)
+    doc["sampling"]["source"] = source
+    (case,) = [c for c in grade_document(doc).cases if c.id.endswith("resource_sampling")]
+    assert case.finding == "false_claim"
+    assert "which reads NVIDIA GPUs only" in case.message and repr(name) in case.message
+
+
+@pytest.mark.parametrize(
+    "name", ["NVIDIA H200", "NVIDIA GeForce RTX 5070 Ti", "NVIDIA A100-SXM4-80GB", "Tesla T4"]
+)
+def test_nvidia_cards_read_with_nvml_pass(name: str) -> None:
+    doc = _honest("example_reformatted")
+    doc["environment"].update(gpu_name=name, gpu_total_mb=None)
+    (case,) = [c for c in grade_document(doc).cases if c.id.endswith("resource_sampling")]
+    assert "NVIDIA GPUs only" not in case.message

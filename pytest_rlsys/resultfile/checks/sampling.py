@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
-from pytest_rlsys.resultfile.checks.cards import gpu_bound
+from pytest_rlsys.resultfile.checks.cards import gpu_bound, reader_problems
 from pytest_rlsys.resultfile.checks.evidence import (
     as_number,
     group_of,
@@ -280,7 +280,7 @@ def _physical_problems(
     gpu_limit, gpu_what, card_problems = gpu_bound(environment)
     problems: list[str] = []
     if name == GROUP_NAMES[0]:  # facts of the environment: said once
-        problems += card_problems
+        problems += card_problems + reader_problems(environment, doc.get("sampling"))
     host_limit, host_what = (
         (host_total, "the host's total") if host_total else (HOST_CEILING_MB, "any host's")
     )
