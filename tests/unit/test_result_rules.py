@@ -19,7 +19,7 @@ from pytest_rlsys.resultfile.checks.identity import config_sha256
 from pytest_rlsys.resultfile.checks.machine import engine_name, machine_for
 from pytest_rlsys.resultfile.checks.sampling import model_billions
 from pytest_rlsys.resultfile.checks.vocabulary import ENGINE_RANGES
-from pytest_rlsys.resultfile.grade import grade_document
+from pytest_rlsys.resultfile.grade import CheckOutcome, grade_document
 
 HONEST = Path(__file__).resolve().parents[1] / "corpora" / "result_corpus" / "honest"
 
@@ -29,9 +29,13 @@ def _honest(name: str) -> dict[str, Any]:
     return doc
 
 
-def _finding(doc: dict[str, Any], check: str) -> str:
+def _case(doc: dict[str, Any], check: str) -> CheckOutcome:
     (case,) = [c for c in grade_document(doc).cases if c.id == f"gpu_result.{check}"]
-    return case.finding
+    return case
+
+
+def _finding(doc: dict[str, Any], check: str) -> str:
+    return _case(doc, check).finding
 
 
 def _config(name: str | None, rank: int = 16, merge: bool | None = None) -> dict[str, Any]:
@@ -213,7 +217,7 @@ def test_a_value_the_engine_refuses_contradicts_config_paired(path: str, value: 
         for key in parents:
             node = node.setdefault(key, {})
         node[leaf] = value
-    (case,) = [c for c in grade_document(_rehashed(doc)).cases if c.id.endswith("config_paired")]
+    case = _case(_rehashed(doc), "config_paired")
     assert case.finding == "false_claim"
     assert f"config sets {path}={value!r}, which the engine refuses" in case.message
 
@@ -253,7 +257,7 @@ def test_another_vendors_card_read_with_nvml_is_a_contradiction(name: str, sourc
     doc = _honest("example_reformatted")
     doc["environment"].update(gpu_name=name, gpu_total_mb=None)
     doc["sampling"]["source"] = source
-    (case,) = [c for c in grade_document(doc).cases if c.id.endswith("resource_sampling")]
+    case = _case(doc, "resource_sampling")
     assert case.finding == "false_claim"
     assert "which reads NVIDIA GPUs only" in case.message and repr(name) in case.message
 
@@ -264,5 +268,36 @@ def test_another_vendors_card_read_with_nvml_is_a_contradiction(name: str, sourc
 def test_nvidia_cards_read_with_nvml_pass(name: str) -> None:
     doc = _honest("example_reformatted")
     doc["environment"].update(gpu_name=name, gpu_total_mb=None)
-    (case,) = [c for c in grade_document(doc).cases if c.id.endswith("resource_sampling")]
+    case = _case(doc, "resource_sampling")
     assert "NVIDIA GPUs only" not in case.message
+
+
+def _set_utilization(doc: dict[str, Any], share: float) -> dict[str, Any]:
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["rollout"]["gpu_memory_utilization"] = share
+    return _rehashed(doc)
+
+
+@pytest.mark.parametrize("share", [0.1, 0.3])
+def test_a_retained_engine_holding_more_than_its_share_is_flagged(share: float) -> None:
+    # The honest file's retained engine holds ~10 GiB of a 16 GB card with 0.4 configured
+    # (0.4 x 16303 + the actor's 2310 MiB + 2048 MiB allowance = 10879 MiB).
+    doc = _set_utilization(_honest("example_reformatted"), share)
+    case = _case(doc, "resume_calls")
+    assert case.finding == "false_claim"
+    assert "retain's whole-GPU memory holds 10046 MiB between its initial sync" in case.message
+    assert "holds more than the share its config gives it" in case.message
+
+
+def test_the_ceiling_needs_the_actors_memory_and_allows_cuda_graphs() -> None:
+    doc = _set_utilization(_honest("example_reformatted"), 0.3)
+    for entry in doc["groups"]["retain"]["phases"].values():
+        entry["actor_memory_start_mb"] = entry["actor_memory_end_mb"] = None
+    assert "share its config" not in _case(doc, "resume_calls").message
+    doc = _honest("example_reformatted")
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["rollout"]["enforce_eager"] = False
+    # 0.35 x 16303 + 2310 + 2048 + 1630 for CUDA graphs = 11694 MiB > 10046 MiB held.
+    doc = _set_utilization(doc, 0.35)
+    case = _case(doc, "resume_calls")
+    assert case.finding == "confirmed", case.message

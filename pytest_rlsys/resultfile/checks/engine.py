@@ -27,7 +27,9 @@ from pytest_rlsys.resultfile.checks.timeline import (
     within,
 )
 from pytest_rlsys.resultfile.checks.vocabulary import (
+    CUDA_GRAPH_SHARE,
     DEFAULT_UTILIZATION,
+    ENFORCE_EAGER_PATH,
     GROUP_NAMES,
     MAX_LISTED,
     RELEASE_FREE_MB,
@@ -36,6 +38,8 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
     RESUME_PHASES,
     RETAIN_SHED_FRACTION,
     RETAIN_SHED_MB,
+    RETAIN_SLACK_MB,
+    RETAIN_SLACK_SHARE,
     RETAIN_UTILIZATION_FLOOR,
     SLEEP_DROP_FRACTION,
     SLEEP_DROP_MB,
@@ -351,6 +355,7 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
     fraction = as_number(util) if present else DEFAULT_UTILIZATION
     if fraction is None or not 0 < fraction <= 1:
         return problems
+    problems += _retain_ceiling(name, group, config, fraction, total)
     floor = RETAIN_UTILIZATION_FLOOR * fraction * total
     held = _held_high(after)
     if held is not None and held < floor:
@@ -362,6 +367,45 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
             "gpu_memory_utilization x total memory)"
         )
     return problems
+
+
+def _retain_ceiling(
+    name: str, group: Mapping[str, Any], config: Mapping[str, Any], share: float, total: float
+) -> list[str]:
+    """From the initial sync's end to the update's start, whole-GPU memory holds no more
+    than the engine's share + the actor's recorded memory + the allowance."""
+    windows = phase_windows(mappings(group.get("events")))
+    start, update = windows.get("initial_sync"), windows.get("update")
+    table = group.get("phases")
+    if start is None or update is None or not isinstance(table, Mapping):
+        return []
+    stretch = [p for p, (a, b) in windows.items() if a >= start[1] and b <= update[0]]
+    actor = [
+        v
+        for p in stretch
+        if isinstance(table.get(p), Mapping)
+        for key in ("actor_memory_start_mb", "actor_memory_end_mb")
+        if (v := as_number(table[p].get(key))) is not None
+    ]
+    held = _held_high(
+        _readings(Series(mappings(group.get("resource_samples"))), start[1], update[0])
+    )
+    if not actor or held is None:
+        return []
+    eager = lookup(config, ENFORCE_EAGER_PATH)[1] is True
+    allowance = max(RETAIN_SLACK_MB, RETAIN_SLACK_SHARE * total) + (
+        0.0 if eager else CUDA_GRAPH_SHARE * total
+    )
+    ceiling = share * total + max(actor) + allowance
+    if held <= ceiling:
+        return []
+    return [
+        f"{name}'s whole-GPU memory holds {held:g} MiB between its initial sync and its "
+        f"update, above gpu_memory_utilization {share:g} x {total:.0f} MiB + the actor's "
+        f"{max(actor):g} MiB + {allowance:.0f} MiB for CUDA contexts, allocator slack"
+        f"{'' if eager else ' and CUDA graphs'} = {ceiling:.0f} MiB: the retained engine "
+        "holds more than the share its config gives it"
+    ]
 
 
 def check_resume_calls(doc: Doc) -> CheckResult:

@@ -256,6 +256,13 @@ RETAIN_SHED_FRACTION = 0.25
 # share of that.
 RETAIN_UTILIZATION_FLOOR = 0.8
 UTILIZATION_PATH = "actor_rollout_ref.rollout.gpu_memory_utilization"
+# ... and no more than its share: outside gpu_memory_utilization x the card, the card
+# holds the actor (its recorded memory), one CUDA context per process and allocator
+# slack (RETAIN_SLACK_*), and CUDA graphs unless enforce_eager (CUDA_GRAPH_SHARE).
+RETAIN_SLACK_MB = 2048.0
+RETAIN_SLACK_SHARE = 0.10
+CUDA_GRAPH_SHARE = 0.10
+ENFORCE_EAGER_PATH = "actor_rollout_ref.rollout.enforce_eager"
 DEFAULT_UTILIZATION = 0.5  # verl trainer/config/rollout/rollout.yaml:46
 # created_at: not later than the grader's clock plus this skew, and the run it
 # closes (created_at minus the run's length) not before verl existed.
