@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_rlsys.resultfile.checks.cards import CARD_TOLERANCE, gpu_bound, known_card
-from pytest_rlsys.resultfile.checks.coherence import placeholder
+from pytest_rlsys.resultfile.checks.coherence import COHERENCE_RULES, placeholder
 from pytest_rlsys.resultfile.checks.identity import config_sha256
 from pytest_rlsys.resultfile.checks.machine import engine_name, machine_for
 from pytest_rlsys.resultfile.checks.sampling import model_billions
@@ -240,12 +240,33 @@ def test_each_engine_range_accepts_exactly_what_the_engine_accepts(
     assert [v for v in refused if not rule.refuses(v)] == []
 
 
-def test_the_docs_list_the_engine_ranges_the_checks_apply() -> None:
+RULE_TABLES = {
+    "ENGINE_RANGES": [
+        "| configuration value | accepted | source |",
+        "|---|---|---|",
+        *(f"| `{r.path}` | {r.accepted} | {r.source} |" for r in ENGINE_RANGES),
+    ],
+    "COHERENCE_RULES": [
+        "| rule | the check | reads | source |",
+        "|---|---|---|---|",
+        *(f"| `{r.id}` | {r.check} | {r.reads} | {r.source} |" for r in COHERENCE_RULES),
+    ],
+}
+
+
+@pytest.mark.parametrize("table", sorted(RULE_TABLES))
+def test_the_docs_list_the_rules_the_checks_apply(table: str) -> None:
+    # The doc's block between its markers is generated from the table: the assertion
+    # message is the block to paste.
     doc = (Path(__file__).resolve().parents[2] / "docs" / "result-files.md").read_text("utf-8")
-    rows = ["| configuration value | accepted | source |", "|---|---|---|"]
-    rows += [f"| `{r.path}` | {r.accepted} | {r.source} |" for r in ENGINE_RANGES]
-    block = doc.split("<!-- rules: ENGINE_RANGES", 1)[1].split("<!-- /rules -->", 1)[0]
-    assert block.split("\n", 1)[1].strip() == "\n".join(rows), "\n".join(rows)
+    block = doc.split(f"<!-- rules: {table} ", 1)[1].split("<!-- /rules -->", 1)[0]
+    want = "\n".join(RULE_TABLES[table])
+    assert block.split("\n", 1)[1].strip() == want, want
+
+
+def test_each_rule_id_is_named_once() -> None:
+    ids = [r.id for r in COHERENCE_RULES]
+    assert len(ids) == len(set(ids)) and all(r.source and r.reads for r in COHERENCE_RULES)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ rules' limits. Data only; every other module of the package reads it.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +75,19 @@ REQUIRED_CONFIG_KEYS: tuple[str, ...] = (
     "actor_rollout_ref.rollout.gpu_memory_utilization",
     "data.train_batch_size",
 )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule as data (docs/result-files.md lists the rows): its id, its source, what
+    it reads, what it checks, and the function that returns its problems for one group
+    (``problems(name, group, workload)``)."""
+
+    id: str
+    source: str
+    reads: str
+    check: str
+    problems: Callable[[str, Mapping[str, Any], Mapping[str, Any]], list[str]]
 
 
 @dataclass(frozen=True)
