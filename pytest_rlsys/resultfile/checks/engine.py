@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.cards import gpu_total
@@ -13,6 +14,7 @@ from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.resultfile.checks.machine import (
     KNOWN_ENGINES,
     SLEEP_MODE_PATH,
+    EngineMachine,
     engine_name,
     machine_for,
 )
@@ -148,115 +150,155 @@ def _sequence_text(sequence: Sequence[tuple[str, ...]]) -> str:
     return ", then ".join("+".join(tags) or "(no tags)" for tags in sequence) or "nothing"
 
 
-def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
-    """A released group against its engine's machine (checks.machine): the engine sleeps,
-    and each sync (the initial one and the cycle's) wakes exactly the machine's tags, in
-    order; in the cycle's sync each inside its sub-phase, the KV cache after the transfer."""
-    problems: list[str] = []
-    calls = mappings(group.get("resume_calls"))
-    events = mappings(group.get("events"))
-    # A failed run's last phase never ended: its calls are still placed inside it.
-    windows = open_windows(events, calls)
-    config = group.get("config")
-    machine = machine_for(config)
-    effective = [
-        d.get("effective") for d in end_details(events, "engine_sleep") if "effective" in d
-    ]
-    if False in effective:
+@dataclass(frozen=True)
+class _Released:
+    """What the released group's passes read: its calls placed in its (open) windows."""
+
+    name: str
+    config: object
+    events: list[Mapping[str, Any]]
+    windows: dict[str, tuple[float, float]]
+    machine: EngineMachine | None
+    # (time, tags, label, the sync it lies in or None, detail) of each timed call, in order
+    calls: list[tuple[float, tuple[str, ...], str, str | None, Mapping[str, Any]]]
+
+    @classmethod
+    def of(cls, name: str, group: Mapping[str, Any]) -> _Released:
+        calls = mappings(group.get("resume_calls"))
+        events = mappings(group.get("events"))
+        # A failed run's last phase never ended: its calls are still placed inside it.
+        windows = open_windows(events, calls)
+        placed = []
+        for call in calls:
+            if (t := as_number(call.get("t_s"))) is None:
+                continue
+            tags = _tags_of(call)
+            label = f"{name}'s resume call {'+'.join(tags) or '(no tags)'} at {secs(t)}"
+            where = next(
+                (
+                    p
+                    for p in RESUME_ALLOWED_IN
+                    if within(t, windows.get(p), RESUME_LEAD_S, RESUME_LEAD_S)
+                ),
+                None,
+            )
+            detail = call.get("detail")
+            placed.append((t, tags, label, where, detail if isinstance(detail, Mapping) else {}))
+        config = group.get("config")
+        return cls(name, config, events, windows, machine_for(config), placed)
+
+
+def _slept(g: _Released) -> list[str]:
+    """The engine really slept, and a vLLM engine in sleep mode."""
+    problems = []
+    if False in [
+        d.get("effective") for d in end_details(g.events, "engine_sleep") if "effective" in d
+    ]:
         problems.append(
-            f"{name}'s engine_sleep is recorded as a no-op (detail.effective false): "
+            f"{g.name}'s engine_sleep is recorded as a no-op (detail.effective false): "
             "the released engine never slept"
         )
-    if machine is not None and machine.needs_sleep_mode and isinstance(config, Mapping):
-        present, value = lookup(config, SLEEP_MODE_PATH)
+    if g.machine is not None and g.machine.needs_sleep_mode and isinstance(g.config, Mapping):
+        present, value = lookup(g.config, SLEEP_MODE_PATH)
         if present and value is False:
             problems.append(
-                f"{name} sleeps its vLLM engine (free_cache_engine true) although its config "
+                f"{g.name} sleeps its vLLM engine (free_cache_engine true) although its config "
                 f"sets {SLEEP_MODE_PATH}=false: vLLM can sleep only in sleep mode (verl "
                 "passes the flag to vLLM at vllm_async_server.py:337)"
             )
-    sync = windows.get("sync")
-    # A group that stopped before its sync (a failed run) lacks it honestly: phase_events
-    # says so. One that went on past the sync point without one cannot have woken.
-    later = [p for p in ("rollout_after_update", "score_after_update") if p in windows]
-    if sync is None and later:
-        problems.append(
-            f"{name} has no sync window to match its resume calls to, yet it went on to "
-            f"{', '.join(later)}"
-        )
-    weights_window = windows.get("resume_weights")
-    kv_window = windows.get("resume_kv_cache")
-    transfer = windows.get("weight_transfer")
-    found: dict[str, list[tuple[float, tuple[str, ...], str]]] = {p: [] for p in RESUME_ALLOWED_IN}
-    for call in calls:
-        t = as_number(call.get("t_s"))
-        if t is None:
-            continue
-        tags = _tags_of(call)
-        label = f"{name}'s resume call {'+'.join(tags) or '(no tags)'} at {secs(t)}"
-        where = next(
-            (
-                p
-                for p in RESUME_ALLOWED_IN
-                if within(t, windows.get(p), RESUME_LEAD_S, RESUME_LEAD_S)
-            ),
-            None,
-        )
+    return problems
+
+
+def _has_sync(g: _Released) -> list[str]:
+    """A group that stopped before its sync (a failed run) lacks it honestly: phase_events
+    says so. One that went on past the sync point without one cannot have woken."""
+    later = [p for p in ("rollout_after_update", "score_after_update") if p in g.windows]
+    if "sync" in g.windows or not later:
+        return []
+    return [
+        f"{g.name} has no sync window to match its resume calls to, yet it went on to "
+        f"{', '.join(later)}"
+    ]
+
+
+def _placed(g: _Released) -> list[str]:
+    """Each call lies in a sync, and its detail (when recorded) agrees."""
+    problems = []
+    allowed = " or ".join(
+        f"{p} ({window_text(g.windows[p])})" for p in RESUME_ALLOWED_IN if p in g.windows
+    )
+    for t, _, label, where, detail in g.calls:
         if where is None:
-            allowed = " or ".join(
-                f"{p} ({window_text(windows[p])})" for p in RESUME_ALLOWED_IN if p in windows
-            )
             problems.append(
-                f"{label} happens {phase_at(t, windows)}; a released engine is resumed only "
+                f"{label} happens {phase_at(t, g.windows)}; a released engine is resumed only "
                 f"inside {allowed or 'the initial sync or the sync'}"
             )
             continue
-        detail = call.get("detail")
-        during = detail.get("during") if isinstance(detail, Mapping) else None
-        flag = detail.get("free_cache_engine") if isinstance(detail, Mapping) else None
-        if flag is False:
+        if detail.get("free_cache_engine") is False:
             problems.append(
                 f"{label} records free_cache_engine false (the probe writes the actor's own "
                 "config flag), but the group released its engine"
             )
+        during = detail.get("during")
         if isinstance(during, str) and during != where:
             problems.append(
-                f"{label} lies in {where} ({window_text(windows[where])}) but records that it "
+                f"{label} lies in {where} ({window_text(g.windows[where])}) but records that it "
                 f"was made during {during}"
             )
-        found[where].append((t, tags, label))
-        if where != "sync":
-            continue
-        if "weights" in tags and not within(t, weights_window, RESUME_LEAD_S):
-            room = f" ({window_text(weights_window)})" if weights_window else " (not recorded)"
-            problems.append(f"{label} lies outside resume_weights{room}")
-        if "kv_cache" in tags:
-            if not within(t, kv_window, RESUME_LEAD_S):
-                room = f" ({window_text(kv_window)})" if kv_window else " (not recorded)"
-                problems.append(f"{label} lies outside resume_kv_cache{room}")
-            elif transfer is not None and t < transfer[1]:
+    return problems
+
+
+def _in_sub_phases(g: _Released) -> list[str]:
+    """In the cycle's sync, weights inside resume_weights, the KV cache inside
+    resume_kv_cache and after the weight transfer."""
+    problems = []
+    transfer = g.windows.get("weight_transfer")
+    for t, tags, label, where, _ in g.calls:
+        for tag in (tag for tag in ("weights", "kv_cache") if where == "sync" and tag in tags):
+            window = g.windows.get(f"resume_{tag}")
+            if not within(t, window, RESUME_LEAD_S):
+                room = f" ({window_text(window)})" if window else " (not recorded)"
+                problems.append(f"{label} lies outside resume_{tag}{room}")
+            elif tag == "kv_cache" and transfer is not None and t < transfer[1]:
                 problems.append(
                     f"{label} comes before the weight transfer ends ({secs(transfer[1])})"
                 )
-    if machine is None:
-        return problems
-    want = [(tag,) for tag in machine.wakes]
-    for where, made in found.items():
-        if where not in windows or failed_in(events, where):
+    return problems
+
+
+def _sequences(g: _Released) -> list[str]:
+    """Each sync wakes exactly its engine's tags, in order; no resume_weights phase for an
+    engine that never resumes its weights."""
+    if g.machine is None:
+        return []
+    problems, want = [], [(tag,) for tag in g.machine.wakes]
+    for where in RESUME_ALLOWED_IN:
+        if where not in g.windows or failed_in(g.events, where):
             continue
-        got = [tags for _, tags, _ in sorted(made, key=lambda item: item[0])]
+        got = [tags for _, tags, _, at, _ in sorted(g.calls, key=lambda c: c[0]) if at == where]
         if got != want:
             problems.append(
-                f"{name}'s {where} resumes {_sequence_text(got)}; a released {machine.engine} "
-                f"engine wakes {_sequence_text(want)} in each sync ({machine.source})"
+                f"{g.name}'s {where} resumes {_sequence_text(got)}; a released "
+                f"{g.machine.engine} engine wakes {_sequence_text(want)} in each sync "
+                f"({g.machine.source})"
             )
-    if not machine.wakes_weights and weights_window is not None:
+    weights = g.windows.get("resume_weights")
+    if not g.machine.wakes_weights and weights is not None:
         problems.append(
-            f"{name}'s sync records a resume_weights phase ({window_text(weights_window)}), but "
-            f"a released {machine.engine} engine serving a LoRA adapter never resumes its "
-            f"weights ({machine.source})"
+            f"{g.name}'s sync records a resume_weights phase ({window_text(weights)}), but "
+            f"a released {g.machine.engine} engine serving a LoRA adapter never resumes its "
+            f"weights ({g.machine.source})"
         )
     return problems
+
+
+# A released group against its engine's machine (checks.machine), in the order told.
+RELEASE_PASSES = (_slept, _has_sync, _placed, _in_sub_phases, _sequences)
+
+
+def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
+    released = _Released.of(name, group)
+    return [p for check in RELEASE_PASSES for p in check(released)]
 
 
 def _held_high(values: Sequence[float]) -> float | None:
