@@ -206,6 +206,7 @@ def _rehashed(doc: dict[str, Any]) -> dict[str, Any]:
         ("actor_rollout_ref.rollout.temperature", -0.1),
         ("actor_rollout_ref.rollout.top_p", 0),
         ("actor_rollout_ref.rollout.top_p", True),
+        ("actor_rollout_ref.rollout.top_k", -2),
     ],
 )
 def test_a_value_the_engine_refuses_contradicts_config_paired(path: str, value: object) -> None:
@@ -230,6 +231,7 @@ def test_a_value_the_engine_refuses_contradicts_config_paired(path: str, value: 
         ("actor_rollout_ref.rollout.n", [1, 8, 4.0], [0, -1, 1.5]),
         ("actor_rollout_ref.rollout.temperature", [0, 1.0, 2.0], [-1]),
         ("actor_rollout_ref.rollout.top_p", [1, 0.9, 1e-6], [0, 1.1]),
+        ("actor_rollout_ref.rollout.top_k", [-1, 0, 1, 50], [-2, 2.5]),
     ],
 )
 def test_each_engine_range_accepts_exactly_what_the_engine_accepts(

@@ -162,6 +162,16 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         "(`vllm/sampling_params.py`)",
     ),
     EngineRange(
+        "actor_rollout_ref.rollout.top_k",
+        -1.0,
+        False,
+        None,
+        True,
+        'vLLM `SamplingParams._verify_args`: "top_k must be 0 (disable), or at least 1" '
+        '(-1 quietly accepted as disabled) and "top_k must be an integer" '
+        "(`vllm/sampling_params.py`)",
+    ),
+    EngineRange(
         "actor_rollout_ref.rollout.top_p",
         0.0,
         True,
