@@ -443,10 +443,10 @@ def check_resource_sampling(doc: Doc) -> CheckResult:
     A phase's samples are those with ``start_s <= t_s <= end_s`` of its window
     in the phases table; its peak is null exactly when it has none. Sample
     times strictly increase; periodic samples leave no gap over the run (init
-    included) longer than 2 x the interval and are spaced at the interval; with
-    boundary samples, one lies at each phase start and end. Memory stays within
-    the GPU's (and host's) total, and actor memory within the whole-GPU reading
-    next to it. The measurements section repeats the same figures and nothing
+    included) longer than GAP_FACTOR x the interval + STALL_SLACK_S and are spaced
+    at the interval; with boundary samples, one lies at each phase start and end.
+    Memory stays within the GPU's (and host's) total, and actor memory within the
+    whole-GPU reading next to it. The measurements section repeats the same figures and nothing
     the grader cannot re-derive.
     """
     problems: list[str] = []
