@@ -397,7 +397,7 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
     fraction = as_number(util) if present else DEFAULT_UTILIZATION
     if fraction is None or not 0 < fraction <= 1:
         return problems
-    problems += _retain_ceiling(name, group, config, fraction, total)
+    problems += _retain_ceiling(name, group, series, config, fraction, total)
     floor = RETAIN_UTILIZATION_FLOOR * fraction * total
     held = _held_high(after)
     if held is not None and held < floor:
@@ -412,7 +412,12 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
 
 
 def _retain_ceiling(
-    name: str, group: Mapping[str, Any], config: Mapping[str, Any], share: float, total: float
+    name: str,
+    group: Mapping[str, Any],
+    series: Series,
+    config: Mapping[str, Any],
+    share: float,
+    total: float,
 ) -> list[str]:
     """From the initial sync's end to the update's start, whole-GPU memory holds no more
     than the engine's share + the actor's recorded memory + the allowance."""
@@ -429,9 +434,7 @@ def _retain_ceiling(
         for key in ("actor_memory_start_mb", "actor_memory_end_mb")
         if (v := as_number(table[p].get(key))) is not None
     ]
-    held = _held_high(
-        _readings(Series(mappings(group.get("resource_samples"))), start[1], update[0])
-    )
+    held = _held_high(_readings(series, start[1], update[0]))
     if not actor or held is None:
         return []
     eager = lookup(config, ENFORCE_EAGER_PATH)[1] is True

@@ -7,6 +7,7 @@ import statistics
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import pairwise
 from typing import Any
 
@@ -175,11 +176,11 @@ class _Sampled:
             t for s in self.samples if keep(s) and (t := as_number(s.get("t_s"))) is not None
         )
 
-    @property
+    @cached_property
     def periodic(self) -> list[float]:
         return self.times(lambda s: s.get("reason") != "boundary")
 
-    @property
+    @cached_property
     def inside(self) -> list[float]:
         return [t for t in self.periodic if self.span[0] <= t <= self.span[1]]
 
