@@ -307,22 +307,14 @@ def _number_at(config: object, dotted: str) -> float | None:
     return _number(_at(config, dotted))
 
 
-def _adapter_rules(
-    name: str, group: Mapping[str, Any], doc: Mapping[str, Any], folder: Path
-) -> dict[str, list[str]]:
-    """What the saved adapters' tensors say against the config (ARTEFACT_RULES)."""
-    found: dict[str, list[str]] = {}
-    tensors: dict[str, dict[str, tuple[tuple[int, ...], array[float]]]] = {}
-    for label in ADAPTERS:
-        try:
-            raw = _read_safetensors(
-                folder / "adapters" / label / ADAPTER_WEIGHTS, MAX_ADAPTER_BYTES
-            )
-        except ArtefactError:
-            continue  # already reported by the hash comparison
-        tensors[label] = {normalize_lora_name(n): (shape, _values(data)) for n, shape, data in raw}
-    config = group.get("config")
+Tensors = dict[str, dict[str, tuple[tuple[int, ...], "array[float]"]]]
+Found = list[tuple[str, str]]  # (the check it bears on, the problem)
+
+
+def _rank(name: str, tensors: Tensors, config: object, doc: Mapping[str, Any]) -> Found:
+    """Every LoRA tensor has the config's rank (lora_A is [r, in], lora_B [out, r])."""
     rank = _number_at(config, "actor_rollout_ref.model.lora_rank")
+    found: Found = []
     for label, items in tensors.items():
         wrong = [
             f"{key} {list(shape)}"
@@ -333,21 +325,37 @@ def _adapter_rules(
                 (".lora_A." in key and shape[0] != rank) or (".lora_B." in key and shape[1] != rank)
             )
         ]
-        if wrong:
-            found.setdefault("config_paired", []).append(
-                f"artefacts: {name}'s {label} adapter has {len(wrong)} LoRA tensor(s) whose "
-                f"shape is not of rank {rank:g} (first: {wrong[0]}); the config sets "
-                f"lora_rank={rank:g} (lora_A is [r, in], lora_B [out, r])"
+        if wrong and rank is not None:
+            found.append(
+                (
+                    "config_paired",
+                    f"artefacts: {name}'s {label} adapter has {len(wrong)} LoRA tensor(s) whose "
+                    f"shape is not of rank {rank:g} (first: {wrong[0]}); the config sets "
+                    f"lora_rank={rank:g} (lora_A is [r, in], lora_B [out, r])",
+                )
             )
+    return found
+
+
+def _untrained(name: str, tensors: Tensors, config: object, doc: Mapping[str, Any]) -> Found:
+    """PEFT initialises every lora_B to zero: the initial adapter is a no-op."""
     initial = tensors.get("initial", {})
     trained = [key for key, (_, values) in initial.items() if ".lora_B." in key and any(values)]
-    if trained:
-        found.setdefault("initial_lora_match", []).append(
+    if not trained:
+        return []
+    return [
+        (
+            "initial_lora_match",
             f"artefacts: {name}'s initial adapter already has non-zero lora_B in "
             f"{len(trained)} tensor(s) (first: {trained[0]}); PEFT initialises lora_B to zero "
-            "(LoraConfig init_lora_weights=True), so a fresh adapter is a no-op"
+            "(LoraConfig init_lora_weights=True), so a fresh adapter is a no-op",
         )
-    updated = tensors.get("updated", {})
+    ]
+
+
+def _adam_step(name: str, tensors: Tensors, config: object, doc: Mapping[str, Any]) -> Found:
+    """An Adam-family update moves no weight more than ADAM_STEP_BOUND x lr per step."""
+    initial, updated = tensors.get("initial", {}), tensors.get("updated", {})
     lr = _number_at(config, "actor_rollout_ref.actor.optim.lr")
     workload = doc.get("workload")
     steps = _number(workload.get("update_count")) if isinstance(workload, Mapping) else None
@@ -355,7 +363,7 @@ def _adapter_rules(
     # verl's default optimizer is AdamW (workers/config/optimizer.py:106).
     opt_name = optimizer if isinstance(optimizer, str) else "AdamW"
     if lr is None or lr <= 0 or "adam" not in opt_name.lower():
-        return found
+        return []
     bound = ADAM_STEP_BOUND * lr * max(steps or 1.0, 1.0)
     worst: tuple[float, str] | None = None
     for key, (shape, after) in updated.items():
@@ -367,12 +375,39 @@ def _adapter_rules(
             excess = abs(w1 - w0) - bound - abs(w0) * 2.0**-7
             if excess > 0 and (worst is None or abs(w1 - w0) > worst[0]):
                 worst = (abs(w1 - w0), key)
-    if worst is not None:
-        found.setdefault("updated_lora_match", []).append(
+    if worst is None:
+        return []
+    return [
+        (
+            "updated_lora_match",
             f"artefacts: {name}'s update moved {worst[1]} by {worst[0]:.3g}, more than "
             f"{ADAM_STEP_BOUND:g} x lr {lr:g} x {max(steps or 1.0, 1.0):g} step(s) = {bound:.3g}: "
-            "an Adam step moves each weight by about lr at most"
+            "an Adam step moves each weight by about lr at most",
         )
+    ]
+
+
+# The rules on the saved adapters' tensors, in the order their problems are told.
+ADAPTER_PASSES = (_rank, _untrained, _adam_step)
+
+
+def _adapter_rules(
+    name: str, group: Mapping[str, Any], doc: Mapping[str, Any], folder: Path
+) -> dict[str, list[str]]:
+    """What the saved adapters' tensors say against the config (ARTEFACT_RULES)."""
+    tensors: Tensors = {}
+    for label in ADAPTERS:
+        try:
+            raw = _read_safetensors(
+                folder / "adapters" / label / ADAPTER_WEIGHTS, MAX_ADAPTER_BYTES
+            )
+        except ArtefactError:
+            continue  # already reported by the hash comparison
+        tensors[label] = {normalize_lora_name(n): (shape, _values(data)) for n, shape, data in raw}
+    found: dict[str, list[str]] = {}
+    for check in ADAPTER_PASSES:
+        for bears_on, problem in check(name, tensors, group.get("config"), doc):
+            found.setdefault(bears_on, []).append(problem)
     return found
 
 

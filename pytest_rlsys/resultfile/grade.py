@@ -60,13 +60,23 @@ SECTION = "gpu_result"
 #   wrong_failure   claimed failed, but the evidence passes it           -> contradicted
 #   honest_failure  claimed failed, and the evidence agrees (or the run  -> failed
 #                   is marked failed: a pessimistic claim on partial evidence hides nothing)
+#   false_record    the run's status or failure record is refuted by     -> contradicted
+#                   its evidence (update_and_sync carries it)
 #   not_derivable   the grader could not re-derive the check (a bug)     -> contradicted
 #   not_gradable    the file could not be read, parsed or validated      -> not_gradable
 Finding = Literal[
-    "confirmed", "false_claim", "wrong_failure", "honest_failure", "not_derivable", "not_gradable"
+    "confirmed",
+    "false_claim",
+    "wrong_failure",
+    "honest_failure",
+    "false_record",
+    "not_derivable",
+    "not_gradable",
 ]
 FINDINGS: tuple[Finding, ...] = get_args(Finding)
-CONTRADICTING: frozenset[Finding] = frozenset({"false_claim", "wrong_failure", "not_derivable"})
+CONTRADICTING: frozenset[Finding] = frozenset(
+    {"false_claim", "wrong_failure", "false_record", "not_derivable"}
+)
 
 
 @dataclass(frozen=True)
@@ -153,6 +163,9 @@ def not_gradable(loaded: LoadedResult, points: float) -> ResultGrade:
 
 _FALSE_CLAIM = "false claim: claimed passed but the evidence shows"
 _WRONG_FAILURE = "claimed failed but the evidence shows it passes"
+_FALSE_RECORD = "the run's status or failure record is refuted by its evidence:"
+# The check whose evidence the status and failure record are judged on.
+RECORD_CHECK = "update_and_sync"
 
 
 def _grade_check(
@@ -179,6 +192,9 @@ def _grade_check(
     finding: Finding
     if claim:
         finding, message = "false_claim", f"{_FALSE_CLAIM} {derived.detail}"
+    elif name == RECORD_CHECK and closure_checks.record_problems(doc):
+        # Claiming the check failed does not make a refuted record honest.
+        finding, message = "false_record", f"{_FALSE_RECORD} {derived.detail}"
     elif derived.passed and doc.get("status") == "failed":
         # The run stopped: a check it claims failed on partial evidence hides nothing
         # (it scores 0 either way), so it is no contradiction of an honest failed run.

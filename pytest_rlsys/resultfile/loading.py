@@ -8,10 +8,9 @@ duplicate keys, no unpaired surrogate, an object at the top), then the schema
 picked by ``schema_version``. The file is read once: the digest, the parse and
 the grade all use the same bytes.
 
-Validity is decided by the compiled validator when jsonschema-rs is installed;
-only a document it rejects is handed to jsonschema, which lists every error
-with its JSON path. Bad input never raises: each problem comes back as a
-``Problem(path, message)`` record (``path`` is a JSON path such as
+Validity is decided by one compiled validator (jsonschema-rs), which also lists
+every error of a document it rejects with its JSON path. Bad input never raises:
+each problem comes back as a ``Problem(path, message)`` record (``path`` is a JSON path such as
 ``$.groups.retain``); renderers (``rlsys validate`` text or JSON) format them.
 
 Public API::
@@ -162,24 +161,6 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-_PLAIN_KEY = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*")
-
-
-def _json_path(parts: tuple[str | int, ...]) -> str:
-    # The form jsonschema's ``ValidationError.json_path`` writes, so that every
-    # problem of a file names its place the same way.
-    out = "$"
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _PLAIN_KEY.fullmatch(part):
-            out += f".{part}"
-        else:
-            quoted = part.replace("\\", "\\\\").replace("'", "\\'")
-            out += f"['{quoted}']"
-    return out
-
-
 def _find_unpaired_surrogate(doc: Any) -> str | None:
     """The JSON path of the first string (key or value) that is not encodable Unicode."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(doc, ())]
@@ -197,7 +178,7 @@ def _find_unpaired_surrogate(doc: Any) -> str | None:
             continue
         for text, at in items:
             if not _encodable(text):
-                return _json_path(at)
+                return schema_registry.json_path(at)
     return None
 
 
@@ -241,7 +222,7 @@ def _locate(text: str, kind: str) -> str:
     while stack:
         node, where = stack.pop()
         if isinstance(node, _Spot) and node.kind == kind:
-            return _json_path(where)
+            return schema_registry.json_path(where)
         if isinstance(node, dict):
             stack.extend(reversed([(v, (*where, k)) for k, v in node.items()]))
         elif isinstance(node, list):
@@ -373,27 +354,14 @@ def _failed(
 
 def _schema_problems(schema_id: str, doc: dict[str, Any]) -> list[Problem]:
     """Nothing when the document is valid, else every error with its JSON path."""
-    fast = schema_registry.fast_validator(schema_id)
-    fast_verdict: bool | None = None
-    if fast is not None:
-        try:
-            fast_verdict = fast.is_valid(doc)
-        except Exception:  # a value it cannot convert: let the reference decide
-            fast_verdict = None
-        if fast_verdict:
+    checker = schema_registry.validator(schema_id)
+    try:
+        if checker.is_valid(doc):
             return []
-    pairs = schema_registry.error_pairs(schema_registry.validator(schema_id), doc)
-    problems = [Problem(where, message) for where, message in pairs]
-    if not problems and fast_verdict is False:
-        # Never expected (tests/unit/test_schema_agreement.py); fail closed, and say so.
-        problems.append(
-            Problem(
-                "$",
-                "jsonschema-rs rejects this document but jsonschema finds no error; "
-                "treat it as invalid and report this to the pytest-rlsys maintainers",
-            )
-        )
-    return problems
+        pairs = schema_registry.error_pairs(checker, doc)
+    except (ValueError, OverflowError) as exc:  # a value it cannot convert: fail closed
+        return [Problem("$", f"cannot be validated: {exc}")]
+    return [Problem(where, message) for where, message in pairs]
 
 
 _NAMED_SCHEMA = re.compile(r"pt-verl-closure[._/-]?v?(\d+)(?:\.json)?", re.IGNORECASE)

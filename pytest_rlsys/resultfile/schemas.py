@@ -1,33 +1,26 @@
-"""One registry over every JSON Schema shipped in ``schemas/``; a fast and a reference validator.
+"""One registry over every JSON Schema shipped in ``schemas/``, and its one validator.
 
 Schemas refer to each other with sibling-file relative refs
 (``"rlsys-common.v1.json#/$defs/sha256"``), resolved against each file's ``$id``.
-Nothing is ever fetched over the network: neither registry can retrieve, so an
+Nothing is ever fetched over the network: the registry cannot retrieve, so an
 unknown reference fails instead.
 
-Two validators read the same schema files:
-
-- ``fast_validator`` (jsonschema-rs, compiled) decides validity at the speed of
-  parsing; it is ``None`` when jsonschema-rs is not installed.
-- ``validator`` (jsonschema with ``referencing``) is the reference and the
-  producer of path-precise error messages; it is imported only when needed, so
-  a valid file never pays for ``import jsonschema``.
-
-Both check the same formats with the same functions (``FORMAT_CHECKS``, only
-the formats the schemas use), and both read ``pattern`` the JSON Schema way
-(ECMA-262: ``$`` is the end of the string, not "before a final newline" as in
-Python's ``re``). ``tests/unit/test_schema_agreement.py`` proves they agree.
+The validator is jsonschema-rs (compiled): it decides validity at the speed of
+parsing (the one-hour file's schema check: 0.015 s, where jsonschema took 2.4 s;
+a whole load 0.13 s against 3.7 s; ``benchmarks/bench_result_validation.py``) and
+reports each error with its instance path, so no second validator is kept in step
+with it. It reads
+``pattern`` the JSON Schema way (ECMA-262: ``$`` is the end of the string) and
+checks the formats the schemas use with ``FORMAT_CHECKS``.
 
 Public API::
 
-    registry() -> referencing.Registry           # cached, built once
     schema_ids() -> tuple[str, ...]
     schema(id_or_filename) -> dict
-    validator(schema_id_or_filename) -> jsonschema validator   # the reference
-    fast_validator(schema_id_or_filename) -> jsonschema_rs.Validator | None
+    validator(schema_id_or_filename) -> jsonschema_rs.Validator   # cached, compiled once
     FORMAT_CHECKS: Mapping[str, Callable[[str], bool]]
     formats_used(schema) -> set[str]
-    ecma_regex(pattern) -> str                    # a JSON Schema pattern in Python syntax
+    json_path(parts) -> str                       # "$.a.b[0]", the form every problem uses
     error_pairs(validator, instance, max_message=300) -> list[tuple[str, str]]
     error_lines(validator, instance, max_message=300) -> list[str]
     schemas_by_version() -> dict[str, str]        # schema_version const -> $id
@@ -39,28 +32,24 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import jsonschema_rs
 
 from pytest_rlsys.resources import schema_dir
-
-if TYPE_CHECKING:  # imported lazily at run time: jsonschema costs ~0.1-3 s to import
-    from jsonschema_rs import Validator as FastValidator
-    from referencing import Registry
 
 __all__ = [
     "FORMAT_CHECKS",
     "SchemaNotFoundError",
     "clear_cache",
-    "ecma_regex",
     "error_lines",
     "error_pairs",
-    "fast_validator",
     "formats_used",
-    "registry",
+    "json_path",
     "schema",
     "schema_ids",
     "schemas_by_version",
@@ -87,7 +76,7 @@ def _is_date_time(value: str) -> bool:
 
 
 # Only the formats the shipped schemas use; ``_check_formats`` refuses a schema
-# that uses any other, so neither validator silently skips a format.
+# that uses any other, so the validator never silently skips a format.
 FORMAT_CHECKS: Mapping[str, Callable[[str], bool]] = MappingProxyType({"date-time": _is_date_time})
 
 
@@ -106,21 +95,6 @@ def _load() -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
         by_filename[path.name] = schema_id
         contents[schema_id] = doc
     return by_filename, contents
-
-
-@cache
-def registry() -> Registry:
-    """The ``referencing`` registry holding every shipped schema, keyed by ``$id``."""
-    from referencing import Registry, Resource
-    from referencing.jsonschema import DRAFT202012
-
-    # Files that do not name a dialect are read as Draft 2020-12, the project's one dialect.
-    resources = [
-        (schema_id, Resource.from_contents(doc, default_specification=DRAFT202012))
-        for schema_id, doc in _load()[1].items()
-    ]
-    reg: Registry = Registry().with_resources(resources).crawl()
-    return reg
 
 
 def schema_ids() -> tuple[str, ...]:
@@ -166,156 +140,25 @@ def formats_used(node: Any) -> set[str]:
 def _check_formats() -> None:
     unknown = set().union(*(formats_used(doc) for doc in _load()[1].values())) - set(FORMAT_CHECKS)
     if unknown:
-        # Both validators must check the same formats the same way; a format
-        # with no checker here would be enforced by one and ignored by the other.
+        # A format with no checker here would fail every document that uses it.
         raise ValueError(
             f"the shipped schemas use format(s) {sorted(unknown)} that "
             "pytest_rlsys.resultfile.schemas.FORMAT_CHECKS has no checker for"
         )
 
 
-# ------------------------------------------------------------------ ECMA-262 patterns
-
-
-def ecma_regex(pattern: str) -> str:
-    """Translate a JSON Schema (ECMA-262) pattern to Python ``re`` syntax.
-
-    The one difference that matters for the project's patterns: ECMA's ``$``
-    (no multiline flag) matches only at the very end, Python's also before a
-    final newline, so ``"<64 hex digits>\\n"`` would pass ``^[0-9a-f]{64}$``.
-    Each ``$`` outside a character class becomes ``\\Z``.
-    """
-    out: list[str] = []
-    in_class = escaped = False
-    for char in pattern:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "$":
-            out.append(r"\Z")
-            continue
-        out.append(char)
-    return "".join(out)
-
-
 @cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(ecma_regex(pattern))
-
-
-def _reference_class() -> Any:
-    """Draft 2020-12 from jsonschema, with ``pattern`` read the ECMA-262 way."""
-    from jsonschema import (  # type: ignore[import-untyped,unused-ignore]
-        Draft202012Validator,
-        ValidationError,
-        validators,
-    )
-
-    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
-        if validator.is_type(instance, "string") and not _compiled(patrn).search(instance):
-            yield ValidationError(f"{instance!r} does not match {patrn!r}")
-
-    def pattern_properties(
-        validator: Any, patterns: dict[str, Any], instance: Any, schema: Any
-    ) -> Iterator[Any]:
-        if not validator.is_type(instance, "object"):
-            return
-        for patrn, subschema in patterns.items():
-            for key, value in instance.items():
-                if _compiled(patrn).search(key):
-                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
-
-    def unique_items(validator: Any, unique: bool, instance: Any, schema: Any) -> Iterator[Any]:
-        # jsonschema falls back to comparing every pair when the items do not sort
-        # (mixed int/str: 20k items took over 2 minutes); hashing is linear.
-        if unique and validator.is_type(instance, "array") and not _all_unique(instance):
-            yield ValidationError(f"{_short(instance)} has non-unique elements")
-
-    return validators.extend(
-        Draft202012Validator,
-        validators={
-            "pattern": pattern,
-            "patternProperties": pattern_properties,
-            "uniqueItems": unique_items,
-        },
-    )
-
-
-def _key(value: Any, depth: int = 0) -> Any:
-    """A hashable key equal for two values exactly when JSON Schema calls them equal
-    (1 == 1.0, but true != 1; objects by their members, arrays in order)."""
-    if depth > 200:
-        return ("deep", id(value))  # never equal to another: at worst a duplicate is missed
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, int | float):
-        if isinstance(value, float) and value.is_integer():
-            return ("n", int(value))
-        return ("n", value)
-    if isinstance(value, str) or value is None:
-        return ("s", value)
-    if isinstance(value, list):
-        return ("l", tuple(_key(v, depth + 1) for v in value))
-    if isinstance(value, dict):
-        return ("d", frozenset((k, _key(v, depth + 1)) for k, v in value.items()))
-    return ("o", id(value))
-
-
-def _all_unique(items: list[Any]) -> bool:
-    seen: set[Any] = set()
-    for item in items:
-        key = _key(item)
-        if key in seen:
-            return False
-        seen.add(key)
-    return True
-
-
-def _short(instance: Any) -> str:
-    text = repr(instance)
-    return text if len(text) <= 200 else text[:199] + "…"
-
-
-@cache
-def validator(schema_id: str) -> Any:
-    """The reference validator (jsonschema, Draft 2020-12) for one shipped schema.
+def validator(schema_id: str) -> jsonschema_rs.Validator:
+    """The compiled validator (Draft 2020-12) for one shipped schema.
 
     Formats are checked with ``FORMAT_CHECKS`` (a schema using any other format
     is refused with ``ValueError``).
     """
-    from jsonschema import FormatChecker  # type: ignore[import-untyped,unused-ignore]
-
     resolved = _resolve_id(schema_id)
     _check_formats()
-    checker = FormatChecker(formats=())
-    for name, func in FORMAT_CHECKS.items():
-        # jsonschema hands every instance to a format checker; formats only
-        # constrain strings.
-        checker.checks(name)(lambda value, func=func: not isinstance(value, str) or func(value))
-    return _reference_class()(schema(resolved), registry=registry(), format_checker=checker)
-
-
-@cache
-def fast_validator(schema_id: str) -> FastValidator | None:
-    """A compiled jsonschema-rs validator for one shipped schema, or ``None`` without it.
-
-    It decides validity only; error reports come from ``validator``.
-    """
-    resolved = _resolve_id(schema_id)
-    _check_formats()
-    try:
-        import jsonschema_rs
-    except ImportError:
-        return None
-    reg = jsonschema_rs.Registry(list(_load()[1].items()))
     return jsonschema_rs.validator_for(
         schema(resolved),
-        registry=reg,
+        registry=jsonschema_rs.Registry(list(_load()[1].items())),
         formats=dict(FORMAT_CHECKS),
         validate_formats=True,
         ignore_unknown_formats=False,
@@ -352,42 +195,56 @@ def _shorten(text: str, limit: int) -> str:
 def clear_cache() -> None:
     """Forget the loaded schemas and validators (tests, or after adding a file)."""
     _load.cache_clear()
-    registry.cache_clear()
     validator.cache_clear()
-    fast_validator.cache_clear()
 
 
-def _path_key(error: Any) -> tuple[tuple[int, int | str], ...]:
-    # Paths mix ints and strings; tag them so sorting never compares the two.
-    return tuple((0, p) if isinstance(p, int) else (1, str(p)) for p in error.absolute_path)
+_PLAIN_KEY = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*")
+
+
+def json_path(parts: Sequence[str | int]) -> str:
+    """``$.a.b[0]['odd key']``: how every problem of a file names its place."""
+    out = "$"
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(part):
+            out += f".{part}"
+        else:
+            quoted = part.replace("\\", "\\\\").replace("'", "\\'")
+            out += f"['{quoted}']"
+    return out
+
+
+def _closest(error: Any) -> Any | None:
+    """Of an anyOf/oneOf error's alternatives, the sub-error that says what to change:
+    not a type mismatch (that alternative is for another type), the deepest, from the
+    alternative with the fewest errors."""
+    branches = getattr(error.kind, "context", None) or []
+    ranked = [
+        (type(sub.kind).__name__ == "Type", -len(sub.instance_path), len(branch), i, sub)
+        for i, branch in enumerate(branches)
+        for sub in branch
+    ]
+    return min(ranked, key=lambda r: r[:4])[4] if ranked else None
 
 
 def _describe(error: Any, limit: int) -> tuple[str, str]:
-    from jsonschema.exceptions import best_match  # type: ignore[import-untyped,unused-ignore]
-
+    where = json_path(error.instance_path)
     message = _shorten(error.message, limit)
-    if error.validator == "not" and error.validator_value in ({}, True):
-        # {"not": {}} forbids a key; jsonschema's text ("... should not be
-        # valid under {}") says nothing useful to a reader.
+    if type(error.kind).__name__ == "Not":
+        # {"not": {}} forbids a key; the validator's text ("{} is not allowed for ...")
+        # says nothing useful to a reader.
         message = "not allowed here"
-    if error.context:
-        # anyOf/oneOf: the top message only says "not valid under any"; the
-        # best-matching sub-error says what to change.
-        best = best_match(error.context)
-        if best is not None:
-            sub = _shorten(best.message, limit)
-            where = best.json_path
-            message = (
-                f"{message} (closest: {where}: {sub})"
-                if where != error.json_path
-                else (f"{message} (closest: {sub})")
-            )
-    return str(error.json_path), message
+    best = _closest(error)
+    if best is not None:
+        sub, at = _shorten(best.message, limit), json_path(best.instance_path)
+        message = f"{message} (closest: {at + ': ' if at != where else ''}{sub})"
+    return where, message
 
 
 # A file up to the size cap can hold hundreds of thousands of errors (one per item of a
 # long array): listing them all took a minute and 3 GB for a 14 MB file.  The first
-# MAX_ERRORS found (jsonschema yields them lazily, in a fixed order) are listed, then one
+# MAX_ERRORS found (the validator yields them lazily, in a fixed order) are listed, then one
 # line says there are more, so the time stays proportional to the file's size.
 MAX_ERRORS = 1000
 
@@ -400,7 +257,14 @@ def error_pairs(validator: Any, instance: Any, max_message: int = 300) -> list[t
     """
     found = list(itertools.islice(validator.iter_errors(instance), MAX_ERRORS + 1))
     more = len(found) > MAX_ERRORS
-    errors = sorted(found[:MAX_ERRORS], key=lambda e: (_path_key(e), e.message))
+    # Paths mix ints and strings; tag them so sorting never compares the two.
+    errors = sorted(
+        found[:MAX_ERRORS],
+        key=lambda e: (
+            [(0, p) if isinstance(p, int) else (1, p) for p in e.instance_path],
+            e.message,
+        ),
+    )
     pairs = [_describe(e, max_message) for e in errors]
     if more:
         pairs.append(("$", f"more errors not listed (the first {MAX_ERRORS} are above)"))

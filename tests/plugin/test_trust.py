@@ -1137,8 +1137,9 @@ def test_validate_on_a_mixed_unique_items_array_is_linear(tmp_path: Path) -> Non
 
 
 def test_unique_items_keeps_json_equality() -> None:
-    from pytest_rlsys.resultfile.schemas import _all_unique
+    import jsonschema_rs  # the result schemas' validator (resultfile.schemas)
 
+    _all_unique = jsonschema_rs.validator_for({"uniqueItems": True}).is_valid
     assert not _all_unique([1, 1.0])
     assert _all_unique([1, True]) and _all_unique([0, False, None, ""])
     assert not _all_unique([{"a": [1, 2]}, {"a": [1.0, 2]}])

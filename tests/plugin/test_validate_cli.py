@@ -230,8 +230,8 @@ def test_result_of_an_invalid_file_exits_3_and_lists_errors_once(
     assert rlsys(["result", str(path)]) == 3
     out = capsys.readouterr().out
     assert "not gradable: 0/40; errors:" in out
-    assert out.count("'retain' is a required property") == 1, out
-    assert f"  {path}::$.groups: 'retain' is a required property" in out
+    assert out.count('"retain" is a required property') == 1, out
+    assert f'  {path}::$.groups: "retain" is a required property' in out
 
 
 def test_result_json(capsys: pytest.CaptureFixture[str]) -> None:

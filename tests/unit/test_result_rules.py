@@ -1,17 +1,41 @@
-"""The round-3 rules' building blocks, against their sources (docs/result-files.md):
-verl 0.9.1's sleep/wake machine per engine, the card table, placeholder digests."""
+"""The rules' building blocks, against their sources (docs/result-files.md): verl 0.9.1's
+sleep/wake machine per engine, the card table, placeholder digests, and (round 4) the
+failure record as a claim, the engines' own ranges, the retained engine's ceiling and
+the card's reading method."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_rlsys.resultfile.checks.cards import CARD_TOLERANCE, gpu_bound, known_card
-from pytest_rlsys.resultfile.checks.coherence import placeholder
+from pytest_rlsys.resultfile.checks.coherence import COHERENCE_RULES, placeholder
+from pytest_rlsys.resultfile.checks.identity import config_sha256
 from pytest_rlsys.resultfile.checks.machine import engine_name, machine_for
 from pytest_rlsys.resultfile.checks.sampling import model_billions
+from pytest_rlsys.resultfile.checks.vocabulary import ENGINE_RANGES
+from pytest_rlsys.resultfile.grade import CheckOutcome, grade_document
+
+HONEST = Path(__file__).resolve().parents[1] / "corpora" / "result_corpus" / "honest"
+
+
+def _honest(name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((HONEST / f"{name}.json").read_text(encoding="utf-8"))
+    return doc
+
+
+def _case(doc: dict[str, Any], check: str) -> CheckOutcome:
+    (case,) = [c for c in grade_document(doc).cases if c.id == f"gpu_result.{check}"]
+    return case
+
+
+def _finding(doc: dict[str, Any], check: str) -> str:
+    return _case(doc, check).finding
 
 
 def _config(name: str | None, rank: int = 16, merge: bool | None = None) -> dict[str, Any]:
@@ -127,3 +151,176 @@ def test_a_config_value_holding_braces_is_quoted_not_formatted() -> None:
     doc["groups"]["retain"]["config"]["actor_rollout_ref"]["model"]["lora_rank"] = {"a": 1}
     result = cc.check_config_paired(doc)
     assert not result.passed and "lora_rank=" in result.detail and "{'a': 1}" in result.detail
+
+
+@pytest.mark.parametrize(
+    ("honest", "edit"),
+    [
+        # The OOM was in release's resume_kv_cache; retain completed.
+        ("oom_in_resume_kv_cache", {"group": "retain"}),
+        ("oom_in_resume_kv_cache", {"phase": "init"}),
+        ("oom_in_resume_kv_cache", {"phase": "update"}),
+        ("oom_in_resume_kv_cache", {"phase": "rollout_after_update"}),
+        ("oom_in_initial_sync", {"phase": "init"}),
+        ("oom_in_initial_sync", {"phase": "score_after_update"}),
+        ("failed_in_init", {"group": "release"}),
+        ("failed_in_sync", {"phase": "init"}),
+    ],
+)
+def test_a_failure_record_naming_where_the_run_did_not_stop_is_contradicted(
+    honest: str, edit: dict[str, Any]
+) -> None:
+    doc = _honest(honest)
+    assert grade_document(doc).verdict == "failed"
+    edited = copy.deepcopy(doc)
+    edited["failure"].update(edit)
+    grade = grade_document(edited)
+    assert grade.verdict == "contradicted"
+    assert _finding(edited, "update_and_sync") == "false_record"
+
+
+@pytest.mark.parametrize("honest", ["oom_in_resume_kv_cache", "failed_in_sync", "failed_in_init"])
+@pytest.mark.parametrize("key", ["group", "phase"])
+def test_an_unknown_group_or_phase_is_no_contradiction(honest: str, key: str) -> None:
+    doc = _honest(honest)
+    doc["failure"][key] = None  # the schema's "unknown"
+    assert grade_document(doc).verdict == "failed"
+
+
+def _rehashed(doc: dict[str, Any]) -> dict[str, Any]:
+    for group in doc["groups"].values():
+        group["config_sha256"] = config_sha256(group["config"])
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", 40),
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", 1.01),
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", 0),
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", "0.4"),
+        ("actor_rollout_ref.actor.optim.lr", -1e-5),
+        ("actor_rollout_ref.rollout.n", 0),
+        ("actor_rollout_ref.rollout.n", 2.5),
+        ("actor_rollout_ref.rollout.temperature", -0.1),
+        ("actor_rollout_ref.rollout.top_p", 0),
+        ("actor_rollout_ref.rollout.top_p", True),
+        ("actor_rollout_ref.rollout.top_k", -2),
+    ],
+)
+def test_a_value_the_engine_refuses_contradicts_config_paired(path: str, value: object) -> None:
+    doc = _honest("example_reformatted")
+    assert grade_document(doc).verdict == "passed"
+    *parents, leaf = path.split(".")
+    for group in doc["groups"].values():
+        node = group["config"]
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = value
+    case = _case(_rehashed(doc), "config_paired")
+    assert case.finding == "false_claim"
+    assert f"config sets {path}={value!r}, which the engine refuses" in case.message
+
+
+@pytest.mark.parametrize(
+    ("path", "accepted", "refused"),
+    [
+        ("actor_rollout_ref.rollout.gpu_memory_utilization", [1e-3, 0.5, 1, 1.0, None], [0, 1.5]),
+        ("actor_rollout_ref.actor.optim.lr", [0, 1e-5, None], [-1e-9]),
+        ("actor_rollout_ref.rollout.n", [1, 8, 4.0], [0, -1, 1.5]),
+        ("actor_rollout_ref.rollout.temperature", [0, 1.0, 2.0], [-1]),
+        ("actor_rollout_ref.rollout.top_p", [1, 0.9, 1e-6], [0, 1.1]),
+        ("actor_rollout_ref.rollout.top_k", [-1, 0, 1, 50], [-2, 2.5]),
+    ],
+)
+def test_each_engine_range_accepts_exactly_what_the_engine_accepts(
+    path: str, accepted: list[object], refused: list[object]
+) -> None:
+    (rule,) = [r for r in ENGINE_RANGES if r.path == path]
+    assert [v for v in accepted if rule.refuses(v)] == []
+    assert [v for v in refused if not rule.refuses(v)] == []
+
+
+RULE_TABLES = {
+    "ENGINE_RANGES": [
+        "| configuration value | accepted | source |",
+        "|---|---|---|",
+        *(f"| `{r.path}` | {r.accepted} | {r.source} |" for r in ENGINE_RANGES),
+    ],
+    "COHERENCE_RULES": [
+        "| rule | the check | reads | source |",
+        "|---|---|---|---|",
+        *(f"| `{r.id}` | {r.check} | {r.reads} | {r.source} |" for r in COHERENCE_RULES),
+    ],
+}
+
+
+@pytest.mark.parametrize("table", sorted(RULE_TABLES))
+def test_the_docs_list_the_rules_the_checks_apply(table: str) -> None:
+    # The doc's block between its markers is generated from the table: the assertion
+    # message is the block to paste.
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "result-files.md").read_text("utf-8")
+    block = doc.split(f"<!-- rules: {table} ", 1)[1].split("<!-- /rules -->", 1)[0]
+    want = "\n".join(RULE_TABLES[table])
+    assert block.split("\n", 1)[1].strip() == want, want
+
+
+def test_each_rule_id_is_named_once() -> None:
+    ids = [r.id for r in COHERENCE_RULES]
+    assert len(ids) == len(set(ids)) and all(r.source and r.reads for r in COHERENCE_RULES)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["AMD Instinct MI300X", "AMD Radeon PRO W7900", "MI250X", "Intel Gaudi 3", "Ascend 910B"],
+)
+@pytest.mark.parametrize("source", ["nvml", "nvidia-smi"])
+def test_another_vendors_card_read_with_nvml_is_a_contradiction(name: str, source: str) -> None:
+    doc = _honest("example_reformatted")
+    doc["environment"].update(gpu_name=name, gpu_total_mb=None)
+    doc["sampling"]["source"] = source
+    case = _case(doc, "resource_sampling")
+    assert case.finding == "false_claim"
+    assert "which reads NVIDIA GPUs only" in case.message and repr(name) in case.message
+
+
+@pytest.mark.parametrize(
+    "name", ["NVIDIA H200", "NVIDIA GeForce RTX 5070 Ti", "NVIDIA A100-SXM4-80GB", "Tesla T4"]
+)
+def test_nvidia_cards_read_with_nvml_pass(name: str) -> None:
+    doc = _honest("example_reformatted")
+    doc["environment"].update(gpu_name=name, gpu_total_mb=None)
+    case = _case(doc, "resource_sampling")
+    assert "NVIDIA GPUs only" not in case.message
+
+
+def _set_utilization(doc: dict[str, Any], share: float) -> dict[str, Any]:
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["rollout"]["gpu_memory_utilization"] = share
+    return _rehashed(doc)
+
+
+@pytest.mark.parametrize("share", [0.1, 0.3])
+def test_a_retained_engine_holding_more_than_its_share_is_flagged(share: float) -> None:
+    # The honest file's retained engine holds ~10 GiB of a 16 GB card with 0.4 configured
+    # (0.4 x 16303 + the actor's 2310 MiB + 2048 MiB allowance = 10879 MiB).
+    doc = _set_utilization(_honest("example_reformatted"), share)
+    case = _case(doc, "resume_calls")
+    assert case.finding == "false_claim"
+    assert "retain's whole-GPU memory holds 10046 MiB between its initial sync" in case.message
+    assert "holds more than the share its config gives it" in case.message
+
+
+def test_the_ceiling_needs_the_actors_memory_and_allows_cuda_graphs() -> None:
+    doc = _set_utilization(_honest("example_reformatted"), 0.3)
+    for entry in doc["groups"]["retain"]["phases"].values():
+        entry["actor_memory_start_mb"] = entry["actor_memory_end_mb"] = None
+    assert "share its config" not in _case(doc, "resume_calls").message
+    doc = _honest("example_reformatted")
+    for group in doc["groups"].values():
+        group["config"]["actor_rollout_ref"]["rollout"]["enforce_eager"] = False
+    # 0.35 x 16303 + 2310 + 2048 + 1630 for CUDA graphs = 11694 MiB > 10046 MiB held.
+    doc = _set_utilization(doc, 0.35)
+    case = _case(doc, "resume_calls")
+    assert case.finding == "confirmed", case.message

@@ -59,13 +59,11 @@ def test_schema_lookup_by_id_and_by_file_name_is_the_same_object() -> None:
         schema_registry.schema("nope.v1.json")
 
 
-def test_registry_resolves_the_shared_definitions() -> None:
-    resolved = (
-        schema_registry.registry()
-        .resolver()
-        .lookup("https://rlsys.invalid/schemas/rlsys-common.v1.json#/$defs/sha256")
-    )
-    assert resolved.contents["pattern"] == "^[0-9a-f]{64}$"
+def test_the_validator_resolves_the_shared_definitions() -> None:
+    # initial_lora_sha256 is a $ref to rlsys-common.v1.json#/$defs/sha256, offline.
+    doc = example()
+    doc["groups"]["retain"]["initial_lora_sha256"] = "ABC"
+    assert "^[0-9a-f]{64}$" in " ".join(schema_errors(doc))
 
 
 def test_phase_vocabulary_in_the_schema_matches_closure_checks() -> None:
@@ -90,7 +88,7 @@ def test_both_examples_validate(path: Path) -> None:
 def test_date_time_format_is_really_checked() -> None:
     doc = example()
     doc["created_at"] = "yesterday"
-    assert schema_errors(doc) == ["$.created_at: 'yesterday' is not a 'date-time'"]
+    assert schema_errors(doc) == ['$.created_at: "yesterday" is not a "date-time"']
 
 
 def test_error_lines_are_sorted_by_path_and_name_it() -> None:
@@ -100,9 +98,9 @@ def test_error_lines_are_sorted_by_path_and_name_it() -> None:
     doc["groups"]["retain"]["initial_lora_sha256"] = "ABC"
     doc["environment"]["gpu_name"] = 7
     assert schema_errors(doc) == [
-        "$.environment.gpu_name: 7 is not of type 'string', 'null'",
+        '$.environment.gpu_name: 7 is not of types "null", "string"',
         "$.groups.release.resource_samples[3].gpu_used_mb: -5 is less than the minimum of 0",
-        "$.groups.retain.initial_lora_sha256: 'ABC' does not match '^[0-9a-f]{64}$'",
+        '$.groups.retain.initial_lora_sha256: "ABC" does not match "^[0-9a-f]{64}$"',
         "$.workload.lora_rank: 0 is less than the minimum of 1",
     ]
 
@@ -111,7 +109,7 @@ def test_any_of_errors_name_the_closest_alternative() -> None:
     doc = example()
     doc["groups"]["release"]["updated_lora_sha256"] = "not-a-hash"
     (line,) = schema_errors(doc)
-    assert line.startswith("$.groups.release.updated_lora_sha256: 'not-a-hash' is not valid")
+    assert line.startswith('$.groups.release.updated_lora_sha256: "not-a-hash" is not valid')
     assert "closest:" in line
 
 
@@ -126,27 +124,27 @@ def test_long_instances_are_shortened_in_messages() -> None:
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (lambda d: d["groups"].pop("release"), "$.groups: 'release' is a required property"),
+        (lambda d: d["groups"].pop("release"), '$.groups: "release" is a required property'),
         (
             lambda d: d["groups"]["release"]["events"][0].update(phase="warmup"),
-            "$.groups.release.events[0].phase: 'warmup' is not one of",
+            '$.groups.release.events[0].phase: "warmup" is not one of',
         ),
         (
             lambda d: d["groups"]["release"]["phases"].update(warmup={}),
-            "$.groups.release.phases: 'warmup' is not one of",
+            '$.groups.release.phases: "warmup" is not one of',
         ),
         (
             lambda d: d["groups"]["retain"]["resume_calls"].append({"t_s": 1, "tags": []}),
-            "$.groups.retain.resume_calls[0].tags: [] should be non-empty",
+            "$.groups.retain.resume_calls[0].tags: [] has less than 1 item",
         ),
-        (lambda d: d.update(status="failed"), "$: 'failure' is a required property"),
+        (lambda d: d.update(status="failed"), '$: "failure" is a required property'),
         (
             lambda d: d.update(failure={"type": "x", "message": "y"}),
             "$.failure: not allowed here",
         ),
         (
             lambda d: d.update(run_label="../etc/passwd"),
-            "$.run_label: '../etc/passwd' does not match",
+            '$.run_label: "../etc/passwd" does not match',
         ),
         (
             lambda d: d.update(extra=1),
@@ -154,7 +152,7 @@ def test_long_instances_are_shortened_in_messages() -> None:
         ),
         (
             lambda d: d["system_decision"]["checks"].pop("phase_events"),
-            "$.system_decision.checks: 'phase_events' is a required property",
+            '$.system_decision.checks: "phase_events" is a required property',
         ),
         (
             lambda d: d["groups"]["retain"]["phases"]["update"].update(sampled_gpu_peak_mb=-1),
@@ -386,12 +384,55 @@ def test_a_number_is_refused_exactly_when_it_does_not_fit_a_double(literal: str)
 def test_error_listing_is_bounded_whatever_the_file_holds() -> None:
     # One error per item of a long array (a hostile file under the size cap held 720k):
     # the first MAX_ERRORS are listed, then one line says more were left out.
-    from jsonschema import Draft202012Validator
+    import jsonschema_rs
 
     from pytest_rlsys.resultfile.schemas import MAX_ERRORS, error_pairs
 
-    checker = Draft202012Validator({"type": "array", "items": {"type": "integer"}})
+    checker = jsonschema_rs.validator_for({"type": "array", "items": {"type": "integer"}})
     pairs = error_pairs(checker, ["x"] * (MAX_ERRORS * 5))
     assert len(pairs) == MAX_ERRORS + 1
     assert pairs[-1][0] == "$" and "more errors" in pairs[-1][1]
     assert len(error_pairs(checker, ["x"] * 3)) == 3  # below the cap: every error
+
+
+HEX = "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "valid"),
+    [
+        (("groups", "release", "initial_lora_sha256"), HEX, True),
+        # ECMA-262's $ is the end of the string (Python's also matches before a final newline).
+        (("groups", "release", "initial_lora_sha256"), HEX + "\n", False),
+        (("groups", "release", "initial_lora_sha256"), HEX.upper(), False),
+        (("run_label",), "run_1\n", False),
+        (("run_label",), "a" * 129, False),
+        (("created_at",), "2026-03-14T09:31:07+08:00", True),
+        (("created_at",), "2026-03-14t09:31:07z", True),  # RFC 3339 allows lower case
+        (("created_at",), "2026-02-30T09:31:07Z", False),
+        (("created_at",), "2026-03-14T09:31:07", False),  # no offset
+        (("created_at",), "2026-03-14T09:31:07Z\n", False),
+        (("environment", "gpu_total_mb"), True, False),
+        (("workload", "lora_rank"), 8.0, True),  # 8.0 is an integer in JSON Schema
+        (("workload", "lora_rank"), 8.5, False),
+    ],
+)
+def test_the_validator_reads_patterns_and_formats_the_json_schema_way(
+    where: tuple[str, ...], value: Any, valid: bool
+) -> None:
+    doc = example()
+    node = doc
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    assert (schema_errors(doc) == []) is valid
+
+
+def test_every_format_the_schemas_use_has_a_checker() -> None:
+    used = set().union(
+        *(
+            schema_registry.formats_used(schema_registry.schema(i))
+            for i in schema_registry.schema_ids()
+        )
+    )
+    assert used and used <= set(schema_registry.FORMAT_CHECKS)

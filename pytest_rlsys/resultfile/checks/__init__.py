@@ -29,6 +29,7 @@ Public API::
     RESUME_LEAD_S, GPU_CEILING_MB, HOST_CEILING_MB, SLEEP_DROP_MB, CLOCK_SKEW_S, EARLIEST_RUN)
     CheckResult(passed: bool, detail: str)
     derive_checks(doc) -> dict[str, CheckResult]        # never raises
+    record_problems(doc) -> list[str]   # what refutes the status / failure record
     hash_pair(a, b) -> (a shown, b shown, where they differ)
     derive_measurements(doc) -> dict
     CHECK_FUNCTIONS: dict[str, Callable[[doc], CheckResult]]   # one per check
@@ -60,6 +61,7 @@ from pytest_rlsys.resultfile.checks.claims import (
     check_rollout_source_match,
     check_update_and_sync,
     check_updated_lora_match,
+    record_problems,
 )
 from pytest_rlsys.resultfile.checks.engine import (
     check_resume_calls,
@@ -158,6 +160,7 @@ __all__ = [
     "derive_measurements",
     "hash_pair",
     "phase_windows",
+    "record_problems",
     "summarize_phases",
     "whole_run_peak",
 ]

@@ -52,6 +52,31 @@ CARD_TABLE: tuple[tuple[str, float, str], ...] = (
 _COMPILED = tuple((re.compile(p, re.IGNORECASE), mb, label) for p, mb, label in CARD_TABLE)
 
 
+# The reading methods a result records (schema: sampling.source) read NVIDIA GPUs only:
+# NVML is libnvidia-ml.so, shipped with NVIDIA's driver, and nvidia-smi is built on it.
+NVIDIA_READERS = frozenset({"nvml", "nvidia-smi"})
+# Names of other vendors' accelerators (AMD reads with amd-smi / ROCm SMI, Intel with
+# xpu-smi / hl-smi, Huawei with npu-smi); no NVIDIA card's NVML name contains them.
+OTHER_VENDOR = re.compile(
+    r"\b(AMD|Instinct|Radeon|MI[1-9]\d{2}[A-Z]*|Intel|Gaudi\d*|Habana|Ascend|TPU|Apple)\b",
+    re.IGNORECASE,
+)
+
+
+def reader_problems(environment: Mapping[str, Any], sampling: object) -> list[str]:
+    """A card and a reading method that cannot go together (another vendor's card read
+    with NVML or nvidia-smi)."""
+    source = sampling.get("source") if isinstance(sampling, Mapping) else None
+    name = environment.get("gpu_name")
+    found = OTHER_VENDOR.search(name) if isinstance(name, str) else None
+    if source not in NVIDIA_READERS or found is None:
+        return []
+    return [
+        f"environment.gpu_name {name!r} is not an NVIDIA card ({found.group(0)}), yet "
+        f"sampling.source says it was read with {source}, which reads NVIDIA GPUs only"
+    ]
+
+
 def known_card(name: object) -> tuple[float, str] | None:
     """(NVML total MiB, label) of a card the table knows by its NVML name, else None."""
     if not isinstance(name, str) or re.search(r"\bMIG\b", name, re.IGNORECASE):

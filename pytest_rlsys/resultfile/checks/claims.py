@@ -33,6 +33,7 @@ from pytest_rlsys.resultfile.checks.timeline import (
     window_text,
 )
 from pytest_rlsys.resultfile.checks.vocabulary import (
+    ENGINE_RANGES,
     EXPECTED_FREE_CACHE_ENGINE,
     FREE_CACHE_ENGINE_PATH,
     GROUP_NAMES,
@@ -208,6 +209,13 @@ def check_config_paired(doc: Doc) -> CheckResult:
             problems.append(f"{name} has no config")
             continue
         configs[name] = config
+        for rule in ENGINE_RANGES:
+            present, value = lookup(config, rule.path)
+            if present and rule.refuses(value):
+                problems.append(
+                    f"{name}'s config sets {rule.path}={value!r}, which the engine refuses "
+                    f"(it accepts {rule.accepted}; {rule.source}): no run starts with it"
+                )
         absent = [key for key in REQUIRED_CONFIG_KEYS if not lookup(config, key)[0]]
         if absent:
             problems.append(
@@ -267,80 +275,108 @@ def check_rollout_source_match(doc: Doc) -> CheckResult:
     return outcome(problems, f"both groups read rollout source {short_hash(expected)}")
 
 
-def _status_problems(doc: Doc) -> list[str]:
-    """The run's status and failure record must agree with the evidence."""
+def _started(events: list[Mapping[str, Any]]) -> dict[str, float]:
+    """Each phase that started (ended or not) -> its first start time."""
+    starts: dict[str, float] = {}
+    for e in events:
+        t, phase = as_number(e.get("t_s")), e.get("phase")
+        if e.get("kind") == "start" and isinstance(phase, str) and t is not None:
+            starts.setdefault(phase, t)
+    return starts
+
+
+def _stopped_elsewhere(group: Mapping[str, Any], where: str, phase: object) -> list[str]:
+    """Where the named phase of an incomplete group is not where that group stopped."""
+    events = mappings(group.get("events"))
+    starts, windows = _started(events), phase_windows(events)
+    named = f"{where}, phase {phase}"
+    if phase == "init":
+        cycle = sorted(starts, key=starts.__getitem__)
+        return (
+            [f"the run is marked failed in {where}'s init, but {where} went on to {listing(cycle)}"]
+            if cycle
+            else []
+        )
+    if not isinstance(phase, str):
+        return []
+    if phase in starts:
+        later = [p for p in TOP_LEVEL_ORDER if p != phase and starts.get(p, -1e300) > starts[phase]]
+        return (
+            [
+                f"the run is marked failed in {named}, but {where} went on to "
+                f"{listing(later)} after it"
+            ]
+            if later
+            else []
+        )
+    # The named phase never started: the run stopped just before it, so every phase
+    # before it ended normally.
+    anchor = "sync" if phase in SYNC_SUB_PHASES else phase
+    needed = [p for p in TOP_LEVEL_ORDER if p in required_phases(group)]
+    before = needed[: needed.index(anchor)] if anchor in needed else []
+    short = [p for p in before if p not in windows or closed_as_failed(events, p)]
+    if short:
+        return [
+            f"the run is marked failed in {named}, which never started, but {where}'s "
+            f"evidence stops earlier: {listing(short)} did not end normally"
+        ]
+    return []
+
+
+def record_problems(doc: Doc) -> list[str]:
+    """Where the run's status and failure record are refuted by its evidence: a run
+    marked completed whose evidence is incomplete, a failure named in a group whose
+    evidence is complete while the other's is not, or in a phase that is not where the
+    named group stopped. Any of them contradicts the file (finding ``false_record``)."""
     status = doc.get("status")
     lacks = {name: incomplete(group_of(doc, name)) for name in GROUP_NAMES}
-    problems: list[str] = []
     if status == "completed":
-        for name, missing in lacks.items():
-            if missing:
-                problems.append(
-                    f"the run is marked completed but {name}'s evidence is incomplete "
-                    f"({'; '.join(missing)})"
-                )
-        return problems
-    if status != "failed":
-        return problems
+        return [
+            f"the run is marked completed but {name}'s evidence is incomplete "
+            f"({'; '.join(missing)})"
+            for name, missing in lacks.items()
+            if missing
+        ]
     failure = doc.get("failure")
-    failure = failure if isinstance(failure, Mapping) else {}
-    where, phase = failure.get("group"), failure.get("phase")
+    failure = failure if status == "failed" and isinstance(failure, Mapping) else {}
+    where = failure.get("group")
     if where not in GROUP_NAMES:
-        if not any(lacks.values()):
-            problems.append(
-                "the run is marked failed but both groups' evidence is complete "
-                "(every phase ended, update and sync completed)"
-            )
-        return problems
-    group = group_of(doc, str(where))
-    events = mappings(group.get("events"))
-    windows = phase_windows(events)
-    named = f"{where}" + (f", phase {phase}" if phase else "")
-    if not lacks[str(where)]:
-        problems.append(
-            f"the run is marked failed in {named}, but {where}'s evidence is complete "
-            "(every phase ended, update and sync completed)"
-        )
-        return problems
-    if phase == "init":
-        cycle = sorted(windows, key=lambda p: windows[p][0])
-        if cycle:
-            problems.append(
-                f"the run is marked failed in {where}'s init, but {where} went on to "
-                f"{listing(cycle)}"
-            )
-    elif isinstance(phase, str):
-        if phase in windows and not closed_as_failed(events, phase):
-            problems.append(
-                f"the run is marked failed in {named}, but {where}'s {phase} "
-                f"({window_text(windows[phase])}) ended normally"
-            )
-        start = windows[phase][0] if phase in windows else None
-        if start is None:
-            starts = [as_number(e.get("t_s")) for e in events if e.get("phase") == phase]
-            start = min((t for t in starts if t is not None), default=None)
-        if start is not None:
-            later = [
-                p for p in TOP_LEVEL_ORDER if p in windows and p != phase and windows[p][0] > start
+        return []
+    if not lacks[where]:
+        other = [name for name in GROUP_NAMES if lacks[name]]
+        return (
+            [
+                f"the run is marked failed in {where}, but {where}'s evidence is complete and "
+                f"{other[0]}'s is not: the run stopped in {other[0]}"
             ]
-            if later:
-                problems.append(
-                    f"the run is marked failed in {named}, but {where} went on to "
-                    f"{listing(later)} after it"
-                )
-        else:
-            # The named phase never started: every phase before it must have ended well,
-            # or the run stopped earlier than the record says.
-            anchor = "sync" if phase in SYNC_SUB_PHASES else phase
-            needed = [p for p in TOP_LEVEL_ORDER if p in required_phases(group)]
-            before = needed[: needed.index(anchor)] if anchor in needed else []
-            short = [p for p in before if p not in windows or closed_as_failed(events, p)]
-            if short:
-                problems.append(
-                    f"the run is marked failed in {named}, which never started, but {where}'s "
-                    f"evidence stops earlier: {listing(short)} did not end normally"
-                )
-    return problems
+            if other
+            else []
+        )
+    return _stopped_elsewhere(group_of(doc, where), where, failure.get("phase"))
+
+
+def _status_problems(doc: Doc) -> list[str]:
+    """Besides what refutes the record: a failed run whose evidence is complete, or a
+    named phase that ended normally (the work after a phase can fail too, so neither
+    refutes the record; both fail the check)."""
+    failure = doc.get("failure")
+    if doc.get("status") != "failed" or not isinstance(failure, Mapping):
+        return []
+    where, phase = failure.get("group"), failure.get("phase")
+    if not any(incomplete(group_of(doc, name)) for name in GROUP_NAMES):
+        named = f" in {where}, but {where}'s" if where in GROUP_NAMES else " but both groups'"
+        return [
+            f"the run is marked failed{named} evidence is complete (every phase ended, "
+            "update and sync completed)"
+        ]
+    events = mappings(group_of(doc, str(where)).get("events")) if where in GROUP_NAMES else []
+    windows = phase_windows(events)
+    if isinstance(phase, str) and phase in windows and not closed_as_failed(events, phase):
+        return [
+            f"the run is marked failed in {where}, phase {phase}, but {where}'s {phase} "
+            f"({window_text(windows[phase])}) ended normally"
+        ]
+    return []
 
 
 def check_update_and_sync(doc: Doc) -> CheckResult:
@@ -367,7 +403,7 @@ def check_update_and_sync(doc: Doc) -> CheckResult:
     workload = workload if isinstance(workload, Mapping) else {}
     for name in GROUP_NAMES:
         problems += coherence_problems(name, group_of(doc, name), workload)
-    problems += _status_problems(doc)
+    problems += record_problems(doc) + _status_problems(doc)
     return outcome(
         problems,
         "both groups completed the update and the sync, and what they record of it agrees",

@@ -1,23 +1,10 @@
 """Training and sync coherence: what the update and the syncs record must fit together.
 
-Rules (docs/result-files.md, ``update_and_sync`` and the hash checks), with their sources:
-
-- A digest that is a placeholder is no measurement: ``sha256(b"")`` (the hash of an empty
-  state dict), or fewer than ``MIN_DISTINCT_HEX`` distinct hex digits (all zeros, ``abab…``;
-  a real SHA-256 has about 16: the chance of 8 or fewer among 64 random digits is below
-  1e-15).
-- The rollout received the adapter the actor holds: an ``initial_sync``/``sync`` end event
-  that records ``detail.streamed_lora_sha256`` records the group's initial/updated hash (the
-  runner's ``driver._check_streamed`` hashes the tensors verl streams, ``engine_workers.py:804``).
-- ``global_steps`` advances across the sync: verl sets it on the server after each weight
-  update (``vllm_rollout.py:248-250``, ``sglang_rollout.py:389-390``) and the runner syncs with
-  0 at init and 1 after the update: every rollout after the update reports a step above every
-  step before it (and at least 1).
-- A zero learning rate cannot change the adapter (AdamW's step, weight decay included, is
-  scaled by lr), and a non-finite loss or grad norm skips the step (verl
-  ``workers/engine/fsdp/transformer_impl.py:822-825``): the adapter must then be unchanged.
-- A rollout phase that records ``responses`` has at least prompts x ``rollout.n`` of them
-  (``n`` default 1, verl ``workers/config/rollout.py:167``).
+The rules are rows of ``COHERENCE_RULES`` (id, source, what each reads, the check; the
+table in docs/result-files.md is generated from it), plus ``placeholder``: a digest that
+is ``sha256(b"")`` (the hash of an empty state dict) or has fewer than
+``MIN_DISTINCT_HEX`` distinct hex digits (all zeros, ``abab…``; a real SHA-256 has about
+16: the chance of 8 or fewer among 64 random digits is below 1e-15) is no measurement.
 """
 
 from __future__ import annotations
@@ -29,6 +16,7 @@ from typing import Any
 
 from pytest_rlsys.resultfile.checks.evidence import as_number, mappings, short_hash
 from pytest_rlsys.resultfile.checks.identity import lookup
+from pytest_rlsys.resultfile.checks.vocabulary import Rule
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 MIN_DISTINCT_HEX = 9
@@ -76,17 +64,10 @@ def _not_finite(value: object) -> bool:
     return number is not None and not math.isfinite(number)
 
 
-def coherence_problems(
-    name: str, group: Mapping[str, Any], workload: Mapping[str, Any]
-) -> list[str]:
-    """The update and sync coherence rules for one group (see the module docstring)."""
-    problems: list[str] = []
-    events = mappings(group.get("events"))
-    initial, updated = group.get("initial_lora_sha256"), group.get("updated_lora_sha256")
-    for phase, want, what in (
-        ("initial_sync", initial, "initial"),
-        ("sync", updated, "updated"),
-    ):
+def _streamed(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
+    events, problems = mappings(group.get("events")), []
+    for phase, what in (("initial_sync", "initial"), ("sync", "updated")):
+        want = group.get(f"{what}_lora_sha256")
         detail = _end_detail(events, phase)
         if detail is None or "streamed_lora_sha256" not in detail or detail.get("failed"):
             continue
@@ -101,46 +82,63 @@ def coherence_problems(
                 f"{name}'s {phase} streamed LoRA {short_hash(got)}, not the {what} adapter "
                 f"{short_hash(want)} the actor holds"
             )
-    before = [
-        s for d in _details(events, "rollout_before_update") for s in _steps(d.get("global_steps"))
+    return problems
+
+
+def _global_steps(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
+    events = mappings(group.get("events"))
+    before, after = (
+        [s for d in _details(events, phase) for s in _steps(d.get("global_steps"))]
+        for phase in ("rollout_before_update", "rollout_after_update")
+    )
+    if not after or (min(after) >= 1 and not (before and min(after) <= max(before))):
+        return []
+    return [
+        f"{name}'s rollout after the update reports global_steps {sorted(set(after))}"
+        + (f", the one before it {sorted(set(before))}" if before else "")
+        + ": the sync sets a later step on the server (vllm_rollout.py:248-250)"
     ]
-    after = [
-        s for d in _details(events, "rollout_after_update") for s in _steps(d.get("global_steps"))
-    ]
-    if after and (min(after) < 1 or (before and min(after) <= max(before))):
-        problems.append(
-            f"{name}'s rollout after the update reports global_steps {sorted(set(after))}"
-            + (f", the one before it {sorted(set(before))}" if before else "")
-            + ": the sync sets a later step on the server (vllm_rollout.py:248-250)"
-        )
-    changed = isinstance(initial, str) and isinstance(updated, str) and initial != updated
+
+
+def _changed(group: Mapping[str, Any]) -> bool:
+    initial, updated = group.get("initial_lora_sha256"), group.get("updated_lora_sha256")
+    return isinstance(initial, str) and isinstance(updated, str) and initial != updated
+
+
+def _config_number(group: Mapping[str, Any], path: str) -> float | None:
     config = group.get("config")
-    lr: float | None = None
-    if isinstance(config, Mapping):
-        present, value = lookup(config, LR_PATH)
-        lr = as_number(value) if present else None
-    for detail in _details(events, "update"):
-        if lr is None:
-            lr = as_number(detail.get("lr"))
-    if changed and lr == 0:
-        problems.append(
-            f"{name}'s learning rate is 0 but its adapter changed in the update "
-            f"({short_hash(initial)} -> {short_hash(updated)}): a zero-lr step moves no weight"
-        )
-    for detail in _details(events, "update"):
+    present, value = lookup(config, path) if isinstance(config, Mapping) else (False, None)
+    return as_number(value) if present else None
+
+
+def _zero_lr(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
+    lr = _config_number(group, LR_PATH)
+    for detail in _details(mappings(group.get("events")), "update"):
+        lr = as_number(detail.get("lr")) if lr is None else lr
+    if not (_changed(group) and lr == 0):
+        return []
+    initial, updated = group.get("initial_lora_sha256"), group.get("updated_lora_sha256")
+    return [
+        f"{name}'s learning rate is 0 but its adapter changed in the update "
+        f"({short_hash(initial)} -> {short_hash(updated)}): a zero-lr step moves no weight"
+    ]
+
+
+def _non_finite(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
+    for detail in _details(mappings(group.get("events")), "update") if _changed(group) else []:
         bad = [key for key in ("loss", "grad_norm") if _not_finite(detail.get(key))]
-        if changed and bad:
-            problems.append(
+        if bad:
+            return [
                 f"{name}'s update records a non-finite {' and '.join(bad)} "
                 f"({', '.join(repr(detail.get(k)) for k in bad)}) but its adapter changed: verl "
                 "skips the optimizer step when the grad norm is not finite "
                 "(transformer_impl.py:822-825)"
-            )
-            break
-    n = 1.0
-    if isinstance(config, Mapping):
-        present, value = lookup(config, N_PATH)
-        n = as_number(value) or 1.0 if present else 1.0
+            ]
+    return []
+
+
+def _responses(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
+    n, events, problems = _config_number(group, N_PATH) or 1.0, mappings(group.get("events")), []
     for phase in ("rollout_before_update", "rollout_after_update"):
         for detail in _details(events, phase):
             if detail.get("failed") or "responses" not in detail:
@@ -155,3 +153,54 @@ def coherence_problems(
                     f"x n={per:g}: a completed rollout answers every prompt n times"
                 )
     return problems
+
+
+COHERENCE_RULES: tuple[Rule, ...] = (
+    Rule(
+        "streamed_adapter",
+        "verl `engine_workers.py:804` streams the tensors; the runner hashes them "
+        "(`driver._check_streamed`)",
+        "`initial_sync`/`sync` end events' `detail.streamed_lora_sha256`; the group's hashes",
+        "the rollout received the adapter the actor holds (the initial/updated hash), never "
+        "null on a phase that ended normally",
+        _streamed,
+    ),
+    Rule(
+        "global_steps",
+        "verl sets it on the server after each weight update (`vllm_rollout.py:248-250`, "
+        "`sglang_rollout.py:389-390`); the runner syncs with 0 at init and 1 after the update",
+        "the rollouts' `detail.global_steps`",
+        "the rollout after the update reports steps of at least 1, all above the rollout before it",
+        _global_steps,
+    ),
+    Rule(
+        "zero_lr",
+        "AdamW's step, weight decay included, is scaled by lr",
+        "`actor.optim.lr` (else the update's `detail.lr`); the two adapter hashes",
+        "a learning rate of 0 cannot change the adapter",
+        _zero_lr,
+    ),
+    Rule(
+        "non_finite_step",
+        "verl skips the optimizer step when the grad norm is not finite "
+        "(`workers/engine/fsdp/transformer_impl.py:822-825`)",
+        'the update\'s `detail.loss` and `detail.grad_norm` (`"nan"`, `"inf"`); the hashes',
+        "a non-finite loss or grad norm cannot change the adapter",
+        _non_finite,
+    ),
+    Rule(
+        "responses",
+        "`rollout.n` defaults to 1 (verl `workers/config/rollout.py:167`)",
+        "the rollouts' `detail.responses`, `detail.prompts`/`detail.n`, else "
+        "`workload.prompt_count` and the config's `rollout.n`",
+        "a rollout phase that records responses has at least prompts x n of them",
+        _responses,
+    ),
+)
+
+
+def coherence_problems(
+    name: str, group: Mapping[str, Any], workload: Mapping[str, Any]
+) -> list[str]:
+    """Every ``COHERENCE_RULES`` row's problems for one group."""
+    return [p for rule in COHERENCE_RULES for p in rule.problems(name, group, workload)]

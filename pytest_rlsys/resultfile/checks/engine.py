@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.cards import gpu_total
@@ -13,6 +14,7 @@ from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.resultfile.checks.machine import (
     KNOWN_ENGINES,
     SLEEP_MODE_PATH,
+    EngineMachine,
     engine_name,
     machine_for,
 )
@@ -27,7 +29,9 @@ from pytest_rlsys.resultfile.checks.timeline import (
     within,
 )
 from pytest_rlsys.resultfile.checks.vocabulary import (
+    CUDA_GRAPH_SHARE,
     DEFAULT_UTILIZATION,
+    ENFORCE_EAGER_PATH,
     GROUP_NAMES,
     MAX_LISTED,
     RELEASE_FREE_MB,
@@ -36,6 +40,8 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
     RESUME_PHASES,
     RETAIN_SHED_FRACTION,
     RETAIN_SHED_MB,
+    RETAIN_SLACK_MB,
+    RETAIN_SLACK_SHARE,
     RETAIN_UTILIZATION_FLOOR,
     SLEEP_DROP_FRACTION,
     SLEEP_DROP_MB,
@@ -144,115 +150,155 @@ def _sequence_text(sequence: Sequence[tuple[str, ...]]) -> str:
     return ", then ".join("+".join(tags) or "(no tags)" for tags in sequence) or "nothing"
 
 
-def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
-    """A released group against its engine's machine (checks.machine): the engine sleeps,
-    and each sync (the initial one and the cycle's) wakes exactly the machine's tags, in
-    order; in the cycle's sync each inside its sub-phase, the KV cache after the transfer."""
-    problems: list[str] = []
-    calls = mappings(group.get("resume_calls"))
-    events = mappings(group.get("events"))
-    # A failed run's last phase never ended: its calls are still placed inside it.
-    windows = open_windows(events, calls)
-    config = group.get("config")
-    machine = machine_for(config)
-    effective = [
-        d.get("effective") for d in end_details(events, "engine_sleep") if "effective" in d
-    ]
-    if False in effective:
+@dataclass(frozen=True)
+class _Released:
+    """What the released group's passes read: its calls placed in its (open) windows."""
+
+    name: str
+    config: object
+    events: list[Mapping[str, Any]]
+    windows: dict[str, tuple[float, float]]
+    machine: EngineMachine | None
+    # (time, tags, label, the sync it lies in or None, detail) of each timed call, in order
+    calls: list[tuple[float, tuple[str, ...], str, str | None, Mapping[str, Any]]]
+
+    @classmethod
+    def of(cls, name: str, group: Mapping[str, Any]) -> _Released:
+        calls = mappings(group.get("resume_calls"))
+        events = mappings(group.get("events"))
+        # A failed run's last phase never ended: its calls are still placed inside it.
+        windows = open_windows(events, calls)
+        placed = []
+        for call in calls:
+            if (t := as_number(call.get("t_s"))) is None:
+                continue
+            tags = _tags_of(call)
+            label = f"{name}'s resume call {'+'.join(tags) or '(no tags)'} at {secs(t)}"
+            where = next(
+                (
+                    p
+                    for p in RESUME_ALLOWED_IN
+                    if within(t, windows.get(p), RESUME_LEAD_S, RESUME_LEAD_S)
+                ),
+                None,
+            )
+            detail = call.get("detail")
+            placed.append((t, tags, label, where, detail if isinstance(detail, Mapping) else {}))
+        config = group.get("config")
+        return cls(name, config, events, windows, machine_for(config), placed)
+
+
+def _slept(g: _Released) -> list[str]:
+    """The engine really slept, and a vLLM engine in sleep mode."""
+    problems = []
+    if False in [
+        d.get("effective") for d in end_details(g.events, "engine_sleep") if "effective" in d
+    ]:
         problems.append(
-            f"{name}'s engine_sleep is recorded as a no-op (detail.effective false): "
+            f"{g.name}'s engine_sleep is recorded as a no-op (detail.effective false): "
             "the released engine never slept"
         )
-    if machine is not None and machine.needs_sleep_mode and isinstance(config, Mapping):
-        present, value = lookup(config, SLEEP_MODE_PATH)
+    if g.machine is not None and g.machine.needs_sleep_mode and isinstance(g.config, Mapping):
+        present, value = lookup(g.config, SLEEP_MODE_PATH)
         if present and value is False:
             problems.append(
-                f"{name} sleeps its vLLM engine (free_cache_engine true) although its config "
+                f"{g.name} sleeps its vLLM engine (free_cache_engine true) although its config "
                 f"sets {SLEEP_MODE_PATH}=false: vLLM can sleep only in sleep mode (verl "
                 "passes the flag to vLLM at vllm_async_server.py:337)"
             )
-    sync = windows.get("sync")
-    # A group that stopped before its sync (a failed run) lacks it honestly: phase_events
-    # says so. One that went on past the sync point without one cannot have woken.
-    later = [p for p in ("rollout_after_update", "score_after_update") if p in windows]
-    if sync is None and later:
-        problems.append(
-            f"{name} has no sync window to match its resume calls to, yet it went on to "
-            f"{', '.join(later)}"
-        )
-    weights_window = windows.get("resume_weights")
-    kv_window = windows.get("resume_kv_cache")
-    transfer = windows.get("weight_transfer")
-    found: dict[str, list[tuple[float, tuple[str, ...], str]]] = {p: [] for p in RESUME_ALLOWED_IN}
-    for call in calls:
-        t = as_number(call.get("t_s"))
-        if t is None:
-            continue
-        tags = _tags_of(call)
-        label = f"{name}'s resume call {'+'.join(tags) or '(no tags)'} at {secs(t)}"
-        where = next(
-            (
-                p
-                for p in RESUME_ALLOWED_IN
-                if within(t, windows.get(p), RESUME_LEAD_S, RESUME_LEAD_S)
-            ),
-            None,
-        )
+    return problems
+
+
+def _has_sync(g: _Released) -> list[str]:
+    """A group that stopped before its sync (a failed run) lacks it honestly: phase_events
+    says so. One that went on past the sync point without one cannot have woken."""
+    later = [p for p in ("rollout_after_update", "score_after_update") if p in g.windows]
+    if "sync" in g.windows or not later:
+        return []
+    return [
+        f"{g.name} has no sync window to match its resume calls to, yet it went on to "
+        f"{', '.join(later)}"
+    ]
+
+
+def _placed(g: _Released) -> list[str]:
+    """Each call lies in a sync, and its detail (when recorded) agrees."""
+    problems = []
+    allowed = " or ".join(
+        f"{p} ({window_text(g.windows[p])})" for p in RESUME_ALLOWED_IN if p in g.windows
+    )
+    for t, _, label, where, detail in g.calls:
         if where is None:
-            allowed = " or ".join(
-                f"{p} ({window_text(windows[p])})" for p in RESUME_ALLOWED_IN if p in windows
-            )
             problems.append(
-                f"{label} happens {phase_at(t, windows)}; a released engine is resumed only "
+                f"{label} happens {phase_at(t, g.windows)}; a released engine is resumed only "
                 f"inside {allowed or 'the initial sync or the sync'}"
             )
             continue
-        detail = call.get("detail")
-        during = detail.get("during") if isinstance(detail, Mapping) else None
-        flag = detail.get("free_cache_engine") if isinstance(detail, Mapping) else None
-        if flag is False:
+        if detail.get("free_cache_engine") is False:
             problems.append(
                 f"{label} records free_cache_engine false (the probe writes the actor's own "
                 "config flag), but the group released its engine"
             )
+        during = detail.get("during")
         if isinstance(during, str) and during != where:
             problems.append(
-                f"{label} lies in {where} ({window_text(windows[where])}) but records that it "
+                f"{label} lies in {where} ({window_text(g.windows[where])}) but records that it "
                 f"was made during {during}"
             )
-        found[where].append((t, tags, label))
-        if where != "sync":
-            continue
-        if "weights" in tags and not within(t, weights_window, RESUME_LEAD_S):
-            room = f" ({window_text(weights_window)})" if weights_window else " (not recorded)"
-            problems.append(f"{label} lies outside resume_weights{room}")
-        if "kv_cache" in tags:
-            if not within(t, kv_window, RESUME_LEAD_S):
-                room = f" ({window_text(kv_window)})" if kv_window else " (not recorded)"
-                problems.append(f"{label} lies outside resume_kv_cache{room}")
-            elif transfer is not None and t < transfer[1]:
+    return problems
+
+
+def _in_sub_phases(g: _Released) -> list[str]:
+    """In the cycle's sync, weights inside resume_weights, the KV cache inside
+    resume_kv_cache and after the weight transfer."""
+    problems = []
+    transfer = g.windows.get("weight_transfer")
+    for t, tags, label, where, _ in g.calls:
+        for tag in (tag for tag in ("weights", "kv_cache") if where == "sync" and tag in tags):
+            window = g.windows.get(f"resume_{tag}")
+            if not within(t, window, RESUME_LEAD_S):
+                room = f" ({window_text(window)})" if window else " (not recorded)"
+                problems.append(f"{label} lies outside resume_{tag}{room}")
+            elif tag == "kv_cache" and transfer is not None and t < transfer[1]:
                 problems.append(
                     f"{label} comes before the weight transfer ends ({secs(transfer[1])})"
                 )
-    if machine is None:
-        return problems
-    want = [(tag,) for tag in machine.wakes]
-    for where, made in found.items():
-        if where not in windows or failed_in(events, where):
+    return problems
+
+
+def _sequences(g: _Released) -> list[str]:
+    """Each sync wakes exactly its engine's tags, in order; no resume_weights phase for an
+    engine that never resumes its weights."""
+    if g.machine is None:
+        return []
+    problems, want = [], [(tag,) for tag in g.machine.wakes]
+    for where in RESUME_ALLOWED_IN:
+        if where not in g.windows or failed_in(g.events, where):
             continue
-        got = [tags for _, tags, _ in sorted(made, key=lambda item: item[0])]
+        got = [tags for _, tags, _, at, _ in sorted(g.calls, key=lambda c: c[0]) if at == where]
         if got != want:
             problems.append(
-                f"{name}'s {where} resumes {_sequence_text(got)}; a released {machine.engine} "
-                f"engine wakes {_sequence_text(want)} in each sync ({machine.source})"
+                f"{g.name}'s {where} resumes {_sequence_text(got)}; a released "
+                f"{g.machine.engine} engine wakes {_sequence_text(want)} in each sync "
+                f"({g.machine.source})"
             )
-    if not machine.wakes_weights and weights_window is not None:
+    weights = g.windows.get("resume_weights")
+    if not g.machine.wakes_weights and weights is not None:
         problems.append(
-            f"{name}'s sync records a resume_weights phase ({window_text(weights_window)}), but "
-            f"a released {machine.engine} engine serving a LoRA adapter never resumes its "
-            f"weights ({machine.source})"
+            f"{g.name}'s sync records a resume_weights phase ({window_text(weights)}), but "
+            f"a released {g.machine.engine} engine serving a LoRA adapter never resumes its "
+            f"weights ({g.machine.source})"
         )
     return problems
+
+
+# A released group against its engine's machine (checks.machine), in the order told.
+RELEASE_PASSES = (_slept, _has_sync, _placed, _in_sub_phases, _sequences)
+
+
+def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
+    released = _Released.of(name, group)
+    return [p for check in RELEASE_PASSES for p in check(released)]
 
 
 def _held_high(values: Sequence[float]) -> float | None:
@@ -293,11 +339,13 @@ def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
     # From the KV wake on: its second-highest reading is the re-allocated level.
     woken = _readings(series, kv[0], last) if kv else []
     back = max(woken) if len(woken) >= 2 else None
-    if back is not None and level - back > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * level):
+    # Here a stray high reading before the sleep could make a fault: the lower of the two.
+    before = min(awake)
+    if back is not None and before - back > max(RETAIN_SHED_MB, RETAIN_SHED_FRACTION * before):
         return [
             f"{name}'s whole-GPU memory after resume_kv_cache holds at most {back:g} MiB, far "
-            f"below its {level:g} MiB awake before the sleep: the woken engine re-allocates its KV "
-            "cache (and the actor only grew in the update), yet none came back"
+            f"below its {before:g} MiB awake before the sleep: the woken engine re-allocates "
+            "its KV cache (and the actor only grew in the update), yet none came back"
         ]
     if level - low < RELEASE_FREE_MB:
         return [
@@ -349,6 +397,7 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
     fraction = as_number(util) if present else DEFAULT_UTILIZATION
     if fraction is None or not 0 < fraction <= 1:
         return problems
+    problems += _retain_ceiling(name, group, series, config, fraction, total)
     floor = RETAIN_UTILIZATION_FLOOR * fraction * total
     held = _held_high(after)
     if held is not None and held < floor:
@@ -360,6 +409,48 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
             "gpu_memory_utilization x total memory)"
         )
     return problems
+
+
+def _retain_ceiling(
+    name: str,
+    group: Mapping[str, Any],
+    series: Series,
+    config: Mapping[str, Any],
+    share: float,
+    total: float,
+) -> list[str]:
+    """From the initial sync's end to the update's start, whole-GPU memory holds no more
+    than the engine's share + the actor's recorded memory + the allowance."""
+    windows = phase_windows(mappings(group.get("events")))
+    start, update = windows.get("initial_sync"), windows.get("update")
+    table = group.get("phases")
+    if start is None or update is None or not isinstance(table, Mapping):
+        return []
+    stretch = [p for p, (a, b) in windows.items() if a >= start[1] and b <= update[0]]
+    actor = [
+        v
+        for p in stretch
+        if isinstance(table.get(p), Mapping)
+        for key in ("actor_memory_start_mb", "actor_memory_end_mb")
+        if (v := as_number(table[p].get(key))) is not None
+    ]
+    held = _held_high(_readings(series, start[1], update[0]))
+    if not actor or held is None:
+        return []
+    eager = lookup(config, ENFORCE_EAGER_PATH)[1] is True
+    allowance = max(RETAIN_SLACK_MB, RETAIN_SLACK_SHARE * total) + (
+        0.0 if eager else CUDA_GRAPH_SHARE * total
+    )
+    ceiling = share * total + max(actor) + allowance
+    if held <= ceiling:
+        return []
+    return [
+        f"{name}'s whole-GPU memory holds {held:g} MiB between its initial sync and its "
+        f"update, above gpu_memory_utilization {share:g} x {total:.0f} MiB + the actor's "
+        f"{max(actor):g} MiB + {allowance:.0f} MiB for CUDA contexts, allocator slack"
+        f"{'' if eager else ' and CUDA graphs'} = {ceiling:.0f} MiB: the retained engine "
+        "holds more than the share its config gives it"
+    ]
 
 
 def check_resume_calls(doc: Doc) -> CheckResult:

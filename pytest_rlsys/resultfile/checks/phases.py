@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -63,30 +64,34 @@ def _init_problems(name: str, group: Mapping[str, Any], first: float | None) -> 
     return problems
 
 
-def _event_problems(name: str, group: Mapping[str, Any]) -> list[str]:
-    problems: list[str] = []
-    events = mappings(group.get("events"))
+Events = list[Mapping[str, Any]]
+Windows = dict[str, tuple[float, float]]
+
+
+def _time_order(name: str, group: Mapping[str, Any], events: Events, windows: Windows) -> list[str]:
+    """Events are in time order (the first step back is reported)."""
     previous: float | None = None
     for index, event in enumerate(events):
         t = as_number(event.get("t_s"))
         if t is not None and previous is not None and t < previous:
-            problems.append(
+            return [
                 f"{name} event {index} ({event.get('phase')} {event.get('kind')}) at {secs(t)} "
                 f"is earlier than the one before it ({secs(previous)})"
-            )
-            break
+            ]
         previous = t if t is not None else previous
-    counts: dict[tuple[str, str], int] = {}
-    for event in events:
-        key = (str(event.get("phase")), str(event.get("kind")))
-        counts[key] = counts.get(key, 0) + 1
-    for (phase, kind), n in sorted(counts.items()):
-        if n > 1:
-            problems.append(f"{name} has {n} {kind} events for {phase}")
-    windows = phase_windows(events)
+    return []
+
+
+def _pairing(name: str, group: Mapping[str, Any], events: Events, windows: Windows) -> list[str]:
+    """Each phase started and ended once, with a positive duration; every required one."""
+    counts = Counter((str(e.get("phase")), str(e.get("kind"))) for e in events)
+    problems = [
+        f"{name} has {n} {k} events for {p}" for (p, k), n in sorted(counts.items()) if n > 1
+    ]
     started = {phase for phase, kind in counts if kind == "start"}
-    for phase in sorted(started - set(windows)):
-        problems.append(f"{name}'s {phase} started but never ended")
+    problems += [
+        f"{name}'s {phase} started but never ended" for phase in sorted(started - set(windows))
+    ]
     for phase, (start, end) in windows.items():
         if end < start:
             problems.append(f"{name}'s {phase} ends ({secs(end)}) before it starts ({secs(start)})")
@@ -94,22 +99,26 @@ def _event_problems(name: str, group: Mapping[str, Any]) -> list[str]:
             problems.append(
                 f"{name}'s {phase} has zero duration (starts and ends at {secs(start)})"
             )
-
     missing = [phase for phase in required_phases(group) if phase not in windows]
-    if missing:
-        problems.append(f"{name} is missing phases {listing(missing)}")
+    return problems + ([f"{name} is missing phases {listing(missing)}"] if missing else [])
 
-    # Top-level phases in their order, none overlapping the next (engine_sleep included).
-    sequence = [phase for phase in TOP_LEVEL_ORDER if phase in windows]
-    for before, after in pairwise(sequence):
-        if windows[after][0] < windows[before][1]:
-            problems.append(
-                f"{name}'s {after} starts at {secs(windows[after][0])}, before {before} "
-                f"ends at {secs(windows[before][1])}"
-            )
-    subs = [phase for phase in SYNC_SUB_PHASES if phase in windows]
+
+def _overlaps(name: str, windows: Windows, order: Sequence[str]) -> list[str]:
+    sequence = [phase for phase in order if phase in windows]
+    return [
+        f"{name}'s {after} starts at {secs(windows[after][0])}, before {before} "
+        f"ends at {secs(windows[before][1])}"
+        for before, after in pairwise(sequence)
+        if windows[after][0] < windows[before][1]
+    ]
+
+
+def _nesting(name: str, group: Mapping[str, Any], events: Events, windows: Windows) -> list[str]:
+    """Top-level phases in order, none overlapping the next (engine_sleep included); the
+    sync's sub-phases inside it, in order."""
+    problems = _overlaps(name, windows, TOP_LEVEL_ORDER)
     sync = windows.get("sync")
-    for phase in subs:
+    for phase in (p for p in SYNC_SUB_PHASES if p in windows):
         start, end = windows[phase]
         if sync is None:
             problems.append(f"{name}'s {phase} ({window_text((start, end))}) has no sync to lie in")
@@ -118,24 +127,22 @@ def _event_problems(name: str, group: Mapping[str, Any]) -> list[str]:
                 f"{name}'s {phase} ({window_text((start, end))}) lies outside the sync window "
                 f"({window_text(sync)})"
             )
-    for before, after in pairwise(subs):
-        if windows[after][0] < windows[before][1]:
-            problems.append(
-                f"{name}'s {after} starts at {secs(windows[after][0])}, before {before} "
-                f"ends at {secs(windows[before][1])}"
-            )
+    return problems + _overlaps(name, windows, SYNC_SUB_PHASES)
 
-    first = min((w[0] for w in windows.values()), default=None)
-    problems += _init_problems(name, group, first)
 
+def _init(name: str, group: Mapping[str, Any], events: Events, windows: Windows) -> list[str]:
+    return _init_problems(name, group, min((w[0] for w in windows.values()), default=None))
+
+
+def _table(name: str, group: Mapping[str, Any], events: Events, windows: Windows) -> list[str]:
+    """The phases table repeats the events' windows and durations."""
     table = group.get("phases")
     table = table if isinstance(table, Mapping) else {}
-    extra = sorted(set(table) - set(windows))
-    absent = sorted(set(windows) - set(table))
-    if extra:
-        problems.append(f"{name}'s phases table lists {listing(extra)} without start/end events")
-    if absent:
-        problems.append(f"{name}'s phases table lacks {listing(absent)}")
+    extra, absent = sorted(set(table) - set(windows)), sorted(set(windows) - set(table))
+    problems = (
+        [f"{name}'s phases table lists {listing(extra)} without start/end events"] if extra else []
+    )
+    problems += [f"{name}'s phases table lacks {listing(absent)}"] if absent else []
     for phase, (start, end) in windows.items():
         entry = table.get(phase)
         if not isinstance(entry, Mapping):
@@ -151,6 +158,16 @@ def _event_problems(name: str, group: Mapping[str, Any]) -> list[str]:
                 f"the events give {secs(end - start)}"
             )
     return problems
+
+
+# The phase_events passes over one group's events, in the order their problems are told.
+EVENT_PASSES = (_time_order, _pairing, _nesting, _init, _table)
+
+
+def _event_problems(name: str, group: Mapping[str, Any]) -> list[str]:
+    events = mappings(group.get("events"))
+    windows = phase_windows(events)
+    return [p for check in EVENT_PASSES for p in check(name, group, events, windows)]
 
 
 def _verl_not_before(version: object) -> _dt.datetime | None:

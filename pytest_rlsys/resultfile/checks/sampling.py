@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 import statistics
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from itertools import pairwise
 from typing import Any
 
-from pytest_rlsys.resultfile.checks.cards import gpu_bound
+from pytest_rlsys.resultfile.checks.cards import gpu_bound, reader_problems
 from pytest_rlsys.resultfile.checks.evidence import (
     as_number,
     group_of,
@@ -157,6 +159,133 @@ def _duplicate_problems(name: str, samples: Sequence[Mapping[str, Any]]) -> list
     return problems
 
 
+@dataclass(frozen=True)
+class _Sampled:
+    """What the coverage passes read of one group: its samples against its run."""
+
+    name: str
+    samples: Sequence[Mapping[str, Any]]
+    interval: float
+    boundary: bool
+    span: tuple[float, float]
+    windows: dict[str, tuple[float, float]]
+
+    def times(self, keep: Callable[[Mapping[str, Any]], bool]) -> list[float]:
+        """Sorted times of the samples ``keep`` accepts."""
+        return sorted(
+            t for s in self.samples if keep(s) and (t := as_number(s.get("t_s"))) is not None
+        )
+
+    @cached_property
+    def periodic(self) -> list[float]:
+        return self.times(lambda s: s.get("reason") != "boundary")
+
+    @cached_property
+    def inside(self) -> list[float]:
+        return [t for t in self.periodic if self.span[0] <= t <= self.span[1]]
+
+
+def _gap(g: _Sampled) -> list[str]:
+    """Periodic samples cover the whole run: no gap over the allowance."""
+    limit = GAP_FACTOR * g.interval + STALL_SLACK_S
+    inside = g.inside
+    edges = [g.span[0], *inside, g.span[1]]
+    gap, at = max(((b - a, (a, b)) for a, b in pairwise(edges)), default=(0.0, (0.0, 0.0)))
+    if gap <= limit + TIME_TOLERANCE_S:
+        return []
+    if not inside:
+        where = f"none of its {len(g.periodic)} periodic samples lies in the run"
+    else:
+        where = f"from {secs(at[0])} to {secs(at[1])}, {phase_at((at[0] + at[1]) / 2, g.windows)}"
+    return [
+        f"{g.name}'s periodic samples leave a {gap:.3f} s gap in its run "
+        f"({window_text(g.span)}): {where}; at most {GAP_FACTOR:g} x the {g.interval:g} s "
+        f"interval + {STALL_SLACK_S:g} s is allowed (a sampler that stopped or ran on "
+        "another clock)"
+    ]
+
+
+def _close_pairs(g: _Sampled) -> list[str]:
+    """A late reading followed by the next on-schedule one is one close pair (the child
+    sampler keeps an absolute schedule, sample_child.py); a sampler that reads faster
+    than it says leaves many. Only samples that are periodic: with boundary sampling on,
+    a file without reasons mixes in boundary samples, which sit next to periodic ones."""
+    marked = [
+        t
+        for t in g.times(
+            lambda s: s.get("reason") == "periodic" or ("reason" not in s and not g.boundary)
+        )
+        if g.span[0] <= t <= g.span[1]
+    ]
+    close = [(a, b) for a, b in pairwise(marked) if b - a < MIN_SPACING_FACTOR * g.interval]
+    if len(close) <= max(MIN_SPACING_PAIRS, MIN_SPACING_SHARE * max(len(marked) - 1, 1)):
+        return []
+    a, b = close[0]
+    return [
+        f"{g.name} has {len(close)} pairs of periodic samples closer than "
+        f"{MIN_SPACING_FACTOR:g} x the {g.interval:g} s interval (the first {secs(a)} and "
+        f"{secs(b)}, {(b - a) * 1000:.1f} ms apart): the sampler does not read at the "
+        "interval the file records"
+    ]
+
+
+def _stray_boundary(g: _Sampled) -> list[str]:
+    """With boundary sampling off, only the actor's probes sample at sub-phase edges."""
+    if g.boundary:
+        return []
+    subs = [w for p, w in g.windows.items() if p in SYNC_SUB_PHASES]
+    stray = [
+        t
+        for t in g.times(lambda s: s.get("reason") == "boundary")
+        if not any(abs(t - edge) <= RESUME_LEAD_S for w in subs for edge in w)
+    ]
+    if not stray:
+        return []
+    return [
+        f"{g.name} has {len(stray)} boundary sample(s) (the first at {secs(stray[0])} "
+        f"{phase_at(stray[0], g.windows)}) although boundary samples are recorded as off "
+        "(only the actor's probes sample at the sync's sub-phase edges regardless)"
+    ]
+
+
+def _median(g: _Sampled) -> list[str]:
+    """Periodic samples are spaced at the recorded interval (their median spacing)."""
+    spacings = [b - a for a, b in pairwise(g.inside)]
+    median = statistics.median(spacings) if spacings else g.interval
+    if abs(median - g.interval) <= MEDIAN_TOLERANCE * g.interval:
+        return []
+    return [
+        f"{g.name}'s periodic samples are {median:.4g} s apart (median of "
+        f"{len(spacings)} spacings); the file records an interval of {g.interval:g} s"
+    ]
+
+
+def _boundary_present(g: _Sampled) -> list[str]:
+    """With boundary sampling on, a sample at every phase start and end."""
+    if not g.boundary:
+        return []
+    capable = g.times(lambda s: s.get("reason") in (None, "boundary"))
+    reach = BOUNDARY_REACH * g.interval
+    missing: list[str] = []
+    for phase, (start, end) in g.windows.items():
+        near_start = capable[bisect_left(capable, start) : bisect_right(capable, start + reach)]
+        near_end = capable[bisect_left(capable, end - reach) : bisect_right(capable, end)]
+        if not any(t <= end for t in near_start):
+            missing.append(f"{phase} start ({secs(start)})")
+        if not any(t >= start for t in near_end):
+            missing.append(f"{phase} end ({secs(end)})")
+    if not missing:
+        return []
+    return [
+        f"{g.name} has no boundary sample at {listing(missing)} although boundary "
+        "samples are recorded as on"
+    ]
+
+
+# The coverage passes, in the order their problems are told.
+COVERAGE_PASSES = (_gap, _close_pairs, _stray_boundary, _median, _boundary_present)
+
+
 def _coverage_problems(
     name: str,
     group: Mapping[str, Any],
@@ -170,92 +299,8 @@ def _coverage_problems(
     if span is None or interval is None or not interval > 0:
         return []
     windows = phase_windows(mappings(group.get("events")))
-    periodic = sorted(
-        t
-        for s in samples
-        if s.get("reason") != "boundary" and (t := as_number(s.get("t_s"))) is not None
-    )
-    problems: list[str] = []
-    limit = GAP_FACTOR * interval + STALL_SLACK_S
-    inside = [t for t in periodic if span[0] <= t <= span[1]]
-    edges = [span[0], *inside, span[1]]
-    gap, at = max(((b - a, (a, b)) for a, b in pairwise(edges)), default=(0.0, (0.0, 0.0)))
-    if gap > limit + TIME_TOLERANCE_S:
-        if not inside:
-            where = f"none of its {len(periodic)} periodic samples lies in the run"
-        else:
-            where = f"from {secs(at[0])} to {secs(at[1])}, {phase_at((at[0] + at[1]) / 2, windows)}"
-        problems.append(
-            f"{name}'s periodic samples leave a {gap:.3f} s gap in its run "
-            f"({window_text(span)}): {where}; at most {GAP_FACTOR:g} x the {interval:g} s "
-            f"interval + {STALL_SLACK_S:g} s is allowed (a sampler that stopped or ran on "
-            "another clock)"
-        )
-    spacings = [b - a for a, b in pairwise(inside)]
-    # Only samples that are periodic: with boundary sampling on, a file without reasons
-    # mixes in boundary samples, which sit next to periodic ones by design.
-    marked = sorted(
-        t
-        for s in samples
-        if (s.get("reason") == "periodic" or ("reason" not in s and not boundary))
-        and (t := as_number(s.get("t_s"))) is not None
-        and span[0] <= t <= span[1]
-    )
-    # A late reading followed by the next on-schedule one is one close pair (the child
-    # sampler keeps an absolute schedule, sample_child.py); a sampler that reads faster
-    # than it says leaves many.
-    close = [(a, b) for a, b in pairwise(marked) if b - a < MIN_SPACING_FACTOR * interval]
-    if len(close) > max(MIN_SPACING_PAIRS, MIN_SPACING_SHARE * max(len(marked) - 1, 1)):
-        a, b = close[0]
-        problems.append(
-            f"{name} has {len(close)} pairs of periodic samples closer than "
-            f"{MIN_SPACING_FACTOR:g} x the {interval:g} s interval (the first {secs(a)} and "
-            f"{secs(b)}, {(b - a) * 1000:.1f} ms apart): the sampler does not read at the "
-            "interval the file records"
-        )
-    if not boundary:
-        subs = [w for p, w in windows.items() if p in SYNC_SUB_PHASES]
-        stray = [
-            t
-            for s in samples
-            if s.get("reason") == "boundary"
-            and (t := as_number(s.get("t_s"))) is not None
-            and not any(abs(t - edge) <= RESUME_LEAD_S for w in subs for edge in w)
-        ]
-        if stray:
-            problems.append(
-                f"{name} has {len(stray)} boundary sample(s) (the first at {secs(stray[0])} "
-                f"{phase_at(stray[0], windows)}) although boundary samples are recorded as off "
-                "(only the actor's probes sample at the sync's sub-phase edges regardless)"
-            )
-    if spacings:
-        median = statistics.median(spacings)
-        if abs(median - interval) > MEDIAN_TOLERANCE * interval:
-            problems.append(
-                f"{name}'s periodic samples are {median:.4g} s apart (median of "
-                f"{len(spacings)} spacings); the file records an interval of {interval:g} s"
-            )
-    if boundary:
-        capable = sorted(
-            t
-            for s in samples
-            if s.get("reason") in (None, "boundary") and (t := as_number(s.get("t_s"))) is not None
-        )
-        reach = BOUNDARY_REACH * interval
-        missing: list[str] = []
-        for phase, (start, end) in windows.items():
-            near_start = capable[bisect_left(capable, start) : bisect_right(capable, start + reach)]
-            near_end = capable[bisect_left(capable, end - reach) : bisect_right(capable, end)]
-            if not any(t <= end for t in near_start):
-                missing.append(f"{phase} start ({secs(start)})")
-            if not any(t >= start for t in near_end):
-                missing.append(f"{phase} end ({secs(end)})")
-        if missing:
-            problems.append(
-                f"{name} has no boundary sample at {listing(missing)} although boundary "
-                "samples are recorded as on"
-            )
-    return problems
+    sampled = _Sampled(name, samples, interval, boundary, span, windows)
+    return [p for check in COVERAGE_PASSES for p in check(sampled)]
 
 
 def _neighbours(series: Series, t: float) -> list[tuple[float, float]]:
@@ -280,7 +325,7 @@ def _physical_problems(
     gpu_limit, gpu_what, card_problems = gpu_bound(environment)
     problems: list[str] = []
     if name == GROUP_NAMES[0]:  # facts of the environment: said once
-        problems += card_problems
+        problems += card_problems + reader_problems(environment, doc.get("sampling"))
     host_limit, host_what = (
         (host_total, "the host's total") if host_total else (HOST_CEILING_MB, "any host's")
     )
@@ -443,10 +488,10 @@ def check_resource_sampling(doc: Doc) -> CheckResult:
     A phase's samples are those with ``start_s <= t_s <= end_s`` of its window
     in the phases table; its peak is null exactly when it has none. Sample
     times strictly increase; periodic samples leave no gap over the run (init
-    included) longer than 2 x the interval and are spaced at the interval; with
-    boundary samples, one lies at each phase start and end. Memory stays within
-    the GPU's (and host's) total, and actor memory within the whole-GPU reading
-    next to it. The measurements section repeats the same figures and nothing
+    included) longer than GAP_FACTOR x the interval + STALL_SLACK_S and are spaced
+    at the interval; with boundary samples, one lies at each phase start and end.
+    Memory stays within the GPU's (and host's) total, and actor memory within the
+    whole-GPU reading next to it. The measurements section repeats the same figures and nothing
     the grader cannot re-derive.
     """
     problems: list[str] = []

@@ -5,7 +5,7 @@ rules' limits. Data only; every other module of the package reads it.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +77,111 @@ REQUIRED_CONFIG_KEYS: tuple[str, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Rule:
+    """One rule as data (docs/result-files.md lists the rows): its id, its source, what
+    it reads, what it checks, and the function that returns its problems for one group
+    (``problems(name, group, workload)``)."""
+
+    id: str
+    source: str
+    reads: str
+    check: str
+    problems: Callable[[str, Mapping[str, Any], Mapping[str, Any]], list[str]]
+
+
+@dataclass(frozen=True)
+class EngineRange:
+    """Where a configuration value must lie for the engine (or optimizer) to accept it:
+    ``low`` (excluded when ``low_open``) up to ``high`` (included; None: no bound)."""
+
+    path: str
+    low: float
+    low_open: bool
+    high: float | None
+    integer: bool
+    source: str
+
+    @property
+    def accepted(self) -> str:
+        """The accepted values, as a reader writes them."""
+        kind = "an integer" if self.integer else "a number"
+        if self.high is None:
+            return f"{kind} {'>' if self.low_open else '>='} {self.low:g}"
+        return f"{kind} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+
+    def refuses(self, value: object) -> bool:
+        """Whether the engine refuses ``value`` (None, "use the default", is not refused)."""
+        if value is None:
+            return False
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return True
+        if self.integer and not float(value).is_integer():
+            return True
+        low_ok = value > self.low if self.low_open else value >= self.low
+        return not (low_ok and (self.high is None or value <= self.high))
+
+
+# Configuration values the engines (and the optimizer) refuse: a run with another value
+# could not have started (docs/result-files.md, config_paired).
+ENGINE_RANGES: tuple[EngineRange, ...] = (
+    EngineRange(
+        "actor_rollout_ref.rollout.gpu_memory_utilization",
+        0.0,
+        True,
+        1.0,
+        False,
+        "vLLM `CacheConfig.gpu_memory_utilization: float = Field(default=0.92, gt=0, le=1)`, "
+        "`vllm/config/cache.py:103` (vllm-project/vllm 002f10e0); SGLang receives it as "
+        "`mem_fraction_static` (verl `async_sglang_server.py:317`), a share of the card",
+    ),
+    EngineRange(
+        "actor_rollout_ref.actor.optim.lr",
+        0.0,
+        False,
+        None,
+        False,
+        'torch `Adam.__init__`: `if not 0.0 <= lr: raise ValueError("Invalid learning rate")`, '
+        "`torch/optim/adam.py:58` (torch 2.13; `AdamW(Adam)`, verl's default optimizer)",
+    ),
+    EngineRange(
+        "actor_rollout_ref.rollout.n",
+        1.0,
+        False,
+        None,
+        True,
+        'vLLM `SamplingParams._verify_args`: "n must be at least 1" (`vllm/sampling_params.py`)',
+    ),
+    EngineRange(
+        "actor_rollout_ref.rollout.temperature",
+        0.0,
+        False,
+        None,
+        False,
+        'vLLM `SamplingParams._verify_args`: "temperature must be non-negative" '
+        "(`vllm/sampling_params.py`)",
+    ),
+    EngineRange(
+        "actor_rollout_ref.rollout.top_k",
+        -1.0,
+        False,
+        None,
+        True,
+        'vLLM `SamplingParams._verify_args`: "top_k must be 0 (disable), or at least 1" '
+        '(-1 quietly accepted as disabled) and "top_k must be an integer" '
+        "(`vllm/sampling_params.py`)",
+    ),
+    EngineRange(
+        "actor_rollout_ref.rollout.top_p",
+        0.0,
+        True,
+        1.0,
+        False,
+        'vLLM `SamplingParams._verify_args`: "top_p must be in (0, 1]" (`vllm/sampling_params.py`)',
+    ),
+)
+
+
 EXPECTED_FREE_CACHE_ENGINE: dict[str, bool] = {"release": True, "retain": False}
 
 
@@ -104,15 +209,16 @@ RESUME_ALLOWED_IN: tuple[str, ...] = ("initial_sync", "sync")
 
 
 # Sampling coverage: the largest gap between periodic samples over the run is
-# at most GAP_FACTOR x interval_s + STALL_SLACK_S (one or two dropped readings, and
-# a sampler held up: a thread by an import holding the GIL, 0.24-0.33 s measured for
-# torch and triton; a process by a host not scheduling it, 0.72 s while Ray starts an
-# actor on a loaded 2-core host; verl-0.9.1-first-run-review.md); their median spacing is within
-# MEDIAN_TOLERANCE (relative) of interval_s; with boundary samples, one lies
-# within BOUNDARY_REACH x interval_s of each phase's start and end (the
-# sampler takes it just after a start and just before an end).
+# at most GAP_FACTOR x interval_s + STALL_SLACK_S: the shipped child sampler's gap is one
+# interval (the next tick) + the host's stall + one interval per dropped reading (two
+# allowed). The stall: at most 0.12 s for the child under load
+# (benchmarks/bench_sampler_gap.py), 0.72 s for the thread it falls back to
+# (verl-0.9.1-first-run-review.md); 1.0 s is that with 40 % margin (docs/result-files.md).
+# Their median spacing is within MEDIAN_TOLERANCE (relative) of interval_s; with
+# boundary samples, one lies within BOUNDARY_REACH x interval_s of each phase's start
+# and end (the sampler takes it just after a start and just before an end).
 GAP_FACTOR = 3.0
-STALL_SLACK_S = 0.5
+STALL_SLACK_S = 1.0
 # The sampler reads on an absolute schedule t0 + k x interval (gpu/rlsys_closure/
 # sample_child.py): a late reading and the next on-time one may be close, once in a
 # while; more than MIN_SPACING_PAIRS (and MIN_SPACING_SHARE of all) pairs closer than
@@ -173,6 +279,13 @@ RETAIN_SHED_FRACTION = 0.25
 # share of that.
 RETAIN_UTILIZATION_FLOOR = 0.8
 UTILIZATION_PATH = "actor_rollout_ref.rollout.gpu_memory_utilization"
+# ... and no more than its share: outside gpu_memory_utilization x the card, the card
+# holds the actor (its recorded memory), one CUDA context per process and allocator
+# slack (RETAIN_SLACK_*), and CUDA graphs unless enforce_eager (CUDA_GRAPH_SHARE).
+RETAIN_SLACK_MB = 2048.0
+RETAIN_SLACK_SHARE = 0.10
+CUDA_GRAPH_SHARE = 0.10
+ENFORCE_EAGER_PATH = "actor_rollout_ref.rollout.enforce_eager"
 DEFAULT_UTILIZATION = 0.5  # verl trainer/config/rollout/rollout.yaml:46
 # created_at: not later than the grader's clock plus this skew, and the run it
 # closes (created_at minus the run's length) not before verl existed.

@@ -439,6 +439,35 @@ def _(doc: Doc) -> None:
         group["config"]["actor_rollout_ref"]["rollout"]["gpu_memory_utilization"] = 0.9
 
 
+def _utilization(value: object) -> Callable[[Doc], None]:
+    def mutate(doc: Doc) -> None:
+        for group in doc["groups"].values():
+            group["config"]["actor_rollout_ref"]["rollout"]["gpu_memory_utilization"] = value
+
+    return mutate
+
+
+# vLLM refuses these (CacheConfig: gt=0, le=1); a retained engine's floor and ceiling
+# then say nothing, so only the engine's own range catches them.
+for _name, _value in (("above_one", 1.5), ("forty", 40), ("zero", 0)):
+    faulty(
+        f"gpu_memory_utilization_{_name}",
+        "config_paired",
+        f"gpu_memory_utilization={_value!r}, which the engine refuses",
+    )(_utilization(_value))
+
+# The retained engine holds ~10 GiB of the 16 GB card; 0.1 allows 1.6 GiB + the actor's
+# 2.3 GiB + 2 GiB.
+faulty("retained_above_its_share", "resume_calls", "holds more than the share its config")(
+    _utilization(0.1)
+)
+
+
+@faulty("amd_card_read_with_nvml", "resource_sampling", "which reads NVIDIA GPUs only")
+def _(doc: Doc) -> None:
+    doc["environment"]["gpu_name"] = "AMD Instinct MI300X"
+
+
 @faulty("gpu_total_not_the_card", "resource_sampling", "which NVML reports as 16303 MiB")
 def _(doc: Doc) -> None:
     doc["environment"]["gpu_total_mb"] = 24564
