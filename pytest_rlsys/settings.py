@@ -637,7 +637,6 @@ def _request(
     base: Path,
     options: list[Option],
     flag: Callable[[str], str],
-    background: bool,
 ) -> GradingRequest:
     """The request from parsed values (None: unset) of ``options``; paths relative to
     ``base``.  Checks, in this order: the output paths, the rubric file, the result file."""
@@ -668,14 +667,12 @@ def _request(
         limits=limits_from(values),
         outputs=outputs,
         render=RenderOptions(lang=values.get("lang") or default_lang(), **chosen),
-        background=background,
     )
 
 
 def request_from_pytest(config: pytest.Config) -> GradingRequest:
     """The plugin's request: each ``--rlsys-NAME``, else its ini key (bad values name
-    the one that was used); paths relative to where pytest was started.  The submission
-    runs ahead of pytest's items unless only collecting (``--collect-only``)."""
+    the one that was used); paths relative to where pytest was started."""
     values: dict[str, Any] = {}
     for option in for_pytest():
         given = config.getoption(f"rlsys_{option.name}")
@@ -686,7 +683,6 @@ def request_from_pytest(config: pytest.Config) -> GradingRequest:
         config.invocation_params.dir,
         list(for_pytest()),
         lambda name: by_name(name).pytest_flag,
-        background=bool(values["submission"]) and not config.option.collectonly,
     )
 
 
@@ -697,4 +693,4 @@ def request_from_args(args: argparse.Namespace, command: str) -> GradingRequest:
     values = {o.name: getattr(args, o.name, None) for o in options}
     values["submission"] = getattr(args, "submission", None)
     flags = {o.name: o.cli_flag for o in options}
-    return _request(values, Path.cwd(), options, flags.__getitem__, background=False)
+    return _request(values, Path.cwd(), options, flags.__getitem__)

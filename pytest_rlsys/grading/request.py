@@ -35,9 +35,6 @@ class GradingRequest:
     # Output option name -> path, every one checked usable when the request was built.
     outputs: Mapping[str, Path] = field(default_factory=dict)
     render: RenderOptions = field(default_factory=RenderOptions)
-    # Load the submission at once and run its cases ahead of whoever asks for them
-    # (``grading.ahead``): the pytest plugin's overlap with pytest's own work.
-    background: bool = False
 
     @property
     def lang(self) -> str:

@@ -3,6 +3,7 @@ print the table and write the reports (controller process only, after the child 
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -94,6 +95,8 @@ class GradingRun:
     final: ScoreReport | None = None
     write_errors: list[str] = field(default_factory=list)
     cleanup_errors: list[str] = field(default_factory=list)  # shown; the grade still stands
+    # case id -> the case the items will ask for next (set once the items are known)
+    following: dict[str, str] = field(default_factory=dict, init=False)
 
     @property
     def lang(self) -> str:
@@ -150,7 +153,7 @@ class GradingRun:
         if case_id.startswith("gpu_result.") and self.result is not None:
             return next(c for c in self.result.cases if c.id == case_id)
         assert self.grader is not None
-        return self.grader.run_case(case_id)
+        return self.grader.run_case(case_id, self.following.get(case_id))
 
     def run(self, case_ids: tuple[str, ...]) -> str | None:
         """Run an item's cases; None when all passed, else the learner-facing text."""
@@ -172,17 +175,17 @@ class GradingRun:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         # The cases in the order the items will ask for them (after -k, deselection and
-        # any reordering plugin), so the background thread runs exactly those.
+        # any reordering plugin): each case's successor is begun while it is judged.
         if self.grader is not None:
-            prefix = f"{BATTERY_NODEID}::"
-            self.grader.plan(
-                [
-                    case_id
-                    for item in session.items
-                    if item.nodeid.startswith(prefix)
-                    for case_id in getattr(item, "case_ids", ())
-                ]
-            )
+            prefix, known = f"{BATTERY_NODEID}::", self.grader.by_id
+            order = [
+                case_id
+                for item in session.items
+                if item.nodeid.startswith(prefix)
+                for case_id in getattr(item, "case_ids", ())
+                if case_id in known
+            ]
+            self.following = dict(itertools.pairwise(order))
 
     def build_report(self) -> ScoreReport:
         if self.grader is not None:

@@ -986,62 +986,6 @@ def test_the_score_json_has_a_stated_size_bound(tmp_path: Path, source: str) -> 
     assert size < 2 * 1024 * 1024  # and, in absolute terms, small
 
 
-def test_a_backstop_keeps_the_results_already_earned(tmp_path: Path) -> None:
-    sub = tmp_path / "mine.py"
-    slow = (
-        "\n_real = evaluate_topology\n"
-        "def evaluate_topology(*a, **k):\n"
-        "    import time\n"
-        "    time.sleep(3)\n"
-        "    return _real(*a, **k)\n"
-    )
-    sub.write_text(solution_path().read_text("utf-8") + slow, encoding="utf-8")
-    grader = open_grader(GradingRequest(submission=sub, seed=1, background=True))
-    try:
-        ids = [c.id for c in grader.cases]
-        grader.plan(ids)
-        first = grader.run_case(ids[0])
-        assert first.status == "passed"
-        assert grader.runner.ahead
-        deadline = time.monotonic() + 30
-        while len(grader.runner.earned()) < 20 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        earned = set(grader.runner.earned())
-        assert earned
-        grader.backstop_seconds = lambda: 0.0  # type: ignore[method-assign]
-        with pytest.raises(TimeoutError):
-            grader.run_case(ids[-1])  # as if the worker hung on it
-        report = grader.report()
-        by_id = {c.id: c for c in report.cases}
-        assert by_id[ids[0]].status == "passed"
-        assert all(by_id[i].status != "not_run" for i in earned if i != ids[-1])
-    finally:
-        grader.close()
-
-
-# -- round 3, class 4: one escaping rule at every edge ---------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("cell", "shown"),
-    [
-        ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
-        ("+1+1", "'+1+1"),
-        ("-2+3", "'-2+3"),
-        ("@SUM(A1)", "'@SUM(A1)"),
-        ("\t=1", "'\t=1"),
-        ("\r=1", "'\\x0d=1"),
-        ("plain", "plain"),
-        ("\x1b[2Jclear", "\\x1b[2Jclear"),
-    ],
-)
-def test_csv_cells_are_neutralised_as_owasp_says(cell: str, shown: str) -> None:
-    from pytest_rlsys.escaping import csv_cell
-
-    assert csv_cell(cell) == shown
-    assert csv_cell(3) == 3 and csv_cell(None) is None
-
-
 def test_batch_csv_and_progress_escape_learner_text(tmp_path: Path) -> None:
     import csv
     import io
