@@ -15,7 +15,6 @@ import json
 import math
 import os
 import pwd
-import queue
 import select
 import shutil
 import signal
@@ -25,10 +24,8 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pytest_rlsys.escaping import clean_line
 from pytest_rlsys.escaping import clean_output as _clean_output
@@ -262,21 +259,19 @@ class ChildProcess:
             # uid/gid (and clears supplementary groups) before running Python.
             command = [*wrapper, "-G", str(user.gid), "-S", str(user.uid), "--", *command]
         try:
-            self.proc = _from_a_lasting_thread(
-                lambda: subprocess.Popen(
-                    command,
-                    stdin=req_r,
-                    stdout=out_w,
-                    stderr=out_w,
-                    pass_fds=(rep_w,),
-                    cwd=self.scratch or "/",
-                    env=env,
-                    start_new_session=True,
-                    close_fds=True,
-                    user=user.uid if user and drop else None,
-                    group=user.gid if user and drop else None,
-                    extra_groups=[] if user and drop else None,
-                )
+            self.proc = subprocess.Popen(
+                command,
+                stdin=req_r,
+                stdout=out_w,
+                stderr=out_w,
+                pass_fds=(rep_w,),
+                cwd=self.scratch or "/",
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+                user=user.uid if user and drop else None,
+                group=user.gid if user and drop else None,
+                extra_groups=[] if user and drop else None,
             )
         finally:
             for fd in (req_r, rep_w, out_w):
@@ -711,41 +706,6 @@ def _kill_tree(proc: subprocess.Popen[bytes], fenced: bool) -> None:
             proc.wait(timeout=1)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-
-
-_T = TypeVar("_T")
-_SPAWN_LOCK = threading.Lock()
-_SPAWNS: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] | None = None
-
-
-def _from_a_lasting_thread(start: Callable[[], _T]) -> _T:
-    """``start()`` run in a thread that lives as long as the process.
-
-    The kernel sends a parent-death signal (bwrap's ``--die-with-parent``, the child's
-    own ``PR_SET_PDEATHSIG``) when the *thread* that forked the child ends, not the
-    process: a child started by the background runner's thread (or a batch worker's)
-    was SIGKILLed as soon as that thread finished, in the middle of a later case."""
-    if threading.current_thread() is threading.main_thread():
-        return start()
-    global _SPAWNS
-    with _SPAWN_LOCK:
-        if _SPAWNS is None:
-            _SPAWNS = queue.SimpleQueue()
-            threading.Thread(
-                target=_serve_spawns, args=(_SPAWNS,), name="rlsys-spawner", daemon=True
-            ).start()
-    done: Future[_T] = Future()
-    _SPAWNS.put((start, done))
-    return done.result()
-
-
-def _serve_spawns(spawns: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]]) -> None:
-    while True:
-        start, done = spawns.get()
-        try:
-            done.set_result(start())
-        except BaseException as exc:  # handed to the thread that asked
-            done.set_exception(exc)
 
 
 _SUBREAPER_LOCK = threading.Lock()
