@@ -110,30 +110,56 @@ def describe_exit(returncode: int | None) -> str:
 
 
 class _OutputDrain(threading.Thread):
-    """Reads the child's stdout+stderr, keeping only the first ``cap`` bytes."""
+    """Reads the child's stdout+stderr, keeping only the first ``cap`` bytes.  Every read
+    is made under the lock, so ``settle`` can take in what is still in the pipe."""
 
     def __init__(self, fd: int, cap: int) -> None:
         super().__init__(daemon=True)
         self.fd, self.cap = fd, cap
+        os.set_blocking(fd, False)
         self.kept = bytearray()
         self.total = 0
         self.lock = threading.Lock()
+        self.ended = False
 
     def run(self) -> None:
+        waiter = select.poll()
+        waiter.register(self.fd, select.POLLIN)
         try:
-            while True:
-                chunk = os.read(self.fd, 65536)
-                if not chunk:
-                    break
+            while not self.ended:
+                waiter.poll()
                 with self.lock:
-                    self.total += len(chunk)
-                    room = self.cap - len(self.kept)
-                    if room > 0:
-                        self.kept += chunk[:room]
-        except OSError:
-            pass
+                    self._take()
         finally:
-            os.close(self.fd)
+            with self.lock:
+                self.ended = True
+                os.close(self.fd)
+
+    def _take(self) -> bool:
+        """One read of the pipe (lock held); False when it holds nothing now or has ended."""
+        if self.ended:
+            return False
+        try:
+            chunk = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.ended = True
+            return False
+        self.total += len(chunk)
+        room = self.cap - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+        return True
+
+    def settle(self) -> None:
+        """Take in everything the child wrote so far (it flushes before each reply, so
+        after a reply this is all it printed until then)."""
+        with self.lock:
+            while self._take():
+                pass
 
     def text(self) -> str:
         with self.lock:
@@ -383,6 +409,8 @@ class ChildProcess:
         """From now on what the submission prints is not shown (a hidden case's inputs
         are about to reach it, and ``print(args)`` would show them)."""
         if self._sealed is None:
+            if self.drain is not None:
+                self.drain.settle()  # what it printed before its last reply is shown
             self._sealed = self.output()
 
     # -- framing ----------------------------------------------------------------------
