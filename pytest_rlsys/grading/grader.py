@@ -186,6 +186,7 @@ class Grader:
         self.child: ChildProcess | None = None
         self.results: dict[str, CaseResult] = {}
         self._begun: dict[str, _Begun] = {}  # the next case, its first call already sent
+        self._heard_hidden = False  # whether the running child has had a hidden input
         self.decode_error: str | None = None
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
@@ -297,7 +298,16 @@ class Grader:
             call = case.calls[0]
             child = self._child()
             if case.visibility == "hidden":
-                child.seal_output()  # print(args) must not show a hidden input
+                # print(args) must not show a hidden input; what the submission printed
+                # as it loaded is shown all the same (loaded first, then sealed).
+                child.ensure_loaded()
+                child.seal_output()
+                self._heard_hidden = True
+            elif self._heard_hidden:
+                # A visible case after hidden ones (a plugin reordered the items): a fresh
+                # child, so that its message cannot repeat what was kept of a hidden input.
+                child.restart()
+                self._heard_hidden = False
             first = child.begin_call(call.func, list(call.args), dict(call.kwargs))
             return _Begun(case, began, first=first)
         except Exception as exc:
