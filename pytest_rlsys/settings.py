@@ -152,14 +152,6 @@ def _child_user(text: str) -> str:
     return text
 
 
-def parse_junit_family(text: str) -> Any:
-    # Imported here: the plugin imports this module in every pytest run, before pytest's
-    # assertion rewriting of our packages is switched off (plugin/norewrite.py).
-    from pytest_rlsys.outputs.registry import parse_junit_family as parse
-
-    return parse(text)
-
-
 def parse_hidden_visibility(text: str) -> Any:
     from pytest_rlsys.outputs.registry import parse_hidden_visibility as parse
 
@@ -300,18 +292,6 @@ OPTIONS: tuple[Option, ...] = (
         pytest=True,
         commands=GRADE,
         output=True,
-    ),
-    Option(
-        "junit_family",
-        "xunit2|xunit1",
-        "Layout of the JUnit file: xunit2 (valid against pytest's JUnit schema, points "
-        "as suite properties) or xunit1 (legacy: per-case properties), as pytest's "
-        "junit_family (default {default}).",
-        parse_junit_family,
-        pytest=True,
-        ini=True,
-        commands=GRADE,
-        record=("render", "junit_family"),
     ),
     Option(
         "hidden_visibility",
@@ -658,7 +638,7 @@ def _request(
         raise SettingError(f"{flag('result')}: {result}: no such file")
     if result is not None and result.is_dir():
         raise SettingError(f"{flag('result')}: {result} is a directory; give the JSON file")
-    chosen = {k: values[k] for k in ("junit_family", "hidden_visibility") if values.get(k)}
+    chosen = {k: values[k] for k in ("hidden_visibility",) if values.get(k)}
     return GradingRequest(
         submission=base / values["submission"] if values.get("submission") else None,
         result=result,

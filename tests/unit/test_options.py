@@ -293,7 +293,6 @@ def test_pytest_and_the_commands_build_the_same_request(
         "child_user": "none",
         "report": "score.json",
         "junit": "junit.xml",
-        "junit_family": "xunit1",
         "hidden_visibility": "after_due_date",
     }
     pytest_args = ["--rlsys-submission", "mine.py"]
