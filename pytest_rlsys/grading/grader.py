@@ -60,11 +60,8 @@ class SubmissionPathError(ValueError):
 
 
 def random_seed() -> int:
-    """The seed used when none is given (callers' name for it): fixed by the battery
-    version, not random, so the same file graded twice gets the same report."""
-    from pytest_rlsys.grading import battery
-
-    return battery.default_seed()
+    """The seed used when none is given (``GradingRequest.battery_seed``)."""
+    return GradingRequest().battery_seed
 
 
 def _linked_folder(path: Path) -> str | None:
@@ -174,6 +171,8 @@ class Grader:
     rubric: Rubric = field(default_factory=Rubric)
     # Why the file was refused before reading (a link, a FIFO...): every case fails with it.
     refusal: str | None = None
+    # Nothing at the path (the refusal says why): no file, so no digest in the report.
+    missing: bool = False
     # A child already started (ChildProcess.standby) with these limits, to load into.
     standby: ChildProcess | None = field(default=None, repr=False)
 
@@ -416,7 +415,7 @@ class Grader:
             cases=results,
             seed=self.seed,
             submission=str(self.path),
-            submission_sha256=self.submission_sha256,
+            submission_sha256=None if self.missing else self.submission_sha256,
             battery_sha256=self.battery_sha256,
             notes=notes,
             ungraded_cents=ungraded,
@@ -441,31 +440,32 @@ class Grader:
 
 def open_grader(request: GradingRequest, standby: ChildProcess | None = None) -> Grader:
     """The only way to open a Grader: for ``request.submission``, with the request's seed,
-    limits and rubric (the language is the outputs' concern).  A refused file (a link, a
-    FIFO, too big) gives a Grader whose every case fails with the reason, so it is graded 0
-    and reported like any other; only a path with nothing to grade (missing, a directory) raises
-    SubmissionPathError, and ``zero_report`` then gives its report.  ``standby``: a child
-    already started (``ChildProcess.on_standby``) to load the submission into."""
+    limits and rubric (the language is the outputs' concern).  A file that cannot be graded
+    gives a Grader whose every case fails with the reason, so it is graded 0 and reported
+    like any other: a refused one (a link, a FIFO, too big), or nothing at the path (missing,
+    a directory: ``missing`` holds the reason, a usage error of whoever typed the path).
+    ``standby``: a child already started (``ChildProcess.on_standby``) to load into."""
     path = request.submission
     if path is None:
         raise ValueError("a grading request without a submission opens no grader")
     refusal: str | None = None
+    missing = False
     try:
         data = read_submission(path)
     except SubmissionPathError as exc:
-        if exc.usage:
-            if standby is not None:
-                standby.close()  # no grader will take it
-            raise
-        data, refusal = b"", str(exc)
+        data, refusal, missing = b"", str(exc), exc.usage
+        if missing and standby is not None:
+            standby.close()  # nothing will load into it
+            standby = None
     return Grader(
         path,
         data,
-        random_seed() if request.seed is None else request.seed,
-        request.limits,
+        request.battery_seed,
+        Limits() if missing else request.limits,
         request.rubric,
         refusal=refusal,
         standby=standby,
+        missing=missing,
     )
 
 
@@ -485,21 +485,3 @@ def grade_file(
     grader = open_grader(request)
     grader.run_all()
     return grader.report()
-
-
-def zero_report(request: GradingRequest, reason: str) -> ScoreReport:
-    """The report of a submission that could not be graded at all (nothing at its path):
-    every case 0, with the reason, so that platforms still show a grade and an
-    explanation, and a class folder gets the same row as ``rlsys grade`` gives."""
-    grader = Grader(
-        request.submission or Path(),
-        b"",
-        random_seed() if request.seed is None else request.seed,
-        Limits(),
-        request.rubric,
-        refusal=reason,
-    )
-    grader.run_all()
-    report = grader.report()
-    report.submission_sha256 = None
-    return report

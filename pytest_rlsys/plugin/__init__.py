@@ -144,6 +144,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_rlsys.resources import FUNCTIONS
 
         standby = ChildProcess.on_standby(list(FUNCTIONS), request.limits)
+    from pytest_rlsys.grading.grader import SubmissionPathError
     from pytest_rlsys.plugin.run import GradingRun
 
     try:
@@ -151,6 +152,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except BaseException as exc:
         if standby is not None:
             standby.close()  # no grader took it (closing twice is harmless)
+        if isinstance(exc, SubmissionPathError):  # nothing to grade: its files are written
+            raise pytest.UsageError(
+                f"{settings.by_name('submission').pytest_flag}: {exc}"
+            ) from None
         if isinstance(exc, ValueError):  # bad paths and rubric files: a usage error
             raise pytest.UsageError(str(exc)) from None
         raise

@@ -144,8 +144,8 @@ def test_result_file_section_gives_valid_files(
     """A graded closure result file adds the gpu_result section to every platform file;
     a broken one (errors, not gradable checks) too."""
     from pytest_rlsys.grading.rubric import Rubric
-    from pytest_rlsys.plugin.run import grade_result
     from pytest_rlsys.resources import schema_dir
+    from pytest_rlsys.session import grade_result
 
     example = schema_dir() / "examples" / "pt-verl-closure.example.json"
     broken = tmp_path / "broken.json"
