@@ -152,14 +152,6 @@ def _child_user(text: str) -> str:
     return text
 
 
-def parse_junit_family(text: str) -> Any:
-    # Imported here: the plugin imports this module in every pytest run, before pytest's
-    # assertion rewriting of our packages is switched off (plugin/norewrite.py).
-    from pytest_rlsys.outputs.registry import parse_junit_family as parse
-
-    return parse(text)
-
-
 def parse_hidden_visibility(text: str) -> Any:
     from pytest_rlsys.outputs.registry import parse_hidden_visibility as parse
 
@@ -300,18 +292,6 @@ OPTIONS: tuple[Option, ...] = (
         pytest=True,
         commands=GRADE,
         output=True,
-    ),
-    Option(
-        "junit_family",
-        "xunit2|xunit1",
-        "Layout of the JUnit file: xunit2 (valid against pytest's JUnit schema, points "
-        "as suite properties) or xunit1 (legacy: per-case properties), as pytest's "
-        "junit_family (default {default}).",
-        parse_junit_family,
-        pytest=True,
-        ini=True,
-        commands=GRADE,
-        record=("render", "junit_family"),
     ),
     Option(
         "hidden_visibility",
@@ -637,7 +617,6 @@ def _request(
     base: Path,
     options: list[Option],
     flag: Callable[[str], str],
-    background: bool,
 ) -> GradingRequest:
     """The request from parsed values (None: unset) of ``options``; paths relative to
     ``base``.  Checks, in this order: the output paths, the rubric file, the result file."""
@@ -659,7 +638,7 @@ def _request(
         raise SettingError(f"{flag('result')}: {result}: no such file")
     if result is not None and result.is_dir():
         raise SettingError(f"{flag('result')}: {result} is a directory; give the JSON file")
-    chosen = {k: values[k] for k in ("junit_family", "hidden_visibility") if values.get(k)}
+    chosen = {k: values[k] for k in ("hidden_visibility",) if values.get(k)}
     return GradingRequest(
         submission=base / values["submission"] if values.get("submission") else None,
         result=result,
@@ -668,14 +647,12 @@ def _request(
         limits=limits_from(values),
         outputs=outputs,
         render=RenderOptions(lang=values.get("lang") or default_lang(), **chosen),
-        background=background,
     )
 
 
 def request_from_pytest(config: pytest.Config) -> GradingRequest:
     """The plugin's request: each ``--rlsys-NAME``, else its ini key (bad values name
-    the one that was used); paths relative to where pytest was started.  The submission
-    runs ahead of pytest's items unless only collecting (``--collect-only``)."""
+    the one that was used); paths relative to where pytest was started."""
     values: dict[str, Any] = {}
     for option in for_pytest():
         given = config.getoption(f"rlsys_{option.name}")
@@ -686,7 +663,6 @@ def request_from_pytest(config: pytest.Config) -> GradingRequest:
         config.invocation_params.dir,
         list(for_pytest()),
         lambda name: by_name(name).pytest_flag,
-        background=bool(values["submission"]) and not config.option.collectonly,
     )
 
 
@@ -697,4 +673,4 @@ def request_from_args(args: argparse.Namespace, command: str) -> GradingRequest:
     values = {o.name: getattr(args, o.name, None) for o in options}
     values["submission"] = getattr(args, "submission", None)
     flags = {o.name: o.cli_flag for o in options}
-    return _request(values, Path.cwd(), options, flags.__getitem__, background=False)
+    return _request(values, Path.cwd(), options, flags.__getitem__)

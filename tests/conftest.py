@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,11 @@ REPO = Path(__file__).resolve().parent.parent
 # The slow-marker policy (pyproject.toml): a plain `pytest` is the developer's quick loop
 # and leaves the tests marked slow out; `pytest --run-slow` (the README's whole-suite
 # command, what .ci/run runs) runs them too, as does naming a test file or folder.  A
-# test that runs far past the policy without the marker is named at the end of the run.
+# test that runs far past the policy without the marker fails the run: over
+# UNMARKED_SLOW_S times the machine's pace when it ended (``pace``: a loaded machine gets
+# the time its load takes from every test).
 UNMARKED_SLOW_S = 15.0
-_unmarked_slow: list[tuple[str, float]] = []
+_unmarked_slow: list[tuple[str, float, float]] = []  # node id, seconds, limit there
 _deselected_slow: list[int] = []  # how many a plain run left out
 
 
@@ -64,13 +67,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         _deselected_slow.append(len(slow))
 
 
+def pace(cpu_s: float = 0.05) -> float:
+    """How many times longer than its CPU time a short piece of pure Python takes here now
+    (at least 1): the share of a core the load of this machine leaves a process."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    while time.thread_time() - cpu < cpu_s:
+        sum(range(10_000))
+    return max(1.0, (time.perf_counter() - wall) / (time.thread_time() - cpu))
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if (
         report.when == "call"
         and report.duration > UNMARKED_SLOW_S
         and "slow" not in report.keywords
     ):
-        _unmarked_slow.append((report.nodeid, report.duration))
+        limit = UNMARKED_SLOW_S * pace()
+        if report.duration > limit:
+            _unmarked_slow.append((report.nodeid, report.duration, limit))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _unmarked_slow and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -79,9 +98,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"{_deselected_slow[0]} tests marked slow were left out; --run-slow runs them too"
         )
     if _unmarked_slow:
-        terminalreporter.write_sep("-", f"over {UNMARKED_SLOW_S:g} s without @pytest.mark.slow")
-        for nodeid, seconds in _unmarked_slow:
-            terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
+        terminalreporter.write_sep(
+            "-",
+            "FAILED: slow without @pytest.mark.slow (limit: 15 s x the machine's pace)",
+            red=True,
+        )
+        for nodeid, seconds, limit in _unmarked_slow:
+            terminalreporter.write_line(f"{seconds:6.1f} s (limit {limit:.0f} s)  {nodeid}")
 
 
 @pytest.fixture

@@ -174,21 +174,12 @@ def check_junit(text: str, report: ScoreReport, options: RenderOptions) -> ET.El
     cases = suite.findall("testcase")
     assert len(cases) == len(report.cases) == int(suite.get("tests", "-1"))
     earned, total = _cents(report)
-    if options.junit_family == "xunit2":
-        junit_schema().validate(raw.decode("utf-8"))
-        points = points_from_suite(suite)
-        assert len(points) == len({c.id for c in report.cases})
-        assert round(sum(p for p, _ in points.values()) * 100) == earned
-        assert round(sum(m for _, m in points.values()) * 100) == total
-        assert not any(case.find("properties") is not None for case in cases)
-    else:
-        got = [
-            float(p.get("value", "nan"))
-            for case in cases
-            for p in case.iter("property")
-            if p.get("name") == "points"
-        ]
-        assert len(got) == len(report.cases) and round(sum(got) * 100) == earned
+    junit_schema().validate(raw.decode("utf-8"))
+    points = points_from_suite(suite)
+    assert len(points) == len({c.id for c in report.cases})
+    assert round(sum(p for p, _ in points.values()) * 100) == earned
+    assert round(sum(m for _, m in points.values()) * 100) == total
+    assert not any(case.find("properties") is not None for case in cases)
     return root
 
 
@@ -261,8 +252,4 @@ def check_all(
             out[kind] = check_junit(text, report, options)
         else:
             out[kind] = check_classroom(text, report, options)
-    legacy = RenderOptions(options.lang, "xunit1", options.hidden_visibility)
-    out["junit-xunit1"] = check_junit(
-        reports.render("junit", report, options.lang, legacy), report, legacy
-    )
     return out

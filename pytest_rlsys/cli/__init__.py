@@ -78,9 +78,9 @@ def build_parser() -> Parser:
 
     p = command(
         "grade",
-        "Grade one submission with the packaged battery. Runs pytest with "
-        "the package's own configuration, so the current folder's pytest.ini/conftest "
-        "do not take part. Every option is the pytest plugin's --rlsys-NAME as --NAME.",
+        "Grade one submission with the packaged battery, as pytest --rlsys-submission "
+        "grades it but without pytest, so the current folder's pytest.ini/conftest "
+        "take no part. Every option is the pytest plugin's --rlsys-NAME as --NAME.",
         commands.grade,
     )
     p.add_argument("submission", help="the learner's .py file")

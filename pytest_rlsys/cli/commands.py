@@ -9,6 +9,7 @@ import csv
 import dataclasses
 import io
 import os
+import shutil
 import sys
 import threading
 import time
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_rlsys import settings, similarity
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.escaping import clean, csv_cell, say
-from pytest_rlsys.outputs import batchline, scorejson
+from pytest_rlsys.outputs import batchline, scorejson, terminal
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.resources import exercise_path
@@ -59,42 +60,29 @@ def _request(args: argparse.Namespace, command: str) -> GradingRequest:
 
 
 def grade(args: argparse.Namespace) -> ExitCode:
-    """Grade one submission through pytest with the packaged config (user config ignored)."""
-    import pytest
+    """Grade one submission as ``pytest --rlsys-submission`` does, without pytest (so no
+    pytest config or conftest of the current folder takes part): a batch of one."""
+    from pytest_rlsys.grading.grader import SubmissionPathError
+    from pytest_rlsys.session import GradingSession
 
-    from pytest_rlsys.grading.grader import SubmissionPathError, read_submission, zero_report
-    from pytest_rlsys.plugin import clean_args
-    from pytest_rlsys.plugin.run import write_outputs
-
+    prog = "rlsys grade"
     request = _request(args, "grade")
     if request.submission is None:  # argparse requires it; a namespace built elsewhere
-        raise UsageError("the submission file is required", "rlsys grade")
+        raise UsageError("the submission file is required", prog)
     try:
-        read_submission(request.submission)
-    except SubmissionPathError as exc:
-        if exc.usage:  # nothing to grade: the platform files still get 0 and the reason
-            write_outputs(request.outputs, zero_report(request, str(exc)), request.render)
-            raise UsageError(str(exc), "rlsys grade") from None
-    pytest_args = [
-        *clean_args(),
-        "-v" if args.verbose else "-q",
-        "--rlsys-submission",
-        str(request.submission),
-    ]
-    here = Path.cwd()
-    for option in settings.for_command("grade"):
-        value = getattr(args, option.name)
-        if option.pytest and value is not None:
-            text = str(here / value) if option.parse is None else str(value)
-            pytest_args += [option.pytest_flag, text]
-    code = pytest.main(pytest_args)
-    if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        return ExitCode.OK
-    if code == pytest.ExitCode.USAGE_ERROR:
-        return ExitCode.USAGE
-    if code == pytest.ExitCode.INTERRUPTED:
-        return ExitCode.INTERRUPTED
-    return ExitCode.ERROR
+        session = GradingSession.open(request)
+    except SubmissionPathError as exc:  # nothing to grade: its files say 0 and the reason
+        raise UsageError(str(exc), prog) from None
+    if args.verbose:
+        sys.stdout.writelines(f"{line}\n" for line in session.header_lines(Path.cwd()))
+    try:
+        if session.grader is not None:
+            session.grader.run_all()
+    finally:
+        session.finish()  # on Ctrl-C too: the cases run so far are recorded
+    width = max(40, shutil.get_terminal_size((terminal.WIDTH, 24)).columns)
+    sys.stdout.writelines(f"{line}\n" for line in session.summary_lines(args.verbose, width))
+    return ExitCode.ERROR if session.write_errors else ExitCode.OK
 
 
 # -- batch ----------------------------------------------------------------------------------
@@ -190,7 +178,7 @@ def _grade_row(
 ) -> dict[str, Any]:
     """One row: the submission graded through ``open_grader``, as ``rlsys grade`` grades
     it, so a link, a FIFO or a file gone missing scores 0 with the same reason."""
-    from pytest_rlsys.grading.grader import SubmissionPathError, open_grader, zero_report
+    from pytest_rlsys.grading.grader import open_grader
 
     row: dict[str, Any] = {"submission": name, "seed": request.seed}
     if path is None:
@@ -198,13 +186,9 @@ def _grade_row(
     began = time.monotonic()
     request = dataclasses.replace(request, submission=path)
     try:
-        try:
-            grader = open_grader(request, standbys.take() if standbys is not None else None)
-        except SubmissionPathError as exc:
-            report = zero_report(request, str(exc))
-        else:
-            grader.run_all()
-            report = grader.report()
+        grader = open_grader(request, standbys.take() if standbys is not None else None)
+        grader.run_all()
+        report = grader.report()
     except Exception as exc:  # one broken submission never stops the batch
         return {
             **row,
@@ -269,7 +253,6 @@ class _Progress:
 
 def batch(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.grading.ahead import StandbyPool
-    from pytest_rlsys.grading.grader import random_seed
     from pytest_rlsys.grading.isolation import ChildProcess
     from pytest_rlsys.grading.private import check_folder_private
     from pytest_rlsys.resources import FUNCTIONS
@@ -283,9 +266,7 @@ def batch(args: argparse.Namespace) -> ExitCode:
     if problem is not None:  # as root: children must not read their classmates' files
         raise UsageError(problem, prog)
     # One seed for the whole class, chosen once and written in every row.
-    request = dataclasses.replace(
-        request, seed=request.seed if request.seed is not None else random_seed()
-    )
+    request = dataclasses.replace(request, seed=request.battery_seed)
     seed = request.seed
     submissions = find_submissions(folder)
     if not submissions:

@@ -13,14 +13,13 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_rlsys.grading import comparison as plaindata
 from pytest_rlsys.grading import identity, isolation, outcomes, private
-from pytest_rlsys.grading.ahead import CaseRunner
 from pytest_rlsys.grading.isolation import ChildProcess
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall
 from pytest_rlsys.grading.request import GradingRequest
@@ -61,11 +60,8 @@ class SubmissionPathError(ValueError):
 
 
 def random_seed() -> int:
-    """The seed used when none is given (callers' name for it): fixed by the battery
-    version, not random, so the same file graded twice gets the same report."""
-    from pytest_rlsys.grading import battery
-
-    return battery.default_seed()
+    """The seed used when none is given (``GradingRequest.battery_seed``)."""
+    return GradingRequest().battery_seed
 
 
 def _linked_folder(path: Path) -> str | None:
@@ -134,9 +130,7 @@ def prepare_battery(seed: int) -> PreparedBattery:
     Cached: every submission of a batch shares the seed, so this is done once per batch
     rather than once per submission.  Cases are immutable and never mutated when run.
     """
-    # Imported here: a background grader starts the submission's process first
-    # (CaseRunner.run_ahead).
-    from pytest_rlsys.grading import battery
+    from pytest_rlsys.grading import battery  # here: the plugin starts its child first
 
     reference = battery.load_reference()
     reference_outcomes: dict[int, tuple[battery.Call, CallOutcome]] = {}
@@ -177,9 +171,8 @@ class Grader:
     rubric: Rubric = field(default_factory=Rubric)
     # Why the file was refused before reading (a link, a FIFO...): every case fails with it.
     refusal: str | None = None
-    # Load the submission at once and run the cases in a background thread
-    # (CaseRunner.run_ahead).
-    background: bool = False
+    # Nothing at the path (the refusal says why): no file, so no digest in the report.
+    missing: bool = False
     # A child already started (ChildProcess.standby) with these limits, to load into.
     standby: ChildProcess | None = field(default=None, repr=False)
 
@@ -190,9 +183,9 @@ class Grader:
         self.started: float | None = None
         self.notes: list[str] = []
         self.child: ChildProcess | None = None
-        # Runs each case once, here or ahead in a worker thread: the hand-over's one home.
-        self.runner: CaseRunner[CaseResult] = CaseRunner(self)
+        self.results: dict[str, CaseResult] = {}
         self._begun: dict[str, _Begun] = {}  # the next case, its first call already sent
+        self._heard_hidden = False  # whether the running child has had a hidden input
         self.decode_error: str | None = None
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
@@ -214,24 +207,17 @@ class Grader:
                 self.child = self.standby
             else:
                 self.standby.close()
-        if self.background and self.decode_error is None:
-            self._child()  # made here, so that close() can always stop it
-            self.started = time.monotonic()  # the budget counts from the load
-            self.runner.run_ahead()  # the child starts while the battery is prepared
         try:
             prepared = prepare_battery(self.seed)
             self.cases: list[Case] = list(prepared.cases)
             self.by_id = {c.id: c for c in self.cases}
             self.cents = assign_points(self.cases, self.rubric)
-            # Counted once: the runner asks for every case it waits on.
-            self.longest_case = max((len(case.calls) for case in self.cases), default=1)
         except BaseException:
             self.close()  # no child may outlive a grader that was never made
             raise
         self.ungradable = prepared.ungradable
         self.battery_sha256 = prepared.sha256
         self.submission_sha256 = hashlib.sha256(self.data).hexdigest()
-        self.runner.expect([case.id for case in self.cases])  # the items' usual order
 
     # -- running ----------------------------------------------------------------------
     def _child(self) -> ChildProcess:
@@ -252,55 +238,18 @@ class Grader:
                 )
         return None
 
-    @property
-    def results(self) -> dict[str, CaseResult]:
-        return self.runner.results
-
-    def plan(self, order: Sequence[str]) -> None:
-        """The cases the caller will ask for, in the order it will ask (a background
-        grader's worker runs exactly those, ``grading.ahead``)."""
-        self.runner.plan([case_id for case_id in order if case_id in self.by_id])
-
     def run_case(self, case_id: str, following: str | None = None) -> CaseResult:
         """Run one case (once; later calls return the stored result).  A fault of the
         grader itself scores the case 0 as an error, never shows the case's data.
         ``following``: the case the caller will ask for next (see ``_run_guarded``)."""
-        return self.runner.result(case_id, following)
-
-    # -- the Judge that the CaseRunner drives (grading.ahead) ---------------------------
-    def warm_up(self) -> object:
-        return self._child().ensure_loaded()
-
-    def judge(self, case_id: str, following: str | None) -> CaseResult:
-        # self.by_id exists by now: the worker runs cases only after __post_init__.
-        if self.started is None:
-            self.started = time.monotonic()
-        return self._run_guarded(
-            self.by_id[case_id], self.by_id[following] if following is not None else None
-        )
-
-    def reset(self) -> None:
-        """Back to where no case ran (the worker guessed the order wrong): a fresh
-        child, whose load prints anew, and no timeouts counted."""
-        self.timeouts.clear()
-        self._begun.clear()
-        if self.child is not None:
-            self.child.restart()
-
-    def drop_begun(self) -> None:
-        self._begun.clear()  # a call sent for a case not asked: its reply is skipped
-
-    def interrupt(self) -> None:
-        child = self.child
-        if child is not None:
-            child.stop()
-
-    def backstop_seconds(self) -> float:
-        """How long one case may take before a wait for it means the grader hangs: the
-        load and every call of the longest case at their limits, with a minute to spare
-        (the worker may be loading the submission first)."""
-        longest = getattr(self, "longest_case", 1)  # 1 while the battery is prepared
-        return self.limits.load_timeout_s + self.limits.call_timeout_s * longest + 60.0
+        if case_id not in self.results:
+            if self.started is None:
+                self.started = time.monotonic()  # the budget counts from the first case
+            if case_id not in self._begun:
+                self._begun.clear()  # a case begun but not asked next: its reply is skipped
+            after = self.by_id.get(following) if following is not None else None
+            self.results[case_id] = self._run_guarded(self.by_id[case_id], after)
+        return self.results[case_id]
 
     def _fault(self, case: Case, exc: Exception) -> CaseResult:
         """A fault of the grader itself on ``case``: 0 points, the error type recorded."""
@@ -323,7 +272,7 @@ class Grader:
                 outcomes = self._collect(begun)
         except Exception as exc:
             begun = _Begun(begun.case, begun.began, done=self._fault(case, exc))
-        if following is not None and following.id not in self._begun:
+        if following is not None and not {following.id} & (self._begun.keys() | self.results):
             self._begun[following.id] = self._begin(following)
         if begun.done is not None:
             return begun.done
@@ -348,7 +297,16 @@ class Grader:
             call = case.calls[0]
             child = self._child()
             if case.visibility == "hidden":
-                child.seal_output()  # print(args) must not show a hidden input
+                # print(args) must not show a hidden input; what the submission printed
+                # as it loaded is shown all the same (loaded first, then sealed).
+                child.ensure_loaded()
+                child.seal_output()
+                self._heard_hidden = True
+            elif self._heard_hidden:
+                # A visible case after hidden ones (a plugin reordered the items): a fresh
+                # child, so that its message cannot repeat what was kept of a hidden input.
+                child.restart()
+                self._heard_hidden = False
             first = child.begin_call(call.func, list(call.args), dict(call.kwargs))
             return _Begun(case, began, first=first)
         except Exception as exc:
@@ -423,7 +381,7 @@ class Grader:
 
     def run_all(self, progress: Callable[[CaseResult], None] | None = None) -> None:
         """Every case in battery order (``rlsys grade``/``batch``), each next case's first
-        call sent before the current one is judged, as the background thread does."""
+        call sent before the current one is judged."""
         try:
             ids = [case.id for case in self.cases]
             for case_id, following in zip(ids, [*ids[1:], None], strict=True):
@@ -434,7 +392,6 @@ class Grader:
             self.close()
 
     def close(self) -> None:
-        self.runner.stop(kill=True)
         if self.child is not None:
             self.child.close()
 
@@ -450,7 +407,7 @@ class Grader:
             results.append(result)
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
         children = self.child.notes if self.child else []
-        notes = list(dict.fromkeys(self.notes + self.runner.notes + children))
+        notes = list(dict.fromkeys(self.notes + children))
         if self.child is not None:
             notes.append(f"the submission ran as {self.child.run_as}")
         load_error, load_exc_type = self._load_failure()
@@ -458,7 +415,7 @@ class Grader:
             cases=results,
             seed=self.seed,
             submission=str(self.path),
-            submission_sha256=self.submission_sha256,
+            submission_sha256=None if self.missing else self.submission_sha256,
             battery_sha256=self.battery_sha256,
             notes=notes,
             ungraded_cents=ungraded,
@@ -483,32 +440,32 @@ class Grader:
 
 def open_grader(request: GradingRequest, standby: ChildProcess | None = None) -> Grader:
     """The only way to open a Grader: for ``request.submission``, with the request's seed,
-    limits and rubric (the language is the outputs' concern).  A refused file (a link, a
-    FIFO, too big) gives a Grader whose every case fails with the reason, so it is graded 0
-    and reported like any other; only a path with nothing to grade (missing, a directory) raises
-    SubmissionPathError, and ``zero_report`` then gives its report.  ``standby``: a child
-    already started (``ChildProcess.on_standby``) to load the submission into."""
+    limits and rubric (the language is the outputs' concern).  A file that cannot be graded
+    gives a Grader whose every case fails with the reason, so it is graded 0 and reported
+    like any other: a refused one (a link, a FIFO, too big), or nothing at the path (missing,
+    a directory: ``missing`` holds the reason, a usage error of whoever typed the path).
+    ``standby``: a child already started (``ChildProcess.on_standby``) to load into."""
     path = request.submission
     if path is None:
         raise ValueError("a grading request without a submission opens no grader")
     refusal: str | None = None
+    missing = False
     try:
         data = read_submission(path)
     except SubmissionPathError as exc:
-        if exc.usage:
-            if standby is not None:
-                standby.close()  # no grader will take it
-            raise
-        data, refusal = b"", str(exc)
+        data, refusal, missing = b"", str(exc), exc.usage
+        if missing and standby is not None:
+            standby.close()  # nothing will load into it
+            standby = None
     return Grader(
         path,
         data,
-        random_seed() if request.seed is None else request.seed,
-        request.limits,
+        request.battery_seed,
+        Limits() if missing else request.limits,
         request.rubric,
         refusal=refusal,
-        background=request.background,
         standby=standby,
+        missing=missing,
     )
 
 
@@ -528,21 +485,3 @@ def grade_file(
     grader = open_grader(request)
     grader.run_all()
     return grader.report()
-
-
-def zero_report(request: GradingRequest, reason: str) -> ScoreReport:
-    """The report of a submission that could not be graded at all (nothing at its path):
-    every case 0, with the reason, so that platforms still show a grade and an
-    explanation, and a class folder gets the same row as ``rlsys grade`` gives."""
-    grader = Grader(
-        request.submission or Path(),
-        b"",
-        random_seed() if request.seed is None else request.seed,
-        Limits(),
-        request.rubric,
-        refusal=reason,
-    )
-    grader.run_all()
-    report = grader.report()
-    report.submission_sha256 = None
-    return report

@@ -15,7 +15,6 @@ import json
 import math
 import os
 import pwd
-import queue
 import select
 import shutil
 import signal
@@ -25,10 +24,8 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pytest_rlsys.escaping import clean_line
 from pytest_rlsys.escaping import clean_output as _clean_output
@@ -113,30 +110,56 @@ def describe_exit(returncode: int | None) -> str:
 
 
 class _OutputDrain(threading.Thread):
-    """Reads the child's stdout+stderr, keeping only the first ``cap`` bytes."""
+    """Reads the child's stdout+stderr, keeping only the first ``cap`` bytes.  Every read
+    is made under the lock, so ``settle`` can take in what is still in the pipe."""
 
     def __init__(self, fd: int, cap: int) -> None:
         super().__init__(daemon=True)
         self.fd, self.cap = fd, cap
+        os.set_blocking(fd, False)
         self.kept = bytearray()
         self.total = 0
         self.lock = threading.Lock()
+        self.ended = False
 
     def run(self) -> None:
+        waiter = select.poll()
+        waiter.register(self.fd, select.POLLIN)
         try:
-            while True:
-                chunk = os.read(self.fd, 65536)
-                if not chunk:
-                    break
+            while not self.ended:
+                waiter.poll()
                 with self.lock:
-                    self.total += len(chunk)
-                    room = self.cap - len(self.kept)
-                    if room > 0:
-                        self.kept += chunk[:room]
-        except OSError:
-            pass
+                    self._take()
         finally:
-            os.close(self.fd)
+            with self.lock:
+                self.ended = True
+                os.close(self.fd)
+
+    def _take(self) -> bool:
+        """One read of the pipe (lock held); False when it holds nothing now or has ended."""
+        if self.ended:
+            return False
+        try:
+            chunk = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.ended = True
+            return False
+        self.total += len(chunk)
+        room = self.cap - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+        return True
+
+    def settle(self) -> None:
+        """Take in everything the child wrote so far (it flushes before each reply, so
+        after a reply this is all it printed until then)."""
+        with self.lock:
+            while self._take():
+                pass
 
     def text(self) -> str:
         with self.lock:
@@ -262,21 +285,19 @@ class ChildProcess:
             # uid/gid (and clears supplementary groups) before running Python.
             command = [*wrapper, "-G", str(user.gid), "-S", str(user.uid), "--", *command]
         try:
-            self.proc = _from_a_lasting_thread(
-                lambda: subprocess.Popen(
-                    command,
-                    stdin=req_r,
-                    stdout=out_w,
-                    stderr=out_w,
-                    pass_fds=(rep_w,),
-                    cwd=self.scratch or "/",
-                    env=env,
-                    start_new_session=True,
-                    close_fds=True,
-                    user=user.uid if user and drop else None,
-                    group=user.gid if user and drop else None,
-                    extra_groups=[] if user and drop else None,
-                )
+            self.proc = subprocess.Popen(
+                command,
+                stdin=req_r,
+                stdout=out_w,
+                stderr=out_w,
+                pass_fds=(rep_w,),
+                cwd=self.scratch or "/",
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+                user=user.uid if user and drop else None,
+                group=user.gid if user and drop else None,
+                extra_groups=[] if user and drop else None,
             )
         finally:
             for fd in (req_r, rep_w, out_w):
@@ -388,6 +409,8 @@ class ChildProcess:
         """From now on what the submission prints is not shown (a hidden case's inputs
         are about to reach it, and ``print(args)`` would show them)."""
         if self._sealed is None:
+            if self.drain is not None:
+                self.drain.settle()  # what it printed before its last reply is shown
             self._sealed = self.output()
 
     # -- framing ----------------------------------------------------------------------
@@ -711,41 +734,6 @@ def _kill_tree(proc: subprocess.Popen[bytes], fenced: bool) -> None:
             proc.wait(timeout=1)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-
-
-_T = TypeVar("_T")
-_SPAWN_LOCK = threading.Lock()
-_SPAWNS: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] | None = None
-
-
-def _from_a_lasting_thread(start: Callable[[], _T]) -> _T:
-    """``start()`` run in a thread that lives as long as the process.
-
-    The kernel sends a parent-death signal (bwrap's ``--die-with-parent``, the child's
-    own ``PR_SET_PDEATHSIG``) when the *thread* that forked the child ends, not the
-    process: a child started by the background runner's thread (or a batch worker's)
-    was SIGKILLed as soon as that thread finished, in the middle of a later case."""
-    if threading.current_thread() is threading.main_thread():
-        return start()
-    global _SPAWNS
-    with _SPAWN_LOCK:
-        if _SPAWNS is None:
-            _SPAWNS = queue.SimpleQueue()
-            threading.Thread(
-                target=_serve_spawns, args=(_SPAWNS,), name="rlsys-spawner", daemon=True
-            ).start()
-    done: Future[_T] = Future()
-    _SPAWNS.put((start, done))
-    return done.result()
-
-
-def _serve_spawns(spawns: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]]) -> None:
-    while True:
-        start, done = spawns.get()
-        try:
-            done.set_result(start())
-        except BaseException as exc:  # handed to the thread that asked
-            done.set_exception(exc)
 
 
 _SUBREAPER_LOCK = threading.Lock()

@@ -28,16 +28,21 @@ class GradingRequest:
 
     submission: Path | None = None  # the learner's .py file
     result: Path | None = None  # a verl closure result file (section gpu_result)
-    # None: the battery's own seed, fixed by its version (``grader.random_seed``).
+    # None: the battery's own seed (``battery_seed``).
     seed: int | None = None
     rubric: Rubric = field(default_factory=Rubric)
     limits: Limits = field(default_factory=Limits)
     # Output option name -> path, every one checked usable when the request was built.
     outputs: Mapping[str, Path] = field(default_factory=dict)
     render: RenderOptions = field(default_factory=RenderOptions)
-    # Load the submission at once and run its cases ahead of whoever asks for them
-    # (``grading.ahead``): the pytest plugin's overlap with pytest's own work.
-    background: bool = False
+
+    @property
+    def battery_seed(self) -> int:
+        """The seed graded with: the request's, else the battery's own, fixed by its version
+        (the same file graded twice gets the same report).  The one place for the default."""
+        from pytest_rlsys.grading import battery  # the battery only when grading
+
+        return self.seed if self.seed is not None else battery.default_seed()
 
     @property
     def lang(self) -> str:

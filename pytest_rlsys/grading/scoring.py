@@ -16,14 +16,12 @@ from pytest_rlsys.grading.verdicts import ValueDiff
 from pytest_rlsys.messages import Msg
 
 __all__ = [
-    "JUNIT_FAMILIES",
     "OUTPUT_KINDS",
     "PLATFORM_VISIBILITIES",
     "SCORE_SCHEMA_ID",
     "STATUSES",
     "VISIBILITIES",
     "CaseResult",
-    "JunitFamily",
     "OutputKind",
     "PlatformVisibility",
     "RenderOptions",
@@ -52,10 +50,6 @@ STATUSES: tuple[Status, ...] = get_args(Status)
 VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)
 PLATFORM_VISIBILITIES: tuple[PlatformVisibility, ...] = get_args(PlatformVisibility)
 OUTPUT_KINDS: tuple[OutputKind, ...] = get_args(OutputKind)
-# xunit2: valid against pytest's junit-10.xsd (what pytest writes by default);
-# xunit1: the legacy layout, with per-testcase <properties> and <error> elements.
-JunitFamily = Literal["xunit2", "xunit1"]
-JUNIT_FAMILIES: tuple[JunitFamily, ...] = get_args(JunitFamily)
 
 
 @dataclass(frozen=True)
@@ -64,7 +58,6 @@ class RenderOptions:
     grading request (``grading.request``), read by every renderer."""
 
     lang: str = "en"
-    junit_family: JunitFamily = "xunit2"
     # Gradescope visibility of the hidden cases (e.g. after_due_date).
     hidden_visibility: PlatformVisibility = "visible"
 

@@ -6,11 +6,16 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_rlsys.escaping import clean_document
 
-__all__ = ["write_atomic"]
+if TYPE_CHECKING:
+    from pytest_rlsys.grading.scoring import RenderOptions, ScoreReport
+
+__all__ = ["write_atomic", "write_outputs"]
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -30,3 +35,21 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_outputs(
+    outputs: Mapping[str, Path], report: ScoreReport, options: RenderOptions
+) -> list[str]:
+    """Write every requested output (name -> path); the problems, one line each (never
+    raises: a file that cannot be written or rendered must not cost the others)."""
+    from pytest_rlsys.outputs import registry
+
+    errors: list[str] = []
+    for name, path in outputs.items():
+        try:
+            write_atomic(path, registry.render(name, report, options))
+        except OSError as exc:
+            errors.append(f"could not write --rlsys-{name} {path}: {exc.strerror or exc}")
+        except Exception as exc:  # a renderer fault must not cost the other outputs
+            errors.append(f"could not render --rlsys-{name}: {type(exc).__name__}: {exc}")
+    return errors

@@ -1,11 +1,9 @@
-"""JUnit XML, in the two layouts pytest itself writes (its ``junit_family`` option).
+"""JUnit XML in pytest's default layout (``junit_family = xunit2``).
 
-- ``xunit2`` (default): valid against the schema pytest validates its own output with
-  (testing/example_scripts/junit-10.xsd).  That schema allows ``<properties>`` only on the
-  suite, so the points are suite properties keyed by case (``points:<case id>`` =
-  ``"earned/max"``; ``points_from_suite`` reads them back).
-- ``xunit1`` (legacy): the points also as per-testcase ``<properties>`` (``points``,
-  ``max_points``), as pytest's ``record_property`` writes them under that family.
+Valid against the schema pytest validates its own output with
+(testing/example_scripts/junit-10.xsd).  That schema allows ``<properties>`` only on the
+suite, so the points are suite properties keyed by case (``points:<case id>`` =
+``"earned/max"``; ``points_from_suite`` reads them back).
 
 Failures are ``<failure>``, errors and timeouts ``<error type="error|timeout">``, cases
 that did not run ``<skipped>``.
@@ -46,11 +44,6 @@ def _case(suite: ET.Element, case: CaseResult, options: RenderOptions) -> None:
         name=_attr(name or case.id),
         time=f"{seconds(case.seconds):.3f}",
     )
-    legacy = options.junit_family == "xunit1"
-    if legacy:
-        props = ET.SubElement(element, "properties")
-        ET.SubElement(props, "property", name="points", value=_num(case.cents))
-        ET.SubElement(props, "property", name="max_points", value=_num(case.max_cents))
     body = clip(clean(terminal.failure_text(case, options.lang)), MAX_TEXT)
     if case.status == "failed":
         ET.SubElement(
@@ -88,7 +81,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         ("score", _num(earned)),
         ("max_score", _num(total)),
         ("seed", str(report.seed)),
-        ("junit_family", options.junit_family),
+        ("junit_family", "xunit2"),
         ("battery_sha256", str(report.battery_sha256)),
         ("submission_sha256", str(report.submission_sha256)),
     ):

@@ -13,10 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pytest_rlsys.grading.scoring import (
-    JUNIT_FAMILIES,
     OUTPUT_KINDS,
     PLATFORM_VISIBILITIES,
-    JunitFamily,
     OutputKind,
     PlatformVisibility,
     RenderOptions,
@@ -24,14 +22,11 @@ from pytest_rlsys.grading.scoring import (
 )
 
 __all__ = [
-    "JUNIT_FAMILIES",
     "OUTPUTS",
-    "JunitFamily",
     "Output",
     "RenderOptions",
     "Renderer",
     "parse_hidden_visibility",
-    "parse_junit_family",
     "render",
     "renderer",
 ]
@@ -96,15 +91,6 @@ def renderer(kind: str) -> Renderer:
 def render(kind: str, report: ScoreReport, options: RenderOptions | None = None) -> str:
     """The text of output ``kind`` for ``report``; never raises on the report's content."""
     return renderer(kind)(report, options or RenderOptions())
-
-
-def parse_junit_family(text: str) -> JunitFamily:
-    for family in JUNIT_FAMILIES:
-        if text == family:
-            return family
-    if text == "legacy":  # pytest's own alias for xunit1
-        return "xunit1"
-    raise ValueError(f"must be one of {', '.join(JUNIT_FAMILIES)}")
 
 
 def parse_hidden_visibility(text: str) -> PlatformVisibility:

@@ -395,20 +395,25 @@ def terminal_summary(
     if not_run:
         lines += wrap(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
     # Failures that say the same thing for many cases (load error, crash, a resource
-    # exhausted whatever the input): once, visible and hidden cases together.
-    by_message: dict[str, list[CaseResult]] = {}
+    # exhausted whatever the input): once, visible and hidden cases together.  Grouped
+    # by the records' facts (kind, detail), never by their words.
+    by_fact: dict[tuple[str, str], list[CaseResult]] = {}
     for case in failed:
         if case.not_implemented:
             continue
-        resource = resource_failure(case)
-        if resource is not None:  # per TODO: one function, one place it fails
-            key = f"{section_label(case.section, lang)}: {resource}"
-            by_message.setdefault(key, []).append(case)
+        if resource_failure(case) is not None:  # per TODO: one function, one place it fails
+            key = ("resource", f"{case.section} {case.exc_type}")
         elif case.kind == "load_failed":  # one submission, one load error: said once
-            by_message.setdefault("\0load_failed", []).append(case)
+            key = ("load_failed", "")
         elif case.status in ("error", "timeout"):
-            by_message.setdefault(message(case, lang), []).append(case)
-    shared = {m: cases for m, cases in by_message.items() if len(cases) > 1}
+            key = (
+                case.kind,
+                repr((case.path, case.note, case.exc_type, case.limit, case.names)),
+            )
+        else:
+            continue
+        by_fact.setdefault(key, []).append(case)
+    shared = {k: cases for k, cases in by_fact.items() if len(cases) > 1}
     done = {c.id for cases in shared.values() for c in cases}
     for cases in shared.values():
         where = ", ".join(dict.fromkeys(section_label(c.section, lang) for c in cases))

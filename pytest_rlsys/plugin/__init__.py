@@ -142,17 +142,15 @@ def pytest_configure(config: pytest.Config) -> None:
     except SettingError as exc:
         raise pytest.UsageError(str(exc)) from None
     standby = None
-    if request.background:
+    if request.submission is not None and not config.option.collectonly:
         # The submission's interpreter starts first, so that its start-up overlaps the
         # import of the grading modules and the battery (it runs nothing of the
         # submission's until the grader has protected its private files and loads it).
-        from pytest_rlsys.grading.ahead import StandbyPool
         from pytest_rlsys.grading.isolation import ChildProcess
         from pytest_rlsys.resources import FUNCTIONS
 
-        limits = request.limits
-        pool = StandbyPool(lambda: ChildProcess.on_standby(list(FUNCTIONS), limits), ahead=0)
-        standby = pool.take()
+        standby = ChildProcess.on_standby(list(FUNCTIONS), request.limits)
+    from pytest_rlsys.grading.grader import SubmissionPathError
     from pytest_rlsys.plugin.run import GradingRun
 
     try:
@@ -160,6 +158,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except BaseException as exc:
         if standby is not None:
             standby.close()  # no grader took it (closing twice is harmless)
+        if isinstance(exc, SubmissionPathError):  # nothing to grade: its files are written
+            raise pytest.UsageError(
+                f"{settings.by_name('submission').pytest_flag}: {exc}"
+            ) from None
         if isinstance(exc, ValueError):  # bad paths and rubric files: a usage error
             raise pytest.UsageError(str(exc)) from None
         raise
@@ -246,8 +248,7 @@ class CaseFailed(Exception):
 class BatteryFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         grading = self.config.stash[session_key]
-        # No per-item pytest-timeout marker: the grader enforces every limit, and the wait
-        # for a case run in the background has its own backstop (grading.ahead).
+        # No per-item pytest-timeout marker: the grader enforces every limit.
         for name, case_ids, max_points in grading.items():
             item = CaseItem.from_parent(self, name=name)
             item.case_ids = case_ids

@@ -497,3 +497,68 @@ def test_a_todos_hidden_cases_are_one_item_that_names_only_categories(
     doc = load_report(pytester.path / "score.json")
     assert sum(t["visibility"] == "hidden" for t in doc["tests"]) > 100
     result.assert_outcomes(passed=_item_count() - 1, failed=1)
+
+
+# Every call fails with the arguments of the call before it (the submission kept them):
+# a visible case that runs right after a hidden one in the same child would show that
+# hidden input.  It also prints at import.
+REMEMBERS = """
+import json
+print("IMPORT-MARKER printed at import")
+_previous = ["none"]
+
+
+def _remember(*args, **kwargs):
+    said = _previous[0]
+    _previous[0] = json.dumps([list(args), kwargs], sort_keys=True)[:150]
+    raise RuntimeError("previous call: " + said)
+
+
+evaluate_topology = pipeline_capacity = transfer_ledger = _remember
+"""
+REORDER = """
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: ({order}, item.name))
+"""
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        pytest.param("not item.name.endswith('.hidden')", id="hidden_first"),
+        pytest.param("hash(item.name) % 3", id="shuffled"),
+    ],
+)
+def test_order_of_the_items_never_lets_a_hidden_input_reach_a_visible_case(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, order: str
+) -> None:
+    # A reordering plugin (as pytest-randomly or -p random-order is), from a folder of
+    # its own: hidden items run before visible ones.
+    from pytest_rlsys.grading.grader import prepare_battery
+
+    plugins = pytester.path / "plugins"
+    plugins.mkdir()
+    (plugins / "reorder_items.py").write_text(REORDER.format(order=order), encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(plugins))
+    monkeypatch.setenv("PYTHONHASHSEED", "3")
+    (pytester.path / "upload").mkdir()
+    _write(pytester, "upload/mine.py", REMEMBERS)
+    result = pytester.runpytest_subprocess(
+        "-p", "reorder_items", "-v", "--rlsys-submission", "upload/mine.py",
+        "--rlsys-seed", "1", "--rlsys-report", "score.json",
+    )  # fmt: skip
+    names = [line.split("::")[1].split()[0] for line in result.outlines if "::" in line]
+    first_visible = next(i for i, name in enumerate(names) if not name.endswith(".hidden"))
+    assert any(name.endswith(".hidden") for name in names[:first_visible]), names
+    cases = prepare_battery(1).cases
+    seen: dict[str, set[str]] = {"hidden": set(), "visible": set()}  # as remembered
+    for case in cases:
+        for call in case.calls:
+            text = json.dumps([list(call.args), dict(call.kwargs)], sort_keys=True)[:150]
+            seen[case.visibility].add(text)
+    hidden_only = seen["hidden"] - seen["visible"]
+    doc = load_report(pytester.path / "score.json")
+    shown = [" ".join(map(str, c.values())) for c in doc["tests"] if c["visibility"] == "visible"]
+    assert "previous call: " in "".join(shown)  # the messages are shown
+    assert not [text for text in hidden_only if any(text in s for s in shown)]
+    assert "IMPORT-MARKER printed at import" in result.stdout.str()

@@ -890,24 +890,34 @@ def test_a_grader_that_is_ended_leaves_no_child(tmp_path: Path, fence: str, how:
         env["RLSYS_NO_BWRAP"] = "1"
     before = {p[0] for p in processes()}
     grader = subprocess.Popen([sys.executable, "-c", code, str(path)], env=env)
+    # Every wait below ends as soon as its condition holds; the bounds are wide because
+    # a loaded machine starts, ends and reaps slowly, and the speed is not the point.
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         child_uids: set[int] = set()
-        while time.monotonic() < deadline and not child_uids:
-            child_uids = {
-                p[2]
-                for p in processes()
-                if p[0] not in before and p[2] >= identity.EPHEMERAL_UID_BASE
-            }
+        in_call = False
+        while time.monotonic() < deadline and not in_call:
+            children = [
+                p for p in processes() if p[0] not in before and p[2] >= identity.EPHEMERAL_UID_BASE
+            ]
+            child_uids = {p[2] for p in children}
+            # In its call once it has written its file (inside the fence, in its own /tmp).
+            in_call = any(
+                os.path.exists(f"/proc/{p[0]}/root/tmp/rlsys-hang-{p[2]}") for p in children
+            )
             time.sleep(0.05)
-        assert child_uids, "the child never started"
-        time.sleep(0.3)  # it is in its call now
+        assert in_call, "the child never reached its call"
         grader.send_signal(getattr(signal, how))
-        grader.wait(timeout=30)
-        deadline = time.monotonic() + 15  # a loaded machine reaps slowly
-        while time.monotonic() < deadline and [p for p in processes() if p[2] in child_uids]:
+        grader.wait(timeout=120)
+        deadline = time.monotonic() + 60
+
+        def left() -> list[tuple[int, int, int, str]]:
+            # Only this grader's: an earlier test's child may share a fresh uid.
+            return [p for p in processes() if p[2] in child_uids and p[0] not in before]
+
+        while time.monotonic() < deadline and left():
             time.sleep(0.05)
-        assert not [p for p in processes() if p[2] in child_uids and p[3] != "Z"]
+        assert not [p for p in left() if p[3] != "Z"]
         left = [f"/tmp/rlsys-hang-{uid}" for uid in child_uids]
         if fence == "bwrap" or how != "SIGKILL":
             # A grader killed outright cannot sweep; only the fence leaves nothing then.
@@ -984,62 +994,6 @@ def test_the_score_json_has_a_stated_size_bound(tmp_path: Path, source: str) -> 
     bound = len(report.cases) * MAX_CASE_JSON_BYTES + MAX_REPORT_EXTRA_BYTES
     assert size <= bound, (size, bound)
     assert size < 2 * 1024 * 1024  # and, in absolute terms, small
-
-
-def test_a_backstop_keeps_the_results_already_earned(tmp_path: Path) -> None:
-    sub = tmp_path / "mine.py"
-    slow = (
-        "\n_real = evaluate_topology\n"
-        "def evaluate_topology(*a, **k):\n"
-        "    import time\n"
-        "    time.sleep(3)\n"
-        "    return _real(*a, **k)\n"
-    )
-    sub.write_text(solution_path().read_text("utf-8") + slow, encoding="utf-8")
-    grader = open_grader(GradingRequest(submission=sub, seed=1, background=True))
-    try:
-        ids = [c.id for c in grader.cases]
-        grader.plan(ids)
-        first = grader.run_case(ids[0])
-        assert first.status == "passed"
-        assert grader.runner.ahead
-        deadline = time.monotonic() + 30
-        while len(grader.runner.earned()) < 20 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        earned = set(grader.runner.earned())
-        assert earned
-        grader.backstop_seconds = lambda: 0.0  # type: ignore[method-assign]
-        with pytest.raises(TimeoutError):
-            grader.run_case(ids[-1])  # as if the worker hung on it
-        report = grader.report()
-        by_id = {c.id: c for c in report.cases}
-        assert by_id[ids[0]].status == "passed"
-        assert all(by_id[i].status != "not_run" for i in earned if i != ids[-1])
-    finally:
-        grader.close()
-
-
-# -- round 3, class 4: one escaping rule at every edge ---------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("cell", "shown"),
-    [
-        ('=HYPERLINK("http://x","y")', '\'=HYPERLINK("http://x","y")'),
-        ("+1+1", "'+1+1"),
-        ("-2+3", "'-2+3"),
-        ("@SUM(A1)", "'@SUM(A1)"),
-        ("\t=1", "'\t=1"),
-        ("\r=1", "'\\x0d=1"),
-        ("plain", "plain"),
-        ("\x1b[2Jclear", "\\x1b[2Jclear"),
-    ],
-)
-def test_csv_cells_are_neutralised_as_owasp_says(cell: str, shown: str) -> None:
-    from pytest_rlsys.escaping import csv_cell
-
-    assert csv_cell(cell) == shown
-    assert csv_cell(3) == 3 and csv_cell(None) is None
 
 
 def test_batch_csv_and_progress_escape_learner_text(tmp_path: Path) -> None:

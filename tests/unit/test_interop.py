@@ -35,7 +35,8 @@ from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import reports, terminal
 from pytest_rlsys.outputs.classroom import exact_running_scores
 from pytest_rlsys.outputs.files import write_atomic
-from pytest_rlsys.outputs.registry import JUNIT_FAMILIES, OUTPUTS, RenderOptions, renderer
+from pytest_rlsys.outputs.junit import points_from_suite
+from pytest_rlsys.outputs.registry import OUTPUTS, RenderOptions, renderer
 from pytest_rlsys.outputs.text import clean, is_clean
 from tests.corpora.test_scenarios import SEED, limits_for, load_expected, submission_path
 from tests.platform_checks import (
@@ -143,8 +144,8 @@ def test_result_file_section_gives_valid_files(
     """A graded closure result file adds the gpu_result section to every platform file;
     a broken one (errors, not gradable checks) too."""
     from pytest_rlsys.grading.rubric import Rubric
-    from pytest_rlsys.plugin.run import grade_result
     from pytest_rlsys.resources import schema_dir
+    from pytest_rlsys.session import grade_result
 
     example = schema_dir() / "examples" / "pt-verl-closure.example.json"
     broken = tmp_path / "broken.json"
@@ -174,24 +175,19 @@ def test_pytests_schema_rejects_testcase_properties() -> None:
             junit_schema().validate(base.format(inner))
 
 
-def test_junit_points_recoverable_and_legacy_family(corpus: dict[str, ScoreReport]) -> None:
+def test_junit_points_recoverable(corpus: dict[str, ScoreReport]) -> None:
     report = corpus["mutates_inputs"]
     earned = sum(c.cents for c in report.cases)
     assert 0 < earned < 10_000 and earned % 100  # a score with hundredths
     modern = check_junit(reports.render("junit", report), report, RenderOptions())
     props = {p.get("name"): p.get("value", "") for p in modern.iter("property")}
     assert props["junit_family"] == "xunit2" and float(props["score"] or "") == earned / 100
-    legacy_text = reports.render("junit", report, options=RenderOptions(junit_family="xunit1"))
-    legacy = check_junit(legacy_text, report, RenderOptions(junit_family="xunit1"))
-    assert legacy.find("testsuite/testcase/properties") is not None
     crashed = corpus["sys_exit_in_call"]
     errored = [c for c in crashed.cases if c.status in ("error", "timeout")]
     assert errored  # so an <error> element is validated too
     name = errored[0].id.partition(".")[2]
-    for family in JUNIT_FAMILIES:
-        options = RenderOptions(junit_family=family)
-        root = check_junit(reports.render("junit", crashed, options=options), crashed, options)
-        assert root.find(f"testsuite/testcase[@name='{name}']/error") is not None
+    root = check_junit(reports.render("junit", crashed), crashed, RenderOptions())
+    assert root.find(f"testsuite/testcase[@name='{name}']/error") is not None
 
 
 # -- Gradescope ---------------------------------------------------------------------------
@@ -328,14 +324,13 @@ def score_reports(draw: st.DrawFn) -> ScoreReport:
 @given(
     score_reports(),
     st.sampled_from(["en", "zh"]),
-    st.sampled_from(JUNIT_FAMILIES),
     st.sampled_from(PLATFORM_VISIBILITIES),
 )
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_any_text_gives_parseable_valid_files(
-    report: ScoreReport, lang: str, family: Any, visibility: Any
+    report: ScoreReport, lang: str, visibility: Any
 ) -> None:
-    options = RenderOptions(lang=lang, junit_family=family, hidden_visibility=visibility)
+    options = RenderOptions(lang=lang, hidden_visibility=visibility)
     check_all(report, options, score_schema=False)
     for line in terminal.terminal_lines(report, lang):
         assert is_clean(line) and line.encode("utf-8")
@@ -401,8 +396,6 @@ def test_plugin_options_reach_the_files(pytester: pytest.Pytester, reference_sou
         f"--rlsys-seed={SEED}",
         "--rlsys-junit",
         "j.xml",
-        "--rlsys-junit-family",
-        "xunit1",
         "--rlsys-gradescope",
         "gs.json",
         "--rlsys-hidden-visibility",
@@ -411,7 +404,7 @@ def test_plugin_options_reach_the_files(pytester: pytest.Pytester, reference_sou
     )
     assert result.ret == 1, result.stdout.str()
     junit = ET.parse(pytester.path / "j.xml").getroot()
-    assert junit.find("testsuite/testcase/properties") is not None
+    assert points_from_suite(junit.find("testsuite"))  # type: ignore[arg-type]
     gradescope = json.loads((pytester.path / "gs.json").read_text(encoding="utf-8"))
     assert {t["visibility"] for t in gradescope["tests"]} == {"visible", "after_due_date"}
     bad = pytester.runpytest_subprocess(
@@ -419,9 +412,9 @@ def test_plugin_options_reach_the_files(pytester: pytest.Pytester, reference_sou
         "no:cacheprovider",
         "--rlsys-submission",
         "mine.py",
-        "--rlsys-junit-family",
-        "xunit3",
+        "--rlsys-hidden-visibility",
+        "sometimes",
         timeout=60,
     )
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--rlsys-junit-family='xunit3': must be one of xunit2, xunit1" in bad.stderr.str()
+    assert "--rlsys-hidden-visibility='sometimes': must be one of" in bad.stderr.str()

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from pytest_rlsys.grading.rubric import Rubric
-from pytest_rlsys.plugin.run import grade_result
 from pytest_rlsys.resources import schema_dir
 from pytest_rlsys.resultfile.loading import Problem, load_result_file
+from pytest_rlsys.session import grade_result
 from tests.conftest import load_report
 
 EXAMPLE = schema_dir() / "examples" / "pt-verl-closure.example.json"

@@ -1,0 +1,29 @@
+"""The suite's slow-marker policy (tests/conftest.py): an unmarked test far over the limit
+fails the run, whatever the load, and a marked one does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+CONFTEST = Path(__file__).resolve().parent.parent / "conftest.py"
+
+
+@pytest.mark.slow  # two pytest runs in subprocesses
+@pytest.mark.parametrize(("marker", "code"), [("", 1), ("@pytest.mark.slow\n", 0)])
+def test_an_unmarked_slow_test_fails_the_run(
+    pytester: pytest.Pytester, marker: str, code: int
+) -> None:
+    # The limit scaled down to 0.01 s x the pace: a 2 s sleep is over it unless this
+    # machine runs a hundred times slower than its CPU time, whatever else it runs.
+    text = CONFTEST.read_text(encoding="utf-8")
+    assert "UNMARKED_SLOW_S = 15.0" in text
+    pytester.makeconftest(text.replace("UNMARKED_SLOW_S = 15.0", "UNMARKED_SLOW_S = 0.01"))
+    pytester.makeini("[pytest]\nmarkers = slow: slow\n")
+    pytester.makepyfile(
+        test_sleepy=f"import time, pytest\n{marker}def test_sleepy():\n    time.sleep(2)\n"
+    )
+    result = pytester.runpytest_subprocess("test_sleepy.py")
+    assert result.ret == code, result.stdout.str()
+    assert ("without @pytest.mark.slow" in result.stdout.str()) == (code == 1)
