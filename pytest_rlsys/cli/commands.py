@@ -74,14 +74,14 @@ def grade(args: argparse.Namespace) -> ExitCode:
     except SubmissionPathError as exc:  # nothing to grade: its files say 0 and the reason
         raise UsageError(str(exc), prog) from None
     if args.verbose:
-        sys.stdout.writelines(f"{line}\n" for line in session.header_lines(Path.cwd()))
+        say("\n".join(session.header_lines(Path.cwd())))
     try:
         if session.grader is not None:
             session.grader.run_all()
     finally:
         session.finish()  # on Ctrl-C too: the cases run so far are recorded
     width = max(40, shutil.get_terminal_size((terminal.WIDTH, 24)).columns)
-    sys.stdout.writelines(f"{line}\n" for line in session.summary_lines(args.verbose, width))
+    say("\n".join(session.summary_lines(args.verbose, width)))
     return ExitCode.ERROR if session.write_errors else ExitCode.OK
 
 
