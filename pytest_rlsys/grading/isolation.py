@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from pytest_rlsys.escaping import clean_line
 from pytest_rlsys.escaping import clean_output as _clean_output
-from pytest_rlsys.grading import identity, leftovers
+from pytest_rlsys.grading import fence, identity, leftovers
 from pytest_rlsys.grading.comparison import NONPLAIN_MARK
 from pytest_rlsys.grading.identity import child_identity, fence_arguments, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
@@ -41,7 +41,6 @@ MAX_FRAME_BYTES = 16 * 1024 * 1024
 MAX_STRAY_BYTES = 1024 * 1024  # replies to no call in progress, per call
 EXIT_CHANNEL_LOST = 87  # child.py exits with this when its reply fd was closed or replaced
 OUTPUT_SEALED = "... [what the submission printed once hidden cases began is not shown]"
-SECCOMP_HEX = (identity.seccomp_program() or b"").hex()
 SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
 FENCED_SCRATCH = "/tmp/rlsys-child"  # the child's folder, inside its private /tmp
 # Every child started and not yet collected: a SIGTERM/SIGINT of the grader kills them.
@@ -105,6 +104,8 @@ def describe_exit(returncode: int | None) -> str:
         return "the submission's process stopped answering"
     if returncode < 0:
         return f"the submission's process died: {_describe_signal(returncode)}"
+    if returncode == fence.EXIT_FENCE_FAILED:
+        return "the grader could not fence the submission's process (a fault of this machine)"
     if returncode == EXIT_CHANNEL_LOST:
         return (
             f"the submission closed or replaced the grader's reply channel (exit code {returncode})"
@@ -156,6 +157,7 @@ class ChildProcess:
         self.request_w = self.reply_r = -1
         self.scratch: str | None = None  # on the host's disk; None inside the fence
         self.fenced = False  # the running child is inside bubblewrap's namespaces
+        self.fence: fence.Fence | None = None  # what the last child started ran behind
         self.next_id = 0
         self.load: SubmissionLoad | None = None
         self.notes: list[str] = []
@@ -214,7 +216,7 @@ class ChildProcess:
             leftovers.scratch_made.append(self.scratch)
             if user:
                 os.chown(self.scratch, user.uid, user.gid)
-                if user.fresh:
+                if self._sweeps():
                     leftovers.start_walk(user.gid)  # for the sweep after this child
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
@@ -229,18 +231,21 @@ class ChildProcess:
         # argv[2]: the grader's pid, for the child's parent-death check (0: the fence's
         # init is its parent, and the fence dies with the grader).
         parent = "0" if self.fenced else str(os.getpid())
-        command = [interpreter, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w), parent]
+        # argv[3]: the fence the child applies to itself before it reads the submission.
+        plan = fence.plan(scratch, self.limits)
+        command = [interpreter, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w), parent, plan]
+        self.fence = fence.machine_fence(own_uid=user is not None, namespaces=self.fenced)
         wrapper = ipc_namespace_wrapper() if user and not self.fenced else []
         drop = bool(user) and not wrapper and not self.fenced
         if user and tools:
-            fence, setpriv = tools
+            bwrap, setpriv = tools
             # bwrap (as root) builds the namespaces and mounts, setpriv drops to the
             # child's uid/gid with no groups and no capabilities, then Python starts.
             # Inside, a root shell waits for the child (its exit status is the child's)
             # and the child gets a session of its own: signals the submission sends
             # (kill(-1), killpg of its parent's group) mean what they mean outside.
             command = [
-                fence,
+                bwrap,
                 *fence_arguments(scratch, interpreter),
                 "--",
                 "/bin/sh",
@@ -316,12 +321,12 @@ class ChildProcess:
             self._outputs.append(self.drain.text())
             self.drain = None
         try:
-            if self.user is not None and self.user.fresh and proc is not None:
-                # Processes that escaped the group, IPC objects, files in /tmp and /dev/shm.
-                # Inside the fence only the four usual folders need a look (the rest of
-                # the host is read-only there); outside it, every writable folder.
+            if self._sweeps() and proc is not None:
+                # Without Landlock: processes that escaped the group, IPC objects, files in
+                # /tmp and /dev/shm.  Inside bubblewrap only the four usual folders need a
+                # look (the rest of the host is read-only there); outside it, every one.
                 folders = leftovers.WORLD_WRITABLE if self.fenced else None
-                leftovers.clean_uid(self.user.uid, folders, self.user.gid)
+                leftovers.clean_uid(self.user.uid, folders, self.user.gid)  # type: ignore[union-attr]
             if self.scratch:
                 leftovers.remove_tree(self.scratch)
         except Exception as exc:  # cleanup must never cost a grade
@@ -331,6 +336,12 @@ class ChildProcess:
         _LIVE.discard(self)
 
     close = kill
+
+    def _sweeps(self) -> bool:
+        """Whether what the child's uid owns is swept after it: only for a fresh uid on a
+        kernel without Landlock (with it, the child can write nothing outside scratch,
+        and the allow-list lets it create no process or IPC object)."""
+        return self.user is not None and self.user.fresh and not fence.landlock_abi()
 
     @classmethod
     def on_standby(cls, functions: list[str], limits: Limits) -> ChildProcess:
@@ -483,14 +494,6 @@ class ChildProcess:
             "functions": self.functions,
             "recursion_limit": lim.recursion_limit,
             "max_frame_bytes": MAX_FRAME_BYTES,
-            "seccomp": SECCOMP_HEX,
-            "limits": {
-                "address_space_bytes": lim.address_space_mb * 1024 * 1024,
-                "cpu_seconds": lim.cpu_seconds,
-                "file_size_bytes": lim.file_size_mb * 1024 * 1024,
-                "open_files": lim.open_files,
-                "no_processes": True,
-            },
         }
         deadline = time.monotonic() + lim.load_timeout_s
         try:

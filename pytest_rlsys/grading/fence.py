@@ -1,0 +1,201 @@
+"""The fence a child runs behind: which mechanisms this machine gives, the plan the child
+applies to itself (Landlock, a seccomp allow-list, rlimits), and the level it records.
+
+The child applies the plan before it reads the submission (``child.py``); this module only
+decides what the plan is and names the result.  Rules: docs/threat-model.md, "The fence,
+per mode".
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+
+from pytest_rlsys.grading import identity
+from pytest_rlsys.grading.outcomes import Limits
+
+__all__ = [
+    "EXIT_FENCE_FAILED",
+    "LEVELS",
+    "Fence",
+    "FenceTooWeak",
+    "landlock_abi",
+    "machine_fence",
+    "plan",
+    "require",
+    "seccomp_program",
+]
+
+# Weakest first: a level holds every guarantee of the ones before it.
+LEVELS = ("none", "seccomp", "landlock", "bubblewrap")
+EXIT_FENCE_FAILED = 86  # child.py exits with this when a mechanism of its plan failed
+
+# What each missing mechanism leaves open (printed by ``rlsys fence``).
+UNPROTECTED = {
+    "seccomp": "processes, IPC objects, sockets and kernel keys the child creates",
+    "landlock": "files: the child reads and writes whatever its uid can",
+    "landlock_scope": "signals to processes of the same uid through tgkill are refused, "
+    "kill() only reaches the child's own group (Landlock ABI 6 scopes them)",
+}
+
+
+class FenceTooWeak(ValueError):
+    """This machine gives a weaker fence than the one required."""
+
+
+@dataclass(frozen=True)
+class Fence:
+    """The fence one child runs (or would run) behind."""
+
+    level: str
+    mechanisms: tuple[str, ...]
+    unprotected: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        """One line for the terminal header and ``rlsys fence``."""
+        return f"{self.level} ({', '.join(self.mechanisms)})"
+
+    def record(self) -> dict[str, object]:
+        return {"level": self.level, "mechanisms": list(self.mechanisms)}
+
+
+@functools.cache
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version; 0 where it has none (or it is disabled, or a
+    seccomp filter above this process refuses it)."""
+    try:
+        from landlock import landlock_abi_version
+
+        return max(0, int(landlock_abi_version()))
+    except Exception:  # the package's errors for ENOSYS/EOPNOTSUPP, or no libc
+        return 0
+
+
+# What a standard-library computation needs once it is running (its start-up ran before
+# the filter).  Paths are fenced by Landlock, not here; what is missing fails with EPERM.
+_ALLOWED = (  # names, split where the filter is built
+    # memory
+    "brk mmap munmap mremap mprotect madvise "
+    # open descriptors
+    "read write readv writev pread64 pwrite64 preadv pwritev lseek close fstat newfstatat "
+    "stat lstat statx statfs fstatfs getdents getdents64 fcntl dup dup2 dup3 fsync "
+    "fdatasync ftruncate flock fadvise64 sendfile copy_file_range pipe pipe2 "
+    # paths (Landlock decides which)
+    "open openat openat2 access faccessat faccessat2 readlink readlinkat getcwd chdir "
+    "fchdir mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 truncate "
+    "symlink symlinkat link linkat "
+    # waiting and time
+    "poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait "
+    "epoll_pwait clock_gettime clock_getres clock_nanosleep nanosleep gettimeofday time "
+    "alarm setitimer getitimer "
+    # signals to itself, its own identity
+    "rt_sigaction rt_sigprocmask rt_sigreturn sigaltstack rt_sigpending rt_sigsuspend "
+    "rt_sigtimedwait pause getpid getppid gettid getuid geteuid getgid getegid getresuid "
+    "getresgid getgroups getpgrp getpgid getsid getrusage times uname sysinfo "
+    "sched_getaffinity sched_yield getpriority getrlimit getcpu getrandom "
+    "futex set_robust_list rseq set_tid_address exit exit_group"
+)
+# prctl options that read state or name the thread; PR_SET_PDEATHSIG (1), DUMPABLE,
+# SECCOMP, NO_NEW_PRIVS, PTRACER and CHILD_SUBREAPER are not among them.
+_PRCTL_SAFE = (2, 3, 15, 16, 21, 23, 30, 39)  # GET_PDEATHSIG, GET_DUMPABLE, SET/GET_NAME...
+_IOCTL_SAFE = (0x5401, 0x5413)  # TCGETS (isatty), TIOCGWINSZ (terminal size)
+
+
+@functools.cache
+def seccomp_program() -> bytes | None:
+    """The child's seccomp allow-list as classic BPF, built with libseccomp: deny by
+    default (EPERM; a call through another syscall ABI kills), ``_ALLOWED`` allowed, and
+    argument filters for prctl, kill (own process group only), ioctl and prlimit64 (read
+    only).  None where libseccomp is not available."""
+    try:
+        import pyseccomp as sc
+
+        rules = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
+        for name in _ALLOWED.split():
+            try:
+                rules.add_rule(sc.ALLOW, name)
+            except Exception:  # a call this architecture does not have (e.g. open on arm64)
+                continue
+        for option in _PRCTL_SAFE:
+            rules.add_rule(sc.ALLOW, "prctl", sc.Arg(0, sc.EQ, option))
+        for request in _IOCTL_SAFE:
+            rules.add_rule(sc.ALLOW, "ioctl", sc.Arg(1, sc.EQ, request))
+        rules.add_rule(sc.ALLOW, "kill", sc.Arg(0, sc.EQ, 0))
+        rules.add_rule(sc.ALLOW, "prlimit64", sc.Arg(2, sc.EQ, 0))
+        with tempfile.TemporaryFile() as out:
+            rules.export_bpf(out)
+            out.seek(0)
+            return out.read()
+    except Exception:  # no libseccomp on this machine
+        return None
+
+
+def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -> Fence:
+    """The fence a child gets on this machine: ``own_uid`` when it runs as another uid than
+    the grader's (default: when root), ``namespaces`` when bubblewrap runs (probed when
+    None and ``own_uid``)."""
+    if own_uid is None:
+        own_uid = os.geteuid() == 0
+    abi = landlock_abi()
+    seccomp = seccomp_program() is not None
+    if namespaces is None:
+        namespaces = own_uid and identity.bwrap_fence() is not None
+    mechanisms: list[str] = []
+    if namespaces:
+        mechanisms.append("bubblewrap")
+    if abi:
+        mechanisms.append(f"landlock-abi-{abi}")
+    if seccomp:
+        mechanisms.append("seccomp-allow-list")
+    mechanisms.append("rlimits")
+    if own_uid:
+        mechanisms.append("own-uid")
+        if not abi:
+            mechanisms.append("sweep")
+    level = "none"
+    if seccomp:
+        level = "seccomp"
+        if abi:
+            level = "bubblewrap" if namespaces else "landlock"
+    unprotected = [] if seccomp else [UNPROTECTED["seccomp"]]
+    if not abi and not namespaces:
+        unprotected.append(UNPROTECTED["landlock"])
+    if abi < 6 and not namespaces:
+        unprotected.append(UNPROTECTED["landlock_scope"])
+    return Fence(level, tuple(mechanisms), tuple(unprotected))
+
+
+def require(needed: str | None, have: Fence) -> None:
+    """Refuse (FenceTooWeak) when ``have`` is weaker than the level ``needed``."""
+    if needed is None or LEVELS.index(have.level) >= LEVELS.index(needed):
+        return
+    raise FenceTooWeak(
+        f"this machine gives the fence {have.line()}, weaker than the required "
+        f"{needed!r}; run `rlsys fence` to see what is missing, grade where it is "
+        "available (a kernel with Landlock, libseccomp installed, root with bubblewrap), "
+        "or lower the requirement"
+    )
+
+
+def plan(scratch: str, limits: Limits) -> str:
+    """What the child applies to itself before it reads the submission (argv, JSON)."""
+    program = seccomp_program()
+    return json.dumps(
+        {
+            "scratch": scratch,
+            "landlock": landlock_abi(),
+            "seccomp": program.hex() if program else "",
+            "limits": {
+                "address_space_bytes": limits.address_space_mb * 1024 * 1024,
+                "cpu_seconds": limits.cpu_seconds,
+                "file_size_bytes": limits.file_size_mb * 1024 * 1024,
+                "open_files": limits.open_files,
+                "no_processes": True,
+            },
+        },
+        separators=(",", ":"),
+    )
