@@ -23,6 +23,7 @@ import pytest
 
 from pytest_rlsys.grading import identity as identity_mod
 from pytest_rlsys.grading import isolation, leftovers, private
+from pytest_rlsys.grading.fence import landlock_abi
 from pytest_rlsys.grading.grader import (
     SubmissionPathError,
     grade_file,
@@ -285,7 +286,10 @@ def test_cleanup_failure_cannot_stop_the_reports(
         raise RecursionError("maximum recursion depth exceeded (rmtree)")
 
     monkeypatch.setattr(leftovers, "remove_tree", broken)
-    monkeypatch.setattr(leftovers, "clean_uid", broken)  # the fenced child has no scratch
+    monkeypatch.setattr(leftovers, "clean_uid", broken)  # no sweep behind Landlock
+    # Outside bubblewrap, so that the child's scratch folder is on the host's disk.
+    monkeypatch.setattr(identity_mod, "_BWRAP_PROBED", True)
+    monkeypatch.setattr(identity_mod, "_BWRAP", None)
     sub = _upload(tmp_path)
     report = tmp_path / "score.json"
     run = GradingRun.open(GradingRequest(submission=sub, seed=1, outputs={"report": report}))
@@ -859,8 +863,11 @@ def test_nothing_a_child_writes_survives_it(
 _HANGER = r"""
 import os, time
 def pipeline_capacity(*a, **k):
-    with open("/tmp/rlsys-hang-" + str(os.getuid()), "w") as fh:
-        fh.write("LEAK")
+    try:  # refused behind Landlock; the child hangs either way
+        with open("/tmp/rlsys-hang-" + str(os.getuid()), "w") as fh:
+            fh.write("LEAK")
+    except OSError:
+        pass
     time.sleep(600)
 transfer_ledger = evaluate_topology = pipeline_capacity
 """
@@ -909,8 +916,8 @@ def test_a_grader_that_is_ended_leaves_no_child(tmp_path: Path, fence: str, how:
             time.sleep(0.05)
         assert not [p for p in processes() if p[2] in child_uids and p[3] != "Z"]
         left = [f"/tmp/rlsys-hang-{uid}" for uid in child_uids]
-        if fence == "bwrap" or how != "SIGKILL":
-            # A grader killed outright cannot sweep; only the fence leaves nothing then.
+        if fence == "bwrap" or how != "SIGKILL" or landlock_abi():
+            # A grader killed outright cannot sweep: only a fence leaves nothing then.
             assert not [f for f in left if os.path.exists(f)]
     finally:
         if grader.poll() is None:
