@@ -23,6 +23,8 @@ __all__ = [
     "LEVELS",
     "Fence",
     "FenceTooWeak",
+    "describe",
+    "for_limits",
     "landlock_abi",
     "machine_fence",
     "plan",
@@ -36,11 +38,11 @@ EXIT_FENCE_FAILED = 86  # child.py exits with this when a mechanism of its plan 
 
 # What each missing mechanism leaves open (printed by ``rlsys fence``).
 UNPROTECTED = {
-    "seccomp": "processes, IPC objects, sockets and kernel keys the child creates",
+    "seccomp": "processes, IPC objects, sockets and kernel keys: the child can create them",
     "landlock": "files: the child reads and writes whatever its uid can",
-    "landlock_scope": "signals to processes of the same uid through tgkill are refused, "
-    "kill() only reaches the child's own group (Landlock ABI 6 scopes them)",
+    "signals": "signals: the child can signal every process of its uid",
 }
+PLATFORM = "left to the platform: memory and CPU shares, disk quotas, kernel escapes"
 
 
 class FenceTooWeak(ValueError):
@@ -164,9 +166,25 @@ def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -
     unprotected = [] if seccomp else [UNPROTECTED["seccomp"]]
     if not abi and not namespaces:
         unprotected.append(UNPROTECTED["landlock"])
-    if abi < 6 and not namespaces:
-        unprotected.append(UNPROTECTED["landlock_scope"])
+    if abi < 6 and not namespaces and not seccomp:  # seccomp allows only kill(0, ...)
+        unprotected.append(UNPROTECTED["signals"])
     return Fence(level, tuple(mechanisms), tuple(unprotected))
+
+
+def for_limits(limits: Limits) -> Fence:
+    """The fence a child with these limits gets here (the terminal header's line)."""
+    return machine_fence(own_uid=os.geteuid() == 0 and limits.child_user is not None)
+
+
+def describe(have: Fence) -> str:
+    """What ``rlsys fence`` prints: the level, its mechanisms, what stays open."""
+    lines = [f"fence: {have.level}", *(f"  {m}" for m in have.mechanisms)]
+    if have.unprotected:
+        lines += ["not protected:", *(f"  {text}" for text in have.unprotected)]
+    lines.append(PLATFORM)
+    levels = " < ".join(LEVELS)
+    lines.append(f"levels: {levels} (--require-fence LEVEL refuses a weaker one)")
+    return "\n".join(lines) + "\n"
 
 
 def require(needed: str | None, have: Fence) -> None:
