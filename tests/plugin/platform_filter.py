@@ -31,7 +31,7 @@ def main() -> None:
     if "no-landlock" in mode:
         rules.add_rule(sc.ERRNO(errno.ENOSYS), "landlock_create_ruleset")
     rules.load()
-    os.execv(command[0], command)
+    os.execvp(command[0], command)
 
 
 if __name__ == "__main__":
