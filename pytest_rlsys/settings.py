@@ -142,7 +142,9 @@ def _check_seed_file(path: str, info: os.stat_result) -> None:
     """A seed file is a secret: a regular file of the grader's own user that nobody else
     can read or write (docs/threat-model.md, "The fence, per mode")."""
     if not stat.S_ISREG(info.st_mode):
-        raise ValueError(f"the seed file {path} is not a regular file; put the seed in one")
+        raise ValueError(
+            f"cannot read the seed file {path}: it is not a regular file; put the seed in one"
+        )
     if info.st_uid != os.geteuid():
         raise ValueError(
             f"the seed file {path} is owned by uid {info.st_uid}, not by the grader's user "
