@@ -111,8 +111,9 @@ _IOCTL_SAFE = (0x5401, 0x5413)  # TCGETS (isatty), TIOCGWINSZ (terminal size)
 def seccomp_program() -> bytes | None:
     """The child's seccomp allow-list as classic BPF, built with libseccomp: deny by
     default (EPERM; a call through another syscall ABI kills), ``_ALLOWED`` allowed, and
-    argument filters for prctl, kill (own process group only), ioctl and prlimit64 (read
-    only).  None where libseccomp is not available."""
+    argument filters for prctl, ioctl, prlimit64 (read only) and, without Landlock's
+    signal scope (ABI 6), kill (own process group only; tgkill refused).  None where
+    libseccomp is not available."""
     try:
         import pyseccomp as sc
 
@@ -126,7 +127,13 @@ def seccomp_program() -> bytes | None:
             rules.add_rule(sc.ALLOW, "prctl", sc.Arg(0, sc.EQ, option))
         for request in _IOCTL_SAFE:
             rules.add_rule(sc.ALLOW, "ioctl", sc.Arg(1, sc.EQ, request))
-        rules.add_rule(sc.ALLOW, "kill", sc.Arg(0, sc.EQ, 0))
+        if landlock_abi() >= 6:
+            # Landlock scopes signals to the child itself: raise(), abort() and
+            # os.kill(os.getpid(), ...) mean what they mean outside.
+            for name in ("kill", "tgkill", "tkill"):
+                rules.add_rule(sc.ALLOW, name)
+        else:  # without the scope, the child's own process group only
+            rules.add_rule(sc.ALLOW, "kill", sc.Arg(0, sc.EQ, 0))
         rules.add_rule(sc.ALLOW, "prlimit64", sc.Arg(2, sc.EQ, 0))
         with tempfile.TemporaryFile() as out:
             rules.export_bpf(out)
