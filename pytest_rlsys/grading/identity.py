@@ -1,5 +1,6 @@
 """Who the child runs as and which Python it runs: fresh uids, interpreter discovery, and
-the private IPC namespace wrapper (each probed once per grading process)."""
+the private IPC namespace wrapper (each probed once per grading process); the fence it
+runs behind is ``fence``'s."""
 
 from __future__ import annotations
 
@@ -180,87 +181,3 @@ def ipc_namespace_wrapper() -> list[str]:
                 pass
         _IPC_PROBED = True
         return _IPC_WRAPPER or []
-
-
-# -- the fence: bubblewrap where the kernel allows it -----------------------------------
-
-_BWRAP: tuple[str, str] | None = None
-_BWRAP_PROBED = False
-_BWRAP_LOCK = threading.Lock()
-
-
-def bwrap_fence() -> tuple[str, str] | None:
-    """``bwrap`` and ``setpriv`` (which drops to the child's uid inside) when bwrap runs
-    here as root with every namespace the fence uses (mount, PID, IPC, network, UTS);
-    None otherwise (no bubblewrap, not root, or a container that forbids namespaces):
-    the fallback fence (``leftovers``) applies then.  Probed once per process, under a
-    lock: a child started while the probe runs waits for its answer (it once took the
-    "no bwrap" of a probe still running, and ran behind the fallback fence)."""
-    global _BWRAP, _BWRAP_PROBED
-    with _BWRAP_LOCK:
-        if not _BWRAP_PROBED:
-            _BWRAP = _probe_bwrap()
-            _BWRAP_PROBED = True
-        return _BWRAP
-
-
-def _probe_bwrap() -> tuple[str, str] | None:
-    tool = shutil.which("bwrap", path="/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin")
-    setpriv = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
-    if tool is None or setpriv is None or os.geteuid() != 0:
-        return None
-    if os.environ.get("RLSYS_NO_BWRAP"):  # the fallback fence on purpose (its tests)
-        return None
-    try:
-        done = subprocess.run(
-            # --as-pid-1: no init of bwrap's own that could outlive the probe.
-            [tool, *fence_arguments("/tmp/rlsys-probe"), "--as-pid-1", "--", "/bin/true"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return (tool, setpriv) if done.returncode == 0 else None
-
-
-# The writable places inside the fence: private tmpfs mounts, sized so that the disk of
-# the machine is not the limit; everything else is the host's root, read-only.
-FENCE_TMPFS = (("/tmp", 64), ("/var/tmp", 16), ("/dev/shm", 16), ("/run/lock", 1))
-
-
-def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _hidden_by_tmpfs(interpreter: str) -> list[str]:
-    """The folders the child's interpreter needs (its venv or prefix, and the prefix
-    its link points to) that lie under one of the fence's private tmpfs mounts (an
-    interpreter installed below /tmp, as in a test root): bound back read-only, or the
-    child could not start (exit 127).  Their permissions still apply inside."""
-    found: list[str] = []
-    for path in (os.path.abspath(interpreter), os.path.realpath(interpreter)):
-        prefix = os.path.dirname(os.path.dirname(path))
-        if prefix not in found and any(_under(prefix, tmp) for tmp, _ in FENCE_TMPFS):
-            found.append(prefix)
-    return found
-
-
-def fence_arguments(scratch: str, interpreter: str = "") -> list[str]:
-    """bwrap's options: the host's root read-only, a private tmpfs on every writable
-    path, fresh /proc and /dev, new PID/IPC/network/UTS namespaces (the whole tree dies
-    with the namespace's first process), SIGKILL when the grader dies, the seccomp
-    and ``scratch`` made inside the private /tmp (the child's home and cwd).  The seccomp
-    filter (``seccomp_program``) is installed by the child itself, fenced or not."""
-    args = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
-    args += ["--unshare-net"]
-    args += ["--unshare-uts", "--unshare-cgroup-try", "--ro-bind", "/", "/"]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    for path, mib in FENCE_TMPFS:
-        if path == "/run/lock" and not os.path.isdir(path):
-            continue
-        args += ["--perms", "1777", "--size", str(mib * 1024 * 1024), "--tmpfs", path]
-    for prefix in _hidden_by_tmpfs(interpreter) if interpreter else []:
-        args += ["--ro-bind", prefix, prefix]
-    args += ["--perms", "1777", "--dir", scratch, "--chdir", scratch]
-    return args

@@ -30,7 +30,8 @@ from pytest_rlsys.escaping import clean_line
 from pytest_rlsys.escaping import clean_output as _clean_output
 from pytest_rlsys.grading import fence, identity, leftovers, supervision
 from pytest_rlsys.grading.comparison import NONPLAIN_MARK
-from pytest_rlsys.grading.identity import child_identity, fence_arguments, ipc_namespace_wrapper
+from pytest_rlsys.grading.fence import fence_arguments
+from pytest_rlsys.grading.identity import child_identity, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
@@ -164,7 +165,7 @@ class ChildProcess:
     def _spawn(self) -> None:
         interpreter = self._find_interpreter()
         user = self.user
-        tools = identity.bwrap_fence() if user else None
+        tools = fence.bwrap_fence() if user else None
         if tools:
             # Inside the fence: the scratch folder lives in the child's private /tmp and
             # vanishes with it; nothing is made on the host's disk.

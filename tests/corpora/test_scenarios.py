@@ -440,9 +440,9 @@ def test_plugin_report_forger_cannot_touch_the_report(
     assert doc["score"] == 0 and "forged" not in doc
     assert points_lines(result) == ["Points 0/100"]
     evidence = {p.name for p in open_folder.iterdir()}
-    from pytest_rlsys.grading import identity
+    from pytest_rlsys.grading import fence as fence_mod
 
-    if IS_ROOT and identity.bwrap_fence() is not None:
+    if IS_ROOT and fence_mod.bwrap_fence() is not None:
         # Inside the fence the host is read-only to the child: it could not write here
         # at all (nor read the grader's command line), so there is no evidence either.
         assert not any(name.startswith("forger") for name in evidence), evidence

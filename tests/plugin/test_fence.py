@@ -21,7 +21,7 @@ import pytest
 
 from pytest_rlsys import settings
 from pytest_rlsys.cli.base import ExitCode
-from pytest_rlsys.grading import fence, identity
+from pytest_rlsys.grading import fence
 from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.settings import SettingError
 
@@ -38,7 +38,7 @@ FILE_ATTACKS = {"tmp_folders", "venv_write", "reference", "battery", "seed", "gr
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="the modes are started as root")
 needs_landlock = pytest.mark.skipif(not fence.landlock_abi(), reason="no Landlock here")
 needs_bwrap = pytest.mark.skipif(
-    not IS_ROOT or identity.bwrap_fence() is None, reason="no bubblewrap as root here"
+    not IS_ROOT or fence.bwrap_fence() is None, reason="no bubblewrap as root here"
 )
 
 
