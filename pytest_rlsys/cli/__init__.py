@@ -30,7 +30,7 @@ COMMANDS = (
     ),
     ("ledger", "TOPOLOGY", "capacity, transfer and admission report of a topology"),
     ("kit", "PLATFORM DIR", "an autograder kit: gradescope|prairielearn|classroom"),
-    ("fence", "", "the fence a submission runs behind on this machine, and what it leaves open"),
+    ("fence", "", "the fence a submission runs behind on this machine"),
 )
 DELEGATED = ("closure",)
 
