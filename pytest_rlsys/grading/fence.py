@@ -105,12 +105,16 @@ _ALLOWED = (  # names, split where the filter is built
     "rt_sigtimedwait pause getpid getppid gettid getuid geteuid getgid getegid getresuid "
     "getresgid getgroups getpgrp getpgid getsid getrusage times uname sysinfo "
     "sched_getaffinity sched_yield getpriority getrlimit getcpu getrandom "
-    "futex set_robust_list rseq set_tid_address exit exit_group"
+    "futex set_robust_list rseq set_tid_address exit exit_group umask "
+    # on the socketpair below (no socket() or connect() is allowed, so no other exists)
+    "getsockname getpeername sendto recvfrom sendmsg recvmsg shutdown getsockopt setsockopt"
 )
 # prctl options that read state or name the thread; PR_SET_PDEATHSIG (1), DUMPABLE,
 # SECCOMP, NO_NEW_PRIVS, PTRACER and CHILD_SUBREAPER are not among them.
 _PRCTL_SAFE = (2, 3, 15, 16, 21, 23, 30, 39)  # GET_PDEATHSIG, GET_DUMPABLE, SET/GET_NAME...
-_IOCTL_SAFE = (0x5401, 0x5413)  # TCGETS (isatty), TIOCGWINSZ (terminal size)
+# TCGETS (isatty), TIOCGWINSZ (terminal size), FIONCLEX/FIOCLEX (Python's way to set
+# close-on-exec: tempfile.TemporaryFile failed without them), FIONREAD, FIONBIO.
+_IOCTL_SAFE = (0x5401, 0x5413, 0x5450, 0x5451, 0x541B, 0x5421)
 
 
 @functools.cache
@@ -141,6 +145,9 @@ def seccomp_program() -> bytes | None:
         else:  # without the scope, the child's own process group only
             rules.add_rule(sc.ALLOW, "kill", sc.Arg(0, sc.EQ, 0))
         rules.add_rule(sc.ALLOW, "prlimit64", sc.Arg(2, sc.EQ, 0))
+        # A connected pair inside the process (asyncio's self-pipe): AF_UNIX only, and no
+        # socket() at all, so nothing can be reached or bound.
+        rules.add_rule(sc.ALLOW, "socketpair", sc.Arg(0, sc.EQ, 1))
         with tempfile.TemporaryFile() as out:
             rules.export_bpf(out)
             out.seek(0)
