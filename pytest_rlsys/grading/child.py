@@ -2,8 +2,10 @@
 
 The parent runs this file's source with ``python -I -S -c`` (no site-packages, no
 project code on the import path) in a scratch directory, optionally as an unprivileged
-user.  It speaks length-prefixed JSON frames: requests on fd 0 (moved away from stdin
-before learner code runs), replies on the fd named in argv[1].  Standard library only.
+user.  Before it reads anything from the grader it fences itself with the plan in
+argv[3] (``fence.plan``: rlimits, Landlock, the seccomp allow-list).  It speaks
+length-prefixed JSON frames: requests on fd 0 (moved away from stdin before learner code
+runs), replies on the fd named in argv[1].  Standard library only.
 Everything it reports is re-checked by the parent; this side only has to be useful, the
 parent's checks are what make scores trustworthy.
 """

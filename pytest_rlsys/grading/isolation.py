@@ -1,11 +1,13 @@
 """Parent side of the isolation boundary: one child interpreter per submission.
 
 The child is started with ``python -I -S -c <child.py source>`` in its own session and
-process group, in a scratch directory, under resource limits, and (when the grader is
-root) as an unprivileged user.  Calls cross as length-prefixed JSON frames on dedicated
-pipes; the child's stdout/stderr go to a third pipe that a drain thread reads into a
-capped buffer.  The parent enforces every wall-clock limit and kills the whole process
-group on timeout; the next call then gets a fresh child.
+process group, in a scratch directory, behind the fence it applies to itself
+(``fence``: rlimits, Landlock, the seccomp allow-list; bubblewrap around it where it runs),
+and (when the grader is root) as an unprivileged user.  Calls cross as length-prefixed
+JSON frames on dedicated pipes; the child's stdout/stderr go to a third pipe that a drain
+thread (``supervision``) reads into a capped buffer.  The parent enforces every
+wall-clock limit and kills the whole process group on timeout; the next call then gets a
+fresh child.
 """
 
 from __future__ import annotations
