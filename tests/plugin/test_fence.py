@@ -303,3 +303,36 @@ def test_a_seed_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
     for path in (tmp_path, fifo):  # a folder; a FIFO is refused, not waited on
         with pytest.raises(SettingError, match="not a regular file"):
             _seed(f"@{path}")
+
+
+# -- what a standard-library computation needs still works ------------------------------
+
+_STDLIB = r"""
+import asyncio, decimal, hashlib, os, sqlite3, tempfile, time, zoneinfo
+def work():
+    with tempfile.TemporaryFile() as fh:  # O_TMPFILE and FIOCLEX in the scratch folder
+        fh.write(b"x")
+    os.makedirs("a/b")
+    open("a/b/c", "w").write("1")
+    time.sleep(0.001)
+    asyncio.run(asyncio.sleep(0))  # its self-pipe is an AF_UNIX socketpair
+    return [
+        hashlib.sha256(b"x").hexdigest()[:8],
+        str(decimal.Decimal(1) / 8),
+        sqlite3.connect(":memory:").execute("select 2").fetchone()[0],
+        str(zoneinfo.ZoneInfo("UTC")),
+        os.path.exists("a/b/c"),
+    ]
+"""
+
+
+def test_a_stdlib_computation_runs_behind_the_fence() -> None:
+    from pytest_rlsys.grading.isolation import ChildProcess
+
+    child = ChildProcess(_STDLIB, "work.py", ["work"], Limits())
+    try:
+        outcome = child.call("work", [], {})
+    finally:
+        child.close()
+    assert outcome.kind == "returned", outcome
+    assert outcome.value == ["2d711642", "0.125", 2, "UTC", True]
