@@ -12,6 +12,11 @@ Prints wall and CPU times (median and minimum of N, interleaved) for, in the sam
 and the ratios A/B (target <= 1.5 x, on wall time: A runs the submission in a second
 process and a background thread, so its CPU time exceeds its wall time).  The minimum
 is printed beside the median because these machines are shared: noise only ever adds.
+As root, A is measured behind each fence (docs/threat-model.md), interleaved in the same
+run: bubblewrap (where it runs), the container mode (namespaces refused by a seccomp filter,
+as Docker's default profile does: Landlock + the seccomp allow-list), and the container
+without Landlock (the start-up walk and the sweep), each started through
+tests/plugin/platform_filter.py.
 CPU time is user + sys of the pytest process and its children, from wait4.  With
 --wheel the project is first built as a wheel and installed into a temporary folder
 that both runs import from: the CI install, where pytest's assertion rewriting applies
@@ -41,6 +46,20 @@ from pytest_rlsys.grading.grader import Grader  # noqa: E402
 from pytest_rlsys.resources import solution_path  # noqa: E402
 
 KEEP = {"pytest-rlsys", "pytest-timeout"}
+# Fences measured besides A's own (root only): name -> platform_filter mode.
+FENCES = (
+    {
+        "the container fence (Landlock + seccomp)": "container",
+        "the container without Landlock (walk + sweep)": "container+no-landlock",
+    }
+    if os.geteuid() == 0
+    else {}
+)
+
+
+def platform(mode: str) -> list[str]:
+    """Start a command as the platform ``mode`` would (tests/plugin/platform_filter.py)."""
+    return [sys.executable, str(ROOT / "tests" / "plugin" / "platform_filter.py"), mode]
 
 
 def other_plugins() -> list[str]:
@@ -102,9 +121,12 @@ def main() -> None:
         plugin = [*pytest, *other_plugins(), "--rlsys-submission", str(ref), "--rlsys-seed", "1"]
         plain = [*pytest, "test_chapter.py"]
         a, b = [], []
+        fenced: dict[str, list[tuple[float, float]]] = {name: [] for name in FENCES}
         for _ in range(args.repeat):  # interleaved, so load changes hit both alike
             a.append(timed(plugin, env, cwd))
             b.append(timed(plain, plain_env, cwd))
+            for name, mode in FENCES.items():
+                fenced[name].append(timed([*platform(mode), *plugin], env, cwd))
     engine_times, calls = [], 0
     ref = solution_path()
     for _ in range(args.repeat):
@@ -131,6 +153,9 @@ def main() -> None:
     print(f"B  chapter's 3 tests, plain pytest, no plugins:  wall {wb:.3f} s, cpu {cb:.3f} s")
     print(f"   ratio A/B: wall {wa / wb:.2f} x, cpu {ca / cb:.2f} x  [target <= 1.5 x]")
     print(f"   minimum wall: A {ma:.3f} s, B {mb:.3f} s, ratio {ma / mb:.2f} x")
+    for name, runs in fenced.items():
+        wf = statistics.median(t[0] for t in runs)
+        print(f"A' behind {name}: wall {wf:.3f} s, ratio to B {wf / wb:.2f} x")
     print(
         f"C  engine only (child start + {cases} cases, {calls} calls): {mc:.3f} s -> "
         f"{cases / mc:.0f} cases/s, {calls / mc:.0f} calls/s through the boundary"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
+from pytest_rlsys.grading import fence
 from pytest_rlsys.grading.grader import Grader, SubmissionPathError, open_grader
 from pytest_rlsys.grading.isolation import ChildProcess
 from pytest_rlsys.grading.request import GradingRequest
@@ -144,6 +145,7 @@ class GradingSession:
                 f"{sum(g.cents.values()) / 100:g} points, sha256 "
                 f"{g.submission_sha256[:12]}"
             )
+            lines.append(f"rlsys: fence {fence.for_limits(g.limits).line()}")
         if self.result is not None:
             lines.append(f"rlsys: result file {self.result.summary['path']}")
         # A learner may name the file (or the result file) with escapes: shown escaped.

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,8 +119,13 @@ def _seed(text: str) -> int:
         # @FILE: the seed kept in a root-only file (the kits' per-assignment secret), so it
         # is never on a command line, which every uid can read in /proc/<pid>/cmdline.
         try:
-            with open(text[1:], encoding="ascii") as handle:
-                text = handle.read(64).strip()
+            # Non-blocking: a FIFO is refused by its type, not waited on.
+            fd = os.open(text[1:], os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                _check_seed_file(text[1:], os.fstat(fd))
+                text = os.read(fd, 64).decode("ascii").strip()
+            finally:
+                os.close(fd)
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else "not a number"
             raise ValueError(f"cannot read the seed file ({reason})") from None
@@ -129,6 +136,35 @@ def _seed(text: str) -> int:
     if not 0 <= value < 2**63:
         raise ValueError("must be a whole number between 0 and 2**63 - 1")
     return value
+
+
+def _check_seed_file(path: str, info: os.stat_result) -> None:
+    """A seed file is a secret: a regular file of the grader's own user that nobody else
+    can read or write (docs/threat-model.md, "The fence, per mode")."""
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(
+            f"cannot read the seed file {path}: it is not a regular file; put the seed in one"
+        )
+    if info.st_uid != os.geteuid():
+        raise ValueError(
+            f"the seed file {path} is owned by uid {info.st_uid}, not by the grader's user "
+            f"(uid {os.geteuid()}); run `chown {os.geteuid()} {path}`"
+        )
+    if info.st_mode & 0o077:
+        raise ValueError(
+            f"the seed file {path} can be read or written by other users (mode "
+            f"{stat.filemode(info.st_mode)}); run `chmod 600 {path}`"
+        )
+
+
+def _require_fence(text: str) -> str:
+    # Imported here: POSIX-only, and only when the option is given.
+    from pytest_rlsys.grading import fence
+
+    if text not in fence.LEVELS:
+        raise ValueError(f"must be one of {', '.join(fence.LEVELS)}")
+    fence.require(text, fence.machine_fence())
+    return text
 
 
 def _lang(text: str) -> str:
@@ -314,6 +350,17 @@ OPTIONS: tuple[Option, ...] = (
         "it from a file (keep that file root-only; a command line is readable by every "
         "user). Always recorded in the report.",
         _seed,
+        pytest=True,
+        ini=True,
+        commands=BOTH,
+    ),
+    Option(
+        "require_fence",
+        "LEVEL",
+        "Refuse to grade behind a weaker fence than LEVEL: none, seccomp, landlock or "
+        "bubblewrap (`rlsys fence` prints what this machine gives; the kits require "
+        "landlock).",
+        _require_fence,
         pytest=True,
         ini=True,
         commands=BOTH,

@@ -31,6 +31,7 @@ COMMANDS = (
     ),
     ("ledger", "TOPOLOGY", "capacity, transfer and admission report of a topology"),
     ("kit", "PLATFORM DIR", "an autograder kit: gradescope|prairielearn|classroom"),
+    ("fence", "", "the fence a submission runs behind on this machine"),
 )
 DELEGATED = ("closure",)
 
@@ -158,7 +159,22 @@ def build_parser() -> Parser:
     p.add_argument("platform", choices=("gradescope", "prairielearn", "classroom"))
     p.add_argument("dir", metavar="DIR", help="folder to write the kit into (created)")
     settings.add_arguments(p, "kit")
+
+    command(
+        "fence",
+        "Print the fence a submission's process runs behind when this user grades on this "
+        "machine (see docs/threat-model.md, 'The fence, per mode'): its level, the "
+        "mechanisms, and what it does not protect.",
+        _fence,
+    )
     return root
+
+
+def _fence(args: argparse.Namespace) -> ExitCode:
+    from pytest_rlsys.grading import fence
+
+    sys.stdout.write(fence.describe(fence.machine_fence()))
+    return ExitCode.OK
 
 
 def _run(args: list[str]) -> int:

@@ -2,8 +2,10 @@
 
 The parent runs this file's source with ``python -I -S -c`` (no site-packages, no
 project code on the import path) in a scratch directory, optionally as an unprivileged
-user.  It speaks length-prefixed JSON frames: requests on fd 0 (moved away from stdin
-before learner code runs), replies on the fd named in argv[1].  Standard library only.
+user.  Before it reads anything from the grader it fences itself with the plan in
+argv[3] (``fence.plan``: rlimits, Landlock, the seccomp allow-list).  It speaks
+length-prefixed JSON frames: requests on fd 0 (moved away from stdin before learner code
+runs), replies on the fd named in argv[1].  Standard library only.
 Everything it reports is re-checked by the parent; this side only has to be useful, the
 parent's checks are what make scores trustworthy.
 """
@@ -68,6 +70,7 @@ _MAX_NODES = 200_000
 _MAX_DEPTH = 64
 _CANARY_BYTES = 16 << 20
 _EXIT_CHANNEL_LOST = 87  # the parent reads this status as "the reply channel was broken"
+_EXIT_FENCE_FAILED = 86  # as fence.EXIT_FENCE_FAILED: the plan could not be applied
 
 
 def _limits(spec: dict[str, Any]) -> None:
@@ -105,27 +108,124 @@ def _not_dumpable() -> None:
         pass
 
 
-def _seccomp(program: Any) -> None:
-    """Install the grader's seccomp filter (``identity.seccomp_program``, hex): calls a
-    library function never needs (kernel keyrings, namespaces, mounts, ptrace, eBPF,
-    io_uring) fail with EPERM from here on, for this process and all it could start."""
+def _seccomp(program: Any, libc: Any) -> bool:
+    """Install the grader's seccomp allow-list (``fence.seccomp_program``, hex, built with
+    libseccomp): every call it does not list fails with EPERM from here on, for this
+    process and anything it could start.  False when it could not be installed."""
     if type(program) is not str or not program:
-        return
+        return True  # no libseccomp where the grader runs: its fence says so
+    import ctypes
+
+    code = bytes.fromhex(program)
+    buf = ctypes.create_string_buffer(code, len(code))
+
+    class _Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = _Fprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    return _bool(libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0)  # PR_SET_SECCOMP, FILTER
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return os.stat(path).st_mode & 0o170000 == 0o040000
+    except OSError:
+        return False
+
+
+def _readable() -> list[str]:
+    """What the child may read once fenced: the standard library (every entry of its
+    folder but site-packages, where the grader itself may be installed), the folders of
+    the shared libraries this interpreter mapped (only the plain files of one that holds
+    the standard library), and the loader's cache and time zones."""
+    stdlib = [entry for entry in sys.path if entry]
+    paths: list[str] = ["/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo"]
+    for entry in stdlib:
+        if not _is_dir(entry):
+            paths.append(entry)  # python3XX.zip
+            continue
+        for name in os.listdir(entry):
+            if name not in ("site-packages", "dist-packages"):
+                paths.append(entry + "/" + name)
+    libraries = set()
+    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+        for line in maps:
+            fields = line.split(None, 5)
+            if _len(fields) == 6 and fields[5].startswith("/") and ".so" in fields[5]:
+                libraries.add(os.path.dirname(fields[5].strip()))
+    for folder in libraries:
+        if any(entry.startswith(folder + "/") for entry in stdlib):
+            paths += [folder + "/" + n for n in os.listdir(folder) if ".so" in n]
+        else:
+            paths.append(folder)
+    return paths
+
+
+def _landlock(abi: int, scratch: str, libc: Any) -> bool:
+    """Landlock this process: write only beneath ``scratch``, read only ``_readable()``;
+    ABI 4+ no TCP, ABI 6+ signals and abstract unix sockets scoped to itself.
+
+    A ctypes binding of its own, not the ``landlock`` package: this file runs with
+    ``-I -S`` and the standard library only (it must not read the grader's venv), and
+    that package's ruleset knows neither network rights (ABI 4) nor scopes (ABI 6)."""
+    import ctypes
+
+    syscall = libc.syscall
+    syscall.restype = ctypes.c_long
+    handled = (1 << 13) - 1  # EXECUTE .. MAKE_SYM (ABI 1)
+    handled |= (1 << 13 if abi >= 2 else 0) | (1 << 14 if abi >= 3 else 0)  # REFER, TRUNCATE
+    handled |= 1 << 15 if abi >= 5 else 0  # IOCTL_DEV
+    attr = (ctypes.c_uint64 * 3)(handled, 3 if abi >= 4 else 0, 3 if abi >= 6 else 0)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    ruleset = syscall(ctypes.c_long(444), ctypes.byref(attr), ctypes.c_size_t(size), 0)
+    if ruleset < 0:
+        return False
+
+    class _Beneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed", ctypes.c_uint64), ("fd", ctypes.c_int32)]
+
+    on_files = handled & (1 | 2 | 4 | 1 << 14 | 1 << 15)  # rights a file rule may carry
+
+    def allow(path: str, rights: int) -> bool:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return True  # not on this machine: nothing to allow
+        try:
+            rule = _Beneath(rights if _is_dir(path) else rights & on_files, fd)
+            added = syscall(ctypes.c_long(445), ctypes.c_long(ruleset), 1, ctypes.byref(rule), 0)
+            return _bool(added == 0)
+        finally:
+            os.close(fd)
+
+    ok = allow(scratch, handled) and allow("/dev/null", 2 | 4)
+    for path in _readable():
+        ok = ok and allow(path, 1 | 4 | 8)  # EXECUTE, READ_FILE, READ_DIR
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: Landlock requires it
+    ok = ok and syscall(ctypes.c_long(446), ctypes.c_long(ruleset), 0) == 0
+    os.close(ruleset)
+    return ok
+
+
+def _fence(plan: dict[str, Any]) -> None:
+    """Apply the grader's plan (``fence.plan``) before the submission is read: limits,
+    then Landlock, then the seccomp allow-list.  A mechanism the plan names that cannot
+    be applied ends this process: nothing runs behind less than the grader records."""
+    _limits(plan.get("limits", {}))
+    _not_dumpable()
     try:
         import ctypes
 
-        code = bytes.fromhex(program)
-        buf = ctypes.create_string_buffer(code, len(code))
-
-        class _Fprog(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-        fprog = _Fprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-        libc.prctl(22, 2, ctypes.byref(fprog), 0, 0)  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        abi = plan.get("landlock", 0)
+        fenced = not abi or _landlock(abi, plan["scratch"], libc)
+        fenced = fenced and _seccomp(plan.get("seccomp"), libc)
     except _BaseException:
-        pass
+        fenced = False
+    if not fenced:
+        _exit(_EXIT_FENCE_FAILED)
 
 
 class _TooBig(Exception):
@@ -357,7 +457,8 @@ def _die_with_parent(parent: int) -> None:
 
 def main() -> None:
     reply_fd = _int(sys.argv[1])
-    _die_with_parent(_int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+    _die_with_parent(_int(sys.argv[2]))
+    _fence(_scan_once(sys.argv[3], 0)[0])
     request_fd = os.dup(0)
     # Learner code gets an empty stdin; the request channel is ours alone.
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -366,9 +467,6 @@ def main() -> None:
     hello = _recv(request_fd)
     if hello is None:
         return
-    _limits(hello.get("limits", {}))
-    _not_dumpable()
-    _seccomp(hello.get("seccomp"))
     sys.setrecursionlimit(hello.get("recursion_limit", 1000))
     max_bytes = hello.get("max_frame_bytes", 16 * 1024 * 1024)
     try:

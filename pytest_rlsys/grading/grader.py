@@ -422,6 +422,7 @@ class Grader:
             elapsed_s=(time.monotonic() - self.started) if self.started else 0.0,
             load_error=load_error,
             load_exc_type=load_exc_type,
+            fence=self.child.fence.record() if self.child and self.child.fence else None,
         )
 
     def _load_failure(self) -> tuple[str | None, str]:

@@ -1,11 +1,13 @@
 """Parent side of the isolation boundary: one child interpreter per submission.
 
 The child is started with ``python -I -S -c <child.py source>`` in its own session and
-process group, in a scratch directory, under resource limits, and (when the grader is
-root) as an unprivileged user.  Calls cross as length-prefixed JSON frames on dedicated
-pipes; the child's stdout/stderr go to a third pipe that a drain thread reads into a
-capped buffer.  The parent enforces every wall-clock limit and kills the whole process
-group on timeout; the next call then gets a fresh child.
+process group, in a scratch directory, behind the fence it applies to itself
+(``fence``: rlimits, Landlock, the seccomp allow-list; bubblewrap around it where it runs),
+and (when the grader is root) as an unprivileged user.  Calls cross as length-prefixed
+JSON frames on dedicated pipes; the child's stdout/stderr go to a third pipe that a drain
+thread (``supervision``) reads into a capped buffer.  The parent enforces every
+wall-clock limit and kills the whole process group on timeout; the next call then gets a
+fresh child.
 """
 
 from __future__ import annotations
@@ -23,28 +25,23 @@ import sys
 import tempfile
 import threading
 import time
-import weakref
 from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.escaping import clean_line
 from pytest_rlsys.escaping import clean_output as _clean_output
-from pytest_rlsys.grading import identity, leftovers
+from pytest_rlsys.grading import fence, identity, leftovers, supervision
 from pytest_rlsys.grading.comparison import NONPLAIN_MARK
-from pytest_rlsys.grading.identity import child_identity, fence_arguments, ipc_namespace_wrapper
+from pytest_rlsys.grading.fence import fence_arguments
+from pytest_rlsys.grading.identity import child_identity, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 MAX_STRAY_BYTES = 1024 * 1024  # replies to no call in progress, per call
 EXIT_CHANNEL_LOST = 87  # child.py exits with this when its reply fd was closed or replaced
 OUTPUT_SEALED = "... [what the submission printed once hidden cases began is not shown]"
-SECCOMP_HEX = (identity.seccomp_program() or b"").hex()
 SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
 FENCED_SCRATCH = "/tmp/rlsys-child"  # the child's folder, inside its private /tmp
-# Every child started and not yet collected: a SIGTERM/SIGINT of the grader kills them.
-_LIVE: weakref.WeakSet[ChildProcess] = weakref.WeakSet()
-_HANDLERS_INSTALLED = False
-_OUTERS: set[int] = set()  # the outer bwrap of every live fenced child
 RELOAD_FAILED = (
     "the submission did not load again after its process was restarted (its first load "
     "succeeded; what it printed or raised then is not shown, as calls had already run)"
@@ -102,70 +99,13 @@ def describe_exit(returncode: int | None) -> str:
         return "the submission's process stopped answering"
     if returncode < 0:
         return f"the submission's process died: {_describe_signal(returncode)}"
+    if returncode == fence.EXIT_FENCE_FAILED:
+        return "the grader could not fence the submission's process (a fault of this machine)"
     if returncode == EXIT_CHANNEL_LOST:
         return (
             f"the submission closed or replaced the grader's reply channel (exit code {returncode})"
         )
     return f"the submission's process exited with code {returncode} (sys.exit / os._exit?)"
-
-
-class _OutputDrain(threading.Thread):
-    """Reads the child's stdout+stderr, keeping only the first ``cap`` bytes.  Every read
-    is made under the lock, so ``settle`` can take in what is still in the pipe."""
-
-    def __init__(self, fd: int, cap: int) -> None:
-        super().__init__(daemon=True)
-        self.fd, self.cap = fd, cap
-        os.set_blocking(fd, False)
-        self.kept = bytearray()
-        self.total = 0
-        self.lock = threading.Lock()
-        self.ended = False
-
-    def run(self) -> None:
-        waiter = select.poll()
-        waiter.register(self.fd, select.POLLIN)
-        try:
-            while not self.ended:
-                waiter.poll()
-                with self.lock:
-                    self._take()
-        finally:
-            with self.lock:
-                self.ended = True
-                os.close(self.fd)
-
-    def _take(self) -> bool:
-        """One read of the pipe (lock held); False when it holds nothing now or has ended."""
-        if self.ended:
-            return False
-        try:
-            chunk = os.read(self.fd, 65536)
-        except BlockingIOError:
-            return False
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self.ended = True
-            return False
-        self.total += len(chunk)
-        room = self.cap - len(self.kept)
-        if room > 0:
-            self.kept += chunk[:room]
-        return True
-
-    def settle(self) -> None:
-        """Take in everything the child wrote so far (it flushes before each reply, so
-        after a reply this is all it printed until then)."""
-        with self.lock:
-            while self._take():
-                pass
-
-    def text(self) -> str:
-        with self.lock:
-            body = clean_output(self.kept.decode("utf-8", "replace"))
-            dropped = self.total - len(self.kept)
-        return body + (f"\n... [{dropped} more bytes of output dropped]" if dropped > 0 else "")
 
 
 class ChildProcess:
@@ -175,10 +115,11 @@ class ChildProcess:
         self.source, self.filename, self.functions = source, filename, functions
         self.limits = limits
         self.proc: subprocess.Popen[bytes] | None = None
-        self.drain: _OutputDrain | None = None
+        self.drain: supervision.OutputDrain | None = None
         self.request_w = self.reply_r = -1
         self.scratch: str | None = None  # on the host's disk; None inside the fence
         self.fenced = False  # the running child is inside bubblewrap's namespaces
+        self.fence: fence.Fence | None = None  # what the last child started ran behind
         self.next_id = 0
         self.load: SubmissionLoad | None = None
         self.notes: list[str] = []
@@ -226,7 +167,7 @@ class ChildProcess:
     def _spawn(self) -> None:
         interpreter = self._find_interpreter()
         user = self.user
-        tools = identity.bwrap_fence() if user else None
+        tools = fence.bwrap_fence() if user else None
         if tools:
             # Inside the fence: the scratch folder lives in the child's private /tmp and
             # vanishes with it; nothing is made on the host's disk.
@@ -237,7 +178,7 @@ class ChildProcess:
             leftovers.scratch_made.append(self.scratch)
             if user:
                 os.chown(self.scratch, user.uid, user.gid)
-                if user.fresh:
+                if self._sweeps():
                     leftovers.start_walk(user.gid)  # for the sweep after this child
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
@@ -252,18 +193,21 @@ class ChildProcess:
         # argv[2]: the grader's pid, for the child's parent-death check (0: the fence's
         # init is its parent, and the fence dies with the grader).
         parent = "0" if self.fenced else str(os.getpid())
-        command = [interpreter, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w), parent]
+        # argv[3]: the fence the child applies to itself before it reads the submission.
+        plan = fence.plan(scratch, self.limits)
+        command = [interpreter, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w), parent, plan]
+        self.fence = fence.machine_fence(own_uid=user is not None, namespaces=self.fenced)
         wrapper = ipc_namespace_wrapper() if user and not self.fenced else []
         drop = bool(user) and not wrapper and not self.fenced
         if user and tools:
-            fence, setpriv = tools
+            bwrap, setpriv = tools
             # bwrap (as root) builds the namespaces and mounts, setpriv drops to the
             # child's uid/gid with no groups and no capabilities, then Python starts.
             # Inside, a root shell waits for the child (its exit status is the child's)
             # and the child gets a session of its own: signals the submission sends
             # (kill(-1), killpg of its parent's group) mean what they mean outside.
             command = [
-                fence,
+                bwrap,
                 *fence_arguments(scratch, interpreter),
                 "--",
                 "/bin/sh",
@@ -305,28 +249,28 @@ class ChildProcess:
         os.set_blocking(req_w, False)
         os.set_blocking(rep_r, False)
         self.request_w, self.reply_r = req_w, rep_r
-        self.drain = _OutputDrain(out_r, self.limits.output_kb * 1024)
+        self.drain = supervision.OutputDrain(out_r, self.limits.output_kb * 1024)
         self.drain.start()
         if self.fenced:
-            _OUTERS.add(self.proc.pid)
-            _become_subreaper()
-        _LIVE.add(self)
-        _install_signal_handlers()
+            supervision.OUTERS.add(self.proc.pid)
+            supervision.become_subreaper()
+        supervision.LIVE.add(self)
+        supervision.install_signal_handlers()
 
     def kill(self) -> None:
         """Kill the child's whole process group and collect everything it left.  Never
         raises and is bounded in time: cleanup cannot stop a grade from being recorded."""
         proc = self.proc
         if proc is not None:
-            _kill_tree(proc, self.fenced)
+            supervision.kill_tree(proc, self.fenced)
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
-            _OUTERS.discard(proc.pid)
+            supervision.OUTERS.discard(proc.pid)
             if self.fenced:
-                _reap_fence_inits()
-                _stop_being_subreaper()
+                supervision.reap_fence_inits()
+                supervision.stop_being_subreaper()
         for fd in (self.request_w, self.reply_r):
             if fd >= 0:
                 with contextlib.suppress(OSError):
@@ -337,21 +281,27 @@ class ChildProcess:
             self._outputs.append(self.drain.text())
             self.drain = None
         try:
-            if self.user is not None and self.user.fresh and proc is not None:
-                # Processes that escaped the group, IPC objects, files in /tmp and /dev/shm.
-                # Inside the fence only the four usual folders need a look (the rest of
-                # the host is read-only there); outside it, every writable folder.
+            if self._sweeps() and proc is not None:
+                # Without Landlock: processes that escaped the group, IPC objects, files in
+                # /tmp and /dev/shm.  Inside bubblewrap only the four usual folders need a
+                # look (the rest of the host is read-only there); outside it, every one.
                 folders = leftovers.WORLD_WRITABLE if self.fenced else None
-                leftovers.clean_uid(self.user.uid, folders, self.user.gid)
+                leftovers.clean_uid(self.user.uid, folders, self.user.gid)  # type: ignore[union-attr]
             if self.scratch:
                 leftovers.remove_tree(self.scratch)
         except Exception as exc:  # cleanup must never cost a grade
             self.notes.append(f"cleanup after the submission failed ({type(exc).__name__})")
         self.scratch = None
         self.proc = None
-        _LIVE.discard(self)
+        supervision.LIVE.discard(self)
 
     close = kill
+
+    def _sweeps(self) -> bool:
+        """Whether what the child's uid owns is swept after it: only for a fresh uid on a
+        kernel without Landlock (with it, the child can write nothing outside scratch,
+        and the allow-list lets it create no process or IPC object)."""
+        return self.user is not None and self.user.fresh and not fence.landlock_abi()
 
     @classmethod
     def on_standby(cls, functions: list[str], limits: Limits) -> ChildProcess:
@@ -393,7 +343,7 @@ class ChildProcess:
             self.stopped = True
             proc = self.proc
             if proc is not None:
-                _kill_tree(proc, self.fenced)
+                supervision.kill_tree(proc, self.fenced)
 
     def output(self) -> str:
         """Everything the submission printed so far (capped per child), up to
@@ -506,14 +456,6 @@ class ChildProcess:
             "functions": self.functions,
             "recursion_limit": lim.recursion_limit,
             "max_frame_bytes": MAX_FRAME_BYTES,
-            "seccomp": SECCOMP_HEX,
-            "limits": {
-                "address_space_bytes": lim.address_space_mb * 1024 * 1024,
-                "cpu_seconds": lim.cpu_seconds,
-                "file_size_bytes": lim.file_size_mb * 1024 * 1024,
-                "open_files": lim.open_files,
-                "no_processes": True,
-            },
         }
         deadline = time.monotonic() + lim.load_timeout_s
         try:
@@ -691,128 +633,3 @@ def _text(value: Any, default: str) -> str:
 def _line_number(value: Any) -> int | None:
     """A line number from the child, trusted only as a plain int in a sane range."""
     return value if type(value) is int and 0 < value <= 10_000_000 else None
-
-
-def _kill_live_children() -> None:
-    """Kill and collect every child still running (a grader that is being ended)."""
-    for child in list(_LIVE):
-        with contextlib.suppress(Exception):
-            child.kill()
-
-
-def _install_signal_handlers() -> None:
-    """On SIGTERM (and SIGHUP) the grader kills its children and removes what they
-    left before it ends, as it would on a normal exit; SIGINT already unwinds through
-    every ``close``.  Installed once, from the main thread, over the default action only
-    (a handler the host program chose is kept)."""
-    global _HANDLERS_INSTALLED
-    if _HANDLERS_INSTALLED or threading.current_thread() is not threading.main_thread():
-        return
-    _HANDLERS_INSTALLED = True
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):
-            if signal.getsignal(number) == signal.SIG_DFL:
-                signal.signal(number, _end_on_signal)
-
-
-def _end_on_signal(number: int, frame: object) -> None:
-    _kill_live_children()
-    signal.signal(number, signal.SIG_DFL)
-    os.kill(os.getpid(), number)  # end as the signal would have ended it
-
-
-def _kill_tree(proc: subprocess.Popen[bytes], fenced: bool) -> None:
-    """SIGKILL the child's whole process group.  Inside the fence, the namespace's first
-    process goes first, so that bwrap sees it die and exits by itself: the PID namespace
-    then takes every other process with it, and nothing is left for a subreaper to
-    inherit unreaped."""
-    if fenced:
-        for pid in _children_of(proc.pid):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=1)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-_SUBREAPER_LOCK = threading.Lock()
-_WAS_SUBREAPER: bool | None = None  # what this process was before the first fence
-
-
-def _prctl(option: int, arg: int) -> int:
-    import ctypes
-
-    return int(ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0))
-
-
-def _become_subreaper() -> None:
-    """bwrap's outer process can end a moment before the init it started (when the
-    child is killed); the init then goes to the nearest subreaper.  Being one while a
-    fence lives, the grader collects it itself (``_reap_fence_inits``) instead of
-    leaving it to whoever started the grader."""
-    global _WAS_SUBREAPER
-    with _SUBREAPER_LOCK, contextlib.suppress(Exception):
-        if _WAS_SUBREAPER is None:
-            import ctypes
-
-            flag = ctypes.c_int(0)
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(37, ctypes.byref(flag), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
-            _WAS_SUBREAPER = bool(flag.value)
-        _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
-
-
-def _stop_being_subreaper() -> None:
-    """Once no fence lives: a process that stays a subreaper inherits every orphan of
-    whatever else it runs (a pytest session's other subprocesses), and nobody reaps
-    those.  A process that was a subreaper before the first fence stays one."""
-    with _SUBREAPER_LOCK, contextlib.suppress(Exception):
-        if not _OUTERS and _WAS_SUBREAPER is False:
-            _prctl(36, 0)
-
-
-def _reap_fence_inits() -> None:
-    """Collect the init of a fence that outlived its bwrap and was handed to this
-    process, which happens only when this process is a subreaper (a test harness, a
-    service manager): a ``bwrap`` child of ours that is no live child's outer bwrap.
-    Otherwise init collects it, and this returns after one look at /proc."""
-    me = os.getpid()
-    deadline = time.monotonic() + 0.5
-    while True:
-        waiting = False
-        for pid, state in _bwrap_children(me):
-            if pid in _OUTERS:
-                continue
-            if state == "Z":
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
-            else:
-                waiting = True  # an init still tearing its namespace down
-        if not waiting or time.monotonic() > deadline:
-            return
-        time.sleep(0.002)
-
-
-def _bwrap_children(parent: int) -> list[tuple[int, str]]:
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as fh:
-                head, rest = fh.read().rsplit(")", 1)
-            fields = rest.split()
-        except (OSError, ValueError):
-            continue
-        if len(fields) > 1 and head.endswith("(bwrap") and fields[1] == str(parent):
-            found.append((int(name), fields[0]))
-    return found
-
-
-def _children_of(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
-            return [int(p) for p in fh.read().split()]
-    except (OSError, ValueError):
-        return []

@@ -1,4 +1,8 @@
-"""What a child may leave behind, and how the parent removes it.
+"""What a child may leave behind on a kernel without Landlock, and how the parent removes it.
+
+Behind Landlock and the seccomp allow-list (``fence``) a child can write only in its
+scratch folder and create no process or IPC object, so only ``remove_tree`` (of that
+folder) is used there; the walk and the sweep below run only without Landlock.
 
 A child runs under its own fresh uid when the grader is root, so everything that uid owns
 after the child is gone is the child's: processes, System V IPC objects (shared memory,

@@ -155,6 +155,8 @@ class ScoreReport:
     load_error: str | None = None
     # The exception the import raised, when it raised one (ModuleNotFoundError: a hint).
     load_exc_type: str = ""
+    # The fence the submission ran behind (grading.fence.Fence.record()); None: no child.
+    fence: dict[str, Any] | None = None
 
     def sections(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}

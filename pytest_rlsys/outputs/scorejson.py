@@ -67,6 +67,8 @@ def document(report: ScoreReport, lang: str = "en") -> dict[str, Any]:
             "lang": lang,
         },
     }
+    if report.fence is not None:
+        doc["fence"] = report.fence
     if report.gpu_result is not None:
         doc["gpu_result"] = report.gpu_result
     return doc

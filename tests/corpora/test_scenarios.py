@@ -440,9 +440,9 @@ def test_plugin_report_forger_cannot_touch_the_report(
     assert doc["score"] == 0 and "forged" not in doc
     assert points_lines(result) == ["Points 0/100"]
     evidence = {p.name for p in open_folder.iterdir()}
-    from pytest_rlsys.grading import identity
+    from pytest_rlsys.grading import fence as fence_mod
 
-    if IS_ROOT and identity.bwrap_fence() is not None:
+    if IS_ROOT and fence_mod.bwrap_fence() is not None:
         # Inside the fence the host is read-only to the child: it could not write here
         # at all (nor read the grader's command line), so there is no evidence either.
         assert not any(name.startswith("forger") for name in evidence), evidence
@@ -500,7 +500,8 @@ def test_plugin_unusable_submission_path_is_a_usage_error(
 
 
 def test_child_is_not_dumpable_and_cannot_fork() -> None:
-    """The child refuses core dumps and ptrace (PR_SET_DUMPABLE 0) and cannot fork."""
+    """The child refuses core dumps and ptrace (PR_SET_DUMPABLE 0) and cannot fork (the
+    seccomp allow-list refuses it; RLIMIT_NPROC=0 would too)."""
     from pytest_rlsys.grading.isolation import ChildProcess
 
     source = (
@@ -521,7 +522,7 @@ def test_child_is_not_dumpable_and_cannot_fork() -> None:
     finally:
         session.close()
     assert outcome.kind == "returned", outcome
-    assert outcome.value == [0, "BlockingIOError"]
+    assert outcome.value == [0, "PermissionError"]
 
 
 def test_child_marks_oversized_values_clearly() -> None:

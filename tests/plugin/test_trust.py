@@ -21,8 +21,10 @@ from typing import Any
 
 import pytest
 
+from pytest_rlsys.grading import fence as fence_mod
 from pytest_rlsys.grading import identity as identity_mod
 from pytest_rlsys.grading import isolation, leftovers, private
+from pytest_rlsys.grading.fence import landlock_abi
 from pytest_rlsys.grading.grader import (
     SubmissionPathError,
     grade_file,
@@ -285,7 +287,10 @@ def test_cleanup_failure_cannot_stop_the_reports(
         raise RecursionError("maximum recursion depth exceeded (rmtree)")
 
     monkeypatch.setattr(leftovers, "remove_tree", broken)
-    monkeypatch.setattr(leftovers, "clean_uid", broken)  # the fenced child has no scratch
+    monkeypatch.setattr(leftovers, "clean_uid", broken)  # no sweep behind Landlock
+    # Outside bubblewrap, so that the child's scratch folder is on the host's disk.
+    monkeypatch.setattr(fence_mod, "_BWRAP_PROBED", True)
+    monkeypatch.setattr(fence_mod, "_BWRAP", None)
     sub = _upload(tmp_path)
     report = tmp_path / "score.json"
     run = GradingRun.open(GradingRequest(submission=sub, seed=1, outputs={"report": report}))
@@ -787,9 +792,8 @@ _leave("import")
 
 
 def _fence_params() -> list[Any]:
-    from pytest_rlsys.grading import identity
 
-    fenced = identity.bwrap_fence() is not None
+    fenced = fence_mod.bwrap_fence() is not None
     return [
         pytest.param("bwrap", marks=pytest.mark.skipif(not fenced, reason="no bubblewrap")),
         "fallback",
@@ -823,8 +827,8 @@ def test_nothing_a_child_writes_survives_it(
     from pytest_rlsys.grading import identity
 
     if fence == "fallback":
-        monkeypatch.setattr(identity, "_BWRAP_PROBED", True)
-        monkeypatch.setattr(identity, "_BWRAP", None)
+        monkeypatch.setattr(fence_mod, "_BWRAP_PROBED", True)
+        monkeypatch.setattr(fence_mod, "_BWRAP", None)
     # A nested world-writable folder below an ordinary one, as /tmp/.X11-unix is.
     outer = Path(tempfile.mkdtemp(prefix="rlsys-nest-", dir="/var/tmp"))
     outer.chmod(0o755)
@@ -859,8 +863,11 @@ def test_nothing_a_child_writes_survives_it(
 _HANGER = r"""
 import os, time
 def pipeline_capacity(*a, **k):
-    with open("/tmp/rlsys-hang-" + str(os.getuid()), "w") as fh:
-        fh.write("LEAK")
+    try:  # refused behind Landlock; the child hangs either way
+        with open("/tmp/rlsys-hang-" + str(os.getuid()), "w") as fh:
+            fh.write("LEAK")
+    except OSError:
+        pass
     time.sleep(600)
 transfer_ledger = evaluate_topology = pipeline_capacity
 """
@@ -919,8 +926,8 @@ def test_a_grader_that_is_ended_leaves_no_child(tmp_path: Path, fence: str, how:
             time.sleep(0.05)
         assert not [p for p in left() if p[3] != "Z"]
         left = [f"/tmp/rlsys-hang-{uid}" for uid in child_uids]
-        if fence == "bwrap" or how != "SIGKILL":
-            # A grader killed outright cannot sweep; only the fence leaves nothing then.
+        if fence == "bwrap" or how != "SIGKILL" or landlock_abi():
+            # A grader killed outright cannot sweep: only a fence leaves nothing then.
             assert not [f for f in left if os.path.exists(f)]
     finally:
         if grader.poll() is None:
@@ -1139,8 +1146,6 @@ def test_children_started_while_the_fence_is_probed_wait_for_its_answer(
     fallback fence, and its sweep walked the whole file system during the batch)."""
     import threading
 
-    from pytest_rlsys.grading import identity
-
     answer = ("/usr/bin/bwrap", "/usr/bin/setpriv")
     probes: list[int] = []
 
@@ -1149,12 +1154,12 @@ def test_children_started_while_the_fence_is_probed_wait_for_its_answer(
         time.sleep(0.2)
         return answer
 
-    monkeypatch.setattr(identity, "_BWRAP_PROBED", False)
-    monkeypatch.setattr(identity, "_BWRAP", None)
-    monkeypatch.setattr(identity, "_probe_bwrap", slow_probe)
+    monkeypatch.setattr(fence_mod, "_BWRAP_PROBED", False)
+    monkeypatch.setattr(fence_mod, "_BWRAP", None)
+    monkeypatch.setattr(fence_mod, "_probe_bwrap", slow_probe)
     got: list[object] = []
     threads = [
-        threading.Thread(target=lambda: got.append(identity.bwrap_fence())) for _ in range(4)
+        threading.Thread(target=lambda: got.append(fence_mod.bwrap_fence())) for _ in range(4)
     ]
     for thread in threads:
         thread.start()

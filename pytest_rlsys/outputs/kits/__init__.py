@@ -160,7 +160,8 @@ if [ -n "$PROBLEM" ]; then
 elif [ ! -s "$SEED" ]; then
   WHY="$NO_SEED"
 else
-  "$PY" -P -m pytest_rlsys grade "$SUBMISSION" --seed "@$SEED" --"$KIND" "$RESULT" \
+  "$PY" -P -m pytest_rlsys grade "$SUBMISSION" --seed "@$SEED" --require-fence landlock \
+    --"$KIND" "$RESULT" \
     ${EXTRA[@]+"${EXTRA[@]}"} 2>"$ERR"
   CODE=$?
   cat "$ERR" >&2

@@ -1,0 +1,324 @@
+"""The fence a child runs behind: which mechanisms this machine gives, the plan the child
+applies to itself (Landlock, a seccomp allow-list, rlimits), and the level it records.
+
+The child applies the plan before it reads the submission (``child.py``); this module only
+decides what the plan is and names the result.  Rules: docs/threat-model.md, "The fence,
+per mode".
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+
+from pytest_rlsys.grading.outcomes import Limits
+
+__all__ = [
+    "EXIT_FENCE_FAILED",
+    "FENCE_TMPFS",
+    "LEVELS",
+    "Fence",
+    "FenceTooWeak",
+    "bwrap_fence",
+    "describe",
+    "fence_arguments",
+    "for_limits",
+    "landlock_abi",
+    "machine_fence",
+    "plan",
+    "require",
+    "seccomp_program",
+]
+
+# Weakest first: a level holds every guarantee of the ones before it.
+LEVELS = ("none", "seccomp", "landlock", "bubblewrap")
+EXIT_FENCE_FAILED = 86  # child.py exits with this when a mechanism of its plan failed
+
+# What each missing mechanism leaves open (printed by ``rlsys fence``).
+UNPROTECTED = {
+    "seccomp": "processes, IPC objects, sockets and kernel keys: the child can create them",
+    "landlock": "files: the child reads and writes whatever its uid can",
+    "signals": "signals: the child can signal every process of its uid",
+}
+PLATFORM = "left to the platform: memory and CPU shares, disk quotas, kernel escapes"
+
+
+class FenceTooWeak(ValueError):
+    """This machine gives a weaker fence than the one required."""
+
+
+@dataclass(frozen=True)
+class Fence:
+    """The fence one child runs (or would run) behind."""
+
+    level: str
+    mechanisms: tuple[str, ...]
+    unprotected: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        """One line for the terminal header: the level, its mechanisms, what stays open."""
+        open_ = f"; not protected: {'; '.join(self.unprotected)}" if self.unprotected else ""
+        return f"{self.level} ({', '.join(self.mechanisms)}){open_}"
+
+    def record(self) -> dict[str, object]:
+        return {"level": self.level, "mechanisms": list(self.mechanisms)}
+
+
+@functools.cache
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version; 0 where it has none (or it is disabled, or a
+    seccomp filter above this process refuses it)."""
+    try:
+        from landlock import landlock_abi_version
+
+        return max(0, int(landlock_abi_version()))
+    except Exception:  # the package's errors for ENOSYS/EOPNOTSUPP, or no libc
+        return 0
+
+
+# What a standard-library computation needs once it is running (its start-up ran before
+# the filter).  Paths are fenced by Landlock, not here; what is missing fails with EPERM.
+_ALLOWED = (  # names, split where the filter is built
+    # memory
+    "brk mmap munmap mremap mprotect madvise "
+    # open descriptors
+    "read write readv writev pread64 pwrite64 preadv pwritev lseek close fstat newfstatat "
+    "stat lstat statx statfs fstatfs getdents getdents64 fcntl dup dup2 dup3 fsync "
+    "fdatasync ftruncate flock fadvise64 sendfile copy_file_range pipe pipe2 "
+    # paths (Landlock decides which)
+    "open openat openat2 access faccessat faccessat2 readlink readlinkat getcwd chdir "
+    "fchdir mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 truncate "
+    "symlink symlinkat link linkat "
+    # waiting and time
+    "poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait "
+    "epoll_pwait clock_gettime clock_getres clock_nanosleep nanosleep gettimeofday time "
+    "alarm setitimer getitimer "
+    # signals to itself, its own identity
+    "rt_sigaction rt_sigprocmask rt_sigreturn sigaltstack rt_sigpending rt_sigsuspend "
+    "rt_sigtimedwait pause getpid getppid gettid getuid geteuid getgid getegid getresuid "
+    "getresgid getgroups getpgrp getpgid getsid getrusage times uname sysinfo "
+    "sched_getaffinity sched_yield getpriority getrlimit getcpu getrandom "
+    "futex set_robust_list rseq set_tid_address exit exit_group umask "
+    # on the socketpair below (no socket() or connect() is allowed, so no other exists)
+    "getsockname getpeername sendto recvfrom sendmsg recvmsg shutdown getsockopt setsockopt"
+)
+# prctl options that read state or name the thread; PR_SET_PDEATHSIG (1), DUMPABLE,
+# SECCOMP, NO_NEW_PRIVS, PTRACER and CHILD_SUBREAPER are not among them.
+_PRCTL_SAFE = (2, 3, 15, 16, 21, 23, 30, 39)  # GET_PDEATHSIG, GET_DUMPABLE, SET/GET_NAME...
+# TCGETS (isatty), TIOCGWINSZ (terminal size), FIONCLEX/FIOCLEX (Python's way to set
+# close-on-exec: tempfile.TemporaryFile failed without them), FIONREAD, FIONBIO.
+_IOCTL_SAFE = (0x5401, 0x5413, 0x5450, 0x5451, 0x541B, 0x5421)
+
+
+@functools.cache
+def seccomp_program() -> bytes | None:
+    """The child's seccomp allow-list as classic BPF, built with libseccomp: deny by
+    default (EPERM; a call through another syscall ABI kills), ``_ALLOWED`` allowed, and
+    argument filters for prctl, ioctl, prlimit64 (read only) and, without Landlock's
+    signal scope (ABI 6), kill (own process group only; tgkill refused).  None where
+    libseccomp is not available."""
+    try:
+        import pyseccomp as sc
+
+        rules = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
+        for name in _ALLOWED.split():
+            try:
+                rules.add_rule(sc.ALLOW, name)
+            except Exception:  # a call this architecture does not have (e.g. open on arm64)
+                continue
+        for option in _PRCTL_SAFE:
+            rules.add_rule(sc.ALLOW, "prctl", sc.Arg(0, sc.EQ, option))
+        for request in _IOCTL_SAFE:
+            rules.add_rule(sc.ALLOW, "ioctl", sc.Arg(1, sc.EQ, request))
+        if landlock_abi() >= 6:
+            # Landlock scopes signals to the child itself: raise(), abort() and
+            # os.kill(os.getpid(), ...) mean what they mean outside.
+            for name in ("kill", "tgkill", "tkill"):
+                rules.add_rule(sc.ALLOW, name)
+        else:  # without the scope, the child's own process group only
+            rules.add_rule(sc.ALLOW, "kill", sc.Arg(0, sc.EQ, 0))
+        rules.add_rule(sc.ALLOW, "prlimit64", sc.Arg(2, sc.EQ, 0))
+        # A connected pair inside the process (asyncio's self-pipe): AF_UNIX only, and no
+        # socket() at all, so nothing can be reached or bound.
+        rules.add_rule(sc.ALLOW, "socketpair", sc.Arg(0, sc.EQ, 1))
+        with tempfile.TemporaryFile() as out:
+            rules.export_bpf(out)
+            out.seek(0)
+            return out.read()
+    except Exception:  # no libseccomp on this machine
+        return None
+
+
+def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -> Fence:
+    """The fence a child gets on this machine: ``own_uid`` when it runs as another uid than
+    the grader's (default: when root), ``namespaces`` when bubblewrap runs (probed when
+    None and ``own_uid``)."""
+    if own_uid is None:
+        own_uid = os.geteuid() == 0
+    abi = landlock_abi()
+    seccomp = seccomp_program() is not None
+    if namespaces is None:
+        namespaces = own_uid and bwrap_fence() is not None
+    mechanisms: list[str] = []
+    if namespaces:
+        mechanisms.append("bubblewrap")
+    if abi:
+        mechanisms.append(f"landlock-abi-{abi}")
+    if seccomp:
+        mechanisms.append("seccomp-allow-list")
+    mechanisms.append("rlimits")
+    if own_uid:
+        mechanisms.append("own-uid")
+        if not abi:
+            mechanisms.append("sweep")
+    level = "none"
+    if seccomp:
+        level = "seccomp"
+        if abi:
+            level = "bubblewrap" if namespaces else "landlock"
+    unprotected = [] if seccomp else [UNPROTECTED["seccomp"]]
+    if not abi and not namespaces:
+        unprotected.append(UNPROTECTED["landlock"])
+    if abi < 6 and not namespaces and not seccomp:  # seccomp allows only kill(0, ...)
+        unprotected.append(UNPROTECTED["signals"])
+    return Fence(level, tuple(mechanisms), tuple(unprotected))
+
+
+def for_limits(limits: Limits) -> Fence:
+    """The fence a child with these limits gets here (the terminal header's line)."""
+    return machine_fence(own_uid=os.geteuid() == 0 and limits.child_user is not None)
+
+
+def describe(have: Fence) -> str:
+    """What ``rlsys fence`` prints: the level, its mechanisms, what stays open."""
+    lines = [f"fence: {have.level}", *(f"  {m}" for m in have.mechanisms)]
+    if have.unprotected:
+        lines += ["not protected:", *(f"  {text}" for text in have.unprotected)]
+    lines.append(PLATFORM)
+    levels = " < ".join(LEVELS)
+    lines.append(f"levels: {levels} (--require-fence LEVEL refuses a weaker one)")
+    return "\n".join(lines) + "\n"
+
+
+def require(needed: str | None, have: Fence) -> None:
+    """Refuse (FenceTooWeak) when ``have`` is weaker than the level ``needed``."""
+    if needed is None or LEVELS.index(have.level) >= LEVELS.index(needed):
+        return
+    raise FenceTooWeak(
+        f"this machine gives the fence {have.level} ({', '.join(have.mechanisms)}), "
+        f"weaker than the required "
+        f"{needed!r}; run `rlsys fence` to see what is missing, grade where it is "
+        "available (a kernel with Landlock, libseccomp installed, root with bubblewrap), "
+        "or lower the requirement"
+    )
+
+
+def plan(scratch: str, limits: Limits) -> str:
+    """What the child applies to itself before it reads the submission (argv, JSON)."""
+    program = seccomp_program()
+    return json.dumps(
+        {
+            "scratch": scratch,
+            "landlock": landlock_abi(),
+            "seccomp": program.hex() if program else "",
+            "limits": {
+                "address_space_bytes": limits.address_space_mb * 1024 * 1024,
+                "cpu_seconds": limits.cpu_seconds,
+                "file_size_bytes": limits.file_size_mb * 1024 * 1024,
+                "open_files": limits.open_files,
+                "no_processes": True,
+            },
+        },
+        separators=(",", ":"),
+    )
+
+
+# -- bubblewrap, as root where the kernel allows namespaces -------------------------------
+
+_BWRAP: tuple[str, str] | None = None
+_BWRAP_PROBED = False
+_BWRAP_LOCK = threading.Lock()
+
+
+def bwrap_fence() -> tuple[str, str] | None:
+    """``bwrap`` and ``setpriv`` (which drops to the child's uid inside) when bwrap runs
+    here as root with every namespace the fence uses (mount, PID, IPC, network, UTS);
+    None otherwise (no bubblewrap, not root, or a container that forbids namespaces):
+    the fallback fence (``leftovers``) applies then.  Probed once per process, under a
+    lock: a child started while the probe runs waits for its answer (it once took the
+    "no bwrap" of a probe still running, and ran behind the fallback fence)."""
+    global _BWRAP, _BWRAP_PROBED
+    with _BWRAP_LOCK:
+        if not _BWRAP_PROBED:
+            _BWRAP = _probe_bwrap()
+            _BWRAP_PROBED = True
+        return _BWRAP
+
+
+def _probe_bwrap() -> tuple[str, str] | None:
+    tool = shutil.which("bwrap", path="/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin")
+    setpriv = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
+    if tool is None or setpriv is None or os.geteuid() != 0:
+        return None
+    if os.environ.get("RLSYS_NO_BWRAP"):  # the fallback fence on purpose (its tests)
+        return None
+    try:
+        done = subprocess.run(
+            # --as-pid-1: no init of bwrap's own that could outlive the probe.
+            [tool, *fence_arguments("/tmp/rlsys-probe"), "--as-pid-1", "--", "/bin/true"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (tool, setpriv) if done.returncode == 0 else None
+
+
+# The writable places inside the fence: private tmpfs mounts, sized so that the disk of
+# the machine is not the limit; everything else is the host's root, read-only.
+FENCE_TMPFS = (("/tmp", 64), ("/var/tmp", 16), ("/dev/shm", 16), ("/run/lock", 1))
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _hidden_by_tmpfs(interpreter: str) -> list[str]:
+    """The folders the child's interpreter needs (its venv or prefix, and the prefix
+    its link points to) that lie under one of the fence's private tmpfs mounts (an
+    interpreter installed below /tmp, as in a test root): bound back read-only, or the
+    child could not start (exit 127).  Their permissions still apply inside."""
+    found: list[str] = []
+    for path in (os.path.abspath(interpreter), os.path.realpath(interpreter)):
+        prefix = os.path.dirname(os.path.dirname(path))
+        if prefix not in found and any(_under(prefix, tmp) for tmp, _ in FENCE_TMPFS):
+            found.append(prefix)
+    return found
+
+
+def fence_arguments(scratch: str, interpreter: str = "") -> list[str]:
+    """bwrap's options: the host's root read-only, a private tmpfs on every writable
+    path, fresh /proc and /dev, new PID/IPC/network/UTS namespaces (the whole tree dies
+    with the namespace's first process), SIGKILL when the grader dies, the seccomp
+    and ``scratch`` made inside the private /tmp (the child's home and cwd).  The seccomp
+    filter (``seccomp_program``) is installed by the child itself, fenced or not."""
+    args = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
+    args += ["--unshare-net"]
+    args += ["--unshare-uts", "--unshare-cgroup-try", "--ro-bind", "/", "/"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for path, mib in FENCE_TMPFS:
+        if path == "/run/lock" and not os.path.isdir(path):
+            continue
+        args += ["--perms", "1777", "--size", str(mib * 1024 * 1024), "--tmpfs", path]
+    for prefix in _hidden_by_tmpfs(interpreter) if interpreter else []:
+        args += ["--ro-bind", prefix, prefix]
+    args += ["--perms", "1777", "--dir", scratch, "--chdir", scratch]
+    return args

@@ -1,0 +1,64 @@
+"""Attacks one child with the fence's attack classes and prints what happened, as JSON
+(run by tests/plugin/test_fence.py as a grader would be run, in each platform mode).
+
+Usage: ``python fence_probe.py SEED_FILE VENV_FOLDER REFERENCE BATTERY_FOLDER`` (files of
+the grader's user the child must not reach); prints
+``{"fence": ..., "attacks": {name: "refused" | "done"}, "left": [...]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from pytest_rlsys.grading import private
+from pytest_rlsys.grading.isolation import ChildProcess
+from pytest_rlsys.grading.outcomes import Limits
+
+ATTACKS = r"""
+import ctypes, os, socket
+_libc = ctypes.CDLL(None, use_errno=True)
+_MQ_OPEN = 240 if os.uname().machine == "x86_64" else 180
+
+def _try(action):
+    try:
+        return "refused" if action() is False else "done"
+    except OSError:
+        return "refused"
+
+def attack(marker, grader, seed, venv, reference, battery):
+    _libc.prctl(15, marker.encode(), 0, 0, 0)  # PR_SET_NAME: how the test finds this process
+    queue, pth = b"/" + marker.encode(), os.path.join(venv, marker + ".pth")
+    return {
+        "pdeathsig": _try(lambda: _libc.prctl(1, 0, 0, 0, 0) == 0),
+        "mq_open": _try(lambda: _libc.syscall(_MQ_OPEN, queue, 0o102, 0o600, None) >= 0),
+        "tmp_folders": _try(lambda: [os.makedirs(f"/tmp/{marker}/{i}") for i in range(50)]),
+        "venv_write": _try(lambda: open(pth, "w").write("import os")),
+        "reference": _try(lambda: open(reference).read(100)),
+        "battery": _try(lambda: os.listdir(battery)),
+        "seed": _try(lambda: open(seed).read()),
+        "grader_cmdline": _try(lambda: open("/proc/%d/cmdline" % grader, "rb").read()),
+        "fork": _try(lambda: os.fork() and False),
+        "socket": _try(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)),
+        "signal_grader": _try(lambda: os.kill(grader, 0)),
+    }
+"""
+
+
+def main() -> None:
+    seed, venv, reference, battery = sys.argv[1:5]
+    marker = "rlsysF" + str(os.getpid())
+    if os.geteuid() == 0:
+        private.protect_private_files()  # as the grader does before a child runs
+    child = ChildProcess(ATTACKS, "attacks.py", ["attack"], Limits())
+    args = [marker, os.getpid(), seed, venv, reference, battery]
+    outcome = child.call("attack", args, {})
+    record = child.fence.record() if child.fence else None
+    child.close()
+    left = [p for p in (f"/tmp/{marker}", os.path.join(venv, marker + ".pth")) if os.path.exists(p)]
+    print(json.dumps({"fence": record, "attacks": outcome.value, "left": left}))
+
+
+if __name__ == "__main__":
+    main()

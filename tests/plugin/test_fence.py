@@ -1,0 +1,338 @@
+"""The fence in every mode (docs/threat-model.md, "The fence, per mode"): the grader runs in
+a subprocess started as each platform starts it (root with bubblewrap; a container that
+refuses namespaces; not root; a kernel without Landlock), a child is attacked with the
+round-4 classes, and what it could do is compared with what the mode promises."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_rlsys import settings
+from pytest_rlsys.cli.base import ExitCode
+from pytest_rlsys.grading import fence
+from pytest_rlsys.grading.outcomes import Limits
+from pytest_rlsys.settings import SettingError
+
+HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
+IS_ROOT = os.geteuid() == 0
+RLSYS = [sys.executable, "-m", "pytest_rlsys"]
+SOLUTION = ROOT / "solutions" / "rlsys_ledger.py"
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+# Refused wherever the allow-list is up; the file attacks only where Landlock is.
+PROCESS_ATTACKS = {"pdeathsig", "mq_open", "fork", "socket", "signal_grader"}
+FILE_ATTACKS = {"tmp_folders", "venv_write", "reference", "battery", "seed", "grader_cmdline"}
+
+needs_root = pytest.mark.skipif(not IS_ROOT, reason="the modes are started as root")
+needs_landlock = pytest.mark.skipif(not fence.landlock_abi(), reason="no Landlock here")
+needs_bwrap = pytest.mark.skipif(
+    not IS_ROOT or fence.bwrap_fence() is None, reason="no bubblewrap as root here"
+)
+
+
+def _launch(mode: str) -> list[str]:
+    """The command prefix that starts a grader as the platform ``mode`` would."""
+    prefix = [sys.executable, str(HERE / "platform_filter.py")]
+    return {
+        "bubblewrap": [],
+        "container": [*prefix, "container"],
+        "non-root": NOBODY,
+        "no-landlock": [*prefix, "no-landlock"],
+        "container+no-landlock": [*prefix, "container+no-landlock"],
+        "non-root+no-landlock": [*prefix, "no-landlock", *NOBODY],
+    }[mode]
+
+
+@pytest.fixture
+def grader_files() -> Any:
+    """The grader's own files, owned by the user the grader runs as in the non-root modes
+    (nobody), in a folder that user can reach: a seed, a venv, a reference, a battery."""
+    folder = Path(tempfile.mkdtemp(prefix="rlsys-fence-"))
+    folder.chmod(0o755)
+    (folder / "venv").mkdir()
+    (folder / "battery").mkdir(mode=0o700)
+    (folder / "battery" / "cases.py").write_text("HIDDEN = 1\n")
+    for name, text in (("seed", "42\n"), ("reference.py", "SECRET = 1\n")):
+        (folder / name).write_text(text)
+        (folder / name).chmod(0o600)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _probe(mode: str, files: Path) -> dict[str, Any]:
+    if mode.startswith("non-root"):
+        for path in [files, *files.rglob("*")]:
+            os.chown(path, 65534, 65534)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [
+            *_launch(mode),
+            sys.executable,
+            str(HERE / "fence_probe.py"),
+            *(str(files / n) for n in ("seed", "venv", "reference.py", "battery")),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/",
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@needs_root
+@needs_landlock
+@pytest.mark.parametrize(
+    ("mode", "level"),
+    [
+        pytest.param("bubblewrap", "bubblewrap", marks=needs_bwrap),
+        ("container", "landlock"),
+        ("non-root", "landlock"),
+    ],
+)
+def test_behind_landlock_every_attack_is_refused(mode: str, level: str, grader_files: Path) -> None:
+    found = _probe(mode, grader_files)
+    assert found["fence"]["level"] == level
+    assert found["attacks"] == dict.fromkeys(PROCESS_ATTACKS | FILE_ATTACKS, "refused")
+    assert found["left"] == []
+
+
+@needs_root
+@pytest.mark.parametrize("mode", ["no-landlock", "container+no-landlock"])
+def test_root_without_landlock_refuses_processes_and_sweeps_files(
+    mode: str, grader_files: Path
+) -> None:
+    found = _probe(mode, grader_files)
+    assert found["fence"]["level"] == "seccomp"
+    refused = {name for name, what in found["attacks"].items() if what == "refused"}
+    # The fresh uid keeps the grader's 0600/0700 files out of reach; /tmp is swept.
+    assert PROCESS_ATTACKS | {"venv_write", "reference", "battery", "seed"} <= refused
+    assert found["left"] == []
+
+
+@needs_root
+def test_non_root_without_landlock_says_what_is_open(grader_files: Path) -> None:
+    found = _probe("non-root+no-landlock", grader_files)
+    assert found["fence"] == {"level": "seccomp", "mechanisms": ["seccomp-allow-list", "rlimits"]}
+    refused = {name for name, what in found["attacks"].items() if what == "refused"}
+    assert refused >= PROCESS_ATTACKS
+    # Documented as not protected in this mode (files): `rlsys fence` says so.
+    assert "reference" not in refused
+    shown = subprocess.run(
+        [*_launch("non-root+no-landlock"), *RLSYS, "fence"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd="/",
+        timeout=60,
+        check=True,
+    ).stdout
+    assert shown.startswith("fence: seccomp\n")
+    assert fence.UNPROTECTED["landlock"] in shown
+
+
+_HANGER = r"""
+import ctypes, os, time
+def attack(marker):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(15, marker.encode(), 0, 0, 0)  # PR_SET_NAME: how the test finds it
+    libc.prctl(1, 0, 0, 0, 0)  # clear PR_SET_PDEATHSIG, to outlive the grader
+    time.sleep(600)
+"""
+_GRADER = (
+    "import sys\n"
+    "from pytest_rlsys.grading.isolation import ChildProcess\n"
+    "from pytest_rlsys.grading.outcomes import Limits\n"
+    "child = ChildProcess(sys.argv[1], 'h.py', ['attack'], Limits(call_timeout_s=300))\n"
+    "child.call('attack', [sys.argv[2]], {})\n"
+)
+
+
+def _named(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            if name.isdigit() and Path(f"/proc/{name}/comm").read_text().strip() == marker:
+                found.append(int(name))
+    return found
+
+
+@needs_root
+@pytest.mark.parametrize("mode", ["container", "non-root", "container+no-landlock"])
+def test_a_child_that_clears_its_death_signal_dies_with_the_grader(mode: str) -> None:
+    marker = f"rlsysH{os.getpid() % 100000}"
+    grader = subprocess.Popen(
+        [*_launch(mode), sys.executable, "-c", _GRADER, _HANGER, marker],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd="/",
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _named(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _named(marker), "the child never started its call"
+        grader.send_signal(signal.SIGKILL)
+        grader.wait(timeout=30)
+        deadline = time.monotonic() + 30  # a loaded machine reaps slowly
+        while _named(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _named(marker) == []
+    finally:
+        for pid in _named(marker):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if grader.poll() is None:
+            grader.kill()
+
+
+# -- the level, recorded and required ----------------------------------------------------
+
+
+def test_levels_are_ordered_and_a_weaker_fence_is_refused() -> None:
+    weak = fence.Fence("seccomp", ("seccomp-allow-list", "rlimits"))
+    fence.require("seccomp", weak)
+    fence.require(None, weak)
+    with pytest.raises(fence.FenceTooWeak, match="weaker than the required 'landlock'"):
+        fence.require("landlock", weak)
+
+
+def test_without_any_mechanism_the_fence_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fence, "landlock_abi", lambda: 0)
+    monkeypatch.setattr(fence, "seccomp_program", lambda: None)
+    bare = fence.machine_fence(own_uid=False, namespaces=False)
+    assert bare.level == "none"
+    assert set(bare.unprotected) == set(fence.UNPROTECTED.values())
+    assert "not protected:" in fence.describe(bare)
+
+
+@needs_root
+def test_require_fence_refuses_a_container_asked_for_bubblewrap(tmp_path: Path) -> None:
+    source = tmp_path / "mine.py"
+    source.write_text("def pipeline_capacity(*a):\n    return 0\n")
+    done = subprocess.run(
+        [*_launch("container"), *RLSYS, "grade", str(source), "--require-fence", "bubblewrap"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == ExitCode.USAGE, (
+        done.stderr
+    )  # a usage error, before anything is graded
+    assert "weaker than the required 'bubblewrap'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@needs_root
+@needs_landlock
+@pytest.mark.slow
+def test_a_grade_records_its_fence_in_the_score_and_the_header(tmp_path: Path) -> None:
+    report = tmp_path / "score.json"
+    options = ["--report", str(report), "-v", "--require-fence", "landlock"]
+    done = subprocess.run(
+        [*_launch("container"), *RLSYS, "grade", str(SOLUTION), *options],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    document = json.loads(report.read_text())
+    assert document["fence"]["level"] == "landlock"
+    assert document["score"] == document["max_score"]  # the fence costs an honest file nothing
+
+
+def test_the_header_line_names_the_level() -> None:
+    line = fence.for_limits(Limits()).line()
+    assert line.startswith(fence.machine_fence().level + " (")
+
+
+# -- the seed file -----------------------------------------------------------------------
+
+
+def _seed(value: str) -> Any:
+    return settings.resolve("seed", value, flag="--seed")
+
+
+def test_a_private_seed_file_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "seed"
+    path.write_text("1234\n")
+    path.chmod(0o600)
+    assert _seed(f"@{path}") == 1234
+
+
+@pytest.mark.parametrize(
+    ("mode", "fix"), [(0o644, "chmod 600"), (0o640, "chmod 600"), (0o602, "chmod 600")]
+)
+def test_a_seed_file_others_can_reach_is_refused(tmp_path: Path, mode: int, fix: str) -> None:
+    path = tmp_path / "seed"
+    path.write_text("1234\n")
+    path.chmod(mode)
+    with pytest.raises(SettingError, match=fix):
+        _seed(f"@{path}")
+
+
+@needs_root
+def test_a_seed_file_of_another_user_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "seed"
+    path.write_text("1234\n")
+    path.chmod(0o600)
+    os.chown(path, 65534, 65534)
+    with pytest.raises(SettingError, match="run `chown 0"):
+        _seed(f"@{path}")
+
+
+def test_a_seed_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "seed"
+    os.mkfifo(fifo, 0o600)
+    for path in (tmp_path, fifo):  # a folder; a FIFO is refused, not waited on
+        with pytest.raises(SettingError, match="not a regular file"):
+            _seed(f"@{path}")
+
+
+# -- what a standard-library computation needs still works ------------------------------
+
+_STDLIB = r"""
+import asyncio, decimal, hashlib, os, sqlite3, tempfile, time, zoneinfo
+def work():
+    with tempfile.TemporaryFile() as fh:  # O_TMPFILE and FIOCLEX in the scratch folder
+        fh.write(b"x")
+    os.makedirs("a/b")
+    open("a/b/c", "w").write("1")
+    time.sleep(0.001)
+    asyncio.run(asyncio.sleep(0))  # its self-pipe is an AF_UNIX socketpair
+    return [
+        hashlib.sha256(b"x").hexdigest()[:8],
+        str(decimal.Decimal(1) / 8),
+        sqlite3.connect(":memory:").execute("select 2").fetchone()[0],
+        str(zoneinfo.ZoneInfo("UTC")),
+        os.path.exists("a/b/c"),
+    ]
+"""
+
+
+def test_a_stdlib_computation_runs_behind_the_fence() -> None:
+    from pytest_rlsys.grading.isolation import ChildProcess
+
+    child = ChildProcess(_STDLIB, "work.py", ["work"], Limits())
+    try:
+        outcome = child.call("work", [], {})
+    finally:
+        child.close()
+    assert outcome.kind == "returned", outcome
+    assert outcome.value == ["2d711642", "0.125", 2, "UTC", True]
