@@ -38,6 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 UNMARKED_SLOW_S = 15.0
 _unmarked_slow: list[tuple[str, float, float]] = []  # node id, seconds, limit there
 _deselected_slow: list[int] = []  # how many a plain run left out
+_RUN_SLOW = False  # set from --run-slow once the options are parsed
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,6 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    global _RUN_SLOW
+    _RUN_SLOW = bool(config.getoption("--run-slow"))
     # Only a plain `pytest` (the testpaths) leaves them out: a path named on the command
     # line runs what it names, and an explicit -m chooses for itself.
     if (
@@ -82,7 +85,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         and report.duration > UNMARKED_SLOW_S
         and "slow" not in report.keywords
     ):
-        limit = UNMARKED_SLOW_S * pace()
+        # The whole suite (--run-slow, CI on a shared machine) holds the line at three
+        # times the plain loop's: it names a test that should be marked, without failing
+        # a run on one moment of load the pace did not see.
+        limit = UNMARKED_SLOW_S * pace() * (3 if _RUN_SLOW else 1)
         if report.duration > limit:
             _unmarked_slow.append((report.nodeid, report.duration, limit))
 
@@ -100,7 +106,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _unmarked_slow:
         terminalreporter.write_sep(
             "-",
-            "FAILED: slow without @pytest.mark.slow (limit: 15 s x the machine's pace)",
+            "FAILED: slow without @pytest.mark.slow (15 s x the pace; x3 with --run-slow)",
             red=True,
         )
         for nodeid, seconds, limit in _unmarked_slow:

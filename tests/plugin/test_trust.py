@@ -677,6 +677,7 @@ def _hidden_part(report: Any) -> list[dict[str, Any]]:
     return [t for t in scorejson.document(report)["tests"] if t["visibility"] == "hidden"]
 
 
+@pytest.mark.slow  # whole gradings, one per behaviour: about 30 s each on 2 cores
 @pytest.mark.parametrize("behaviour", sorted(_CHOOSERS))
 def test_hidden_feedback_is_the_same_whatever_the_submission_chooses(
     tmp_path: Path, behaviour: str
@@ -989,6 +990,7 @@ pipeline_capacity = transfer_ledger = evaluate_topology = _raise
 """
 
 
+@pytest.mark.slow  # a whole grading that hits the output bound: about 16 s
 @pytest.mark.parametrize("source", [_FORGER, _RAISER], ids=["forged_marker", "huge_texts"])
 def test_the_score_json_has_a_stated_size_bound(tmp_path: Path, source: str) -> None:
     from pytest_rlsys.grading.scoring import MAX_CASE_JSON_BYTES, MAX_REPORT_EXTRA_BYTES
