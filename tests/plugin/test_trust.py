@@ -869,6 +869,8 @@ def pipeline_capacity(*a, **k):
             fh.write("LEAK")
     except OSError:
         pass
+    with open("rlsys-in-call", "w") as fh:  # its scratch folder: writable behind every fence
+        fh.write("1")
     time.sleep(600)
 transfer_ledger = evaluate_topology = pipeline_capacity
 """
@@ -909,10 +911,8 @@ def test_a_grader_that_is_ended_leaves_no_child(tmp_path: Path, fence: str, how:
                 p for p in processes() if p[0] not in before and p[2] >= identity.EPHEMERAL_UID_BASE
             ]
             child_uids = {p[2] for p in children}
-            # In its call once it has written its file (inside the fence, in its own /tmp).
-            in_call = any(
-                os.path.exists(f"/proc/{p[0]}/root/tmp/rlsys-hang-{p[2]}") for p in children
-            )
+            # In its call once it has written its marker (in its scratch folder, its cwd).
+            in_call = any(os.path.exists(f"/proc/{p[0]}/cwd/rlsys-in-call") for p in children)
             time.sleep(0.05)
         assert in_call, "the child never reached its call"
         grader.send_signal(getattr(signal, how))
