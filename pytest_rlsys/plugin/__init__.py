@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_rlsys import settings
-from pytest_rlsys.escaping import say
 from pytest_rlsys.plugin.norewrite import stop_rewriting
 from pytest_rlsys.settings import SettingError
 
@@ -120,6 +119,8 @@ def _regrade_clean(config: pytest.Config, foreign: str) -> int:
             args += [settings.by_name(name).pytest_flag, str(config.invocation_params.dir / value)]
     command = [sys.executable, "-P", "-m", "pytest", *args, *clean_args()]
     env = {**os.environ, _RERUN: "1"}
+    from pytest_rlsys.escaping import say  # after the rewrite hook is stopped
+
     say(
         f"rlsys: this project's pytest settings ({foreign}) are set aside: the grade is made "
         "by a clean pytest of its own, without the folder's addopts, plugins or conftest.py",
