@@ -49,6 +49,21 @@ HIDDEN_WORDS: dict[str, Msg] = {
     "passed": Msg("", ""),
     "wrong_value": Msg("wrong value at {path}", "{path} 处的值错误"),
     "wrong_order": Msg("right items, wrong order at {path}", "元素正确但顺序错误（{path}）"),
+    "missing_key": Msg("missing key at {path}", "{path} 处缺少键"),
+    "unexpected_key": Msg("unexpected key at {path}", "{path} 处有多余的键"),
+    "wrong_type_list": Msg(
+        "wrong type at {path} (expected list)", "{path} 处的类型错误（应为 list）"
+    ),
+    "wrong_type_dict": Msg(
+        "wrong type at {path} (expected dict)", "{path} 处的类型错误（应为 dict）"
+    ),
+    "wrong_type_number": Msg(
+        "wrong type at {path} (expected int or float)", "{path} 处的类型错误（应为 int 或 float）"
+    ),
+    "wrong_type_str": Msg("wrong type at {path} (expected str)", "{path} 处的类型错误（应为 str）"),
+    "wrong_type_bool": Msg(
+        "wrong type at {path} (expected bool)", "{path} 处的类型错误（应为 bool）"
+    ),
     "raised": Msg("raised an exception where a result was due", "应当返回结果，却抛出了异常"),
     "returned": Msg(
         "returned a result where ValueError was due", "应当抛出 ValueError，却返回了结果"

@@ -83,8 +83,43 @@ def test_the_calls_own_text_is_shown_as_it_is_never_searched_for_fields() -> Non
         ),
         (
             _visible("wrong_value", diff=ValueDiff("$.capacity", "wrong_value", "80.0", "81")),
-            "$.capacity: expected 80.0, got 81",
-            "$.capacity: expected 80.0, got 81",
+            "$.capacity: wrong value: expected 80.0, got 81",
+            "$.capacity：值错误：应为 80.0，得到 81",
+        ),
+        (
+            _visible(
+                "wrong_type_list",
+                diff=ValueDiff("$.rows", "not_a_list", got="(1,)", got_type="tuple"),
+            ),
+            "$.rows: wrong type: expected list, got tuple (1,)",
+            "$.rows：类型错误：应为 list，得到 tuple (1,)",
+        ),
+        (
+            _visible(
+                "missing_key",
+                diff=ValueDiff("$.rows[1]", "keys", missing=("cross_pool",), extra=("crosspool",)),
+            ),
+            "$.rows[1]: missing keys ['cross_pool'], unexpected keys ['crosspool']",
+            "$.rows[1]：缺少键 ['cross_pool']；多余的键 ['crosspool']",
+        ),
+        (
+            _visible(
+                "wrong_type_number",
+                diff=ValueDiff(
+                    "$.capacity",
+                    "nonplain",
+                    got="<fractions.Fraction>",
+                    want_type="float",
+                    got_type="fractions.Fraction",
+                ),
+            ),
+            "$.capacity: wrong type: got a fractions.Fraction object, expected a plain float",
+            "$.capacity：类型错误：得到 fractions.Fraction 对象，应为普通的 float",
+        ),
+        (
+            _visible("wrong_type_dict", path="$"),
+            "wrong type at $ (expected dict)",
+            "$ 处的类型错误（应为 dict）",
         ),
         (_visible("", note="a result-file check's words"), "a result-file check's words", None),
     ],
@@ -182,3 +217,72 @@ def test_a_shared_failure_names_the_exception_not_what_one_case_expected(
     assert wording.shared_message(case, "en") == en
     assert wording.shared_message(case, "zh") == zh
     assert "ValueError" in wording.message(case) or case.kind == "raised"
+
+
+@pytest.mark.parametrize(
+    ("kind", "en", "zh"),
+    [
+        ("missing_key", "missing key at $.rows", "$.rows 处缺少键"),
+        ("unexpected_key", "unexpected key at $.rows", "$.rows 处有多余的键"),
+        (
+            "wrong_type_list",
+            "wrong type at $.rows (expected list)",
+            "$.rows 处的类型错误（应为 list）",
+        ),
+        (
+            "wrong_type_number",
+            "wrong type at $.rows (expected int or float)",
+            "$.rows 处的类型错误（应为 int 或 float）",
+        ),
+    ],
+)
+def test_a_hidden_failure_names_what_failed(kind: str, en: str, zh: str) -> None:
+    case = CaseResult("todo2.hidden.x", "todo2", "hidden", 100, "failed", kind=kind, path="$.rows")
+    assert (wording.message(case), wording.message(case, "zh")) == (en, zh)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind", "path"),
+    [
+        (
+            '"over_limit_pools": over_limit,',
+            '"over_limit_pool": over_limit,',
+            "missing_key",
+            "$.over_limit_pools",
+        ),
+        (
+            '"over_limit_pools": over_limit,',
+            '"over_limit_pools": tuple(over_limit),',
+            "wrong_type_list",
+            "$.over_limit_pools",
+        ),
+        ('"rows": rows,', '"rows": (r for r in rows),', "wrong_type_list", "$.rows"),
+        ('"cross_pool": cross_pool,', '"crosspool": cross_pool,', "missing_key", "$.rows"),
+        (
+            '"queue_stable": not unstable,',
+            '"queue_stable": not unstable, "x": 1,',
+            "unexpected_key",
+            "$",
+        ),
+        (
+            '"capacity": capacity,',
+            '"capacity": __import__("fractions").Fraction(capacity),',
+            "wrong_type_number",
+            "$.capacity",
+        ),
+    ],
+)
+def test_graded_failures_are_named_by_what_failed(
+    reference_source: str, old: str, new: str, kind: str, path: str
+) -> None:
+    """A misspelled key, a tuple, a generator or a Fraction is named as such in the
+    hidden cases it fails, never as a wrong value or disagreeing related inputs."""
+    assert old in reference_source
+    grader = Grader(Path("rlsys_ledger.py"), reference_source.replace(old, new).encode(), 1)
+    grader.run_all()
+    failed = [c for c in grader.report().cases if c.status != "passed"]
+    hidden = {(c.kind, c.path) for c in failed if c.visibility == "hidden"}
+    assert (kind, path) in hidden
+    assert not {k for k, _ in hidden} & {"wrong_value", "inconsistent"}
+    shown = " ".join(wording.message(c, lang) for c in failed for lang in ("en", "zh"))
+    assert "$rlsys_nonplain" not in shown

@@ -8,6 +8,7 @@ from typing import Any
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
 from pytest_rlsys.grading.battery.checks import (
     expect_keys,
+    expect_only_keys,
     expect_relation,
     expect_unchanged_inputs,
     expect_value_error,
@@ -300,11 +301,6 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     _refusals(b, rng)
 
 
-def _only_documented_keys(values: list[Any]) -> str | None:
-    extra = sorted(str(k) for k in values[0] if k not in KEYS)
-    return f"$: unexpected keys {extra}" if extra else None
-
-
 # Relative gaps of a near-tie (and of an arrival just above capacity): a tie tolerance,
 # a rounding or an isclose looser than the reference's 1e-9 merges the two stages.
 NEAR = (
@@ -373,7 +369,7 @@ def _fixed_probes(b: BatteryBuilder) -> None:
         Msg("returns exactly the six documented keys", "只返回文档中的六个键"),
         "keys",
         [Call(FUNC, ({"rollout": 90, "learner": 60}, 30, {"rollout": 1, "learner": 2}))],
-        expect_relation(_only_documented_keys),
+        expect_only_keys(KEYS),
         ("capacity",),
     )
     # Effective rates and margins that are not round (x/3, x/7...): rounding shows.
