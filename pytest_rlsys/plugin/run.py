@@ -254,7 +254,9 @@ class GradingRun:
         if printed.strip():
             # Shown before the score, each line prefixed, so that nothing the submission
             # prints can pass for a grader line (the real Points line is always last).
-            tr.write_sep("-", text["output"].format(n=SHOWN_OUTPUT))
+            width = max(40, getattr(getattr(tr, "_tw", None), "fullwidth", reports.WIDTH))
+            # In display columns (write_sep counts characters: a CJK title ran 17 over).
+            tr.write_line(reports.rule("-", text["output"].format(n=SHOWN_OUTPUT), width))
             shown = printed[:SHOWN_OUTPUT].splitlines()
             for line in shown if verbose else shown[:SHOWN_LINES]:
                 # Every piece of a long line keeps the fence, even on an 80-column log.

@@ -286,3 +286,138 @@ def test_graded_failures_are_named_by_what_failed(
     assert not {k for k, _ in hidden} & {"wrong_value", "inconsistent"}
     shown = " ".join(wording.message(c, lang) for c in failed for lang in ("en", "zh"))
     assert "$rlsys_nonplain" not in shown
+
+
+# -- Chinese feedback has no English sentence outside quoted code and values -------------
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+# Code and values: paths, identifiers with _ . ( = or digits, exception classes, numbers.
+_CODE = re.compile(
+    r"\$\S*|\S*[_.(=/\[{]\S*|\b\w*(?:Error|Exception|Interrupt|Exit)\b|\b0x[0-9a-f]+\b"
+)
+_WORDS = re.compile(r"[A-Za-z0-9']+(?: +[A-Za-z0-9']+)+")
+_FUNCTION_WORDS = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "is",
+        "are",
+        "was",
+        "not",
+        "no",
+        "within",
+        "with",
+        "at",
+        "in",
+        "on",
+        "by",
+        "for",
+        "from",
+        "as",
+        "reads",
+        "has",
+        "have",
+        "defines",
+        "printed",
+        "began",
+        "shown",
+        "process",
+        "exited",
+        "code",
+        "file",
+        "text",
+        "save",
+        "it",
+        "its",
+    }
+)
+
+
+def english_sentences(text: str) -> list[str]:
+    """Runs of English words in ``text`` once quoted code and values are taken out: three
+    words (two of them letters), or two with a function word ("line 7 reads")."""
+    bare = _CODE.sub(" ", _QUOTED.sub(" ", text))
+    found = []
+    for run in _WORDS.findall(bare):
+        words = run.split()
+        letters = [w for w in words if w.isalpha()]
+        if (len(words) >= 3 and len(letters) >= 2) or {w.lower() for w in words} & _FUNCTION_WORDS:
+            found.append(run)
+    return found
+
+
+def test_the_english_detector_finds_sentences_and_leaves_code_alone() -> None:
+    assert english_sentences("超时：no answer within 5 s（是否有死循环？）")
+    assert english_sentences("无法加载：SyntaxError — line 200 reads: def broken(:")
+    assert not english_sentences("$.rows：类型错误：应为 list，得到 tuple (1,)")
+    assert not english_sentences("[TODO 1] 拒绝 NaN 阶段速率：抛出了 KeyError：'boom'")
+    assert not english_sentences("pipeline_capacity({'rollout': 240}, arrival_rate=70)")
+
+
+def _edit(source: str, old: str, new: str) -> str:
+    assert old in source
+    return source.replace(old, new, 1)
+
+
+_FIRST = "    if not stage_rates:\n"
+# (name, how the reference is changed, the engineer whose sentences are still English)
+ZH_SUBMISSIONS = [
+    ("wrong_value", ("capacity = min(", "capacity = max("), ""),
+    ("wrong_type", ('"bottlenecks": bottlenecks,', '"bottlenecks": tuple(bottlenecks),'), ""),
+    ("missing_key", ('"cross_pool": cross_pool,', '"crosspool": cross_pool,'), ""),
+    ("raises", (_FIRST, "    raise KeyError('boom')\n" + _FIRST), ""),
+    ("refuses_everything", (_FIRST, "    raise ValueError('no')\n" + _FIRST), ""),
+    ("not_implemented", (_FIRST, "    raise NotImplementedError('TODO 1')\n" + _FIRST), ""),
+    ("timeout", (_FIRST, "    while True:\n        pass\n" + _FIRST), "fence: isolation.py"),
+    ("crash", (_FIRST, "    import os\n    os._exit(3)\n" + _FIRST), "fence: isolation.py"),
+    ("load_error", ("def evaluate_topology(", "def broken(:\ndef evaluate_topology("), "fence"),
+    ("missing_function", ("def evaluate_topology(", "def evaluate_topology_x("), "fence"),
+    ("prints", (_FIRST, "    print('hello')\n" + _FIRST), "fence: OUTPUT_SEALED"),
+    ("not_utf8", ("", ""), "arch: grader.py decode note"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "change", "owner"), ZH_SUBMISSIONS, ids=[s[0] for s in ZH_SUBMISSIONS]
+)
+def test_chinese_feedback_has_no_english_sentence(
+    reference_source: str,
+    name: str,
+    change: tuple[str, str],
+    owner: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    if owner:
+        request.applymarker(
+            pytest.mark.xfail(
+                reason=f"English sentence from {owner}, until the lead merges", strict=False
+            )
+        )
+    from pytest_rlsys.outputs import reports
+
+    data = (
+        (reference_source + "\n# caf\xe9\n").encode("latin-1", "replace")
+        if name == "not_utf8"
+        else _edit(reference_source, *change).encode()
+    )
+    grader = Grader(Path("rlsys_ledger.py"), data, 1)
+    grader.run_all()
+    report = grader.report()
+    assert report.score < 100 or name == "prints"
+    shown = reports.terminal_summary(report, "zh", verbose=True, width=200)
+    shown += grader.captured_output().splitlines()[-1:]
+    # A claim is the chapter's code after its label ("raises ValueError" is worded).
+    claim = reports.LABELS["zh"]["claim"]
+    shown = [line.split(claim, 1)[0] if claim in line else line for line in shown]
+    found = [(line, english_sentences(line)) for line in shown if english_sentences(line)]
+    # The report's notes are still English sentences that grader.py writes (the run-as
+    # note, "ran as a fresh unprivileged uid", under root): the arch engineer turns them
+    # into typed facts; every other line is held to the rule now.
+    notes = [f for f in found if f[0].lstrip().startswith(reports.LABELS["zh"]["note"])]
+    assert [f for f in found if f not in notes] == []
+    if notes:
+        pytest.xfail(f"English report notes from arch (grader.py notes): {notes}")

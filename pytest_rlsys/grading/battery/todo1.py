@@ -404,7 +404,7 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
     first = next(iter(rates))
     bad: list[tuple[str, Msg, str, Call]] = []
     for label, en, zh, value in (
-        ("nan", "a NaN", "NaN ", float("nan")),
+        ("nan", "a NaN", " NaN ", float("nan")),
         ("inf", "an infinite", "无穷", float("inf")),
         ("zero", "a zero", "零", 0),
         ("negative", "a negative", "负", -40),
@@ -426,7 +426,7 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
             )
         )
     for label, en, zh, value in (
-        ("nan", "a NaN", "NaN ", float("nan")),
+        ("nan", "a NaN", " NaN ", float("nan")),
         ("inf", "an infinite", "无穷", float("inf")),
         ("negative", "a negative", "负", -1),
     ):

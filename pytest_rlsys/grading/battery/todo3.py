@@ -300,19 +300,22 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
         ),
         (
             "reject_keeps_evidence",
-            Msg("a reject still reports stages and fabrics", "拒绝时仍报告积压阶段与过载互连域"),
+            Msg(
+                "a reject still reports stages and fabrics",
+                "decision 为 reject 时仍报告积压阶段与过载互连域",
+            ),
             "evidence",
             Call(FUNC, (unstable, {"A": 1}, {"A": 2}, over, False, True)),
         ),
         (
             "only_recovery",
-            Msg("a recovery failure alone rejects", "仅恢复路径缺失也拒绝"),
+            Msg("a recovery failure alone rejects", "仅恢复路径缺失也判为 reject"),
             "hard",
             Call(FUNC, (stable, {"A": 1}, {"A": 2}, calm, True, False)),
         ),
         (
             "only_version",
-            Msg("a version sync failure alone rejects", "仅版本同步失败也拒绝"),
+            Msg("a version sync failure alone rejects", "仅版本同步失败也判为 reject"),
             "hard",
             Call(FUNC, (stable, {"A": 1}, {"A": 2}, calm, False, True)),
         ),
