@@ -18,8 +18,9 @@ strict, and "at that maximum" means == (an exposure 1e-12 below the maximum is n
 it; inputs whose sums round differently in another edge order are not graded). Names
 are sorted as sorted() sorts them, by code point ('B' < 'a' < 'é'). "Blank" means made
 only of whitespace, all that str.strip() removes (spaces, tabs, newlines, and Unicode
-spaces such as U+00A0 and U+3000). Results are plain dicts and lists (a tuple is not a
-list); a number may be an int or a float wherever a number is due. "never modified"
+spaces such as U+00A0 and U+3000). Results are graded by type too: a list is a list (not
+a tuple or a generator), a number is an int or a float (not a bool, a Fraction or a numpy
+number), queue_stable and cross_pool are True or False (not 1 or 0). "never modified"
 means every argument is exactly as it was after the call (converting 2 to 2.0 in
 place, or sorting a list in place, modifies it).
 
@@ -34,10 +35,11 @@ abs_tol=1e-12)：瓶颈阶段的速率“等于”capacity，以及同一互连�
 “高于 max_exposed_s_per_s”都是严格比较，“达到该最大值”指 ==（比最大值低 1e-12 的
 暴露不算达到；换一种边的顺序求和会舍入出不同结果的输入不评分）。名称按 sorted()
 的方式排序，即按码位（'B' < 'a' < 'é'）。“空白”指只含空白字符，即 str.strip() 会
-去掉的全部字符（空格、制表符、换行，以及 U+00A0、U+3000 等 Unicode 空格）。结果是
-普通的 dict 与 list（tuple 不是 list）；凡是数的地方都可以是 int 或 float。“不得修改
-任何参数”指调用之后每个参数都与调用前完全相同（原地把 2 换成 2.0，或原地排序列表，
-都算修改）。
+去掉的全部字符（空格、制表符、换行，以及 U+00A0、U+3000 等 Unicode 空格）。结果也按
+类型评分：list 必须是 list（不能是 tuple 或生成器），数必须是 int 或 float（不能是 bool、
+Fraction 或 numpy 数），queue_stable 与 cross_pool 必须是 True 或 False（不能是 1 或 0）。
+“不得修改任何参数”指调用之后每个参数都与调用前完全相同（原地把 2 换成 2.0，或原地排序
+列表，都算修改）。
 """
 
 from typing import Dict, List  # kept from the chapter's skeleton
