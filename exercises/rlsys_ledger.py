@@ -7,17 +7,39 @@ Fill in the three functions, then check them with:
 Every rule the grader checks is written in the docstrings below; the hidden cases test
 nothing else. Return plain dicts, lists, strs, numbers and bools.
 
-How the words are read: result numbers are compared with a relative tolerance of 1e-9,
-so "equals" and "tied" mean equal (values 1e-6 apart are different, and rounding a
-result changes it); "never modified" means every argument is exactly as it was after
-the call (converting 2 to 2.0 in place, or sorting a list in place, modifies it).
+How the words are read: result numbers are compared with a relative tolerance of 1e-9
+(absolute 1e-12 near zero), so rounding a result changes it. Two rules use that same
+tolerance, math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12): a bottleneck's rate
+"equals" the capacity, and a fabric's bandwidths are "different" (1e12 and 1e12 + 1
+are equal; 1.0 and 1.0 + 1e-8 are different, and so are values 1e-6 apart). Every other
+comparison is exact, as Python's <, > and == are: a negative margin is any margin
+below 0 (even -1e-15), "more than its limit" and "above max_exposed_s_per_s" are
+strict, and "at that maximum" means == (an exposure 1e-12 below the maximum is not at
+it; inputs whose sums round differently in another edge order are not graded). Names
+are sorted as sorted() sorts them, by code point ('B' < 'a' < 'é'). "Blank" means made
+only of whitespace, all that str.strip() removes (spaces, tabs, newlines, and Unicode
+spaces such as U+00A0 and U+3000). Results are graded by type too: a list is a list (not
+a tuple or a generator), a number is an int or a float (not a bool, a Fraction or a numpy
+number), queue_stable and cross_pool are True or False (not 1 or 0). "never modified"
+means every argument is exactly as it was after the call (converting 2 to 2.0 in
+place, or sorting a list in place, modifies it).
 
 补全三个函数，然后用上面的命令检查。只使用 Python 标准库。评分检查的每条规则都写在
 下面的文档字符串里，隐藏用例不检查其他内容。返回普通的 dict、list、str、数字与 bool。
 
-措辞的含义：结果中的数按 1e-9 的相对容差比较，因此“等于”“并列”指数值相等（相差
-1e-6 的值不相等，对结果取整会改变结果）；“不得修改任何参数”指调用之后每个参数都与
-调用前完全相同（原地把 2 换成 2.0，或原地排序列表，都算修改）。
+措辞的含义：结果中的数按 1e-9 的相对容差（接近零时为 1e-12 的绝对容差）比较，因此
+对结果取整会改变结果。两条规则使用同一容差 math.isclose(a, b, rel_tol=1e-9,
+abs_tol=1e-12)：瓶颈阶段的速率“等于”capacity，以及同一互连域的带宽“不同”（1e12 与
+1e12 + 1 相等；1.0 与 1.0 + 1e-8 不同，相差 1e-6 的值也不同）。其余比较都是精确的，
+与 Python 的 <、> 和 == 相同：余量低于 0 即为负（即使是 -1e-15），“超过其上限”与
+“高于 max_exposed_s_per_s”都是严格比较，“达到该最大值”指 ==（比最大值低 1e-12 的
+暴露不算达到；换一种边的顺序求和会舍入出不同结果的输入不评分）。名称按 sorted()
+的方式排序，即按码位（'B' < 'a' < 'é'）。“空白”指只含空白字符，即 str.strip() 会
+去掉的全部字符（空格、制表符、换行，以及 U+00A0、U+3000 等 Unicode 空格）。结果也按
+类型评分：list 必须是 list（不能是 tuple 或生成器），数必须是 int 或 float（不能是 bool、
+Fraction 或 numpy 数），queue_stable 与 cross_pool 必须是 True 或 False（不能是 1 或 0）。
+“不得修改任何参数”指调用之后每个参数都与调用前完全相同（原地把 2 换成 2.0，或原地排序
+列表，都算修改）。
 """
 
 from typing import Dict, List  # kept from the chapter's skeleton
@@ -80,8 +102,8 @@ def transfer_ledger(edges, placement):
     traffic; fabric_exposed_seconds_per_s sums the exposure of the cross-pool edges of
     each fabric_id (a fabric named only by same-pool edges has no entry).
     critical_exposed_seconds_per_s is the largest fabric exposure (0.0
-    when there is none) and critical_fabrics lists every fabric at that maximum, sorted
-    by name.
+    when there is none) and critical_fabrics lists every fabric at that maximum (==),
+    sorted by name.
 
     Every number may be an int or a float; bytes_per_item and work_units_per_second
     may be 0, and a bandwidth may lie between 0 and 1. The arguments are never
@@ -92,8 +114,9 @@ def transfer_ledger(edges, placement):
     overlap_fraction is NaN or outside [0, 1]; when bandwidth_bytes_per_s or
     items_per_work_unit is NaN, infinite, zero or negative; when bytes_per_item or
     work_units_per_second is NaN, infinite or negative; when a cross-pool edge has no
-    fabric_id, or an empty or blank one; when two cross-pool edges of one fabric
-    declare different bandwidths (even 1000 and 1000.5).
+    fabric_id, or an empty or blank one; when a cross-pool edge declares a bandwidth
+    different from that of the first cross-pool edge of its fabric (even 1000 and
+    1000.5).
 
     建立逐边账本，并按共享互连域汇总暴露占用。
 
@@ -109,7 +132,7 @@ def transfer_ledger(edges, placement):
     cross_pool_bytes_per_s 为总流量；fabric_exposed_seconds_per_s 按 fabric_id
     累加其跨池边的暴露（只被同池边引用的互连域没有条目）。
     critical_exposed_seconds_per_s 为最大的互连域暴露（没有时为 0.0），
-    critical_fabrics 列出达到该最大值的全部互连域，按名称排序。
+    critical_fabrics 列出达到该最大值（==）的全部互连域，按名称排序。
 
     每个数都可能是 int 或 float；bytes_per_item 与 work_units_per_second 可以为 0，
     带宽可以在 0 与 1 之间。不得修改任何参数；边的顺序与 placement 条目的顺序都
@@ -118,8 +141,8 @@ def transfer_ledger(edges, placement):
     以下情况抛出 ValueError：某个端点在 placement 中没有资源池；overlap_fraction
     为 NaN 或不在 [0, 1] 内；bandwidth_bytes_per_s 或 items_per_work_unit 为 NaN、
     无穷、零或负数；bytes_per_item 或 work_units_per_second 为 NaN、无穷或负数；
-    跨池边没有 fabric_id，或 fabric_id 为空或只含空白；同一互连域的两条跨池边
-    声明了不同带宽（即使是 1000 与 1000.5）。
+    跨池边没有 fabric_id，或 fabric_id 为空或只含空白；某条跨池边声明的带宽
+    与其互连域第一条跨池边的带宽不同（即使是 1000 与 1000.5）。
     """
     # ==========================================
     # TODO 2: same-pool edges carry zero load; cross-pool edges get traffic, transfer, exposed.

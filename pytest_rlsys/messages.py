@@ -49,6 +49,21 @@ HIDDEN_WORDS: dict[str, Msg] = {
     "passed": Msg("", ""),
     "wrong_value": Msg("wrong value at {path}", "{path} 处的值错误"),
     "wrong_order": Msg("right items, wrong order at {path}", "元素正确但顺序错误（{path}）"),
+    "missing_key": Msg("missing key at {path}", "{path} 处缺少键"),
+    "unexpected_key": Msg("unexpected key at {path}", "{path} 处有多余的键"),
+    "wrong_type_list": Msg(
+        "wrong type at {path} (expected list)", "{path} 处的类型错误（应为 list）"
+    ),
+    "wrong_type_dict": Msg(
+        "wrong type at {path} (expected dict)", "{path} 处的类型错误（应为 dict）"
+    ),
+    "wrong_type_number": Msg(
+        "wrong type at {path} (expected int or float)", "{path} 处的类型错误（应为 int 或 float）"
+    ),
+    "wrong_type_str": Msg("wrong type at {path} (expected str)", "{path} 处的类型错误（应为 str）"),
+    "wrong_type_bool": Msg(
+        "wrong type at {path} (expected bool)", "{path} 处的类型错误（应为 bool）"
+    ),
     "raised": Msg("raised an exception where a result was due", "应当返回结果，却抛出了异常"),
     "returned": Msg(
         "returned a result where ValueError was due", "应当抛出 ValueError，却返回了结果"
@@ -113,6 +128,9 @@ CLAIMS_EN = {
     "非有限显存账本应失败": "a non-finite memory ledger must fail",
 }
 
+# How the battery writes a claim that a call raises (``battery`` visible cases).
+RAISES_CLAIM = Msg("raises ValueError: ", "应抛出 ValueError：")
+
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 
 
@@ -123,7 +141,8 @@ def has_cjk(text: str) -> bool:
 def claim_text(claim: str, lang: str) -> str:
     """A visible case's check, in ``lang`` (the chapter's code stays as it is)."""
     if lang == "zh":
-        return claim
+        # The battery's own prefix of an error assertion, in Chinese; the code stays.
+        return claim.replace(RAISES_CLAIM.en, RAISES_CLAIM.zh, 1)
     for zh, en in CLAIMS_EN.items():
         claim = claim.replace(zh, en)
     return claim

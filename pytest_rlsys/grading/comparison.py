@@ -20,6 +20,7 @@ from pytest_rlsys.grading.verdicts import ValueDiff
 
 __all__ = [
     "ABS_TOL",
+    "EXPECTED_TYPE",
     "NONPLAIN_MARK",
     "REL_TOL",
     "Mismatch",
@@ -76,8 +77,25 @@ def type_name(value: Any) -> str:
 
 
 MismatchHow = Literal[
-    "nonplain", "wrong_value", "not_a_number", "not_a_list", "not_a_dict", "wrong_order", "keys"
+    "nonplain",
+    "wrong_value",
+    "not_a_number",
+    "not_a_list",
+    "not_a_dict",
+    "not_a_str",
+    "not_a_bool",
+    "wrong_order",
+    "keys",
 ]
+# The plain type a mismatch's expected value has, in the words a failure names it by.
+EXPECTED_TYPE: dict[type, str] = {
+    list: "list",
+    dict: "dict",
+    str: "str",
+    bool: "bool",
+    int: "number",
+    float: "number",
+}
 
 
 @dataclass(frozen=True)
@@ -110,6 +128,8 @@ def find_mismatch(expected: Any, got: Any, path: str = "$") -> Mismatch | None:
     follows the expected value only: keys ``got`` invented never appear in it."""
     if type(got) is dict and NONPLAIN_MARK in got:
         return Mismatch(path, "nonplain", expected, got)
+    if type(expected) is bool and type(got) is not bool:
+        return Mismatch(path, "not_a_bool", expected, got)
     if type(expected) is bool or expected is None:
         return Mismatch(path, "wrong_value", expected, got) if got is not expected else None
     if _number(expected):
@@ -119,7 +139,9 @@ def find_mismatch(expected: Any, got: Any, path: str = "$") -> Mismatch | None:
             return Mismatch(path, "wrong_value", expected, got)
         return None
     if type(expected) is str:
-        if type(got) is not str or got != expected:
+        if type(got) is not str:
+            return Mismatch(path, "not_a_str", expected, got)
+        if got != expected:
             return Mismatch(path, "wrong_value", expected, got)
         return None
     if type(expected) is list:
@@ -164,11 +186,35 @@ _SHOW.maxother = 80
 _SHOW.maxlevel = 4
 
 
+class _Unplain:
+    """Stands for a value that was not plain in the child: shown as ``<type>``, never as
+    the marker the child's encoding wraps it in."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+def _unmark(value: Any, depth: int = 0) -> Any:
+    """``value`` with every non-plain marker replaced by an ``_Unplain`` (as deep as
+    ``show`` looks)."""
+    if type(value) is dict:
+        if NONPLAIN_MARK in value:
+            return _Unplain(str(value[NONPLAIN_MARK]))
+        if depth > _SHOW.maxlevel:
+            return value
+        return {k: _unmark(v, depth + 1) for k, v in value.items()}
+    if type(value) is list and depth <= _SHOW.maxlevel:
+        # Past maxlist items reprlib shows "...": one more item keeps that, and the cost.
+        return [_unmark(v, depth + 1) for v in value[: _SHOW.maxlist + 1]]
+    return value
+
+
 def show(value: Any) -> str:
     """A short, safe rendering of plain data for messages."""
-    if type(value) is dict and NONPLAIN_MARK in value:
-        return f"<{value[NONPLAIN_MARK]}>"
     try:
-        return _SHOW.repr(value)
+        return _SHOW.repr(_unmark(value))
     except (ValueError, RecursionError):  # never raise while describing an answer
         return f"<{type_name(value)}>"

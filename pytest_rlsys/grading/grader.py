@@ -363,8 +363,10 @@ class Grader:
             max_cents=self.cents[case.id],
             status=as_status(verdict.status),
             category=case.category,
-            call=bounded(" ; ".join(c.render() for c in case.calls), MAX_SHOWN_CHARS),
-            claim=bounded(case.claim, MAX_SHOWN_CHARS),
+            # The call and the claim are the battery's own data (the chapter's inputs),
+            # shown whole so that the learner can reproduce the failure (issue 31).
+            call=" ; ".join(c.render() for c in case.calls),
+            claim=case.claim,
             expected=bounded(verdict.expected or "", MAX_SHOWN_CHARS),
             got=bounded(verdict.got or "", MAX_SHOWN_CHARS),
             exc_type=bounded(verdict.exc_type, 200),

@@ -36,6 +36,14 @@ ProblemKind = Literal[
     "wrong_order",  # the right items in another order (at ``Verdict.path``)
     "not_a_dict",  # the result is not a plain dict
     "missing_key",  # a documented key is missing (at ``Verdict.path``)
+    "unexpected_key",  # a dict has a key it must not have (at ``Verdict.path``)
+    # A value of another type than the one due (at ``Verdict.path``): a tuple for a list,
+    # a generator, a str for a number, a non-plain object (fractions.Fraction)...
+    "wrong_type_list",
+    "wrong_type_dict",
+    "wrong_type_number",
+    "wrong_type_str",
+    "wrong_type_bool",
     "raised",  # raised where a result was due
     "not_exception",  # a BaseException that is not an Exception escaped
     "raised_other",  # raised another exception where ValueError was due
@@ -65,6 +73,13 @@ HiddenKind = Literal[
     "passed",
     "wrong_value",
     "wrong_order",
+    "missing_key",
+    "unexpected_key",
+    "wrong_type_list",
+    "wrong_type_dict",
+    "wrong_type_number",
+    "wrong_type_str",
+    "wrong_type_bool",
     "raised",
     "returned",
     "wrong_exception",
@@ -86,8 +101,14 @@ HIDDEN_KIND: dict[ProblemKind, HiddenKind] = {
     "passed": "passed",
     "wrong_value": "wrong_value",
     "wrong_order": "wrong_order",
-    "not_a_dict": "wrong_value",
-    "missing_key": "wrong_value",
+    "not_a_dict": "wrong_type_dict",
+    "missing_key": "missing_key",
+    "unexpected_key": "unexpected_key",
+    "wrong_type_list": "wrong_type_list",
+    "wrong_type_dict": "wrong_type_dict",
+    "wrong_type_number": "wrong_type_number",
+    "wrong_type_str": "wrong_type_str",
+    "wrong_type_bool": "wrong_type_bool",
     "raised": "raised",
     "not_exception": "raised",
     "raised_other": "wrong_exception",
@@ -111,7 +132,20 @@ HIDDEN_KIND: dict[ProblemKind, HiddenKind] = {
     "not_reached": "not_run",
 }
 # Hidden kinds whose words name a schema path.
-PATH_KINDS: frozenset[HiddenKind] = frozenset({"wrong_value", "wrong_order", "mutated_input"})
+PATH_KINDS: frozenset[HiddenKind] = frozenset(
+    {
+        "wrong_value",
+        "wrong_order",
+        "missing_key",
+        "unexpected_key",
+        "wrong_type_list",
+        "wrong_type_dict",
+        "wrong_type_number",
+        "wrong_type_str",
+        "wrong_type_bool",
+        "mutated_input",
+    }
+)
 PROBLEM_KINDS: tuple[ProblemKind, ...] = get_args(ProblemKind)
 HIDDEN_KINDS: tuple[HiddenKind, ...] = get_args(HiddenKind)
 

@@ -205,15 +205,20 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
             continue
         loaded.append((name, rep))
         tests = rep.get("tests", [])
-        timeouts = [t for t in tests if t.get("status") == "timeout"]
-        if timeouts:
+        # A case that hung (kind timed_out) apart from those not run after its function
+        # timed out too often (status timeout too): only the first say what hung.
+        stopped = [t for t in tests if t.get("status") == "timeout"]
+        hung = [t for t in stopped if t.get("kind", "timed_out") == "timed_out"]
+        if stopped:
+            where = sorted({f"{t.get('section', '')}: {t.get('category', '')}" for t in hung})
+            skipped = len(stopped) - len(hung)
             problems.append(
                 Problem(
                     name,
                     "timed out",
                     _short(
-                        f"{len(timeouts)} of {len(tests)} cases timed out, e.g. "
-                        f"{timeouts[0].get('message', '')}"
+                        f"{len(hung)} of {len(tests)} cases timed out ({'; '.join(where)})"
+                        + (f"; {skipped} more were not run after them" if skipped else "")
                     ),
                 )
             )

@@ -424,6 +424,12 @@ def terminal_summary(
         )
         hint = report.load_exc_type if cases[0].kind == "load_failed" else ""
         lines.append(f"  {with_hint(said, hint, lang)}")  # said once, so said in full
+        if cases[0].kind == "timed_out":  # which checks hung: their categories, once each
+            lines += list(
+                dict.fromkeys(
+                    f"  - [{section_label(c.section, lang)}] {category(c, lang)}" for c in cases
+                )
+            )
     # Template code: one line per TODO, unless the table already says so.
     sections = report.sections()
     not_impl: dict[str, int] = {}

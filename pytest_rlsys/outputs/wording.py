@@ -17,6 +17,8 @@ from pytest_rlsys.messages import LOAD_FAILED, TODO_OF, Msg, hidden_message
 
 __all__ = ["category", "diff_text", "message", "shared_message"]
 
+_FIELD = re.compile(r"\{(\w+)\}")
+
 # An exception named with its line: said by "raised" with the exception's text, by
 # "raised_other" with what was due instead, and alone where many cases share it.
 _RAISED = Msg("raised {exc}{at}", "抛出了 {exc}{at}")
@@ -50,6 +52,20 @@ PROBLEM_WORDS: dict[str, Msg] = {
     "wrong_order": Msg("right items, wrong order at {path}", "元素正确但顺序错误（{path}）"),
     "not_a_dict": Msg("the result is a {note}, not a plain dict", "返回值是 {note}，不是普通 dict"),
     "missing_key": Msg("the result has no key {key}", "返回值缺少键 {key}"),
+    "unexpected_key": Msg("unexpected keys {names} at {path}", "{path} 处有多余的键 {names}"),
+    # A type problem without its diff (the diff, when kept, says more: diff_text).
+    **{
+        f"wrong_type_{due}": Msg(
+            f"wrong type at {{path}} (expected {words})", f"{{path}} 处的类型错误（应为 {zh}）"
+        )
+        for due, words, zh in (
+            ("list", "list", "list"),
+            ("dict", "dict", "dict"),
+            ("number", "int or float", "int 或 float"),
+            ("str", "str", "str"),
+            ("bool", "bool", "bool"),
+        )
+    },
     "returned": Msg(
         "returned a result instead of raising ValueError", "应当抛出 ValueError，却返回了结果"
     ),
@@ -90,28 +106,58 @@ PROBLEM_WORDS: dict[str, Msg] = {
 }
 
 
-def diff_text(diff: ValueDiff) -> str:
-    """Where and how a value differs: the path, a colon, then what differs (the same in
-    both languages: it is made of the values and type names)."""
-    path, how = diff.path, diff.how
-    if how == "nonplain":
-        return f"{path}: got a {diff.got_type} object, expected plain {diff.want_type}"
-    if how == "not_a_number":
-        return f"{path}: expected a number, got {diff.got_type} {diff.got}"
-    if how == "not_a_list":
-        return f"{path}: expected a list, got {diff.got_type} {diff.got}"
-    if how == "not_a_dict":
-        return f"{path}: expected a dict, got {diff.got_type} {diff.got}"
-    if how == "wrong_order":
-        return f"{path}: right items, wrong order"
+# How a value differs, by ``comparison.MismatchHow``: ``{path}``, ``{want}``, ``{got}``
+# (values as shown), ``{want_type}``, ``{got_type}`` and ``{keys}`` are filled from the
+# record; the words around them are the output language's.
+_TYPE_DUE = {
+    "not_a_number": "int or float",
+    "not_a_list": "list",
+    "not_a_dict": "dict",
+    "not_a_str": "str",
+    "not_a_bool": "bool",
+}
+DIFF_WORDS: dict[str, Msg] = {
+    "nonplain": Msg(
+        "{path}: wrong type: got a {got_type} object, expected a plain {want_type}",
+        "{path}：类型错误：得到 {got_type} 对象，应为普通的 {want_type}",
+    ),
+    "wrong_type": Msg(
+        "{path}: wrong type: expected {due}, got {got_type} {got}",
+        "{path}：类型错误：应为 {due}，得到 {got_type} {got}",
+    ),
+    "wrong_order": Msg("{path}: right items, wrong order", "{path}：元素正确但顺序错误"),
+    "missing": Msg("missing keys {keys}", "缺少键 {keys}"),
+    "extra": Msg("unexpected keys {keys}", "多余的键 {keys}"),
+    "keys": Msg("{path}: {parts}", "{path}：{parts}"),
+    "wrong_value": Msg(
+        "{path}: wrong value: expected {want}, got {got}", "{path}：值错误：应为 {want}，得到 {got}"
+    ),
+}
+
+
+def diff_text(diff: ValueDiff, lang: str = "en") -> str:
+    """Where and how a value differs: the path, then what failed (a type, keys, the order
+    or the value) in ``lang``, with the values and type names as they are."""
+    fields = {
+        "path": diff.path,
+        "want": diff.want,
+        "got": diff.got,
+        "want_type": diff.want_type,
+        "got_type": diff.got_type,
+        "due": _TYPE_DUE.get(diff.how, ""),
+    }
+    how = diff.how
+    if how in _TYPE_DUE:
+        how = "wrong_type"
     if how == "keys":
-        parts = []
-        if diff.missing:
-            parts.append(f"missing keys {list(diff.missing)}")
-        if diff.extra:
-            parts.append(f"unexpected keys {list(diff.extra)}")
-        return f"{path}: " + ", ".join(parts)
-    return f"{path}: expected {diff.want}, got {diff.got}"
+        parts = [
+            DIFF_WORDS[name].get(lang).replace("{keys}", str(list(keys)))
+            for name, keys in (("missing", diff.missing), ("extra", diff.extra))
+            if keys
+        ]
+        fields["parts"] = ("；" if lang == "zh" else ", ").join(parts)
+    words = DIFF_WORDS.get(how, DIFF_WORDS["wrong_value"])
+    return _FIELD.sub(lambda m: fields.get(m.group(1), m.group(0)), words.get(lang))
 
 
 def _line(line: int | None, lang: str) -> str:
@@ -119,9 +165,6 @@ def _line(line: int | None, lang: str) -> str:
     if type(line) is not int or line <= 0:
         return ""
     return f"（你的文件第 {line} 行）" if lang == "zh" else f" at line {line} of your file"
-
-
-_FIELD = re.compile(r"\{(\w+)\}")
 
 
 def _fill(words: Msg, case: CaseResult, lang: str) -> str:
@@ -141,8 +184,8 @@ def _fill(words: Msg, case: CaseResult, lang: str) -> str:
 
 
 def _visible(case: CaseResult, lang: str) -> str:
-    if case.kind == "wrong_value" and case.diff is not None:
-        return diff_text(case.diff)
+    if case.diff is not None:
+        return diff_text(case.diff, lang)
     words = PROBLEM_WORDS.get(case.kind)
     if words is None:
         # A related-inputs check's finding, or a result-file check's own account.

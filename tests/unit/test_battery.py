@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from pytest_rlsys.grading.battery import build_battery, load_reference, run_reference, self_check
 from pytest_rlsys.grading.grader import grade_file
+from pytest_rlsys.outputs.wording import category as message_category
 from pytest_rlsys.outputs.wording import message
 from pytest_rlsys.resources import solution_path
 
@@ -460,3 +461,41 @@ def test_rules_doc_names_real_cases() -> None:
     assert len(named) > 150
     missing = [(case_id, row) for case_id, row in named if case_id not in ids]
     assert not missing, missing
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_a_failed_visible_case_shows_its_whole_input(tmp_path: Path, width: int) -> None:
+    """The chapter's TODO 2 input (884 characters) is shown whole, wrapped with the
+    continuation rule, never cut with '…': the learner reproduces the failure from it."""
+    from pytest_rlsys.outputs import reports
+
+    path = tmp_path / "submission.py"
+    path.write_text(
+        REFERENCE.replace(
+            "traffic = size * items * frequency if cross_pool else 0.0",
+            "traffic = size * items * frequency",
+        ),
+        encoding="utf-8",
+    )
+    report = grade_file(path, seed=1)
+    for verbose in (False, True):
+        lines = reports.terminal_summary(report, "en", verbose, width)
+        assert not [line for line in lines if line.endswith("…")]
+        joined = " ".join(line.strip().removeprefix("↳").strip() for line in lines)
+        assert "'fabric_id': 'pcie-2'" in joined  # the last edge of the chapter's input
+
+
+@pytest.mark.slow
+def test_a_timeout_names_the_checks_that_hung(tmp_path: Path) -> None:
+    from pytest_rlsys.outputs import reports
+
+    path = tmp_path / "submission.py"
+    first = "    if not stage_rates:\n"
+    path.write_text(REFERENCE.replace(first, "    while True:\n        pass\n" + first, 1))
+    report = grade_file(path, seed=1)
+    hung = [c for c in report.cases if c.kind == "timed_out"]
+    assert hung and len(hung) < len([c for c in report.cases if c.status == "timeout"])
+    for lang in ("en", "zh"):
+        lines = reports.terminal_summary(report, lang)
+        for case in hung:
+            assert f"  - [TODO 1] {message_category(case, lang)}" in lines

@@ -83,8 +83,43 @@ def test_the_calls_own_text_is_shown_as_it_is_never_searched_for_fields() -> Non
         ),
         (
             _visible("wrong_value", diff=ValueDiff("$.capacity", "wrong_value", "80.0", "81")),
-            "$.capacity: expected 80.0, got 81",
-            "$.capacity: expected 80.0, got 81",
+            "$.capacity: wrong value: expected 80.0, got 81",
+            "$.capacity：值错误：应为 80.0，得到 81",
+        ),
+        (
+            _visible(
+                "wrong_type_list",
+                diff=ValueDiff("$.rows", "not_a_list", got="(1,)", got_type="tuple"),
+            ),
+            "$.rows: wrong type: expected list, got tuple (1,)",
+            "$.rows：类型错误：应为 list，得到 tuple (1,)",
+        ),
+        (
+            _visible(
+                "missing_key",
+                diff=ValueDiff("$.rows[1]", "keys", missing=("cross_pool",), extra=("crosspool",)),
+            ),
+            "$.rows[1]: missing keys ['cross_pool'], unexpected keys ['crosspool']",
+            "$.rows[1]：缺少键 ['cross_pool']；多余的键 ['crosspool']",
+        ),
+        (
+            _visible(
+                "wrong_type_number",
+                diff=ValueDiff(
+                    "$.capacity",
+                    "nonplain",
+                    got="<fractions.Fraction>",
+                    want_type="float",
+                    got_type="fractions.Fraction",
+                ),
+            ),
+            "$.capacity: wrong type: got a fractions.Fraction object, expected a plain float",
+            "$.capacity：类型错误：得到 fractions.Fraction 对象，应为普通的 float",
+        ),
+        (
+            _visible("wrong_type_dict", path="$"),
+            "wrong type at $ (expected dict)",
+            "$ 处的类型错误（应为 dict）",
         ),
         (_visible("", note="a result-file check's words"), "a result-file check's words", None),
     ],
@@ -182,3 +217,207 @@ def test_a_shared_failure_names_the_exception_not_what_one_case_expected(
     assert wording.shared_message(case, "en") == en
     assert wording.shared_message(case, "zh") == zh
     assert "ValueError" in wording.message(case) or case.kind == "raised"
+
+
+@pytest.mark.parametrize(
+    ("kind", "en", "zh"),
+    [
+        ("missing_key", "missing key at $.rows", "$.rows 处缺少键"),
+        ("unexpected_key", "unexpected key at $.rows", "$.rows 处有多余的键"),
+        (
+            "wrong_type_list",
+            "wrong type at $.rows (expected list)",
+            "$.rows 处的类型错误（应为 list）",
+        ),
+        (
+            "wrong_type_number",
+            "wrong type at $.rows (expected int or float)",
+            "$.rows 处的类型错误（应为 int 或 float）",
+        ),
+    ],
+)
+def test_a_hidden_failure_names_what_failed(kind: str, en: str, zh: str) -> None:
+    case = CaseResult("todo2.hidden.x", "todo2", "hidden", 100, "failed", kind=kind, path="$.rows")
+    assert (wording.message(case), wording.message(case, "zh")) == (en, zh)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind", "path"),
+    [
+        (
+            '"over_limit_pools": over_limit,',
+            '"over_limit_pool": over_limit,',
+            "missing_key",
+            "$.over_limit_pools",
+        ),
+        (
+            '"over_limit_pools": over_limit,',
+            '"over_limit_pools": tuple(over_limit),',
+            "wrong_type_list",
+            "$.over_limit_pools",
+        ),
+        ('"rows": rows,', '"rows": (r for r in rows),', "wrong_type_list", "$.rows"),
+        ('"cross_pool": cross_pool,', '"crosspool": cross_pool,', "missing_key", "$.rows"),
+        (
+            '"queue_stable": not unstable,',
+            '"queue_stable": not unstable, "x": 1,',
+            "unexpected_key",
+            "$",
+        ),
+        (
+            '"capacity": capacity,',
+            '"capacity": __import__("fractions").Fraction(capacity),',
+            "wrong_type_number",
+            "$.capacity",
+        ),
+    ],
+)
+def test_graded_failures_are_named_by_what_failed(
+    reference_source: str, old: str, new: str, kind: str, path: str
+) -> None:
+    """A misspelled key, a tuple, a generator or a Fraction is named as such in the
+    hidden cases it fails, never as a wrong value or disagreeing related inputs."""
+    assert old in reference_source
+    grader = Grader(Path("rlsys_ledger.py"), reference_source.replace(old, new).encode(), 1)
+    grader.run_all()
+    failed = [c for c in grader.report().cases if c.status != "passed"]
+    hidden = {(c.kind, c.path) for c in failed if c.visibility == "hidden"}
+    assert (kind, path) in hidden
+    assert not {k for k, _ in hidden} & {"wrong_value", "inconsistent"}
+    shown = " ".join(wording.message(c, lang) for c in failed for lang in ("en", "zh"))
+    assert "$rlsys_nonplain" not in shown
+
+
+# -- Chinese feedback has no English sentence outside quoted code and values -------------
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+# Code and values: paths, identifiers with _ . ( = or digits, exception classes, numbers.
+_CODE = re.compile(
+    r"\$\S*|\S*[_.(=/\[{]\S*|\b\w*(?:Error|Exception|Interrupt|Exit)\b|\b0x[0-9a-f]+\b"
+)
+_WORDS = re.compile(r"[A-Za-z0-9']+(?: +[A-Za-z0-9']+)+")
+_FUNCTION_WORDS = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "is",
+        "are",
+        "was",
+        "not",
+        "no",
+        "within",
+        "with",
+        "at",
+        "in",
+        "on",
+        "by",
+        "for",
+        "from",
+        "as",
+        "reads",
+        "has",
+        "have",
+        "defines",
+        "printed",
+        "began",
+        "shown",
+        "process",
+        "exited",
+        "code",
+        "file",
+        "text",
+        "save",
+        "it",
+        "its",
+    }
+)
+
+
+def english_sentences(text: str) -> list[str]:
+    """Runs of English words in ``text`` once quoted code and values are taken out: three
+    words (two of them letters), or two with a function word ("line 7 reads")."""
+    bare = _CODE.sub(" ", _QUOTED.sub(" ", text))
+    found = []
+    for run in _WORDS.findall(bare):
+        words = run.split()
+        letters = [w for w in words if w.isalpha()]
+        if (len(words) >= 3 and len(letters) >= 2) or {w.lower() for w in words} & _FUNCTION_WORDS:
+            found.append(run)
+    return found
+
+
+def test_the_english_detector_finds_sentences_and_leaves_code_alone() -> None:
+    assert english_sentences("超时：no answer within 5 s（是否有死循环？）")
+    assert english_sentences("无法加载：SyntaxError — line 200 reads: def broken(:")
+    assert not english_sentences("$.rows：类型错误：应为 list，得到 tuple (1,)")
+    assert not english_sentences("[TODO 1] 拒绝 NaN 阶段速率：抛出了 KeyError：'boom'")
+    assert not english_sentences("pipeline_capacity({'rollout': 240}, arrival_rate=70)")
+
+
+def _edit(source: str, old: str, new: str) -> str:
+    assert old in source
+    return source.replace(old, new, 1)
+
+
+_FIRST = "    if not stage_rates:\n"
+# (name, how the reference is changed, the engineer whose sentences are still English)
+ZH_SUBMISSIONS = [
+    ("wrong_value", ("capacity = min(", "capacity = max("), ""),
+    ("wrong_type", ('"bottlenecks": bottlenecks,', '"bottlenecks": tuple(bottlenecks),'), ""),
+    ("missing_key", ('"cross_pool": cross_pool,', '"crosspool": cross_pool,'), ""),
+    ("raises", (_FIRST, "    raise KeyError('boom')\n" + _FIRST), ""),
+    ("refuses_everything", (_FIRST, "    raise ValueError('no')\n" + _FIRST), ""),
+    ("not_implemented", (_FIRST, "    raise NotImplementedError('TODO 1')\n" + _FIRST), ""),
+    ("timeout", (_FIRST, "    while True:\n        pass\n" + _FIRST), "fence: isolation.py"),
+    ("crash", (_FIRST, "    import os\n    os._exit(3)\n" + _FIRST), "fence: isolation.py"),
+    ("load_error", ("def evaluate_topology(", "def broken(:\ndef evaluate_topology("), "fence"),
+    ("missing_function", ("def evaluate_topology(", "def evaluate_topology_x("), "fence"),
+    ("prints", (_FIRST, "    print('hello')\n" + _FIRST), "fence: OUTPUT_SEALED"),
+    ("not_utf8", ("", ""), "arch: grader.py decode note"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "change", "owner"), ZH_SUBMISSIONS, ids=[s[0] for s in ZH_SUBMISSIONS]
+)
+def test_chinese_feedback_has_no_english_sentence(
+    reference_source: str,
+    name: str,
+    change: tuple[str, str],
+    owner: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    if owner:
+        request.applymarker(
+            pytest.mark.xfail(
+                reason=f"English sentence from {owner}, until the lead merges", strict=False
+            )
+        )
+    from pytest_rlsys.outputs import reports
+
+    data = (
+        (reference_source + "\n# caf\xe9\n").encode("latin-1", "replace")
+        if name == "not_utf8"
+        else _edit(reference_source, *change).encode()
+    )
+    grader = Grader(Path("rlsys_ledger.py"), data, 1)
+    grader.run_all()
+    report = grader.report()
+    assert report.score < 100 or name == "prints"
+    shown = reports.terminal_summary(report, "zh", verbose=True, width=200)
+    shown += grader.captured_output().splitlines()[-1:]
+    # A claim is the chapter's code after its label ("raises ValueError" is worded).
+    claim = reports.LABELS["zh"]["claim"]
+    shown = [line.split(claim, 1)[0] if claim in line else line for line in shown]
+    found = [(line, english_sentences(line)) for line in shown if english_sentences(line)]
+    # The report's notes are still English sentences that grader.py writes (the run-as
+    # note, "ran as a fresh unprivileged uid", under root): the arch engineer turns them
+    # into typed facts; every other line is held to the rule now.
+    notes = [f for f in found if f[0].lstrip().startswith(reports.LABELS["zh"]["note"])]
+    assert [f for f in found if f not in notes] == []
+    if notes:
+        pytest.xfail(f"English report notes from arch (grader.py notes): {notes}")

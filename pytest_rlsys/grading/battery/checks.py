@@ -24,6 +24,7 @@ from pytest_rlsys.grading.battery.model import (
     schema_path,
 )
 from pytest_rlsys.grading.comparison import (
+    EXPECTED_TYPE,
     NONPLAIN_MARK,
     Mismatch,
     find_mismatch,
@@ -31,17 +32,20 @@ from pytest_rlsys.grading.comparison import (
     type_name,
 )
 from pytest_rlsys.grading.outcomes import CallOutcome
+from pytest_rlsys.grading.verdicts import ValueDiff
 
 __all__ = [
     "CheckFactory",
     "all_of",
     "expect_keys",
+    "expect_only_keys",
     "expect_refusal",
     "expect_relation",
     "expect_unchanged_inputs",
     "expect_value_error",
     "first_problem",
     "identical",
+    "mismatch_kind",
     "same_keys",
     "total",
 ]
@@ -96,18 +100,73 @@ def first_problem(outcomes: Sequence[CallOutcome], calls: Sequence[Call]) -> Ver
     return None
 
 
+# A mismatch's kind, by what failed: the type due (named by the expected value), a key,
+# the order, or else the value.
+_WRONG_TYPE: dict[str, ProblemKind] = {
+    "list": "wrong_type_list",
+    "dict": "wrong_type_dict",
+    "number": "wrong_type_number",
+    "str": "wrong_type_str",
+    "bool": "wrong_type_bool",
+}
+_TYPE_HOWS = frozenset(
+    {"nonplain", "not_a_number", "not_a_list", "not_a_dict", "not_a_str", "not_a_bool"}
+)
+
+
+def mismatch_kind(found: Mismatch) -> ProblemKind:
+    """What failed in ``found``, from the grader's closed vocabulary."""
+    if found.how == "wrong_order":
+        return "wrong_order"
+    if found.how == "keys":
+        return "missing_key" if found.missing else "unexpected_key"
+    if found.how in _TYPE_HOWS:
+        due = EXPECTED_TYPE.get(type(found.expected))
+        if due is not None:
+            return _WRONG_TYPE[due]
+    return "wrong_value"
+
+
 def _value_problem(found: Mismatch, func: str, want: Any, got: Any) -> Verdict:
     """The verdict for a value that differs from the reference's, from the record."""
-    kind: ProblemKind = "wrong_order" if found.how == "wrong_order" else "wrong_value"
     return Verdict(
         "failed",
-        kind,
+        mismatch_kind(found),
         show(want),
         show(got),
         path=found.path,
         schema_path=schema_path(RESULT_KEYS.get(func, ()), found.path),
         diff=found.diff(),
+        names=found.missing or found.extra,
     )
+
+
+def expect_only_keys(keys: Sequence[str]) -> CheckFactory:
+    """The first call returns a dict with no key outside ``keys``."""
+
+    def factory(calls: tuple[Call, ...]) -> Check:
+        def check(outcomes: Sequence[CallOutcome]) -> Verdict:
+            early = first_problem(outcomes[:1], calls[:1])
+            if early:
+                return early
+            got = outcomes[0].value
+            if type(got) is not dict or NONPLAIN_MARK in got:
+                return _not_a_dict(got)
+            extra = tuple(sorted(str(k) for k in got if k not in keys))
+            if not extra:
+                return PASSED
+            return Verdict(
+                "failed",
+                "unexpected_key",
+                path="$",
+                schema_path="$",
+                diff=ValueDiff("$", "keys", extra=extra),
+                names=extra,
+            )
+
+        return check
+
+    return factory
 
 
 def _not_a_dict(got: Any) -> Verdict:

@@ -187,7 +187,7 @@ def cross(edge: Mapping[str, Any], placement: Mapping[str, str]) -> bool:
 
 # Each bad value with its words, article included ("refuses a NaN bandwidth").
 BAD_VALUES: dict[str, tuple[float, Msg]] = {
-    "nan": (float("nan"), Msg("a NaN", "NaN ")),
+    "nan": (float("nan"), Msg("a NaN", " NaN ")),
     "inf": (float("inf"), Msg("an infinite", "无穷")),
     "zero": (0, Msg("a zero", "为零的")),
     "negative": (-1.5, Msg("a negative", "负")),

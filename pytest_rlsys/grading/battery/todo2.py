@@ -62,10 +62,10 @@ RULES: dict[str, Msg] = {
     ),
     "critical": Msg(
         "critical_exposed_seconds_per_s is the largest fabric exposure (0.0 when "
-        "there is none) and critical_fabrics lists every fabric at that maximum, "
+        "there is none) and critical_fabrics lists every fabric at that maximum (==), "
         "sorted by name",
         "critical_exposed_seconds_per_s 为最大的互连域暴露（没有时为 0.0），"
-        "critical_fabrics 列出达到该最大值的全部互连域，按名称排序",
+        "critical_fabrics 列出达到该最大值（==）的全部互连域，按名称排序",
     ),
     "numbers": Msg(
         "Every number may be an int or a float; bytes_per_item and "
@@ -95,8 +95,9 @@ RULES: dict[str, Msg] = {
         "跨池边没有 fabric_id，或 fabric_id 为空或只含空白",
     ),
     "bandwidths": Msg(
-        "two cross-pool edges of one fabric declare different bandwidths (even 1000 and 1000.5)",
-        "同一互连域的两条跨池边声明了不同带宽（即使是 1000 与 1000.5）",
+        "a cross-pool edge declares a bandwidth different from that of the first "
+        "cross-pool edge of its fabric (even 1000 and 1000.5)",
+        "某条跨池边声明的带宽与其互连域第一条跨池边的带宽不同（即使是 1000 与 1000.5）",
     ),
 }
 
@@ -371,7 +372,15 @@ def _edge(source: str, target: str, fabric: str, **fields: Any) -> dict[str, Any
 # Pool names of several characters: equal ones decoded from JSON are distinct objects, so
 # comparing pools with ``is`` shows (one-letter strings are shared by CPython).
 FIXED_PLACEMENT = {"rollout": "pool-a", "reward": "pool-a", "learner": "pool-b", "critic": "pool-c"}
-NEAR = (("1e-3", 1e-3), ("1e-4", 1e-4), ("1e-5", 1e-5), ("1e-6", 1e-6))
+NEAR = (
+    ("1e-3", 1e-3),
+    ("1e-4", 1e-4),
+    ("1e-5", 1e-5),
+    ("1e-6", 1e-6),
+    # Closer than any tolerance: "at that maximum" is ==, so even these are not tied.
+    ("1e-8", 1e-8),
+    ("1e-12", 1e-12),
+)
 
 
 def _rows_copy_fields(edges: list[dict[str, Any]]) -> CheckFactory:
@@ -423,6 +432,7 @@ def _fixed_probes(b: BatteryBuilder) -> None:
         Call(FUNC, (small, place)),
         ("critical_exposed_seconds_per_s", "critical_fabrics"),
     )
+    _boundary_probes(b)
     # Exposures that are not round (1/3, 3/14...): rounding shows.
     odd = [
         _edge("rollout", "learner", "pcie", bandwidth_bytes_per_s=3000, overlap_fraction=0.3),
@@ -583,6 +593,138 @@ def _fixed_probes(b: BatteryBuilder) -> None:
     )
 
 
+def _boundary_probes(b: BatteryBuilder) -> None:
+    """The edges of the stated tolerances (issue 31): bandwidths are different beyond
+    isclose(rel 1e-9, abs 1e-12) of the fabric's first cross-pool edge; exposures tie only
+    when ==; fabric names sort by code point. Fixed inputs."""
+    place = FIXED_PLACEMENT
+    tied = [
+        _edge("rollout", "learner", "ib", bytes_per_item=250),
+        _edge("reward", "critic", "ib", bytes_per_item=500),
+        _edge("learner", "critic", "nvlink", bytes_per_item=750),
+    ]
+    b.diff(
+        "exact_tie_of_sums",
+        Msg(
+            "a sum 0.25 + 0.5 ties a fabric at 0.75 (equal sums are tied)",
+            "0.25 + 0.5 的和与 0.75 的互连域并列（相等即并列）",
+        ),
+        "critical",
+        Call(FUNC, (tied, place)),
+        ("critical_exposed_seconds_per_s", "critical_fabrics"),
+    )
+    large = [
+        _edge("rollout", "learner", "ib", bytes_per_item=10**12, bandwidth_bytes_per_s=1),
+        _edge("reward", "critic", "nvlink", bytes_per_item=10**12 + 1, bandwidth_bytes_per_s=1),
+    ]
+    b.diff(
+        "near_tie_large_fabrics",
+        Msg(
+            "exposures 1e12 and 1e12 + 1 are not tied (== only)",
+            "暴露 1e12 与 1e12 + 1 不并列（只按 == 比较）",
+        ),
+        "critical",
+        Call(FUNC, (large, place)),
+        ("critical_exposed_seconds_per_s", "critical_fabrics"),
+    )
+    names = [
+        _edge("rollout", "learner", "élink"),
+        _edge("reward", "critic", "alink"),
+        _edge("learner", "critic", "Zlink"),
+    ]
+    b.diff(
+        "fabrics_sorted_by_code_point",
+        Msg(
+            "tied fabrics sorted as sorted() does ('Z' < 'a' < 'é')",
+            "并列互连域按 sorted() 的方式排序（'Z' < 'a' < 'é'）",
+        ),
+        "critical",
+        Call(FUNC, (names, place)),
+        ("critical_fabrics",),
+    )
+    # Three cross-pool edges of one fabric, their bandwidths in the given order.
+    trio = [
+        _edge("rollout", "learner", "pcie"),
+        _edge("reward", "critic", "pcie"),
+        _edge("learner", "critic", "pcie"),
+    ]
+
+    def widths(*values: float) -> Call:
+        edges = [dict(e, bandwidth_bytes_per_s=w) for e, w in zip(trio, values, strict=True)]
+        return Call(FUNC, (edges, place))
+
+    base = 1000
+    accepted: list[tuple[str, Msg, Call]] = [
+        (
+            "fabric_bandwidths_1e_10",
+            Msg(
+                "accepts one fabric with bandwidths 1e-10 (relative) apart (equal within 1e-9)",
+                "接受同一互连域相差 1e-10（相对）的带宽（1e-9 以内相等）",
+            ),
+            widths(base, base * (1 + 1e-10), base),
+        ),
+        (
+            "fabric_large_bandwidths",
+            Msg(
+                "accepts one fabric with bandwidths 1e12 and 1e12 + 1 (relative tolerance)",
+                "接受同一互连域的带宽 1e12 与 1e12 + 1（相对容差）",
+            ),
+            widths(10**12, 10**12 + 1, 10**12),
+        ),
+        (
+            "fabric_tiny_bandwidths",
+            Msg(
+                "accepts one fabric with bandwidths 2e-12 and 2.5e-12 (absolute tolerance 1e-12)",
+                "接受同一互连域的带宽 2e-12 与 2.5e-12（绝对容差 1e-12）",
+            ),
+            widths(2e-12, 2.5e-12, 2e-12),
+        ),
+        (
+            "fabric_bandwidths_first_in_the_middle",
+            Msg(
+                "compares each bandwidth with the fabric's first one (b + 0.6e-9 b first, "
+                "then b, then b + 1.2e-9 b)",
+                "每个带宽都与该互连域第一条跨池边的带宽比较"
+                "（先 b + 0.6e-9 b，再 b，再 b + 1.2e-9 b）",
+            ),
+            widths(base * (1 + 0.6e-9), base, base * (1 + 1.2e-9)),
+        ),
+    ]
+    for case_id, msg, call in accepted:
+        b.diff(case_id, msg, "bandwidths", call, SUMMARY)
+    same = widths(base, base, base)
+    refused: list[tuple[str, Msg, Call]] = [
+        (
+            "fabric_bandwidths_1e_8",
+            Msg(
+                "refuses one fabric with bandwidths 1e-8 (relative) apart",
+                "拒绝同一互连域相差 1e-8（相对）的带宽",
+            ),
+            widths(base, base, base * (1 + 1e-8)),
+        ),
+        (
+            "fabric_small_bandwidths_1e_8",
+            Msg(
+                "refuses one fabric with bandwidths 0.002 and 0.002 * (1 + 1e-8)",
+                "拒绝同一互连域的带宽 0.002 与 0.002 * (1 + 1e-8)",
+            ),
+            widths(0.002, 0.002 * (1 + 1e-8), 0.002),
+        ),
+        (
+            "fabric_bandwidths_chain",
+            Msg(
+                "refuses b, b + 0.6e-9 b, b + 1.2e-9 b on one fabric (each next one is close, "
+                "the last is not close to the first)",
+                "拒绝同一互连域的 b、b + 0.6e-9 b、b + 1.2e-9 b"
+                "（相邻的接近，最后一个与第一个不接近）",
+            ),
+            widths(base, base * (1 + 0.6e-9), base * (1 + 1.2e-9)),
+        ),
+    ]
+    for case_id, msg, call in refused:
+        b.refusal(case_id, msg, "bandwidths", same, call)
+
+
 def _properties(b: BatteryBuilder, rng: random.Random) -> None:
     edges, placement = gen_edges(rng, 5, fabrics=3)
     b.anchored(
@@ -700,6 +842,61 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
             ),
             "fabric_id",
             with_solo(dict(solo, fabric_id="   ")),
+        ),
+        (
+            "blank_fabric_tab",
+            Msg(
+                "refuses a cross-pool edge whose fabric_id is only a tab",
+                "拒绝 fabric_id 只含制表符的跨池边",
+            ),
+            "fabric_id",
+            with_solo(dict(solo, fabric_id="\t")),
+        ),
+        (
+            "blank_fabric_newline",
+            Msg(
+                "refuses a cross-pool edge whose fabric_id is only a newline",
+                "拒绝 fabric_id 只含换行的跨池边",
+            ),
+            "fabric_id",
+            with_solo(dict(solo, fabric_id="\n")),
+        ),
+        (
+            "blank_fabric_mixed_whitespace",
+            Msg(
+                "refuses a cross-pool edge whose fabric_id is only spaces, a tab, a CR "
+                "and a newline",
+                "拒绝 fabric_id 只含空格、制表符、回车与换行的跨池边",
+            ),
+            "fabric_id",
+            with_solo(dict(solo, fabric_id=" \t\r\n ")),
+        ),
+        (
+            "blank_fabric_nbsp",
+            Msg(
+                "refuses a cross-pool edge whose fabric_id is only a no-break space (U+00A0)",
+                "拒绝 fabric_id 只含不换行空格（U+00A0）的跨池边",
+            ),
+            "fabric_id",
+            with_solo(dict(solo, fabric_id="\u00a0")),
+        ),
+        (
+            "blank_fabric_ideographic_space",
+            Msg(
+                "refuses a cross-pool edge whose fabric_id is only an ideographic space (U+3000)",
+                "拒绝 fabric_id 只含全角空格（U+3000）的跨池边",
+            ),
+            "fabric_id",
+            with_solo(dict(solo, fabric_id="\u3000")),
+        ),
+        (
+            "blank_fabric_em_space",
+            Msg(
+                "refuses a cross-pool edge whose fabric_id is only an em space (U+2003)",
+                "拒绝 fabric_id 只含全身空格（U+2003）的跨池边",
+            ),
+            "fabric_id",
+            with_solo(dict(solo, fabric_id="\u2003")),
         ),
         (
             "missing_fabric",

@@ -300,19 +300,22 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
         ),
         (
             "reject_keeps_evidence",
-            Msg("a reject still reports stages and fabrics", "拒绝时仍报告积压阶段与过载互连域"),
+            Msg(
+                "a reject still reports stages and fabrics",
+                "decision 为 reject 时仍报告积压阶段与过载互连域",
+            ),
             "evidence",
             Call(FUNC, (unstable, {"A": 1}, {"A": 2}, over, False, True)),
         ),
         (
             "only_recovery",
-            Msg("a recovery failure alone rejects", "仅恢复路径缺失也拒绝"),
+            Msg("a recovery failure alone rejects", "仅恢复路径缺失也判为 reject"),
             "hard",
             Call(FUNC, (stable, {"A": 1}, {"A": 2}, calm, True, False)),
         ),
         (
             "only_version",
-            Msg("a version sync failure alone rejects", "仅版本同步失败也拒绝"),
+            Msg("a version sync failure alone rejects", "仅版本同步失败也判为 reject"),
             "hard",
             Call(FUNC, (stable, {"A": 1}, {"A": 2}, calm, False, True)),
         ),
@@ -579,6 +582,7 @@ def _fixed_probes(b: BatteryBuilder, stable: Any) -> None:
             ),
         ),
     ]
+    probes += _boundary_probes(stable, calm)
     for case_id, msg, rule, call in probes:
         b.diff(case_id, msg, rule, call, KEYS)
     # Validation of what the computation skips: a limit of a pool with no memory entry,
@@ -706,3 +710,126 @@ def _refusals(b: BatteryBuilder, stable: Any, at: dict[str, Any]) -> None:
     ]
     for case_id, msg, call in bad:
         b.refusal(case_id, msg, "ledger", valid, call)
+
+
+def _boundary_probes(stable: Any, calm: dict[str, Any]) -> list[tuple[str, Msg, str, Call]]:
+    """The edges of the strict comparisons (issue 31): memory > limit and exposure >
+    threshold are exact, at every magnitude, and names sort by code point."""
+    probes: list[tuple[str, Msg, str, Call]] = []
+    for case_id, en, zh, used, limit in (
+        (
+            "memory_1e_10_above_limit",
+            "1e-10 (relative) above its limit",
+            "比上限高 1e-10（相对）",
+            40 * (1 + 1e-10),
+            40,
+        ),
+        (
+            "memory_1e_10_below_limit",
+            "1e-10 (relative) below its limit",
+            "比上限低 1e-10（相对）",
+            40 * (1 - 1e-10),
+            40,
+        ),
+        (
+            "large_memory_1_above_limit",
+            "1 above a limit of 1e12",
+            "比 1e12 的上限高 1",
+            10**12 + 1,
+            10**12,
+        ),
+        (
+            "tiny_memory_just_above_limit",
+            "1e-15 above a limit of 0.002",
+            "比 0.002 的上限高 1e-15",
+            0.002 + 1e-15,
+            0.002,
+        ),
+    ):
+        over = "above" in en
+        probes.append(
+            (
+                case_id,
+                Msg(
+                    f"memory {en} is {'over it' if over else 'within it'} (exact >)",
+                    f"显存{zh}，{'即超限' if over else '不算超限'}（精确的 >）",
+                ),
+                "hard",
+                Call(FUNC, (stable, {"A": used, "B": 1}, {"A": limit, "B": 2}, calm, True, True)),
+            )
+        )
+    for case_id, en, zh, exposure, threshold in (
+        (
+            "exposure_1e_10_above_threshold",
+            "1e-10 (relative) above the threshold",
+            "比阈值高 1e-10（相对）",
+            0.25 * (1 + 1e-10),
+            0.25,
+        ),
+        (
+            "exposure_1e_10_below_threshold",
+            "1e-10 (relative) below the threshold",
+            "比阈值低 1e-10（相对）",
+            0.25 * (1 - 1e-10),
+            0.25,
+        ),
+        (
+            "large_exposure_1_above_threshold",
+            "1 above a threshold of 1e12",
+            "比 1e12 的阈值高 1",
+            10**12 + 1,
+            10**12,
+        ),
+        (
+            "tiny_exposure_just_above_threshold",
+            "1e-15 above a threshold of 0.002",
+            "比 0.002 的阈值高 1e-15",
+            0.002 + 1e-15,
+            0.002,
+        ),
+    ):
+        over = "above" in en
+        probes.append(
+            (
+                case_id,
+                Msg(
+                    f"an exposure {en} is {'overloaded' if over else 'not overloaded'} (exact >)",
+                    f"暴露{zh}，{'即过载' if over else '不算过载'}（精确的 >）",
+                ),
+                "pressures",
+                Call(
+                    FUNC,
+                    (
+                        stable,
+                        {"A": 1},
+                        {"A": 2},
+                        _exposures({"pcie": exposure, "ib": 0}),
+                        True,
+                        True,
+                    ),
+                    {"max_exposed_s_per_s": threshold},
+                ),
+            )
+        )
+    probes.append(
+        (
+            "evidence_sorted_by_code_point",
+            Msg(
+                "pools and fabrics sorted as sorted() does ('Z' < 'a' < 'é')",
+                "资源池与互连域按 sorted() 的方式排序（'Z' < 'a' < 'é'）",
+            ),
+            "evidence",
+            Call(
+                FUNC,
+                (
+                    stable,
+                    {"éast": 3, "apool": 3, "Zpool": 3},
+                    {},
+                    _exposures({"élink": 1, "alink": 1, "Zlink": 1}),
+                    True,
+                    True,
+                ),
+            ),
+        )
+    )
+    return probes

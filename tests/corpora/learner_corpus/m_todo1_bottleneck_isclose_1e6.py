@@ -64,7 +64,7 @@ def transfer_ledger(edges, placement):
             fid = edge.get("fabric_id")
             if fid is None or not isinstance(fid, str) or not fid.strip():
                 raise ValueError("cross-pool edge without fabric_id")
-            if fid in fabric_bw and fabric_bw[fid] != bw:
+            if fid in fabric_bw and not math.isclose(fabric_bw[fid], bw, rel_tol=1e-9, abs_tol=1e-12):
                 raise ValueError("inconsistent fabric bandwidth")
             fabric_bw.setdefault(fid, bw)
             traffic = bpi * ipw * wps

@@ -26,7 +26,7 @@ def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
         raise ValueError("bad arrival rate")
     effective_rates = {n: float(stage_rates[n]) / float(items_per_work_unit[n]) for n in stage_rates}
     capacity = min(effective_rates.values())
-    bottlenecks = sorted(n for n, r in effective_rates.items() if r == capacity)
+    bottlenecks = sorted(n for n, r in effective_rates.items() if math.isclose(r, capacity, rel_tol=1e-9, abs_tol=1e-12))
     queue_margins = {n: r - a for n, r in effective_rates.items()}
     unstable_stages = sorted(n for n, m in queue_margins.items() if m < 0)
     return {
@@ -64,7 +64,7 @@ def transfer_ledger(edges, placement):
             fid = edge.get("fabric_id")
             if fid is None or not isinstance(fid, str) or not fid.strip():
                 raise ValueError("cross-pool edge without fabric_id")
-            if fid in fabric_bw and fabric_bw[fid] != bw:
+            if fid in fabric_bw and not math.isclose(fabric_bw[fid], bw, rel_tol=1e-9, abs_tol=1e-12):
                 raise ValueError("inconsistent fabric bandwidth")
             fabric_bw.setdefault(fid, bw)
             traffic = bpi * ipw * wps

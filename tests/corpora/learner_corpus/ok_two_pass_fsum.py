@@ -28,7 +28,7 @@ def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
     cap = min(eff.values())
     margins = {n: eff[n] - lam for n in names}
     unstable = [n for n in names if margins[n] < 0]
-    return dict(capacity=cap, effective_rates=eff, bottlenecks=[n for n in names if eff[n] == cap],
+    return dict(capacity=cap, effective_rates=eff, bottlenecks=[n for n in names if math.isclose(eff[n], cap, rel_tol=1e-9, abs_tol=1e-12)],
                 queue_margins=margins, unstable_stages=unstable, queue_stable=len(unstable) == 0)
 
 
@@ -53,12 +53,12 @@ def transfer_ledger(edges, placement):
             if not isinstance(fid, str) or fid.strip() == "":
                 raise ValueError("fabric_id")
         parsed.append((e, cross, ov, bw, ipw, bpi, wps, fid))
-    bws = {}
+    first_bw = {}
     for _, cross, _, bw, *_rest, fid in parsed:
         if cross:
-            bws.setdefault(fid, set()).add(bw)
-    if any(len(s) > 1 for s in bws.values()):
-        raise ValueError("fabric bandwidths differ")
+            first_bw.setdefault(fid, bw)
+            if not math.isclose(first_bw[fid], bw, rel_tol=1e-9, abs_tol=1e-12):
+                raise ValueError("fabric bandwidths differ")
     rows, traffic_all, per_fabric = [], [], {}
     for e, cross, ov, bw, ipw, bpi, wps, fid in parsed:
         traffic = bpi * ipw * wps if cross else 0.0
