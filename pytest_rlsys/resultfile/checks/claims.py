@@ -208,8 +208,9 @@ def _parallel_problems(name: str, config: Mapping[str, Any]) -> list[str]:
     sizes = [lookup(config, path) for path in PARALLEL_SIZE_PATHS]
     if not gpus[0][0] or not sizes[0][0]:
         return []  # only where the config records both the GPUs and the tensor parallel size
-    numbers = [value if present else 1 for present, value in gpus + sizes]
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in numbers):
+    values = [value if present else 1 for present, value in gpus + sizes]
+    numbers = [n for n in values if isinstance(n, int) and not isinstance(n, bool) and n >= 1]
+    if len(numbers) != len(values):
         return []  # a value that is no positive integer is judged by ENGINE_RANGES or nowhere
     world = numbers[0] * numbers[1]
     needed = numbers[2] * numbers[3] * numbers[4]

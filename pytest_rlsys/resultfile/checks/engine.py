@@ -324,7 +324,9 @@ def _release_floor(group: Mapping[str, Any], environment: Mapping[str, Any]) -> 
     config = group.get("config")
     machine = machine_for(config)
     total = gpu_total(environment)
-    if machine is None or not machine.wakes_weights or total is None:
+    if not isinstance(config, Mapping) or machine is None or not machine.wakes_weights:
+        return RELEASE_FREE_MB
+    if total is None:
         return RELEASE_FREE_MB
     present, util = lookup(config, UTILIZATION_PATH)
     fraction = as_number(util) if present else DEFAULT_UTILIZATION
@@ -425,6 +427,7 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
     problems += _retain_ceiling(name, group, series, config, fraction, total)
     floor = RETAIN_UTILIZATION_FLOOR * fraction * total
     awake = _awake_stretch(group, series)
+    engine: float | None
     if awake is not None:
         # The engine's own level: whole-GPU memory less what the actor holds (the actor
         # is outside the engine's share; counting it would hide a small engine).
@@ -433,7 +436,7 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
         said = f"holds at most {held:g} MiB before its update, less the actor's {actor:g} MiB"
     else:
         engine = _held_high(after)
-        said = f"holds at most {engine} MiB after its initial sync"
+        said = f"holds at most {engine} MiB after its initial sync"  # unused when None
     if engine is not None and engine < floor:
         problems.append(
             f"{name}'s whole-GPU memory {said}: its engine holds {engine:g} MiB, "
