@@ -180,6 +180,16 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         'vLLM `SamplingParams._verify_args`: "top_p must be in (0, 1]" (`vllm/sampling_params.py`)',
     ),
     EngineRange(
+        "actor_rollout_ref.rollout.response_length",
+        1.0,
+        False,
+        None,
+        True,
+        "verl's `RolloutConfig.response_length` (`workers/config/rollout.py`) is vLLM's "
+        '`max_tokens`; vLLM `SamplingParams._verify_args`: "max_tokens must be at least 1" '
+        "(`vllm/sampling_params.py`)",
+    ),
+    EngineRange(
         "data.max_response_length",
         1.0,
         False,
