@@ -13,6 +13,7 @@ import gzip
 from pathlib import Path
 
 import pytest
+from rlsys_closure.cli import main as closure_main
 
 from pytest_rlsys.cli import main as rlsys
 
@@ -46,3 +47,8 @@ def test_each_file_gets_the_exit_code_its_kind_must(
     out = capsys.readouterr()
     assert "Traceback" not in out.out + out.err
     assert code in _want(name), out.out[-3000:]
+    # The other commands that read a result file never raise on it either.
+    rlsys(["validate", str(path)])
+    closure_main(["summary", str(path)])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err
