@@ -207,6 +207,8 @@ def _rehashed(doc: dict[str, Any]) -> dict[str, Any]:
         ("actor_rollout_ref.rollout.top_p", 0),
         ("actor_rollout_ref.rollout.top_p", True),
         ("actor_rollout_ref.rollout.top_k", -2),
+        ("data.max_response_length", 0),
+        ("actor_rollout_ref.rollout.response_length", 0),
     ],
 )
 def test_a_value_the_engine_refuses_contradicts_config_paired(path: str, value: object) -> None:
@@ -232,6 +234,7 @@ def test_a_value_the_engine_refuses_contradicts_config_paired(path: str, value: 
         ("actor_rollout_ref.rollout.temperature", [0, 1.0, 2.0], [-1]),
         ("actor_rollout_ref.rollout.top_p", [1, 0.9, 1e-6], [0, 1.1]),
         ("actor_rollout_ref.rollout.top_k", [-1, 0, 1, 50], [-2, 2.5]),
+        ("data.max_response_length", [1, 64, 4096, None], [0, -1, 1.5]),
     ],
 )
 def test_each_engine_range_accepts_exactly_what_the_engine_accepts(
@@ -324,3 +327,101 @@ def test_the_ceiling_needs_the_actors_memory_and_allows_cuda_graphs() -> None:
     doc = _set_utilization(doc, 0.35)
     case = _case(doc, "resume_calls")
     assert case.finding == "confirmed", case.message
+
+
+def _set(doc: dict[str, Any], path: str, value: object) -> dict[str, Any]:
+    *parents, leaf = path.split(".")
+    for group in doc["groups"].values():
+        node = group["config"]
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = value
+    return _rehashed(doc)
+
+
+@pytest.mark.parametrize(
+    ("gpus", "sizes", "fits"),
+    [
+        (1, {"tensor_model_parallel_size": 2}, False),  # verl's assert: 1 % 2 != 0
+        (2, {"tensor_model_parallel_size": 2}, True),
+        (4, {"tensor_model_parallel_size": 2, "data_parallel_size": 2}, True),
+        (2, {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 4}, False),
+        (6, {"tensor_model_parallel_size": 4}, False),
+    ],
+)
+def test_a_rollout_that_cannot_fit_its_gpus_contradicts_config_paired(
+    gpus: int, sizes: dict[str, int], fits: bool
+) -> None:
+    doc = _set(_honest("example_reformatted"), "trainer.n_gpus_per_node", gpus)
+    for key, value in sizes.items():
+        doc = _set(doc, f"actor_rollout_ref.rollout.{key}", value)
+    case = _case(doc, "config_paired")
+    assert (case.finding == "confirmed") is fits, case.message
+    assert ("verl asserts the world divides by it" in case.message) is not fits
+
+
+def test_more_than_three_close_sample_pairs_fail_however_long_the_run() -> None:
+    # The shipped sampler ticks on an absolute schedule: a close pair needs a stall of
+    # most of an interval, a few per run at most. Four pairs among hundreds of samples
+    # (under 10 % of them) fail; three pass.
+    doc = _honest("example_reformatted")
+    group = doc["groups"]["release"]
+    interval = doc["sampling"]["interval_s"]
+    samples = group["resource_samples"]
+    periodic = [i for i, s in enumerate(samples) if s.get("reason") == "periodic"]
+    pairs = [i for i in periodic[5:] if i - 1 in periodic][::10]
+    assert len(periodic) > 40 and len(pairs) >= 4
+
+    def moved(count: int) -> dict[str, Any]:
+        edited = copy.deepcopy(doc)
+        rows = edited["groups"]["release"]["resource_samples"]
+        for i in pairs[:count]:
+            rows[i]["t_s"] = rows[i - 1]["t_s"] + 0.05 * interval
+        return edited
+
+    assert "pairs of periodic samples closer" not in _case(moved(3), "resource_sampling").message
+    message = _case(moved(4), "resource_sampling").message
+    assert "release has 4 pairs of periodic samples closer than 0.2 x" in message
+
+
+def test_a_failure_blaming_a_group_that_never_started_is_contradicted() -> None:
+    # release stopped in resume_kv_cache; had it been first to fail, retain never ran.
+    doc = _honest("oom_in_resume_kv_cache")
+    doc["groups"]["retain"]["events"] = []
+    assert _finding(doc, "update_and_sync") != "false_record"  # naming release is true
+    for phase in (None, "update"):
+        edited = copy.deepcopy(doc)
+        edited["failure"].update(group="retain", phase=phase)
+        case = _case(edited, "update_and_sync")
+        assert case.finding == "false_record", case.message
+        assert "retain, which never started a phase, but release stopped inside" in case.message
+
+
+def test_a_retained_engine_is_judged_on_its_own_share_not_the_actors() -> None:
+    # retain holds 10046 MiB with the actor's 2310: an engine of 7736 MiB. At 0.7 of the
+    # 16303 MiB card the floor is 0.8 x 0.7 x 16303 = 9130 MiB: the whole card (10046)
+    # clears it, the engine does not.
+    doc = _set_utilization(_honest("example_reformatted"), 0.7)
+    case = _case(doc, "resume_calls")
+    assert case.finding == "false_claim"
+    assert "less the actor's 2310 MiB: its engine holds 7736 MiB, below 0.8 x" in case.message
+    # 0.55: floor 7175 MiB, the engine's 7736 MiB clears it.
+    assert _case(_set_utilization(doc, 0.55), "resume_calls").finding == "confirmed"
+
+
+def test_a_released_engine_frees_a_share_of_its_memory_until_the_sync() -> None:
+    doc = _honest("example_reformatted")
+    assert _case(doc, "resume_calls").finding == "confirmed"
+    group = doc["groups"]["release"]
+    ends = {e["phase"]: e["t_s"] for e in group["events"] if e["kind"] == "end"}
+    starts = {e["phase"]: e["t_s"] for e in group["events"] if e["kind"] == "start"}
+    before = [s for s in group["resource_samples"] if s["t_s"] < starts["engine_sleep"]]
+    level = max(s["gpu_used_mb"] for s in before[-2:])
+    # The memory comes back after the sleep ends, 600 MiB short of the awake level:
+    # more than 256 MiB, less than 0.25 x 0.4 x 16303 = 1630 MiB.
+    for s in group["resource_samples"]:
+        if ends["engine_sleep"] <= s["t_s"] <= starts["sync"]:
+            s["gpu_used_mb"] = level - 600
+    case = _case(doc, "resume_calls")
+    assert case.finding == "false_claim"
+    assert "the released engine's sleep freed less than 1630 MiB" in case.message

@@ -37,6 +37,9 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
     EXPECTED_FREE_CACHE_ENGINE,
     FREE_CACHE_ENGINE_PATH,
     GROUP_NAMES,
+    PARALLEL_SIZE_PATHS,
+    PARALLEL_SOURCE,
+    PARALLEL_WORLD_PATHS,
     REQUIRED_CONFIG_KEYS,
     SYNC_SUB_PHASES,
     TOP_LEVEL_ORDER,
@@ -197,6 +200,29 @@ def _workload_problems(doc: Doc, configs: Mapping[str, Mapping[str, Any]]) -> li
     return _merged(found)
 
 
+def _parallel_problems(name: str, config: Mapping[str, Any]) -> list[str]:
+    """The rollout's parallel sizes fit the GPUs the config gives the trainer: verl builds
+    the rollout mesh from the worker world (trainer.n_gpus_per_node x trainer.nnodes) and
+    asserts it divides by tensor x data x pipeline parallel sizes (docs/result-files.md)."""
+    gpus = [lookup(config, path) for path in PARALLEL_WORLD_PATHS]
+    sizes = [lookup(config, path) for path in PARALLEL_SIZE_PATHS]
+    if not gpus[0][0] or not sizes[0][0]:
+        return []  # only where the config records both the GPUs and the tensor parallel size
+    values = [value if present else 1 for present, value in gpus + sizes]
+    numbers = [n for n in values if isinstance(n, int) and not isinstance(n, bool) and n >= 1]
+    if len(numbers) != len(values):
+        return []  # a value that is no positive integer is judged by ENGINE_RANGES or nowhere
+    world = numbers[0] * numbers[1]
+    needed = numbers[2] * numbers[3] * numbers[4]
+    if world % needed == 0:
+        return []
+    return [
+        f"{name}'s config runs the rollout on {world} GPU(s) (trainer.n_gpus_per_node x "
+        f"nnodes) but asks for {needed} per replica (tensor x data x pipeline parallel "
+        f"size): verl asserts the world divides by it ({PARALLEL_SOURCE}): no run starts"
+    ]
+
+
 def check_config_paired(doc: Doc) -> CheckResult:
     """The configs differ only in free_cache_engine, set as each group says, and agree
     with the workload block (model, LoRA rank and alpha, update and prompt counts)."""
@@ -216,6 +242,7 @@ def check_config_paired(doc: Doc) -> CheckResult:
                     f"{name}'s config sets {rule.path}={value!r}, which the engine refuses "
                     f"(it accepts {rule.accepted}; {rule.source}): no run starts with it"
                 )
+        problems += _parallel_problems(name, config)
         absent = [key for key in REQUIRED_CONFIG_KEYS if not lookup(config, key)[0]]
         if absent:
             problems.append(
@@ -352,6 +379,20 @@ def record_problems(doc: Doc) -> list[str]:
             if other
             else []
         )
+    # The runner runs the groups one after the other and stops at the first that fails
+    # (gpu/rlsys_closure/runner.py, `break` after a failed group): a named group that never
+    # started while the other stopped inside a phase is not the one that failed.
+    if not _started(mappings(group_of(doc, where).get("events"))):
+        for name in GROUP_NAMES:
+            events = mappings(group_of(doc, name).get("events"))
+            windows = phase_windows(events)
+            stuck = [p for p in _started(events) if p not in windows or closed_as_failed(events, p)]
+            if name != where and stuck:
+                return [
+                    f"the run is marked failed in {where}, which never started a phase, but "
+                    f"{name} stopped inside {listing(stuck)}: the runner stops at the first "
+                    "group that fails, so the record names the wrong group"
+                ]
     return _stopped_elsewhere(group_of(doc, where), where, failure.get("phase"))
 
 

@@ -35,6 +35,7 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
     GROUP_NAMES,
     MAX_LISTED,
     RELEASE_FREE_MB,
+    RELEASE_FREE_SHARE,
     RESUME_ALLOWED_IN,
     RESUME_LEAD_S,
     RESUME_PHASES,
@@ -316,10 +317,30 @@ def _readings(series: Series, start: float, end: float) -> list[float]:
     return [v for x in series.inside(start, end) if (v := as_number(x)) is not None]
 
 
-def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
-    """A released engine's sleep frees memory: at least RELEASE_FREE_MB between its level
+def _release_floor(group: Mapping[str, Any], environment: Mapping[str, Any]) -> float:
+    """What a released engine's sleep frees at the least: RELEASE_FREE_MB, or, where the
+    sleep also releases the weights (checks.machine) and the card's total is known,
+    RELEASE_FREE_SHARE of the engine's share (KV cache + weights fill most of it)."""
+    config = group.get("config")
+    machine = machine_for(config)
+    total = gpu_total(environment)
+    if not isinstance(config, Mapping) or machine is None or not machine.wakes_weights:
+        return RELEASE_FREE_MB
+    if total is None:
+        return RELEASE_FREE_MB
+    present, util = lookup(config, UTILIZATION_PATH)
+    fraction = as_number(util) if present else DEFAULT_UTILIZATION
+    if fraction is None or not 0 < fraction <= 1:
+        return RELEASE_FREE_MB
+    return max(RELEASE_FREE_MB, RELEASE_FREE_SHARE * fraction * total)
+
+
+def _release_frees(
+    name: str, group: Mapping[str, Any], environment: Mapping[str, Any]
+) -> list[str]:
+    """A released engine's sleep frees memory: at least _release_floor between its level
     just before the sleep (the higher of the last two readings) and the lowest level held
-    from the sleep's start to the sync; and its KV cache comes back after resume_kv_cache."""
+    from the sleep's end to the sync; and its KV cache comes back after resume_kv_cache."""
     windows = phase_windows(mappings(group.get("events")))
     sleep = windows.get("engine_sleep")
     if sleep is None:
@@ -331,7 +352,11 @@ def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
     awake = _readings(series, since, sleep[0])[-2:]
     level = max(awake) if len(awake) == 2 else None
     until = windows["sync"][0] if "sync" in windows else sleep[1]
-    low = _held_low(_readings(series, sleep[0], until))
+    # The engine stays asleep until the sync wakes it: memory freed inside the sleep and
+    # back before the sync was not freed by it. From the sleep's start where its end has
+    # too few readings after it.
+    low = _held_low(_readings(series, sleep[1], until))
+    low = low if low is not None else _held_low(_readings(series, sleep[0], until))
     if level is None or low is None:
         return []
     kv = windows.get("resume_kv_cache")
@@ -347,12 +372,14 @@ def _release_frees(name: str, group: Mapping[str, Any]) -> list[str]:
             f"below its {before:g} MiB awake before the sleep: the woken engine re-allocates "
             "its KV cache (and the actor only grew in the update), yet none came back"
         ]
-    if level - low < RELEASE_FREE_MB:
+    floor = _release_floor(group, environment)
+    if level - low < floor:
         return [
             f"{name}'s whole-GPU memory goes from {level:g} MiB awake before its engine_sleep "
             f"({window_text(sleep)}) to no lower than {low:g} MiB until the sync: the released "
-            f"engine's sleep freed less than {RELEASE_FREE_MB:g} MiB (its KV cache alone "
-            "is more)"
+            f"engine's sleep freed less than {floor:.0f} MiB (its KV cache, and the weights "
+            f"where they are released, fill most of its share; at least {RELEASE_FREE_SHARE:g} "
+            f"of it or {RELEASE_FREE_MB:g} MiB)"
         ]
     return []
 
@@ -399,16 +426,49 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
         return problems
     problems += _retain_ceiling(name, group, series, config, fraction, total)
     floor = RETAIN_UTILIZATION_FLOOR * fraction * total
-    held = _held_high(after)
-    if held is not None and held < floor:
+    awake = _awake_stretch(group, series)
+    engine: float | None
+    if awake is not None:
+        # The engine's own level: whole-GPU memory less what the actor holds (the actor
+        # is outside the engine's share; counting it would hide a small engine).
+        held, actor = awake
+        engine = held - actor
+        said = f"holds at most {held:g} MiB before its update, less the actor's {actor:g} MiB"
+    else:
+        engine = _held_high(after)
+        said = f"holds at most {engine} MiB after its initial sync"  # unused when None
+    if engine is not None and engine < floor:
         problems.append(
-            f"{name}'s whole-GPU memory holds at most {held:g} MiB after its initial sync, "
+            f"{name}'s whole-GPU memory {said}: its engine holds {engine:g} MiB, "
             f"below {RETAIN_UTILIZATION_FLOOR:g} x gpu_memory_utilization {fraction:g} x "
             f"{total:.0f} MiB = {floor:.0f} MiB: a retained engine holds its share of "
             f"the card ({machine.engine} sizes its KV cache so the engine fills "
             "gpu_memory_utilization x total memory)"
         )
     return problems
+
+
+def _awake_stretch(group: Mapping[str, Any], series: Series) -> tuple[float, float] | None:
+    """From the initial sync's end to the update's start (the engine awake and idle, the
+    actor holding only its model): the highest whole-GPU level held, and the actor's
+    largest memory recorded at those phases' edges; None without either."""
+    windows = phase_windows(mappings(group.get("events")))
+    start, update = windows.get("initial_sync"), windows.get("update")
+    table = group.get("phases")
+    if start is None or update is None or not isinstance(table, Mapping):
+        return None
+    stretch = [p for p, (a, b) in windows.items() if a >= start[1] and b <= update[0]]
+    actor = [
+        v
+        for p in stretch
+        if isinstance(table.get(p), Mapping)
+        for key in ("actor_memory_start_mb", "actor_memory_end_mb")
+        if (v := as_number(table[p].get(key))) is not None
+    ]
+    held = _held_high(_readings(series, start[1], update[0]))
+    if not actor or held is None:
+        return None
+    return held, max(actor)
 
 
 def _retain_ceiling(
@@ -421,33 +481,21 @@ def _retain_ceiling(
 ) -> list[str]:
     """From the initial sync's end to the update's start, whole-GPU memory holds no more
     than the engine's share + the actor's recorded memory + the allowance."""
-    windows = phase_windows(mappings(group.get("events")))
-    start, update = windows.get("initial_sync"), windows.get("update")
-    table = group.get("phases")
-    if start is None or update is None or not isinstance(table, Mapping):
+    awake = _awake_stretch(group, series)
+    if awake is None:
         return []
-    stretch = [p for p, (a, b) in windows.items() if a >= start[1] and b <= update[0]]
-    actor = [
-        v
-        for p in stretch
-        if isinstance(table.get(p), Mapping)
-        for key in ("actor_memory_start_mb", "actor_memory_end_mb")
-        if (v := as_number(table[p].get(key))) is not None
-    ]
-    held = _held_high(_readings(series, start[1], update[0]))
-    if not actor or held is None:
-        return []
+    held, actor = awake
     eager = lookup(config, ENFORCE_EAGER_PATH)[1] is True
     allowance = max(RETAIN_SLACK_MB, RETAIN_SLACK_SHARE * total) + (
         0.0 if eager else CUDA_GRAPH_SHARE * total
     )
-    ceiling = share * total + max(actor) + allowance
+    ceiling = share * total + actor + allowance
     if held <= ceiling:
         return []
     return [
         f"{name}'s whole-GPU memory holds {held:g} MiB between its initial sync and its "
         f"update, above gpu_memory_utilization {share:g} x {total:.0f} MiB + the actor's "
-        f"{max(actor):g} MiB + {allowance:.0f} MiB for CUDA contexts, allocator slack"
+        f"{actor:g} MiB + {allowance:.0f} MiB for CUDA contexts, allocator slack"
         f"{'' if eager else ' and CUDA graphs'} = {ceiling:.0f} MiB: the retained engine "
         "holds more than the share its config gives it"
     ]
@@ -474,7 +522,7 @@ def check_resume_calls(doc: Doc) -> CheckResult:
             problems += _retain_holds(name, group, environment)
         else:
             problems += _release_resume_problems(name, group)
-            problems += _release_frees(name, group)
+            problems += _release_frees(name, group, environment)
     engines = sorted({engine_name(group_of(doc, name).get("config")) for name in GROUP_NAMES})
     unknown = [e for e in engines if e not in KNOWN_ENGINES]
     if unknown and not problems:

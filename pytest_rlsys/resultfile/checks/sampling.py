@@ -49,7 +49,6 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
     MEMORY_TOLERANCE_MB,
     MIN_SPACING_FACTOR,
     MIN_SPACING_PAIRS,
-    MIN_SPACING_SHARE,
     MODEL_FIT_FRACTION,
     RESUME_LEAD_S,
     STALL_SLACK_S,
@@ -218,7 +217,7 @@ def _close_pairs(g: _Sampled) -> list[str]:
         if g.span[0] <= t <= g.span[1]
     ]
     close = [(a, b) for a, b in pairwise(marked) if b - a < MIN_SPACING_FACTOR * g.interval]
-    if len(close) <= max(MIN_SPACING_PAIRS, MIN_SPACING_SHARE * max(len(marked) - 1, 1)):
+    if len(close) <= MIN_SPACING_PAIRS:
         return []
     a, b = close[0]
     return [

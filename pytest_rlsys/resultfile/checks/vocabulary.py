@@ -179,6 +179,43 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         False,
         'vLLM `SamplingParams._verify_args`: "top_p must be in (0, 1]" (`vllm/sampling_params.py`)',
     ),
+    EngineRange(
+        "actor_rollout_ref.rollout.response_length",
+        1.0,
+        False,
+        None,
+        True,
+        "verl's `RolloutConfig.response_length` (`workers/config/rollout.py`) is vLLM's "
+        '`max_tokens`; vLLM `SamplingParams._verify_args`: "max_tokens must be at least 1" '
+        "(`vllm/sampling_params.py`)",
+    ),
+    EngineRange(
+        "data.max_response_length",
+        1.0,
+        False,
+        None,
+        True,
+        "verl passes it as `rollout.response_length` (`trainer/config/rollout/rollout.yaml`), "
+        "vLLM's `max_tokens`; vLLM `SamplingParams._verify_args`: \"max_tokens must be at "
+        'least 1" (`vllm/sampling_params.py`)',
+    ),
+)
+
+
+# The rollout's parallel sizes must divide the worker world (docs/result-files.md,
+# config_paired): the world's GPUs, then tensor, data and pipeline parallel sizes (an
+# absent one is 1; the rule needs n_gpus_per_node and tensor_model_parallel_size recorded).
+PARALLEL_WORLD_PATHS = ("trainer.n_gpus_per_node", "trainer.nnodes")
+PARALLEL_SIZE_PATHS = (
+    "actor_rollout_ref.rollout.tensor_model_parallel_size",
+    "actor_rollout_ref.rollout.data_parallel_size",
+    "actor_rollout_ref.rollout.pipeline_model_parallel_size",
+)
+PARALLEL_SOURCE = (
+    "verl `engine_workers.py`: `assert self.world_size % infer_world_size == 0` with "
+    "`infer_world_size` = tensor x data x pipeline parallel size, "
+    "`verl/workers/engine_workers.py:507-513` (volcengine/verl b178a3cd5); the same "
+    "assert in `fsdp_workers.py:622-628`"
 )
 
 
@@ -221,11 +258,11 @@ GAP_FACTOR = 3.0
 STALL_SLACK_S = 1.0
 # The sampler reads on an absolute schedule t0 + k x interval (gpu/rlsys_closure/
 # sample_child.py): a late reading and the next on-time one may be close, once in a
-# while; more than MIN_SPACING_PAIRS (and MIN_SPACING_SHARE of all) pairs closer than
-# MIN_SPACING_FACTOR x interval is a sampler reading faster than the file says.
+# while (one pair per stall that reaches the next tick); more than MIN_SPACING_PAIRS
+# pairs closer than MIN_SPACING_FACTOR x interval is a sampler reading faster than the
+# file says, however long the run.
 MIN_SPACING_FACTOR = 0.2
 MIN_SPACING_PAIRS = 3
-MIN_SPACING_SHARE = 0.1
 # The runner samples every 0.1-1 s; one reading in 10 s cannot see a phase (most last
 # well under a second), and 250 "s" is a file written in milliseconds.
 MAX_INTERVAL_S = 10.0
@@ -266,8 +303,11 @@ SLEEP_DROP_FRACTION = 0.1
 
 
 # Memory that must move, or must not (resume_calls). A released engine's sleep frees
-# its KV cache (vLLM level 1 also offloads the weights): at least this much.
+# its KV cache (vLLM level 1 also offloads the weights, level 2 discards them): at least
+# RELEASE_FREE_MB, and at least RELEASE_FREE_SHARE of its share (gpu_memory_utilization x
+# the card): the KV cache is what the share leaves after weights and activations.
 RELEASE_FREE_MB = 256.0
+RELEASE_FREE_SHARE = 0.25
 # A retained engine keeps weights and KV cache resident: whole-GPU memory after the
 # initial sync never falls more than this (and this fraction) below its level before
 # the update (the actor's caching allocator only grows across the update).
