@@ -162,7 +162,7 @@ def run_all(text: str, work: Path) -> dict[str, str]:
 
     def row(name: str, *_: object) -> dict[str, Any]:
         return {
-            "submission": name + text,
+            "submission": name,  # the file's own (hostile) name: the batch keys rows by it
             "seed": 1,
             "status": "not_loaded",
             "score": 0.0,
