@@ -173,7 +173,7 @@ def build_parser() -> Parser:
 def _fence(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.grading import fence
 
-    sys.stdout.write(fence.describe(fence.machine_fence()))
+    say(fence.describe(fence.machine_fence()), end="")
     return ExitCode.OK
 
 

@@ -467,7 +467,7 @@ def test_rules_doc_names_real_cases() -> None:
 def test_a_failed_visible_case_shows_its_whole_input(tmp_path: Path, width: int) -> None:
     """The chapter's TODO 2 input (884 characters) is shown whole, wrapped with the
     continuation rule, never cut with '…': the learner reproduces the failure from it."""
-    from pytest_rlsys.outputs import reports
+    from pytest_rlsys.outputs import terminal
 
     path = tmp_path / "submission.py"
     path.write_text(
@@ -479,7 +479,7 @@ def test_a_failed_visible_case_shows_its_whole_input(tmp_path: Path, width: int)
     )
     report = grade_file(path, seed=1)
     for verbose in (False, True):
-        lines = reports.terminal_summary(report, "en", verbose, width)
+        lines = terminal.terminal_summary(report, "en", verbose, width)
         assert not [line for line in lines if line.endswith("…")]
         joined = " ".join(line.strip().removeprefix("↳").strip() for line in lines)
         assert "'fabric_id': 'pcie-2'" in joined  # the last edge of the chapter's input
@@ -487,7 +487,7 @@ def test_a_failed_visible_case_shows_its_whole_input(tmp_path: Path, width: int)
 
 @pytest.mark.slow
 def test_a_timeout_names_the_checks_that_hung(tmp_path: Path) -> None:
-    from pytest_rlsys.outputs import reports
+    from pytest_rlsys.outputs import terminal
 
     path = tmp_path / "submission.py"
     first = "    if not stage_rates:\n"
@@ -496,6 +496,6 @@ def test_a_timeout_names_the_checks_that_hung(tmp_path: Path) -> None:
     hung = [c for c in report.cases if c.kind == "timed_out"]
     assert hung and len(hung) < len([c for c in report.cases if c.status == "timeout"])
     for lang in ("en", "zh"):
-        lines = reports.terminal_summary(report, lang)
+        lines = terminal.terminal_summary(report, lang)
         for case in hung:
             assert f"  - [TODO 1] {message_category(case, lang)}" in lines

@@ -397,7 +397,7 @@ def test_chinese_feedback_has_no_english_sentence(
                 reason=f"English sentence from {owner}, until the lead merges", strict=False
             )
         )
-    from pytest_rlsys.outputs import reports
+    from pytest_rlsys.outputs import terminal
 
     data = (
         (reference_source + "\n# caf\xe9\n").encode("latin-1", "replace")
@@ -408,16 +408,16 @@ def test_chinese_feedback_has_no_english_sentence(
     grader.run_all()
     report = grader.report()
     assert report.score < 100 or name == "prints"
-    shown = reports.terminal_summary(report, "zh", verbose=True, width=200)
+    shown = terminal.terminal_summary(report, "zh", verbose=True, width=200)
     shown += grader.captured_output().splitlines()[-1:]
     # A claim is the chapter's code after its label ("raises ValueError" is worded).
-    claim = reports.LABELS["zh"]["claim"]
+    claim = terminal.LABELS["zh"]["claim"]
     shown = [line.split(claim, 1)[0] if claim in line else line for line in shown]
     found = [(line, english_sentences(line)) for line in shown if english_sentences(line)]
     # The report's notes are still English sentences that grader.py writes (the run-as
     # note, "ran as a fresh unprivileged uid", under root): the arch engineer turns them
     # into typed facts; every other line is held to the rule now.
-    notes = [f for f in found if f[0].lstrip().startswith(reports.LABELS["zh"]["note"])]
+    notes = [f for f in found if f[0].lstrip().startswith(terminal.LABELS["zh"]["note"])]
     assert [f for f in found if f not in notes] == []
     if notes:
         pytest.xfail(f"English report notes from arch (grader.py notes): {notes}")
