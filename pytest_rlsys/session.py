@@ -163,7 +163,7 @@ class GradingSession:
             return line if verbose else terminal.clip(line)
 
         lines: list[str] = []
-        printed = self.grader.captured_output() if self.grader is not None else ""
+        printed = self.grader.captured_output(self.lang) if self.grader is not None else ""
         if printed.strip():
             # Shown before the score, each line prefixed, so that nothing the submission
             # prints can pass for a grader line (the real Points line is always last).

@@ -467,7 +467,7 @@ def test_rules_doc_names_real_cases() -> None:
 def test_a_failed_visible_case_shows_its_whole_input(tmp_path: Path, width: int) -> None:
     """The chapter's TODO 2 input (884 characters) is shown whole, wrapped with the
     continuation rule, never cut with '…': the learner reproduces the failure from it."""
-    from pytest_rlsys.outputs import reports
+    from pytest_rlsys.outputs import terminal as reports
 
     path = tmp_path / "submission.py"
     path.write_text(
@@ -487,7 +487,7 @@ def test_a_failed_visible_case_shows_its_whole_input(tmp_path: Path, width: int)
 
 @pytest.mark.slow
 def test_a_timeout_names_the_checks_that_hung(tmp_path: Path) -> None:
-    from pytest_rlsys.outputs import reports
+    from pytest_rlsys.outputs import terminal as reports
 
     path = tmp_path / "submission.py"
     first = "    if not stage_rates:\n"
