@@ -250,7 +250,33 @@ SAID_WORDS: dict[str, Msg] = {
         "the file contains NUL bytes; is it really a Python file?",
         "文件含有 NUL 字节；它真的是 Python 文件吗？",
     ),
-    "as_is": Msg("{text}", "{text}"),  # text that is not the grader's (a refusal's reason)
+    "as_is": Msg("{text}", "{text}"),  # text that is not the grader's own
+    # Why a submission's path was refused (``grading.grader.read_submission``).
+    "linked_folder": Msg(
+        "{path}: the folder {folder} is a symbolic link; the grader follows no links: "
+        "give the real path",
+        "{path}：文件夹 {folder} 是符号链接；评分器不跟随链接：请给出真实路径",
+    ),
+    "file_missing": Msg("{path}: no such file", "{path}：文件不存在"),
+    "file_directory": Msg(
+        "{path} is a directory; give the path of your .py file",
+        "{path} 是文件夹；请给出你的 .py 文件的路径",
+    ),
+    "file_link": Msg(
+        "{path} is a symbolic link; the grader reads only a regular file: "
+        "submit the .py file itself",
+        "{path} 是符号链接；评分器只读取普通文件：请提交 .py 文件本身",
+    ),
+    "file_special": Msg(
+        "{path} is not a regular file (a FIFO, device or socket); submit the .py file itself",
+        "{path} 不是普通文件（而是 FIFO、设备或套接字）；请提交 .py 文件本身",
+    ),
+    "file_too_big": Msg(
+        "{path} is over {mib} MiB; a submission may be at most {mib} MiB of Python source",
+        "{path} 超过 {mib} MiB；提交的 Python 源文件最多 {mib} MiB",
+    ),
+    "file_bad_name": Msg("{path}: not a usable file name", "{path}：文件名不可用"),
+    "file_unreadable": Msg("{path}: cannot be read ({detail})", "{path}：无法读取（{detail}）"),
     "ran_as": Msg("the submission ran as {user}", "提交以 {user} 的身份运行"),
     "fresh_uid": Msg("a fresh unprivileged uid", "一个新的非特权 uid"),
 }

@@ -93,7 +93,8 @@ class GradingSession:
         if grader is not None and grader.missing:
             grader.run_all()
             write_outputs(request.outputs, grader.report(), request.render)
-            raise SubmissionPathError(grader.refusal or "", usage=True)
+            assert grader.refusal is not None  # missing: the reason is its refusal
+            raise SubmissionPathError(grader.refusal, usage=True)
         try:
             section = grade_result(request.result, request.rubric) if request.result else None
         except BaseException:

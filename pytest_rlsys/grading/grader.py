@@ -53,10 +53,12 @@ class SubmissionPathError(ValueError):
 
     ``usage`` is True when there is nothing to grade at all (no such path, a directory):
     a usage error of whoever typed the path.  Otherwise the file was refused (a symbolic
-    link, a FIFO or device, too big, unreadable): that is graded as 0 with the reason."""
+    link, a FIFO or device, too big, unreadable): that is graded as 0 with the reason,
+    ``said`` (its English is the exception's text)."""
 
-    def __init__(self, message: str, usage: bool = False) -> None:
-        super().__init__(message)
+    def __init__(self, reason: Said, usage: bool = False) -> None:
+        super().__init__(reason.text("en"))
+        self.said = reason
         self.usage = usage
 
 
@@ -86,35 +88,14 @@ def read_submission(path: Path) -> bytes:
     path), never blocking, at most ``MAX_SUBMISSION_BYTES`` (``safe_read``)."""
     linked = _linked_folder(path)
     if linked is not None:
-        raise SubmissionPathError(
-            f"{path}: the folder {linked} is a symbolic link; the grader follows no links: "
-            "give the real path"
-        )
+        raise SubmissionPathError(said("linked_folder", path=str(path), folder=linked))
     try:
         return read_regular_file(path, MAX_SUBMISSION_BYTES)
     except UnsafeFile as exc:
         mib = MAX_SUBMISSION_BYTES // 1024 // 1024
-        message, usage = {
-            "missing": (f"{path}: no such file", True),
-            "directory": (f"{path} is a directory; give the path of your .py file", True),
-            "link": (
-                f"{path} is a symbolic link; the grader reads only a regular file: "
-                "submit the .py file itself",
-                False,
-            ),
-            "special": (
-                f"{path} is not a regular file (a FIFO, device or socket); "
-                "submit the .py file itself",
-                False,
-            ),
-            "too_big": (
-                f"{path} is over {mib} MiB; a submission may be at most {mib} MiB of Python source",
-                False,
-            ),
-            "bad_name": (f"{path}: not a usable file name", True),
-            "unreadable": (f"{path}: cannot be read ({exc.detail})", False),
-        }[exc.kind]
-        raise SubmissionPathError(message, usage=usage) from None
+        reason = said(f"file_{exc.kind}", path=str(path), mib=mib, detail=exc.detail)
+        usage = exc.kind in ("missing", "directory", "bad_name")
+        raise SubmissionPathError(reason, usage=usage) from None
 
 
 @dataclass(frozen=True)
@@ -171,7 +152,7 @@ class Grader:
     limits: Limits = field(default_factory=Limits)
     rubric: Rubric = field(default_factory=Rubric)
     # Why the file was refused before reading (a link, a FIFO...): every case fails with it.
-    refusal: str | None = None
+    refusal: Said | None = None
     # Nothing at the path (the refusal says why): no file, so no digest in the report.
     missing: bool = False
     # A child already started (ChildProcess.standby) with these limits, to load into.
@@ -200,7 +181,7 @@ class Grader:
         if "\x00" in self.source:
             self.decode_error = said("nul_bytes")
         if self.refusal is not None:
-            self.decode_error = said("as_is", text=self.refusal)
+            self.decode_error = self.refusal
         if self.standby is not None:
             if self.standby.limits == self.limits:
                 # The private files are protected by now: only then may it load anything.
@@ -458,12 +439,12 @@ def open_grader(request: GradingRequest, standby: ChildProcess | None = None) ->
     path = request.submission
     if path is None:
         raise ValueError("a grading request without a submission opens no grader")
-    refusal: str | None = None
+    refusal: Said | None = None
     missing = False
     try:
         data = read_submission(path)
     except SubmissionPathError as exc:
-        data, refusal, missing = b"", str(exc), exc.usage
+        data, refusal, missing = b"", exc.said, exc.usage
         if missing and standby is not None:
             standby.close()  # nothing will load into it
             standby = None
