@@ -146,3 +146,137 @@ def claim_text(claim: str, lang: str) -> str:
     for zh, en in CLAIMS_EN.items():
         claim = claim.replace(zh, en)
     return claim
+
+
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+@dataclass(frozen=True)
+class Said:
+    """One of the grader's own sentences as a fact: its key in ``SAID_WORDS`` and the
+    values it names (a limit, a function, a line, an exit code; a nested ``Said``; or the
+    submission's own text, kept as data).  Worded by ``text`` only when an output is
+    written, so the language is an output option and no code reads a sentence back."""
+
+    key: str
+    values: tuple[tuple[str, str | Said], ...] = ()
+
+    def text(self, lang: str) -> str:
+        fields = {k: v.text(lang) if isinstance(v, Said) else v for k, v in self.values}
+        # One pass over the template: a value (the submission's text) is never searched.
+        return _FIELD.sub(
+            lambda m: fields.get(m.group(1), m.group(0)), SAID_WORDS[self.key].get(lang)
+        )
+
+
+def said(key: str, **values: str | int | float | Said) -> Said:
+    """``Said(key, values)``, numbers written as the grader writes limits (``5``, ``0.5``)."""
+    if key not in SAID_WORDS:
+        raise KeyError(key)
+    return Said(
+        key,
+        tuple(
+            (k, v if isinstance(v, str | Said) else f"{v:g}" if isinstance(v, float) else str(v))
+            for k, v in values.items()
+        ),
+    )
+
+
+# The sandbox's and the grader's own sentences (``Said``), one entry per kind of fact.
+SAID_WORDS: dict[str, Msg] = {
+    "timeout": Msg("no answer within {limit} s", "{limit} 秒内没有返回"),
+    "load_timeout": Msg("loading did not finish within {limit} s", "加载未在 {limit} 秒内完成"),
+    "stopped_answering": Msg("the submission's process stopped answering", "提交的进程不再应答"),
+    "died": Msg(
+        "the submission's process died: {signal} ({hint})", "提交的进程被终止：{signal}（{hint}）"
+    ),
+    "SIGSEGV": Msg("a segmentation fault, usually runaway recursion", "段错误，通常是递归失控"),
+    "SIGXCPU": Msg("the CPU-time limit was exceeded", "超出了 CPU 时间限制"),
+    "SIGKILL": Msg(
+        "killed, by the system's out-of-memory killer or by the submission itself",
+        "被系统的内存耗尽保护或提交自身杀死",
+    ),
+    "SIGXFSZ": Msg("the file-size limit was exceeded", "超出了文件大小限制"),
+    "SIGABRT": Msg("the interpreter aborted, often memory exhaustion", "解释器中止，常因内存耗尽"),
+    "signal": Msg("terminated by a signal", "被信号终止"),
+    "fence_failed": Msg(
+        "the grader could not fence the submission's process (a fault of this machine)",
+        "评分器无法隔离提交的进程（这台机器的问题）",
+    ),
+    "channel_lost": Msg(
+        "the submission closed or replaced the grader's reply channel (exit code {code})",
+        "提交关闭或替换了评分器的应答通道（退出码 {code}）",
+    ),
+    "exited": Msg(
+        "the submission's process exited with code {code} (sys.exit / os._exit?)",
+        "提交的进程以退出码 {code} 结束（是否调用了 sys.exit 或 os._exit？）",
+    ),
+    "died_loading": Msg("{died} while loading", "加载时{died}"),
+    "no_python": Msg("Python could not be started ({error})", "无法启动 Python（{error}）"),
+    "stopped": Msg("grading was stopped", "评分已停止"),
+    "garbled_load": Msg("garbled load reply: {error}", "无法解析加载应答：{error}"),
+    "garbled": Msg("garbled reply: {error}", "无法解析应答：{error}"),
+    "empty_reply": Msg("reply has neither a value nor an error", "应答中既没有返回值也没有错误"),
+    "reload_failed": Msg(
+        "the submission did not load again after its process was restarted (its first load "
+        "succeeded; what it printed or raised then is not shown, as calls had already run)",
+        "提交的进程重启后未能再次加载（首次加载成功；调用已经运行过，因此不显示它当时打印或抛出的内容）",
+    ),
+    # A failed import: the exception's class and its own text (data, quoted in Chinese).
+    "load_raised": Msg("{exc}: {message}", "{exc}：“{message}”"),
+    "load_raised_at": Msg(
+        "{exc}: {message} — line {line} reads: {text}",
+        "{exc}：“{message}” — 第 {line} 行是：`{text}`",
+    ),
+    "memory_too_low": Msg(
+        "the grader's address-space limit ({limit} MiB) is too low to start the submission's "
+        "process; this is the instructor's setting (--rlsys-memory-mb, default 1024), not a "
+        "fault of the submission",
+        "评分器的地址空间限制（{limit} MiB）太低，无法启动提交的进程；这是教师的设置"
+        "（--rlsys-memory-mb，默认 1024），不是提交的问题",
+    ),
+    "missing_function": Msg(
+        "the submission defines no function {func}()", "提交中没有定义函数 {func}()"
+    ),
+    "output_sealed": Msg(
+        "... [what the submission printed once hidden cases began is not shown]",
+        "……［隐藏用例开始后提交打印的内容不予显示］",
+    ),
+    "not_utf8": Msg(
+        "the file is not UTF-8 text (byte 0x{byte} on line {line}); save it as UTF-8",
+        "文件不是 UTF-8 文本（第 {line} 行有字节 0x{byte}）；请另存为 UTF-8",
+    ),
+    "nul_bytes": Msg(
+        "the file contains NUL bytes; is it really a Python file?",
+        "文件含有 NUL 字节；它真的是 Python 文件吗？",
+    ),
+    "as_is": Msg("{text}", "{text}"),  # text that is not the grader's own
+    # Why a submission's path was refused (``grading.grader.read_submission``).
+    "linked_folder": Msg(
+        "{path}: the folder {folder} is a symbolic link; the grader follows no links: "
+        "give the real path",
+        "{path}：文件夹 {folder} 是符号链接；评分器不跟随链接：请给出真实路径",
+    ),
+    "file_missing": Msg("{path}: no such file", "{path}：文件不存在"),
+    "file_directory": Msg(
+        "{path} is a directory; give the path of your .py file",
+        "{path} 是文件夹；请给出你的 .py 文件的路径",
+    ),
+    "file_link": Msg(
+        "{path} is a symbolic link; the grader reads only a regular file: "
+        "submit the .py file itself",
+        "{path} 是符号链接；评分器只读取普通文件：请提交 .py 文件本身",
+    ),
+    "file_special": Msg(
+        "{path} is not a regular file (a FIFO, device or socket); submit the .py file itself",
+        "{path} 不是普通文件（而是 FIFO、设备或套接字）；请提交 .py 文件本身",
+    ),
+    "file_too_big": Msg(
+        "{path} is over {mib} MiB; a submission may be at most {mib} MiB of Python source",
+        "{path} 超过 {mib} MiB；提交的 Python 源文件最多 {mib} MiB",
+    ),
+    "file_bad_name": Msg("{path}: not a usable file name", "{path}：文件名不可用"),
+    "file_unreadable": Msg("{path}: cannot be read ({detail})", "{path}：无法读取（{detail}）"),
+    "ran_as": Msg("the submission ran as {user}", "提交以 {user} 的身份运行"),
+    "fresh_uid": Msg("a fresh unprivileged uid", "一个新的非特权 uid"),
+}

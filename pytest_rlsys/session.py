@@ -93,7 +93,8 @@ class GradingSession:
         if grader is not None and grader.missing:
             grader.run_all()
             write_outputs(request.outputs, grader.report(), request.render)
-            raise SubmissionPathError(grader.refusal or "", usage=True)
+            assert grader.refusal is not None  # missing: the reason is its refusal
+            raise SubmissionPathError(grader.refusal, usage=True)
         try:
             section = grade_result(request.result, request.rubric) if request.result else None
         except BaseException:
@@ -163,7 +164,7 @@ class GradingSession:
             return line if verbose else terminal.clip(line)
 
         lines: list[str] = []
-        printed = self.grader.captured_output() if self.grader is not None else ""
+        printed = self.grader.captured_output(self.lang) if self.grader is not None else ""
         if printed.strip():
             # Shown before the score, each line prefixed, so that nothing the submission
             # prints can pass for a grader line (the real Points line is always last).

@@ -35,6 +35,7 @@ from pytest_rlsys.grading.scoring import (
     bounded,
 )
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
+from pytest_rlsys.messages import Said, said
 from pytest_rlsys.resources import FUNCTIONS, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
@@ -52,10 +53,12 @@ class SubmissionPathError(ValueError):
 
     ``usage`` is True when there is nothing to grade at all (no such path, a directory):
     a usage error of whoever typed the path.  Otherwise the file was refused (a symbolic
-    link, a FIFO or device, too big, unreadable): that is graded as 0 with the reason."""
+    link, a FIFO or device, too big, unreadable): that is graded as 0 with the reason,
+    ``said`` (its English is the exception's text)."""
 
-    def __init__(self, message: str, usage: bool = False) -> None:
-        super().__init__(message)
+    def __init__(self, reason: Said, usage: bool = False) -> None:
+        super().__init__(reason.text("en"))
+        self.said = reason
         self.usage = usage
 
 
@@ -85,35 +88,14 @@ def read_submission(path: Path) -> bytes:
     path), never blocking, at most ``MAX_SUBMISSION_BYTES`` (``safe_read``)."""
     linked = _linked_folder(path)
     if linked is not None:
-        raise SubmissionPathError(
-            f"{path}: the folder {linked} is a symbolic link; the grader follows no links: "
-            "give the real path"
-        )
+        raise SubmissionPathError(said("linked_folder", path=str(path), folder=linked))
     try:
         return read_regular_file(path, MAX_SUBMISSION_BYTES)
     except UnsafeFile as exc:
         mib = MAX_SUBMISSION_BYTES // 1024 // 1024
-        message, usage = {
-            "missing": (f"{path}: no such file", True),
-            "directory": (f"{path} is a directory; give the path of your .py file", True),
-            "link": (
-                f"{path} is a symbolic link; the grader reads only a regular file: "
-                "submit the .py file itself",
-                False,
-            ),
-            "special": (
-                f"{path} is not a regular file (a FIFO, device or socket); "
-                "submit the .py file itself",
-                False,
-            ),
-            "too_big": (
-                f"{path} is over {mib} MiB; a submission may be at most {mib} MiB of Python source",
-                False,
-            ),
-            "bad_name": (f"{path}: not a usable file name", True),
-            "unreadable": (f"{path}: cannot be read ({exc.detail})", False),
-        }[exc.kind]
-        raise SubmissionPathError(message, usage=usage) from None
+        reason = said(f"file_{exc.kind}", path=str(path), mib=mib, detail=exc.detail)
+        usage = exc.kind in ("missing", "directory", "bad_name")
+        raise SubmissionPathError(reason, usage=usage) from None
 
 
 @dataclass(frozen=True)
@@ -170,7 +152,7 @@ class Grader:
     limits: Limits = field(default_factory=Limits)
     rubric: Rubric = field(default_factory=Rubric)
     # Why the file was refused before reading (a link, a FIFO...): every case fails with it.
-    refusal: str | None = None
+    refusal: Said | None = None
     # Nothing at the path (the refusal says why): no file, so no digest in the report.
     missing: bool = False
     # A child already started (ChildProcess.standby) with these limits, to load into.
@@ -186,18 +168,18 @@ class Grader:
         self.results: dict[str, CaseResult] = {}
         self._begun: dict[str, _Begun] = {}  # the next case, its first call already sent
         self._heard_hidden = False  # whether the running child has had a hidden input
-        self.decode_error: str | None = None
+        self.decode_error: Said | None = None
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
             self.source = self.data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
         except UnicodeDecodeError as exc:
             self.source = ""
-            self.decode_error = (
-                f"the file is not UTF-8 text (byte 0x{self.data[exc.start]:02x} at offset "
-                f"{exc.start}); save it as UTF-8"
-            )
+            # The line an editor shows, not a byte offset: lines end at LF, CRLF or CR.
+            line = self.data[: exc.start].replace(b"\r\n", b"\n").count(b"\n")
+            line += self.data[: exc.start].replace(b"\r\n", b"\n").count(b"\r") + 1
+            self.decode_error = said("not_utf8", byte=f"{self.data[exc.start]:02x}", line=line)
         if "\x00" in self.source:
-            self.decode_error = "the file contains NUL bytes; is it really a Python file?"
+            self.decode_error = said("nul_bytes")
         if self.refusal is not None:
             self.decode_error = self.refusal
         if self.standby is not None:
@@ -290,7 +272,7 @@ class Grader:
             if skip is not None:
                 return _Begun(case, began, done=self._result(case, skip))
             if self.decode_error is not None:
-                outcome = CallOutcome("load_failed", message=self.decode_error)
+                outcome = CallOutcome("load_failed", said=self.decode_error)
                 return _Begun(
                     case, began, done=self._judge(case, [outcome for _ in case.calls], began)
                 )
@@ -375,6 +357,7 @@ class Grader:
             path=bounded(verdict.path, 200),
             line=verdict.line,
             note=bounded(verdict.note, MAX_MESSAGE_CHARS),
+            said=verdict.said,
             diff=verdict.diff,
             names=tuple(bounded(name, 200) for name in verdict.names),
             todo=verdict.todo,
@@ -410,8 +393,11 @@ class Grader:
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
         children = self.child.notes if self.child else []
         notes = list(dict.fromkeys(self.notes + children))
+        ran_as = None
         if self.child is not None:
-            notes.append(f"the submission ran as {self.child.run_as}")
+            user = self.child.user
+            who = said("fresh_uid") if user is not None and user.fresh else self.child.run_as
+            ran_as = said("ran_as", user=who)
         load_error, load_exc_type = self._load_failure()
         return ScoreReport(
             cases=results,
@@ -420,25 +406,27 @@ class Grader:
             submission_sha256=None if self.missing else self.submission_sha256,
             battery_sha256=self.battery_sha256,
             notes=notes,
+            ran_as=ran_as,
             ungraded_cents=ungraded,
             elapsed_s=(time.monotonic() - self.started) if self.started else 0.0,
-            load_error=load_error,
+            load_error=None if load_error is None else load_error.text("en"),
+            load_said=load_error,
             load_exc_type=load_exc_type,
             fence=self.child.fence.record() if self.child and self.child.fence else None,
         )
 
-    def _load_failure(self) -> tuple[str | None, str]:
+    def _load_failure(self) -> tuple[Said | None, str]:
         """Why the file did not load (every case then failed the same way), else None;
         and the exception its import raised, if it raised one."""
         if self.decode_error is not None:
             return self.decode_error, ""
         load = self.child.load if self.child is not None else None
         if load is not None and not load.ok:
-            return load.message, load.exc_type
+            return load.said or said("as_is", text=load.message), load.exc_type
         return None, ""
 
-    def captured_output(self) -> str:
-        return self.child.output() if self.child else ""
+    def captured_output(self, lang: str = "en") -> str:
+        return self.child.output(lang) if self.child else ""
 
 
 def open_grader(request: GradingRequest, standby: ChildProcess | None = None) -> Grader:
@@ -451,12 +439,12 @@ def open_grader(request: GradingRequest, standby: ChildProcess | None = None) ->
     path = request.submission
     if path is None:
         raise ValueError("a grading request without a submission opens no grader")
-    refusal: str | None = None
+    refusal: Said | None = None
     missing = False
     try:
         data = read_submission(path)
     except SubmissionPathError as exc:
-        data, refusal, missing = b"", str(exc), exc.usage
+        data, refusal, missing = b"", exc.said, exc.usage
         if missing and standby is not None:
             standby.close()  # nothing will load into it
             standby = None

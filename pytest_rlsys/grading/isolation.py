@@ -35,17 +35,15 @@ from pytest_rlsys.grading.comparison import NONPLAIN_MARK
 from pytest_rlsys.grading.fence import fence_arguments
 from pytest_rlsys.grading.identity import child_identity, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
+from pytest_rlsys.messages import SAID_WORDS, Said, said
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 MAX_STRAY_BYTES = 1024 * 1024  # replies to no call in progress, per call
 EXIT_CHANNEL_LOST = 87  # child.py exits with this when its reply fd was closed or replaced
-OUTPUT_SEALED = "... [what the submission printed once hidden cases began is not shown]"
+OUTPUT_SEALED = said("output_sealed")
 SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
 FENCED_SCRATCH = "/tmp/rlsys-child"  # the child's folder, inside its private /tmp
-RELOAD_FAILED = (
-    "the submission did not load again after its process was restarted (its first load "
-    "succeeded; what it printed or raised then is not shown, as calls had already run)"
-)
+RELOAD_FAILED = said("reload_failed")
 _CHILD_SOURCE = (Path(__file__).parent / "child.py").read_text(encoding="utf-8")
 
 
@@ -78,34 +76,22 @@ def decode_frame(body: bytes) -> Any:
         raise ProtocolError("reply nested too deeply") from None
 
 
-def _describe_signal(returncode: int) -> str:
-    number = -returncode
-    try:
-        name = signal.Signals(number).name
-    except ValueError:
-        name = f"signal {number}"
-    hints = {
-        "SIGSEGV": "a segmentation fault, usually runaway recursion",
-        "SIGXCPU": "the CPU-time limit was exceeded",
-        "SIGKILL": "killed, by the system's out-of-memory killer or by the submission itself",
-        "SIGXFSZ": "the file-size limit was exceeded",
-        "SIGABRT": "the interpreter aborted, often memory exhaustion",
-    }
-    return f"{name} ({hints.get(name, 'terminated by a signal')})"
-
-
-def describe_exit(returncode: int | None) -> str:
+def describe_exit(returncode: int | None) -> Said:
+    """How the child's process ended, as a fact (``messages.SAID_WORDS`` words it)."""
     if returncode is None:
-        return "the submission's process stopped answering"
+        return said("stopped_answering")
     if returncode < 0:
-        return f"the submission's process died: {_describe_signal(returncode)}"
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        hint = name if name in SAID_WORDS and name.startswith("SIG") else "signal"
+        return said("died", signal=name, hint=said(hint))
     if returncode == fence.EXIT_FENCE_FAILED:
-        return "the grader could not fence the submission's process (a fault of this machine)"
+        return said("fence_failed")
     if returncode == EXIT_CHANNEL_LOST:
-        return (
-            f"the submission closed or replaced the grader's reply channel (exit code {returncode})"
-        )
-    return f"the submission's process exited with code {returncode} (sys.exit / os._exit?)"
+        return said("channel_lost", code=returncode)
+    return said("exited", code=returncode)
 
 
 class ChildProcess:
@@ -345,15 +331,16 @@ class ChildProcess:
             if proc is not None:
                 supervision.kill_tree(proc, self.fenced)
 
-    def output(self) -> str:
+    def output(self, lang: str = "en") -> str:
         """Everything the submission printed so far (capped per child), up to
-        ``seal_output``: nothing printed while a hidden case ran is ever shown."""
+        ``seal_output``: nothing printed while a hidden case ran is ever shown (a notice
+        in ``lang`` says so)."""
         parts = [*self._outputs, self.drain.text() if self.drain else ""]
         full = "".join(p for p in parts if p)
         if self._sealed is None or full == self._sealed:
             return full
         sep = "\n" if self._sealed and not self._sealed.endswith("\n") else ""
-        return self._sealed + sep + OUTPUT_SEALED
+        return self._sealed + sep + OUTPUT_SEALED.text(lang)
 
     def seal_output(self) -> None:
         """From now on what the submission prints is not shown (a hidden case's inputs
@@ -410,7 +397,7 @@ class ChildProcess:
                 raise TimeoutError
         return bytes(buf)
 
-    def _died(self) -> str:
+    def _died(self) -> Said:
         proc = self.proc
         code = None
         if proc is not None:
@@ -433,7 +420,7 @@ class ChildProcess:
             self.kill()
             with self._spawn_lock:
                 if self.stopped:  # not stored as the load result: the grade is ending
-                    return SubmissionLoad(False, stage="stopped", message="grading was stopped")
+                    return SubmissionLoad(False, stage="stopped", said=said("stopped"))
                 try:
                     self._spawn()
                 except OSError as exc:  # the interpreter could not be started at all
@@ -445,7 +432,7 @@ class ChildProcess:
             if self._recheck_interpreter():
                 return self.ensure_loaded()
             self.load = SubmissionLoad(
-                False, stage="crashed", message=f"Python could not be started ({spawn_error})"
+                False, stage="crashed", said=said("no_python", error=str(spawn_error))
             )
             return self.load
         lim = self.limits
@@ -466,12 +453,16 @@ class ChildProcess:
             result = SubmissionLoad(
                 False,
                 stage="timeout",
-                message=f"loading did not finish within {lim.load_timeout_s:g} s",
+                said=said("load_timeout", limit=lim.load_timeout_s),
             )
         except (EOFError, BrokenPipeError):
-            result = SubmissionLoad(False, stage="crashed", message=self._died() + " while loading")
+            result = SubmissionLoad(
+                False, stage="crashed", said=said("died_loading", died=self._died())
+            )
         except (ProtocolError, ValueError, UnicodeDecodeError, KeyError, TypeError) as exc:
-            result = SubmissionLoad(False, stage="protocol", message=f"garbled load reply: {exc}")
+            result = SubmissionLoad(
+                False, stage="protocol", said=said("garbled_load", error=str(exc))
+            )
         if not result.ok:
             self.kill()
             if result.stage == "crashed" and self._recheck_interpreter():
@@ -480,7 +471,7 @@ class ChildProcess:
                 # Calls (hidden inputs among them) reached an earlier child: what this
                 # one says while loading may be what that one learnt and left behind, so
                 # only the grader's own words are kept.
-                result = SubmissionLoad(False, stage=result.stage, message=RELOAD_FAILED)
+                result = SubmissionLoad(False, stage=result.stage, said=RELOAD_FAILED)
         self._interpreter_confirmed = True
         self.load = result
         return result
@@ -498,14 +489,19 @@ class ChildProcess:
         line = reply.get("line") if type(reply.get("line")) is int else None
         text: str = reply["text"] if type(reply.get("text")) is str else ""
         exc_type = clean_text(_text(error.get("type"), "Error"), 200)
-        message = f"{exc_type}: {clean_text(_text(error.get('message'), ''))}"
+        account = said(
+            "load_raised", exc=exc_type, message=clean_text(_text(error.get("message"), ""))
+        )
         if reply.get("stage") == "syntax" and line is not None and text.strip():
             # str(SyntaxError) already names the line; add the offending source text.
-            message += f" — line {line} reads: {clean_text(text.strip(), 200)}"
+            account = Said(
+                "load_raised_at",
+                (*account.values, ("line", str(line)), ("text", clean_text(text.strip(), 200))),
+            )
         return SubmissionLoad(
             False,
             stage=clean_text(str(reply.get("stage", "import")), 20),
-            message=message,
+            said=account,
             line=line,
             exc_type=exc_type,
         )
@@ -523,17 +519,12 @@ class ChildProcess:
         if not load.ok and load.stage == "limits":
             return CallOutcome(
                 "grader_error",
-                message=(
-                    "the grader's address-space limit "
-                    f"({self.limits.address_space_mb} MiB) is too low to start the submission's "
-                    "process; this is the instructor's setting (--rlsys-memory-mb, default "
-                    "1024), not a fault of the submission"
-                ),
+                said=said("memory_too_low", limit=self.limits.address_space_mb),
             )
         if not load.ok:
-            return CallOutcome("load_failed", message=load.message)
+            return CallOutcome("load_failed", message=load.message, said=load.said)
         if not load.functions.get(func, False):
-            return CallOutcome("missing", message=f"the submission defines no function {func}()")
+            return CallOutcome("missing", said=said("missing_function", func=func))
         self.next_id += 1
         sent = SentCall(self.next_id, time.monotonic())
         try:
@@ -583,14 +574,14 @@ class ChildProcess:
             return CallOutcome(
                 "timeout",
                 seconds=seconds,
-                message=f"no answer within {self.limits.call_timeout_s:g} s",
+                said=said("timeout", limit=self.limits.call_timeout_s),
             )
         if isinstance(exc, EOFError | BrokenPipeError):
-            message = self._died()
+            died = self._died()
             self.kill()
-            return CallOutcome("crashed", message=message, seconds=seconds)
+            return CallOutcome("crashed", said=died, seconds=seconds)
         self.kill()
-        return CallOutcome("protocol", message=f"garbled reply: {exc}", seconds=seconds)
+        return CallOutcome("protocol", said=said("garbled", error=str(exc)), seconds=seconds)
 
     @staticmethod
     def _parse_call(reply: dict[str, Any], seconds: float) -> CallOutcome:
@@ -601,9 +592,7 @@ class ChildProcess:
             )
         error = reply.get("error")
         if type(error) is not dict:
-            return CallOutcome(
-                "protocol", message="reply has neither a value nor an error", seconds=seconds
-            )
+            return CallOutcome("protocol", said=said("empty_reply"), seconds=seconds)
         return CallOutcome(
             "raised",
             args_after=args_after,

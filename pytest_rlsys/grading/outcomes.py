@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pytest_rlsys.messages import Said
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -52,6 +54,13 @@ class CallOutcome:
     message: str = ""
     seconds: float = 0.0
     line: int | None = None  # raised: the submission's line it was raised at, if known
+    # The grader's own account (a timeout, a crash, a missing function), as a fact that
+    # the outputs word; ``message`` is then its English, for logs and tests.
+    said: Said | None = None
+
+    def __post_init__(self) -> None:
+        if self.said is not None and not self.message:
+            self.message = self.said.text("en")
 
 
 @dataclass(frozen=True)
@@ -73,3 +82,8 @@ class SubmissionLoad:
     message: str = ""
     line: int | None = None
     exc_type: str = ""  # the exception the import or compile raised, if it raised one
+    said: Said | None = None  # ``message`` as a fact (``CallOutcome.said``)
+
+    def __post_init__(self) -> None:
+        if self.said is not None and not self.message:
+            self.message = self.said.text("en")

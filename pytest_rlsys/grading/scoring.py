@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard, get_args
 
 from pytest_rlsys.grading.verdicts import ValueDiff
-from pytest_rlsys.messages import Msg
+from pytest_rlsys.messages import Msg, Said
 
 __all__ = [
     "OUTPUT_KINDS",
@@ -127,6 +127,7 @@ class CaseResult:
     # where and how a value differs, the names and the limit the words need, and the
     # section of a function not yet written.
     note: str = ""
+    said: Said | None = None  # ``note`` as the grader's own fact (a timeout, a crash...)
     diff: ValueDiff | None = None
     names: tuple[str, ...] = ()
     todo: str = ""
@@ -145,6 +146,7 @@ class ScoreReport:
     submission_sha256: str | None
     battery_sha256: str | None
     notes: list[str] = field(default_factory=list)
+    ran_as: Said | None = None  # who the submission ran as (a note for instructors)
     ungraded_cents: int = 0
     elapsed_s: float = 0.0
     gpu_result: dict[str, Any] | None = None  # path, gradable, errors, notes
@@ -152,7 +154,8 @@ class ScoreReport:
     # Why the submission could not be graded at all (it did not load, or there was no
     # file to load); None when it was graded.  Platforms that can say "not gradable"
     # (PrairieLearn) do so instead of recording a zero.
-    load_error: str | None = None
+    load_error: str | None = None  # its English; ``load_said`` is the fact to word
+    load_said: Said | None = None
     # The exception the import raised, when it raised one (ModuleNotFoundError: a hint).
     load_exc_type: str = ""
     # The fence the submission ran behind (grading.fence.Fence.record()); None: no child.

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from pytest_rlsys.messages import Said
+
 __all__ = [
     "HIDDEN_KIND",
     "HIDDEN_KINDS",
@@ -182,6 +184,7 @@ class Verdict:
     # exception's message, the grader's account of a timeout, crash or failed load, a
     # type's name, a related-inputs check's finding.
     note: str = ""
+    said: Said | None = None  # visible cases: ``note`` as the grader's own fact, if it is one
     diff: ValueDiff | None = None  # wrong_value: where and how the value differs
     # The names the words need: the key missing (missing_key), the arguments modified
     # (mutated_input), the function that timed out too often (too_many_timeouts).

@@ -10,7 +10,7 @@ from pytest_rlsys.grading.verdicts import HIDDEN_KIND
 from pytest_rlsys.messages import NOT_IMPLEMENTED, section_label
 from pytest_rlsys.outputs.terminal import clip, labels, points_text, resource_failure, with_hint
 from pytest_rlsys.outputs.text import clean
-from pytest_rlsys.outputs.wording import category, message
+from pytest_rlsys.outputs.wording import category, load_error_text, message
 
 if TYPE_CHECKING:
     from pytest_rlsys.grading.verdicts import ProblemKind
@@ -24,7 +24,7 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
     its count, and how many other kinds there were).  For the batch CSV's message column
     and the class roster."""
     if report.load_error is not None:  # said even when there is no case to lose
-        hinted = with_hint(report.load_error, report.load_exc_type, lang)
+        hinted = with_hint(load_error_text(report, lang), report.load_exc_type, lang)
         return clip(clean(hinted, newlines=False), limit)
     if report.score >= report.max_score:
         return ""

@@ -27,7 +27,7 @@ from pytest_rlsys.outputs.cases import title
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.terminal import with_hint
 from pytest_rlsys.outputs.text import clean, clip, dump_json, js_number, seconds
-from pytest_rlsys.outputs.wording import message
+from pytest_rlsys.outputs.wording import load_error_text, message
 
 __all__ = [
     "WeightGroup",
@@ -121,7 +121,7 @@ def _test(
 def render(report: ScoreReport, options: RenderOptions) -> str:
     lang = options.lang
     if report.load_error is not None and report.cases:
-        hinted = with_hint(report.load_error, report.load_exc_type, lang)
+        hinted = with_hint(load_error_text(report, lang), report.load_exc_type, lang)
         failed = LOAD_FAILED.get(lang).format(error=hinted)
         name = ALL_CASES.get(lang).format(n=len(report.cases))
         tests = [_test(name, "error", report.score, failed, "", 0)]  # the score: 0 in practice

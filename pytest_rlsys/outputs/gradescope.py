@@ -30,6 +30,7 @@ from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.cases import numbered, title
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, dump_json, seconds
+from pytest_rlsys.outputs.wording import load_error_text
 
 __all__ = ["render"]
 
@@ -83,7 +84,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
     table = "\n".join(clean(line) for line in _top_lines(report, options))
     if report.load_error is not None:
         table = (
-            clean(terminal.with_hint(report.load_error, report.load_exc_type, lang))
+            clean(terminal.with_hint(load_error_text(report, lang), report.load_exc_type, lang))
             + "\n\n"
             + table
         )

@@ -16,7 +16,7 @@ from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.cases import title
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, dump_json
-from pytest_rlsys.outputs.wording import message
+from pytest_rlsys.outputs.wording import load_error_text, message
 
 __all__ = ["MAX_BYTES", "render"]
 
@@ -56,7 +56,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         "tests": tests,
     }
     if report.load_error is not None:
-        doc["format_errors"] = [clip(clean(report.load_error), MAX_TEXT)]
+        doc["format_errors"] = [clip(clean(load_error_text(report, lang)), MAX_TEXT)]
     text = dump_json(doc)
     if len(text.encode("utf-8")) > MAX_BYTES:  # keep the grade, drop the detail
         for test in tests:

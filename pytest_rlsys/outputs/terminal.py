@@ -450,6 +450,7 @@ def terminal_summary(
         lines.append(hidden_heading(hidden, lang))
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
     if verbose:  # how the grader ran (the uid, ...): for instructors, not learners
-        lines += [f"{text['note']}: {note}" for note in report.notes]
+        notes = [*report.notes, *([report.ran_as.text(lang)] if report.ran_as else [])]
+        lines += [f"{text['note']}: {note}" for note in notes]
     # The submission's text is in some lines: cleaned again here, whoever built them.
     return [piece for line in lines for piece in fit(clean(line, newlines=False), width)]

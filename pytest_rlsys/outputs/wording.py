@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 
-from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, bounded
+from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, ScoreReport, bounded
 from pytest_rlsys.grading.verdicts import ValueDiff
 from pytest_rlsys.messages import LOAD_FAILED, TODO_OF, Msg, hidden_message
 
-__all__ = ["category", "diff_text", "message", "shared_message"]
+__all__ = ["category", "diff_text", "load_error_text", "message", "shared_message"]
 
 _FIELD = re.compile(r"\{(\w+)\}")
 
@@ -40,7 +40,7 @@ PROBLEM_WORDS: dict[str, Msg] = {
     ),
     "timed_out": Msg("{note} (an infinite loop?)", "超时：{note}（是否有死循环？）"),
     "crashed": Msg("{note}", "进程异常结束：{note}"),
-    "missing_function": Msg("{note}", "缺少函数：{note}"),
+    "missing_function": Msg("{note}", "{note}"),
     "grader_setting": Msg(
         "grading could not start: {note}",
         "评分无法开始（评分器设置问题，不是提交的错误）：{note}",
@@ -177,7 +177,9 @@ def _fill(words: Msg, case: CaseResult, lang: str) -> str:
         "key": repr(case.names[0]) if case.names else "",
         "limit": "" if case.limit is None else f"{case.limit:g}",
         "path": case.path,
-        "note": case.note,
+        "note": case.note
+        if case.said is None
+        else bounded(case.said.text(lang), MAX_MESSAGE_CHARS),
     }
     # One pass over the template: a field's value (the call's own text) is never searched.
     return _FIELD.sub(lambda m: fields.get(m.group(1), m.group(0)), words.get(lang))
@@ -215,3 +217,10 @@ def shared_message(case: CaseResult, lang: str = "en") -> str:
 def category(case: CaseResult, lang: str = "en") -> str:
     """The battery's name for what ``case`` checks, in ``lang``."""
     return case.category.get(lang)
+
+
+def load_error_text(report: ScoreReport, lang: str = "en") -> str:
+    """Why the submission could not be graded at all, in ``lang`` ("" when it was)."""
+    if report.load_said is not None:
+        return report.load_said.text(lang)
+    return report.load_error or ""

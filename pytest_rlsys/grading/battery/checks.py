@@ -76,7 +76,9 @@ def outcome_problem(outcome: CallOutcome, section: str) -> Verdict:
     if kind == "raised":
         return Verdict("error", "not_exception", exc_type=exc)
     status = "timeout" if kind == "timeout" else "error"
-    return Verdict(status, _NOT_RETURNED.get(kind, "garbled"), note=outcome.message)
+    return Verdict(
+        status, _NOT_RETURNED.get(kind, "garbled"), note=outcome.message, said=outcome.said
+    )
 
 
 def total(check: Check) -> Check:
