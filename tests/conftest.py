@@ -39,6 +39,7 @@ UNMARKED_SLOW_S = 15.0
 _unmarked_slow: list[tuple[str, float, float]] = []  # node id, seconds, limit there
 _deselected_slow: list[int] = []  # how many a plain run left out
 _RUN_SLOW = False  # set from --run-slow once the options are parsed
+_POLICED = False  # whether this run is the suite's (the testpaths)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,8 +51,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    global _RUN_SLOW
+    global _RUN_SLOW, _POLICED
     _RUN_SLOW = bool(config.getoption("--run-slow"))
+    # The policy is the suite's (the testpaths, as `pytest` and CI run it); a run of
+    # named files (tox's verl environments, a developer's one file) is not held to it.
+    _POLICED = config.args_source == pytest.Config.ArgsSource.TESTPATHS
     # Only a plain `pytest` (the testpaths) leaves them out: a path named on the command
     # line runs what it names, and an explicit -m chooses for itself.
     if (
@@ -81,7 +85,8 @@ def pace(cpu_s: float = 0.05) -> float:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if (
-        report.when == "call"
+        _POLICED
+        and report.when == "call"
         and report.duration > UNMARKED_SLOW_S
         and "slow" not in report.keywords
     ):

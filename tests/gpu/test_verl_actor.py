@@ -252,6 +252,7 @@ def test_runtime_env_does_not_query_the_device(
 
 
 # -- the runner's whole path: each group in its own process, every phase -------------------
+@pytest.mark.slow  # both groups through verl's own actor on the CPU: about 45 s
 def test_the_runner_on_cpu_writes_a_result_that_validates_and_grades(
     model_dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -302,6 +303,7 @@ def _alive(pid: int) -> bool:
     return stat[stat.rfind(")") + 2] != "Z"
 
 
+@pytest.mark.slow  # waits out a phase deadline: about 16 s
 def test_verls_weight_sender_without_a_receiver_ends_by_the_phase_deadline(
     tmp_path: Path,
 ) -> None:

@@ -246,7 +246,7 @@ def test_oversized_file_is_read_with_a_bound(tmp_path: Path) -> None:
         read_submission(sub)
     assert not info.value.usage
     grader = open_grader(GradingRequest(submission=sub, seed=1))
-    assert grader.refusal is not None and "MiB" in grader.refusal
+    assert grader.refusal is not None and "MiB" in grader.refusal.text("en")
 
 
 # -- 4. cleanup -------------------------------------------------------------------------------

@@ -20,10 +20,10 @@ def test_an_unmarked_slow_test_fails_the_run(
     text = CONFTEST.read_text(encoding="utf-8")
     assert "UNMARKED_SLOW_S = 15.0" in text
     pytester.makeconftest(text.replace("UNMARKED_SLOW_S = 15.0", "UNMARKED_SLOW_S = 0.01"))
-    pytester.makeini("[pytest]\nmarkers = slow: slow\n")
+    pytester.makeini("[pytest]\nmarkers = slow: slow\ntestpaths = test_sleepy.py\n")
     pytester.makepyfile(
         test_sleepy=f"import time, pytest\n{marker}def test_sleepy():\n    time.sleep(2)\n"
     )
-    result = pytester.runpytest_subprocess("test_sleepy.py")
+    result = pytester.runpytest_subprocess("--run-slow")  # the suite, as CI runs it
     assert result.ret == code, result.stdout.str()
     assert ("without @pytest.mark.slow" in result.stdout.str()) == (code == 1)
