@@ -90,7 +90,7 @@ _ALLOWED = (  # names, split where the filter is built
     "brk mmap munmap mremap mprotect madvise "
     # open descriptors
     "read write readv writev pread64 pwrite64 preadv pwritev lseek close fstat newfstatat "
-    "stat lstat statx statfs fstatfs getdents getdents64 fcntl dup dup2 dup3 fsync "
+    "stat lstat statx statfs fstatfs getdents getdents64 dup dup2 dup3 fsync "
     "fdatasync ftruncate flock fadvise64 sendfile copy_file_range pipe pipe2 "
     # paths (Landlock decides which)
     "open openat openat2 access faccessat faccessat2 readlink readlinkat getcwd chdir "
@@ -112,6 +112,12 @@ _ALLOWED = (  # names, split where the filter is built
 # prctl options that read state or name the thread; PR_SET_PDEATHSIG (1), DUMPABLE,
 # SECCOMP, NO_NEW_PRIVS, PTRACER and CHILD_SUBREAPER are not among them.
 _PRCTL_SAFE = (2, 3, 15, 16, 21, 23, 30, 39)  # GET_PDEATHSIG, GET_DUMPABLE, SET/GET_NAME...
+# fcntl commands on its own descriptors: DUPFD, GETFD, SETFD, GETFL, SETFL, GETLK, SETLK,
+# SETLKW, GETOWN, the OFD locks, DUPFD_CLOEXEC, the pipe size and the seals.  Not
+# F_SETOWN(_EX) or F_SETSIG: with O_ASYNC they make the kernel send the grader any signal
+# (a clean-room attack stopped and killed a grader that way where Landlock's signal scope
+# is missing), nor leases or dnotify.
+_FCNTL_SAFE = (0, 1, 2, 3, 4, 5, 6, 7, 9, 36, 37, 38, 1030, 1031, 1032, 1033, 1034)
 # TCGETS (isatty), TIOCGWINSZ (terminal size), FIONCLEX/FIOCLEX (Python's way to set
 # close-on-exec: tempfile.TemporaryFile failed without them), FIONREAD, FIONBIO.
 _IOCTL_SAFE = (0x5401, 0x5413, 0x5450, 0x5451, 0x541B, 0x5421)
@@ -121,7 +127,7 @@ _IOCTL_SAFE = (0x5401, 0x5413, 0x5450, 0x5451, 0x541B, 0x5421)
 def seccomp_program() -> bytes | None:
     """The child's seccomp allow-list as classic BPF, built with libseccomp: deny by
     default (EPERM; a call through another syscall ABI kills), ``_ALLOWED`` allowed, and
-    argument filters for prctl, ioctl, prlimit64 (read only) and, without Landlock's
+    argument filters for prctl, fcntl, ioctl, prlimit64 (read only) and, without Landlock's
     signal scope (ABI 6), kill (own process group only; tgkill refused).  None where
     libseccomp is not available."""
     try:
@@ -135,6 +141,8 @@ def seccomp_program() -> bytes | None:
                 continue
         for option in _PRCTL_SAFE:
             rules.add_rule(sc.ALLOW, "prctl", sc.Arg(0, sc.EQ, option))
+        for command in _FCNTL_SAFE:
+            rules.add_rule(sc.ALLOW, "fcntl", sc.Arg(1, sc.EQ, command))
         for request in _IOCTL_SAFE:
             rules.add_rule(sc.ALLOW, "ioctl", sc.Arg(1, sc.EQ, request))
         if landlock_abi() >= 6:

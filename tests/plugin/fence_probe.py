@@ -17,7 +17,7 @@ from pytest_rlsys.grading.isolation import ChildProcess
 from pytest_rlsys.grading.outcomes import Limits
 
 ATTACKS = r"""
-import ctypes, os, socket
+import ctypes, fcntl, os, socket
 _libc = ctypes.CDLL(None, use_errno=True)
 _MQ_OPEN = 240 if os.uname().machine == "x86_64" else 180
 
@@ -42,6 +42,9 @@ def attack(marker, grader, seed, venv, reference, battery):
         "fork": _try(lambda: os.fork() and False),
         "socket": _try(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)),
         "signal_grader": _try(lambda: os.kill(grader, 0)),
+        # SIGIO's owner and signal: with O_ASYNC, the kernel would signal the grader.
+        "sigio_owner": _try(lambda: fcntl.fcntl(os.pipe()[0], fcntl.F_SETOWN, grader)),
+        "sigio_signal": _try(lambda: fcntl.fcntl(os.pipe()[0], 10, 19)),  # F_SETSIG, SIGSTOP
     }
 """
 

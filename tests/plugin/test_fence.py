@@ -32,7 +32,9 @@ RLSYS = [sys.executable, "-m", "pytest_rlsys"]
 SOLUTION = ROOT / "solutions" / "rlsys_ledger.py"
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 # Refused wherever the allow-list is up; the file attacks only where Landlock is.
-PROCESS_ATTACKS = {"pdeathsig", "mq_open", "fork", "socket", "signal_grader"}
+PROCESS_ATTACKS = {
+    "pdeathsig", "mq_open", "fork", "socket", "signal_grader", "sigio_owner", "sigio_signal",
+}  # fmt: skip
 FILE_ATTACKS = {"tmp_folders", "venv_write", "reference", "battery", "seed", "grader_cmdline"}
 
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="the modes are started as root")
