@@ -159,7 +159,10 @@ class ChildProcess:
             # vanishes with it; nothing is made on the host's disk.
             self.scratch, scratch, self.fenced = None, FENCED_SCRATCH, True
         else:
-            self.scratch = scratch = tempfile.mkdtemp(prefix="rlsys-child-")
+            _remove_stale_scratch()
+            # The grader's pid in the name: a later grader can tell a folder whose grader
+            # was SIGKILLed (nothing of it could remove its scratch) from a live one's.
+            self.scratch = scratch = tempfile.mkdtemp(prefix=f"rlsys-child-{os.getpid()}-")
             self.fenced = False
             leftovers.scratch_made.append(self.scratch)
             if user:
@@ -617,6 +620,25 @@ def _text(value: Any, default: str) -> str:
     """A string the child sent, or ``default`` when it sent anything else (``str`` of a
     forged 16 MiB list would be a 16 MiB message)."""
     return value if type(value) is str else default
+
+
+_STALE_SWEPT: list[bool] = []  # once per grading process
+
+
+def _remove_stale_scratch() -> None:
+    """Remove the scratch folders of graders that are gone (killed with SIGKILL, so
+    they could not): ``rlsys-child-PID-*`` in the temporary folder whose PID is no live
+    process.  Once per process; a reused PID only keeps a folder until the next time."""
+    if _STALE_SWEPT:
+        return
+    _STALE_SWEPT.append(True)
+    base = tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(base):
+            pid = name.split("-")[2] if name.startswith("rlsys-child-") else ""
+            if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+                continue
+            leftovers.remove_tree(os.path.join(base, name), timeout_s=1.0)
 
 
 def _line_number(value: Any) -> int | None:

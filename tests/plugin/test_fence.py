@@ -338,3 +338,31 @@ def test_a_stdlib_computation_runs_behind_the_fence() -> None:
         child.close()
     assert outcome.kind == "returned", outcome
     assert outcome.value == ["2d711642", "0.125", 2, "UTC", True]
+
+
+def test_a_sigkilled_grader_s_scratch_is_removed_by_the_next_grader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A grader killed with SIGKILL cannot remove its scratch folder on the host's /tmp
+    # (clean-room round 4, container and non-root modes): the next grader does, and
+    # leaves a live grader's alone.
+    from pytest_rlsys.grading import isolation
+    from pytest_rlsys.grading.isolation import ChildProcess
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    base = Path(tempfile.gettempdir())
+    stale = Path(tempfile.mkdtemp(prefix=f"rlsys-child-{gone.pid}-", dir=base))
+    (stale / "KEEP_ME").write_text("x")
+    live = Path(tempfile.mkdtemp(prefix="rlsys-child-1-", dir=base))
+    monkeypatch.setattr(isolation, "_STALE_SWEPT", [])
+    monkeypatch.setattr(fence, "bwrap_fence", lambda: None)  # its scratch is on the host
+    child = ChildProcess("def f():\n    return 1\n", "s.py", ["f"], Limits())
+    try:
+        assert child.call("f", [], {}).value == 1
+        assert not stale.exists()
+        assert live.exists()
+    finally:
+        child.close()
+        shutil.rmtree(live, ignore_errors=True)
+        shutil.rmtree(stale, ignore_errors=True)
