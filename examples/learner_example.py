@@ -27,7 +27,9 @@ def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
     return {
         "capacity": capacity,
         "effective_rates": effective,
-        "bottlenecks": sorted(s for s, r in effective.items() if math.isclose(r, capacity)),
+        "bottlenecks": sorted(
+            s for s, r in effective.items() if math.isclose(r, capacity, abs_tol=1e-12)
+        ),
         "queue_margins": margins,
         "unstable_stages": unstable,
         "queue_stable": not unstable,
