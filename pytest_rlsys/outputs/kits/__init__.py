@@ -150,7 +150,10 @@ fi
 """
 
 # Grade $SUBMISSION into $RESULT ($KIND is also the output flag's name) with the seed in
-# $SEED, then make sure the platform file exists.  -P: the current folder (in Classroom,
+# $SEED, then make sure the platform file exists.  The kits require the seccomp allow-list,
+# not Landlock: each platform discards its container after one grading, and a container
+# runtime whose seccomp profile predates Landlock's calls would otherwise refuse every
+# submission (docs/threat-model.md, container recipe).  -P: the current folder (in Classroom,
 # the learner's repository) is not put on sys.path, so no folder of theirs can pose as
 # the grader's package.
 _GRADE = (
@@ -160,7 +163,7 @@ if [ -n "$PROBLEM" ]; then
 elif [ ! -s "$SEED" ]; then
   WHY="$NO_SEED"
 else
-  "$PY" -P -m pytest_rlsys grade "$SUBMISSION" --seed "@$SEED" --require-fence landlock \
+  "$PY" -P -m pytest_rlsys grade "$SUBMISSION" --seed "@$SEED" --require-fence seccomp \
     --"$KIND" "$RESULT" \
     ${EXTRA[@]+"${EXTRA[@]}"} 2>"$ERR"
   CODE=$?
