@@ -213,7 +213,6 @@ SAID_WORDS: dict[str, Msg] = {
     ),
     "died_loading": Msg("{died} while loading", "加载时{died}"),
     "no_python": Msg("Python could not be started ({error})", "无法启动 Python（{error}）"),
-    "stopped": Msg("grading was stopped", "评分已停止"),
     "garbled_load": Msg("garbled load reply: {error}", "无法解析加载应答：{error}"),
     "garbled": Msg("garbled reply: {error}", "无法解析应答：{error}"),
     "empty_reply": Msg("reply has neither a value nor an error", "应答中既没有返回值也没有错误"),

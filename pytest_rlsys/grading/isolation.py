@@ -23,7 +23,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -111,10 +110,6 @@ class ChildProcess:
         self.notes: list[str] = []
         self._outputs: list[str] = []
         self._sealed: str | None = None  # the output shown, once hidden cases began
-        # stop() may come from another thread than the one making calls (grading.ahead):
-        # spawning and stopping are serialized so no child starts once stopped.
-        self._spawn_lock = threading.Lock()
-        self.stopped = False
         self.user = child_identity(limits.child_user)
         self.interpreter: str | None = None  # found when the first child starts
         self._interpreter_confirmed = False
@@ -307,13 +302,10 @@ class ChildProcess:
         a failure here is left for ``ensure_loaded`` to meet and report."""
         if self.proc is not None:
             return
-        with self._spawn_lock:
-            if self.stopped:
-                return
-            try:
-                self._spawn()
-            except OSError:
-                self.kill()
+        try:
+            self._spawn()
+        except OSError:
+            self.kill()
 
     def restart(self) -> None:
         """As if this child had never run: the next call starts and loads a fresh one,
@@ -323,16 +315,6 @@ class ChildProcess:
             self._outputs.clear()
         if self.load is not None and self.load.ok:
             self.load = None
-
-    def stop(self) -> None:
-        """From any thread: no child is started from now on, and the running one is killed,
-        so a call in progress in another thread ends at once (as a crash).  The pipes are
-        left open for that thread; ``close`` tidies up once it is done."""
-        with self._spawn_lock:
-            self.stopped = True
-            proc = self.proc
-            if proc is not None:
-                supervision.kill_tree(proc, self.fenced)
 
     def output(self, lang: str = "en") -> str:
         """Everything the submission printed so far (capped per child), up to
@@ -421,15 +403,12 @@ class ChildProcess:
             spawn_error: OSError | None = None  # started by standby(): load into it
         else:
             self.kill()
-            with self._spawn_lock:
-                if self.stopped:  # not stored as the load result: the grade is ending
-                    return SubmissionLoad(False, stage="stopped", said=said("stopped"))
-                try:
-                    self._spawn()
-                except OSError as exc:  # the interpreter could not be started at all
-                    spawn_error = exc
-                else:
-                    spawn_error = None
+            try:
+                self._spawn()
+            except OSError as exc:  # the interpreter could not be started at all
+                spawn_error = exc
+            else:
+                spawn_error = None
         if spawn_error is not None:
             self.kill()
             if self._recheck_interpreter():
