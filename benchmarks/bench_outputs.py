@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE.parent))
 from pytest_rlsys.grading.grader import grade_file  # noqa: E402
 from pytest_rlsys.grading.scoring import OUTPUT_KINDS, ScoreReport  # noqa: E402
 from pytest_rlsys.messages import Msg  # noqa: E402
-from pytest_rlsys.outputs import reports, scorejson  # noqa: E402
+from pytest_rlsys.outputs import registry, scorejson  # noqa: E402
 from pytest_rlsys.resources import exercise_path  # noqa: E402
 
 HOSTILE = "\ud800\uffff\x1b[2J\u202eevil\u200b 中文：" * 20
@@ -65,7 +65,7 @@ def main() -> None:
             f"baseline json.dumps {baseline * 1000:.2f} ms"
         )
         for kind in OUTPUT_KINDS:
-            cost = timed(args.repeat, lambda k=kind, s=subject: reports.render(k, s))
+            cost = timed(args.repeat, lambda k=kind, s=subject: registry.render(k, s))
             print(
                 f"  {kind:<13} {cost * 1000:8.2f} ms  x{cost / baseline:5.1f} baseline  "
                 f"{cost / grading * 100:5.2f}% of grading"

@@ -23,7 +23,7 @@ import jsonschema
 import xmlschema
 
 from pytest_rlsys.grading.scoring import OUTPUT_KINDS, ScoreReport
-from pytest_rlsys.outputs import reports, terminal
+from pytest_rlsys.outputs import registry, terminal
 from pytest_rlsys.outputs.classroom import points_line, step_output
 from pytest_rlsys.outputs.junit import points_from_suite
 from pytest_rlsys.outputs.prairielearn import MAX_BYTES
@@ -241,7 +241,7 @@ def check_all(
     options = options or RenderOptions()
     out: dict[str, Any] = {}
     for kind in OUTPUT_KINDS:
-        text = reports.render(kind, report, options.lang, options)
+        text = registry.render(kind, report, options)
         if kind == "report":
             out[kind] = check_score_json(text, report, schema=score_schema)
         elif kind == "gradescope":

@@ -48,7 +48,7 @@ from pytest_rlsys.grading import leftovers as leftovers_module
 from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.scoring import ScoreReport
-from pytest_rlsys.outputs import reports, terminal
+from pytest_rlsys.outputs import registry, terminal
 from pytest_rlsys.outputs.wording import message
 from tests.conftest import processes
 from tests.platform_checks import check_all
@@ -225,7 +225,7 @@ def check_report(report: ScoreReport, expected: dict[str, Any]) -> None:
 def check_outputs(report: ScoreReport) -> None:
     """Every output renders, is valid UTF-8, and parses (JSON, XML), whatever the text."""
     for kind in ("report", "gradescope", "prairielearn", "classroom", "junit"):
-        text = reports.render(kind, report, "en")
+        text = registry.render(kind, report)
         text.encode("utf-8")  # no lone surrogate survived
         if kind == "junit":
             ET.fromstring(text.encode("utf-8"))

@@ -17,7 +17,7 @@ from pytest_rlsys.cli import ExitCode, main
 from pytest_rlsys.grading.grader import Grader, prepare_battery
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import CLAIMS_EN, Msg, claim_text, has_cjk
-from pytest_rlsys.outputs import batchline, reports, scorejson, terminal
+from pytest_rlsys.outputs import batchline, registry, scorejson, terminal
 from pytest_rlsys.resources import solution_path
 from tests.conftest import REPO, load_report
 
@@ -309,12 +309,10 @@ def test_gradescope_summary_holds_back_hidden_results() -> None:
     assert any(c.visibility == "hidden" and c.status != "passed" for c in report.cases)
     for visibility in ("after_due_date", "after_published", "hidden"):
         options = RenderOptions(hidden_visibility=visibility)
-        doc = check_gradescope(
-            reports.render("gradescope", report, options=options), report, options
-        )
+        doc = check_gradescope(registry.render("gradescope", report, options), report, options)
         assert "hidden cases (" in doc["output"] and "34 points" not in doc["output"]
     shown = RenderOptions(hidden_visibility="visible")
-    doc = check_gradescope(reports.render("gradescope", report, options=shown), report, shown)
+    doc = check_gradescope(registry.render("gradescope", report, shown), report, shown)
     assert "hidden cases failed" in doc["output"]  # visible: the categories are shown
 
 
@@ -521,7 +519,7 @@ def test_a_missing_package_says_only_the_standard_library_is_there() -> None:
     report = _graded("import numpy\n")
     for lang, hint in (("en", "only the standard library is available"), ("zh", "标准库")):
         assert hint in "\n".join(terminal.terminal_summary(report, lang))
-    assert "only the standard library" in reports.render("gradescope", report, "en")
+    assert "only the standard library" in registry.render("gradescope", report)
 
 
 def test_classroom_test_code_is_in_the_runs_language() -> None:
@@ -529,7 +527,7 @@ def test_classroom_test_code_is_in_the_runs_language() -> None:
 
     report = _graded((REPO / "examples" / "learner_example.py").read_text(encoding="utf-8"))
     for lang in ("en", "zh"):
-        doc = json.loads(reports.render("classroom", report, lang, RenderOptions(lang=lang)))
+        doc = json.loads(registry.render("classroom", report, RenderOptions(lang=lang)))
         codes = [t["test_code"] for t in doc["tests"] if t["test_code"]]
         assert codes and any(has_cjk(c) for c in codes) is (lang == "zh"), lang
 

@@ -36,7 +36,7 @@ from pytest_rlsys.cli import commands, main
 from pytest_rlsys.escaping import clean, is_clean
 from pytest_rlsys.grading.scoring import OUTPUT_KINDS, CaseResult, RenderOptions, ScoreReport
 from pytest_rlsys.messages import Msg
-from pytest_rlsys.outputs import batchline, reports, scorejson, terminal
+from pytest_rlsys.outputs import batchline, registry, scorejson, terminal
 from pytest_rlsys.outputs.classroom import points_line
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.resources import schema_dir
@@ -150,7 +150,7 @@ def run_all(text: str, work: Path) -> dict[str, str]:
         )
         for kind in OUTPUT_KINDS:  # report is the score JSON
             path = work / f"{kind}.{options.lang}"
-            write_atomic(path, reports.render(kind, report, options.lang, options))
+            write_atomic(path, registry.render(kind, report, options))
             out[f"{kind} {options.lang}"] = path.read_bytes().decode("utf-8")
         out[f"points line {options.lang}"] = points_line(report)
 

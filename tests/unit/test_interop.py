@@ -32,7 +32,7 @@ from pytest_rlsys.grading.scoring import (
 )
 from pytest_rlsys.grading.verdicts import HIDDEN_KINDS, PROBLEM_KINDS
 from pytest_rlsys.messages import Msg
-from pytest_rlsys.outputs import reports, terminal
+from pytest_rlsys.outputs import registry, terminal
 from pytest_rlsys.outputs.classroom import exact_running_scores
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.junit import points_from_suite
@@ -116,12 +116,12 @@ def test_unloadable_submission_is_not_gradable_on_prairielearn(
     corpus: dict[str, ScoreReport],
 ) -> None:
     report = corpus["syntax_error"]
-    doc = check_prairielearn(reports.render("prairielearn", report), report)
+    doc = check_prairielearn(registry.render("prairielearn", report), report)
     assert doc["gradable"] is False
     assert any("SyntaxError" in error for error in doc["format_errors"])
-    gradescope = json.loads(reports.render("gradescope", report))
+    gradescope = json.loads(registry.render("gradescope", report))
     assert gradescope["score"] == 0 and "SyntaxError" in gradescope["output"]
-    classroom = json.loads(reports.render("classroom", report))
+    classroom = json.loads(registry.render("classroom", report))
     assert classroom["status"] == "error"
 
 
@@ -179,14 +179,14 @@ def test_junit_points_recoverable(corpus: dict[str, ScoreReport]) -> None:
     report = corpus["mutates_inputs"]
     earned = sum(c.cents for c in report.cases)
     assert 0 < earned < 10_000 and earned % 100  # a score with hundredths
-    modern = check_junit(reports.render("junit", report), report, RenderOptions())
+    modern = check_junit(registry.render("junit", report), report, RenderOptions())
     props = {p.get("name"): p.get("value", "") for p in modern.iter("property")}
     assert props["junit_family"] == "xunit2" and float(props["score"] or "") == earned / 100
     crashed = corpus["sys_exit_in_call"]
     errored = [c for c in crashed.cases if c.status in ("error", "timeout")]
     assert errored  # so an <error> element is validated too
     name = errored[0].id.partition(".")[2]
-    root = check_junit(reports.render("junit", crashed), crashed, RenderOptions())
+    root = check_junit(registry.render("junit", crashed), crashed, RenderOptions())
     assert root.find(f"testsuite/testcase[@name='{name}']/error") is not None
 
 
@@ -196,7 +196,7 @@ def test_junit_points_recoverable(corpus: dict[str, ScoreReport]) -> None:
 def test_gradescope_names_visibility_and_format(corpus: dict[str, ScoreReport]) -> None:
     report = corpus["template"]
     options = RenderOptions(hidden_visibility="after_due_date")
-    doc = check_gradescope(reports.render("gradescope", report, options=options), report, options)
+    doc = check_gradescope(registry.render("gradescope", report, options), report, options)
     hidden = [
         t for t, c in zip(doc["tests"], report.cases, strict=True) if c.visibility == "hidden"
     ]
@@ -223,7 +223,7 @@ def test_gradescope_schema_rejects_a_wrong_visibility() -> None:
 def test_classroom_step_output_decodes_like_the_reporter(corpus: dict[str, ScoreReport]) -> None:
     report = corpus["mutates_inputs"]
     results = check_classroom(
-        reports.render("classroom", report), report, RenderOptions(), node=True
+        registry.render("classroom", report), report, RenderOptions(), node=True
     )
     assert results["max_score"] == 100 and results["status"] == "fail"
     earned = sum(c.cents for c in report.cases)
