@@ -387,6 +387,7 @@ def points_lines(result: pytest.RunResult) -> list[str]:
         ("os_exit_at_import", 0, 1),
     ],
 )
+@pytest.mark.slow
 def test_plugin_grades_normally(
     pytester: pytest.Pytester, name: str, score: float, ret: int
 ) -> None:
@@ -397,6 +398,7 @@ def test_plugin_grades_normally(
     assert points_lines(result) == [f"Points {score}/100"]
 
 
+@pytest.mark.slow
 def test_plugin_fake_output_cannot_fake_the_score(pytester: pytest.Pytester) -> None:
     report = pytester.path / "report.json"
     result = run_plugin(pytester, submission_path("fake_output"), report)
@@ -462,6 +464,7 @@ def test_plugin_report_forger_cannot_touch_the_report(
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="as non-root the child may signal the grader itself")
+@pytest.mark.slow
 def test_plugin_survives_the_parent_killer(pytester: pytest.Pytester) -> None:
     expected = load_expected("parent_killer")
     require_environment(expected)

@@ -71,6 +71,7 @@ def _group(tmp: Path, mode: str, timeout_s: float, **extra: Any) -> tuple[int, f
     return rc, time.monotonic() - t0, record
 
 
+@pytest.mark.slow
 def test_a_sync_whose_receiver_never_connects_ends_by_its_deadline(tmp_path: Path) -> None:
     rc, took, record = _group(tmp_path, "sync_never_connects", 120.0, phase_timeout_s=2.0)
     log = (tmp_path / "release.log").read_text()
@@ -88,6 +89,7 @@ def test_a_sync_whose_receiver_never_connects_ends_by_its_deadline(tmp_path: Pat
     assert sum(s["reason"] == "periodic" for s in rec["samples"]) >= 5
 
 
+@pytest.mark.slow
 def test_a_blocking_wait_inside_asyncio_run_ends_seconds_after_its_deadline(
     tmp_path: Path,
 ) -> None:
@@ -106,6 +108,7 @@ def test_a_blocking_wait_inside_asyncio_run_ends_seconds_after_its_deadline(
     assert "KeyboardInterrupt" in rec["failure"]["traceback"]
 
 
+@pytest.mark.slow
 def test_a_stuck_actor_is_not_called_on_the_way_out(tmp_path: Path) -> None:
     """The failure path skips the drain (it would queue behind the stuck call), so the
     group ends at its deadline, not at the hard stop's."""
@@ -120,6 +123,7 @@ def test_a_stuck_actor_is_not_called_on_the_way_out(tmp_path: Path) -> None:
     assert any("drain skipped" in e for e in rec["sampler_errors"])
 
 
+@pytest.mark.slow
 def test_a_wait_that_swallows_the_interrupt_is_stopped_hard(tmp_path: Path) -> None:
     rc, took, record = _group(
         tmp_path, "ignores_interrupt", 120.0, phase_timeout_s=1.5, timeout_grace_s=1.0

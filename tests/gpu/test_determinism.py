@@ -19,6 +19,7 @@ def test_the_environment_fixes_cublas_and_flash_attention() -> None:
     assert DETERMINISM_ENV["FLASH_ATTENTION_DETERMINISTIC"] == "1"
 
 
+@pytest.mark.slow
 def test_deterministic_attention_leaves_only_the_math_backend() -> None:
     pytest.importorskip("torch")
     code = (

@@ -121,6 +121,7 @@ def test_without_a_gpu_it_runs_the_degraded_mode_and_exits_3(tmp_path: Path) -> 
     assert sections["preflight"]["data"]["exit_code"] == 3  # no verl, vLLM or GPU here
 
 
+@pytest.mark.slow
 def test_it_ends_by_its_budget(tmp_path: Path) -> None:
     proc, report = _run(tmp_path, "--budget", "2")
     assert proc.returncode == 2, proc.stdout + proc.stderr

@@ -349,6 +349,7 @@ def test_cli_exit_4_written_to_json(
     assert "exit 4" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_real_preflight_on_this_machine_is_honest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -158,6 +158,7 @@ def test_dev_shm_missing_fails(
     assert shm.status == "fail" and "--shm-size" in shm.detail
 
 
+@pytest.mark.slow
 def test_the_probe_script_on_a_machine_without_cuda_skips_cleanly() -> None:
     pytest.importorskip("torch")
     env = {

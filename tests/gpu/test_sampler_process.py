@@ -89,6 +89,7 @@ def test_the_process_sampler_keeps_its_interval_through_a_gil_hold(tmp_path: Pat
     assert sampler.child_priority in ("SCHED_RR 1", "nice -10", "normal")
 
 
+@pytest.mark.slow
 def test_the_process_sampler_keeps_its_interval_through_import_torch(tmp_path: Path) -> None:
     """The driver's real hazard: a heavy native import while sampling (torch here,
     in a fresh interpreter so the import really happens)."""

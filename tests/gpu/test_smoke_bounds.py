@@ -47,6 +47,7 @@ def _fake_bin(tmp: Path, rlsys_body: str) -> dict[str, str]:
     return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_LOG": str(tmp / "argv")}
 
 
+@pytest.mark.slow
 def test_smoke_ends_by_its_own_deadline_and_kills_what_it_started(tmp_path: Path) -> None:
     env = _fake_bin(
         tmp_path,
@@ -134,6 +135,7 @@ sys.exit(cli.main(["run", "--run-label", "term", "--output", sys.argv[1]]))
 """
 
 
+@pytest.mark.slow
 def test_a_sigterm_run_kills_its_group_and_writes_a_failed_file(tmp_path: Path) -> None:
     out = tmp_path / "term.json"
     env = {

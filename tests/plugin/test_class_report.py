@@ -108,6 +108,7 @@ def expected_bins(rows: list[dict[str, Any]], section: str | None) -> list[int]:
     return counts
 
 
+@pytest.mark.slow
 def test_facts_name_the_seed_battery_and_counts(demo: dict[str, Any]) -> None:
     page = demo["page"]
     hashes = {
@@ -330,6 +331,7 @@ def test_unwritable_html_path_is_a_clear_error(
 
 
 @pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+@pytest.mark.slow
 def test_a_real_browser_renders_the_page_without_console_errors(demo: dict[str, Any]) -> None:
     browser = browser_check.find_browser()
     assert browser is not None
@@ -345,6 +347,7 @@ def test_a_real_browser_renders_the_page_without_console_errors(demo: dict[str, 
 
 
 @pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+@pytest.mark.slow
 def test_the_browser_check_catches_a_console_error(tmp_path: Path) -> None:
     # The check must be able to fail: a page with a script error is refused.
     bad = tmp_path / "bad.html"
@@ -405,6 +408,7 @@ LONG_NAME = "w" * 250 + ".py"
 
 
 @pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+@pytest.mark.slow
 def test_no_table_overflows_a_420_px_window_whatever_the_names(
     demo: dict[str, Any], tmp_path: Path
 ) -> None:

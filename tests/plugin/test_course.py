@@ -52,6 +52,7 @@ def _summary(result: pytest.RunResult) -> list[str]:
 # -- learners: short output -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_untouched_template_output_is_short(
     pytester: pytest.Pytester, template_source: str
 ) -> None:

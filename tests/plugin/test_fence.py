@@ -116,6 +116,7 @@ def test_behind_landlock_every_attack_is_refused(mode: str, level: str, grader_f
 
 @needs_root
 @pytest.mark.parametrize("mode", ["no-landlock", "container+no-landlock"])
+@pytest.mark.slow
 def test_root_without_landlock_refuses_processes_and_sweeps_files(
     mode: str, grader_files: Path
 ) -> None:

@@ -107,13 +107,8 @@ def _score_doc(grader: Grader) -> Any:
     return doc
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=[pytest.mark.slow] if n == "crash_on_call" else [])
-        for n in sorted(SUBMISSIONS)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(SUBMISSIONS))
+@pytest.mark.slow
 def test_pipelined_and_one_at_a_time_grade_alike(
     tmp_path: Path, reference_source: str, name: str
 ) -> None:

@@ -381,6 +381,7 @@ def test_every_output_kind_has_a_renderer_and_help() -> None:
         renderer("csv")
 
 
+@pytest.mark.slow
 def test_plugin_options_reach_the_files(pytester: pytest.Pytester, reference_source: str) -> None:
     (pytester.path / "mine.py").write_text(
         reference_source.replace(
