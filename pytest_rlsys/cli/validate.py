@@ -124,6 +124,7 @@ RESULT_EXIT_CODES: dict[str, ExitCode] = {
     "contradicted": ExitCode.CONTRADICTED,
     "not_gradable": ExitCode.NOT_GRADABLE,
     "failed": ExitCode.HONEST_FAILURE,
+    "unverified": ExitCode.UNVERIFIED,
 }
 RESULT_MEANINGS: dict[ExitCode, str] = {
     ExitCode.OK: "every check passes on the evidence and the file claims exactly that",
@@ -134,6 +135,9 @@ RESULT_MEANINGS: dict[ExitCode, str] = {
     "names an unknown schema_version or does not match its schema",
     ExitCode.HONEST_FAILURE: "an honest record of a failed run: every claim matches the "
     "evidence, but some checks fail",
+    ExitCode.UNVERIFIED: "unverified: nothing is contradicted, but an artefact a claim needs "
+    "is absent or unreadable under --artefacts (missing evidence, not a refutation; the "
+    "message names the file, the folder looked in and what to pass)",
 }
 
 
@@ -160,7 +164,10 @@ def format_grade(grade: ResultGrade) -> str:
     if grade.notes:
         lines.append("notes:")
         lines += [f"  - {note}" for note in grade.notes]
-    lines.append(f"verdict: {grade.verdict.replace('_', ' ')}")
+    verdict = grade.verdict.replace("_", " ")
+    if grade.verdict == "unverified":  # not a lie: say so where the verdict is read
+        verdict += " (no claim is contradicted; an artefact named above is missing)"
+    lines.append(f"verdict: {verdict}")
     return "\n".join(lines) + "\n"
 
 

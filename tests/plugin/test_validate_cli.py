@@ -190,15 +190,15 @@ def test_exit_codes_have_one_vocabulary(capsys: pytest.CaptureFixture[str]) -> N
         "contradicted": ExitCode.CONTRADICTED,
         "not_gradable": ExitCode.NOT_GRADABLE,
         "failed": ExitCode.HONEST_FAILURE,
+        "unverified": ExitCode.UNVERIFIED,
     }
-    assert [int(RESULT_EXIT_CODES[v]) for v in ("contradicted", "not_gradable", "failed")] == [
-        1,
-        3,
-        4,
-    ]
+    assert [
+        int(RESULT_EXIT_CODES[v]) for v in ("contradicted", "not_gradable", "failed", "unverified")
+    ] == [1, 3, 4, 5]
     assert rlsys(["result", "--help"]) == ExitCode.OK
     out = capsys.readouterr().out
     assert "  3  not gradable" in out and "  4  an honest record" in out
+    assert "  5  unverified" in out
     assert rlsys(["validate", "--help"]) == ExitCode.OK
     out = capsys.readouterr().out
     assert "  1  a file is invalid" in out and "  4 " not in out
