@@ -25,6 +25,7 @@ Public API::
                       artefacts=None) -> ResultGrade
     grade_document(doc, *, path="<document>", points_per_check=5.0, artefacts=None)
     interpretation_notes(doc) -> list[str]
+    whole_problems(message, limit) -> str   # at most limit characters, never a cut problem
     VERDICTS   # "passed" | "contradicted" | "unverified" | "failed" | "not_gradable"
     FINDINGS   # what the evidence says of one check's claim (see Finding)
 """
@@ -229,6 +230,25 @@ def _grade_check(
         finding = "honest_failure"
         message = f"reported as failed, and the evidence agrees: {derived.detail}"
     return CheckOutcome(case_id, 0.0, points, "failed", message, finding)
+
+
+def whole_problems(message: str, limit: int) -> str:
+    """``message`` when it fits ``limit`` characters; else as many of its problems (the
+    check joins them with "; ") as fit, whole, and how many more there are, so that a
+    shortened account never ends inside a problem (``rlsys result FILE`` lists all)."""
+    if len(message) <= limit:
+        return message
+    problems = message.split("; ")
+    kept: list[str] = []
+    for problem in problems:
+        tail = f"; and {len(problems) - len(kept) - 1} more (rlsys result FILE lists all)"
+        if len("; ".join([*kept, problem])) + len(tail) > limit:
+            break
+        kept.append(problem)
+    if not kept:  # one problem longer than the room: said as far as it goes, and so
+        return message[: limit - 1] + "…"
+    more = len(problems) - len(kept)
+    return "; ".join(kept) + f"; and {more} more (rlsys result FILE lists all)"
 
 
 # --------------------------------------------------------------------------- notes
