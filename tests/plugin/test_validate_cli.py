@@ -181,6 +181,17 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--max-errors" in capsys.readouterr().err
 
 
+def test_an_extra_argument_is_the_commands_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Trial 5, O5: "rlsys: error: unrecognized arguments" named the root, not the command.
+    assert rlsys(["result", str(EXAMPLE), str(EXAMPLE)]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"rlsys result: error: unrecognized arguments: {EXAMPLE}"), err
+    assert rlsys(["validate", str(EXAMPLE), "--bogus"]) == ExitCode.USAGE
+    assert capsys.readouterr().err.startswith("rlsys validate: error: unrecognized arguments")
+
+
 def test_exit_codes_have_one_vocabulary(capsys: pytest.CaptureFixture[str]) -> None:
     from pytest_rlsys.cli.validate import RESULT_EXIT_CODES
 
