@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 MIB = 1024 * 1024
+LIMIT_OPTION = "--max-mib"  # both commands' option that raises the size limit
 
 
 def _max_bytes(args: argparse.Namespace) -> int:
@@ -109,7 +110,10 @@ def validate(args: argparse.Namespace) -> ExitCode:
     """``rlsys validate FILE...``: OK when every file is valid, else FAILED."""
     from pytest_rlsys.resultfile.loading import load_result_file  # never the checks
 
-    results = [load_result_file(name, max_bytes=_max_bytes(args)) for name in args.files]
+    results = [
+        load_result_file(name, max_bytes=_max_bytes(args), limit_option=LIMIT_OPTION)
+        for name in args.files
+    ]
     render = RENDERERS["json" if args.json else "text"]
     # The file's own keys and values reach these lines: the one escaping rule, at the
     # edge, for every line either command prints.
@@ -184,7 +188,11 @@ def result(args: argparse.Namespace) -> ExitCode:
         )
     points = DEFAULT_PER_CHECK if args.points is None else args.points
     grade = grade_result_file(
-        args.file, points, max_bytes=_max_bytes(args), artefacts=args.artefacts
+        args.file,
+        points,
+        max_bytes=_max_bytes(args),
+        artefacts=args.artefacts,
+        limit_option=LIMIT_OPTION,
     )
     if args.json:
         say(dump_json(grade.as_dict()), end="")

@@ -22,7 +22,7 @@ Public API::
     CheckOutcome(id, score, max_score, status, message, finding)   # finding: FINDINGS
     ResultGrade(path, gradable, cases, errors, notes, max_score)   # .score, .verdict, .as_dict()
     grade_result_file(path, points_per_check=5.0, *, max_bytes=DEFAULT_MAX_BYTES,
-                      artefacts=None) -> ResultGrade
+                      artefacts=None, limit_option=None) -> ResultGrade
     grade_document(doc, *, path="<document>", points_per_check=5.0, artefacts=None)
     interpretation_notes(doc) -> list[str]
     whole_problems(message, limit) -> str   # at most limit characters, never a cut problem
@@ -447,13 +447,15 @@ def grade_result_file(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     artefacts: str | os.PathLike[str] | None = None,
+    limit_option: str | None = None,
 ) -> ResultGrade:
     """Load, validate and grade one result file; never raises for bad input.
+    ``limit_option``: the caller's option that raises ``max_bytes`` (``load_result_file``).
 
     >>> grade = grade_result_file("run.json")
     >>> grade.gradable, grade.score, grade.max_score   # e.g. (True, 40.0, 40.0)
     """
-    loaded = load_result_file(path, max_bytes=max_bytes)
+    loaded = load_result_file(path, max_bytes=max_bytes, limit_option=limit_option)
     if not loaded.ok or loaded.doc is None:
         return not_gradable(loaded, float(points_per_check))
     return grade_document(

@@ -95,6 +95,36 @@ def test_missing_file_directory_and_oversized(
     assert out[2].startswith(f"{EXAMPLE}::$: the file is over the size limit of 10485 bytes")
 
 
+def test_the_size_limit_names_the_option_only_where_there_is_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trial 5, O3: "(or raise the limit)" was said by commands with no option for it."""
+    import importlib.util
+
+    from rlsys_closure.cli import main as closure
+
+    from pytest_rlsys.resultfile.loading import load_result_file
+
+    for command in ("validate", "result"):
+        rlsys([command, str(EXAMPLE), "--max-mib", "0.01"])
+        out = capsys.readouterr().out
+        assert "so check it is the right file, or raise the limit with --max-mib" in out
+    # Those without --max-mib read at the default limit: lowered here to meet it.
+    monkeypatch.setitem(load_result_file.__kwdefaults__, "max_bytes", 4096)
+    topology = str(Path(__file__).parents[2] / "examples" / "closure_topology.json")
+    runs = [
+        lambda: closure(["summary", str(EXAMPLE)]),
+        lambda: rlsys(["ledger", topology, "--result", str(EXAMPLE)]),
+    ]
+    if importlib.util.find_spec("matplotlib") is not None:  # plot checks for it first
+        runs.append(lambda: closure(["plot", str(EXAMPLE)]))
+    for run in runs:
+        assert run() != 0
+        said = capsys.readouterr()
+        text = said.out + said.err
+        assert "over the size limit of 4096 bytes" in text and "raise" not in text, text
+
+
 def test_json_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert rlsys(["validate", "--json", str(EXAMPLE), str(CORPUS / "nan.json")]) == 1
     payload = json.loads(capsys.readouterr().out)
