@@ -89,6 +89,11 @@ def _check_numbers(path: Path, data: dict[str, Any]) -> None:
 
 
 def load_topology(path: Path) -> dict[str, Any]:
+    if path.is_dir():  # before the suffix: a folder has none, and "file type" misleads
+        raise LedgerError(
+            f"{path} is a folder; give the topology file itself (.json, .toml, .yaml or "
+            ".yml), e.g. examples/topology.json"
+        )
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise LedgerError(
@@ -99,8 +104,6 @@ def load_topology(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8-sig")  # editors may save JSON with a BOM
     except FileNotFoundError:
         raise LedgerError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise LedgerError(f"{path} is a directory; give a topology file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise LedgerError(f"{path}: cannot read it ({exc})") from None
     try:
@@ -145,8 +148,38 @@ def load_topology(path: Path) -> dict[str, Any]:
     return data
 
 
-def rates_from_result(path: Path, stage_phases: dict[str, str], group: str) -> dict[str, float]:
-    """Stage rate = 1 / measured duration of the phase each stage maps to."""
+def result_caveats(path: Path, doc: dict[str, Any]) -> list[str]:
+    """What the result file itself says against using its durations: a run marked failed,
+    checks that fail on its own evidence (unpaired configs, different adapters, ...)."""
+    from pytest_rlsys.resultfile.checks import derive_checks
+
+    caveats = []
+    if doc.get("status") == "failed":
+        recorded = doc.get("failure")
+        failure: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+        caveats.append(
+            f"{path} records a failed run (group {failure.get('group') or 'unknown'}, phase "
+            f"{failure.get('phase') or 'unknown'}): its durations stop where the run did"
+        )
+    failed = [name for name, check in derive_checks(doc).items() if not check.passed]
+    if failed:
+        caveats.append(
+            f"{path}: its own checks fail on its evidence ({', '.join(failed)}; "
+            f"'rlsys result {path}' says why)"
+        )
+    if caveats:
+        caveats.append(
+            "the decision above rests on that run's durations and is no better than the "
+            "run: rely on it only with a result file that 'rlsys result' passes"
+        )
+    return caveats
+
+
+def rates_from_result(
+    path: Path, stage_phases: dict[str, str], group: str
+) -> tuple[dict[str, float], list[str]]:
+    """Stage rate = 1 / measured duration of the phase each stage maps to, and the
+    file's caveats (``result_caveats``)."""
     from pytest_rlsys.resultfile.loading import load_result_file
 
     loaded = load_result_file(path)
@@ -165,7 +198,7 @@ def rates_from_result(path: Path, stage_phases: dict[str, str], group: str) -> d
         if not isinstance(duration, int | float) or duration <= 0:
             raise LedgerError(f"{path}: phase {phase!r} has no positive duration")
         rates[stage] = 1.0 / float(duration)
-    return rates
+    return rates, result_caveats(path, loaded.doc)
 
 
 def ledger_report(
@@ -173,13 +206,15 @@ def ledger_report(
 ) -> dict[str, Any]:
     ref = load_reference()
     stage_rates = dict(topology["stage_rates"])
+    caveats: list[str] = []
     if result is not None:
         phases = topology.get("stage_phases")
         if type(phases) is not dict or not phases:
             raise LedgerError(
                 "--result needs 'stage_phases' in the topology (stage name -> phase name)"
             )
-        stage_rates.update(rates_from_result(result, phases, group))
+        measured, caveats = rates_from_result(result, phases, group)
+        stage_rates.update(measured)
     try:
         capacity = ref.pipeline_capacity(
             stage_rates, topology["arrival_rate"], topology["items_per_work_unit"]
@@ -206,6 +241,7 @@ def ledger_report(
         "transfer": transfer,
         "admission": admission,
         "stage_rates": stage_rates,
+        "result_caveats": caveats,
     }
 
 
@@ -226,6 +262,7 @@ def render_text(report: dict[str, Any]) -> str:
     lines.append("admission")
     lines.append(f"  decision: {adm['decision']}")
     lines.append(f"  reasons: {', '.join(adm['reasons']) or '-'}")
+    lines += [f"  caveat: {caveat}" for caveat in report.get("result_caveats", [])]
     for key in ("over_limit_pools", "unstable_stages", "overloaded_fabrics"):
         if adm[key]:
             lines.append(f"  {key}: {', '.join(adm[key])}")

@@ -14,7 +14,7 @@ from pytest_rlsys.grading.grader import Grader, SubmissionPathError, open_grader
 from pytest_rlsys.grading.isolation import ChildProcess
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric
-from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, ScoreReport
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import classroom, terminal
 from pytest_rlsys.outputs.files import write_outputs
@@ -36,7 +36,7 @@ class ResultSection:
 
 
 def grade_result(path: Path, rubric: Rubric) -> ResultSection:
-    from pytest_rlsys.resultfile.grade import grade_document, not_gradable
+    from pytest_rlsys.resultfile.grade import grade_document, not_gradable, whole_problems
     from pytest_rlsys.resultfile.loading import load_result_file
 
     # Read once: the digest and the grade come from the same bytes, and the
@@ -57,7 +57,9 @@ def grade_result(path: Path, rubric: Rubric) -> ResultSection:
             else "failed"
             if c.status == "failed"
             else "error",
-            note=c.message,  # the check's own account (English, as result files are)
+            # The check's own account (English, as result files are), shortened at a
+            # problem's end: the terminal caps a message, and a cut one hides its end.
+            note=whole_problems(c.message, MAX_MESSAGE_CHARS),
             category=Msg.same(c.id.split(".", 1)[-1]),
         )
         for c in grade.cases
@@ -159,9 +161,10 @@ class GradingSession:
         report = self.final or self.build_report()
         text = terminal.LABELS.get(self.lang, terminal.LABELS["en"])
 
-        def fit(line: str) -> str:
-            line = clean(line, newlines=False)  # result-file text and paths are not ours
-            return line if verbose else terminal.clip(line)
+        def fit(line: str) -> list[str]:
+            # Result-file text and paths are not ours: one line, inert, then wrapped at
+            # the terminal's width, never cut (the error may be the only line naming it).
+            return terminal.fit(clean(line, newlines=False), width)
 
         lines: list[str] = []
         printed = self.grader.captured_output(self.lang) if self.grader is not None else ""
@@ -178,8 +181,10 @@ class GradingSession:
         lines.append(terminal.rule("=", text["title"], width))  # display columns, for zh
         lines += terminal.terminal_summary(report, self.lang, verbose, width)
         if self.result is not None:
-            lines += [fit(f"{text['result_error']}: {e}") for e in self.result.summary["errors"]]
-            lines += [fit(f"{text['result_note']}: {n}") for n in self.result.summary["notes"]]
+            for label, key in (("result_error", "errors"), ("result_note", "notes")):
+                lines += [
+                    p for item in self.result.summary[key] for p in fit(f"{text[label]}: {item}")
+                ]
         lines += [clean(f"ERROR: {error}", newlines=False) for error in self.write_errors]
         lines += [f"warning: {clean(error, newlines=False)}" for error in self.cleanup_errors]
         lines.append(classroom.points_line(report))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import signal
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,20 +46,19 @@ group's process --group-timeout; a group that runs past either ends as a
 failed result file naming the phase it was stuck in, and every process the
 group started (Ray, the vLLM engine and its children) is killed before the
 next group starts.
-
-exit codes: {codes}
 """
 
 
-def _codes() -> str:
-    return "; ".join(f"{k} {v}" for k, v in sorted(pf.EXIT_CODES.items()))
-
-
-# What each command can exit with, in the layout `rlsys --help` uses.
+# What each command can exit with, in the layout `rlsys --help` uses; a test holds each
+# command's list to the codes its function returns.
 _EXITS: dict[str, tuple[tuple[int, str], ...]] = {
     "closure": (
         (0, "done (preflight: ready; run: completed; plot, summary, tiny-model: written)"),
-        (1, "bad input: a file that is not a valid result file, or one that cannot be drawn"),
+        (
+            1,
+            "bad input: a file that is not a valid result file, or one that cannot be "
+            "drawn; tiny-model: OUT_DIR cannot be written",
+        ),
         (2, "bad arguments"),
         (3, "not ready: a failed preflight check, a missing output folder, or a missing package"),
         (4, "preflight, run: ready except for the model cache"),
@@ -72,6 +72,29 @@ _EXITS: dict[str, tuple[tuple[int, str], ...]] = {
         (3, "not ready (see the failed checks), or the --json file cannot be written there"),
         (4, "ready except for the model cache (run fetches the pinned revision)"),
     ),
+    "run": (
+        (0, "completed: both groups ran; the result file and the raw artefacts are written"),
+        (2, "bad arguments (a bad --override included)"),
+        (3, "not ready: a preflight check or the CPU-side preparation failed; no GPU work"),
+        (4, "the model cache is missing and --no-fetch was given, or fetching it failed"),
+        (5, "failed mid-way: a result file marked failed (naming the phase) was written"),
+        (6, "a result file for this run label exists; nothing is overwritten"),
+    ),
+    "summary": (
+        (0, "the view was printed (whatever the checks say: it is a view, not a grade)"),
+        (
+            1,
+            "the file cannot be summarised: missing, over the size limit, or not a "
+            "valid result file (the message says why)",
+        ),
+        (2, "bad arguments"),
+    ),
+    "tiny-model": (
+        (0, "the model and its tokenizer were written to OUT_DIR"),
+        (1, "OUT_DIR cannot be written"),
+        (2, "bad arguments"),
+        (3, "torch, transformers or tokenizers is not installed"),
+    ),
     "plot": (
         (0, "both pictures written"),
         (1, "the file cannot be drawn (not a valid result file; the message says why)"),
@@ -82,7 +105,11 @@ _EXITS: dict[str, tuple[tuple[int, str], ...]] = {
 
 
 def _exit_epilog(command: str) -> str:
-    return "exit codes:\n" + "\n".join(f"  {code:<3} {text}" for code, text in _EXITS[command])
+    rows = [*_EXITS[command], *([(130, "interrupted")] if command != "closure" else [])]
+    lines = ["exit codes:"]
+    for code, text in rows:  # wrapped for an 80-column terminal, as rlsys --help is
+        lines += textwrap.wrap(text, 78, initial_indent=f"  {code:<3} ", subsequent_indent=" " * 6)
+    return "\n".join(lines)
 
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -138,7 +165,11 @@ def _model_args(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rlsys closure",
-        description="The verl release/retain closure experiment (SPEC section 7).",
+        description="The verl release/retain closure experiment on one GPU: check this\n"
+        "machine (preflight), run the pair and write a pt-verl-closure result file\n"
+        "(run), read one (summary, plot; 'rlsys result FILE' grades it), and build a\n"
+        "tiny model for offline smoke runs (tiny-model). README.md, 'For lab operators',\n"
+        "walks through it; docs/result-files.md says how a result file is graded.",
         epilog=_exit_epilog("closure"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -171,7 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser(
         "run",
         help="run the release/retain pair and write the result file",
-        description=RUN_DESCRIPTION.format(verl=pf.VERL_VERSION, codes=_codes()),
+        description=RUN_DESCRIPTION.format(verl=pf.VERL_VERSION),
+        epilog=_exit_epilog("run"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.add_argument(
@@ -217,10 +249,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="deadline of each step inside a group (each phase, engine start and weight "
         "sync included; default 900); a step past it fails the group with that step named",
     )
-    r.add_argument("--n-prompts", type=positive_int, default=8)
-    r.add_argument("--max-new-tokens", type=positive_int, default=64)
-    r.add_argument("--gpu-memory-utilization", type=positive_float, default=0.4)
-    r.add_argument("--seed", type=int, default=1234)
+    r.add_argument(
+        "--n-prompts", type=positive_int, default=8, help="prompts per rollout (default 8)"
+    )
+    r.add_argument(
+        "--max-new-tokens",
+        type=positive_int,
+        default=64,
+        help="tokens generated per prompt at most (default 64)",
+    )
+    r.add_argument(
+        "--gpu-memory-utilization",
+        type=positive_float,
+        default=0.4,
+        help="the rollout engine's share of the GPU's memory (default 0.4)",
+    )
+    r.add_argument(
+        "--seed", type=int, default=1234, help="seed of the adapter, prompts and sampling"
+    )
     r.add_argument(
         "--no-fetch",
         action="store_true",
@@ -234,9 +280,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="an extra verl override applied to BOTH groups (repeatable)",
     )
 
-    s = sub.add_parser("summary", help="print the system view of a result file")
-    s.add_argument("file", type=Path)
-    s.add_argument("--view", choices=["system"], default="system")
+    s = sub.add_parser(
+        "summary",
+        help="print the system view of a result file",
+        description="Print the system view of a pt-verl-closure result file: each check\n"
+        "as the file claims it and as re-derived from its evidence (a false claim is\n"
+        "marked), each group's phases (duration, samples, sampled peak), whole-run\n"
+        "peaks and resume calls. It grades nothing: 'rlsys result FILE' does.",
+        epilog=_exit_epilog("summary"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("file", type=Path, help="the result file (JSON)")
+    s.add_argument("--view", choices=["system"], default="system", help="the view (only: system)")
     s.add_argument("--json", action="store_true", help="print the view as JSON")
 
     g = sub.add_parser(
@@ -250,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_exit_epilog("plot"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    g.add_argument("file", type=Path)
+    g.add_argument("file", type=Path, help="the result file (JSON)")
     g.add_argument(
         "-o",
         "--output",
@@ -259,10 +314,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="the timeline picture, .png or .svg (default RUN_LABEL-timeline.png)",
     )
 
-    t = sub.add_parser("tiny-model", help="build a tiny random Qwen2 for offline smoke runs")
-    t.add_argument("out_dir", type=Path)
-    t.add_argument("--layers", type=positive_int, default=2)
-    t.add_argument("--seed", type=int, default=0)
+    t = sub.add_parser(
+        "tiny-model",
+        help="build a tiny random Qwen2 for offline smoke runs",
+        description="Write a tiny, randomly initialised Qwen2 model (bfloat16) and its\n"
+        "tokenizer to OUT_DIR, so that 'run --model-path OUT_DIR' can exercise the\n"
+        "whole pipeline without downloading a model. Needs torch, transformers and\n"
+        "tokenizers. Its outputs are noise: a smoke run tests the plumbing only.",
+        epilog=_exit_epilog("tiny-model"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    t.add_argument("out_dir", type=Path, metavar="OUT_DIR", help="the folder to write (created)")
+    t.add_argument("--layers", type=positive_int, default=2, help="hidden layers (default 2)")
+    t.add_argument("--seed", type=int, default=0, help="seed of the weights (default 0)")
     return parser
 
 

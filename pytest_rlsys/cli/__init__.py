@@ -186,9 +186,11 @@ def _run(args: list[str]) -> int:
     if args[0] not in {name for name, _, _ in COMMANDS}:
         raise UsageError(f"unknown command {args[0]!r}\n\n{USAGE}")
     try:
-        namespace = build_parser().parse_args(args)
+        namespace, extra = build_parser().parse_known_args(args)
     except SystemExit as exc:  # --help of a command
         return int(exc.code) if isinstance(exc.code, int) else ExitCode.USAGE
+    if extra:  # argparse would name the root parser ("rlsys:"); the command's is meant
+        raise UsageError(f"unrecognized arguments: {' '.join(extra)}", f"rlsys {args[0]}")
     return int(namespace.run(namespace))
 
 

@@ -15,7 +15,7 @@ __all__ = ["CommandError", "ExitCode", "Parser", "UsageError", "exit_codes_help"
 class ExitCode(IntEnum):
     """``rlsys`` exit codes (listed in every command's ``--help``).  A number may carry a
     second name where one command gives it its own meaning (``rlsys result``'s codes are
-    documented and pinned: 1 contradicted, 3 not gradable, 4 an honest failed run)."""
+    documented and pinned: 1 contradicted, 3 not gradable, 4 an honest failed run, 5 unverified)."""
 
     OK = 0  # the job completed (for grade/batch: whatever the scores)
     FAILED = 1  # validate: a file is invalid
@@ -24,6 +24,7 @@ class ExitCode(IntEnum):
     ERROR = 3  # could not finish: an output folder is missing, a write failed, ...
     NOT_GRADABLE = 3  # result: the file cannot be graded at all
     HONEST_FAILURE = 4  # result: every claim matches the evidence, some checks fail
+    UNVERIFIED = 5  # result: nothing contradicted, but an artefact a claim needs is missing
     INTERRUPTED = 130  # Ctrl-C
 
 
@@ -33,6 +34,7 @@ MEANINGS: dict[ExitCode, str] = {
     ExitCode.USAGE: "usage error",
     ExitCode.ERROR: "could not finish (an output could not be written, ...)",
     ExitCode.HONEST_FAILURE: "result: an honest record of a failed run",
+    ExitCode.UNVERIFIED: "result: a claim could not be checked (an artefact is missing)",
     ExitCode.INTERRUPTED: "interrupted",
 }
 

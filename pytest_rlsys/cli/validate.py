@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 MIB = 1024 * 1024
+LIMIT_OPTION = "--max-mib"  # both commands' option that raises the size limit
 
 
 def _max_bytes(args: argparse.Namespace) -> int:
@@ -109,7 +110,10 @@ def validate(args: argparse.Namespace) -> ExitCode:
     """``rlsys validate FILE...``: OK when every file is valid, else FAILED."""
     from pytest_rlsys.resultfile.loading import load_result_file  # never the checks
 
-    results = [load_result_file(name, max_bytes=_max_bytes(args)) for name in args.files]
+    results = [
+        load_result_file(name, max_bytes=_max_bytes(args), limit_option=LIMIT_OPTION)
+        for name in args.files
+    ]
     render = RENDERERS["json" if args.json else "text"]
     # The file's own keys and values reach these lines: the one escaping rule, at the
     # edge, for every line either command prints.
@@ -124,6 +128,7 @@ RESULT_EXIT_CODES: dict[str, ExitCode] = {
     "contradicted": ExitCode.CONTRADICTED,
     "not_gradable": ExitCode.NOT_GRADABLE,
     "failed": ExitCode.HONEST_FAILURE,
+    "unverified": ExitCode.UNVERIFIED,
 }
 RESULT_MEANINGS: dict[ExitCode, str] = {
     ExitCode.OK: "every check passes on the evidence and the file claims exactly that",
@@ -134,6 +139,9 @@ RESULT_MEANINGS: dict[ExitCode, str] = {
     "names an unknown schema_version or does not match its schema",
     ExitCode.HONEST_FAILURE: "an honest record of a failed run: every claim matches the "
     "evidence, but some checks fail",
+    ExitCode.UNVERIFIED: "unverified: nothing is contradicted, but an artefact a claim needs "
+    "is absent or unreadable under --artefacts (missing evidence, not a refutation; the "
+    "message names the file, the folder looked in and what to pass)",
 }
 
 
@@ -160,7 +168,10 @@ def format_grade(grade: ResultGrade) -> str:
     if grade.notes:
         lines.append("notes:")
         lines += [f"  - {note}" for note in grade.notes]
-    lines.append(f"verdict: {grade.verdict.replace('_', ' ')}")
+    verdict = grade.verdict.replace("_", " ")
+    if grade.verdict == "unverified":  # not a lie: say so where the verdict is read
+        verdict += " (no claim is contradicted; an artefact named above is missing)"
+    lines.append(f"verdict: {verdict}")
     return "\n".join(lines) + "\n"
 
 
@@ -177,7 +188,11 @@ def result(args: argparse.Namespace) -> ExitCode:
         )
     points = DEFAULT_PER_CHECK if args.points is None else args.points
     grade = grade_result_file(
-        args.file, points, max_bytes=_max_bytes(args), artefacts=args.artefacts
+        args.file,
+        points,
+        max_bytes=_max_bytes(args),
+        artefacts=args.artefacts,
+        limit_option=LIMIT_OPTION,
     )
     if args.json:
         say(dump_json(grade.as_dict()), end="")

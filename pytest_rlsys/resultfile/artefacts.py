@@ -24,7 +24,11 @@ Public API::
     lora_sha256(tensors: Iterable[(name, shape, float32 bytes)]) -> str
     adapter_sha256(adapter_dir, *, max_bytes=...) -> str
     read_samples_jsonl(path, *, max_bytes=...) -> list[dict]
-    artefact_problems(doc, root) -> dict[check name, list[str]]
+    artefact_problems(doc, root) -> ArtefactFindings(refuted, unverified)
+
+Only an artefact that was read and disagrees refutes a claim. One that is absent,
+unreadable or malformed is missing evidence: the check it bears on is *unverified*,
+never contradicted (an operator who names the wrong folder is not told the run lied).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +52,7 @@ __all__ = [
     "ADAPTER_WEIGHTS",
     "ARTEFACT_LAYOUT",
     "ArtefactError",
+    "ArtefactFindings",
     "adapter_sha256",
     "artefact_problems",
     "lora_sha256",
@@ -75,8 +81,29 @@ _SHOWN = 3
 ADAM_STEP_BOUND = 4.0
 
 
+# What an operator who named the wrong folder needs: what --artefacts must be.
+WHAT_TO_PASS = (
+    "pass --artefacts the folder the run wrote beside its result file "
+    "(LABEL.artefacts/ for LABEL.json, holding release/ and retain/)"
+)
+
+
 class ArtefactError(ValueError):
-    """An artefact is missing or unreadable; the message names the file and why."""
+    """An artefact is missing or unreadable; the message names the file and why.
+    ``absent``: there is no file at all at that path (the folder may be the wrong one)."""
+
+    def __init__(self, message: str, *, absent: bool = False) -> None:
+        super().__init__(message)
+        self.absent = absent
+
+
+@dataclass
+class ArtefactFindings:
+    """By the check each bears on: what the artefacts refute (the artefact was read and
+    disagrees: a contradiction) and what they could not show (missing evidence)."""
+
+    refuted: dict[str, list[str]] = field(default_factory=dict)
+    unverified: dict[str, list[str]] = field(default_factory=dict)
 
 
 def normalize_lora_name(name: str) -> str:
@@ -151,7 +178,7 @@ def _read_artefact(path: Path, max_bytes: int) -> bytes:
             "bad_name": "not a usable file name",
             "unreadable": f"cannot be read ({exc.detail})",
         }[exc.kind]
-        raise ArtefactError(f"{path}: {why}") from None
+        raise ArtefactError(f"{path}: {why}", absent=exc.kind == "missing") from None
 
 
 def _read_safetensors(path: Path, max_bytes: int) -> list[tuple[str, tuple[int, ...], bytes]]:
@@ -411,14 +438,28 @@ def _adapter_rules(
     return found
 
 
-def artefact_problems(doc: Mapping[str, Any], root: Path) -> dict[str, list[str]]:
-    """What the artefacts under ``root`` contradict, by the check it bears on.
+def _cannot_check(name: str, what: str, exc: ArtefactError, root: Path, rel: str) -> str:
+    if exc.absent:
+        return f"{name}'s {what} is not there: no {rel} under {root}"
+    return f"{name}'s {what} cannot be checked: {exc}"
+
+
+def artefact_problems(doc: Mapping[str, Any], root: Path) -> ArtefactFindings:
+    """What the artefacts under ``root`` refute, and what they could not show, by the
+    check each bears on.
 
     A group that never ran (no cycle event: it failed while initialising, or never
     started) saved no adapter and no log: what it lacks is its honest failure, which
     the checks on its evidence already report, not a claim the artefacts refute.
     """
-    found: dict[str, list[str]] = {}
+    found = ArtefactFindings()
+    absent: set[str] = set()  # checks with an absent artefact: they say what to pass
+
+    def cannot(check: str, name: str, what: str, exc: ArtefactError, rel: str) -> None:
+        found.unverified.setdefault(check, []).append(_cannot_check(name, what, exc, root, rel))
+        if exc.absent:
+            absent.add(check)
+
     groups = doc.get("groups")
     groups = groups if isinstance(groups, Mapping) else {}
     for name in GROUP_NAMES:
@@ -427,8 +468,8 @@ def artefact_problems(doc: Mapping[str, Any], root: Path) -> dict[str, list[str]
             continue
         folder = root / name
         ran = bool(group.get("events"))
-        for label, (field, check) in ADAPTERS.items():
-            claimed = group.get(field)
+        for label, (field_name, check) in ADAPTERS.items():
+            claimed = group.get(field_name)
             if not isinstance(claimed, str):
                 continue  # nothing claimed (an update that never completed)
             path = folder / "adapters" / label / ADAPTER_WEIGHTS
@@ -437,18 +478,17 @@ def artefact_problems(doc: Mapping[str, Any], root: Path) -> dict[str, list[str]
             try:
                 actual = adapter_sha256(folder / "adapters" / label)
             except ArtefactError as exc:
-                found.setdefault(check, []).append(
-                    f"artefacts: {name}'s {label} adapter cannot be re-hashed: {exc}"
-                )
+                rel = f"{name}/adapters/{label}/{ADAPTER_WEIGHTS}"
+                cannot(check, name, f"{label} adapter", exc, rel)
                 continue
             if actual != claimed:
                 a, b, where = hash_pair(claimed, actual)
-                found.setdefault(check, []).append(
-                    f"artefacts: {name}'s {field} is {a} but its saved {label} adapter "
+                found.refuted.setdefault(check, []).append(
+                    f"artefacts: {name}'s {field_name} is {a} but its saved {label} adapter "
                     f"hashes to {b}{where}"
                 )
         for check, problems in _adapter_rules(name, group, doc, folder).items():
-            found.setdefault(check, []).extend(problems)
+            found.refuted.setdefault(check, []).extend(problems)
         if not ran and not (folder / "samples.jsonl").exists():
             continue
         if not (ran or group.get("resource_samples")):
@@ -456,11 +496,14 @@ def artefact_problems(doc: Mapping[str, Any], root: Path) -> dict[str, list[str]
         try:
             raw = read_samples_jsonl(folder / "samples.jsonl")
         except ArtefactError as exc:
-            found.setdefault("resource_sampling", []).append(
-                f"artefacts: {name}'s raw sampler log cannot be read: {exc}"
-            )
+            cannot("resource_sampling", name, "raw sampler log", exc, f"{name}/samples.jsonl")
             continue
         samples = group.get("resource_samples")
         problems = _sample_problems(name, samples if isinstance(samples, list) else [], raw)
-        found.setdefault("resource_sampling", []).extend(f"artefacts: {p}" for p in problems)
-    return {check: problems for check, problems in found.items() if problems}
+        found.refuted.setdefault("resource_sampling", []).extend(
+            f"artefacts: {p}" for p in problems
+        )
+    for check in absent:
+        found.unverified[check].append(WHAT_TO_PASS)
+    found.refuted = {check: problems for check, problems in found.refuted.items() if problems}
+    return found

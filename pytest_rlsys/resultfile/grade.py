@@ -11,7 +11,8 @@ Every rule the evidence must satisfy belongs to one of the eight checks (see
 docs/result-files.md), so a broken rule costs that check's points and never
 changes the maximum. With ``artefacts``, what the run's raw artefacts
 contradict (re-hashed adapters, the raw sampler log) counts against the check
-it bears on, the same way.
+it bears on, the same way; an artefact that is absent or unreadable is missing
+evidence: the check it bears on is unverified (0 points), never contradicted.
 
 A file holding an integer too large for a float is refused as not gradable
 (the checks compute in floats; such a number is no measurement).
@@ -21,10 +22,11 @@ Public API::
     CheckOutcome(id, score, max_score, status, message, finding)   # finding: FINDINGS
     ResultGrade(path, gradable, cases, errors, notes, max_score)   # .score, .verdict, .as_dict()
     grade_result_file(path, points_per_check=5.0, *, max_bytes=DEFAULT_MAX_BYTES,
-                      artefacts=None) -> ResultGrade
+                      artefacts=None, limit_option=None) -> ResultGrade
     grade_document(doc, *, path="<document>", points_per_check=5.0, artefacts=None)
     interpretation_notes(doc) -> list[str]
-    VERDICTS   # "passed" | "contradicted" | "failed" | "not_gradable"
+    whole_problems(message, limit) -> str   # at most limit characters, never a cut problem
+    VERDICTS   # "passed" | "contradicted" | "unverified" | "failed" | "not_gradable"
     FINDINGS   # what the evidence says of one check's claim (see Finding)
 """
 
@@ -48,9 +50,11 @@ from pytest_rlsys.resultfile.loading import (
 # What a grade says about the file as a whole (``ResultGrade.verdict``):
 #   passed        every check passes on the evidence and the file claims so
 #   contradicted  the evidence contradicts at least one claim (or could not be checked)
+#   unverified    nothing is contradicted, but an artefact a claim needs is absent or
+#                 unreadable (--artefacts): missing evidence, not a refutation
 #   failed        an honest record of a run that failed checks: every claim matches
 #   not_gradable  the file could not be read, parsed or validated
-VERDICTS: tuple[str, ...] = ("passed", "contradicted", "failed", "not_gradable")
+VERDICTS: tuple[str, ...] = ("passed", "contradicted", "unverified", "failed", "not_gradable")
 
 SECTION = "gpu_result"
 
@@ -63,6 +67,8 @@ SECTION = "gpu_result"
 #   false_record    the run's status or failure record is refuted by     -> contradicted
 #                   its evidence (update_and_sync carries it)
 #   not_derivable   the grader could not re-derive the check (a bug)     -> contradicted
+#   unverified      claimed passed, the file's evidence passes it, but   -> unverified
+#                   an artefact it needs is absent or unreadable
 #   not_gradable    the file could not be read, parsed or validated      -> not_gradable
 Finding = Literal[
     "confirmed",
@@ -71,6 +77,7 @@ Finding = Literal[
     "honest_failure",
     "false_record",
     "not_derivable",
+    "unverified",
     "not_gradable",
 ]
 FINDINGS: tuple[Finding, ...] = get_args(Finding)
@@ -118,6 +125,8 @@ class ResultGrade:
             return "not_gradable"
         if any(case.finding in CONTRADICTING for case in self.cases):
             return "contradicted"
+        if any(case.finding == "unverified" for case in self.cases):
+            return "unverified"
         if any(case.status != "passed" for case in self.cases):
             return "failed"
         return "passed"
@@ -164,13 +173,19 @@ def not_gradable(loaded: LoadedResult, points: float) -> ResultGrade:
 _FALSE_CLAIM = "false claim: claimed passed but the evidence shows"
 _WRONG_FAILURE = "claimed failed but the evidence shows it passes"
 _FALSE_RECORD = "the run's status or failure record is refuted by its evidence:"
+_UNVERIFIED = "not verified (missing evidence, not a refutation):"
 # The check whose evidence the status and failure record are judged on.
 RECORD_CHECK = "update_and_sync"
 
 
 def _grade_check(
-    name: str, doc: Mapping[str, Any], points: float, extra: Sequence[str] = ()
+    name: str,
+    doc: Mapping[str, Any],
+    points: float,
+    extra: Sequence[str] = (),
+    unverified: Sequence[str] = (),
 ) -> CheckOutcome:
+    """``extra``: what the artefacts refute; ``unverified``: what they could not show."""
     case_id = f"{SECTION}.{name}"
     try:
         derived = closure_checks.CHECK_FUNCTIONS[name](doc)
@@ -187,6 +202,11 @@ def _grade_check(
         problems = ([] if derived.passed else [derived.detail]) + list(extra)
         derived = replace(derived, passed=False, detail="; ".join(problems))
     claim = doc["system_decision"]["checks"][name]["passed"]
+    if derived.passed and claim and unverified:
+        message = f"{_UNVERIFIED} {'; '.join(unverified)}"
+        return CheckOutcome(case_id, 0.0, points, "failed", message, "unverified")
+    if unverified:  # the file's own evidence decides; what could not be checked is said
+        derived = replace(derived, detail="; ".join([derived.detail, *unverified]))
     if derived.passed and claim:
         return CheckOutcome(case_id, points, points, "passed", derived.detail, "confirmed")
     finding: Finding
@@ -210,6 +230,25 @@ def _grade_check(
         finding = "honest_failure"
         message = f"reported as failed, and the evidence agrees: {derived.detail}"
     return CheckOutcome(case_id, 0.0, points, "failed", message, finding)
+
+
+def whole_problems(message: str, limit: int) -> str:
+    """``message`` when it fits ``limit`` characters; else as many of its problems (the
+    check joins them with "; ") as fit, whole, and how many more there are, so that a
+    shortened account never ends inside a problem (``rlsys result FILE`` lists all)."""
+    if len(message) <= limit:
+        return message
+    problems = message.split("; ")
+    kept: list[str] = []
+    for problem in problems:
+        tail = f"; and {len(problems) - len(kept) - 1} more (rlsys result FILE lists all)"
+        if len("; ".join([*kept, problem])) + len(tail) > limit:
+            break
+        kept.append(problem)
+    if not kept:  # one problem longer than the room: said as far as it goes, and so
+        return message[: limit - 1] + "…"
+    more = len(problems) - len(kept)
+    return "; ".join(kept) + f"; and {more} more (rlsys result FILE lists all)"
 
 
 # --------------------------------------------------------------------------- notes
@@ -377,19 +416,23 @@ def grade_document(
     """Grade an already validated document (see ``resultfile.validate_document``).
 
     ``artefacts``: the run's raw artefact folder (see ``resultfile.artefacts``);
-    what it contradicts fails the check it bears on.
+    what it contradicts fails the check it bears on; what it lacks leaves that check
+    unverified.
     """
     points = float(points_per_check)
     oversized = _oversized_numbers(doc)
     if oversized:
         return _refuse_oversized(path, oversized, points)
-    extra: dict[str, list[str]] = {}
+    refuted: dict[str, list[str]] = {}
+    unverified: dict[str, list[str]] = {}
     if artefacts is not None:
         from pytest_rlsys.resultfile.artefacts import artefact_problems
 
-        extra = artefact_problems(doc, Path(artefacts))
+        found = artefact_problems(doc, Path(artefacts))
+        refuted, unverified = found.refuted, found.unverified
     cases = tuple(
-        _grade_check(name, doc, points, extra.get(name, ())) for name in closure_checks.CHECK_NAMES
+        _grade_check(name, doc, points, refuted.get(name, ()), unverified.get(name, ()))
+        for name in closure_checks.CHECK_NAMES
     )
     try:
         notes = tuple(interpretation_notes(doc) + _evidence_notes(doc))
@@ -404,13 +447,15 @@ def grade_result_file(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     artefacts: str | os.PathLike[str] | None = None,
+    limit_option: str | None = None,
 ) -> ResultGrade:
     """Load, validate and grade one result file; never raises for bad input.
+    ``limit_option``: the caller's option that raises ``max_bytes`` (``load_result_file``).
 
     >>> grade = grade_result_file("run.json")
     >>> grade.gradable, grade.score, grade.max_score   # e.g. (True, 40.0, 40.0)
     """
-    loaded = load_result_file(path, max_bytes=max_bytes)
+    loaded = load_result_file(path, max_bytes=max_bytes, limit_option=limit_option)
     if not loaded.ok or loaded.doc is None:
         return not_gradable(loaded, float(points_per_check))
     return grade_document(

@@ -436,9 +436,11 @@ def validate_document(
     return LoadedResult(path, doc, version, schema_id, "ok", (), sha256)
 
 
-def _read_bounded(name: str, max_bytes: int) -> bytes | Problem:
+def _read_bounded(name: str, max_bytes: int, limit_option: str | None = None) -> bytes | Problem:
     """The file's bytes, or the problem that stopped the read (``safe_read``: read once,
-    no link followed, nothing that could block)."""
+    no link followed, nothing that could block).  ``limit_option``: the calling command's
+    option that raises the limit, named when the file is over it (None: it has none)."""
+    raise_it = f", or raise the limit with {limit_option}" if limit_option else ""
     try:
         return read_regular_file(name, max_bytes)
     except UnsafeFile as exc:
@@ -452,7 +454,7 @@ def _read_bounded(name: str, max_bytes: int) -> bytes | Problem:
                 "itself (e.g. the output of `realpath FILE`)",
                 "directory": "is a directory, not a result file",
                 "too_big": f"the file is over the size limit of {max_bytes} bytes; a one-hour run "
-                "is a few MiB, so check it is the right file (or raise the limit)",
+                f"is a few MiB, so check it is the right file{raise_it}",
                 "unreadable": f"cannot read the file: {exc.detail}",
             }[exc.kind],
         )
@@ -463,10 +465,13 @@ def load_result_file(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     family: str | None = DEFAULT_FAMILY,
+    limit_option: str | None = None,
 ) -> LoadedResult:
-    """Read (once), hash, parse and validate one result file; never raises for bad input."""
+    """Read (once), hash, parse and validate one result file; never raises for bad input.
+    ``limit_option``: the caller's option that raises ``max_bytes`` (e.g. ``--max-mib``),
+    named in the size-limit message; None where the caller has none."""
     name = os.fspath(path)
-    data = _read_bounded(name, max_bytes)
+    data = _read_bounded(name, max_bytes, limit_option)
     if isinstance(data, Problem):
         return _failed(name, "read", [data])
     digest = hashlib.sha256(data).hexdigest()

@@ -148,6 +148,51 @@ def test_ledger_takes_stage_rates_from_a_result_file(
 
 
 @pytest.mark.parametrize(
+    ("result", "says"),
+    [
+        ("schemas/examples/pt-verl-closure.example.json", []),
+        (
+            "schemas/examples/pt-verl-closure.v1-unpaired.example.json",
+            [
+                "its own checks fail on its evidence (initial_lora_match, updated_lora_match, "
+                "config_paired;"
+            ],
+        ),
+        (
+            "tests/corpora/result_corpus/honest/failed_in_sync.json",
+            ["records a failed run (group retain, phase sync)"],
+        ),
+    ],
+)
+def test_ledger_says_when_the_result_file_is_no_valid_run(
+    capsys: pytest.CaptureFixture[str], result: str, says: list[str]
+) -> None:
+    # Trial 5, O7: an unpaired or failed run gave "decision: accept" with no word of it.
+    topology = str(REPO / "examples" / "closure_topology.json")
+    assert main(["ledger", topology, "--result", str(REPO / result)]) == 0
+    out = capsys.readouterr().out
+    caveats = [line for line in out.splitlines() if line.startswith("  caveat: ")]
+    assert "decision: accept" in out
+    for fragment in says:
+        assert any(fragment in line for line in caveats), out
+    assert bool(caveats) == bool(says)
+    if says:
+        assert "no better than the run: rely on it only with a result file that" in out
+    assert main(["ledger", topology, "--result", str(REPO / result), "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["result_caveats"]) == len(caveats)
+
+
+def test_ledger_on_a_folder_says_it_is_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Trial 5, O6: "unsupported file type '(no extension)'" for a folder.
+    assert main(["ledger", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path} is a folder; give the topology file itself" in err
+    assert "file type" not in err
+
+
+@pytest.mark.parametrize(
     ("text", "suffix", "fragment"),
     [
         ("{", ".json", "not valid JSON"),

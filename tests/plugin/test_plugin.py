@@ -409,6 +409,38 @@ def test_invalid_result_file_is_not_gradable_but_reported(pytester: pytest.Pytes
     assert "Traceback" not in result.stdout.str()
 
 
+def test_result_file_lines_are_wrapped_never_cut(pytester: pytest.Pytester) -> None:
+    """The error line may be the only one naming what is wrong: wrapped, never cut (trial
+    5, O2); a check's long account is shortened at a problem's end, saying how many more."""
+    import shutil
+
+    from pytest_rlsys.resultfile.grade import grade_result_file
+
+    (pytester.path / "broken.json").write_text("{bad", encoding="utf-8")
+    faulty = Path(__file__).parents[1] / "corpora" / "result_corpus" / "faulty"
+    shutil.copy(faulty / "gpu_samples_in_gib.json", pytester.path / "gib.json")
+    assert len(grade_result_file(faulty / "gpu_samples_in_gib.json").cases[7].message) > 1200
+    for name, whole in (
+        (
+            "broken.json",
+            "result file: $: invalid JSON at line 1, column 2: Expecting property "
+            "name enclosed in double quotes",
+        ),
+        (
+            "gib.json",
+            "result file note: release: the whole-run sampled peak (10086 MiB) is in "
+            "initial_sync, not in the update (6392 MiB); read the update phase's own peak for "
+            "the update's occupancy",
+        ),
+    ):
+        out = pytester.runpytest_subprocess("--rlsys-result", name).stdout.lines
+        summary = out[next(i for i, line in enumerate(out) if "rlsys score" in line) :]
+        assert all(len(line) <= 80 and "…" not in line for line in summary), summary
+        joined = " ".join(line.replace("  ↳ ", "", 1).strip() for line in summary)
+        assert whole in joined
+    assert "more (rlsys result FILE lists all)" in joined
+
+
 @pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() != 0,
     reason="the child runs as another user only when grading as root",

@@ -95,6 +95,36 @@ def test_missing_file_directory_and_oversized(
     assert out[2].startswith(f"{EXAMPLE}::$: the file is over the size limit of 10485 bytes")
 
 
+def test_the_size_limit_names_the_option_only_where_there_is_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trial 5, O3: "(or raise the limit)" was said by commands with no option for it."""
+    import importlib.util
+
+    from rlsys_closure.cli import main as closure
+
+    from pytest_rlsys.resultfile.loading import load_result_file
+
+    for command in ("validate", "result"):
+        rlsys([command, str(EXAMPLE), "--max-mib", "0.01"])
+        out = capsys.readouterr().out
+        assert "so check it is the right file, or raise the limit with --max-mib" in out
+    # Those without --max-mib read at the default limit: lowered here to meet it.
+    monkeypatch.setitem(load_result_file.__kwdefaults__, "max_bytes", 4096)
+    topology = str(Path(__file__).parents[2] / "examples" / "closure_topology.json")
+    runs = [
+        lambda: closure(["summary", str(EXAMPLE)]),
+        lambda: rlsys(["ledger", topology, "--result", str(EXAMPLE)]),
+    ]
+    if importlib.util.find_spec("matplotlib") is not None:  # plot checks for it first
+        runs.append(lambda: closure(["plot", str(EXAMPLE)]))
+    for run in runs:
+        assert run() != 0
+        said = capsys.readouterr()
+        text = said.out + said.err
+        assert "over the size limit of 4096 bytes" in text and "raise" not in text, text
+
+
 def test_json_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert rlsys(["validate", "--json", str(EXAMPLE), str(CORPUS / "nan.json")]) == 1
     payload = json.loads(capsys.readouterr().out)
@@ -181,6 +211,17 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--max-errors" in capsys.readouterr().err
 
 
+def test_an_extra_argument_is_the_commands_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Trial 5, O5: "rlsys: error: unrecognized arguments" named the root, not the command.
+    assert rlsys(["result", str(EXAMPLE), str(EXAMPLE)]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.startswith(f"rlsys result: error: unrecognized arguments: {EXAMPLE}"), err
+    assert rlsys(["validate", str(EXAMPLE), "--bogus"]) == ExitCode.USAGE
+    assert capsys.readouterr().err.startswith("rlsys validate: error: unrecognized arguments")
+
+
 def test_exit_codes_have_one_vocabulary(capsys: pytest.CaptureFixture[str]) -> None:
     from pytest_rlsys.cli.validate import RESULT_EXIT_CODES
 
@@ -190,15 +231,15 @@ def test_exit_codes_have_one_vocabulary(capsys: pytest.CaptureFixture[str]) -> N
         "contradicted": ExitCode.CONTRADICTED,
         "not_gradable": ExitCode.NOT_GRADABLE,
         "failed": ExitCode.HONEST_FAILURE,
+        "unverified": ExitCode.UNVERIFIED,
     }
-    assert [int(RESULT_EXIT_CODES[v]) for v in ("contradicted", "not_gradable", "failed")] == [
-        1,
-        3,
-        4,
-    ]
+    assert [
+        int(RESULT_EXIT_CODES[v]) for v in ("contradicted", "not_gradable", "failed", "unverified")
+    ] == [1, 3, 4, 5]
     assert rlsys(["result", "--help"]) == ExitCode.OK
     out = capsys.readouterr().out
     assert "  3  not gradable" in out and "  4  an honest record" in out
+    assert "  5  unverified" in out
     assert rlsys(["validate", "--help"]) == ExitCode.OK
     out = capsys.readouterr().out
     assert "  1  a file is invalid" in out and "  4 " not in out

@@ -219,17 +219,40 @@ def test_a_sample_changed_in_the_file_is_caught(tmp_path: Path) -> None:
     assert "release: 1 of the file's 92 samples are not in the raw sampler log" in outcome.message
 
 
-def test_missing_artefacts_fail_the_checks_they_bear_on(tmp_path: Path) -> None:
+def test_missing_artefacts_leave_the_checks_they_bear_on_unverified(tmp_path: Path) -> None:
+    # An absent artefact is missing evidence, not a refutation: never "contradicted".
     doc = make_run(tmp_path)
     (tmp_path / "release" / "adapters" / "initial" / "adapter_model.safetensors").unlink()
     (tmp_path / "retain" / "samples.jsonl").unlink()
     grade = grade_document(doc, artefacts=tmp_path)
+    initial = _case(grade, "initial_lora_match")
+    assert (initial.finding, initial.score) == ("unverified", 0.0)
     assert (
-        "release's initial adapter cannot be re-hashed"
-        in _case(grade, "initial_lora_match").message
+        f"release's initial adapter is not there: no "
+        f"release/adapters/initial/adapter_model.safetensors under {tmp_path}" in initial.message
     )
-    assert "retain's raw sampler log cannot be read" in _case(grade, "resource_sampling").message
-    assert grade.verdict == "contradicted"
+    assert "pass --artefacts the folder the run wrote beside its result file" in initial.message
+    sampling = _case(grade, "resource_sampling")
+    assert f"no retain/samples.jsonl under {tmp_path}" in sampling.message
+    assert _case(grade, "updated_lora_match").finding == "confirmed"
+    assert grade.verdict == "unverified"
+
+
+def test_an_unreadable_artefact_is_unverified_and_a_refutation_still_wins(
+    tmp_path: Path,
+) -> None:
+    doc = make_run(tmp_path)
+    (tmp_path / "release" / "samples.jsonl").write_text("not json\n", encoding="utf-8")
+    grade = grade_document(doc, artefacts=tmp_path)
+    sampling = _case(grade, "resource_sampling")
+    assert sampling.finding == "unverified"
+    assert "release's raw sampler log cannot be checked" in sampling.message
+    assert "samples.jsonl:1: not a JSON object" in sampling.message
+    assert "pass --artefacts" not in sampling.message  # the folder is the right one
+    assert grade.verdict == "unverified"
+    # An artefact that was read and disagrees still contradicts the file.
+    write_run_adapter(tmp_path / "retain" / "adapters" / "updated", "updated", step=LR / 2)
+    assert grade_document(doc, artefacts=tmp_path).verdict == "contradicted"
 
 
 def test_the_cli_gates_on_artefacts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -242,6 +265,21 @@ def test_the_cli_gates_on_artefacts(tmp_path: Path, capsys: pytest.CaptureFixtur
     capsys.readouterr()
     assert rlsys(["result", str(path), "--artefacts", str(tmp_path / "nowhere")]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_a_wrong_artefacts_folder_is_unverified_not_a_lie(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The trial's case: the example and an empty folder (e.g. the parent of LABEL.artefacts/).
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    example = schema_dir() / "examples" / "pt-verl-closure.example.json"
+    assert rlsys(["result", str(example), "--artefacts", str(empty)]) == 5
+    out = capsys.readouterr().out
+    assert "false claim" not in out and "verdict: contradicted" not in out
+    assert "verdict: unverified (no claim is contradicted" in out
+    assert f"no release/adapters/initial/adapter_model.safetensors under {empty}" in out
+    assert "(LABEL.artefacts/ for LABEL.json, holding release/ and retain/)" in out
 
 
 def test_a_group_that_never_ran_is_an_honest_failure_not_a_false_claim(tmp_path: Path) -> None:

@@ -597,3 +597,16 @@ def test_coverage_flags_exactly_the_gaps_over_the_limit(group: str, index: int, 
     derived = closure_checks.check_resource_sampling(doc)
     gap_problem = f"{group}'s periodic samples leave a" in derived.detail
     assert gap_problem == (run >= 7), derived.detail
+
+
+def test_a_long_account_is_shortened_at_a_problems_end() -> None:
+    from pytest_rlsys.resultfile.grade import whole_problems
+
+    message = "; ".join(f"problem {i} " + "x" * 40 for i in range(30))
+    assert whole_problems(message, len(message)) == message
+    short = whole_problems(message, 300)
+    assert len(short) <= 300 and short.endswith("more (rlsys result FILE lists all)")
+    kept = short.split("; and ")[0].split("; ")
+    assert kept == message.split("; ")[: len(kept)]  # whole problems, in order
+    assert f"; and {30 - len(kept)} more" in short
+    assert whole_problems("y" * 500, 100) == "y" * 99 + "…"  # one problem: no end to keep
