@@ -22,9 +22,6 @@ CORPORA = Path(__file__).parent
 # The clean-room set (cleanroom/README.md) was written by someone who never saw the
 # detector: six independent solutions, eight disguised copies of the chapter's reference.
 CLEANROOM = CORPORA / "similarity" / "cleanroom"
-# copy7 mixes every disguise and rewrites loops statement by statement: 0.33, below the
-# threshold and beside independent work (0.30); docs/similarity.md counts it as the miss.
-MISSED = {"copy7_heavy_mix.py"}
 COPIES = sorted(
     [*(CORPORA / "similarity" / "copies").glob("*.py"), *(CLEANROOM / "copies").glob("*.py")]
 )
@@ -42,16 +39,14 @@ CHAPTER = CORPORA / "learner_corpus" / "ok_chapter_reference.py"
 
 
 def test_the_chapter_fingerprints_shipped_are_the_chapter_reference_s() -> None:
-    # The package ships the chapter's code as fingerprints only; they must be today's.
+    # The package ships the chapter's code as fingerprints only; they must be today's
+    # (after a change of method: python -m pytest_rlsys.similarity --chapter CHAPTER).
     assert similarity.reference_fingerprints()[1] == similarity.fingerprints(CHAPTER.read_text())
 
 
 @pytest.mark.parametrize("copy", COPIES, ids=[p.name for p in COPIES])
 def test_every_disguised_copy_of_a_reference_is_flagged(copy: Path) -> None:
     found = similarity.compare_class({copy.name: copy.read_text("utf-8")})[copy.name]
-    if copy.name in MISSED:
-        assert not found.flagged, f"{copy.name} is flagged now: update docs/similarity.md"
-        return
     assert found.flagged and found.closest == similarity.REFERENCE, found
 
 
@@ -154,7 +149,8 @@ def test_overlap_is_symmetric(pair: tuple[int, int]) -> None:
 
 
 def test_the_platform_note_says_how_near_the_reference_a_file_is(tmp_path: Path) -> None:
-    assert "shares 0.85 of its code with the reference (a near copy" in (
+    score = similarity.compare_class({"f": COPIES[1].read_text("utf-8")})["f"].score
+    assert f"shares {score:.2f} of its code with the reference (a near copy" in (
         similarity.instructor_note(COPIES[1])
     ), COPIES[1].name
     assert "(not flagged" in similarity.instructor_note(INDEPENDENT[0])

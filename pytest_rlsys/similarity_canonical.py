@@ -1,0 +1,480 @@
+"""Rewrites a module's syntax tree into one canonical form, so that the rewrites a disguiser
+makes statement by statement (aliases, loop forms, flipped tests, helpers, dead code) print
+the same as the code they disguise.
+
+Only for fingerprinting (pytest_rlsys/similarity.py): the result is never run, so a rule may
+ignore what only NaN or side effects would tell apart (``not a < b`` becomes ``a >= b``).
+Each rule and why: docs/similarity.md, "Canonical form".
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections import Counter
+from collections.abc import Callable
+from functools import partial
+
+_FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+_NEGATED: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.GtE,
+    ast.LtE: ast.Gt,
+    ast.Gt: ast.LtE,
+    ast.GtE: ast.Lt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+_ENDS_BLOCK = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+_FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
+_BODIES = ("body", "orelse", "finalbody")
+
+
+def canonical(tree: ast.Module) -> ast.Module:
+    """``tree`` in canonical form (rewritten in place and returned)."""
+    _resolve_imports(tree)
+    _inline_constants(tree)
+    _inline_helpers(tree)
+    _drop_dead_functions(tree)
+    tree = _Expressions().visit(tree)
+    _walk_blocks(tree, _canonical_block)
+    return ast.fix_missing_locations(tree)
+
+
+def _name(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _loads(tree: ast.AST) -> Counter[str]:
+    return Counter(
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    )
+
+
+def _replace_names(tree: ast.AST, values: dict[str, ast.expr]) -> ast.AST:
+    """``tree`` with each loaded name in ``values`` replaced by a copy of its expression."""
+
+    class Replace(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if isinstance(node.ctx, ast.Load) and node.id in values:
+                return copy.deepcopy(values[node.id])
+            return node
+
+    replaced: ast.AST = Replace().visit(tree)
+    return replaced
+
+
+def _walk_blocks(node: ast.AST, rewrite: Callable[[list[ast.stmt]], list[ast.stmt]]) -> None:
+    """Applies ``rewrite`` to every statement list, innermost first."""
+    for child in ast.iter_child_nodes(node):
+        _walk_blocks(child, rewrite)
+    for field in _BODIES:
+        block = getattr(node, field, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            kept = rewrite(block)
+            setattr(node, field, kept or ([ast.Pass()] if field == "body" else []))
+
+
+def _resolve_imports(tree: ast.Module) -> None:
+    """``import math as m`` and ``from math import isclose`` go; ``m`` and ``isclose`` are
+    written ``math`` and ``math.isclose`` (where the import sits does not matter either)."""
+    aliases: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = ast.parse(alias.name, mode="eval").body
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    full = ast.parse(f"{node.module}.{alias.name}", mode="eval").body
+                    aliases[alias.asname or alias.name] = full
+    _walk_blocks(
+        tree, lambda block: [s for s in block if not isinstance(s, ast.Import | ast.ImportFrom)]
+    )
+    _replace_names(tree, aliases)
+
+
+def _inline_constants(tree: ast.Module) -> None:
+    """A module-level name bound once to a literal (``REJECT = "reject"``) is the literal."""
+    tree.body = _split_tuple_assignments(tree.body)
+    stores = Counter(
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    )
+    constants: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and (target := _name(node.targets[0]))
+            and stores[target] == 1
+            and isinstance(node.value, ast.Constant)
+        ):
+            constants[target] = node.value
+    tree.body = [
+        s for s in tree.body if not (isinstance(s, ast.Assign) and _name(s.targets[0]) in constants)
+    ]
+    _replace_names(tree, constants)
+
+
+def _single_return(node: ast.stmt) -> tuple[list[str], ast.expr] | None:
+    """A function that is one ``return expr`` over plain positional parameters."""
+    if not isinstance(node, _FUNCTION) or node.decorator_list:
+        return None
+    args = node.args
+    body = [s for s in node.body if not _is_docstring(s)]
+    if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
+        return None
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    return [a.arg for a in args.args], body[0].value
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+
+
+def _inline_helpers(tree: ast.Module) -> None:
+    """A call to a helper that is a single ``return expr`` becomes that expression with the
+    arguments in place of the parameters (``_bad(x)`` is ``not math.isfinite(x)``)."""
+    helpers = {
+        node.name: found
+        for node in ast.walk(tree)
+        if isinstance(node, _FUNCTION) and (found := _single_return(node))
+    }
+
+    class Inline(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.expr:
+            self.generic_visit(node)
+            helper = helpers.get(_name(node.func) or "")
+            if helper is None or node.keywords or len(node.args) != len(helper[0]):
+                return node
+            if any(isinstance(a, ast.Starred) for a in node.args):
+                return node
+            body = copy.deepcopy(helper[1])
+            return _replace_names(body, dict(zip(helper[0], node.args, strict=True)))  # type: ignore[return-value]
+
+    Inline().visit(tree)
+
+
+def _drop_dead_functions(tree: ast.Module) -> None:
+    """A private (``_name``) or nested function that nothing names is dead code: it goes."""
+    for _ in range(3):  # a dead helper may be the only caller of another
+        used, top = _loads(tree), {id(s) for s in tree.body}
+        _walk_blocks(tree, partial(_live, used=used, top=top))
+
+
+def _live(block: list[ast.stmt], used: Counter[str], top: set[int]) -> list[ast.stmt]:
+    return [
+        s
+        for s in block
+        if not isinstance(s, (*_FUNCTION, ast.ClassDef))
+        or used[s.name]
+        or (id(s) in top and not s.name.startswith("_"))
+    ]
+
+
+def _split_tuple_assignments(block: list[ast.stmt]) -> list[ast.stmt]:
+    """``a, b = x, y`` is ``a = x`` then ``b = y`` when no name of the left is read on the
+    right."""
+    out: list[ast.stmt] = []
+    for stmt in block:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Tuple)
+            and isinstance(stmt.value, ast.Tuple)
+            and len(stmt.targets[0].elts) == len(stmt.value.elts)
+            and all(_name(t) for t in stmt.targets[0].elts)
+            and not {_name(t) for t in stmt.targets[0].elts} & set(_loads(stmt.value))
+        ):
+            out += [
+                ast.Assign(targets=[t], value=v, lineno=stmt.lineno)
+                for t, v in zip(stmt.targets[0].elts, stmt.value.elts, strict=True)
+            ]
+        else:
+            out.append(stmt)
+    return out
+
+
+def _negate(node: ast.expr) -> ast.expr:
+    """``not node`` with the ``not`` pushed inwards (De Morgan, negated comparisons)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    if isinstance(node, ast.BoolOp):
+        op: ast.boolop = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        return ast.BoolOp(op=op, values=[_negate(v) for v in node.values])
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        return _flip(ast.Compare(node.left, [_NEGATED[type(node.ops[0])]()], node.comparators))
+    quantifier = _quantifier(node)
+    if quantifier and isinstance(node, ast.Call):
+        generator = node.args[0]
+        assert isinstance(generator, ast.GeneratorExp)
+        other = "any" if quantifier == "all" else "all"
+        inner = ast.GeneratorExp(_negate(generator.elt), generator.generators)
+        return ast.Call(ast.Name(other, ast.Load()), [inner], [])
+    return ast.UnaryOp(ast.Not(), node)
+
+
+def _quantifier(node: ast.expr) -> str | None:
+    if (
+        isinstance(node, ast.Call)
+        and _name(node.func) in {"any", "all"}
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.GeneratorExp)
+        and not node.keywords
+    ):
+        return _name(node.func)
+    return None
+
+
+def _flip(node: ast.Compare) -> ast.Compare:
+    """``a > b`` is ``b < a`` (a chain too, when every link points the same way)."""
+    if node.ops and all(type(op) in _FLIPPED for op in node.ops):
+        terms = [node.left, *node.comparators][::-1]
+        ops: list[ast.cmpop] = [_FLIPPED[type(op)]() for op in node.ops[::-1]]
+        return ast.Compare(terms[0], ops, terms[1:])
+    return node
+
+
+def _is_len_zero(node: ast.expr) -> ast.expr | None:
+    """``len(x) == 0`` (or ``0 == len(x)``): its ``x``."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return None
+    if not isinstance(node.ops[0], ast.Eq):
+        return None
+    for call, zero in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+        if (
+            isinstance(call, ast.Call)
+            and _name(call.func) == "len"
+            and len(call.args) == 1
+            and isinstance(zero, ast.Constant)
+            and zero.value == 0
+        ):
+            return call.args[0]
+    return None
+
+
+class _Expressions(ast.NodeTransformer):
+    """Expression rules, innermost first."""
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        self.generic_visit(node)
+        empty = _is_len_zero(node)
+        return _negate(empty) if empty is not None else _flip(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        return _negate(node.operand) if isinstance(node.op, ast.Not) else node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        self.generic_visit(node)
+        if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not):
+            return ast.IfExp(node.test.operand, node.orelse, node.body)
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        # ``row | {...}`` is ``{**row, ...}``
+        self.generic_visit(node)
+        if isinstance(node.op, ast.BitOr) and isinstance(node.right, ast.Dict):
+            return ast.Dict([None, *node.right.keys], [node.left, *node.right.values])
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        func = _name(node.func)
+        if func == "dict" and not node.args and all(k.arg for k in node.keywords):
+            keys: list[ast.expr | None] = [ast.Constant(k.arg) for k in node.keywords]
+            return ast.Dict(keys, [k.value for k in node.keywords])
+        if func == "list" and not node.args and not node.keywords:
+            return ast.List([], ast.Load())
+        if (
+            func == "list"
+            and len(node.args) == 1
+            and isinstance(call := node.args[0], ast.Call)
+            and _name(call.func) == "map"
+            and len(call.args) == 2
+            and not call.keywords
+        ):
+            # ``list(map(f, xs))`` is ``[f(_) for _ in xs]``
+            item = ast.Name("_", ast.Load())
+            loop = ast.comprehension(ast.Name("_", ast.Store()), call.args[1], [], 0)
+            return ast.ListComp(ast.Call(call.args[0], [item], []), [loop])
+        if len(node.args) == 1 and isinstance(node.args[0], ast.ListComp) and func != "list":
+            # ``sorted([x for ...])`` is ``sorted(x for ...)``
+            comp = node.args[0]
+            node.args = [ast.GeneratorExp(comp.elt, comp.generators)]
+        return node
+
+
+def _canonical_block(block: list[ast.stmt]) -> list[ast.stmt]:
+    block = _split_tuple_assignments(block)
+    out: list[ast.stmt] = []
+    for stmt in block:
+        if isinstance(stmt, ast.Pass) or _is_docstring(stmt):
+            continue
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Constant):
+            out += stmt.body if stmt.test.value else stmt.orelse
+            continue
+        out.append(_canonical_statement(stmt))
+        if isinstance(stmt, _ENDS_BLOCK):
+            break  # what follows never runs
+    return _merge_loops(out)
+
+
+def _canonical_statement(stmt: ast.stmt) -> ast.stmt:
+    if (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and (target := _name(stmt.targets[0]))
+        and isinstance(stmt.value, ast.BinOp)
+        and _name(stmt.value.left) == target
+    ):
+        # ``x = x + y`` is ``x += y``
+        stmt = ast.AugAssign(ast.Name(target, ast.Store()), stmt.value.op, stmt.value.right)
+    if (
+        isinstance(stmt, ast.AugAssign)
+        and isinstance(stmt.op, ast.Add)
+        and isinstance(stmt.value, ast.List)
+        and len(stmt.value.elts) == 1
+    ):
+        # ``xs += [e]`` is ``xs.append(e)``
+        append = ast.Attribute(copy.deepcopy(stmt.target), "append", ast.Load())
+        return ast.Expr(ast.Call(append, [stmt.value.elts[0]], []))
+    if (
+        isinstance(stmt, ast.If)
+        and stmt.orelse
+        and isinstance(stmt.test, ast.UnaryOp)
+        and isinstance(stmt.test.op, ast.Not)
+    ):
+        # ``if not c: A else: B`` is ``if c: B else: A``
+        return ast.If(stmt.test.operand, stmt.orelse, stmt.body)
+    if isinstance(stmt, ast.For):
+        _drop_unused_enumerate(stmt)
+    return stmt
+
+
+def _drop_unused_enumerate(loop: ast.For) -> None:
+    """``for i, x in enumerate(xs)`` with ``i`` unused is ``for x in xs``."""
+    it, target = loop.iter, loop.target
+    if (
+        isinstance(it, ast.Call)
+        and _name(it.func) == "enumerate"
+        and len(it.args) == 1
+        and isinstance(target, ast.Tuple)
+        and len(target.elts) == 2
+        and (index := _name(target.elts[0]))
+        and not _loads(ast.Module(loop.body, []))[index]
+    ):
+        loop.iter, loop.target = it.args[0], target.elts[1]
+
+
+def _while_as_for(first: ast.stmt, loop: ast.stmt) -> ast.For | None:
+    """``i = 0; while i < len(xs): x = xs[i]; i += 1; ...`` is ``for x in xs: ...``."""
+    if not (
+        isinstance(first, ast.Assign)
+        and (index := _name(first.targets[0]))
+        and isinstance(first.value, ast.Constant)
+        and first.value.value == 0
+        and isinstance(loop, ast.While)
+        and not loop.orelse
+        and isinstance(test := loop.test, ast.Compare)
+        and _name(test.left) == index
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Lt)
+        and isinstance(size := test.comparators[0], ast.Call)
+        and _name(size.func) == "len"
+        and len(size.args) == 1
+    ):
+        return None
+    sequence, item, rest = size.args[0], None, []
+    for stmt in loop.body:
+        if (
+            isinstance(stmt, ast.AugAssign)
+            and _name(stmt.target) == index
+            and isinstance(stmt.value, ast.Constant)
+            and stmt.value.value == 1
+        ):
+            continue
+        if (
+            item is None
+            and isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Subscript)
+            and _name(stmt.value.slice) == index
+            and ast.dump(stmt.value.value) == ast.dump(sequence)
+        ):
+            item = stmt.targets[0]
+            continue
+        rest.append(stmt)
+    if item is None or _loads(ast.Module(rest, []))[index]:
+        return None
+    return ast.For(item, sequence, rest or [ast.Pass()], [], lineno=loop.lineno)
+
+
+def _as_comprehension(first: ast.stmt, loop: ast.stmt) -> ast.Assign | None:
+    """``xs = []; for ...: [if c:] xs.append(e)`` is ``xs = [e for ... if c]``; the same for
+    ``d = {}; for ...: d[k] = v`` and a dict comprehension."""
+    if not (
+        isinstance(first, ast.Assign)
+        and (target := _name(first.targets[0]))
+        and isinstance(first.value, ast.List | ast.Dict)
+        and not getattr(first.value, "elts", None)
+        and not getattr(first.value, "keys", None)
+        and isinstance(loop, ast.For)
+        and not loop.orelse
+        and len(loop.body) == 1
+    ):
+        return None
+    body, tests = loop.body[0], []
+    while isinstance(body, ast.If) and not body.orelse and len(body.body) == 1:
+        tests.append(body.test)
+        body = body.body[0]
+    generators = [ast.comprehension(loop.target, loop.iter, tests, 0)]
+    if isinstance(first.value, ast.List) and (
+        isinstance(body, ast.Expr)
+        and isinstance(call := body.value, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "append"
+        and _name(call.func.value) == target
+        and len(call.args) == 1
+    ):
+        return ast.Assign([first.targets[0]], ast.ListComp(call.args[0], generators))
+    if isinstance(first.value, ast.Dict) and (
+        isinstance(body, ast.Assign)
+        and isinstance(key := body.targets[0], ast.Subscript)
+        and _name(key.value) == target
+    ):
+        return ast.Assign([first.targets[0]], ast.DictComp(key.slice, body.value, generators))
+    return None
+
+
+def _merge_loops(block: list[ast.stmt]) -> list[ast.stmt]:
+    """Loop rewrites that join two neighbouring statements, and ``x = e; x = f(x)`` with ``x``
+    read once is ``x = f(e)``."""
+    out: list[ast.stmt] = []
+    for stmt in block:
+        previous = out[-1] if out else None
+        if previous is not None:
+            merged: ast.stmt | None = _while_as_for(previous, stmt)
+            if merged is not None:
+                out[-1] = stmt = merged
+                continue
+            merged = _as_comprehension(previous, stmt)
+            if merged is not None:
+                out[-1] = merged
+                continue
+            if (
+                isinstance(previous, ast.Assign)
+                and isinstance(stmt, ast.Assign)
+                and (name := _name(previous.targets[0]))
+                and _name(stmt.targets[0]) == name
+                and _loads(stmt.value)[name] == 1
+            ):
+                stmt.value = _replace_names(stmt.value, {name: previous.value})  # type: ignore[assignment]
+                out[-1] = stmt
+                continue
+        out.append(stmt)
+    return out
