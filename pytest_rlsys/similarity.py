@@ -36,9 +36,9 @@ from pytest_rlsys.similarity_canonical import canonical
 # k-grams survive a copy whose loops were rewritten piecewise (k = 20 let a clean-room set's
 # disguised copies fall to 0.33-0.37, beside independent work).  Both and the threshold were
 # set on tests/corpora/similarity/, the clean-room set included (docs/similarity.md).
-K = 10
-WINDOW = 4
-THRESHOLD = 0.55
+K = 12
+WINDOW = 5
+THRESHOLD = 0.53
 # Fewer fingerprints than this on the smaller side (the untouched template, a one-liner) is
 # too little code to call anything a copy.
 MIN_FINGERPRINTS = 12
@@ -131,12 +131,17 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def _statements(source: str) -> list[str]:
-    """Each top-level statement, printed back from its syntax tree without docstrings or
-    annotations (so layout, quoting and function order do not matter); the whole text as one
-    piece if it does not parse."""
+    """Each statement of each function's body and each other top-level statement, in
+    canonical form (similarity_canonical.py) and printed back from its syntax tree without
+    docstrings or annotations, so layout, quoting and the order of functions and of a body's
+    statements do not matter; the whole text as one piece if it does not parse."""
     try:
         tree = canonical(_Plain().visit(ast.parse(source)))
-        return [ast.unparse(node) for node in tree.body if not _is_docstring(node)]
+        pieces = [
+            node.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else [node]
+            for node in tree.body
+        ]
+        return [ast.unparse(node) for piece in pieces for node in piece if not _is_docstring(node)]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [source]
 

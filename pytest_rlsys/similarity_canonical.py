@@ -13,9 +13,7 @@ import ast
 import copy
 from collections import Counter
 from collections.abc import Callable
-from functools import partial
 
-_FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {ast.Gt: ast.Lt, ast.GtE: ast.LtE}
 _NEGATED: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.GtE,
     ast.LtE: ast.Gt,
@@ -28,7 +26,6 @@ _NEGATED: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Is: ast.IsNot,
     ast.IsNot: ast.Is,
 }
-_ENDS_BLOCK = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 _FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BODIES = ("body", "orelse", "finalbody")
 
@@ -36,12 +33,12 @@ _BODIES = ("body", "orelse", "finalbody")
 def canonical(tree: ast.Module) -> ast.Module:
     """``tree`` in canonical form (rewritten in place and returned)."""
     _resolve_imports(tree)
-    _inline_constants(tree)
     _inline_helpers(tree)
-    _drop_dead_functions(tree)
     tree = _Expressions().visit(tree)
     _walk_blocks(tree, _canonical_block)
-    return ast.fix_missing_locations(tree)
+    # once more: the block rules make expressions the first pass has not seen
+    done: ast.Module = _Expressions().visit(tree)
+    return ast.fix_missing_locations(done)
 
 
 def _name(node: ast.AST) -> str | None:
@@ -98,28 +95,6 @@ def _resolve_imports(tree: ast.Module) -> None:
     _replace_names(tree, aliases)
 
 
-def _inline_constants(tree: ast.Module) -> None:
-    """A module-level name bound once to a literal (``REJECT = "reject"``) is the literal."""
-    tree.body = _split_tuple_assignments(tree.body)
-    stores = Counter(
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-    )
-    constants: dict[str, ast.expr] = {}
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and (target := _name(node.targets[0]))
-            and stores[target] == 1
-            and isinstance(node.value, ast.Constant)
-        ):
-            constants[target] = node.value
-    tree.body = [
-        s for s in tree.body if not (isinstance(s, ast.Assign) and _name(s.targets[0]) in constants)
-    ]
-    _replace_names(tree, constants)
-
-
 def _single_return(node: ast.stmt) -> tuple[list[str], ast.expr] | None:
     """A function that is one ``return expr`` over plain positional parameters."""
     if not isinstance(node, _FUNCTION) or node.decorator_list:
@@ -160,23 +135,6 @@ def _inline_helpers(tree: ast.Module) -> None:
     Inline().visit(tree)
 
 
-def _drop_dead_functions(tree: ast.Module) -> None:
-    """A private (``_name``) or nested function that nothing names is dead code: it goes."""
-    for _ in range(3):  # a dead helper may be the only caller of another
-        used, top = _loads(tree), {id(s) for s in tree.body}
-        _walk_blocks(tree, partial(_live, used=used, top=top))
-
-
-def _live(block: list[ast.stmt], used: Counter[str], top: set[int]) -> list[ast.stmt]:
-    return [
-        s
-        for s in block
-        if not isinstance(s, (*_FUNCTION, ast.ClassDef))
-        or used[s.name]
-        or (id(s) in top and not s.name.startswith("_"))
-    ]
-
-
 def _split_tuple_assignments(block: list[ast.stmt]) -> list[ast.stmt]:
     """``a, b = x, y`` is ``a = x`` then ``b = y`` when no name of the left is read on the
     right."""
@@ -208,7 +166,7 @@ def _negate(node: ast.expr) -> ast.expr:
         op: ast.boolop = ast.Or() if isinstance(node.op, ast.And) else ast.And()
         return ast.BoolOp(op=op, values=[_negate(v) for v in node.values])
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        return _flip(ast.Compare(node.left, [_NEGATED[type(node.ops[0])]()], node.comparators))
+        return ast.Compare(node.left, [_NEGATED[type(node.ops[0])]()], node.comparators)
     quantifier = _quantifier(node)
     if quantifier and isinstance(node, ast.Call):
         generator = node.args[0]
@@ -229,15 +187,6 @@ def _quantifier(node: ast.expr) -> str | None:
     ):
         return _name(node.func)
     return None
-
-
-def _flip(node: ast.Compare) -> ast.Compare:
-    """``a > b`` is ``b < a`` (a chain too, when every link points the same way)."""
-    if node.ops and all(type(op) in _FLIPPED for op in node.ops):
-        terms = [node.left, *node.comparators][::-1]
-        ops: list[ast.cmpop] = [_FLIPPED[type(op)]() for op in node.ops[::-1]]
-        return ast.Compare(terms[0], ops, terms[1:])
-    return node
 
 
 def _is_len_zero(node: ast.expr) -> ast.expr | None:
@@ -264,7 +213,7 @@ class _Expressions(ast.NodeTransformer):
     def visit_Compare(self, node: ast.Compare) -> ast.expr:
         self.generic_visit(node)
         empty = _is_len_zero(node)
-        return _negate(empty) if empty is not None else _flip(node)
+        return _negate(empty) if empty is not None else node
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
         self.generic_visit(node)
@@ -272,6 +221,13 @@ class _Expressions(ast.NodeTransformer):
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
         self.generic_visit(node)
+        yes, no = (
+            v.value if isinstance(v, ast.Constant) else None for v in (node.body, node.orelse)
+        )
+        if yes is True and no is False:  # ``True if c else False`` is ``c``
+            return node.test
+        if yes is False and no is True:
+            return _negate(node.test)
         if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not):
             return ast.IfExp(node.test.operand, node.orelse, node.body)
         return node
@@ -311,21 +267,13 @@ class _Expressions(ast.NodeTransformer):
 
 
 def _canonical_block(block: list[ast.stmt]) -> list[ast.stmt]:
-    block = _split_tuple_assignments(block)
     out: list[ast.stmt] = []
-    for stmt in block:
-        if isinstance(stmt, ast.Pass) or _is_docstring(stmt):
-            continue
-        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Constant):
-            out += stmt.body if stmt.test.value else stmt.orelse
-            continue
-        out.append(_canonical_statement(stmt))
-        if isinstance(stmt, _ENDS_BLOCK):
-            break  # what follows never runs
+    for stmt in _split_tuple_assignments(block):
+        out += _canonical_statement(stmt)
     return _merge_loops(out)
 
 
-def _canonical_statement(stmt: ast.stmt) -> ast.stmt:
+def _canonical_statement(stmt: ast.stmt) -> list[ast.stmt]:
     if (
         isinstance(stmt, ast.Assign)
         and len(stmt.targets) == 1
@@ -343,33 +291,64 @@ def _canonical_statement(stmt: ast.stmt) -> ast.stmt:
     ):
         # ``xs += [e]`` is ``xs.append(e)``
         append = ast.Attribute(copy.deepcopy(stmt.target), "append", ast.Load())
-        return ast.Expr(ast.Call(append, [stmt.value.elts[0]], []))
-    if (
-        isinstance(stmt, ast.If)
-        and stmt.orelse
-        and isinstance(stmt.test, ast.UnaryOp)
-        and isinstance(stmt.test.op, ast.Not)
-    ):
-        # ``if not c: A else: B`` is ``if c: B else: A``
-        return ast.If(stmt.test.operand, stmt.orelse, stmt.body)
+        return [ast.Expr(ast.Call(append, [stmt.value.elts[0]], []))]
+    if isinstance(stmt, ast.If) and stmt.orelse:
+        if isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not):
+            # ``if not c: A else: B`` is ``if c: B else: A``
+            stmt = ast.If(stmt.test.operand, stmt.orelse, stmt.body)
+        return _if_as_assignments(stmt) or [stmt]
     if isinstance(stmt, ast.For):
-        _drop_unused_enumerate(stmt)
-    return stmt
+        return [_loop_as_any(stmt) or stmt]
+    return [stmt]
 
 
-def _drop_unused_enumerate(loop: ast.For) -> None:
-    """``for i, x in enumerate(xs)`` with ``i`` unused is ``for x in xs``."""
-    it, target = loop.iter, loop.target
+def _assigned(block: list[ast.stmt]) -> list[str] | None:
+    names = [
+        _name(s.targets[0]) if isinstance(s, ast.Assign) and len(s.targets) == 1 else None
+        for s in block
+    ]
+    return None if None in names else names  # type: ignore[return-value]
+
+
+def _if_as_assignments(stmt: ast.If) -> list[ast.stmt] | None:
+    """``if c: x = a else: x = b`` is ``x = a if c else b`` (an ``elif`` chain too, and any
+    number of names assigned in the same order on both sides)."""
+    names = _assigned(stmt.body)
+    if not names or names != _assigned(stmt.orelse):
+        return None
+    return [
+        ast.Assign([ast.Name(name, ast.Store())], ast.IfExp(stmt.test, yes.value, no.value))
+        for name, yes, no in zip(names, stmt.body, stmt.orelse, strict=True)
+        if isinstance(yes, ast.Assign) and isinstance(no, ast.Assign)
+    ]
+
+
+def _loop_as_any(loop: ast.For) -> ast.stmt | None:
+    """``for x in xs: if c: raise E`` is ``if any(c for x in xs): raise E``, and
+    ``for x in xs: if c: found = True; break`` is ``found = any(c for x in xs)``."""
+    if loop.orelse or len(loop.body) != 1:
+        return None
+    test = loop.body[0]
+    if not isinstance(test, ast.If) or test.orelse:
+        return None
+    found = ast.Call(
+        ast.Name("any", ast.Load()),
+        [ast.GeneratorExp(test.test, [ast.comprehension(loop.target, loop.iter, [], 0)])],
+        [],
+    )
+    then = [s for s in test.body if not isinstance(s, ast.Break)]
+    if len(then) != 1:
+        return None
+    if isinstance(then[0], ast.Raise):
+        return ast.If(found, then, [])
     if (
-        isinstance(it, ast.Call)
-        and _name(it.func) == "enumerate"
-        and len(it.args) == 1
-        and isinstance(target, ast.Tuple)
-        and len(target.elts) == 2
-        and (index := _name(target.elts[0]))
-        and not _loads(ast.Module(loop.body, []))[index]
+        isinstance(then[0], ast.Assign)
+        and _name(then[0].targets[0])
+        and isinstance(then[0].value, ast.Constant)
+        and then[0].value.value is True
     ):
-        loop.iter, loop.target = it.args[0], target.elts[1]
+        return ast.Assign(then[0].targets, found)
+    return None
 
 
 def _while_as_for(first: ast.stmt, loop: ast.stmt) -> ast.For | None:
