@@ -2,11 +2,12 @@
 
 The method is winnowing (Schleimer, Wilkerson and Aiken, "Winnowing: local algorithms for
 document fingerprinting", SIGMOD 2003), the algorithm behind MOSS and the ``copydetect``
-package, over Python's own tokens: identifiers become ``V``, string literals ``S`` and numbers
-``N`` (keywords, operators, builtins and attribute names stay), comments and line breaks
-inside brackets vanish, and each top-level statement is fingerprinted on its own so the
-order of functions does not matter.  Fingerprints the untouched template also has are
-removed first (MOSS's "base file"), so code every learner starts from never counts.
+package, over Python's own tokens of a canonical form of the code (similarity_canonical.py
+undoes statement-level disguises): identifiers become ``V``, string literals ``S`` and
+numbers ``N`` (keywords, operators, builtins and attribute names stay), comments vanish, and
+each statement of a function's body is fingerprinted on its own so the order of functions
+and statements does not matter.  Fingerprints the untouched template also has are removed
+first (MOSS's "base file"), so code every learner starts from never counts.
 ``copydetect`` itself is not used: it needs numpy, matplotlib, jinja2 and tqdm, too heavy for
 the offline grading kits, and it neither drops a base file's statements by structure nor
 sorts functions.  Calibration and what a score does not prove: docs/similarity.md.
@@ -31,11 +32,11 @@ from pytest_rlsys.resources import exercise_path, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 from pytest_rlsys.similarity_canonical import canonical
 
-# A k-gram of 10 normalised tokens is half a line of code; windows of 4 k-grams mean any
-# match of 13 tokens or more is always seen (the winnowing guarantee t = w + k - 1).  Shorter
-# k-grams survive a copy whose loops were rewritten piecewise (k = 20 let a clean-room set's
-# disguised copies fall to 0.33-0.37, beside independent work).  Both and the threshold were
-# set on tests/corpora/similarity/, the clean-room set included (docs/similarity.md).
+# A k-gram of 12 normalised tokens is half a line of code; windows of 5 k-grams mean any
+# match of 16 tokens or more is always seen (the winnowing guarantee t = w + k - 1).  With
+# each statement fingerprinted alone, K = 12 kept the clean-room copies' lowest score highest
+# above independent work's; both and the threshold (midway between the two) were set on
+# tests/corpora/similarity/, the clean-room set included (docs/similarity.md).
 K = 12
 WINDOW = 5
 THRESHOLD = 0.53

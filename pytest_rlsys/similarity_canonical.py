@@ -28,6 +28,8 @@ _NEGATED: dict[type[ast.cmpop], type[ast.cmpop]] = {
 }
 _FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BODIES = ("body", "orelse", "finalbody")
+# The most nodes a helper may have to be inlined (``not math.isfinite(x)`` has 6).
+_SMALL = 40
 
 
 def canonical(tree: ast.Module) -> ast.Module:
@@ -38,7 +40,7 @@ def canonical(tree: ast.Module) -> ast.Module:
     _walk_blocks(tree, _canonical_block)
     # once more: the block rules make expressions the first pass has not seen
     done: ast.Module = _Expressions().visit(tree)
-    return ast.fix_missing_locations(done)
+    return done
 
 
 def _name(node: ast.AST) -> str | None:
@@ -92,11 +94,13 @@ def _resolve_imports(tree: ast.Module) -> None:
     _walk_blocks(
         tree, lambda block: [s for s in block if not isinstance(s, ast.Import | ast.ImportFrom)]
     )
-    _replace_names(tree, aliases)
+    if aliases:  # the import statements themselves go in _canonical_block
+        _replace_names(tree, aliases)
 
 
 def _single_return(node: ast.stmt) -> tuple[list[str], ast.expr] | None:
-    """A function that is one ``return expr`` over plain positional parameters."""
+    """A small function that is one ``return expr`` over plain positional parameters, each
+    read at most twice (so inlining it can never make a file more than a few times larger)."""
     if not isinstance(node, _FUNCTION) or node.decorator_list:
         return None
     args = node.args
@@ -104,6 +108,9 @@ def _single_return(node: ast.stmt) -> tuple[list[str], ast.expr] | None:
     if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
         return None
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    reads = _loads(body[0].value)
+    if sum(1 for _ in ast.walk(body[0].value)) > _SMALL or any(reads[a.arg] > 2 for a in args.args):
         return None
     return [a.arg for a in args.args], body[0].value
 
@@ -113,8 +120,9 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def _inline_helpers(tree: ast.Module) -> None:
-    """A call to a helper that is a single ``return expr`` becomes that expression with the
-    arguments in place of the parameters (``_bad(x)`` is ``not math.isfinite(x)``)."""
+    """A call to a small helper that is a single ``return expr`` becomes that expression with
+    the arguments in place of the parameters (``_bad(x)`` is ``not math.isfinite(x)``).  The
+    arguments and the body put in are not inlined again: nested calls cannot multiply."""
     helpers = {
         node.name: found
         for node in ast.walk(tree)
@@ -122,17 +130,20 @@ def _inline_helpers(tree: ast.Module) -> None:
     }
 
     class Inline(ast.NodeTransformer):
-        def visit_Call(self, node: ast.Call) -> ast.expr:
-            self.generic_visit(node)
+        def visit_Call(self, node: ast.Call) -> ast.AST:
             helper = helpers.get(_name(node.func) or "")
-            if helper is None or node.keywords or len(node.args) != len(helper[0]):
-                return node
-            if any(isinstance(a, ast.Starred) for a in node.args):
-                return node
+            if (
+                helper is None
+                or node.keywords
+                or len(node.args) != len(helper[0])
+                or any(isinstance(a, ast.Starred) for a in node.args)
+            ):
+                return self.generic_visit(node)
             body = copy.deepcopy(helper[1])
-            return _replace_names(body, dict(zip(helper[0], node.args, strict=True)))  # type: ignore[return-value]
+            return _replace_names(body, dict(zip(helper[0], node.args, strict=True)))
 
-    Inline().visit(tree)
+    if helpers:
+        Inline().visit(tree)
 
 
 def _split_tuple_assignments(block: list[ast.stmt]) -> list[ast.stmt]:
@@ -269,7 +280,8 @@ class _Expressions(ast.NodeTransformer):
 def _canonical_block(block: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for stmt in _split_tuple_assignments(block):
-        out += _canonical_statement(stmt)
+        if not isinstance(stmt, ast.Import | ast.ImportFrom):  # _resolve_imports read them
+            out += _canonical_statement(stmt)
     return _merge_loops(out)
 
 
@@ -317,7 +329,9 @@ def _if_as_assignments(stmt: ast.If) -> list[ast.stmt] | None:
     if not names or names != _assigned(stmt.orelse):
         return None
     return [
-        ast.Assign([ast.Name(name, ast.Store())], ast.IfExp(stmt.test, yes.value, no.value))
+        ast.Assign(
+            [ast.Name(name, ast.Store())], ast.IfExp(stmt.test, yes.value, no.value), lineno=0
+        )
         for name, yes, no in zip(names, stmt.body, stmt.orelse, strict=True)
         if isinstance(yes, ast.Assign) and isinstance(no, ast.Assign)
     ]
@@ -347,7 +361,7 @@ def _loop_as_any(loop: ast.For) -> ast.stmt | None:
         and isinstance(then[0].value, ast.Constant)
         and then[0].value.value is True
     ):
-        return ast.Assign(then[0].targets, found)
+        return ast.Assign(then[0].targets, found, lineno=0)
     return None
 
 
@@ -420,13 +434,15 @@ def _as_comprehension(first: ast.stmt, loop: ast.stmt) -> ast.Assign | None:
         and _name(call.func.value) == target
         and len(call.args) == 1
     ):
-        return ast.Assign([first.targets[0]], ast.ListComp(call.args[0], generators))
+        return ast.Assign([first.targets[0]], ast.ListComp(call.args[0], generators), lineno=0)
     if isinstance(first.value, ast.Dict) and (
         isinstance(body, ast.Assign)
         and isinstance(key := body.targets[0], ast.Subscript)
         and _name(key.value) == target
     ):
-        return ast.Assign([first.targets[0]], ast.DictComp(key.slice, body.value, generators))
+        return ast.Assign(
+            [first.targets[0]], ast.DictComp(key.slice, body.value, generators), lineno=0
+        )
     return None
 
 

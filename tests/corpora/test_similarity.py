@@ -76,6 +76,20 @@ def test_an_independent_solution_of_one_todo_alone_is_not_flagged(todo: str) -> 
     assert not [f for f in found.values() if f.flagged], found
 
 
+def test_the_calibration_figures_are_the_docs_s() -> None:
+    # docs/similarity.md's table and separation line: the lowest disguised copy, the highest
+    # independent work (whole or one TODO alone); a change of method must update both.
+    copies = [similarity.compare_class({"f": p.read_text("utf-8")})["f"].score for p in COPIES]
+    whole = similarity.compare_class({p.name: p.read_text("utf-8") for p in INDEPENDENT})
+    parts = [
+        similarity.compare_class({p.name: _one_todo(p, todo) for p in INDEPENDENT})
+        for todo in FUNCTIONS
+    ]
+    highest = max(f.score for found in [whole, *parts] for f in found.values())
+    assert (round(min(copies), 2), round(highest, 2)) == (0.69, 0.38)
+    assert max(f.score for f in whole.values()) < similarity.THRESHOLD < min(copies)
+
+
 def test_the_two_references_are_not_near_copies_of_each_other() -> None:
     solutions, chapter = similarity.reference_fingerprints()
     base = similarity.template_fingerprints()
