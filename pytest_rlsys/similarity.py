@@ -138,13 +138,22 @@ def _statements(source: str) -> list[str]:
     statements do not matter; the whole text as one piece if it does not parse."""
     try:
         tree = canonical(_Plain().visit(ast.parse(source)))
-        pieces = [
-            node.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else [node]
-            for node in tree.body
-        ]
-        return [ast.unparse(node) for piece in pieces for node in piece if not _is_docstring(node)]
+        return [ast.unparse(node) for node in _flat(tree.body) if not _is_docstring(node)]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [source]
+
+
+def _flat(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of ``body`` with each function's and class's own statements in place
+    of it (nested ones too), so a function moved into a class or another function counts
+    the same."""
+    out: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out += _flat(node.body)
+        else:
+            out.append(node)
+    return out
 
 
 def _winnow(tokens: list[str]) -> set[int]:

@@ -254,6 +254,7 @@ class _Expressions(ast.NodeTransformer):
         self.generic_visit(node)
         func = _name(node.func)
         if func == "dict" and not node.args and all(k.arg for k in node.keywords):
+            # ``dict(a=1)`` is ``{'a': 1}``
             keys: list[ast.expr | None] = [ast.Constant(k.arg) for k in node.keywords]
             return ast.Dict(keys, [k.value for k in node.keywords])
         if func == "list" and not node.args and not node.keywords:

@@ -90,6 +90,16 @@ def test_the_calibration_figures_are_the_docs_s() -> None:
     assert max(f.score for f in whole.values()) < similarity.THRESHOLD < min(copies)
 
 
+def test_a_function_moved_into_a_class_or_another_function_keeps_its_fingerprints() -> None:
+    body = "    if not math.isfinite(x) or x <= 0:\n        raise ValueError('bad rate')\n" * 2
+    plain = f"def f(x):\n{body}    return sorted(v for v in x.values() if v < 0)\n"
+    moved = "class Ledger:\n" + "".join(f"    {line}\n" for line in plain.splitlines())
+    nested = "def outer():\n" + "".join(f"    {line}\n" for line in plain.splitlines())
+    other = plain.replace("v < 0", "v > 0 and v != x")
+    prints = [similarity.fingerprints(text) for text in (plain, moved, nested, other)]
+    assert prints[0] == prints[1] == prints[2] != prints[3]
+
+
 def test_the_two_references_are_not_near_copies_of_each_other() -> None:
     solutions, chapter = similarity.reference_fingerprints()
     base = similarity.template_fingerprints()
