@@ -10,6 +10,7 @@ Each rule and why: docs/similarity.md, "Canonical form".
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 from collections import Counter
 from collections.abc import Callable
@@ -27,6 +28,8 @@ _NEGATED: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.IsNot: ast.Is,
 }
 _FUNCTION = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FLIPPED: dict[type[ast.cmpop], type[ast.cmpop]] = {ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+_BUILTINS = frozenset(dir(builtins))
 _BODIES = ("body", "orelse", "finalbody")
 # The most nodes a helper may have to be inlined (``not math.isfinite(x)`` has 6).
 _SMALL = 40
@@ -175,9 +178,10 @@ def _negate(node: ast.expr) -> ast.expr:
         return node.operand
     if isinstance(node, ast.BoolOp):
         op: ast.boolop = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        return ast.BoolOp(op=op, values=[_negate(v) for v in node.values])
+        return _ordered(ast.BoolOp(op=op, values=[_negate(v) for v in node.values]))
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        return ast.Compare(node.left, [_NEGATED[type(node.ops[0])]()], node.comparators)
+        negated = ast.Compare(node.left, [_NEGATED[type(node.ops[0])]()], node.comparators)
+        return _ordered(_flip(negated))
     quantifier = _quantifier(node)
     if quantifier and isinstance(node, ast.Call):
         generator = node.args[0]
@@ -198,6 +202,59 @@ def _quantifier(node: ast.expr) -> str | None:
     ):
         return _name(node.func)
     return None
+
+
+def _flip(node: ast.Compare) -> ast.Compare:
+    """``a > b`` is ``b < a`` (a chain too, when every link points the same way)."""
+    if all(type(op) in _FLIPPED for op in node.ops):
+        terms = [node.left, *node.comparators][::-1]
+        ops: list[ast.cmpop] = [_FLIPPED[type(op)]() for op in node.ops[::-1]]
+        return ast.Compare(terms[0], ops, terms[1:])
+    return node
+
+
+def _shape(node: ast.AST) -> str:
+    """``node`` as the fingerprints see it (names and literals anonymous): the order in which
+    commutative operands are put, so swapping them changes nothing."""
+    if isinstance(node, ast.Name):
+        return node.id if node.id in _BUILTINS else "V"
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or node.value is None:
+            return repr(node.value)
+        return "S" if isinstance(node.value, str | bytes) else "N"
+    if isinstance(node, ast.JoinedStr):
+        return "S"
+    if isinstance(node, ast.Attribute):
+        return f"{_shape(node.value)}.{node.attr}"
+    inner = ",".join(_shape(child) for child in ast.iter_child_nodes(node))
+    return f"{type(node).__name__}({inner})"
+
+
+def _operands(node: ast.expr, op: type[ast.operator]) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, op):
+        return _operands(node.left, op) + _operands(node.right, op)
+    return [node]
+
+
+def _ordered(node: ast.expr) -> ast.expr:
+    """The operands of ``and``, ``or``, ``+``, ``*``, ``==`` and ``!=`` in one order
+    (``b * a + c`` is ``c + a * b``: evaluation order and ``str + str`` are ignored)."""
+    if isinstance(node, ast.BoolOp):
+        node.values.sort(key=_shape)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mult):
+        op = type(node.op)
+        terms = sorted(_operands(node, op), key=_shape)
+        node = terms[0]
+        for term in terms[1:]:
+            node = ast.BinOp(node, op(), term)
+    elif (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Eq | ast.NotEq)
+    ):
+        left, right = sorted((node.left, node.comparators[0]), key=_shape)
+        node.left, node.comparators = left, [right]
+    return node
 
 
 def _is_len_zero(node: ast.expr) -> ast.expr | None:
@@ -224,7 +281,7 @@ class _Expressions(ast.NodeTransformer):
     def visit_Compare(self, node: ast.Compare) -> ast.expr:
         self.generic_visit(node)
         empty = _is_len_zero(node)
-        return _negate(empty) if empty is not None else node
+        return _negate(empty) if empty is not None else _ordered(_flip(node))
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.expr:
         self.generic_visit(node)
@@ -243,12 +300,16 @@ class _Expressions(ast.NodeTransformer):
             return ast.IfExp(node.test.operand, node.orelse, node.body)
         return node
 
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        self.generic_visit(node)
+        return _ordered(node)
+
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
         # ``row | {...}`` is ``{**row, ...}``
         self.generic_visit(node)
         if isinstance(node.op, ast.BitOr) and isinstance(node.right, ast.Dict):
             return ast.Dict([None, *node.right.keys], [node.left, *node.right.values])
-        return node
+        return _ordered(node)
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
@@ -287,15 +348,8 @@ def _canonical_block(block: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def _canonical_statement(stmt: ast.stmt) -> list[ast.stmt]:
-    if (
-        isinstance(stmt, ast.Assign)
-        and len(stmt.targets) == 1
-        and (target := _name(stmt.targets[0]))
-        and isinstance(stmt.value, ast.BinOp)
-        and _name(stmt.value.left) == target
-    ):
-        # ``x = x + y`` is ``x += y``
-        stmt = ast.AugAssign(ast.Name(target, ast.Store()), stmt.value.op, stmt.value.right)
+    if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.BinOp):
+        stmt = _augmented(stmt, stmt.value)
     if (
         isinstance(stmt, ast.AugAssign)
         and isinstance(stmt.op, ast.Add)
@@ -313,6 +367,21 @@ def _canonical_statement(stmt: ast.stmt) -> list[ast.stmt]:
     if isinstance(stmt, ast.For):
         return [_loop_as_any(stmt) or stmt]
     return [stmt]
+
+
+def _augmented(stmt: ast.Assign, value: ast.BinOp) -> ast.stmt:
+    """``x = x + y`` is ``x += y`` (and ``x = y + x``: the operands were put in order)."""
+    target = _name(stmt.targets[0]) if len(stmt.targets) == 1 else None
+    op = type(value.op)
+    terms = _operands(value, op) if op in (ast.Add, ast.Mult) else [value.left, value.right]
+    names = [_name(term) for term in terms]
+    if target is None or target not in (names if op in (ast.Add, ast.Mult) else names[:1]):
+        return stmt
+    del terms[names.index(target)]
+    rest = terms[0]
+    for term in terms[1:]:
+        rest = ast.BinOp(rest, op(), term)
+    return ast.AugAssign(ast.Name(target, ast.Store()), op(), rest)
 
 
 def _assigned(block: list[ast.stmt]) -> list[str] | None:

@@ -36,7 +36,7 @@ RULES = [
         "def _bad(v):\n    return not math.isfinite(v)\nok = _bad(y, z)",
     ),
     ("tuple-assignment", "a, b = x, y", "a = x\nb = y", "a, b = b, a"),
-    ("augmented", "x = x + y", "x += y", "x = y + x"),
+    ("augmented", "x = y + x", "x += y", "x = y - x"),
     ("append", "xs += [e]", "xs.append(e)", "xs += [e, f]"),
     ("de-morgan", "ok = not (a and b)", "ok = not a or not b", "ok = not a and not b"),
     (
@@ -44,6 +44,13 @@ RULES = [
         "bad = not all(x > 0 for x in xs)",
         "bad = any(x <= 0 for x in xs)",
         "bad = all(x <= 0 for x in xs)",
+    ),
+    ("flipped", "ok = 0 > x or a >= b > c", "ok = x < 0 or c < b <= a", "ok = 0 < x or c < b <= a"),
+    (
+        "operand-order",
+        "t = b * (c + 1) * f(x)\nok = (n > 0 and x == '') or not y",
+        "t = f(x) * b * (1 + c)\nok = not y or ('' == x and 0 < n)",
+        "t = f(x) * b * (1 - c)\nok = not y or ('' == x and 0 < n)",
     ),
     ("len-zero", "empty = len(xs) == 0", "empty = not xs", "empty = len(xs) == 1"),
     (
