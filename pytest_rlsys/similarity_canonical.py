@@ -37,12 +37,12 @@ _SMALL = 40
 
 def canonical(tree: ast.Module) -> ast.Module:
     """``tree`` in canonical form (rewritten in place and returned)."""
-    _resolve_imports(tree)
+    aliases = _imported_names(tree)
     _inline_helpers(tree)
-    tree = _Expressions().visit(tree)
+    tree = _Expressions(aliases).visit(tree)
     _walk_blocks(tree, _canonical_block)
     # once more: the block rules make expressions the first pass has not seen
-    done: ast.Module = _Expressions().visit(tree)
+    done: ast.Module = _Expressions({}).visit(tree)
     return done
 
 
@@ -70,21 +70,39 @@ def _replace_names(tree: ast.AST, values: dict[str, ast.expr]) -> ast.AST:
 
 
 def _walk_blocks(node: ast.AST, rewrite: Callable[[list[ast.stmt]], list[ast.stmt]]) -> None:
-    """Applies ``rewrite`` to every statement list, innermost first."""
-    for child in ast.iter_child_nodes(node):
-        _walk_blocks(child, rewrite)
-    for field in _BODIES:
+    """Applies ``rewrite`` to every statement list, innermost first (only statements hold
+    statements, so expressions are never walked)."""
+    for field in (*_BODIES, "handlers", "cases"):
         block = getattr(node, field, None)
-        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+        if not isinstance(block, list):
+            continue
+        for child in block:
+            _walk_blocks(child, rewrite)
+        if block and isinstance(block[0], ast.stmt):
             kept = rewrite(block)
             setattr(node, field, kept or ([ast.Pass()] if field == "body" else []))
 
 
-def _resolve_imports(tree: ast.Module) -> None:
-    """``import math as m`` and ``from math import isclose`` go; ``m`` and ``isclose`` are
-    written ``math`` and ``math.isclose`` (where the import sits does not matter either)."""
+def _all_statements(node: ast.AST) -> list[ast.AST]:
+    """Every statement under ``node`` (and its except and case clauses)."""
+    out: list[ast.AST] = []
+    stack = [node]
+    while stack:
+        here = stack.pop()
+        out.append(here)
+        for field in (*_BODIES, "handlers", "cases"):
+            block = getattr(here, field, None)
+            if isinstance(block, list):
+                stack += block
+    return out
+
+
+def _imported_names(tree: ast.Module) -> dict[str, ast.expr]:
+    """What each imported name stands for: ``import math as m`` makes ``m`` ``math``, ``from
+    math import isclose`` makes ``isclose`` ``math.isclose`` (where the import sits does not
+    matter; the statements themselves go in _canonical_block)."""
     aliases: dict[str, ast.expr] = {}
-    for node in ast.walk(tree):
+    for node in _all_statements(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -94,11 +112,7 @@ def _resolve_imports(tree: ast.Module) -> None:
                 if alias.name != "*":
                     full = ast.parse(f"{node.module}.{alias.name}", mode="eval").body
                     aliases[alias.asname or alias.name] = full
-    _walk_blocks(
-        tree, lambda block: [s for s in block if not isinstance(s, ast.Import | ast.ImportFrom)]
-    )
-    if aliases:  # the import statements themselves go in _canonical_block
-        _replace_names(tree, aliases)
+    return aliases
 
 
 def _single_return(node: ast.stmt) -> tuple[list[str], ast.expr] | None:
@@ -128,7 +142,7 @@ def _inline_helpers(tree: ast.Module) -> None:
     arguments and the body put in are not inlined again: nested calls cannot multiply."""
     helpers = {
         node.name: found
-        for node in ast.walk(tree)
+        for node in _all_statements(tree)
         if isinstance(node, _FUNCTION) and (found := _single_return(node))
     }
 
@@ -231,22 +245,24 @@ def _shape(node: ast.AST) -> str:
 
 
 def _operands(node: ast.expr, op: type[ast.operator]) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, op):
-        return _operands(node.left, op) + _operands(node.right, op)
-    return [node]
+    """The terms of a chain of one operator (``a + b + c``), left to right, without recursion
+    (a hostile chain may be thousands long)."""
+    out: list[ast.expr] = []
+    stack = [node]
+    while stack:
+        term = stack.pop()
+        if isinstance(term, ast.BinOp) and isinstance(term.op, op):
+            stack += [term.right, term.left]
+        else:
+            out.append(term)
+    return out
 
 
 def _ordered(node: ast.expr) -> ast.expr:
-    """The operands of ``and``, ``or``, ``+``, ``*``, ``==`` and ``!=`` in one order
-    (``b * a + c`` is ``c + a * b``: evaluation order and ``str + str`` are ignored)."""
+    """The operands of ``and``, ``or``, ``==`` and ``!=`` in one order (``+`` and ``*``:
+    _Expressions.visit_BinOp); evaluation order and short-circuits are ignored."""
     if isinstance(node, ast.BoolOp):
         node.values.sort(key=_shape)
-    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mult):
-        op = type(node.op)
-        terms = sorted(_operands(node, op), key=_shape)
-        node = terms[0]
-        for term in terms[1:]:
-            node = ast.BinOp(node, op(), term)
     elif (
         isinstance(node, ast.Compare)
         and len(node.ops) == 1
@@ -276,7 +292,15 @@ def _is_len_zero(node: ast.expr) -> ast.expr | None:
 
 
 class _Expressions(ast.NodeTransformer):
-    """Expression rules, innermost first."""
+    """Expression rules, innermost first; ``aliases``: _imported_names."""
+
+    def __init__(self, aliases: dict[str, ast.expr]) -> None:
+        self.aliases = aliases
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if isinstance(node.ctx, ast.Load) and node.id in self.aliases:
+            return copy.deepcopy(self.aliases[node.id])
+        return node
 
     def visit_Compare(self, node: ast.Compare) -> ast.expr:
         self.generic_visit(node)
@@ -305,11 +329,21 @@ class _Expressions(ast.NodeTransformer):
         return _ordered(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
-        # ``row | {...}`` is ``{**row, ...}``
+        if isinstance(node.op, ast.Add | ast.Mult):
+            # a chain of ``+`` or ``*`` at once, its terms in one order: ``b * a + c`` is
+            # ``c + a * b`` (``str + str`` is ignored)
+            op = type(node.op)
+            terms: list[ast.expr] = [self.visit(term) for term in _operands(node, op)]
+            terms.sort(key=_shape)
+            chain = terms[0]
+            for term in terms[1:]:
+                chain = ast.BinOp(chain, op(), term)
+            return chain
         self.generic_visit(node)
         if isinstance(node.op, ast.BitOr) and isinstance(node.right, ast.Dict):
+            # ``row | {...}`` is ``{**row, ...}``
             return ast.Dict([None, *node.right.keys], [node.left, *node.right.values])
-        return _ordered(node)
+        return node
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
@@ -342,7 +376,7 @@ class _Expressions(ast.NodeTransformer):
 def _canonical_block(block: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for stmt in _split_tuple_assignments(block):
-        if not isinstance(stmt, ast.Import | ast.ImportFrom):  # _resolve_imports read them
+        if not isinstance(stmt, ast.Import | ast.ImportFrom):  # _imported_names read them
             out += _canonical_statement(stmt)
     return _merge_loops(out)
 
