@@ -1,6 +1,6 @@
 """Rewrites a module's syntax tree into one canonical form, so that the rewrites a disguiser
-makes statement by statement (aliases, loop forms, flipped tests, helpers, dead code) print
-the same as the code they disguise.
+makes statement by statement (aliased imports, helpers, loop forms, flipped or swapped
+operands, De Morgan, swapped branches) print the same as the code they disguise.
 
 Only for fingerprinting (pytest_rlsys/similarity.py): the result is never run, so a rule may
 ignore what only NaN or side effects would tell apart (``not a < b`` becomes ``a >= b``).
