@@ -1,5 +1,6 @@
 """What the similarity report adds to `rlsys batch`: comparing a class of N files (every pair,
-plus the references) against grading one submission, in the same run (a ratio, so the
+plus the references) against grading one submission, and against the same comparison without
+the canonical form (pytest_rlsys/similarity_canonical.py), in the same run (ratios, so the
 machine's load cancels out).
 
 Run: .venv/bin/python benchmarks/bench_similarity.py [--count 200]
@@ -36,12 +37,19 @@ def main() -> None:
     began = time.perf_counter()
     grade_file(solution_path(), seed=1)
     one_grading = time.perf_counter() - began
+    canonical = similarity.canonical
+    similarity.canonical = lambda tree: tree  # the method before the canonical form
+    began = time.perf_counter()
+    similarity.compare_class(sources)
+    plain = time.perf_counter() - began
+    similarity.canonical = canonical
     began = time.perf_counter()
     found = similarity.compare_class(sources)
     compare = time.perf_counter() - began
     flagged = sum(f.flagged for f in found.values())
     print(f"one grading (baseline): {one_grading:.2f} s")
     print(f"similarity, {count} files: {compare:.2f} s = {compare / one_grading:.2f} gradings")
+    print(f"without the canonical form: {plain:.2f} s (with it: x{compare / plain:.2f})")
     print(f"flagged: {flagged} of {count} (the set repeats, so most are copies of each other)")
 
 

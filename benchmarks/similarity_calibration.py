@@ -1,0 +1,74 @@
+"""The similarity report's calibration figures per subset of tests/corpora/similarity/ (the
+numbers docs/similarity.md's table gives): the lowest score of each set of copies, the
+highest of independent work, whole and one TODO alone.
+
+Run: .venv/bin/python benchmarks/similarity_calibration.py
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from pytest_rlsys import similarity  # noqa: E402
+from pytest_rlsys.resources import FUNCTIONS  # noqa: E402
+
+CORPORA = HERE.parent / "tests" / "corpora"
+SET = CORPORA / "similarity"
+INDEPENDENT = [
+    *sorted((SET / "independent").glob("*.py")),
+    *sorted((SET / "cleanroom" / "independent").glob("*.py")),
+    CORPORA / "learner_corpus" / "correct.py",
+    CORPORA / "learner_corpus" / "ok_two_pass_fsum.py",
+    HERE.parent / "examples" / "learner_example.py",
+]
+
+
+def one_todo(path: Path, todo: str) -> str:
+    """``path`` with only ``todo`` written (as tests/corpora/test_similarity.py does)."""
+    source = path.read_text("utf-8")
+    keep = [
+        ast.get_source_segment(source, node)
+        for node in ast.parse(source).body
+        if not isinstance(node, ast.FunctionDef) or node.name not in FUNCTIONS or node.name == todo
+    ]
+    return "\n".join(text for text in keep if text)
+
+
+def alone(paths: list[Path]) -> dict[str, float]:
+    """Each file against the references only."""
+    return {
+        p.name: similarity.compare_class({p.name: p.read_text("utf-8")})[p.name].score
+        for p in paths
+    }
+
+
+def line(label: str, scores: dict[str, float]) -> None:
+    flagged = sum(s >= similarity.THRESHOLD for s in scores.values())
+    low, high = min(scores, key=scores.__getitem__), max(scores, key=scores.__getitem__)
+    print(
+        f"{label:34} {flagged:2}/{len(scores):2} flagged  "
+        f"min {scores[low]:.2f} ({low})  max {scores[high]:.2f} ({high})"
+    )
+
+
+def main() -> None:
+    line("own copies", alone(sorted((SET / "copies").glob("*.py"))))
+    line("clean-room copies", alone(sorted((SET / "cleanroom" / "copies").glob("*.py"))))
+    line("clean-room partial", alone(sorted((SET / "cleanroom" / "partial").glob("*.py"))))
+    found = similarity.compare_class({p.name: p.read_text("utf-8") for p in INDEPENDENT})
+    line("independent (class)", {n: f.score for n, f in found.items()})
+    for todo in FUNCTIONS:
+        found = similarity.compare_class({p.name: one_todo(p, todo) for p in INDEPENDENT})
+        line(f"independent, {todo} only", {n: f.score for n, f in found.items()})
+    solutions, chapter = similarity.reference_fingerprints()
+    base = similarity.template_fingerprints()
+    print(f"the two references: {similarity.overlap(solutions - base, chapter - base):.2f}")
+
+
+if __name__ == "__main__":
+    main()
