@@ -8,6 +8,9 @@ numbers ``N`` (keywords, operators, builtins and attribute names stay), comments
 each statement of a function's body is fingerprinted on its own so the order of functions
 and statements does not matter.  Fingerprints the untouched template also has are removed
 first (MOSS's "base file"), so code every learner starts from never counts.
+A second, independent sign is the reference's own sentences: a file that holds three or more
+of its string literals word for word (its error messages, which no docstring dictates) is
+flagged whatever its code score; a rewrite of the code rarely rewrites them too.
 ``copydetect`` itself is not used: it needs numpy, matplotlib, jinja2 and tqdm, too heavy for
 the offline grading kits, and it neither drops a base file's statements by structure nor
 sorts functions.  Calibration and what a score does not prove: docs/similarity.md.
@@ -43,10 +46,23 @@ THRESHOLD = 0.51
 # Fewer fingerprints than this on the smaller side (the untouched template, a one-liner) is
 # too little code to call anything a copy.
 MIN_FINGERPRINTS = 12
-# The exercise is about 10 kB; a file over 256 kB is compared with nothing, so one hostile
-# upload cannot make the class's comparison slow.
-MAX_BYTES = 256 * 1024
-CSV_COLUMNS = ("similar_to", "similarity", "similarity_flagged")
+# Every file the grader reads is compared (grading/grader.py's MAX_SUBMISSION_BYTES, a test
+# keeps the two equal): a smaller limit let a copy padded with comments past it go unseen.
+# Comments and blank lines cost nothing here (the syntax tree drops them); 2 MiB of code
+# costs a few seconds, once per file.
+MAX_BYTES = 2 * 1024 * 1024
+CSV_COLUMNS = ("similar_to", "similarity", "similarity_flagged", "similarity_sentences")
+# A reference's sentence: a whole string literal (no docstring, no f-string piece) of at least
+# this many characters that the template does not contain.  Three shared is the flag: no
+# independent solution of either calibration set shares even one with the chapter's reference
+# (docs/similarity.md); one or two could be a phrase the docstrings suggest.
+MIN_SENTENCE_CHARS = 12
+# A file with more lines of code than this (15 times the exercise's) is fingerprinted from its
+# raw tokens, without the canonical form and the split into statements: those cost about 2 ms
+# a line, and a class of hostile 2 MiB files must not take hours.  Padding a copy past it
+# with dead code keeps the copy's own tokens, which still match (a test pads one).
+MAX_CANONICAL_LINES = 3000
+MIN_SHARED_SENTENCES = 3
 
 REFERENCE = "reference"
 _KEPT_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
@@ -59,22 +75,32 @@ _DROPPED = frozenset(
 
 @dataclass(frozen=True)
 class Similarity:
-    """One submission's closest match: ``closest`` is "reference" or a classmate's name."""
+    """One submission's closest match: ``closest`` is "reference" or a classmate's name;
+    ``score`` is None when the file was not compared (not read: a link, a folder, too big);
+    ``sentences``: how many of a reference's own sentences it holds word for word."""
 
     closest: str | None
-    score: float
+    score: float | None
     flagged: bool
+    sentences: int = 0
 
     def as_dict(self) -> dict[str, object]:
-        return {"closest": self.closest, "score": round(self.score, 3), "flagged": self.flagged}
+        score = None if self.score is None else round(self.score, 3)
+        return {
+            "closest": self.closest,
+            "score": score,
+            "flagged": self.flagged,
+            "sentences": self.sentences,
+        }
 
     def csv_cells(self) -> dict[str, object]:
-        return dict(
-            zip(CSV_COLUMNS, (self.closest or "", round(self.score, 3), self.flagged), strict=True)
-        )
+        if self.score is None:  # not compared: empty cells, not a score of nothing
+            return dict.fromkeys(CSV_COLUMNS, "")
+        values = (self.closest or "", round(self.score, 3), self.flagged, self.sentences)
+        return dict(zip(CSV_COLUMNS, values, strict=True))
 
 
-UNREAD = Similarity(None, 0.0, False)
+UNREAD = Similarity(None, None, False)
 
 
 def _normalised(source: str) -> list[str]:
@@ -135,7 +161,11 @@ def _statements(source: str) -> list[str]:
     """Each statement of each function's body and each other top-level statement, in
     canonical form (similarity_canonical.py) and printed back from its syntax tree without
     docstrings or annotations, so layout, quoting and the order of functions and of a body's
-    statements do not matter; the whole text as one piece if it does not parse."""
+    statements do not matter; the whole text as one piece if it does not parse or is too
+    big for the canonical form."""
+    code_lines = sum(1 for line in source.splitlines() if line.strip()[:1] not in ("", "#"))
+    if code_lines > MAX_CANONICAL_LINES:
+        return [source]
     try:
         tree = canonical(_Plain().visit(ast.parse(source)))
         return [ast.unparse(node) for node in _flat(tree.body) if not _is_docstring(node)]
@@ -161,12 +191,7 @@ def _winnow(tokens: list[str]) -> set[int]:
     hashes, the minimum (a set, so which of equal minima is kept does not matter)."""
     if len(tokens) < K:
         return set()
-    hashes = [
-        int.from_bytes(
-            hashlib.blake2b(" ".join(tokens[i : i + K]).encode(), digest_size=8).digest(), "big"
-        )
-        for i in range(len(tokens) - K + 1)
-    ]
+    hashes = [_hash(" ".join(tokens[i : i + K])) for i in range(len(tokens) - K + 1)]
     windows = range(max(1, len(hashes) - WINDOW + 1))
     return {min(hashes[start : start + WINDOW]) for start in windows}
 
@@ -186,6 +211,38 @@ def _fingerprints_or_empty(source: str) -> frozenset[int]:
         return fingerprints(source)
     except Exception:
         return frozenset()
+
+
+def _hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+
+
+def sentences(source: str, template: str) -> frozenset[int]:
+    """The hashes of the sentences of ``source``: its whole string literals of at least
+    MIN_SENTENCE_CHARS characters (runs of white space as one space), neither a docstring,
+    a piece of an f-string nor text the template holds."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            skipped.update(id(part) for part in node.values)
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and _is_docstring(body[0]):
+            skipped.add(id(body[0].value))
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in skipped
+        ):
+            text = " ".join(node.value.split())
+            if len(text) >= MIN_SENTENCE_CHARS and text not in template:
+                found.add(_hash(text))
+    return frozenset(found)
 
 
 def overlap(a: frozenset[int], b: frozenset[int], floor: float = 0.0) -> float:
@@ -221,11 +278,23 @@ def _read_submission(path: Path | None) -> str | None:
 CHAPTER_FILE = Path(__file__).with_name("similarity_chapter.txt")
 
 
+def _chapter() -> tuple[frozenset[int], frozenset[int]]:
+    """The chapter's printed reference, shipped as hashes only (not as code): its code
+    fingerprints, one hexadecimal number a line, and its sentences, each line "s HASH"."""
+    lines = [line.split() for line in _read(CHAPTER_FILE).splitlines()]
+    code = frozenset(int(words[0], 16) for words in lines if len(words) == 1)
+    said = frozenset(int(words[1], 16) for words in lines if len(words) == 2 and words[0] == "s")
+    return code, said
+
+
 def reference_fingerprints() -> tuple[frozenset[int], ...]:
-    """The fingerprints of each reference: the project's solutions/ and the chapter's printed
-    reference (shipped as fingerprints only, one hexadecimal number a line, not as code)."""
-    chapter = frozenset(int(word, 16) for word in _read(CHAPTER_FILE).split())
-    return fingerprints(_read(solution_path())), chapter
+    """The fingerprints of each reference: the project's solutions/ and the chapter's."""
+    return fingerprints(_read(solution_path())), _chapter()[0]
+
+
+def reference_sentences() -> tuple[frozenset[int], ...]:
+    """The sentences of each reference, in the order of ``reference_fingerprints``."""
+    return sentences(_read(solution_path()), _read(exercise_path())), _chapter()[1]
 
 
 def template_fingerprints() -> frozenset[int]:
@@ -238,10 +307,13 @@ def compare_class(
     references: tuple[frozenset[int], ...] | None = None,
     base: frozenset[int] | None = None,
 ) -> dict[str, Similarity]:
-    """For each named source, its closest match among the references and the others."""
+    """For each named source, its closest match among the references and the others; a
+    source holding MIN_SHARED_SENTENCES of a reference's own sentences is that reference's
+    copy unless a classmate's code is flagged closer."""
     base = template_fingerprints() if base is None else base
     refs = [(REFERENCE, r - base) for r in (references or reference_fingerprints())]
     prints = {name: _fingerprints_or_empty(text) - base for name, text in sources.items()}
+    template, ref_said = _read(exercise_path()), reference_sentences()
     floor = max(len(r) for _, r in refs) / 2
     out: dict[str, Similarity] = {}
     for name, mine in prints.items():
@@ -250,8 +322,21 @@ def compare_class(
             value = overlap(mine, theirs, floor)
             if value > score:
                 closest, score = other, value
-        out[name] = Similarity(closest, score, score >= THRESHOLD)
+        said = _sentences_or_none(sources[name], template)
+        shared = max(len(said & theirs) for theirs in ref_said)
+        if shared >= MIN_SHARED_SENTENCES and not (score >= THRESHOLD and closest != REFERENCE):
+            closest = REFERENCE
+            score = max(overlap(mine, theirs, floor) for _, theirs in refs)
+        flagged = score >= THRESHOLD or (closest == REFERENCE and shared >= MIN_SHARED_SENTENCES)
+        out[name] = Similarity(closest, score, flagged, shared)
     return out
+
+
+def _sentences_or_none(source: str, template: str) -> frozenset[int]:
+    try:  # as _fingerprints_or_empty: no file takes the batch's grades down with it
+        return sentences(source, template)
+    except Exception:
+        return frozenset()
 
 
 def compare_files(files: Mapping[str, Path | None]) -> dict[str, Similarity]:
@@ -265,12 +350,18 @@ def compare_files(files: Mapping[str, Path | None]) -> dict[str, Similarity]:
 def instructor_note(path: Path) -> str:
     """One line for a platform's instructor-only log: this file against the references."""
     found = compare_files({"submission": path})["submission"]
-    if found.closest is None:
+    if found.closest is None or found.score is None:
         return "rlsys similarity (instructors only): not compared (no readable code)"
     verdict = "a near copy, read it" if found.flagged else "not flagged"
+    said = (
+        f" and holds {found.sentences} of its sentences word for word"
+        if found.sentences >= MIN_SHARED_SENTENCES
+        else ""
+    )
     return (
         f"rlsys similarity (instructors only): shares {found.score:.2f} of its code with the "
-        f"reference ({verdict}; flagged at {THRESHOLD:.2f}; it changes no score)"
+        f"reference{said} ({verdict}; flagged at {THRESHOLD:.2f} or at "
+        f"{MIN_SHARED_SENTENCES} sentences; it changes no score)"
     )
 
 
@@ -278,8 +369,15 @@ if __name__ == "__main__":  # python -m pytest_rlsys.similarity FILE (the Grades
     import sys
 
     if sys.argv[1:2] == ["--chapter"]:  # regenerates the shipped fingerprints (a maintainer's)
-        found = fingerprints(Path(sys.argv[2]).read_text("utf-8"))
-        CHAPTER_FILE.write_text("".join(f"{value:016x}\n" for value in sorted(found)))
+        code = Path(sys.argv[2]).read_text("utf-8")
+        said = sentences(code, _read(exercise_path()))
+        from pytest_rlsys.outputs.files import write_atomic
+
+        write_atomic(
+            CHAPTER_FILE,
+            "".join(f"{value:016x}\n" for value in sorted(fingerprints(code)))
+            + "".join(f"s {value:016x}\n" for value in sorted(said)),
+        )
         sys.exit(0)
     for name in sys.argv[1:]:
         say(instructor_note(Path(name)))

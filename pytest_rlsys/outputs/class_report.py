@@ -665,32 +665,50 @@ timed out</h2>{_problems_block(summary)}</section>
 
 
 def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The flagged near copies, one pair a line (instructor-only; docs/similarity.md)."""
-    from pytest_rlsys.similarity import THRESHOLD
+    """The flagged near copies, one pair a line, and the files not compared (instructor-only;
+    docs/similarity.md)."""
+    from pytest_rlsys.similarity import MIN_SHARED_SENTENCES, THRESHOLD
 
-    pairs: dict[frozenset[str], tuple[str, str, float]] = {}
+    pairs: dict[frozenset[str], tuple[str, str, float, int]] = {}
+    unread: list[str] = []
     for row in rows:
         found = row.get("similarity") or {}
-        if found.get("flagged") and found.get("closest"):
+        if found and found.get("score") is None:
+            unread.append(str(row["submission"]))
+        elif found.get("flagged") and found.get("closest"):
             mine, theirs = str(row["submission"]), str(found["closest"])
-            pairs.setdefault(frozenset((mine, theirs)), (mine, theirs, float(found["score"])))
+            said = int(found.get("sentences") or 0)
+            pairs.setdefault(frozenset((mine, theirs)), (mine, theirs, float(found["score"]), said))
     body = "".join(
-        f'<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class="n">{score:.2f}</td></tr>'
-        for a, b, score in sorted(pairs.values(), key=lambda pair: (-pair[2], pair[0]))
+        f'<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class="n">{score:.2f}</td>'
+        f'<td class="n">{said}</td></tr>'
+        for a, b, score, said in sorted(pairs.values(), key=lambda pair: (-pair[2], pair[0]))
     )
+    compared = "compared " if unread else ""
     table = (
         '<table id="similarity-table"><caption>Flagged pairs</caption><thead><tr>'
         '<th scope="col">submission</th><th scope="col">near copy of</th>'
-        f'<th scope="col" class="n">shared code</th></tr></thead><tbody>{body}</tbody></table>'
+        '<th scope="col" class="n">shared code</th>'
+        f'<th scope="col" class="n">reference sentences</th></tr></thead><tbody>{body}'
+        "</tbody></table>"
         if pairs
-        else "<p>No submission is a near copy of the reference or of a classmate.</p>"
+        else f"<p>No {compared}submission is a near copy of the reference or of a classmate.</p>"
+    )
+    not_compared = (
+        '<p id="similarity-unread">Not compared (not read: a link, a folder, a FIFO or a file '
+        f"over the size limit; read them yourself): {_e(', '.join(sorted(unread)))}.</p>"
+        if unread
+        else ""
     )
     return (
         '<section aria-labelledby="h-similarity"><h2 id="h-similarity">Near copies</h2>'
-        '<p class="muted">Shared code: the share of the smaller file\'s fingerprints (winnowed, '
-        f"names and layout ignored) the other has; {THRESHOLD:.2f} or more is flagged. A flag "
-        "is a reason to read both files, not proof of copying: it changes no score.</p>"
-        f"{table}</section>"
+        '<p class="muted">Each file is listed with its closest match only. Shared code: the '
+        "share of the smaller file's fingerprints (winnowed, names and layout ignored) the "
+        f"other has; {THRESHOLD:.2f} or more is flagged. Reference sentences: how many of the "
+        "reference's own string literals (its error messages) the file holds word for word; "
+        f"{MIN_SHARED_SENTENCES} or more is flagged. A flag is a reason to read both files, "
+        "not proof of copying: it changes no score.</p>"
+        f"{table}{not_compared}</section>"
     )
 
 

@@ -177,10 +177,12 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     assert 0.0 <= rows[names[0]]["score"] <= 1.0
     for name in names[1:]:
         assert not rows[name]["flagged"], (name, rows[name])
-    assert rows["link.py"] == rows["fifo.py"] == {"closest": None, "score": 0.0, "flagged": False}
+    unread = {"closest": None, "score": None, "flagged": False, "sentences": 0}
+    assert rows["link.py"] == rows["fifo.py"] == unread
     header, *lines = (tmp_path / "grades.csv").read_text("utf-8").splitlines()
     assert header.endswith(",".join(similarity.CSV_COLUMNS))
-    assert any(re.search(r",reference,[01][.][0-9]+,True$", line) for line in lines), lines
+    assert any(re.search(r",reference,[01][.][0-9]+,True,[0-9]+$", line) for line in lines), lines
+    assert all(line.endswith(",,,") for line in lines if line.startswith(("link", "fifo")))
     page = class_report_html(
         [{"submission": n, "status": "graded", "similarity": s} for n, s in rows.items()], 2
     )
@@ -191,6 +193,7 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     ]
     assert "&lt;i&gt;&quot;x&quot;&amp;.py</td><td>reference</td>" in table
     assert '<i>"x"' not in page and table.count("<tr><td>") == 1
+    assert "Not compared" in page and "fifo.py, link.py" in page
 
 
 def test_the_report_with_no_flag_says_so() -> None:
@@ -236,5 +239,68 @@ def test_a_file_that_breaks_the_fingerprinting_is_compared_with_nothing(
     monkeypatch.setattr(similarity, "fingerprints", breaks_on_bob)
     text = CHAPTER.read_text("utf-8")
     found = similarity.compare_class({"ann.py": text, "bob.py": text + "# bob\n"})
-    assert found["bob.py"] == similarity.Similarity(None, 0.0, False)
+    # No code fingerprints, so no code score; its sentences are still the chapter's.
+    assert found["bob.py"].score == 0.0 and found["bob.py"].sentences >= 3
     assert found["ann.py"].closest == similarity.REFERENCE and found["ann.py"].flagged
+
+
+def test_the_shipped_sentences_are_the_chapter_reference_s() -> None:
+    template = similarity.exercise_path().read_text("utf-8")
+    said = similarity.sentences(CHAPTER.read_text("utf-8"), template)
+    assert similarity.reference_sentences()[1] == said and len(said) >= 2 * 3
+
+
+def test_a_copy_that_keeps_the_reference_s_sentences_is_flagged_whatever_its_code(
+    tmp_path: Path,
+) -> None:
+    # The code rewritten past the code score (here: every statement gone but the raises),
+    # three of the chapter's own error messages kept word for word.
+    messages = re.findall(r"ValueError\('([^']+)'\)", CHAPTER.read_text("utf-8"))
+    body = "".join(
+        f"    if x == {i}:\n        raise ValueError({m!r})\n" for i, m in enumerate(messages)
+    )
+    kept = "def check(x):\n" + body
+    found = similarity.compare_class({"k.py": kept})["k.py"]
+    assert found.flagged and found.closest == similarity.REFERENCE
+    assert found.sentences == len(messages) >= 3
+    two = "def check(x):\n" + "".join(body.splitlines(keepends=True)[:4])
+    assert not similarity.compare_class({"t.py": two})["t.py"].flagged  # two can be chance
+    (tmp_path / "k.py").write_text(kept, "utf-8")
+    note = similarity.instructor_note(tmp_path / "k.py")
+    assert f"holds {len(messages)} of its sentences word for word (a near copy" in note
+
+
+@pytest.mark.parametrize("where", ["docstring", "template", "f-string", "short"])
+def test_what_is_not_a_sentence(where: str) -> None:
+    template = "Raises ValueError: stage rates must be positive and finite.\n"
+    source = {
+        "docstring": 'def f():\n    "the reference says this at length"\n',
+        "template": "x = 'stage rates must be positive and finite'\n",
+        "f-string": "x = f'the reference says {x} at length'\n",
+        "short": "x = 'too short'\n",
+    }[where]
+    assert similarity.sentences(source, template) == frozenset()
+    assert similarity.sentences("x = 'the reference says this at length'\n", template)
+
+
+def test_every_file_the_grader_reads_is_compared() -> None:
+    from pytest_rlsys.grading.grader import MAX_SUBMISSION_BYTES
+
+    assert similarity.MAX_BYTES == MAX_SUBMISSION_BYTES
+
+
+def test_a_copy_padded_with_comments_is_still_compared(tmp_path: Path) -> None:
+    padded = tmp_path / "b.py"
+    padded.write_text(CHAPTER.read_text("utf-8") + "# pad\n" * 60_000)  # ~360 kB
+    found = similarity.compare_files({"b.py": padded})["b.py"]
+    assert found.flagged and found.closest == similarity.REFERENCE, found
+
+
+def test_a_copy_padded_with_dead_code_past_the_canonical_form_is_still_flagged() -> None:
+    dead = "".join(
+        f"def _dead{i}(a, b):\n    c = [x * 2 for x in a if x > b]\n    return len(c)\n"
+        for i in range(similarity.MAX_CANONICAL_LINES)
+    )
+    found = similarity.compare_class({"p.py": dead + CHAPTER.read_text("utf-8")})["p.py"]
+    # by its code alone (its raw tokens), not only by its sentences
+    assert found.closest == similarity.REFERENCE and found.score >= similarity.THRESHOLD, found
