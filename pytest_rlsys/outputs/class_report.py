@@ -11,14 +11,6 @@ has a real ``<table>`` with the same numbers next to it, and no chart relies on
 colour (bars carry their numbers). Learner-derived strings (submission names,
 messages) are HTML-escaped on the way out; names come from the instructor's folder
 (the row's ``submission``), never from paths inside the reports.
-
-Public API::
-
-    ClassSummary, Histogram, CategoryFailures, Problem
-    summarize(rows, seed) -> ClassSummary        # plain data, what the page shows
-    render_html(summary) -> str
-    class_report_html(rows, seed) -> str
-    write_class_report(path, rows, seed)         # atomic write; raises OSError
 """
 
 from __future__ import annotations

@@ -15,16 +15,6 @@ Adapters are hashed by the rule of ``gpu/rlsys_closure/lora.py``
 each its name, ``repr`` of its shape tuple and its float32 bytes. It is
 re-implemented here on the safetensors format itself so that checking needs
 neither torch nor safetensors (a test pins both to the same vector).
-
-Public API::
-
-    ARTEFACT_LAYOUT, ADAPTER_WEIGHTS
-    ArtefactError
-    normalize_lora_name(name) -> str
-    lora_sha256(tensors: Iterable[(name, shape, float32 bytes)]) -> str
-    adapter_sha256(adapter_dir, *, max_bytes=...) -> str
-    read_samples_jsonl(path, *, max_bytes=...) -> list[dict]
-    artefact_problems(doc, root) -> dict[check name, list[str]]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ wording of numbers), ``identity`` (config hashes and diffs), ``machine`` (the ro
 engine's sleep/wake machine per engine, from verl 0.9.1), ``cards`` (the GPU table),
 ``coherence`` (training and sync coherence, placeholder digests), ``timeline`` (phase
 windows, the sample series, the phases table), then the checks: ``claims``, ``phases``,
-``engine``, ``sampling``. This package re-exports the public API below.
+``engine``, ``sampling``. This package re-exports their public API (``__all__``).
 The runner (``gpu/rlsys_closure``) calls them to write ``system_decision`` and the
 grader calls them to check it, so both compute every check the same way.
 Input is a document that is valid against its schema (``pt-verl-closure/1``); the
@@ -21,23 +21,6 @@ memory that must move or must not (resume_calls), workload equal to the configs
 (config_paired), a status and a training/sync record that agree with the
 evidence (update_and_sync), real digests (the hash checks). Every message names the
 group, the phase and the numbers.
-
-Public API::
-
-    CHECK_NAMES, PHASE_NAMES, REQUIRED_PHASE_ORDER, SYNC_SUB_PHASES, FREE_CACHE_ENGINE_PATH
-    TOP_LEVEL_ORDER, and the rules' limits (GAP_FACTOR, MEDIAN_TOLERANCE, BOUNDARY_REACH,
-    RESUME_LEAD_S, GPU_CEILING_MB, HOST_CEILING_MB, SLEEP_DROP_MB, CLOCK_SKEW_S, EARLIEST_RUN)
-    CheckResult(passed: bool, detail: str)
-    derive_checks(doc) -> dict[str, CheckResult]        # never raises
-    record_problems(doc) -> list[str]   # what refutes the status / failure record
-    hash_pair(a, b) -> (a shown, b shown, where they differ)
-    derive_measurements(doc) -> dict
-    CHECK_FUNCTIONS: dict[str, Callable[[doc], CheckResult]]   # one per check
-    config_sha256(config) -> str
-    config_diff(a, b) -> list[str]
-    phase_windows(events) -> dict[str, tuple[float, float]]
-    summarize_phases(events, samples, actor_memory=None) -> dict[str, dict]
-    whole_run_peak(samples, phases) -> tuple[float | None, str | None]
 
 Writing a result (the runner), per group then for the pair::
 
