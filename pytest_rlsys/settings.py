@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from pytest_rlsys.grading.request import GradingRequest
 
 __all__ = [
-    "LIMIT_SETTINGS",
     "OPTIONS",
     "Option",
     "OutputPathError",
@@ -167,16 +166,13 @@ def _require_fence(text: str) -> str:
     return text
 
 
-def _lang(text: str) -> str:
-    if text not in ("zh", "en"):
-        raise ValueError("must be 'zh' or 'en'")
-    return text
+def _either(a: str, b: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in (a, b):
+            raise ValueError(f"must be {a!r} or {b!r}")
+        return text
 
-
-def _group(text: str) -> str:
-    if text not in ("release", "retain"):
-        raise ValueError("must be 'release' or 'retain'")
-    return text
+    return parse
 
 
 def _child_user(text: str) -> str:
@@ -369,7 +365,7 @@ OPTIONS: tuple[Option, ...] = (
         "lang",
         "zh|en",
         "Language of learner feedback: zh or en (default: from the locale).",
-        _lang,
+        _either("zh", "en"),
         pytest=True,
         ini=True,
         commands=BOTH,
@@ -489,7 +485,7 @@ OPTIONS: tuple[Option, ...] = (
         "group",
         "release|retain",
         "Which group of the result file to read (default {default}).",
-        _group,
+        _either("release", "retain"),
         commands=("ledger",),
         default="release",
     ),
@@ -541,9 +537,6 @@ OPTIONS: tuple[Option, ...] = (
         commands=("result",),
     ),
 )
-
-# The settings that shape the child's limits.
-LIMIT_SETTINGS = tuple(o.name for o in OPTIONS if o.record and o.record[0] == "limits")
 
 
 def by_name(name: str) -> Option:
