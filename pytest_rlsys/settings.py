@@ -184,10 +184,12 @@ def _child_user(text: str) -> str:
     return text
 
 
-def parse_hidden_visibility(text: str) -> Any:
-    from pytest_rlsys.outputs.registry import parse_hidden_visibility as parse
+def _hidden_visibility(text: str) -> str:
+    from pytest_rlsys.grading.scoring import PLATFORM_VISIBILITIES
 
-    return parse(text)
+    if text not in PLATFORM_VISIBILITIES:
+        raise ValueError(f"must be one of {', '.join(PLATFORM_VISIBILITIES)}")
+    return text
 
 
 # -- the table ---------------------------------------------------------------------------
@@ -331,7 +333,7 @@ OPTIONS: tuple[Option, ...] = (
         "Gradescope visibility of the hidden cases: visible, after_due_date, "
         "after_published or hidden (default {default}; rlsys kit gradescope: what its "
         "run_autograder grades with).",
-        parse_hidden_visibility,
+        _hidden_visibility,
         pytest=True,
         ini=True,
         commands=("grade", "kit"),
