@@ -157,7 +157,7 @@ class GradingSession:
         and failures, the result file's errors and notes, write and cleanup problems,
         and the Points line, always last."""
         report = self.final or self.build_report()
-        text = terminal.LABELS.get(self.lang, terminal.LABELS["en"])
+        text = terminal.labels(self.lang)
 
         def fit(line: str) -> str:
             line = clean(line, newlines=False)  # result-file text and paths are not ours
