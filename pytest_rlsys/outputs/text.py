@@ -12,16 +12,13 @@ import json
 import math
 from typing import Any
 
-from pytest_rlsys.escaping import SAFE_BLOCKS, clean, clean_line, clean_output, csv_cell, is_clean
+from pytest_rlsys.escaping import SAFE_BLOCKS, clean, is_clean
 
 __all__ = [
     "SAFE_BLOCKS",
     "clean",
-    "clean_line",
-    "clean_output",
     "clean_tree",
     "clip",
-    "csv_cell",
     "dump_json",
     "is_clean",
     "js_number",

@@ -17,11 +17,7 @@ from typing import Any
 
 from pytest_rlsys.grading.outcomes import CallOutcome
 from pytest_rlsys.grading.verdicts import (
-    HIDDEN_KIND,
-    HIDDEN_KINDS,
     PASSED,
-    PROBLEM_KINDS,
-    HiddenKind,
     ProblemKind,
     Verdict,
     schema_path,
@@ -31,18 +27,14 @@ from pytest_rlsys.resources import FUNCTIONS, solution_path
 
 __all__ = [
     "FUNCTIONS",
-    "HIDDEN_KIND",
-    "HIDDEN_KINDS",
     "PARAMETERS",
     "PASSED",
-    "PROBLEM_KINDS",
     "RESULT_KEYS",
     "SECTIONS",
     "SECTION_OF",
     "Call",
     "Case",
     "Check",
-    "HiddenKind",
     "ProblemKind",
     "Verdict",
     "load_reference",
