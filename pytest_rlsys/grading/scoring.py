@@ -16,6 +16,7 @@ from pytest_rlsys.grading.verdicts import ValueDiff
 from pytest_rlsys.messages import Msg, Said
 
 __all__ = [
+    "GRADER_FAULT",
     "OUTPUT_KINDS",
     "PLATFORM_VISIBILITIES",
     "SCORE_SCHEMA_ID",
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 SCORE_SCHEMA_ID = "https://rlsys.invalid/schemas/rlsys-score.v1.json"
+GRADER_FAULT = "internal grader error"  # how a note of a grader fault starts
 
 # How one case ended.  "not_run": never tried (budget, deselected, self-check); it counts 0.
 Status = Literal["passed", "failed", "error", "timeout", "not_run"]
@@ -145,6 +147,7 @@ class ScoreReport:
     submission: str | None
     submission_sha256: str | None
     battery_sha256: str | None
+    # Instructor detail (how the grader ran), but for the notes that start GRADER_FAULT.
     notes: list[str] = field(default_factory=list)
     ran_as: Said | None = None  # who the submission ran as (a note for instructors)
     ungraded_cents: int = 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.grading.scoring import GRADER_FAULT, CaseResult, ScoreReport
 from pytest_rlsys.messages import (
     HIDDEN_GROUP,
     HIDDEN_NOTE,
@@ -20,7 +20,6 @@ from pytest_rlsys.outputs.wording import category, message, shared_message
 
 __all__ = [
     "CONTINUED",
-    "GRADER_FAULT",
     "LABELS",
     "WIDTH",
     "call_lines",
@@ -105,7 +104,6 @@ LABELS = {
         "hidden": "只向教师",
     },
 }
-GRADER_FAULT = "internal grader error"  # the notes a learner is shown (grader.py writes them)
 # The learner's terminal (rules):
 # - The grader's own text is wrapped, never cut, at the terminal's width (WIDTH when it
 #   is not known, e.g. a log).  Every continuation line starts with its line's indent and
