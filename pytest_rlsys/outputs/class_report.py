@@ -223,21 +223,13 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
             if (p := _pct(row.get("score"), row.get("max_score"))) is not None
         ),
     )
-    section_names: list[str] = []
-    for _, _, rep in graded:
-        for section in rep.get("sections", {}):
-            if section not in section_names:
-                section_names.append(section)
     histograms = [overall]
-    for section in sorted(section_names):
-        values = []
-        for _, _, rep in graded:
-            entry = rep.get("sections", {}).get(section)
-            if isinstance(entry, Mapping):
-                pct = _pct(entry.get("score"), entry.get("max_score"))
-                if pct is not None:
-                    values.append(pct)
-        histograms.append(_histogram(TODO_OF.get(section, section), values))
+    for section in sorted({s for _, _, rep in graded for s in rep.get("sections", {})}):
+        entries = (rep.get("sections", {}).get(section) for _, _, rep in graded)
+        pcts = (_pct(e.get("score"), e.get("max_score")) for e in entries if isinstance(e, Mapping))
+        histograms.append(
+            _histogram(TODO_OF.get(section, section), (p for p in pcts if p is not None))
+        )
 
     # Hidden categories: among submissions that loaded, in the TODOs they attempted,
     # cases that ran to an answer. A TODO still raising NotImplementedError, or a
