@@ -14,7 +14,7 @@ from pytest_rlsys.grading.grader import Grader, SubmissionPathError, open_grader
 from pytest_rlsys.grading.isolation import ChildProcess
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric
-from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.grading.scoring import CaseResult, ScoreReport, as_status
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import classroom, terminal
 from pytest_rlsys.outputs.files import write_outputs
@@ -52,11 +52,7 @@ def grade_result(path: Path, rubric: Rubric) -> ResultSection:
             section="gpu_result",
             visibility="visible",
             max_cents=round(c.max_score * 100),
-            status="passed"
-            if c.status == "passed"
-            else "failed"
-            if c.status == "failed"
-            else "error",
+            status=as_status(c.status if c.status in ("passed", "failed") else "error"),
             note=c.message,  # the check's own account (English, as result files are)
             category=Msg.same(c.id.split(".", 1)[-1]),
         )
