@@ -41,7 +41,6 @@ __all__ = [
     "plain",
     "run_reference",
     "schema_path",
-    "show_full",
 ]
 
 SECTIONS = {"todo1": "pipeline_capacity", "todo2": "transfer_ledger", "todo3": "evaluate_topology"}
@@ -94,14 +93,9 @@ class Call:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def render(self) -> str:
-        parts = [show_full(a) for a in self.args]
-        parts += [f"{k}={show_full(v)}" for k, v in self.kwargs.items()]
+        """The call as Python source (the inputs are small literals), for visible feedback."""
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
         return f"{self.func}({', '.join(parts)})"
-
-
-def show_full(value: Any) -> str:
-    """Python-literal rendering of a (small) input, for visible feedback."""
-    return repr(value)
 
 
 Check = Callable[[Sequence[CallOutcome]], Verdict]
