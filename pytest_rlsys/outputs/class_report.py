@@ -24,6 +24,7 @@ from typing import Any
 
 from pytest_rlsys import __version__
 from pytest_rlsys.escaping import clean
+from pytest_rlsys.grading.scoring import bounded
 from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
 from pytest_rlsys.outputs.files import write_atomic
 
@@ -113,8 +114,7 @@ def _histogram(title: str, percents: Iterable[float]) -> Histogram:
 
 
 def _short(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return bounded(" ".join(str(text).split()), limit)
 
 
 def _load_failure(report: Mapping[str, Any]) -> str | None:
