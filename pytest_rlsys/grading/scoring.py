@@ -98,6 +98,7 @@ def bounded(text: str, limit: int) -> str:
 
 
 UNNAMED = Msg("", "")
+_SECTION_COUNTS = ("score", "max_score", "passed", "cases", "not_run", "not_implemented")
 
 
 @dataclass(frozen=True)
@@ -165,19 +166,10 @@ class ScoreReport:
     fence: dict[str, Any] | None = None
 
     def sections(self) -> dict[str, dict[str, Any]]:
+        """Per section: points (score, max_score) and counts of its cases."""
         out: dict[str, dict[str, Any]] = {}
         for case in self.cases:
-            entry = out.setdefault(
-                case.section,
-                {
-                    "score": 0,
-                    "max_score": 0,
-                    "passed": 0,
-                    "cases": 0,
-                    "not_run": 0,
-                    "not_implemented": 0,
-                },
-            )
+            entry = out.setdefault(case.section, dict.fromkeys(_SECTION_COUNTS, 0))
             entry["score"] += case.cents
             entry["max_score"] += case.max_cents
             entry["cases"] += 1
