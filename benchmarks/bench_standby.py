@@ -9,9 +9,10 @@ gives no child, so ``open_grader`` starts one itself.  Prints the median and min
 time of each and the ratio off/on: the issue's bar for keeping ahead.py is a gain of
 10 % on one grade or on a batch, a ratio of 1.10 or more.
 
-Measured (2 cores shared by several engineers, load 7-8, one run each): 16 submissions,
-6 pairs: median off/on 1.08 (min 1.03); 48 submissions, 8 pairs: median 1.16 (min 1.08),
-the same scores both ways.  Above the bar on a class-sized batch, so the pool stays.
+Measured (2 cores shared by several engineers, load 7-9), median off/on per run:
+16 submissions: 1.08 (6 pairs), 1.07 (2 pairs); 48 submissions: 1.16 (8 pairs), 1.01
+(8 pairs), 1.13 (10 pairs); the same scores both ways every time.  Above the bar in two of
+three class-sized runs (median of the three 1.13), so the pool stays; a noisy margin.
 """
 
 from __future__ import annotations
