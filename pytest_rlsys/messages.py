@@ -5,8 +5,10 @@ from __future__ import annotations
 import locale
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+_FIELD = re.compile(r"\{(\w+)\}")
 TODO_OF = {"todo1": "TODO 1", "todo2": "TODO 2", "todo3": "TODO 3", "gpu_result": "GPU result"}
 _SECTION_ZH = {"gpu_result": "GPU 结果"}
 
@@ -25,6 +27,11 @@ class Msg:
 
     def get(self, lang: str) -> str:
         return self.zh if lang == "zh" else self.en
+
+    def fill(self, lang: str, fields: Mapping[str, str]) -> str:
+        """The words in ``lang``, each ``{name}`` in ``fields`` filled in one pass over the
+        template: a value (the submission's text, say) is never searched for fields."""
+        return _FIELD.sub(lambda m: fields.get(m.group(1), m.group(0)), self.get(lang))
 
     @classmethod
     def same(cls, text: str) -> Msg:
@@ -148,9 +155,6 @@ def claim_text(claim: str, lang: str) -> str:
     return claim
 
 
-_FIELD = re.compile(r"\{(\w+)\}")
-
-
 @dataclass(frozen=True)
 class Said:
     """One of the grader's own sentences as a fact: its key in ``SAID_WORDS`` and the
@@ -163,10 +167,7 @@ class Said:
 
     def text(self, lang: str) -> str:
         fields = {k: v.text(lang) if isinstance(v, Said) else v for k, v in self.values}
-        # One pass over the template: a value (the submission's text) is never searched.
-        return _FIELD.sub(
-            lambda m: fields.get(m.group(1), m.group(0)), SAID_WORDS[self.key].get(lang)
-        )
+        return SAID_WORDS[self.key].fill(lang, fields)
 
 
 def said(key: str, **values: str | int | float | Said) -> Said:

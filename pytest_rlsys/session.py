@@ -14,7 +14,7 @@ from pytest_rlsys.grading.grader import Grader, SubmissionPathError, open_grader
 from pytest_rlsys.grading.isolation import ChildProcess
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric
-from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, ScoreReport
+from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, ScoreReport, as_status
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import classroom, terminal
 from pytest_rlsys.outputs.files import write_outputs
@@ -52,11 +52,7 @@ def grade_result(path: Path, rubric: Rubric) -> ResultSection:
             section="gpu_result",
             visibility="visible",
             max_cents=round(c.max_score * 100),
-            status="passed"
-            if c.status == "passed"
-            else "failed"
-            if c.status == "failed"
-            else "error",
+            status=as_status(c.status if c.status in ("passed", "failed") else "error"),
             # The check's own account (English, as result files are), shortened at a
             # problem's end: the terminal caps a message, and a cut one hides its end.
             note=whole_problems(c.message, MAX_MESSAGE_CHARS),
@@ -159,7 +155,7 @@ class GradingSession:
         and failures, the result file's errors and notes, write and cleanup problems,
         and the Points line, always last."""
         report = self.final or self.build_report()
-        text = terminal.LABELS.get(self.lang, terminal.LABELS["en"])
+        text = terminal.labels(self.lang)
 
         def fit(line: str) -> list[str]:
             # Result-file text and paths are not ours: one line, inert, then wrapped at

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from pytest_rlsys.grading.request import GradingRequest
 
 __all__ = [
-    "LIMIT_SETTINGS",
     "OPTIONS",
     "Option",
     "OutputPathError",
@@ -167,16 +166,13 @@ def _require_fence(text: str) -> str:
     return text
 
 
-def _lang(text: str) -> str:
-    if text not in ("zh", "en"):
-        raise ValueError("must be 'zh' or 'en'")
-    return text
+def _either(a: str, b: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in (a, b):
+            raise ValueError(f"must be {a!r} or {b!r}")
+        return text
 
-
-def _group(text: str) -> str:
-    if text not in ("release", "retain"):
-        raise ValueError("must be 'release' or 'retain'")
-    return text
+    return parse
 
 
 def _child_user(text: str) -> str:
@@ -188,10 +184,12 @@ def _child_user(text: str) -> str:
     return text
 
 
-def parse_hidden_visibility(text: str) -> Any:
-    from pytest_rlsys.outputs.registry import parse_hidden_visibility as parse
+def _hidden_visibility(text: str) -> str:
+    from pytest_rlsys.grading.scoring import PLATFORM_VISIBILITIES
 
-    return parse(text)
+    if text not in PLATFORM_VISIBILITIES:
+        raise ValueError(f"must be one of {', '.join(PLATFORM_VISIBILITIES)}")
+    return text
 
 
 # -- the table ---------------------------------------------------------------------------
@@ -335,7 +333,7 @@ OPTIONS: tuple[Option, ...] = (
         "Gradescope visibility of the hidden cases: visible, after_due_date, "
         "after_published or hidden (default {default}; rlsys kit gradescope: what its "
         "run_autograder grades with).",
-        parse_hidden_visibility,
+        _hidden_visibility,
         pytest=True,
         ini=True,
         commands=("grade", "kit"),
@@ -369,7 +367,7 @@ OPTIONS: tuple[Option, ...] = (
         "lang",
         "zh|en",
         "Language of learner feedback: zh or en (default: from the locale).",
-        _lang,
+        _either("zh", "en"),
         pytest=True,
         ini=True,
         commands=BOTH,
@@ -489,7 +487,7 @@ OPTIONS: tuple[Option, ...] = (
         "group",
         "release|retain",
         "Which group of the result file to read (default {default}).",
-        _group,
+        _either("release", "retain"),
         commands=("ledger",),
         default="release",
     ),
@@ -541,9 +539,6 @@ OPTIONS: tuple[Option, ...] = (
         commands=("result",),
     ),
 )
-
-# The settings that shape the child's limits.
-LIMIT_SETTINGS = tuple(o.name for o in OPTIONS if o.record and o.record[0] == "limits")
 
 
 def by_name(name: str) -> Option:

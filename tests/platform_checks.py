@@ -112,7 +112,7 @@ def check_gradescope(text: str, report: ScoreReport, options: RenderOptions) -> 
         for case in held:
             if case.status not in ("passed", "not_run") and category(case, options.lang):
                 assert f"{category(case, options.lang)} (" not in body, category(case, options.lang)
-        label = terminal.LABELS.get(options.lang, terminal.LABELS["en"])
+        label = terminal.labels(options.lang)
         assert label["hidden_failed"].split("{")[0] not in body
         if held:
             shown = sum(c.max_cents for c in report.cases if c.visibility != "hidden")

@@ -33,7 +33,6 @@ COMMANDS = (
     ("kit", "PLATFORM DIR", "an autograder kit: gradescope|prairielearn|classroom"),
     ("fence", "", "the fence a submission runs behind on this machine"),
 )
-DELEGATED = ("closure",)
 
 USAGE = (
     "usage: rlsys COMMAND [ARGS...]\n\ncommands:\n"
@@ -47,13 +46,6 @@ USAGE = (
     )
     + "\n  (closure, the GPU runner, has its own: rlsys closure --help)\n"
 )
-
-
-def _delegate(command: str) -> Callable[[Sequence[str]], int]:
-    # Imported lazily: the GPU runner is an optional part that must not break the others.
-    from rlsys_closure.cli import main as closure_main
-
-    return closure_main
 
 
 def build_parser() -> Parser:
@@ -181,8 +173,11 @@ def _run(args: list[str]) -> int:
     if not args or args[0] in {"-h", "--help", "help"}:
         say(USAGE, err=not args, end="")
         return ExitCode.OK if args else ExitCode.USAGE
-    if args[0] in DELEGATED:
-        return _delegate(args[0])(args[1:])
+    if args[0] == "closure":
+        # Imported here: the GPU runner is an optional part that must not break the others.
+        from rlsys_closure.cli import main as closure_main
+
+        return closure_main(args[1:])
     if args[0] not in {name for name, _, _ in COMMANDS}:
         raise UsageError(f"unknown command {args[0]!r}\n\n{USAGE}")
     try:

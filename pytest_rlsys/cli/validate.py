@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,6 @@ if TYPE_CHECKING:  # imported when a command runs, not when any rlsys parser is 
     from pytest_rlsys.resultfile.loading import LoadedResult
 
 __all__ = [
-    "RENDERERS",
     "RESULT_EXIT_CODES",
     "RESULT_MEANINGS",
     "format_grade",
@@ -59,12 +58,9 @@ def _file_record(loaded: LoadedResult) -> dict[str, Any]:
     }
 
 
-def render_json(results: Sequence[LoadedResult], max_errors: int = 0) -> str:
-    """``{"valid": bool, "files": [{"file", "valid", ..., "errors": [{"path", "message"}]}]}``.
-
-    Every error is listed (``max_errors`` only shortens the text output).
-    """
-    del max_errors
+def render_json(results: Sequence[LoadedResult]) -> str:
+    """``{"valid": bool, "files": [{"file", "valid", ..., "errors": [{"path", "message"}]}]}``,
+    every error listed (``--max-errors`` shortens the text output only)."""
     payload = {
         "valid": all(result.ok for result in results),
         "files": [_file_record(result) for result in results],
@@ -99,13 +95,6 @@ def render_text(results: Sequence[LoadedResult], max_errors: int = 100) -> str:
     return "\n".join(lines) + "\n"
 
 
-# Output name -> renderer; the only places that turn problems into text.
-RENDERERS: dict[str, Callable[[Sequence[LoadedResult], int], str]] = {
-    "text": render_text,
-    "json": render_json,
-}
-
-
 def validate(args: argparse.Namespace) -> ExitCode:
     """``rlsys validate FILE...``: OK when every file is valid, else FAILED."""
     from pytest_rlsys.resultfile.loading import load_result_file  # never the checks
@@ -114,10 +103,9 @@ def validate(args: argparse.Namespace) -> ExitCode:
         load_result_file(name, max_bytes=_max_bytes(args), limit_option=LIMIT_OPTION)
         for name in args.files
     ]
-    render = RENDERERS["json" if args.json else "text"]
     # The file's own keys and values reach these lines: the one escaping rule, at the
     # edge, for every line either command prints.
-    say(render(results, args.max_errors), end="")
+    say(render_json(results) if args.json else render_text(results, args.max_errors), end="")
     sys.stdout.flush()  # a closed pipe is met here, inside the one BrokenPipe path
     return ExitCode.OK if all(r.ok for r in results) else ExitCode.FAILED
 

@@ -25,6 +25,7 @@ from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import (
+    GRADER_FAULT,
     MAX_MESSAGE_CHARS,
     MAX_SHOWN_CHARS,
     CaseResult,
@@ -238,7 +239,7 @@ class Grader:
         # Which exception a hidden case provoked could be the submission's choice: the
         # note names it for visible cases only.
         name = type(exc).__name__ if case.visibility == "visible" else "hidden case"
-        self.notes.append(f"internal grader error in case {case.id}: {name}")
+        self.notes.append(f"{GRADER_FAULT} in case {case.id}: {name}")
         # The grader's own exception class: never the submission's.
         return self._result(case, Verdict("error", "grader_fault", exc_type=type(exc).__name__))
 

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.escaping import clean_line
-from pytest_rlsys.escaping import clean_output as _clean_output
 from pytest_rlsys.grading import fence, identity, leftovers, supervision
 from pytest_rlsys.grading.comparison import NONPLAIN_MARK
 from pytest_rlsys.grading.fence import fence_arguments
@@ -50,10 +49,6 @@ class ProtocolError(Exception):
     pass
 
 
-# Child-supplied text: the one escaping rule (``pytest_rlsys.escaping``).
-clean_text, clean_output = clean_line, _clean_output
-
-
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -62,7 +57,7 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         if key == NONPLAIN_MARK:
             # A type name, shown in visible messages: a bounded string, whatever was sent
             # (a forged list here once made a score file of 830 MB).
-            value = clean_text(value, 200) if type(value) is str else "object"
+            value = clean_line(value, 200) if type(value) is str else "object"
         out[key] = value
     return out
 
@@ -470,19 +465,19 @@ class ChildProcess:
         error: dict[str, Any] = reply["error"] if type(reply.get("error")) is dict else {}
         line = reply.get("line") if type(reply.get("line")) is int else None
         text: str = reply["text"] if type(reply.get("text")) is str else ""
-        exc_type = clean_text(_text(error.get("type"), "Error"), 200)
+        exc_type = clean_line(_text(error.get("type"), "Error"), 200)
         account = said(
-            "load_raised", exc=exc_type, message=clean_text(_text(error.get("message"), ""))
+            "load_raised", exc=exc_type, message=clean_line(_text(error.get("message"), ""))
         )
         if reply.get("stage") == "syntax" and line is not None and text.strip():
             # str(SyntaxError) already names the line; add the offending source text.
             account = Said(
                 "load_raised_at",
-                (*account.values, ("line", str(line)), ("text", clean_text(text.strip(), 200))),
+                (*account.values, ("line", str(line)), ("text", clean_line(text.strip(), 200))),
             )
         return SubmissionLoad(
             False,
-            stage=clean_text(str(reply.get("stage", "import")), 20),
+            stage=clean_line(str(reply.get("stage", "import")), 20),
             said=account,
             line=line,
             exc_type=exc_type,
@@ -579,11 +574,11 @@ class ChildProcess:
             "raised",
             args_after=args_after,
             seconds=seconds,
-            exc_type=clean_text(_text(error.get("type"), "?"), 200),
+            exc_type=clean_line(_text(error.get("type"), "?"), 200),
             value_error=error.get("value_error") is True,
             not_implemented=error.get("not_implemented") is True,
             is_exception=error.get("exception") is not False,
-            message=clean_text(_text(error.get("message"), "")),
+            message=clean_line(_text(error.get("message"), "")),
             line=_line_number(error.get("line")),
         )
 

@@ -16,6 +16,7 @@ from pytest_rlsys.grading.verdicts import ValueDiff
 from pytest_rlsys.messages import Msg, Said
 
 __all__ = [
+    "GRADER_FAULT",
     "OUTPUT_KINDS",
     "PLATFORM_VISIBILITIES",
     "SCORE_SCHEMA_ID",
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 SCORE_SCHEMA_ID = "https://rlsys.invalid/schemas/rlsys-score.v1.json"
+GRADER_FAULT = "internal grader error"  # how a note of a grader fault starts
 
 # How one case ended.  "not_run": never tried (budget, deselected, self-check); it counts 0.
 Status = Literal["passed", "failed", "error", "timeout", "not_run"]
@@ -96,6 +98,7 @@ def bounded(text: str, limit: int) -> str:
 
 
 UNNAMED = Msg("", "")
+_SECTION_COUNTS = ("score", "max_score", "passed", "cases", "not_run", "not_implemented")
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ class ScoreReport:
     submission: str | None
     submission_sha256: str | None
     battery_sha256: str | None
+    # Instructor detail (how the grader ran), but for the notes that start GRADER_FAULT.
     notes: list[str] = field(default_factory=list)
     ran_as: Said | None = None  # who the submission ran as (a note for instructors)
     ungraded_cents: int = 0
@@ -162,19 +166,10 @@ class ScoreReport:
     fence: dict[str, Any] | None = None
 
     def sections(self) -> dict[str, dict[str, Any]]:
+        """Per section: points (score, max_score) and counts of its cases."""
         out: dict[str, dict[str, Any]] = {}
         for case in self.cases:
-            entry = out.setdefault(
-                case.section,
-                {
-                    "score": 0,
-                    "max_score": 0,
-                    "passed": 0,
-                    "cases": 0,
-                    "not_run": 0,
-                    "not_implemented": 0,
-                },
-            )
+            entry = out.setdefault(case.section, dict.fromkeys(_SECTION_COUNTS, 0))
             entry["score"] += case.cents
             entry["max_score"] += case.max_cents
             entry["cases"] += 1

@@ -71,8 +71,8 @@ ProblemKind = Literal[
 # The words a hidden case may say: each kind folds into one of these, and a value's
 # path into the nearest path of the battery's own result schema (``schema_path``; for
 # ``mutated_input`` the name of the first parameter changed, from the battery's list).
-HiddenKind = Literal[
-    "passed",
+# The kinds of a value's problem at a path (all, with mutated_input, in PATH_KINDS).
+_ValueKind = Literal[
     "wrong_value",
     "wrong_order",
     "missing_key",
@@ -82,6 +82,10 @@ HiddenKind = Literal[
     "wrong_type_number",
     "wrong_type_str",
     "wrong_type_bool",
+]
+HiddenKind = Literal[
+    "passed",
+    _ValueKind,
     "raised",
     "returned",
     "wrong_exception",
@@ -134,20 +138,7 @@ HIDDEN_KIND: dict[ProblemKind, HiddenKind] = {
     "not_reached": "not_run",
 }
 # Hidden kinds whose words name a schema path.
-PATH_KINDS: frozenset[HiddenKind] = frozenset(
-    {
-        "wrong_value",
-        "wrong_order",
-        "missing_key",
-        "unexpected_key",
-        "wrong_type_list",
-        "wrong_type_dict",
-        "wrong_type_number",
-        "wrong_type_str",
-        "wrong_type_bool",
-        "mutated_input",
-    }
-)
+PATH_KINDS: frozenset[HiddenKind] = frozenset((*get_args(_ValueKind), "mutated_input"))
 PROBLEM_KINDS: tuple[ProblemKind, ...] = get_args(ProblemKind)
 HIDDEN_KINDS: tuple[HiddenKind, ...] = get_args(HiddenKind)
 

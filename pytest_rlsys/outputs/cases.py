@@ -5,16 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from pytest_rlsys.grading.scoring import CaseResult
-from pytest_rlsys.messages import TODO_OF
+from pytest_rlsys.messages import TODO_OF, Msg
 from pytest_rlsys.outputs.text import clean
 from pytest_rlsys.outputs.wording import category
 
 __all__ = ["numbered", "title"]
 
-_KIND = {
-    "en": {"visible": "visible", "hidden": "hidden"},
-    "zh": {"visible": "公开", "hidden": "隐藏"},
-}
+_KIND = {"visible": Msg("visible", "公开"), "hidden": Msg("hidden", "隐藏")}
 _SECTION_ORDER = ("todo1", "todo2", "todo3", "gpu_result")
 
 
@@ -25,7 +22,7 @@ def title(case: CaseResult, lang: str = "en") -> str:
     named = category(case, lang) or case.id.rsplit(".", 1)[-1]
     if case.section == "gpu_result":
         return clean(f"{todo} · {named}", newlines=False)
-    kind = _KIND.get(lang, _KIND["en"]).get(case.visibility, case.visibility)
+    kind = _KIND[case.visibility].get(lang) if case.visibility in _KIND else case.visibility
     return clean(f"{todo} · {kind} · {named}", newlines=False)
 
 

@@ -11,14 +11,6 @@ has a real ``<table>`` with the same numbers next to it, and no chart relies on
 colour (bars carry their numbers). Learner-derived strings (submission names,
 messages) are HTML-escaped on the way out; names come from the instructor's folder
 (the row's ``submission``), never from paths inside the reports.
-
-Public API::
-
-    ClassSummary, Histogram, CategoryFailures, Problem
-    summarize(rows, seed) -> ClassSummary        # plain data, what the page shows
-    render_html(summary) -> str
-    class_report_html(rows, seed) -> str
-    write_class_report(path, rows, seed)         # atomic write; raises OSError
 """
 
 from __future__ import annotations
@@ -32,6 +24,7 @@ from typing import Any
 
 from pytest_rlsys import __version__
 from pytest_rlsys.escaping import clean
+from pytest_rlsys.grading.scoring import bounded
 from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
 from pytest_rlsys.outputs.files import write_atomic
 
@@ -121,8 +114,7 @@ def _histogram(title: str, percents: Iterable[float]) -> Histogram:
 
 
 def _short(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return bounded(" ".join(str(text).split()), limit)
 
 
 def _load_failure(report: Mapping[str, Any]) -> str | None:
@@ -231,21 +223,13 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
             if (p := _pct(row.get("score"), row.get("max_score"))) is not None
         ),
     )
-    section_names: list[str] = []
-    for _, _, rep in graded:
-        for section in rep.get("sections", {}):
-            if section not in section_names:
-                section_names.append(section)
     histograms = [overall]
-    for section in sorted(section_names):
-        values = []
-        for _, _, rep in graded:
-            entry = rep.get("sections", {}).get(section)
-            if isinstance(entry, Mapping):
-                pct = _pct(entry.get("score"), entry.get("max_score"))
-                if pct is not None:
-                    values.append(pct)
-        histograms.append(_histogram(TODO_OF.get(section, section), values))
+    for section in sorted({s for _, _, rep in graded for s in rep.get("sections", {})}):
+        entries = (rep.get("sections", {}).get(section) for _, _, rep in graded)
+        pcts = (_pct(e.get("score"), e.get("max_score")) for e in entries if isinstance(e, Mapping))
+        histograms.append(
+            _histogram(TODO_OF.get(section, section), (p for p in pcts if p is not None))
+        )
 
     # Hidden categories: among submissions that loaded, in the TODOs they attempted,
     # cases that ran to an answer. A TODO still raising NotImplementedError, or a

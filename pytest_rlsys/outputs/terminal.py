@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.grading.scoring import GRADER_FAULT, CaseResult, ScoreReport
 from pytest_rlsys.messages import (
     HIDDEN_GROUP,
     HIDDEN_NOTE,
     NOT_IMPLEMENTED,
+    Msg,
     claim_text,
     section_label,
 )
@@ -20,7 +21,6 @@ from pytest_rlsys.outputs.wording import category, message, shared_message
 
 __all__ = [
     "CONTINUED",
-    "GRADER_FAULT",
     "LABELS",
     "WIDTH",
     "call_lines",
@@ -42,70 +42,55 @@ __all__ = [
     "wrap",
 ]
 
-LABELS = {
-    "en": {
-        "title": "rlsys score",
-        "section": "section",
-        "score": "score",
-        "cases": "cases",
-        "total": "total",
-        "points": "points",
-        "input": "input",
-        "claim": "chapter check",
-        "expected": "expected",
-        "got": "got",
-        "ungraded": "{p:g} points not graded: "
-        "{n} cases did not run (deselected, stopped early or out of time); they count as 0",
-        "hidden_failed": "hidden cases failed (category only): {n}",
-        "not_run": "not run",
-        "visible_failed": "failed visible cases (the chapter's checks): {n}",
-        "same_failure": "{n} cases ({where}) failed the same way:",
-        "not_implemented": "{todo}: not implemented yet ({n} cases score 0)",
-        "note": "note",
-        "more": "(-v shows every detail)",
-        "output": "output of the submission (captured, first {n} characters)",
-        "result_error": "result file",
-        "result_note": "result file note",
-        "hidden_later": "hidden cases ({n} cases, {p:g} points): results shown {when}",
-        "of_kinds": "{n} cases of {k} kinds",
-        "n_cases": "{n}",
-        "stdlib_only": "only the standard library is available",
-        "after_due_date": "after the due date",
-        "after_published": "when grades are published",
-        "hidden": "to instructors only",
-    },
-    "zh": {
-        "title": "rlsys 得分",
-        "section": "部分",
-        "score": "得分",
-        "cases": "通过用例",
-        "total": "总分",
-        "points": "分",
-        "input": "输入",
-        "claim": "章节断言",
-        "expected": "期望",
-        "got": "实际",
-        "ungraded": "{p:g} 分未评：{n} 个用例未运行（被取消选择、提前停止或超出时间），按 0 分计",
-        "hidden_failed": "未通过的隐藏用例（只显示类别）：{n}",
-        "not_run": "未运行",
-        "visible_failed": "未通过的公开用例（章节断言）：{n} 个",
-        "same_failure": "{n} 个用例（{where}）以同样方式失败：",
-        "not_implemented": "{todo}：尚未实现（{n} 个用例计 0 分）",
-        "note": "说明",
-        "more": "（-v 显示全部细节）",
-        "output": "提交文件的输出（已捕获，前 {n} 个字符）",
-        "result_error": "结果文件",
-        "result_note": "结果文件说明",
-        "hidden_later": "隐藏用例（{n} 个，{p:g} 分）：结果{when}显示",
-        "of_kinds": "{n} 个，共 {k} 类",
-        "n_cases": "{n} 个",
-        "stdlib_only": "只能使用 Python 标准库",
-        "after_due_date": "在截止日期之后",
-        "after_published": "在成绩发布之后",
-        "hidden": "只向教师",
-    },
+# The terminal's words, in English and Chinese (``labels``).
+LABELS: dict[str, Msg] = {
+    "title": Msg("rlsys score", "rlsys 得分"),
+    "section": Msg("section", "部分"),
+    "score": Msg("score", "得分"),
+    "cases": Msg("cases", "通过用例"),
+    "total": Msg("total", "总分"),
+    "points": Msg("points", "分"),
+    "input": Msg("input", "输入"),
+    "claim": Msg("chapter check", "章节断言"),
+    "expected": Msg("expected", "期望"),
+    "got": Msg("got", "实际"),
+    "ungraded": Msg(
+        "{p:g} points not graded: {n} cases did not run (deselected, stopped early or out "
+        "of time); they count as 0",
+        "{p:g} 分未评：{n} 个用例未运行（被取消选择、提前停止或超出时间），按 0 分计",
+    ),
+    "hidden_failed": Msg(
+        "hidden cases failed (category only): {n}", "未通过的隐藏用例（只显示类别）：{n}"
+    ),
+    "not_run": Msg("not run", "未运行"),
+    "visible_failed": Msg(
+        "failed visible cases (the chapter's checks): {n}", "未通过的公开用例（章节断言）：{n} 个"
+    ),
+    "same_failure": Msg(
+        "{n} cases ({where}) failed the same way:", "{n} 个用例（{where}）以同样方式失败："
+    ),
+    "not_implemented": Msg(
+        "{todo}: not implemented yet ({n} cases score 0)", "{todo}：尚未实现（{n} 个用例计 0 分）"
+    ),
+    "note": Msg("note", "说明"),
+    "more": Msg("(-v shows every detail)", "（-v 显示全部细节）"),
+    "output": Msg(
+        "output of the submission (captured, first {n} characters)",
+        "提交文件的输出（已捕获，前 {n} 个字符）",
+    ),
+    "result_error": Msg("result file", "结果文件"),
+    "result_note": Msg("result file note", "结果文件说明"),
+    "hidden_later": Msg(
+        "hidden cases ({n} cases, {p:g} points): results shown {when}",
+        "隐藏用例（{n} 个，{p:g} 分）：结果{when}显示",
+    ),
+    "of_kinds": Msg("{n} cases of {k} kinds", "{n} 个，共 {k} 类"),
+    "n_cases": Msg("{n}", "{n} 个"),
+    "stdlib_only": Msg("only the standard library is available", "只能使用 Python 标准库"),
+    "after_due_date": Msg("after the due date", "在截止日期之后"),
+    "after_published": Msg("when grades are published", "在成绩发布之后"),
+    "hidden": Msg("to instructors only", "只向教师"),
 }
-GRADER_FAULT = "internal grader error"  # the notes a learner is shown (grader.py writes them)
 # The learner's terminal (rules):
 # - The grader's own text is wrapped, never cut, at the terminal's width (WIDTH when it
 #   is not known, e.g. a log).  Every continuation line starts with its line's indent and
@@ -119,7 +104,7 @@ CONTINUED = "  ↳ "
 
 def labels(lang: str) -> dict[str, str]:
     """The terminal's words in ``lang`` (English when there are none)."""
-    return LABELS.get(lang, LABELS["en"])
+    return {key: words.get(lang) for key, words in LABELS.items()}
 
 
 def points_text(value: float) -> str:

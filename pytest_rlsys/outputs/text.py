@@ -1,16 +1,9 @@
-"""Make any Python string safe for every writer: valid UTF-8, valid XML 1.0 character data,
-and nothing that moves a terminal's cursor or reorders a line.
+"""What every writer needs to make any Python string safe: the one escaping rule
+(``pytest_rlsys.escaping``, re-exported here; its docstring says what it escapes and why),
+JSON that cannot fail on content, clipped text and numbers fit for any file.
 
-The submission is hostile, and its text (exception messages, type names, captured output)
-reaches the reports.  The grader escapes it where the record is built and the writers do
-it again, with the same rule (``pytest_rlsys.escaping``, re-exported here), so that no
-report can fail or lie whatever reaches them.  A Python ``str`` can
-hold what no file format can carry: lone surrogates (``"\\ud800"``, unencodable as UTF-8),
-noncharacters (``"\\uffff"``, not XML), C0/C1 controls (escape sequences, ``\\r``
-overwrites), and format characters (bidi overrides, zero-width joiners) that draw a line
-other than the one stored.  Every character that is not printable is replaced by its
-visible Python escape (``\\ud800``, ``\\x1b``, ``\\u202e``, as ``ascii()`` writes it), so
-nothing is silently lost and the result is plain printable text.
+The submission is hostile and its text reaches the reports: the grader escapes it where
+the record is built and the writers do it again, so that no report can fail or lie.
 """
 
 from __future__ import annotations
@@ -19,16 +12,13 @@ import json
 import math
 from typing import Any
 
-from pytest_rlsys.escaping import SAFE_BLOCKS, clean, clean_line, clean_output, csv_cell, is_clean
+from pytest_rlsys.escaping import SAFE_BLOCKS, clean, is_clean
 
 __all__ = [
     "SAFE_BLOCKS",
     "clean",
-    "clean_line",
-    "clean_output",
     "clean_tree",
     "clip",
-    "csv_cell",
     "dump_json",
     "is_clean",
     "js_number",

@@ -9,15 +9,12 @@ reads a sentence back.  A hidden case is worded from its kind and schema path al
 
 from __future__ import annotations
 
-import re
-
 from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, ScoreReport, bounded
 from pytest_rlsys.grading.verdicts import ValueDiff
 from pytest_rlsys.messages import LOAD_FAILED, TODO_OF, Msg, hidden_message
 
 __all__ = ["category", "diff_text", "load_error_text", "message", "shared_message"]
 
-_FIELD = re.compile(r"\{(\w+)\}")
 
 # An exception named with its line: said by "raised" with the exception's text, by
 # "raised_other" with what was due instead, and alone where many cases share it.
@@ -157,7 +154,7 @@ def diff_text(diff: ValueDiff, lang: str = "en") -> str:
         ]
         fields["parts"] = ("；" if lang == "zh" else ", ").join(parts)
     words = DIFF_WORDS.get(how, DIFF_WORDS["wrong_value"])
-    return _FIELD.sub(lambda m: fields.get(m.group(1), m.group(0)), words.get(lang))
+    return words.fill(lang, fields)
 
 
 def _line(line: int | None, lang: str) -> str:
@@ -181,8 +178,7 @@ def _fill(words: Msg, case: CaseResult, lang: str) -> str:
         if case.said is None
         else bounded(case.said.text(lang), MAX_MESSAGE_CHARS),
     }
-    # One pass over the template: a field's value (the call's own text) is never searched.
-    return _FIELD.sub(lambda m: fields.get(m.group(1), m.group(0)), words.get(lang))
+    return words.fill(lang, fields)
 
 
 def _visible(case: CaseResult, lang: str) -> str:

@@ -57,8 +57,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
 
 def clean_args() -> list[str]:
     """The arguments that make a pytest run take nothing from any folder: the package's
-    own ini file and rootdir, no conftest.py, no cache.  ``rlsys grade`` runs with them,
-    and so does the clean re-run of ``pytest --rlsys-submission`` (``_regrade_clean``)."""
+    own ini file and rootdir, no conftest.py, no cache (``_regrade_clean`` runs with them)."""
     return [
         "-c",
         str(ANCHOR_DIR / "pytest.ini"),

@@ -16,16 +16,6 @@ each its name, ``repr`` of its shape tuple and its float32 bytes. It is
 re-implemented here on the safetensors format itself so that checking needs
 neither torch nor safetensors (a test pins both to the same vector).
 
-Public API::
-
-    ARTEFACT_LAYOUT, ADAPTER_WEIGHTS
-    ArtefactError
-    normalize_lora_name(name) -> str
-    lora_sha256(tensors: Iterable[(name, shape, float32 bytes)]) -> str
-    adapter_sha256(adapter_dir, *, max_bytes=...) -> str
-    read_samples_jsonl(path, *, max_bytes=...) -> list[dict]
-    artefact_problems(doc, root) -> ArtefactFindings(refuted, unverified)
-
 Only an artefact that was read and disagrees refutes a claim. One that is absent,
 unreadable or malformed is missing evidence: the check it bears on is *unverified*,
 never contradicted (an operator who names the wrong folder is not told the run lied).
@@ -46,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.resultfile.checks import GROUP_NAMES, hash_pair
+from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
 __all__ = [
@@ -321,17 +312,8 @@ def _values(data: bytes) -> array[float]:
     return values
 
 
-def _at(config: object, dotted: str) -> object:
-    node = config
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def _number_at(config: object, dotted: str) -> float | None:
-    return _number(_at(config, dotted))
+    return _number(lookup(config, dotted)[1])
 
 
 Tensors = dict[str, dict[str, tuple[tuple[int, ...], "array[float]"]]]
@@ -386,7 +368,7 @@ def _adam_step(name: str, tensors: Tensors, config: object, doc: Mapping[str, An
     lr = _number_at(config, "actor_rollout_ref.actor.optim.lr")
     workload = doc.get("workload")
     steps = _number(workload.get("update_count")) if isinstance(workload, Mapping) else None
-    optimizer = _at(config, "actor_rollout_ref.actor.optim.optimizer")
+    _, optimizer = lookup(config, "actor_rollout_ref.actor.optim.optimizer")
     # verl's default optimizer is AdamW (workers/config/optimizer.py:106).
     opt_name = optimizer if isinstance(optimizer, str) else "AdamW"
     if lr is None or lr <= 0 or "adam" not in opt_name.lower():

@@ -16,18 +16,6 @@ evidence: the check it bears on is unverified (0 points), never contradicted.
 
 A file holding an integer too large for a float is refused as not gradable
 (the checks compute in floats; such a number is no measurement).
-
-Public API::
-
-    CheckOutcome(id, score, max_score, status, message, finding)   # finding: FINDINGS
-    ResultGrade(path, gradable, cases, errors, notes, max_score)   # .score, .verdict, .as_dict()
-    grade_result_file(path, points_per_check=5.0, *, max_bytes=DEFAULT_MAX_BYTES,
-                      artefacts=None, limit_option=None) -> ResultGrade
-    grade_document(doc, *, path="<document>", points_per_check=5.0, artefacts=None)
-    interpretation_notes(doc) -> list[str]
-    whole_problems(message, limit) -> str   # at most limit characters, never a cut problem
-    VERDICTS   # "passed" | "contradicted" | "unverified" | "failed" | "not_gradable"
-    FINDINGS   # what the evidence says of one check's claim (see Finding)
 """
 
 from __future__ import annotations

@@ -12,17 +12,6 @@ Validity is decided by one compiled validator (jsonschema-rs), which also lists
 every error of a document it rejects with its JSON path. Bad input never raises:
 each problem comes back as a ``Problem(path, message)`` record (``path`` is a JSON path such as
 ``$.groups.retain``); renderers (``rlsys validate`` text or JSON) format them.
-
-Public API::
-
-    DEFAULT_MAX_BYTES, DEFAULT_FAMILY
-    Problem(path, message)                        # str(p) == "$.json.path: message"
-    LoadedResult(path, doc, schema_version, schema_id, stage, problems, sha256)
-        .ok, .errors (the problems as "$.json.path: message" lines)
-    load_result_file(path, *, max_bytes=DEFAULT_MAX_BYTES, family=DEFAULT_FAMILY) -> LoadedResult
-    validate_document(doc, *, path="<document>", family=DEFAULT_FAMILY) -> LoadedResult
-    loads_strict(data: bytes | str) -> Any          # raises StrictJSONError
-    known_versions(family=DEFAULT_FAMILY) -> tuple[str, ...]
 """
 
 from __future__ import annotations

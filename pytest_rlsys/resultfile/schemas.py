@@ -12,19 +12,6 @@ reports each error with its instance path, so no second validator is kept in ste
 with it. It reads
 ``pattern`` the JSON Schema way (ECMA-262: ``$`` is the end of the string) and
 checks the formats the schemas use with ``FORMAT_CHECKS``.
-
-Public API::
-
-    schema_ids() -> tuple[str, ...]
-    schema(id_or_filename) -> dict
-    validator(schema_id_or_filename) -> jsonschema_rs.Validator   # cached, compiled once
-    FORMAT_CHECKS: Mapping[str, Callable[[str], bool]]
-    formats_used(schema) -> set[str]
-    json_path(parts) -> str                       # "$.a.b[0]", the form every problem uses
-    error_pairs(validator, instance, max_message=300) -> list[tuple[str, str]]
-    error_lines(validator, instance, max_message=300) -> list[str]
-    schemas_by_version() -> dict[str, str]        # schema_version const -> $id
-    clear_cache() -> None                         # re-read the folder next time
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from pytest_rlsys import escaping
 from pytest_rlsys.grading import fence as fence_mod
 from pytest_rlsys.grading import identity as identity_mod
 from pytest_rlsys.grading import isolation, leftovers, private
@@ -395,13 +396,13 @@ def test_a_check_that_crashes_scores_zero_without_data(tmp_path: Path) -> None:
     ],
 )
 def test_clean_text_is_printable_utf8_and_one_line(text: str) -> None:
-    cleaned = isolation.clean_text(text)
+    cleaned = escaping.clean_line(text)
     assert cleaned.isprintable()
     cleaned.encode("utf-8")
     assert "  " not in cleaned
     if text.isprintable() and "  " not in text:
         assert cleaned == text  # honest text is left alone
-    output = isolation.clean_output(text + "\nsecond\tline")
+    output = escaping.clean_output(text + "\nsecond\tline")
     assert output.split("\n")[1] == "second    line"
     assert all(line.isprintable() for line in output.split("\n"))
 

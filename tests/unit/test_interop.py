@@ -36,7 +36,7 @@ from pytest_rlsys.outputs import registry, terminal
 from pytest_rlsys.outputs.classroom import exact_running_scores
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.junit import points_from_suite
-from pytest_rlsys.outputs.registry import OUTPUTS, RenderOptions, renderer
+from pytest_rlsys.outputs.registry import MODULES, RenderOptions, renderer
 from pytest_rlsys.outputs.text import clean, is_clean
 from tests.corpora.test_scenarios import SEED, limits_for, load_expected, submission_path
 from tests.platform_checks import (
@@ -372,11 +372,13 @@ def test_write_atomic_never_fails_on_content(tmp_path: Path) -> None:
 # -- the output table ---------------------------------------------------------------------
 
 
-def test_every_output_kind_has_a_renderer_and_help() -> None:
-    assert tuple(OUTPUTS) == OUTPUT_KINDS
-    for kind, entry in OUTPUTS.items():
-        assert entry.kind == kind and entry.help and entry.consumer
+def test_every_output_kind_has_a_renderer_and_an_option() -> None:
+    from pytest_rlsys.settings import by_name
+
+    assert tuple(MODULES) == OUTPUT_KINDS
+    for kind in OUTPUT_KINDS:
         assert callable(renderer(kind))
+        assert by_name(kind).output and by_name(kind).pytest and by_name(kind).help
     with pytest.raises(ValueError, match="unknown output kind 'csv'"):
         renderer("csv")
 

@@ -402,7 +402,7 @@ def test_chinese_feedback_has_no_english_sentence(
     shown = terminal.terminal_summary(report, "zh", verbose=True, width=200)
     shown += grader.captured_output("zh").splitlines()[-1:]
     # A claim is the chapter's code after its label ("raises ValueError" is worded).
-    claim = terminal.LABELS["zh"]["claim"]
+    claim = terminal.labels("zh")["claim"]
     shown = [line.split(claim, 1)[0] if claim in line else line for line in shown]
     found = [(line, english_sentences(line)) for line in shown if english_sentences(line)]
     assert found == []

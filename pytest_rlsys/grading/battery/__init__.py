@@ -16,31 +16,18 @@ from types import ModuleType
 
 from pytest_rlsys.grading.battery import todo1, todo2, todo3
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
-from pytest_rlsys.grading.battery.model import (
-    FUNCTIONS,
-    SECTIONS,
-    Call,
-    Case,
-    Verdict,
-    load_reference,
-    plain,
-    run_reference,
-)
+from pytest_rlsys.grading.battery.model import Call, Case, load_reference, run_reference
 from pytest_rlsys.grading.outcomes import CallOutcome
 
 __all__ = [
     "BATTERY_VERSION",
-    "FUNCTIONS",
     "RULES",
-    "SECTIONS",
     "Call",
     "Case",
-    "Verdict",
     "build_battery",
     "default_seed",
     "load_reference",
     "package_files",
-    "plain",
     "run_reference",
     "self_check",
 ]

@@ -22,7 +22,6 @@ from typing import Any, Literal
 from pytest_rlsys.messages import Msg
 
 __all__ = [
-    "ARRIVALS",
     "BAD_VALUES",
     "STAGES",
     "Arrival",
@@ -38,7 +37,6 @@ __all__ = [
 STAGES = ["rollout", "reward", "reference", "learner", "verifier", "critic", "judge"]
 LEVELS = [20, 30, 40, 60, 80, 120, 160]
 Arrival = Literal["zero", "below", "at_capacity", "between", "above_all"]
-ARRIVALS: tuple[Arrival, ...] = ("zero", "below", "at_capacity", "between", "above_all")
 
 
 def num(value: float, as_int: bool) -> int | float:

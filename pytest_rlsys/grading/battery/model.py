@@ -17,11 +17,7 @@ from typing import Any
 
 from pytest_rlsys.grading.outcomes import CallOutcome
 from pytest_rlsys.grading.verdicts import (
-    HIDDEN_KIND,
-    HIDDEN_KINDS,
     PASSED,
-    PROBLEM_KINDS,
-    HiddenKind,
     ProblemKind,
     Verdict,
     schema_path,
@@ -31,25 +27,20 @@ from pytest_rlsys.resources import FUNCTIONS, solution_path
 
 __all__ = [
     "FUNCTIONS",
-    "HIDDEN_KIND",
-    "HIDDEN_KINDS",
     "PARAMETERS",
     "PASSED",
-    "PROBLEM_KINDS",
     "RESULT_KEYS",
     "SECTIONS",
     "SECTION_OF",
     "Call",
     "Case",
     "Check",
-    "HiddenKind",
     "ProblemKind",
     "Verdict",
     "load_reference",
     "plain",
     "run_reference",
     "schema_path",
-    "show_full",
 ]
 
 SECTIONS = {"todo1": "pipeline_capacity", "todo2": "transfer_ledger", "todo3": "evaluate_topology"}
@@ -102,14 +93,9 @@ class Call:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def render(self) -> str:
-        parts = [show_full(a) for a in self.args]
-        parts += [f"{k}={show_full(v)}" for k, v in self.kwargs.items()]
+        """The call as Python source (the inputs are small literals), for visible feedback."""
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
         return f"{self.func}({', '.join(parts)})"
-
-
-def show_full(value: Any) -> str:
-    """Python-literal rendering of a (small) input, for visible feedback."""
-    return repr(value)
 
 
 Check = Callable[[Sequence[CallOutcome]], Verdict]

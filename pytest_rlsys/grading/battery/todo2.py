@@ -843,68 +843,36 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
             "fabric_id",
             with_solo(dict(solo, fabric_id="   ")),
         ),
+    ]
+    # A fabric_id of white space only is empty, whichever white space it is.
+    for name, en, zh, fabric in (
+        ("tab", "a tab", "制表符", "\t"),
+        ("newline", "a newline", "换行", "\n"),
         (
-            "blank_fabric_tab",
-            Msg(
-                "refuses a cross-pool edge whose fabric_id is only a tab",
-                "拒绝 fabric_id 只含制表符的跨池边",
-            ),
-            "fabric_id",
-            with_solo(dict(solo, fabric_id="\t")),
+            "mixed_whitespace",
+            "spaces, a tab, a CR and a newline",
+            "空格、制表符、回车与换行",
+            " \t\r\n ",
         ),
-        (
-            "blank_fabric_newline",
-            Msg(
-                "refuses a cross-pool edge whose fabric_id is only a newline",
-                "拒绝 fabric_id 只含换行的跨池边",
-            ),
-            "fabric_id",
-            with_solo(dict(solo, fabric_id="\n")),
-        ),
-        (
-            "blank_fabric_mixed_whitespace",
-            Msg(
-                "refuses a cross-pool edge whose fabric_id is only spaces, a tab, a CR "
-                "and a newline",
-                "拒绝 fabric_id 只含空格、制表符、回车与换行的跨池边",
-            ),
-            "fabric_id",
-            with_solo(dict(solo, fabric_id=" \t\r\n ")),
-        ),
-        (
-            "blank_fabric_nbsp",
-            Msg(
-                "refuses a cross-pool edge whose fabric_id is only a no-break space (U+00A0)",
-                "拒绝 fabric_id 只含不换行空格（U+00A0）的跨池边",
-            ),
-            "fabric_id",
-            with_solo(dict(solo, fabric_id="\u00a0")),
-        ),
-        (
-            "blank_fabric_ideographic_space",
-            Msg(
-                "refuses a cross-pool edge whose fabric_id is only an ideographic space (U+3000)",
-                "拒绝 fabric_id 只含全角空格（U+3000）的跨池边",
-            ),
-            "fabric_id",
-            with_solo(dict(solo, fabric_id="\u3000")),
-        ),
-        (
-            "blank_fabric_em_space",
-            Msg(
-                "refuses a cross-pool edge whose fabric_id is only an em space (U+2003)",
-                "拒绝 fabric_id 只含全身空格（U+2003）的跨池边",
-            ),
-            "fabric_id",
-            with_solo(dict(solo, fabric_id="\u2003")),
-        ),
+        ("nbsp", "a no-break space (U+00A0)", "不换行空格（U+00A0）", "\u00a0"),
+        ("ideographic_space", "an ideographic space (U+3000)", "全角空格（U+3000）", "\u3000"),
+        ("em_space", "an em space (U+2003)", "全身空格（U+2003）", "\u2003"),
+    ):
+        msg = Msg(
+            f"refuses a cross-pool edge whose fabric_id is only {en}",
+            f"拒绝 fabric_id 只含{zh}的跨池边",
+        )
+        bad.append(
+            (f"blank_fabric_{name}", msg, "fabric_id", with_solo(dict(solo, fabric_id=fabric)))
+        )
+    bad.append(
         (
             "missing_fabric",
             Msg("refuses a cross-pool edge without fabric_id", "拒绝缺少 fabric_id 的跨池边"),
             "fabric_id",
             with_solo({k: v for k, v in solo.items() if k != "fabric_id"}),
-        ),
-    ]
+        )
+    )
     for name, (what, rule, kinds) in EDGE_NUMBERS.items():
         for kind in kinds:
             value, label = BAD_VALUES[kind]

@@ -14,6 +14,7 @@ from pytest_rlsys.grading.battery.checks import (
     same_keys,
 )
 from pytest_rlsys.grading.battery.generators import (
+    BAD_VALUES,
     declared_backwards,
     gen_pipeline,
     num,
@@ -645,71 +646,33 @@ def _refusals(b: BatteryBuilder, stable: Any, at: dict[str, Any]) -> None:
         args[index] = value
         return Call(FUNC, tuple(args))
 
+    def exposed(nvlink: float, pcie: float = 0.125) -> Call:
+        return bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": nvlink, "pcie": pcie}))
+
+    def threshold(value: float) -> Call:
+        return Call(FUNC, good, {"max_exposed_s_per_s": value})
+
     nan, inf = float("nan"), float("inf")
-    bad: list[tuple[str, Msg, Call]] = [
-        (
-            "nan_memory",
-            Msg("refuses a NaN pool memory", "拒绝 NaN 显存账本"),
-            bad_args(1, {"A": nan}),
-        ),
-        (
-            "inf_memory",
-            Msg("refuses an infinite pool memory", "拒绝无穷显存账本"),
-            bad_args(1, {"A": inf}),
-        ),
-        (
-            "negative_memory",
-            Msg("refuses a negative pool memory", "拒绝负显存账本"),
-            bad_args(1, {"A": -1}),
-        ),
-        (
-            "nan_limit",
-            Msg("refuses a NaN memory limit", "拒绝 NaN 显存上限"),
-            bad_args(2, {"A": nan}),
-        ),
-        (
-            "inf_limit",
-            Msg("refuses an infinite memory limit", "拒绝无穷显存上限"),
-            bad_args(2, {"A": inf}),
-        ),
-        (
-            "negative_limit",
-            Msg("refuses a negative memory limit", "拒绝负显存上限"),
-            bad_args(2, {"A": -20}),
-        ),
-        (
-            "nan_exposure",
-            Msg("refuses a NaN fabric exposure", "拒绝 NaN 互连暴露"),
-            bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": nan, "pcie": 0.125})),
-        ),
-        (
-            "negative_exposure",
-            Msg("refuses a negative fabric exposure", "拒绝负互连暴露"),
-            bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": 0.25, "pcie": -0.25})),
-        ),
-        (
-            "inf_exposure",
-            Msg("refuses an infinite fabric exposure", "拒绝无穷互连暴露"),
-            bad_args(3, dict(at, fabric_exposed_seconds_per_s={"nvlink": inf, "pcie": 0.125})),
-        ),
-        (
-            "negative_threshold",
-            Msg("refuses a negative exposure threshold", "拒绝负暴露阈值"),
-            Call(FUNC, good, {"max_exposed_s_per_s": -0.1}),
-        ),
-        (
-            "nan_threshold",
-            Msg("refuses a NaN exposure threshold", "拒绝 NaN 暴露阈值"),
-            Call(FUNC, good, {"max_exposed_s_per_s": nan}),
-        ),
-        (
-            "inf_threshold",
-            Msg("refuses an infinite exposure threshold", "拒绝无穷暴露阈值"),
-            Call(FUNC, good, {"max_exposed_s_per_s": inf}),
-        ),
-    ]
-    for case_id, msg, call in bad:
-        b.refusal(case_id, msg, "ledger", valid, call)
+    memory, limit = Msg("pool memory", "显存账本"), Msg("memory limit", "显存上限")
+    exposure, ceiling = Msg("fabric exposure", "互连暴露"), Msg("exposure threshold", "暴露阈值")
+    # (how the value is bad, what is bad, its words, the call): "refuses a NaN pool memory"
+    for how, what, words, call in (
+        ("nan", "memory", memory, bad_args(1, {"A": nan})),
+        ("inf", "memory", memory, bad_args(1, {"A": inf})),
+        ("negative", "memory", memory, bad_args(1, {"A": -1})),
+        ("nan", "limit", limit, bad_args(2, {"A": nan})),
+        ("inf", "limit", limit, bad_args(2, {"A": inf})),
+        ("negative", "limit", limit, bad_args(2, {"A": -20})),
+        ("nan", "exposure", exposure, exposed(nan)),
+        ("negative", "exposure", exposure, exposed(0.25, -0.25)),
+        ("inf", "exposure", exposure, exposed(inf)),
+        ("negative", "threshold", ceiling, threshold(-0.1)),
+        ("nan", "threshold", ceiling, threshold(nan)),
+        ("inf", "threshold", ceiling, threshold(inf)),
+    ):
+        bad = BAD_VALUES[how][1]
+        msg = Msg(f"refuses {bad.en} {words.en}", f"拒绝{bad.zh}{words.zh}")
+        b.refusal(f"{how}_{what}", msg, "ledger", valid, call)
 
 
 def _boundary_probes(stable: Any, calm: dict[str, Any]) -> list[tuple[str, Msg, str, Call]]:

@@ -6,7 +6,7 @@ wording of numbers), ``identity`` (config hashes and diffs), ``machine`` (the ro
 engine's sleep/wake machine per engine, from verl 0.9.1), ``cards`` (the GPU table),
 ``coherence`` (training and sync coherence, placeholder digests), ``timeline`` (phase
 windows, the sample series, the phases table), then the checks: ``claims``, ``phases``,
-``engine``, ``sampling``. This package re-exports the public API below.
+``engine``, ``sampling``. This package re-exports their public API (``__all__``).
 The runner (``gpu/rlsys_closure``) calls them to write ``system_decision`` and the
 grader calls them to check it, so both compute every check the same way.
 Input is a document that is valid against its schema (``pt-verl-closure/1``); the
@@ -21,23 +21,6 @@ memory that must move or must not (resume_calls), workload equal to the configs
 (config_paired), a status and a training/sync record that agree with the
 evidence (update_and_sync), real digests (the hash checks). Every message names the
 group, the phase and the numbers.
-
-Public API::
-
-    CHECK_NAMES, PHASE_NAMES, REQUIRED_PHASE_ORDER, SYNC_SUB_PHASES, FREE_CACHE_ENGINE_PATH
-    TOP_LEVEL_ORDER, and the rules' limits (GAP_FACTOR, MEDIAN_TOLERANCE, BOUNDARY_REACH,
-    RESUME_LEAD_S, GPU_CEILING_MB, HOST_CEILING_MB, SLEEP_DROP_MB, CLOCK_SKEW_S, EARLIEST_RUN)
-    CheckResult(passed: bool, detail: str)
-    derive_checks(doc) -> dict[str, CheckResult]        # never raises
-    record_problems(doc) -> list[str]   # what refutes the status / failure record
-    hash_pair(a, b) -> (a shown, b shown, where they differ)
-    derive_measurements(doc) -> dict
-    CHECK_FUNCTIONS: dict[str, Callable[[doc], CheckResult]]   # one per check
-    config_sha256(config) -> str
-    config_diff(a, b) -> list[str]
-    phase_windows(events) -> dict[str, tuple[float, float]]
-    summarize_phases(events, samples, actor_memory=None) -> dict[str, dict]
-    whole_run_peak(samples, phases) -> tuple[float | None, str | None]
 
 Writing a result (the runner), per group then for the pair::
 
@@ -63,97 +46,39 @@ from pytest_rlsys.resultfile.checks.claims import (
     check_updated_lora_match,
     record_problems,
 )
-from pytest_rlsys.resultfile.checks.engine import (
-    check_resume_calls,
-)
-from pytest_rlsys.resultfile.checks.evidence import (
-    hash_pair,
-)
-from pytest_rlsys.resultfile.checks.identity import (
-    config_diff,
-    config_sha256,
-)
-from pytest_rlsys.resultfile.checks.phases import (
-    check_phase_events,
-)
-from pytest_rlsys.resultfile.checks.sampling import (
-    check_resource_sampling,
-    derive_measurements,
-)
-from pytest_rlsys.resultfile.checks.timeline import (
-    phase_windows,
-    summarize_phases,
-    whole_run_peak,
-)
+from pytest_rlsys.resultfile.checks.engine import check_resume_calls
+from pytest_rlsys.resultfile.checks.evidence import hash_pair
+from pytest_rlsys.resultfile.checks.identity import config_diff, config_sha256
+from pytest_rlsys.resultfile.checks.phases import check_phase_events
+from pytest_rlsys.resultfile.checks.sampling import check_resource_sampling, derive_measurements
+from pytest_rlsys.resultfile.checks.timeline import phase_windows, summarize_phases, whole_run_peak
 from pytest_rlsys.resultfile.checks.vocabulary import (
-    ALWAYS_SUB_PHASES,
-    BOUNDARY_REACH,
     CHECK_NAMES,
-    CLOCK_SKEW_S,
-    EARLIEST_RUN,
-    EXPECTED_FREE_CACHE_ENGINE,
     FREE_CACHE_ENGINE_PATH,
-    GAP_FACTOR,
-    GPU_CEILING_MB,
     GROUP_NAMES,
-    HOST_CEILING_MB,
-    MEASUREMENT_KEYS,
-    MEDIAN_TOLERANCE,
-    MEMORY_TOLERANCE_MB,
     PHASE_NAMES,
     RELEASE_ONLY_PHASES,
     REQUIRED_PHASE_ORDER,
-    RESUME_ALLOWED_IN,
-    RESUME_LEAD_S,
-    RESUME_PHASES,
-    SLEEP_DROP_FRACTION,
-    SLEEP_DROP_MB,
-    STALL_SLACK_S,
     SYNC_SUB_PHASES,
     TIME_TOLERANCE_S,
-    TOP_LEVEL_ORDER,
     CheckResult,
     Doc,
 )
 
 __all__ = [
-    "ALWAYS_SUB_PHASES",
-    "BOUNDARY_REACH",
     "CHECK_FUNCTIONS",
     "CHECK_NAMES",
-    "CLOCK_SKEW_S",
-    "EARLIEST_RUN",
-    "EXPECTED_FREE_CACHE_ENGINE",
     "FREE_CACHE_ENGINE_PATH",
-    "GAP_FACTOR",
-    "GPU_CEILING_MB",
     "GROUP_NAMES",
-    "HOST_CEILING_MB",
-    "MEASUREMENT_KEYS",
-    "MEDIAN_TOLERANCE",
-    "MEMORY_TOLERANCE_MB",
     "PHASE_NAMES",
     "RELEASE_ONLY_PHASES",
     "REQUIRED_PHASE_ORDER",
-    "RESUME_ALLOWED_IN",
-    "RESUME_LEAD_S",
-    "RESUME_PHASES",
-    "SLEEP_DROP_FRACTION",
-    "SLEEP_DROP_MB",
-    "STALL_SLACK_S",
     "SYNC_SUB_PHASES",
     "TIME_TOLERANCE_S",
-    "TOP_LEVEL_ORDER",
     "CheckResult",
     "Doc",
     "check_config_paired",
-    "check_initial_lora_match",
-    "check_phase_events",
     "check_resource_sampling",
-    "check_resume_calls",
-    "check_rollout_source_match",
-    "check_update_and_sync",
-    "check_updated_lora_match",
     "config_diff",
     "config_sha256",
     "derive_checks",

@@ -61,7 +61,7 @@ def config_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     return sorted(found)
 
 
-def lookup(config: Mapping[str, Any], dotted: str) -> tuple[bool, object]:
+def lookup(config: object, dotted: str) -> tuple[bool, object]:
     node: object = config
     for part in dotted.split("."):
         if not isinstance(node, Mapping) or part not in node:
