@@ -359,7 +359,7 @@ OPTIONS: tuple[Option, ...] = (
         "LEVEL",
         "Refuse to grade behind a weaker fence than LEVEL: none, seccomp, landlock or "
         "bubblewrap (`rlsys fence` prints what this machine gives; the kits require "
-        "landlock).",
+        "seccomp).",
         _require_fence,
         pytest=True,
         ini=True,
