@@ -116,6 +116,24 @@ def test_batch_usage_errors(
     assert err.startswith("rlsys batch") and "Traceback" not in err
 
 
+@pytest.mark.parametrize("command", ["grade", "batch"])
+def test_a_rubric_weighing_an_unknown_case_is_a_usage_error_before_grading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text('[weights]\n"todo2.hidden.nonexistent" = 2\n')
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "a.py").write_text(solution_path().read_text(encoding="utf-8"))
+    target = str(tmp_path / "class" / ("a.py" if command == "grade" else ""))
+    report = ["--report", str(tmp_path / "score.json")] if command == "grade" else []
+    report += ["--csv", str(tmp_path / "rows.csv")] if command == "batch" else []
+    assert main([command, target, "--rubric", str(rubric), *report]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rlsys {command}") and "Traceback" not in err
+    assert "todo2.hidden.nonexistent" in err and "score report" in err
+    assert not (tmp_path / "score.json").exists() and not (tmp_path / "rows.csv").exists()
+
+
 def test_ledger_reports_the_example_topology(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ledger", str(REPO / "examples" / "topology.json"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
