@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rlsys.cli import ExitCode, main
+from pytest_rlsys.grading.grader import MAX_SUBMISSION_BYTES
 from pytest_rlsys.resources import exercise_path, solution_path
 from tests.conftest import REPO, load_report, processes
 
@@ -212,21 +214,33 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
     (subs / "alice.py").write_text(solution_path().read_text(encoding="utf-8"))
     (subs / "bob.py").symlink_to(solution_path())
     os.mkfifo(subs / "carol.py")
+    (subs / "erin.py").write_bytes(b"#" * (MAX_SUBMISSION_BYTES + 1))
+    (subs / "fay.py").write_bytes(b"")
     listed = commands.find_submissions
     monkeypatch.setattr(
         commands,
         "find_submissions",
         lambda folder: [*listed(folder), ("dave.py", folder / "dave.py", "")],
     )
-    out_csv = tmp_path / "grades.csv"
-    argv = ["batch", str(subs), "--seed", "2", "--csv", str(out_csv), "--no-progress"]
-    assert main(argv) == 0
+    out_csv, out_json = tmp_path / "grades.csv", tmp_path / "grades.json"
+    argv = ["batch", str(subs), "--seed", "2", "--csv", str(out_csv), "--json", str(out_json)]
+    assert main([*argv, "--no-progress"]) == 0
     with open(out_csv, encoding="utf-8") as handle:
         rows = {r["submission"]: r for r in csv.DictReader(handle)}
+    json_rows = {r["submission"]: r for r in json.loads(out_json.read_text())["submissions"]}
     assert float(rows["alice.py"]["score"]) == 100
-    reasons = {"bob.py": "symbolic link", "carol.py": "not a regular file", "dave.py": "no such"}
+    # An empty file was read: the digest of its no bytes.  A refused file was never read:
+    # no digest at all, or every refused file would look identical to the empty one.
+    assert rows["fay.py"]["submission_sha256"] == hashlib.sha256(b"").hexdigest()
+    reasons = {
+        "bob.py": "symbolic link",
+        "carol.py": "not a regular file",
+        "dave.py": "no such",
+        "erin.py": "at most 2 MiB",
+    }
     for name, reason in reasons.items():
         row = rows[name]
+        assert row["submission_sha256"] == "" and json_rows[name]["submission_sha256"] is None
         assert row["status"] == "not_loaded", row
         assert float(row["score"]) == 0 and float(row["max_score"]) == 100, row
         assert reason in row["message"], row
@@ -235,6 +249,7 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
         assert code == (ExitCode.USAGE if name == "dave.py" else ExitCode.OK)
         doc = load_report(report)
         assert (doc["score"], doc["max_score"]) == (0, 100)
+        assert doc["reproducibility"]["submission_sha256"] is None
         # Visible cases say the reason; hidden ones only the grader's word for it.
         messages = {case["message"] for case in doc["tests"] if case["visibility"] == "visible"}
         assert len(messages) == 1 and messages.pop().endswith(row["message"]), name
