@@ -43,16 +43,50 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None]:
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, args: list[str], parser: pytest.Parser
+) -> Generator[None]:
     # Outside pytest's capture wrapper, so it runs before capture starts.  A grading run
     # that collects only the battery prints nothing in this process (the submission's
     # output is caught by the grader), so pytest's capture around each of its items would
     # only cost time (benchmarks/bench_grading.py).  Runs that also collect tests named on
     # the command line keep pytest's capture.
     ns = early_config.known_args_namespace
-    if getattr(ns, "rlsys_submission", None) and not getattr(ns, "file_or_dir", None):
+    submission = getattr(ns, "rlsys_submission", None)
+    if submission and not getattr(ns, "file_or_dir", None):
         ns.capture = "no"
-    return (yield)
+    if not submission:
+        return (yield)
+    # The project's settings can stop pytest before pytest_cmdline_main, where the clean
+    # re-run would set them aside: a conftest.py that does not import, or addopts naming
+    # an option no installed plugin has (pytest refuses it right after this hook).  pytest
+    # fails as it would; one line more names the way out.
+    try:
+        outcome = yield
+    except Exception as exc:
+        where = getattr(exc, "path", None) or "a conftest.py"  # ConftestImportFailure's
+        _say_way_out(submission, f"{where} does not import")
+        raise
+    typed = set(early_config.invocation_params.args)
+    try:
+        unknown = parser.parse_known_and_unknown_args(args)[1]
+    except pytest.UsageError:  # pytest's own parse says what is wrong, and stops
+        unknown = []
+    if foreign := [a for a in unknown if a.startswith("-") and a not in typed]:
+        _say_way_out(submission, f"no installed plugin takes {' '.join(foreign)}")
+    return outcome
+
+
+def _say_way_out(submission: str, cause: str) -> None:
+    import shlex
+
+    from pytest_rlsys.escaping import say  # after the rewrite hook is stopped
+
+    say(
+        f"rlsys: pytest stops on this project's own settings ({cause}) before the grading "
+        f"starts; `rlsys grade {shlex.quote(submission)}` grades the file without them",
+        err=True,
+    )
 
 
 def clean_args() -> list[str]:

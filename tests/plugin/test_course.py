@@ -699,3 +699,29 @@ def test_addopts_naming_a_missing_plugin_stops_pytest_and_rlsys_grade_still_grad
         timeout=300,
     )
     assert graded.returncode == 0 and "Points 100/100" in graded.stdout, graded.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "cause"),
+    [
+        ("pytest.ini", "[pytest]\naddopts = --cov=mine\n", "no installed plugin takes --cov=mine"),
+        ("conftest.py", "import rlsys_no_such_module\n", "conftest.py does not import"),
+        ("conftest.py", "def (\n", "conftest.py does not import"),
+    ],
+)
+def test_a_project_whose_settings_stop_pytest_is_told_the_way_out(
+    pytester: pytest.Pytester, name: str, text: str, cause: str
+) -> None:
+    # pytest stops on these before the clean re-run could set them aside: it fails as it
+    # would (exit 4, its own error), and one line more names `rlsys grade`, as the README.
+    (pytester.path / name).write_text(text, encoding="utf-8")
+    plain = _run(pytester, solution_path().read_text(encoding="utf-8"))
+    assert plain.ret == pytest.ExitCode.USAGE_ERROR
+    hints = [line for line in plain.errlines if "`rlsys grade mine.py`" in line]
+    assert len(hints) == 1 and cause in hints[0], plain.errlines
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert "`--cov` without pytest-cov" in readme and "does not import" in readme
+    # An option the learner typed is the learner's to fix: no hint.
+    (pytester.path / name).unlink()
+    typed = _run(pytester, solution_path().read_text(encoding="utf-8"), "--rlsys-no-such")
+    assert typed.ret == pytest.ExitCode.USAGE_ERROR and "rlsys grade" not in typed.stderr.str()
