@@ -127,10 +127,27 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     if hasattr(config, "workerinput") or _is_clean(config) or os.environ.get(_RERUN):
         return None
     foreign = foreign_files(config, config.invocation_params.dir / graded)
-    return _regrade_clean(config, foreign[0]) if foreign else None
+    return _regrade_clean(config, foreign) if foreign else None
 
 
-def _regrade_clean(config: pytest.Config, foreign: str) -> int:
+def _own_ini_values(config: pytest.Config) -> tuple[list[str], list[str]]:
+    """Our ini keys the project's configuration sets: ``-o KEY=VALUE`` for those the
+    clean re-run keeps, and the names of those it drops.  A course's seed, language,
+    rubric or fence requirement is as much the learner's to choose as the command line
+    they type, so it is kept (a typed option still wins, as in any run); the child's
+    limits are not: a folder's file must not loosen the fence (docs/threat-model.md)."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    for option in settings.for_pytest():
+        if option.ini_key and (value := config.getini(option.ini_key)):
+            if option.record and option.record[0] == "limits":
+                dropped.append(option.ini_key)
+            else:
+                kept += ["-o", f"{option.ini_key}={value}"]
+    return kept, dropped
+
+
+def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
     """Run the same command again in a fresh interpreter with ``clean_args`` (they come
     last, so they win over the same options typed earlier) and return its exit code;
     its output is the run's output.  ``-P``: the current folder is not on the path."""
@@ -140,24 +157,33 @@ def _regrade_clean(config: pytest.Config, foreign: str) -> int:
     named = [a for a in config.getoption("file_or_dir") or [] if a]
     if named:
         raise pytest.UsageError(
-            f"pytest read {foreign} from this folder, so the grading runs in a clean pytest "
-            f"of its own; run the tests named here ({', '.join(named)}) in a pytest run of "
-            "their own, without --rlsys-submission"
+            f"pytest read {', '.join(foreign)} from this folder, so the grading runs in a "
+            f"clean pytest of its own; run the tests named here ({', '.join(named)}) in a "
+            "pytest run of their own, without --rlsys-submission"
         )
     # What the learner typed, then the files to grade (they may have come from the
-    # folder's addopts, which the clean run does not read) and the clean arguments,
-    # which win over the same options typed earlier.
+    # folder's addopts, which the clean run does not read), the project's values of our
+    # own ini keys, and the clean arguments, which win over the same options typed earlier.
     args = [str(a) for a in config.invocation_params.args]
     for name in ("submission", "result"):
         if value := config.getoption(f"rlsys_{name}"):
             args += [settings.by_name(name).pytest_flag, str(config.invocation_params.dir / value)]
-    command = [sys.executable, "-P", "-m", "pytest", *args, *clean_args()]
+    kept, dropped = _own_ini_values(config)
+    command = [sys.executable, "-P", "-m", "pytest", *args, *kept, *clean_args()]
     env = {**os.environ, _RERUN: "1"}
     from pytest_rlsys.escaping import say  # after the rewrite hook is stopped
 
+    keys = ", ".join(k.partition("=")[0] for k in kept[1::2])  # a seed's value is private
     say(
-        f"rlsys: this project's pytest settings ({foreign}) are set aside: the grade is made "
-        "by a clean pytest of its own, without the folder's addopts, plugins or conftest.py",
+        f"rlsys: this project's pytest settings ({', '.join(foreign)}) are set aside: the "
+        "grade is made by a clean pytest of its own, without the folder's addopts, plugins "
+        "or conftest.py"
+        + (f"; kept: {keys}" if kept else "")
+        + (
+            f"; not kept (limits come from the command line): {', '.join(dropped)}"
+            if dropped
+            else ""
+        ),
         err=True,
     )
     try:
@@ -241,21 +267,23 @@ def foreign_files(config: pytest.Config, graded: Path) -> list[str]:
     imported from files, ``pythonpath`` entries) that lie in the graded file's folder,
     below it or above it: whoever controls that folder controls them."""
     folder = Path(os.path.abspath(graded)).parent
-    candidates: list[Path] = []
+    candidates: list[tuple[Path, str]] = []  # (a file in the folder that counts, its kind)
     if config.inipath is not None and _configures_pytest(config.inipath):
-        candidates.append(config.inipath)
+        candidates.append((config.inipath, ""))
     for plugin in config.pluginmanager.get_plugins():
         file = getattr(plugin, "__file__", None)
         if isinstance(file, str):
-            candidates.append(Path(file))
+            candidates.append((Path(file), ""))
     with contextlib.suppress(ValueError, KeyError):
-        candidates += [Path(p) / "_" for p in config.getini("pythonpath")]
+        candidates += [(Path(p) / "_", "pythonpath ") for p in config.getini("pythonpath")]
     found = []
-    for candidate in candidates:
+    for candidate, kind in candidates:
         where = Path(os.path.abspath(candidate)).parent
         if _related(folder, where) and "site-packages" not in where.parts:
-            found.append(str(candidate))
-    return found
+            named = where if kind else Path(os.path.abspath(candidate))
+            shown = os.path.relpath(named, config.invocation_params.dir)  # short when below
+            found.append(kind + (str(named) if shown.startswith("..") else shown))
+    return list(dict.fromkeys(found))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

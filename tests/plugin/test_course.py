@@ -679,6 +679,40 @@ def test_a_project_s_pytest_settings_set_aside_are_named_in_one_line(
     assert again.ret == pytest.ExitCode.OK and "set aside" not in again.stderr.str()
 
 
+@pytest.mark.slow  # three gradings in subprocesses, each re-run clean
+def test_the_clean_re_run_keeps_the_project_s_rlsys_ini_keys_and_names_what_it_set_aside(
+    pytester: pytest.Pytester,
+) -> None:
+    # A course repository's pytest.ini holds its private seed and language: they are our
+    # settings, so the clean re-run keeps them; its conftest.py (here one that would fail
+    # every case) is set aside, and so is a limit (one that would fail every case): a
+    # folder's file must not loosen the fence.  The line names the files and the keys.
+    (pytester.path / "pytest.ini").write_text(
+        "[pytest]\nrlsys_seed = 7\nrlsys_lang = zh\nrlsys_memory_mb = 1\n", encoding="utf-8"
+    )
+    (pytester.path / "conftest.py").write_text(
+        "def pytest_runtest_call(item):\n    raise AssertionError('sabotage')\n",
+        encoding="utf-8",
+    )
+    (pytester.path / "mine.py").write_text(solution_path().read_text(encoding="utf-8"))
+    result = pytester.runpytest_subprocess(
+        "--rlsys-submission", "mine.py", "--rlsys-report", "s.json"
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    doc = load_report(pytester.path / "s.json")
+    assert doc["reproducibility"]["seed"] == 7 and doc["reproducibility"]["lang"] == "zh"
+    assert doc["score"] == doc["max_score"]
+    notices = [line for line in result.errlines if "set aside" in line]
+    assert len(notices) == 1, result.errlines
+    assert all(part in notices[0] for part in ("pytest.ini", "conftest.py", "rlsys_seed"))
+    assert "not kept (limits come from the command line): rlsys_memory_mb" in notices[0]
+    # An option typed on the command line still wins over the ini key, as in any run.
+    pytester.runpytest_subprocess(
+        "--rlsys-submission", "mine.py", "--rlsys-report", "s.json", "--rlsys-seed", "3"
+    )
+    assert load_report(pytester.path / "s.json")["reproducibility"]["seed"] == 3
+
+
 def test_addopts_naming_a_missing_plugin_stops_pytest_and_rlsys_grade_still_grades(
     pytester: pytest.Pytester,
 ) -> None:
