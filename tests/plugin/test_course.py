@@ -555,6 +555,18 @@ def test_every_score_below_full_marks_says_why(template_source: str) -> None:
     assert batchline.below_full_marks(_graded(solution_path().read_text("utf-8"))) == ""
 
 
+def test_one_kind_of_failure_over_several_categories_lists_each_category() -> None:
+    # The README's example raises where four different hidden categories expect a result:
+    # the line says the kind in its own words and names each category, never four cases
+    # under the first category's name.
+    line = batchline.below_full_marks(
+        _graded((REPO / "examples" / "learner_example.py").read_text("utf-8"))
+    )
+    assert "raised an exception where a result was due ×4 (+6 other kinds): " in line, line
+    assert "(equal within 1e-9) ×4" not in line
+    assert "accepts one fabric with bandwidths 1e12 and 1e12 + 1" in line, line
+
+
 # -- the README's quick start -------------------------------------------------------------
 
 
