@@ -34,6 +34,7 @@ from pytest_rlsys.grading.scoring import (
     battery_fingerprint,
     bounded,
 )
+from pytest_rlsys.grading.signature import signature_notes
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
 from pytest_rlsys.messages import Said, said
 from pytest_rlsys.resources import FUNCTIONS, solution_path
@@ -182,6 +183,10 @@ class Grader:
             self.decode_error = said("nul_bytes")
         if self.refusal is not None:
             self.decode_error = self.refusal
+        if self.decode_error is None:
+            # A hidden case that passes an optional parameter the file's function lacks
+            # fails with only "raised an exception"; this says why from the source alone.
+            self.notes += signature_notes(self.source)
         if self.standby is not None:
             if self.standby.limits == self.limits:
                 # The private files are protected by now: only then may it load anything.

@@ -18,6 +18,7 @@ from pytest_rlsys.grading.grader import Grader, prepare_battery
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import CLAIMS_EN, Msg, claim_text, has_cjk
 from pytest_rlsys.outputs import batchline, registry, scorejson, terminal
+from pytest_rlsys.outputs.wording import message
 from pytest_rlsys.resources import solution_path
 from tests.conftest import REPO, load_report
 
@@ -565,6 +566,28 @@ def test_one_kind_of_failure_over_several_categories_lists_each_category() -> No
     assert "raised an exception where a result was due ×4 (+6 other kinds): " in line, line
     assert "(equal within 1e-9) ×4" not in line
     assert "accepts one fabric with bandwidths 1e12 and 1e12 + 1" in line, line
+
+
+def test_a_function_without_a_template_parameter_is_told_why_its_hidden_cases_raise() -> None:
+    # evaluate_topology() without max_exposed_s_per_s: the visible cases pass and the
+    # hidden ones that pass the threshold raise TypeError.  Their feedback stays the
+    # grader's closed words (the exception class is the submission's choice); a note made
+    # from the file's source alone, in the template's names, says why.
+    source = solution_path().read_text("utf-8")
+    source = source.replace("    max_exposed_s_per_s: float = 0.1,\n", "")
+    source = source.replace("_non_negative(max_exposed_s_per_s,", "_non_negative(0.1,")
+    report = _graded(source)
+    raised = [c for c in report.cases if c.visibility == "hidden" and c.kind == "raised"]
+    assert raised and all(
+        message(c) == "raised an exception where a result was due" for c in raised
+    )
+    lines = terminal.terminal_lines(report)
+    assert any("evaluate_topology() has no parameter max_exposed_s_per_s" in line for line in lines)
+    assert any("max_exposed_s_per_s" in line for line in terminal.terminal_summary(report)), (
+        "the pytest/rlsys grade summary says it too"
+    )
+    # A file that takes the parameter, or any keyword at all, gets no such note.
+    assert not _graded(solution_path().read_text("utf-8")).notes
 
 
 # -- the README's quick start -------------------------------------------------------------
