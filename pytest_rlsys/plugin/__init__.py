@@ -169,7 +169,10 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
         if value := config.getoption(f"rlsys_{name}"):
             args += [settings.by_name(name).pytest_flag, str(config.invocation_params.dir / value)]
     kept, dropped = _own_ini_values(config)
-    command = [sys.executable, "-P", "-m", "pytest", *args, *kept, *clean_args()]
+    # The rootdir is only where node paths are shown from: the folder the learner is in,
+    # so the progress line reads "battery.rlsys", not a path into site-packages.
+    here = ["--rootdir", str(config.invocation_params.dir)]
+    command = [sys.executable, "-P", "-m", "pytest", *args, *kept, *clean_args(), *here]
     env = {**os.environ, _RERUN: "1"}
     from pytest_rlsys.escaping import say  # after the rewrite hook is stopped
 

@@ -741,6 +741,8 @@ def test_the_clean_re_run_keeps_the_project_s_rlsys_ini_keys_and_names_what_it_s
     assert len(notices) == 1, result.errlines
     assert all(part in notices[0] for part in ("pytest.ini", "conftest.py", "rlsys_seed"))
     assert "not kept (limits come from the command line): rlsys_memory_mb" in notices[0]
+    # Its progress line reads as in any run, not as a path into the installed package.
+    assert any(line.startswith("battery.rlsys .") for line in result.outlines), result.outlines
     # An option typed on the command line still wins over the ini key, as in any run.
     pytester.runpytest_subprocess(
         "--rlsys-submission", "mine.py", "--rlsys-report", "s.json", "--rlsys-seed", "3"
