@@ -145,11 +145,14 @@ def load_topology(path: Path) -> dict[str, Any]:
     return data
 
 
-def rates_from_result(path: Path, stage_phases: dict[str, str], group: str) -> dict[str, float]:
-    """Stage rate = 1 / measured duration of the phase each stage maps to."""
-    from pytest_rlsys.resultfile.loading import load_result_file
+def rates_from_result(
+    path: Path, stage_phases: dict[str, str], group: str, max_bytes: int | None = None
+) -> dict[str, float]:
+    """Stage rate = 1 / measured duration of the phase each stage maps to.  ``max_bytes``:
+    the largest file read (``--max-mib``; None: the reader's own limit)."""
+    from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, load_result_file
 
-    loaded = load_result_file(path)
+    loaded = load_result_file(path, max_bytes=max_bytes or DEFAULT_MAX_BYTES)
     if not loaded.ok or loaded.doc is None:
         shown = (clean(error, newlines=False) for error in loaded.errors[:3])
         raise LedgerError(f"{path}: not a valid result file: " + "; ".join(shown))
@@ -169,7 +172,10 @@ def rates_from_result(path: Path, stage_phases: dict[str, str], group: str) -> d
 
 
 def ledger_report(
-    topology: dict[str, Any], result: Path | None = None, group: str = "release"
+    topology: dict[str, Any],
+    result: Path | None = None,
+    group: str = "release",
+    max_bytes: int | None = None,
 ) -> dict[str, Any]:
     ref = load_reference()
     stage_rates = dict(topology["stage_rates"])
@@ -179,7 +185,7 @@ def ledger_report(
             raise LedgerError(
                 "--result needs 'stage_phases' in the topology (stage name -> phase name)"
             )
-        stage_rates.update(rates_from_result(result, phases, group))
+        stage_rates.update(rates_from_result(result, phases, group, max_bytes))
     try:
         capacity = ref.pipeline_capacity(
             stage_rates, topology["arrival_rate"], topology["items_per_work_unit"]

@@ -521,7 +521,7 @@ OPTIONS: tuple[Option, ...] = (
         "MIB",
         "Refuse result files larger than this many MiB (default {default}).",
         _positive_float,
-        commands=("validate", "result"),
+        commands=("validate", "result", "ledger"),
         record=("result_file", "max_mib"),
     ),
     Option(

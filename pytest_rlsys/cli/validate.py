@@ -38,7 +38,7 @@ __all__ = [
 MIB = 1024 * 1024
 
 
-def _max_bytes(args: argparse.Namespace) -> int:
+def max_bytes_of(args: argparse.Namespace) -> int:
     """--max-mib as bytes (at least one); unset: the reader's own limit."""
     from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES
 
@@ -109,7 +109,7 @@ def validate(args: argparse.Namespace) -> ExitCode:
     """``rlsys validate FILE...``: OK when every file is valid, else FAILED."""
     from pytest_rlsys.resultfile.loading import load_result_file  # never the checks
 
-    results = [load_result_file(name, max_bytes=_max_bytes(args)) for name in args.files]
+    results = [load_result_file(name, max_bytes=max_bytes_of(args)) for name in args.files]
     render = RENDERERS["json" if args.json else "text"]
     # The file's own keys and values reach these lines: the one escaping rule, at the
     # edge, for every line either command prints.
@@ -177,7 +177,7 @@ def result(args: argparse.Namespace) -> ExitCode:
         )
     points = DEFAULT_PER_CHECK if args.points is None else args.points
     grade = grade_result_file(
-        args.file, points, max_bytes=_max_bytes(args), artefacts=args.artefacts
+        args.file, points, max_bytes=max_bytes_of(args), artefacts=args.artefacts
     )
     if args.json:
         say(dump_json(grade.as_dict()), end="")

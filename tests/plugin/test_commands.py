@@ -167,6 +167,20 @@ def test_ledger_takes_stage_rates_from_a_result_file(
     assert report["stage_rates"]["learner"] == pytest.approx(1 / 1.367)
 
 
+def test_ledger_takes_the_size_limit_its_message_offers_to_raise(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A result file over the limit says "(or raise the limit)": ledger takes --max-mib.
+    from pytest_rlsys.resources import schema_dir
+
+    example = str(schema_dir() / "examples" / "pt-verl-closure.example.json")
+    argv = ["ledger", str(REPO / "examples" / "closure_topology.json"), "--result", example]
+    assert main([*argv, "--max-mib", "0.001"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "over the size limit of 1048 bytes" in err and "raise the limit" in err
+    assert main([*argv, "--max-mib", "5", "--json"]) == ExitCode.OK
+
+
 @pytest.mark.parametrize(
     ("text", "suffix", "fragment"),
     [
