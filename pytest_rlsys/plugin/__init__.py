@@ -55,8 +55,8 @@ def pytest_load_initial_conftests(
     submission = getattr(ns, "rlsys_submission", None)
     if submission and not getattr(ns, "file_or_dir", None):
         ns.capture = "no"
-    if not submission:
-        return (yield)
+    if not submission or getattr(ns, "help", False) or getattr(ns, "version", False):
+        return (yield)  # pytest's --help and --version work past a broken conftest.py
     # The project's settings can stop pytest before pytest_cmdline_main, where the clean
     # re-run would set them aside: a conftest.py that does not import, or addopts naming
     # an option no installed plugin has (pytest refuses it right after this hook).  pytest
