@@ -176,13 +176,17 @@ def result_caveats(path: Path, doc: dict[str, Any]) -> list[str]:
 
 
 def rates_from_result(
-    path: Path, stage_phases: dict[str, str], group: str
+    path: Path, stage_phases: dict[str, str], group: str, max_bytes: int | None = None
 ) -> tuple[dict[str, float], list[str]]:
     """Stage rate = 1 / measured duration of the phase each stage maps to, and the
-    file's caveats (``result_caveats``)."""
-    from pytest_rlsys.resultfile.loading import load_result_file
+    file's caveats (``result_caveats``).  ``max_bytes``: the largest file read
+    (``--max-mib``; None: the reader's own limit)."""
+    from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES, load_result_file
 
-    loaded = load_result_file(path)
+    # ledger --result takes --max-mib: its message may offer to raise the limit
+    loaded = load_result_file(
+        path, max_bytes=max_bytes or DEFAULT_MAX_BYTES, limit_option="--max-mib"
+    )
     if not loaded.ok or loaded.doc is None:
         shown = (clean(error, newlines=False) for error in loaded.errors[:3])
         raise LedgerError(f"{path}: not a valid result file: " + "; ".join(shown))
@@ -202,7 +206,10 @@ def rates_from_result(
 
 
 def ledger_report(
-    topology: dict[str, Any], result: Path | None = None, group: str = "release"
+    topology: dict[str, Any],
+    result: Path | None = None,
+    group: str = "release",
+    max_bytes: int | None = None,
 ) -> dict[str, Any]:
     ref = load_reference()
     stage_rates = dict(topology["stage_rates"])
@@ -213,7 +220,7 @@ def ledger_report(
             raise LedgerError(
                 "--result needs 'stage_phases' in the topology (stage name -> phase name)"
             )
-        measured, caveats = rates_from_result(result, phases, group)
+        measured, caveats = rates_from_result(result, phases, group, max_bytes)
         stage_rates.update(measured)
     try:
         capacity = ref.pipeline_capacity(

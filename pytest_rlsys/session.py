@@ -142,7 +142,7 @@ class GradingSession:
             lines.append(
                 f"rlsys: seed {g.seed}, {len(g.cases)} cases, max "
                 f"{sum(g.cents.values()) / 100:g} points, sha256 "
-                f"{g.submission_sha256[:12]}"
+                f"{g.submission_sha256[:12] if g.submission_sha256 else 'none (not read)'}"
             )
             lines.append(f"rlsys: fence {fence.for_limits(g.limits).line()}")
         if self.result is not None:

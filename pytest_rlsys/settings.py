@@ -357,7 +357,7 @@ OPTIONS: tuple[Option, ...] = (
         "LEVEL",
         "Refuse to grade behind a weaker fence than LEVEL: none, seccomp, landlock or "
         "bubblewrap (`rlsys fence` prints what this machine gives; the kits require "
-        "landlock).",
+        "seccomp).",
         _require_fence,
         pytest=True,
         ini=True,
@@ -519,7 +519,7 @@ OPTIONS: tuple[Option, ...] = (
         "MIB",
         "Refuse result files larger than this many MiB (default {default}).",
         _positive_float,
-        commands=("validate", "result"),
+        commands=("validate", "result", "ledger"),
         record=("result_file", "max_mib"),
     ),
     Option(
@@ -663,7 +663,7 @@ def _request(
     """The request from parsed values (None: unset) of ``options``; paths relative to
     ``base``.  Checks, in this order: the output paths, the rubric file, the result file."""
     from pytest_rlsys.grading.request import GradingRequest
-    from pytest_rlsys.grading.rubric import Rubric, RubricError, load_rubric
+    from pytest_rlsys.grading.rubric import Rubric, RubricError, check_weights, load_rubric
     from pytest_rlsys.grading.scoring import RenderOptions
     from pytest_rlsys.messages import default_lang
 
@@ -673,6 +673,11 @@ def _request(
     if values.get("rubric"):
         try:
             rubric = load_rubric(base / values["rubric"])
+            if rubric.weights:  # case ids are the battery's: checked before any grading
+                from pytest_rlsys.grading.grader import prepare_battery  # cached for it
+
+                seed = GradingRequest(seed=values.get("seed")).battery_seed
+                check_weights(rubric, prepare_battery(seed).cases)
         except RubricError as exc:
             raise SettingError(f"{flag('rubric')}: {exc}") from None
     result = base / values["result"] if values.get("result") else None

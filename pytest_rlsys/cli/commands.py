@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_rlsys import settings, similarity
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
+from pytest_rlsys.cli.validate import max_bytes_of
 from pytest_rlsys.escaping import clean, csv_cell, say
 from pytest_rlsys.outputs import batchline, scorejson, terminal
 from pytest_rlsys.outputs.files import write_atomic
@@ -363,7 +364,8 @@ def ledger(args: argparse.Namespace) -> ExitCode:
 
     try:
         topology = load_topology(Path(args.topology))
-        report = ledger_report(topology, Path(args.result) if args.result else None, args.group)
+        result = Path(args.result) if args.result else None
+        report = ledger_report(topology, result, args.group, max_bytes_of(args))
     except LedgerError as exc:
         raise UsageError(str(exc), "rlsys ledger") from None
     if args.json:

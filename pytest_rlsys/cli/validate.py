@@ -35,10 +35,10 @@ __all__ = [
 ]
 
 MIB = 1024 * 1024
-LIMIT_OPTION = "--max-mib"  # both commands' option that raises the size limit
+LIMIT_OPTION = "--max-mib"  # the option that raises the size limit (validate, result, ledger)
 
 
-def _max_bytes(args: argparse.Namespace) -> int:
+def max_bytes_of(args: argparse.Namespace) -> int:
     """--max-mib as bytes (at least one); unset: the reader's own limit."""
     from pytest_rlsys.resultfile.loading import DEFAULT_MAX_BYTES
 
@@ -100,7 +100,7 @@ def validate(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.resultfile.loading import load_result_file  # never the checks
 
     results = [
-        load_result_file(name, max_bytes=_max_bytes(args), limit_option=LIMIT_OPTION)
+        load_result_file(name, max_bytes=max_bytes_of(args), limit_option=LIMIT_OPTION)
         for name in args.files
     ]
     # The file's own keys and values reach these lines: the one escaping rule, at the
@@ -178,7 +178,7 @@ def result(args: argparse.Namespace) -> ExitCode:
     grade = grade_result_file(
         args.file,
         points,
-        max_bytes=_max_bytes(args),
+        max_bytes=max_bytes_of(args),
         artefacts=args.artefacts,
         limit_option=LIMIT_OPTION,
     )

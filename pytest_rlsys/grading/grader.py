@@ -35,6 +35,7 @@ from pytest_rlsys.grading.scoring import (
     battery_fingerprint,
     bounded,
 )
+from pytest_rlsys.grading.signature import signature_notes
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
 from pytest_rlsys.messages import Said, said
 from pytest_rlsys.resources import FUNCTIONS, solution_path
@@ -154,7 +155,7 @@ class Grader:
     rubric: Rubric = field(default_factory=Rubric)
     # Why the file was refused before reading (a link, a FIFO...): every case fails with it.
     refusal: Said | None = None
-    # Nothing at the path (the refusal says why): no file, so no digest in the report.
+    # Nothing at the path (the refusal says why): a usage error of whoever typed it.
     missing: bool = False
     # A child already started (ChildProcess.standby) with these limits, to load into.
     standby: ChildProcess | None = field(default=None, repr=False)
@@ -183,6 +184,10 @@ class Grader:
             self.decode_error = said("nul_bytes")
         if self.refusal is not None:
             self.decode_error = self.refusal
+        if self.decode_error is None:
+            # A hidden case that passes an optional parameter the file's function lacks
+            # fails with only "raised an exception"; this says why from the source alone.
+            self.notes += signature_notes(self.source)
         if self.standby is not None:
             if self.standby.limits == self.limits:
                 # The private files are protected by now: only then may it load anything.
@@ -200,7 +205,11 @@ class Grader:
             raise
         self.ungradable = prepared.ungradable
         self.battery_sha256 = prepared.sha256
-        self.submission_sha256 = hashlib.sha256(self.data).hexdigest()
+        # A file refused before it was read (a link, a FIFO, too big) has no digest: the
+        # digest of no bytes would make every refused file look identical to an empty one.
+        self.submission_sha256: str | None = (
+            None if self.refusal is not None else hashlib.sha256(self.data).hexdigest()
+        )
 
     # -- running ----------------------------------------------------------------------
     def _child(self) -> ChildProcess:
@@ -404,7 +413,7 @@ class Grader:
             cases=results,
             seed=self.seed,
             submission=str(self.path),
-            submission_sha256=None if self.missing else self.submission_sha256,
+            submission_sha256=self.submission_sha256,
             battery_sha256=self.battery_sha256,
             notes=notes,
             ran_as=ran_as,

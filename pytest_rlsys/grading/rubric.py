@@ -116,11 +116,21 @@ def split_cents(total_cents: int, weights: Sequence[float]) -> list[int]:
     return cents
 
 
-def assign_points(cases: Sequence[Case], rubric: Rubric) -> dict[str, int]:
-    """Case id -> max points in hundredths; fixed before anything runs."""
+def check_weights(rubric: Rubric, cases: Sequence[Case]) -> None:
+    """Refuse a ``[weights]`` entry that names no case of the battery (a typo would
+    otherwise weigh nothing and go unnoticed)."""
     unknown = set(rubric.weights) - {c.id for c in cases}
     if unknown:
-        raise RubricError(f"{rubric.source}: [weights] names unknown cases: {sorted(unknown)}")
+        raise RubricError(
+            f"{rubric.source}: [weights] names unknown cases: {', '.join(sorted(unknown))}; "
+            'the case ids are the "id" of each test in a score report '
+            "(`rlsys grade FILE --report score.json`)"
+        )
+
+
+def assign_points(cases: Sequence[Case], rubric: Rubric) -> dict[str, int]:
+    """Case id -> max points in hundredths; fixed before anything runs."""
+    check_weights(rubric, cases)
     out: dict[str, int] = {}
     for section, parts in rubric.points.items():
         for visibility, amount in parts.items():

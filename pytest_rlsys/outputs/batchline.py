@@ -10,7 +10,7 @@ from pytest_rlsys.grading.verdicts import HIDDEN_KIND
 from pytest_rlsys.messages import NOT_IMPLEMENTED, section_label
 from pytest_rlsys.outputs.terminal import clip, labels, points_text, resource_failure, with_hint
 from pytest_rlsys.outputs.text import clean
-from pytest_rlsys.outputs.wording import category, load_error_text, message
+from pytest_rlsys.outputs.wording import category, load_error_text, message, shared_message
 
 if TYPE_CHECKING:
     from pytest_rlsys.grading.verdicts import ProblemKind
@@ -29,9 +29,8 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
     if report.score >= report.max_score:
         return ""
     parts = []
-    for section, entry in report.sections().items():
-        if entry["score"] >= entry["max_score"]:
-            continue
+    below = {s: e for s, e in report.sections().items() if e["score"] < e["max_score"]}
+    for section, entry in below.items():
         kinds: dict[str, list[CaseResult]] = {}
         for case in report.cases:
             if case.section == section and case.status != "passed":
@@ -43,10 +42,22 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
             (_failure_kind(c, lang) for c in cases if c.visibility == "visible"),
             _failure_kind(cases[0], lang),
         )
+        named = list(dict.fromkeys(filter(None, (category(c, lang) for c in cases))))
+        listed = ""
+        if len(named) > 1 and top in named:
+            # One kind of failure (an exception...) over cases of several categories: the
+            # kind in its own words, then each category, never one under another's name.
+            top = next(
+                (shared_message(c, lang) for c in cases if c.visibility == "visible"),
+                message(cases[0], lang),
+            )
+            listed = f": {'; '.join(named)}"
         others = len(kinds) - 1
         more = f" (+{others} other kind{'s' if others > 1 else ''})" if others else ""
         points = f"{points_text(entry['score'])}/{points_text(entry['max_score'])}"
-        parts.append(f"{section_label(section, lang)} {points}: {top} ×{count}{more}")
+        said = f"{section_label(section, lang)} {points}: {top} ×{count}{more}{listed}"
+        # Each TODO below its maximum keeps its share of the line.
+        parts.append(clip(said, max(80, limit // len(below) - 2)))
     return clip(clean("; ".join(parts), newlines=False), limit)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_rlsys.grading.scoring import GRADER_FAULT, CaseResult, ScoreReport
+from pytest_rlsys.grading.signature import SIGNATURE_NOTE
 from pytest_rlsys.messages import (
     HIDDEN_GROUP,
     HIDDEN_NOTE,
@@ -91,6 +92,7 @@ LABELS: dict[str, Msg] = {
     "after_published": Msg("when grades are published", "在成绩发布之后"),
     "hidden": Msg("to instructors only", "只向教师"),
 }
+LEARNER_NOTES = (GRADER_FAULT, SIGNATURE_NOTE)  # the notes a learner is shown
 # The learner's terminal (rules):
 # - The grader's own text is wrapped, never cut, at the terminal's width (WIDTH when it
 #   is not known, e.g. a log).  Every continuation line starts with its line's indent and
@@ -292,7 +294,7 @@ def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
     # How the grader ran (the uid, the interpreter) is instructor detail, kept in the score
     # JSON; a learner reads only a note that their score is affected by the grader's fault.
-    lines += [f"{text['note']}: {note}" for note in report.notes if note.startswith(GRADER_FAULT)]
+    lines += [f"{text['note']}: {note}" for note in report.notes if note.startswith(LEARNER_NOTES)]
     return [clean(line, newlines=False) for line in lines]
 
 
@@ -437,5 +439,7 @@ def terminal_summary(
     if verbose:  # how the grader ran (the uid, ...): for instructors, not learners
         notes = [*report.notes, *([report.ran_as.text(lang)] if report.ran_as else [])]
         lines += [f"{text['note']}: {note}" for note in notes]
+    else:
+        lines += [f"{text['note']}: {n}" for n in report.notes if n.startswith(SIGNATURE_NOTE)]
     # The submission's text is in some lines: cleaned again here, whoever built them.
     return [piece for line in lines for piece in fit(clean(line, newlines=False), width)]

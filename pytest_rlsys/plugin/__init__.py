@@ -43,16 +43,50 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None]:
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, args: list[str], parser: pytest.Parser
+) -> Generator[None]:
     # Outside pytest's capture wrapper, so it runs before capture starts.  A grading run
     # that collects only the battery prints nothing in this process (the submission's
     # output is caught by the grader), so pytest's capture around each of its items would
     # only cost time (benchmarks/bench_grading.py).  Runs that also collect tests named on
     # the command line keep pytest's capture.
     ns = early_config.known_args_namespace
-    if getattr(ns, "rlsys_submission", None) and not getattr(ns, "file_or_dir", None):
+    submission = getattr(ns, "rlsys_submission", None)
+    if submission and not getattr(ns, "file_or_dir", None):
         ns.capture = "no"
-    return (yield)
+    if not submission or getattr(ns, "help", False) or getattr(ns, "version", False):
+        return (yield)  # pytest's --help and --version work past a broken conftest.py
+    # The project's settings can stop pytest before pytest_cmdline_main, where the clean
+    # re-run would set them aside: a conftest.py that does not import, or addopts naming
+    # an option no installed plugin has (pytest refuses it right after this hook).  pytest
+    # fails as it would; one line more names the way out.
+    try:
+        outcome = yield
+    except Exception as exc:
+        where = getattr(exc, "path", None) or "a conftest.py"  # ConftestImportFailure's
+        _say_way_out(submission, f"{where} does not import")
+        raise
+    typed = set(early_config.invocation_params.args)
+    try:
+        unknown = parser.parse_known_and_unknown_args(args)[1]
+    except pytest.UsageError:  # pytest's own parse says what is wrong, and stops
+        unknown = []
+    if foreign := [a for a in unknown if a.startswith("-") and a not in typed]:
+        _say_way_out(submission, f"no installed plugin takes {' '.join(foreign)}")
+    return outcome
+
+
+def _say_way_out(submission: str, cause: str) -> None:
+    import shlex
+
+    from pytest_rlsys.escaping import say  # after the rewrite hook is stopped
+
+    say(
+        f"rlsys: pytest stops on this project's own settings ({cause}) before the grading "
+        f"starts; `rlsys grade {shlex.quote(submission)}` grades the file without them",
+        err=True,
+    )
 
 
 def clean_args() -> list[str]:
@@ -92,10 +126,27 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     if hasattr(config, "workerinput") or _is_clean(config) or os.environ.get(_RERUN):
         return None
     foreign = foreign_files(config, config.invocation_params.dir / graded)
-    return _regrade_clean(config, foreign[0]) if foreign else None
+    return _regrade_clean(config, foreign) if foreign else None
 
 
-def _regrade_clean(config: pytest.Config, foreign: str) -> int:
+def _own_ini_values(config: pytest.Config) -> tuple[list[str], list[str]]:
+    """Our ini keys the project's configuration sets: ``-o KEY=VALUE`` for those the
+    clean re-run keeps, and the names of those it drops.  A course's seed, language,
+    rubric or fence requirement is as much the learner's to choose as the command line
+    they type, so it is kept (a typed option still wins, as in any run); the child's
+    limits are not: a folder's file must not loosen the fence (docs/threat-model.md)."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    for option in settings.for_pytest():
+        if option.ini_key and (value := config.getini(option.ini_key)):
+            if option.record and option.record[0] == "limits":
+                dropped.append(option.ini_key)
+            else:
+                kept += ["-o", f"{option.ini_key}={value}"]
+    return kept, dropped
+
+
+def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
     """Run the same command again in a fresh interpreter with ``clean_args`` (they come
     last, so they win over the same options typed earlier) and return its exit code;
     its output is the run's output.  ``-P``: the current folder is not on the path."""
@@ -105,24 +156,36 @@ def _regrade_clean(config: pytest.Config, foreign: str) -> int:
     named = [a for a in config.getoption("file_or_dir") or [] if a]
     if named:
         raise pytest.UsageError(
-            f"pytest read {foreign} from this folder, so the grading runs in a clean pytest "
-            f"of its own; run the tests named here ({', '.join(named)}) in a pytest run of "
-            "their own, without --rlsys-submission"
+            f"pytest read {', '.join(foreign)} from this folder, so the grading runs in a "
+            f"clean pytest of its own; run the tests named here ({', '.join(named)}) in a "
+            "pytest run of their own, without --rlsys-submission"
         )
     # What the learner typed, then the files to grade (they may have come from the
-    # folder's addopts, which the clean run does not read) and the clean arguments,
-    # which win over the same options typed earlier.
+    # folder's addopts, which the clean run does not read), the project's values of our
+    # own ini keys, and the clean arguments, which win over the same options typed earlier.
     args = [str(a) for a in config.invocation_params.args]
     for name in ("submission", "result"):
         if value := config.getoption(f"rlsys_{name}"):
             args += [settings.by_name(name).pytest_flag, str(config.invocation_params.dir / value)]
-    command = [sys.executable, "-P", "-m", "pytest", *args, *clean_args()]
+    kept, dropped = _own_ini_values(config)
+    # The rootdir is only where node paths are shown from: the folder the learner is in,
+    # so the progress line reads "battery.rlsys", not a path into site-packages.
+    here = ["--rootdir", str(config.invocation_params.dir)]
+    command = [sys.executable, "-P", "-m", "pytest", *args, *kept, *clean_args(), *here]
     env = {**os.environ, _RERUN: "1"}
     from pytest_rlsys.escaping import say  # after the rewrite hook is stopped
 
+    keys = ", ".join(k.partition("=")[0] for k in kept[1::2])  # a seed's value is private
     say(
-        f"rlsys: this project's pytest settings ({foreign}) are set aside: the grade is made "
-        "by a clean pytest of its own, without the folder's addopts, plugins or conftest.py",
+        f"rlsys: this project's pytest settings ({', '.join(foreign)}) are set aside: the "
+        "grade is made by a clean pytest of its own, without the folder's addopts, plugins "
+        "or conftest.py"
+        + (f"; kept: {keys}" if kept else "")
+        + (
+            f"; not kept (limits come from the command line): {', '.join(dropped)}"
+            if dropped
+            else ""
+        ),
         err=True,
     )
     try:
@@ -206,21 +269,23 @@ def foreign_files(config: pytest.Config, graded: Path) -> list[str]:
     imported from files, ``pythonpath`` entries) that lie in the graded file's folder,
     below it or above it: whoever controls that folder controls them."""
     folder = Path(os.path.abspath(graded)).parent
-    candidates: list[Path] = []
+    candidates: list[tuple[Path, str]] = []  # (a file in the folder that counts, its kind)
     if config.inipath is not None and _configures_pytest(config.inipath):
-        candidates.append(config.inipath)
+        candidates.append((config.inipath, ""))
     for plugin in config.pluginmanager.get_plugins():
         file = getattr(plugin, "__file__", None)
         if isinstance(file, str):
-            candidates.append(Path(file))
+            candidates.append((Path(file), ""))
     with contextlib.suppress(ValueError, KeyError):
-        candidates += [Path(p) / "_" for p in config.getini("pythonpath")]
+        candidates += [(Path(p) / "_", "pythonpath ") for p in config.getini("pythonpath")]
     found = []
-    for candidate in candidates:
+    for candidate, kind in candidates:
         where = Path(os.path.abspath(candidate)).parent
         if _related(folder, where) and "site-packages" not in where.parts:
-            found.append(str(candidate))
-    return found
+            named = where if kind else Path(os.path.abspath(candidate))
+            shown = os.path.relpath(named, config.invocation_params.dir)  # short when below
+            found.append(kind + (str(named) if shown.startswith("..") else shown))
+    return list(dict.fromkeys(found))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rlsys.cli import ExitCode, main
+from pytest_rlsys.grading.grader import MAX_SUBMISSION_BYTES
 from pytest_rlsys.resources import exercise_path, solution_path
 from tests.conftest import REPO, load_report, processes
 
@@ -116,6 +118,24 @@ def test_batch_usage_errors(
     assert err.startswith("rlsys batch") and "Traceback" not in err
 
 
+@pytest.mark.parametrize("command", ["grade", "batch"])
+def test_a_rubric_weighing_an_unknown_case_is_a_usage_error_before_grading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text('[weights]\n"todo2.hidden.nonexistent" = 2\n')
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "a.py").write_text(solution_path().read_text(encoding="utf-8"))
+    target = str(tmp_path / "class" / ("a.py" if command == "grade" else ""))
+    report = ["--report", str(tmp_path / "score.json")] if command == "grade" else []
+    report += ["--csv", str(tmp_path / "rows.csv")] if command == "batch" else []
+    assert main([command, target, "--rubric", str(rubric), *report]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rlsys {command}") and "Traceback" not in err
+    assert "todo2.hidden.nonexistent" in err and "score report" in err
+    assert not (tmp_path / "score.json").exists() and not (tmp_path / "rows.csv").exists()
+
+
 def test_ledger_reports_the_example_topology(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ledger", str(REPO / "examples" / "topology.json"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -145,6 +165,20 @@ def test_ledger_takes_stage_rates_from_a_result_file(
     assert main(["ledger", str(path), "--result", str(example), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["stage_rates"]["learner"] == pytest.approx(1 / 1.367)
+
+
+def test_ledger_takes_the_size_limit_its_message_offers_to_raise(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A result file over the limit says "(or raise the limit)": ledger takes --max-mib.
+    from pytest_rlsys.resources import schema_dir
+
+    example = str(schema_dir() / "examples" / "pt-verl-closure.example.json")
+    argv = ["ledger", str(REPO / "examples" / "closure_topology.json"), "--result", example]
+    assert main([*argv, "--max-mib", "0.001"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "over the size limit of 1048 bytes" in err and "raise the limit" in err
+    assert main([*argv, "--max-mib", "5", "--json"]) == ExitCode.OK
 
 
 @pytest.mark.parametrize(
@@ -239,21 +273,33 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
     (subs / "alice.py").write_text(solution_path().read_text(encoding="utf-8"))
     (subs / "bob.py").symlink_to(solution_path())
     os.mkfifo(subs / "carol.py")
+    (subs / "erin.py").write_bytes(b"#" * (MAX_SUBMISSION_BYTES + 1))
+    (subs / "fay.py").write_bytes(b"")
     listed = commands.find_submissions
     monkeypatch.setattr(
         commands,
         "find_submissions",
         lambda folder: [*listed(folder), ("dave.py", folder / "dave.py", "")],
     )
-    out_csv = tmp_path / "grades.csv"
-    argv = ["batch", str(subs), "--seed", "2", "--csv", str(out_csv), "--no-progress"]
-    assert main(argv) == 0
+    out_csv, out_json = tmp_path / "grades.csv", tmp_path / "grades.json"
+    argv = ["batch", str(subs), "--seed", "2", "--csv", str(out_csv), "--json", str(out_json)]
+    assert main([*argv, "--no-progress"]) == 0
     with open(out_csv, encoding="utf-8") as handle:
         rows = {r["submission"]: r for r in csv.DictReader(handle)}
+    json_rows = {r["submission"]: r for r in json.loads(out_json.read_text())["submissions"]}
     assert float(rows["alice.py"]["score"]) == 100
-    reasons = {"bob.py": "symbolic link", "carol.py": "not a regular file", "dave.py": "no such"}
+    # An empty file was read: the digest of its no bytes.  A refused file was never read:
+    # no digest at all, or every refused file would look identical to the empty one.
+    assert rows["fay.py"]["submission_sha256"] == hashlib.sha256(b"").hexdigest()
+    reasons = {
+        "bob.py": "symbolic link",
+        "carol.py": "not a regular file",
+        "dave.py": "no such",
+        "erin.py": "at most 2 MiB",
+    }
     for name, reason in reasons.items():
         row = rows[name]
+        assert row["submission_sha256"] == "" and json_rows[name]["submission_sha256"] is None
         assert row["status"] == "not_loaded", row
         assert float(row["score"]) == 0 and float(row["max_score"]) == 100, row
         assert reason in row["message"], row
@@ -262,6 +308,7 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
         assert code == (ExitCode.USAGE if name == "dave.py" else ExitCode.OK)
         doc = load_report(report)
         assert (doc["score"], doc["max_score"]) == (0, 100)
+        assert doc["reproducibility"]["submission_sha256"] is None
         # Visible cases say the reason; hidden ones only the grader's word for it.
         messages = {case["message"] for case in doc["tests"] if case["visibility"] == "visible"}
         assert len(messages) == 1 and messages.pop().endswith(row["message"]), name

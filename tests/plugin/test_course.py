@@ -18,6 +18,7 @@ from pytest_rlsys.grading.grader import Grader, prepare_battery
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import CLAIMS_EN, Msg, claim_text, has_cjk
 from pytest_rlsys.outputs import batchline, registry, scorejson, terminal
+from pytest_rlsys.outputs.wording import message
 from pytest_rlsys.resources import solution_path
 from tests.conftest import REPO, load_report
 
@@ -556,6 +557,40 @@ def test_every_score_below_full_marks_says_why(template_source: str) -> None:
     assert batchline.below_full_marks(_graded(solution_path().read_text("utf-8"))) == ""
 
 
+def test_one_kind_of_failure_over_several_categories_lists_each_category() -> None:
+    # The README's example raises where four different hidden categories expect a result:
+    # the line says the kind in its own words and names each category, never four cases
+    # under the first category's name.
+    line = batchline.below_full_marks(
+        _graded((REPO / "examples" / "learner_example.py").read_text("utf-8"))
+    )
+    assert "raised an exception where a result was due ×4 (+6 other kinds): " in line, line
+    assert "(equal within 1e-9) ×4" not in line
+    assert "accepts one fabric with bandwidths 1e12 and 1e12 + 1" in line, line
+
+
+def test_a_function_without_a_template_parameter_is_told_why_its_hidden_cases_raise() -> None:
+    # evaluate_topology() without max_exposed_s_per_s: the visible cases pass and the
+    # hidden ones that pass the threshold raise TypeError.  Their feedback stays the
+    # grader's closed words (the exception class is the submission's choice); a note made
+    # from the file's source alone, in the template's names, says why.
+    source = solution_path().read_text("utf-8")
+    source = source.replace("    max_exposed_s_per_s: float = 0.1,\n", "")
+    source = source.replace("_non_negative(max_exposed_s_per_s,", "_non_negative(0.1,")
+    report = _graded(source)
+    raised = [c for c in report.cases if c.visibility == "hidden" and c.kind == "raised"]
+    assert raised and all(
+        message(c) == "raised an exception where a result was due" for c in raised
+    )
+    lines = terminal.terminal_lines(report)
+    assert any("evaluate_topology() has no parameter max_exposed_s_per_s" in line for line in lines)
+    assert any("max_exposed_s_per_s" in line for line in terminal.terminal_summary(report)), (
+        "the pytest/rlsys grade summary says it too"
+    )
+    # A file that takes the parameter, or any keyword at all, gets no such note.
+    assert not _graded(solution_path().read_text("utf-8")).notes
+
+
 # -- the README's quick start -------------------------------------------------------------
 
 
@@ -680,6 +715,42 @@ def test_a_project_s_pytest_settings_set_aside_are_named_in_one_line(
     assert again.ret == pytest.ExitCode.OK and "set aside" not in again.stderr.str()
 
 
+@pytest.mark.slow  # three gradings in subprocesses, each re-run clean
+def test_the_clean_re_run_keeps_the_project_s_rlsys_ini_keys_and_names_what_it_set_aside(
+    pytester: pytest.Pytester,
+) -> None:
+    # A course repository's pytest.ini holds its private seed and language: they are our
+    # settings, so the clean re-run keeps them; its conftest.py (here one that would fail
+    # every case) is set aside, and so is a limit (one that would fail every case): a
+    # folder's file must not loosen the fence.  The line names the files and the keys.
+    (pytester.path / "pytest.ini").write_text(
+        "[pytest]\nrlsys_seed = 7\nrlsys_lang = zh\nrlsys_memory_mb = 1\n", encoding="utf-8"
+    )
+    (pytester.path / "conftest.py").write_text(
+        "def pytest_runtest_call(item):\n    raise AssertionError('sabotage')\n",
+        encoding="utf-8",
+    )
+    (pytester.path / "mine.py").write_text(solution_path().read_text(encoding="utf-8"))
+    result = pytester.runpytest_subprocess(
+        "--rlsys-submission", "mine.py", "--rlsys-report", "s.json"
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    doc = load_report(pytester.path / "s.json")
+    assert doc["reproducibility"]["seed"] == 7 and doc["reproducibility"]["lang"] == "zh"
+    assert doc["score"] == doc["max_score"]
+    notices = [line for line in result.errlines if "set aside" in line]
+    assert len(notices) == 1, result.errlines
+    assert all(part in notices[0] for part in ("pytest.ini", "conftest.py", "rlsys_seed"))
+    assert "not kept (limits come from the command line): rlsys_memory_mb" in notices[0]
+    # Its progress line reads as in any run, not as a path into the installed package.
+    assert any(line.startswith("battery.rlsys .") for line in result.outlines), result.outlines
+    # An option typed on the command line still wins over the ini key, as in any run.
+    pytester.runpytest_subprocess(
+        "--rlsys-submission", "mine.py", "--rlsys-report", "s.json", "--rlsys-seed", "3"
+    )
+    assert load_report(pytester.path / "s.json")["reproducibility"]["seed"] == 3
+
+
 def test_addopts_naming_a_missing_plugin_stops_pytest_and_rlsys_grade_still_grades(
     pytester: pytest.Pytester,
 ) -> None:
@@ -700,3 +771,29 @@ def test_addopts_naming_a_missing_plugin_stops_pytest_and_rlsys_grade_still_grad
         timeout=300,
     )
     assert graded.returncode == 0 and "Points 100/100" in graded.stdout, graded.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "cause"),
+    [
+        ("pytest.ini", "[pytest]\naddopts = --cov=mine\n", "no installed plugin takes --cov=mine"),
+        ("conftest.py", "import rlsys_no_such_module\n", "conftest.py does not import"),
+        ("conftest.py", "def (\n", "conftest.py does not import"),
+    ],
+)
+def test_a_project_whose_settings_stop_pytest_is_told_the_way_out(
+    pytester: pytest.Pytester, name: str, text: str, cause: str
+) -> None:
+    # pytest stops on these before the clean re-run could set them aside: it fails as it
+    # would (exit 4, its own error), and one line more names `rlsys grade`, as the README.
+    (pytester.path / name).write_text(text, encoding="utf-8")
+    plain = _run(pytester, solution_path().read_text(encoding="utf-8"))
+    assert plain.ret == pytest.ExitCode.USAGE_ERROR
+    hints = [line for line in plain.errlines if "`rlsys grade mine.py`" in line]
+    assert len(hints) == 1 and cause in hints[0], plain.errlines
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert "`--cov` without pytest-cov" in readme and "does not import" in readme
+    # An option the learner typed is the learner's to fix: no hint.
+    (pytester.path / name).unlink()
+    typed = _run(pytester, solution_path().read_text(encoding="utf-8"), "--rlsys-no-such")
+    assert typed.ret == pytest.ExitCode.USAGE_ERROR and "rlsys grade" not in typed.stderr.str()

@@ -369,6 +369,25 @@ def test_a_sigkilled_grader_s_scratch_is_removed_by_the_next_grader(
         shutil.rmtree(stale, ignore_errors=True)
 
 
+def test_the_help_names_the_level_the_kits_require() -> None:
+    # The help of the pytest option, `rlsys grade` and `rlsys batch` comes from one table;
+    # what it says the kits require must be what their scripts pass.
+    import re
+
+    from pytest_rlsys.outputs import kits
+
+    level = re.search(r"--require-fence (\w+)", kits._GRADE)
+    assert level is not None
+    helped = re.search(r"the kits require (\w+)", settings.by_name("require_fence").help_text)
+    assert helped is not None
+    assert helped.group(1) == level.group(1)
+    for command in ("grade", "batch"):
+        shown = subprocess.run(
+            [*RLSYS, command, "--help"], capture_output=True, text=True, check=True
+        ).stdout
+        assert f"the kits require {level.group(1)}" in " ".join(shown.split())
+
+
 @needs_root
 @pytest.mark.slow
 def test_the_kits_level_grades_in_a_container_without_landlock(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ its platform runs it, in a test root (rules: pytest_rlsys/outputs/kits/__init__.
   answers with what it finds; through the kit it must score what the untouched template
   scores (0).  A control run with one readable copy of the kit shows the thief works.
 - A per-assignment seed, root-only, passed as ``--seed @FILE``; no seed, no grade.
-- One file name: a wrong name says "submit one file named rlsys_ledger.py (found: ...)".
+- One file name: the only .py file is graded whatever its name; none or several say
+  "submit one file named rlsys_ledger.py (found: ...)", as the README says.
 """
 
 from __future__ import annotations
@@ -609,3 +610,37 @@ def test_gradescope_readme_names_only_what_the_zip_holds(tmp_path: Path) -> None
                 continue  # the learner's file; the zip itself
             assert word in names or word in folders, word
     assert "rlsys template" in readme  # a real command (test_commands covers it)
+
+
+@pytest.mark.parametrize(
+    ("files", "graded", "problem"),
+    [
+        (["rlsys_ledger.py", "helper.py"], "rlsys_ledger.py", ""),
+        (["my_ledger.py"], "my_ledger.py", ""),
+        (
+            ["a.py", "b.py"],
+            "rlsys_ledger.py",
+            "submit one file named rlsys_ledger.py (found: a.py, b.py)",
+        ),
+        ([], "rlsys_ledger.py", "submit one file named rlsys_ledger.py (found: no .py file)"),
+    ],
+)
+def test_the_kits_pick_the_file_the_readme_says(
+    tmp_path: Path, files: list[str], graded: str, problem: str
+) -> None:
+    # Every kit picks the file with the same shell function; the README says what it does.
+    from pytest_rlsys.outputs import kits
+
+    for name in files:
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    script = f'{kits._PICK}\npick_submission "$1"\nprintf "%s\\n%s" "$SUBMISSION" "$PROBLEM"'
+    done = subprocess.run(
+        ["bash", "-c", script, "pick", str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split("\n") == [str(tmp_path / graded), problem]
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert "the only `.py` file submitted is graded whatever its name" in readme
+    assert (
+        'no `.py` file or several get "submit one file named rlsys_ledger.py (found: ...)"'
+        in readme
+    )

@@ -258,7 +258,7 @@ def test_rubric_file_overrides_points(pytester: pytest.Pytester, reference_sourc
         ("[todo9]\nvisible = 1\n", "unknown section [todo9]"),
         ("[todo1]\nvisible = -3\n", "[todo1] visible must be a non-negative number"),
         ("[todo1]\nshown = 3\n", "unknown key 'shown'"),
-        ('[weights]\n"todo1.hidden.nope" = 1\n', "unknown cases"),
+        ('[weights]\n"todo1.hidden.nope" = 1\n', "unknown cases: todo1.hidden.nope; the case ids"),
         ("this is = = not toml", "is not valid toml"),
     ],
 )
