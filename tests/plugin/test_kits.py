@@ -300,16 +300,35 @@ def _interpreter(version: str) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("version", ["3.11", "3.12"])
+def _image(root: Path, python3: str, *extra: tuple[str, str]) -> Path:
+    """A PATH folder standing for an image: the system's tools, its ``python3`` and no
+    other Python (nor apt: a call to it fails), plus ``extra`` (name, target) links."""
+    image = root / "image-bin"
+    image.mkdir()
+    for folder in (Path("/usr/bin"), Path("/bin")):
+        for tool in folder.iterdir():
+            skip = tool.name.startswith(("python", "apt"))
+            if not skip and not (image / tool.name).exists():
+                (image / tool.name).symlink_to(tool)
+    (image / "python3").symlink_to(python3)
+    for name, target in extra:
+        (image / name).symlink_to(target)
+    return image
+
+
+@pytest.mark.parametrize("version", ["3.11", "3.12", "3.13"])
 def test_gradescope_kit_installs_offline_on_each_python_of_its_images(
     root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str
 ) -> None:
-    # Ubuntu 22.04 gets python3.11 from its archive; Ubuntu 24.04 has python3.12 and no
-    # python3.11 (where a 3.11-only rpds-py wheel once made pip fail offline).
+    # Ubuntu 24.04's python3 is 3.12 (its archive has no python3.11); Debian 13's is 3.13;
+    # Ubuntu 22.04 gets python3.11 from its archive (the next test).  Binary wheels that fit
+    # one Python only (a 3.11-only rpds-py wheel once made pip fail offline on 24.04) are
+    # fetched for each.
     ag = _gradescope_root(root, tmp_path)
     notes = capsys.readouterr().out
     if f"for Python {version} (" in notes:
         pytest.skip(f"no {version} wheel could be fetched while building: {notes}")
+    assert "for Python 3.11, 3.12, 3.13)" in notes
     wheels = ag / "source" / "wheels"
     main_wheel = next(wheels.glob("pytest_rlsys-*.whl"))
     python = _interpreter(version)
@@ -322,15 +341,9 @@ def test_gradescope_kit_installs_offline_on_each_python_of_its_images(
         pip += ["--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64"]
         _sh([*pip, str(main_wheel)], _env(root), tmp_path)
         return
-    # The image's own Python, the only one on the PATH as on that image: setup.sh picks
+    # The image's own python3, the only Python on the PATH, and no apt-get: setup.sh uses
     # it and installs offline (the index is unreachable), with no fallback.
-    image = root / "image-bin"
-    image.mkdir()
-    for folder in (Path("/usr/bin"), Path("/bin")):
-        for tool in folder.iterdir():
-            if not tool.name.startswith("python") and not (image / tool.name).exists():
-                (image / tool.name).symlink_to(tool)
-    (image / f"python{version}").symlink_to(python)
+    image = _image(root, python)
     env = _env(root, RLSYS_AUTOGRADER_ROOT=str(ag), PATH=str(image))
     log = _sh(["bash", str(ag / "source" / "setup.sh")], env, ag)
     assert "package index" not in log and "apt-get" not in log, log
@@ -348,12 +361,42 @@ def test_gradescope_kit_installs_offline_on_each_python_of_its_images(
     assert doc["stdout_visibility"] == "hidden" and "similarity" not in json.dumps(doc)
 
 
+def test_gradescope_kit_takes_python311_from_the_archive_where_python3_is_older(
+    root: Path, tmp_path: Path
+) -> None:
+    # Ubuntu 22.04 (Gradescope's default image): python3 is 3.10, below rlsys's floor;
+    # its archive has python3.11.  apt-get here records what it is asked and "installs"
+    # python3.11 as the archive would.
+    old, recent = _interpreter("3.10"), _interpreter("3.11")
+    if old is None or recent is None:
+        pytest.skip("needs a CPython 3.10 and a 3.11 with venv (pyenv's, here)")
+    ag = _gradescope_root(root, tmp_path)
+    calls = root / "apt-calls"
+    apt = root / "apt-get"
+    apt.write_text(
+        f'#!/bin/sh\necho "$*" >> {calls}\n'
+        f'case "$*" in *python3.11-venv*) ln -s {recent} {root / "image-bin"}/python3.11;; esac\n'
+    )
+    apt.chmod(0o755)
+    image = _image(root, old, ("apt-get", str(apt)))
+    env = _env(root, RLSYS_AUTOGRADER_ROOT=str(ag), PATH=str(image))
+    log = _sh(["bash", str(ag / "source" / "setup.sh")], env, ag)
+    assert "package index" not in log, log
+    # Asked once, for the one Python the image lacks and rlsys needs (no python3.12, ...).
+    assert calls.read_text().splitlines() == [
+        "update -q",
+        "install -y -q python3.11 python3.11-venv",
+    ]
+    venv_python = ag / "rlsys-venv" / "bin" / "python"
+    got = _sh([str(venv_python), "-c", "import sys; print(sys.version_info[:2])"], env, ag)
+    assert got.strip() == "(3, 11)"
+
+
 def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) -> None:
     ag = _gradescope_root(root, tmp_path, "--hidden-visibility", "after_due_date")
     setup = (ag / "source" / "setup.sh").read_text(encoding="utf-8")
-    # Both images' Pythons are named: 22.04 installs python3.11, 24.04 has python3.12.
-    assert 'FITS="3.11' in setup  # 3.12 too, where its wheels could be fetched
-    assert 'apt_get "python$v" "python$v-venv"' in setup and 'apt_get "python$v-venv"' in setup
+    # An image whose python3 is too old (Ubuntu 22.04: 3.10) gets python3.11 from its archive.
+    assert "PY=python3.11" in setup and 'apt_get "$PY" "$PY-venv"' in setup
     python = _python()
     env = _env(root, RLSYS_AUTOGRADER_ROOT=str(ag), PATH=f"{Path(python).parent}:/usr/bin:/bin")
     log = _sh(["bash", str(ag / "source" / "setup.sh")], env, ag)
