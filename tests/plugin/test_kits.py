@@ -392,6 +392,31 @@ def test_gradescope_kit_takes_python311_from_the_archive_where_python3_is_older(
     assert got.strip() == "(3, 11)"
 
 
+def test_gradescope_kit_installs_offline_in_a_debian_root(tmp_path: Path) -> None:
+    # tests/kit_roots.sh's gs-bookworm case (about 70 s, most of it debootstrap): a Debian
+    # 12 root with its own python3 and no venv module; setup.sh as Gradescope runs it,
+    # then run_autograder grades the reference (100) and the template (0).
+    tools = ("debootstrap", "unshare", "chroot")
+    if not ROOT_ONLY or not all(shutil.which(tool) for tool in tools):
+        pytest.skip("needs root, debootstrap, unshare and chroot (sudo tests/kit_roots.sh)")
+    env = {**os.environ, "RLSYS": str(Path(sys.executable).parent / "rlsys")}
+    env["RLSYS_ROOTS"] = str(tmp_path / "roots")
+    try:
+        done = subprocess.run(
+            ["bash", str(REPO / "tests" / "kit_roots.sh"), "gs-bookworm"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(tmp_path / "roots", ignore_errors=True)  # 260 MB
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("ok gs-bookworm: Python 3.11"), done.stdout
+    assert "reference 100, template 0" in done.stdout
+
+
 def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) -> None:
     ag = _gradescope_root(root, tmp_path, "--hidden-visibility", "after_due_date")
     setup = (ag / "source" / "setup.sh").read_text(encoding="utf-8")
