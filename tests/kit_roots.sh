@@ -12,11 +12,11 @@
 #                Ubuntu 22.04's is: setup.sh takes python3.11 from the archive
 #   gs-py312     Gradescope kit, Debian 12 root whose python3 is a CPython 3.12 (pyenv), as
 #                Ubuntu 24.04's is
-#   pl-py311     PrairieLearn kit: its Dockerfile's RUN line on a root with a CPython 3.11 at
-#                /usr/local/bin/python (as python:3.11-slim), then tests/run.sh as the
-#                external grader runs it
-#   cr-py311     Classroom kit: the workflow's install and grading steps, `python` from a
-#                CPython 3.11 (as actions/setup-python)
+#   pl-py311     PrairieLearn kit: its Dockerfile's RUN line on a Debian 13 root with a
+#                CPython 3.11 at /usr/local/bin/python (as python:3.11-slim), then
+#                tests/run.sh as the external grader runs it
+#   cr-py311     Classroom kit: the workflow's install and grading steps as a non-root user
+#                (as GitHub's runner), `python` a CPython 3.11 (as actions/setup-python)
 #
 # Roots come from debootstrap (Debian's archive); apt may use the network while a kit
 # installs (the platforms' images can), pip may not: its index is a closed port.  Each case
@@ -33,7 +33,7 @@ CASES=("$@")
 [ "$(id -u)" = 0 ] || { echo "kit_roots.sh: run as root (chroot, mounts)" >&2; exit 2; }
 mkdir -p "$ROOTS"
 WORK="$(mktemp -d "$ROOTS/run.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 REFERENCE="$("$PYTHON" -c 'from pytest_rlsys.resources import solution_path; print(solution_path())')"
 TEMPLATE="$("$PYTHON" -c 'from pytest_rlsys.resources import exercise_path; print(exercise_path())')"
 
@@ -116,7 +116,7 @@ image_python() {  # CPython $1 as the image's `python` and `python3` (a venv of 
 }
 
 prairielearn() {
-  base bookworm
+  base trixie  # what python:3.11-slim is built on today
   image_python 3.11
   kit="$WORK/kit-$CASE"
   "$RLSYS" kit prairielearn "$kit" >/dev/null
@@ -141,6 +141,8 @@ prairielearn() {
 classroom() {
   base bookworm
   image_python 3.11
+  echo "runner:x:1001:1001::/tmp/runner:/bin/bash" >>"$R/etc/passwd"  # GitHub's runner user
+  echo "runner:x:1001:" >>"$R/etc/group"
   kit="$WORK/kit-$CASE"
   seed=$("$RLSYS" kit classroom "$kit" | sed -n 's/.*RLSYS_SEED = \([0-9]*\).*/\1/p')
   got=()
@@ -149,10 +151,13 @@ classroom() {
     cp -r "$kit" "$R/checkout"
     mkdir -p "$R/tmp/runner"
     cp "$file" "$R/checkout/rlsys_ledger.py"
-    in_root bash -c "cd /checkout && sh .github/classroom/install.sh python \
-      .github/classroom/wheels && RLSYS_SEED=$seed RUNNER_TEMP=/tmp/runner \
-      GITHUB_OUTPUT=/tmp/runner/out bash .github/classroom/grade.sh" >"$WORK/$CASE.log" 2>&1 ||
-      true
+    # GitHub's runner user is not root: it owns the checkout and setup-python's Python.
+    chown -R 1001:1001 "$R/checkout" "$R/tmp/runner" "$R/opt/python"
+    chmod 755 "$R/root"  # the way to the pyenv Python under it
+    in_root setpriv --reuid=1001 --regid=1001 --clear-groups bash -c "cd /checkout && \
+      sh .github/classroom/install.sh python .github/classroom/wheels && RLSYS_SEED=$seed \
+      RUNNER_TEMP=/tmp/runner GITHUB_OUTPUT=/tmp/runner/out bash .github/classroom/grade.sh" \
+      >"$WORK/$CASE.log" 2>&1 || true
     offline "$WORK/$CASE.log"
     got+=("$(grep -o "Points [0-9.]*" "$WORK/$CASE.log" | tail -n 1 | cut -d' ' -f2)")
   done
@@ -181,6 +186,6 @@ for CASE in "${CASES[@]}"; do
     cr-py311) classroom ;;
     *) echo "unknown case $CASE" >&2; exit 2 ;;
   esac || FAILED=1
-  rm -rf "${R:?}"
+  [ -n "${KEEP:-}" ] || rm -rf "${R:?}"
 done
 exit "$FAILED"
