@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.utils import canonicalize_name
 
 from pytest_rlsys.cli import ExitCode, main
 from pytest_rlsys.outputs.text import js_number
@@ -214,6 +215,37 @@ def test_a_kit_carries_its_wheel_and_pinned_dependencies(
     assert main(["kit", "gradescope", str(tmp_path / "kit2")]) == ExitCode.OK
     with zipfile.ZipFile(tmp_path / "kit2" / "autograder.zip") as zf:
         assert int(zf.read("rlsys-seed")) not in (seed, random_seed())
+
+
+def test_a_kit_built_on_another_platform_fetches_linux_wheels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Built on a Mac: jsonschema-rs is installed there as a macOS wheel, which no image can
+    # install; the kit fetches a Linux one for every Python its images run, this one too.
+    from pytest_rlsys.outputs.kits import bundle
+
+    real_tags = bundle._tags
+
+    def tags(dist: Any) -> str:
+        mac = canonicalize_name(dist.metadata["Name"]) == "jsonschema-rs"
+        return "cp310-abi3-macosx_11_0_arm64" if mac else real_tags(dist)
+
+    fetched: list[tuple[str, str]] = []
+
+    def fetch(python: str, pin: str, dest: Path) -> str:
+        fetched.append((python, canonicalize_name(pin.split("==")[0])))
+        name = f"jsonschema_rs-{pin.split('==')[1]}-cp310-abi3-manylinux_2_17_x86_64.whl"
+        (dest / name).write_bytes(b"")
+        return ""
+
+    monkeypatch.setattr(bundle, "_tags", tags)
+    monkeypatch.setattr(bundle, "_fetch_for", fetch)
+    assert main(["kit", "gradescope", str(tmp_path / "kit")]) == ExitCode.OK
+    assert "for Python 3.11, 3.12, 3.13)" in capsys.readouterr().out
+    assert sorted(fetched) == [(v, "jsonschema-rs") for v in ("3.11", "3.12", "3.13")]
+    with zipfile.ZipFile(tmp_path / "kit" / "autograder.zip") as zf:
+        carried = [n for n in zf.namelist() if n.startswith("wheels/jsonschema_rs-")]
+    assert carried and all("manylinux" in n for n in carried), carried
 
 
 def test_kit_wheel_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
