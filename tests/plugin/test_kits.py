@@ -426,6 +426,16 @@ def test_gradescope_kit_takes_python311_from_the_archive_where_python3_is_older(
     venv_python = ag / "rlsys-venv" / "bin" / "python"
     got = _sh([str(venv_python), "-c", "import sys; print(sys.version_info[:2])"], env, ag)
     assert got.strip() == "(3, 11)"
+    # An archive without python3.11 (universe not enabled): what to do, not only apt's error.
+    (root / "image-bin" / "python3.11").unlink()
+    apt.write_text(
+        "#!/bin/sh\n[ \"$1\" = update ] || { echo 'E: Unable to locate package' >&2; exit 100; }\n"
+    )
+    done = subprocess.run(
+        ["bash", str(ag / "setup.sh")], env=env, cwd=ag, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 1
+    assert "universe component); or choose the Ubuntu 24.04 base image" in done.stderr
 
 
 def test_gradescope_kit_installs_offline_in_a_debian_root(tmp_path: Path) -> None:

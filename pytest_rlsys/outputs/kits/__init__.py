@@ -241,7 +241,10 @@ if ! venv_from python3; then
   if ! python3 -c "$RECENT"; then
     PY=python{MIN_PYTHON}  # an older python3 (Ubuntu 22.04: 3.10)
   fi
-  apt_get "$PY" "$PY-venv"
+  apt_get "$PY" "$PY-venv" || {{
+    echo "rlsys: the archive did not install $PY and $PY-venv (22.04: python3.11 is in" \\
+      "Ubuntu's universe component); or choose the Ubuntu 24.04 base image (python3 3.12)" >&2
+    exit 1; }}
   venv_from "$PY" || {{
     echo "rlsys: no Python >= {MIN_PYTHON} with venv here; base image: {GRADESCOPE_IMAGE}" >&2
     exit 1; }}
