@@ -88,6 +88,15 @@ def describe_exit(returncode: int | None) -> Said:
     return said("exited", code=returncode)
 
 
+def _own_name() -> str:
+    """This process's user name; a uid with no passwd entry (a container run with
+    ``--user 1234``) is named by its number."""
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"
+
+
 class ChildProcess:
     """A child interpreter holding the submission, restarted after any failure."""
 
@@ -108,7 +117,7 @@ class ChildProcess:
         self.user = child_identity(limits.child_user)
         self.interpreter: str | None = None  # found when the first child starts
         self._interpreter_confirmed = False
-        self.run_as = self.user.name if self.user else pwd.getpwuid(os.geteuid()).pw_name
+        self.run_as = self.user.name if self.user else _own_name()
 
     # -- life cycle -------------------------------------------------------------------
     def _use_interpreter(self, found: str | None) -> None:
@@ -116,7 +125,7 @@ class ChildProcess:
         if user and found is None:
             self.notes.append(f"no Python executable by {user.name}; child runs as root")
             self.user = None
-            self.run_as = pwd.getpwuid(os.geteuid()).pw_name
+            self.run_as = _own_name()
         self.interpreter = found or sys.executable
 
     def _find_interpreter(self) -> str:

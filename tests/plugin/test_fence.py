@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -147,6 +148,36 @@ def test_non_root_without_landlock_says_what_is_open(grader_files: Path) -> None
     ).stdout
     assert shown.startswith("fence: seccomp\n")
     assert fence.UNPROTECTED["landlock"] in shown
+
+
+@needs_root
+def test_a_non_root_uid_without_a_passwd_entry_grades() -> None:
+    # A container run as `--user 54321` has no passwd entry for its uid: naming the grader's
+    # user once raised KeyError in every case, and the reference scored 0.
+    uid = 54321
+    with contextlib.suppress(KeyError):
+        pytest.skip(f"uid {uid} has a passwd entry here: {pwd.getpwuid(uid).pw_name}")
+    folder = Path(tempfile.mkdtemp(prefix="rlsys-nopasswd-"))
+    try:
+        os.chown(folder, uid, uid)
+        submission = folder / "rlsys_ledger.py"
+        shutil.copyfile(SOLUTION, submission)
+        submission.chmod(0o644)
+        as_uid = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        done = subprocess.run(
+            [*as_uid, *RLSYS, "grade", str(submission), "--report", str(folder / "r.json")],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(folder)},
+            cwd="/",
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        report = json.loads((folder / "r.json").read_text(encoding="utf-8"))
+        assert report["score"] == 100, done.stdout
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 _HANGER = r"""

@@ -60,9 +60,12 @@ PLATFORMS = ("gradescope", "prairielearn", "classroom")
 SUBMISSION_NAME = "rlsys_ledger.py"  # the template's name; learners submit this file
 IMAGE_NAME = "rlsys-grader"
 GRADESCOPE_IMAGE = "Ubuntu 22.04 (Gradescope's default) or Ubuntu 24.04"
-# The Pythons those images get: 22.04's archive has python3.11 (its python3 is 3.10),
-# 24.04 has python3.12 and no python3.11.  The kit carries wheels for both.
-GRADESCOPE_PYTHONS = ("3.11", "3.12")
+# rlsys's requires-python floor: an image whose python3 is older (Ubuntu 22.04: 3.10)
+# gets python3.11 from its archive.
+MIN_PYTHON = "3.11"
+# The Pythons the Gradescope kit's wheels fit: 22.04's python3.11, 24.04's python3.12,
+# and Debian 13's 3.13 (where the kit is tested in a root).
+GRADESCOPE_PYTHONS = ("3.11", "3.12", "3.13")
 
 
 class KitError(Exception):
@@ -211,50 +214,48 @@ def _gradescope(
 ) -> Kit:
     fits = " ".join(bundle.pythons or (bundle.python,))
     setup = f"""#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder image.  Base image:
-# {GRADESCOPE_IMAGE}.  The bundled wheels fit Python {fits}: the image's own one is used
-# (24.04: python3.12, whose venv module comes from the archive), else one is installed from
-# the archive (22.04: python3.11; its python3 is 3.10).
+# Gradescope runs this once, as root, when it builds the autograder image.
+# Base image: {GRADESCOPE_IMAGE}.
+# rlsys needs Python >= {MIN_PYTHON}: the image's own python3 when it is one (24.04: 3.12;
+# only its venv module, python3-venv, may come from the archive), else python{MIN_PYTHON}
+# from the archive (22.04: its python3 is 3.10).  The bundled wheels fit Python {fits};
+# another one takes the same pinned versions from the package index.
 set -euo pipefail
 ROOT="${{RLSYS_AUTOGRADER_ROOT:-/autograder}}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
-FITS="{fits}"
-usable() {{ "$1" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' \\
-  2>/dev/null; }}
-pick() {{
-  for exe in $(for v in $FITS; do echo "python$v"; done) "$@"; do
-    if command -v "$exe" >/dev/null 2>&1 && usable "$exe"; then command -v "$exe"; return 0; fi
-  done
-  return 1
+# The zip's files are in $ROOT/source (Gradescope's specs.md); it copies run_autograder to
+# $ROOT and does not say where setup.sh runs from: from a copy, the files are still found.
+[ -f "$HERE/install.sh" ] || HERE="$ROOT/source"
+VENV="$ROOT/rlsys-venv"
+RECENT='import sys; sys.exit(sys.version_info < ({MIN_PYTHON.replace(".", ", ")}))'
+# Whether "$1" is a Python >= {MIN_PYTHON} that can make rlsys's venv (it then has).
+venv_from() {{
+  rm -rf "$VENV"
+  "$1" -c "$RECENT" 2>/dev/null && "$1" -m venv "$VENV" >/dev/null 2>&1
 }}
 apt_get() {{ DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"; }}
-if ! pick >/dev/null; then
+PY=python3
+if ! venv_from python3; then
   apt-get update -q
-  for v in $FITS; do  # the venv module of a fitting Python the image has
-    if command -v "python$v" >/dev/null 2>&1 && apt_get "python$v-venv"; then break; fi
-  done
-  if ! pick >/dev/null; then  # a fitting Python from the archive
-    for v in $FITS; do
-      if apt-cache show "python$v-venv" >/dev/null 2>&1 && apt_get "python$v" "python$v-venv"
-      then break; fi
-    done
+  command -v python3 >/dev/null 2>&1 || apt_get python3
+  if ! python3 -c "$RECENT"; then
+    PY=python{MIN_PYTHON}  # an older python3 (Ubuntu 22.04: 3.10)
   fi
-  pick >/dev/null || apt_get python3 python3-venv ||
-    echo "rlsys: no Python $FITS in this image or its archive" >&2
+  apt_get "$PY" "$PY-venv" || {{
+    echo "rlsys: the archive did not install $PY and $PY-venv (22.04: python3.11 is in" \\
+      "Ubuntu's universe component); or choose the Ubuntu 24.04 base image (python3 3.12)" >&2
+    exit 1; }}
+  venv_from "$PY" || {{
+    echo "rlsys: no Python >= {MIN_PYTHON} with venv here; base image: {GRADESCOPE_IMAGE}" >&2
+    exit 1; }}
 fi
-# Another Python >= 3.11 still works: install.sh then takes the pinned versions from the index.
-PY=$(pick python3.13 python3.12 python3.11 python3) || {{
-  echo "rlsys: no Python >= 3.11 with venv here: choose the {GRADESCOPE_IMAGE} base image" >&2
-  exit 1; }}
-rm -rf "$ROOT/rlsys-venv"
-"$PY" -m venv "$ROOT/rlsys-venv"
-sh "$HERE/install.sh" "$ROOT/rlsys-venv/bin/python" "$HERE/wheels"
+sh "$HERE/install.sh" "$VENV/bin/python" "$HERE/wheels"
 # The assignment's seed: root-only, read by run_autograder as --seed @FILE.
 install -d -m 700 "$ROOT/rlsys-secret"
 install -m 600 "$HERE/rlsys-seed" "$ROOT/rlsys-secret/seed"
 rm -f "$HERE/rlsys-seed"
-chmod 700 "$ROOT/rlsys-venv" "$HERE"
-"$ROOT/rlsys-venv/bin/python" -I -c 'import pytest_rlsys.cli'
+chmod 700 "$VENV" "$HERE"
+"$VENV/bin/python" -I -c 'import pytest_rlsys.cli'
 """
     run = f"""#!/usr/bin/env bash
 # Gradescope runs this for every submission, as root, in a fresh container.
@@ -288,8 +289,8 @@ if [ -z "$PROBLEM" ]; then "$PY" -I -m pytest_rlsys.similarity "$SUBMISSION" || 
 2. Learners submit one file named `{SUBMISSION_NAME}` (the template, `rlsys template`).
    Hidden cases' results are shown: {hidden_visibility} (`--hidden-visibility`).
 
-`setup.sh` uses the image's Python {fits.replace(" ", " or ")} (installing it, or its venv
-module, from the archive where needed), then installs pytest-rlsys and its pinned
+`setup.sh` uses the image's python3 (its venv module, or python{MIN_PYTHON} where python3
+is older, from the archive where needed), then installs pytest-rlsys and its pinned
 dependencies from the zip's `wheels/` (offline), makes them root-only and deletes the
 wheels. `rlsys-seed` is this assignment's secret seed (root-only after setup; keep the
 zip private; regrade locally with `--seed @rlsys-seed`). `run_autograder` grades

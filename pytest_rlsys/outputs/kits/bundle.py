@@ -19,6 +19,8 @@ Rules (SPEC section 6, "Instructor kits"):
   version, for every other Python the kit's images run (``pythons``, e.g. Gradescope's
   Ubuntu 22.04 installs 3.11 and 24.04 has 3.12), with ``pip download``; where that fails
   (no network while building) the kit says so and that Python falls back to the index.
+- A binary wheel built for another platform than the images' Linux x86-64 (the kit built on
+  macOS or on arm64) is not carried: it is fetched, for every Python, the same way.
 - Packed wheels are reproducible: sorted entries, fixed timestamps, a fresh ``RECORD``.
 """
 
@@ -225,6 +227,15 @@ def _one_python_only(tags: str) -> bool:
     return not all(abi in ("none", "abi3") for abi in tags.split("-")[1].split("."))
 
 
+def _fits_the_images(tags: str) -> bool:
+    """Whether a wheel with these tags installs on Linux x86-64 (not a macOS or arm64 one,
+    packed where the kit was built)."""
+    platforms = tags.split("-")[2].split(".")
+    return "any" in platforms or any(
+        p.startswith(("manylinux", "linux")) and p.endswith("x86_64") for p in platforms
+    )
+
+
 def _fetch_for(python: str, pin: str, dest: Path) -> str:
     """Download the binary wheel of ``pin`` for CPython ``python`` into ``dest``; "" when
     done, else why not."""
@@ -265,17 +276,24 @@ def build_bundle(dest: Path, wheel: Path | None = None, pythons: Iterable[str] =
         main = pack_installed(dist, dest)
     names = [main.name]
     pins = []
-    narrow = []
+    narrow = []  # fit this Python only
+    foreign = []  # fit no image (built for this machine's platform): fetched for every Python
     for needed in _dependencies(dist):
-        names.append(pack_installed(needed, dest).name)
+        packed = pack_installed(needed, dest)
         pins.append(f"{needed.metadata['Name']}=={needed.version}")
+        if not _fits_the_images(_tags(needed)):
+            packed.unlink()
+            foreign.append(pins[-1])
+            continue
+        names.append(packed.name)
         if _one_python_only(_tags(needed)):
             narrow.append(pins[-1])
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    fits = [python]
-    for other in sorted(set(pythons) - {python}):
+    fits = []
+    for other in sorted({*pythons, python}):
         before = {p.name for p in dest.iterdir()}
-        problems = [(pin, why) for pin in narrow if (why := _fetch_for(other, pin, dest))]
+        wanted = foreign + (narrow if other != python else [])
+        problems = [(pin, why) for pin in wanted if (why := _fetch_for(other, pin, dest))]
         names += sorted({p.name for p in dest.iterdir()} - before)
         if problems:
             pin, why = problems[0]

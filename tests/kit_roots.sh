@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Installs each instructor kit offline in a root of its image's release and grades as the
+# platform does (run by hand, as root; results: README, "Platform kits").
+#
+#   sudo tests/kit_roots.sh [CASE...]     (default: every case; RLSYS_ROOTS=/var/tmp/rlsys-roots)
+#
+# Cases (a case whose Python is missing here is skipped, and said so):
+#   gs-bookworm  Gradescope kit, Debian 12 root, its python3 (3.11, no venv module: the
+#                kit's setup.sh takes python3-venv from the archive)
+#   gs-trixie    Gradescope kit, Debian 13 root, its python3 (3.13, same)
+#   gs-py310     Gradescope kit, Debian 12 root whose python3 is a CPython 3.10 (pyenv), as
+#                Ubuntu 22.04's is: setup.sh takes python3.11 from the archive
+#   gs-py312     Gradescope kit, Debian 12 root whose python3 is a CPython 3.12 (pyenv), as
+#                Ubuntu 24.04's is
+#   pl-py311     PrairieLearn kit: its Dockerfile's RUN line on a Debian 13 root with a
+#                CPython 3.11 at /usr/local/bin/python (as python:3.11-slim), then
+#                tests/run.sh as the external grader runs it
+#   cr-py311     Classroom kit: the workflow's install and grading steps as a non-root user
+#                (as GitHub's runner), `python` a CPython 3.11 (as actions/setup-python)
+#
+# Roots come from debootstrap (Debian's archive); apt may use the network while a kit
+# installs (the platforms' images can), pip may not: its index is a closed port.  Each case
+# grades the reference solution (must score 100) and the untouched template (must score 0).
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
+RLSYS="${RLSYS:-$HERE/.venv/bin/rlsys}"
+PYTHON="$(dirname "$RLSYS")/python"
+ROOTS="${RLSYS_ROOTS:-/var/tmp/rlsys-roots}"
+PYENV="${PYENV_ROOT:-$HOME/.pyenv}"
+MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+CASES=("$@")
+[ ${#CASES[@]} -gt 0 ] || CASES=(gs-bookworm gs-trixie gs-py310 gs-py312 pl-py311 cr-py311)
+[ "$(id -u)" = 0 ] || { echo "kit_roots.sh: run as root (chroot, mounts)" >&2; exit 2; }
+mkdir -p "$ROOTS"
+WORK="$(mktemp -d "$ROOTS/run.XXXXXX")"
+trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+REFERENCE="$("$PYTHON" -c 'from pytest_rlsys.resources import solution_path; print(solution_path())')"
+TEMPLATE="$("$PYTHON" -c 'from pytest_rlsys.resources import exercise_path; print(exercise_path())')"
+
+base() {  # a pristine root of Debian release $1 (debootstrapped once, then copied)
+  if [ ! -x "$ROOTS/base-$1/usr/bin/python3" ]; then
+    rm -rf "$ROOTS/base-$1"
+    debootstrap --variant=minbase --include=python3 "$1" "$ROOTS/base-$1" "$MIRROR" \
+      >"$ROOTS/base-$1.log" 2>&1 || { tail -n 5 "$ROOTS/base-$1.log" >&2; return 1; }
+  fi
+  R="$WORK/$CASE"
+  cp -a "$ROOTS/base-$1" "$R"
+  cp /etc/resolv.conf "$R/etc/resolv.conf"
+}
+
+pyenv_python() {  # the newest pyenv CPython $1 here, or nothing
+  find "$PYENV/versions" -maxdepth 3 -path "*/$1.*/bin/python$1" 2>/dev/null | sort -V | tail -n 1
+}
+
+# Run "$@" in the root $R as its root user: private /proc and /dev, the pyenv Pythons
+# read-only at their own paths, no package index for pip.
+in_root() {
+  unshare --mount --fork bash -s "$R" "$PYENV" "$@" <<'EOF'
+R="$1"; PYENV="$2"; shift 2
+mount -t proc proc "$R/proc"
+mount --rbind /dev "$R/dev"
+if [ -d "$PYENV/versions" ]; then
+  mkdir -p "$R$PYENV/versions"
+  mount --bind "$PYENV/versions" "$R$PYENV/versions"
+  mount -o remount,bind,ro "$R$PYENV/versions"
+fi
+exec chroot "$R" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
+  PIP_INDEX_URL=http://127.0.0.1:9/simple PIP_CONFIG_FILE=/dev/null PIP_RETRIES=0 \
+  PIP_TIMEOUT=1 "$@"
+EOF
+}
+
+score() {  # the score out of 100 in the platform file $1 (PrairieLearn's is a fraction: $2 100)
+  "$PYTHON" -c 'import json, sys; print("%g" % (json.load(open(sys.argv[1]))["score"] *
+                float(sys.argv[2])))' "$1" "${2:-1}"
+}
+
+offline() {  # the install log $1 shows no fallback to the package index
+  if grep -q "package index" "$1"; then echo "FAIL $CASE: pip needed the index"; FAILED=1; fi
+}
+
+gradescope() {  # $1: release; $2: the CPython version the root's python3 is, or ""
+  base "$1"
+  if [ -n "$2" ]; then
+    exe="$(pyenv_python "$2")"
+    ln -sf "$exe" "$R/usr/local/bin/python3"
+  fi
+  "$RLSYS" kit gradescope "$WORK/kit-$CASE" >/dev/null
+  mkdir -p "$R/autograder/source" "$R/autograder/submission"
+  unzip -q "$WORK/kit-$CASE/autograder.zip" -d "$R/autograder/source"
+  # Gradescope's build copies run_autograder to /autograder, whose runs start there
+  # (specs.md); where setup.sh runs from is not said: here from a copy outside source/.
+  cp "$R/autograder/source/run_autograder" "$R/autograder/source/setup.sh" "$R/autograder/"
+  in_root bash -c 'cd /autograder && bash ./setup.sh' >"$WORK/$CASE.log" 2>&1 ||
+    { tail -n 20 "$WORK/$CASE.log"; echo "FAIL $CASE: setup.sh"; return 1; }
+  offline "$WORK/$CASE.log"
+  apt=$(grep -o "^Setting up python3[.0-9]*-venv\|^Setting up python3[.0-9]* " "$WORK/$CASE.log" |
+        sed 's/Setting up //' | paste -sd ' ' -)
+  got=()
+  for file in "$REFERENCE" "$TEMPLATE"; do
+    cp "$file" "$R/autograder/submission/rlsys_ledger.py"
+    in_root bash -c 'cd /autograder && ./run_autograder' >>"$WORK/$CASE.log" 2>&1 || true
+    got+=("$(score "$R/autograder/results/results.json")")
+  done
+  version=$(in_root /autograder/rlsys-venv/bin/python -V 2>&1)
+  report "$version; apt installed: ${apt:-nothing}" "${got[@]}"
+}
+
+image_python() {  # CPython $1 as the image's `python` and `python3` (a venv of a pyenv one)
+  exe="$(pyenv_python "$1")"
+  in_root "$exe" -m venv /opt/python
+  for name in python python3; do  # a link would lose the venv: a script runs it
+    printf '#!/bin/sh\nexec /opt/python/bin/python "$@"\n' >"$R/usr/local/bin/$name"
+    chmod 755 "$R/usr/local/bin/$name"
+  done
+}
+
+prairielearn() {
+  base trixie  # what python:3.11-slim is built on today
+  image_python 3.11
+  kit="$WORK/kit-$CASE"
+  "$RLSYS" kit prairielearn "$kit" >/dev/null
+  grep -q "^FROM python:3.11-slim" "$kit/docker/Dockerfile"
+  cp -r "$kit/docker/wheels" "$R/tmp/rlsys-wheels"
+  cp "$kit/docker/install.sh" "$R/tmp/rlsys-install.sh"
+  in_root sh /tmp/rlsys-install.sh python /tmp/rlsys-wheels >"$WORK/$CASE.log" 2>&1 ||
+    { tail -n 20 "$WORK/$CASE.log"; echo "FAIL $CASE: install"; return 1; }
+  offline "$WORK/$CASE.log"
+  got=()
+  for file in "$REFERENCE" "$TEMPLATE"; do
+    rm -rf "$R/grade"
+    mkdir -p "$R/grade/student"
+    cp -r "$kit/tests" "$R/grade/tests"
+    cp "$file" "$R/grade/student/rlsys_ledger.py"
+    in_root bash /grade/tests/run.sh >>"$WORK/$CASE.log" 2>&1 || true
+    got+=("$(score "$R/grade/results/results.json" 100)")
+  done
+  report "$(in_root python -V 2>&1)" "${got[@]}"
+}
+
+classroom() {
+  base bookworm
+  image_python 3.11
+  echo "runner:x:1001:1001::/tmp/runner:/bin/bash" >>"$R/etc/passwd"  # GitHub's runner user
+  echo "runner:x:1001:" >>"$R/etc/group"
+  kit="$WORK/kit-$CASE"
+  seed=$("$RLSYS" kit classroom "$kit" | sed -n 's/.*RLSYS_SEED = \([0-9]*\).*/\1/p')
+  got=()
+  for file in "$REFERENCE" "$TEMPLATE"; do
+    rm -rf "$R/checkout" "$R/tmp/runner"
+    cp -r "$kit" "$R/checkout"
+    mkdir -p "$R/tmp/runner"
+    cp "$file" "$R/checkout/rlsys_ledger.py"
+    # GitHub's runner user is not root: it owns the checkout and setup-python's Python.
+    chown -R 1001:1001 "$R/checkout" "$R/tmp/runner" "$R/opt/python"
+    chmod 755 "$R/root"  # the way to the pyenv Python under it
+    in_root setpriv --reuid=1001 --regid=1001 --clear-groups bash -c "cd /checkout && \
+      sh .github/classroom/install.sh python .github/classroom/wheels && RLSYS_SEED=$seed \
+      RUNNER_TEMP=/tmp/runner GITHUB_OUTPUT=/tmp/runner/out bash .github/classroom/grade.sh" \
+      >"$WORK/$CASE.log" 2>&1 || true
+    offline "$WORK/$CASE.log"
+    got+=("$(grep -o "Points [0-9.]*" "$WORK/$CASE.log" | tail -n 1 | cut -d' ' -f2)")
+  done
+  report "$(in_root python -V 2>&1)" "${got[@]}"
+}
+
+FAILED=0
+report() {  # $1: what ran; $2, $3: the reference's and the template's scores
+  if [ "$2" = 100 ] && [ "$3" = 0 ]; then verdict=ok; else verdict=FAIL; FAILED=1; fi
+  echo "$verdict $CASE: $1; reference $2, template $3"
+}
+
+for CASE in "${CASES[@]}"; do
+  case "$CASE" in
+    gs-py310) need=3.10 ;; gs-py312) need=3.12 ;; pl-py311 | cr-py311) need=3.11 ;; *) need= ;;
+  esac
+  if [ -n "$need" ] && [ -z "$(pyenv_python "$need")" ]; then
+    echo "skip $CASE: no CPython $need under $PYENV/versions"; continue
+  fi
+  case "$CASE" in
+    gs-bookworm) gradescope bookworm "" ;;
+    gs-trixie) gradescope trixie "" ;;
+    gs-py310) gradescope bookworm 3.10 ;;
+    gs-py312) gradescope bookworm 3.12 ;;
+    pl-py311) prairielearn ;;
+    cr-py311) classroom ;;
+    *) echo "unknown case $CASE" >&2; exit 2 ;;
+  esac || FAILED=1
+  [ -n "${KEEP:-}" ] || rm -rf "${R:?}"
+done
+exit "$FAILED"
