@@ -591,6 +591,30 @@ def test_prairielearn_kit_names_its_image_and_grades(root: Path, tmp_path: Path)
     assert main(["kit", "prairielearn", str(tmp_path / "q3"), "--namespace", "Bad Name"]) == 3
 
 
+@pytest.mark.parametrize("namespace", [None, "course-staff"])
+def test_prairielearn_readme_builds_pushes_and_names_one_image(
+    tmp_path: Path, namespace: str | None
+) -> None:
+    kit = tmp_path / "q"
+    argv = ["kit", "prairielearn", str(kit)] + (["--namespace", namespace] if namespace else [])
+    assert main(argv) == 0
+    image = json.loads((kit / "info.json").read_text())["externalGradingOptions"]["image"]
+    readme = (kit / "README.md").read_text("utf-8")
+    named = re.findall(r"docker (?:build -t|push) (\S+?)[`\s]", readme)
+    assert len(named) == 2 and set(named) == {image}, (named, image)
+    assert (namespace is None) == ("hosted PrairieLearn cannot" in readme)
+
+
+def test_classroom_readme_says_the_learner_can_read_the_reference(tmp_path: Path) -> None:
+    assert main(["kit", "classroom", str(tmp_path / "repo")]) == 0
+    readme = " ".join((tmp_path / "repo" / "README.md").read_text("utf-8").split())
+    wheels = list((tmp_path / "repo" / ".github" / "classroom" / "wheels").glob("pytest_rlsys-*"))
+    assert wheels and any(  # what the README says is true of the wheel it ships
+        name.endswith("solutions/rlsys_ledger.py") for name in zipfile.ZipFile(wheels[0]).namelist()
+    )
+    assert "hold the reference solution" in readme and "Nothing here is secret" in readme
+
+
 # -- GitHub Classroom --------------------------------------------------------------------------
 
 

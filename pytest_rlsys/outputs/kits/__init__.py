@@ -400,15 +400,23 @@ COPY wheels /tmp/rlsys-wheels
 COPY install.sh /tmp/rlsys-install.sh
 RUN sh /tmp/rlsys-install.sh python /tmp/rlsys-wheels && rm -f /tmp/rlsys-install.sh
 """
-    where = namespace or "NAMESPACE"
+    # Every step names the one image info.json names (a trial built without --namespace
+    # and read steps that pushed NAMESPACE/... while info.json named a local image).
+    where = (
+        f"Its image is `{image}` (`--namespace {namespace}`)."
+        if namespace
+        else f"Built without `--namespace`, its image is the local name `{image}`: a local "
+        "PrairieLearn (`docker` on your machine) can use it, hosted PrairieLearn cannot: "
+        "it pulls from Docker Hub, so build the kit again with `--namespace NAME` "
+        "(a Docker Hub account or organisation you own)."
+    )
     readme = f"""# rlsys PrairieLearn question (pytest-rlsys {__version__})
 
-Hosted PrairieLearn pulls the grading image from Docker Hub, so it needs a namespace
-you own: `rlsys kit prairielearn DIR --namespace {where}` sets it.
+{where}
 
-1. Build the image:  `docker build -t {where}/{IMAGE_NAME}:{__version__} docker`
-2. Push it:          `docker push {where}/{IMAGE_NAME}:{__version__}`
-3. Set the image:    info.json `externalGradingOptions.image` is `{image}`
+1. Build the image:  `docker build -t {image} docker`
+2. Push it:          `docker push {image}` (hosted PrairieLearn only)
+3. The image:        info.json `externalGradingOptions.image` is already `{image}`
 4. Copy this folder into your course repository's `questions/`, commit, and sync
    ("Sync" on the course's page); hosted PrairieLearn then pulls the image.
 
@@ -515,9 +523,13 @@ jobs:
 
 **The score here is advisory.** Each learner owns their repository, its workflow and this
 grading script, and can change any of them; grade for the record with `rlsys batch` (or
-Gradescope / PrairieLearn). GitHub has announced the sunset of GitHub Classroom
-(gh.io/classroom-sunset) and marked its autograding reporter deprecated; the workflow is a
-plain GitHub Actions job and keeps printing the score in its log.
+Gradescope / PrairieLearn). **Nothing here is secret from a learner but the seed**: the
+wheels in `.github/classroom/wheels` hold the reference solution (the grader computes each
+case's expected value from it; the chapter prints it too), and any learner can unzip them.
+`rlsys batch` on the class's files says who handed in a near copy of it. GitHub has
+announced the sunset of GitHub Classroom (gh.io/classroom-sunset) and marked its
+autograding reporter deprecated; the workflow is a plain GitHub Actions job and keeps
+printing the score in its log.
 
 1. Push this folder to a new repository of your organisation; in its Settings, tick
    "Template repository".
