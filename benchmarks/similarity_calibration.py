@@ -21,7 +21,7 @@ CORPORA = HERE.parent / "tests" / "corpora"
 SET = CORPORA / "similarity"
 INDEPENDENT = [
     *sorted((SET / "independent").glob("*.py")),
-    *sorted((SET / "cleanroom" / "independent").glob("*.py")),
+    *sorted(SET.glob("cleanroom*/independent/*.py")),
     CORPORA / "learner_corpus" / "correct.py",
     CORPORA / "learner_corpus" / "ok_two_pass_fsum.py",
     HERE.parent / "examples" / "learner_example.py",
@@ -39,32 +39,37 @@ def one_todo(path: Path, todo: str) -> str:
     return "\n".join(text for text in keep if text)
 
 
-def alone(paths: list[Path]) -> dict[str, float]:
+def alone(paths: list[Path]) -> dict[str, similarity.Similarity]:
     """Each file against the references only."""
-    return {
-        p.name: similarity.compare_class({p.name: p.read_text("utf-8")})[p.name].score
-        for p in paths
-    }
+    return {p.name: similarity.compare_class({p.name: p.read_text("utf-8")})[p.name] for p in paths}
 
 
-def line(label: str, scores: dict[str, float]) -> None:
-    flagged = sum(s >= similarity.THRESHOLD for s in scores.values())
+def line(label: str, found: dict[str, similarity.Similarity]) -> None:
+    scores = {name: f.score or 0.0 for name, f in found.items()}
+    flagged = sum(f.flagged for f in found.values())
+    said = sum(f.flagged and scores[n] < similarity.THRESHOLD for n, f in found.items())
     low, high = min(scores, key=scores.__getitem__), max(scores, key=scores.__getitem__)
     print(
-        f"{label:34} {flagged:2}/{len(scores):2} flagged  "
+        f"{label:34} {flagged:2}/{len(scores):2} flagged ({said} by sentences alone)  "
         f"min {scores[low]:.2f} ({low})  max {scores[high]:.2f} ({high})"
     )
 
 
 def main() -> None:
     line("own copies", alone(sorted((SET / "copies").glob("*.py"))))
-    line("clean-room copies", alone(sorted((SET / "cleanroom" / "copies").glob("*.py"))))
-    line("clean-room partial", alone(sorted((SET / "cleanroom" / "partial").glob("*.py"))))
-    found = similarity.compare_class({p.name: p.read_text("utf-8") for p in INDEPENDENT})
-    line("independent (class)", {n: f.score for n, f in found.items()})
+    for room in sorted(SET.glob("cleanroom*")):
+        line(f"{room.name} copies", alone(sorted((room / "copies").glob("*.py"))))
+        line(f"{room.name} partial", alone(sorted((room / "partial").glob("*.py"))))
+        line(f"{room.name} independent", alone(sorted((room / "independent").glob("*.py"))))
+    line(
+        "independent (class)",
+        similarity.compare_class({p.name: p.read_text("utf-8") for p in INDEPENDENT}),
+    )
     for todo in FUNCTIONS:
-        found = similarity.compare_class({p.name: one_todo(p, todo) for p in INDEPENDENT})
-        line(f"independent, {todo} only", {n: f.score for n, f in found.items()})
+        line(
+            f"independent, {todo} only",
+            similarity.compare_class({p.name: one_todo(p, todo) for p in INDEPENDENT}),
+        )
     solutions, chapter = similarity.reference_fingerprints()
     base = similarity.template_fingerprints()
     print(f"the two references: {similarity.overlap(solutions - base, chapter - base):.2f}")

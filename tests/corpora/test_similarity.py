@@ -19,18 +19,21 @@ from pytest_rlsys.outputs.class_report import class_report_html
 from pytest_rlsys.resources import FUNCTIONS
 
 CORPORA = Path(__file__).parent
-# The clean-room set (cleanroom/README.md) was written by someone who never saw the
-# detector: six independent solutions, eight disguised copies of the chapter's reference.
-CLEANROOM = CORPORA / "similarity" / "cleanroom"
+# The clean-room sets (cleanroom*/README.md) were written by sessions that never saw the
+# detector: independent solutions, disguised copies of the chapter's reference, partial ones.
+CLEANROOMS = sorted((CORPORA / "similarity").glob("cleanroom*"))
 COPIES = sorted(
-    [*(CORPORA / "similarity" / "copies").glob("*.py"), *(CLEANROOM / "copies").glob("*.py")]
+    [
+        *(CORPORA / "similarity" / "copies").glob("*.py"),
+        *(p for room in CLEANROOMS for p in (room / "copies").glob("*.py")),
+    ]
 )
 # Correct solutions written without the references (the clean-room learner corpus's own
 # solution and its independent rewrite, the README's example, two written for this set):
 # pairwise they are independent of each other too.
 INDEPENDENT = [
     *sorted((CORPORA / "similarity" / "independent").glob("*.py")),
-    *sorted((CLEANROOM / "independent").glob("*.py")),
+    *sorted(p for room in CLEANROOMS for p in (room / "independent").glob("*.py")),
     CORPORA / "learner_corpus" / "correct.py",
     CORPORA / "learner_corpus" / "ok_two_pass_fsum.py",
     CORPORA.parent.parent / "examples" / "learner_example.py",
@@ -82,11 +85,19 @@ def test_a_copy_with_its_operands_swapped_is_flagged_too(copy: Path) -> None:
     assert found.flagged and found.closest == similarity.REFERENCE, found
 
 
+# Two "beginner, plain loops" solutions, written by two clean-room sessions of the same AI
+# model that never saw each other's, are near copies of each other (0.62; 0.77 before the
+# canonical form): one model writing one style twice is close to one author writing it twice.
+# Neither is near the reference.  docs/similarity.md says so; every other pair is apart.
+SAME_MODEL_PAIR = {"ind1_loops_beginner.py", "ind1_beginner_loops.py"}
+
+
 def test_no_independent_solution_is_flagged_against_the_references_or_each_other() -> None:
     assert len(INDEPENDENT) >= 5
     found = similarity.compare_class({p.name: p.read_text("utf-8") for p in INDEPENDENT})
-    assert not [f for f in found.values() if f.flagged], found
-    assert all(f.score < similarity.THRESHOLD for f in found.values())
+    assert not [f for f in found.values() if f.flagged and f.closest == similarity.REFERENCE]
+    flagged = {n for n, f in found.items() if f.flagged}
+    assert flagged == SAME_MODEL_PAIR and {found[n].closest for n in flagged} == flagged
 
 
 def _one_todo(path: Path, todo: str) -> str:
@@ -105,21 +116,30 @@ def test_an_independent_solution_of_one_todo_alone_is_not_flagged(todo: str) -> 
     # A smaller file is judged on its own fingerprints: the share that is common to every
     # correct answer grows, so this is where false flags would come first.
     found = similarity.compare_class({p.name: _one_todo(p, todo) for p in INDEPENDENT})
-    assert not [f for f in found.values() if f.flagged], found
+    assert {n for n, f in found.items() if f.flagged} <= SAME_MODEL_PAIR, found
 
 
 def test_the_calibration_figures_are_the_docs_s() -> None:
-    # docs/similarity.md's table and separation line: the lowest disguised copy, the highest
-    # independent work (whole or one TODO alone); a change of method must update both.
-    copies = [similarity.compare_class({"f": p.read_text("utf-8")})["f"].score for p in COPIES]
+    # docs/similarity.md's table and separation line: the lowest code score of a disguised
+    # copy flagged by its code, the copies flagged by the reference's sentences alone, the
+    # highest independent work (whole or one TODO alone); a change of method updates both.
+    copies = {p.name: similarity.compare_class({"f": p.read_text("utf-8")})["f"] for p in COPIES}
+    assert all(found.flagged for found in copies.values())
+    by_code = [f.score or 0.0 for f in copies.values() if (f.score or 0.0) >= similarity.THRESHOLD]
+    by_sentences = sorted(n for n, f in copies.items() if (f.score or 0.0) < similarity.THRESHOLD)
     whole = similarity.compare_class({p.name: p.read_text("utf-8") for p in INDEPENDENT})
     parts = [
         similarity.compare_class({p.name: _one_todo(p, todo) for p in INDEPENDENT})
         for todo in FUNCTIONS
     ]
-    highest = max(f.score for found in [whole, *parts] for f in found.values())
-    assert (round(min(copies), 2), round(highest, 2)) == (0.67, 0.36)
-    assert max(f.score for f in whole.values()) < similarity.THRESHOLD < min(copies)
+    highest = max(
+        f.score or 0.0
+        for found in [whole, *parts]
+        for name, f in found.items()
+        if name not in SAME_MODEL_PAIR or f.closest not in SAME_MODEL_PAIR
+    )
+    assert (round(min(by_code), 2), round(highest, 2)) == (0.67, 0.43)
+    assert by_sentences == ["copy8_helpers.py"]
 
 
 def test_a_function_moved_into_a_class_or_another_function_keeps_its_fingerprints() -> None:
