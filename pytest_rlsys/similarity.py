@@ -152,6 +152,28 @@ class _Plain(ast.NodeTransformer):
             return None
         return ast.Assign(targets=[node.target], value=node.value, lineno=node.lineno)
 
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
+        # A method's ``self.rates`` is the ``rates`` a function wrapped into a class had:
+        # attributes of ``self`` print as plain names (only ``self``: a method moved into a
+        # class as it was keeps its first parameter's attributes).
+        for method in node.body:
+            args = method.args.args if isinstance(method, ast.FunctionDef) else []
+            if args and args[0].arg == "self":
+                _SelfAsNames("self").visit(method)
+        self.generic_visit(node)
+        return node
+
+
+class _SelfAsNames(ast.NodeTransformer):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id == self.name:
+            return ast.Name(id=node.attr, ctx=node.ctx)
+        return node
+
 
 def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
