@@ -662,11 +662,14 @@ def _request(
 ) -> GradingRequest:
     """The request from parsed values (None: unset) of ``options``; paths relative to
     ``base``.  Checks, in this order: the output paths, the rubric file, the result file."""
+    from pytest_rlsys.grading.private import unreadable_battery
     from pytest_rlsys.grading.request import GradingRequest
     from pytest_rlsys.grading.rubric import Rubric, RubricError, check_weights, load_rubric
     from pytest_rlsys.grading.scoring import RenderOptions
     from pytest_rlsys.messages import default_lang
 
+    if values.get("submission") and (problem := unreadable_battery()):
+        raise SettingError(problem)
     outputs = {o.name: base / values[o.name] for o in options if o.output and values.get(o.name)}
     check_outputs(outputs, flag)
     rubric = Rubric()

@@ -15,7 +15,13 @@ import stat
 import sys
 from pathlib import Path
 
-__all__ = ["PrivateFilesError", "private_folders", "protect_private_files", "readable_by_others"]
+__all__ = [
+    "PrivateFilesError",
+    "private_folders",
+    "protect_private_files",
+    "readable_by_others",
+    "unreadable_battery",
+]
 
 
 class PrivateFilesError(ValueError):
@@ -68,6 +74,19 @@ def protect_private_files() -> None:
                 "writable file system) before grading as root."
             ) from None
     _done = True
+
+
+def unreadable_battery() -> str | None:
+    """For a grader that is not root: why it cannot grade when a grading as root made this
+    installation's battery root-only (its import would find an empty folder), else None."""
+    folder = Path(__file__).resolve().parent / "battery"
+    if os.geteuid() == 0 or os.access(folder / "__init__.py", os.R_OK):
+        return None
+    return (
+        f"{folder} is readable by root only: a grading as root made it private, so that no "
+        "submission could read it. Grade as root, or install the package for your own user "
+        "(python3 -m venv ~/rlsys && ~/rlsys/bin/pip install pytest-rlsys) and grade with that"
+    )
 
 
 def check_folder_private(folder: Path) -> str | None:

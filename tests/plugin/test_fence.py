@@ -163,19 +163,29 @@ def test_a_non_root_uid_without_a_passwd_entry_grades() -> None:
         submission = folder / "rlsys_ledger.py"
         shutil.copyfile(SOLUTION, submission)
         submission.chmod(0o644)
+        # The package as this uid's own install would be: the suite's root gradings have
+        # made the installed one's battery root-only (grading/private.py), by design.
+        source = folder / "src"
+        for name in ("pytest_rlsys", "solutions", "exercises", "schemas"):
+            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("*.pyc"))
+        subprocess.run(["chmod", "-R", "a+rX", str(folder)], check=True)
         as_uid = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        grade = [*as_uid, *RLSYS, "grade", str(submission), "--report", str(folder / "r.json")]
+        env = {**os.environ, "PYTHONPATH": str(source), "HOME": str(folder)}
         done = subprocess.run(
-            [*as_uid, *RLSYS, "grade", str(submission), "--report", str(folder / "r.json")],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(folder)},
-            cwd="/",
-            timeout=300,
-            check=False,
+            grade, capture_output=True, text=True, env=env, cwd="/", timeout=300, check=False
         )
         assert done.returncode == 0, done.stdout + done.stderr
         report = json.loads((folder / "r.json").read_text(encoding="utf-8"))
         assert report["score"] == 100, done.stdout
+        # The same install after a grading as root made its battery private: a usage error
+        # that says why and what to do, not an AttributeError from an empty folder.
+        (source / "pytest_rlsys" / "grading" / "battery").chmod(0o700)
+        done = subprocess.run(
+            grade, capture_output=True, text=True, env=env, cwd="/", timeout=300, check=False
+        )
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "readable by root only" in done.stderr and "Traceback" not in done.stderr
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
