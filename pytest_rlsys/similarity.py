@@ -276,6 +276,8 @@ def overlap(a: frozenset[int], b: frozenset[int], floor: float = 0.0) -> float:
     small = min(len(a), len(b))
     if small < MIN_FINGERPRINTS:
         return 0.0
+    if a == b:  # the same code: a copy, however little of it (the floor is for one TODO)
+        return 1.0
     return len(a & b) / max(small, max(len(a), len(b)) / 2, floor)
 
 

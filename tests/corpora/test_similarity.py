@@ -364,3 +364,11 @@ def test_a_method_s_attributes_of_self_print_as_the_function_s_names() -> None:
     other = "class Ledger:\n    def f(self):\n        return sorted(self.rates.keys())[:1]\n"
     assert similarity.fingerprints(plain) == similarity.fingerprints(wrapped)
     assert similarity.fingerprints(other) != similarity.fingerprints(plain)
+
+
+def test_two_files_with_the_same_code_score_one_however_little_they_hold() -> None:
+    # One TODO written, the same in both (a trial's two identical files scored 0.95: the
+    # floor of half a reference's fingerprints is for files judged against the reference).
+    one = _one_todo(INDEPENDENT[0], "transfer_ledger")
+    found = similarity.compare_class({"a.py": one, "b.py": one + "\n# mine\n"})
+    assert found["a.py"].score == 1.0 and found["a.py"].closest == "b.py"

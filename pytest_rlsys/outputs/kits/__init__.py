@@ -410,15 +410,22 @@ RUN sh /tmp/rlsys-install.sh python /tmp/rlsys-wheels && rm -f /tmp/rlsys-instal
         "it pulls from Docker Hub, so build the kit again with `--namespace NAME` "
         "(a Docker Hub account or organisation you own)."
     )
+    # A name without a namespace cannot be pushed to Docker Hub: no push step for it.
+    push = (
+        f"Push it:          `docker push {image}`"
+        if namespace
+        else "No push: a local name stays on this machine (see above)."
+    )
+    pulls = "; hosted PrairieLearn then pulls the image" if namespace else ""
     readme = f"""# rlsys PrairieLearn question (pytest-rlsys {__version__})
 
 {where}
 
 1. Build the image:  `docker build -t {image} docker`
-2. Push it:          `docker push {image}` (hosted PrairieLearn only)
+2. {push}
 3. The image:        info.json `externalGradingOptions.image` is already `{image}`
 4. Copy this folder into your course repository's `questions/`, commit, and sync
-   ("Sync" on the course's page); hosted PrairieLearn then pulls the image.
+   ("Sync" on the course's page){pulls}.
 
 Learners edit and submit `{SUBMISSION_NAME}`. `tests/rlsys-seed` is the question's secret
 seed: keep the course repository private. `tests/run.sh` grades as an unprivileged uid.
@@ -556,7 +563,8 @@ recorded Points say the same total.
     return Kit(
         tuple(written),
         (
-            f"Classroom: add the organisation secret RLSYS_SEED = {seed} (this assignment's seed)",
+            f"Classroom: add the organisation secret RLSYS_SEED = {seed} (this assignment's seed; "
+            "it is written nowhere else: keep it to regrade with the same hidden cases)",
             "the Classroom score is advisory: the learner owns the repository (see README.md)",
         ),
     )
