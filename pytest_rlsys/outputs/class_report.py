@@ -232,14 +232,16 @@ def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSumma
         )
 
     # Hidden categories: among submissions that loaded, in the TODOs they attempted,
-    # cases that ran to an answer. A TODO still raising NotImplementedError, or a
-    # function that hangs, fails every category and says nothing about which idea
-    # was missed; timeouts are listed on their own.
+    # cases that ran to an answer. A TODO still raising NotImplementedError, a function
+    # not written at all (an empty file) or one that hangs fails every category and says
+    # nothing about which idea was missed; timeouts are listed on their own.
     tally: dict[tuple[str, str], dict[str, Any]] = {}
     for name, rep in loaded:
         sections = rep.get("sections", {})
         for test in rep.get("tests", []):
             if test.get("visibility") != "hidden" or test.get("status") in ("not_run", "timeout"):
+                continue
+            if test.get("kind") == "missing_function":
                 continue
             section = str(test.get("section", ""))
             entry = sections.get(section)
@@ -497,7 +499,8 @@ def _category_block(summary: ClassSummary) -> str:
         + table("categories-table", f"The {len(top)} most often failed, as a table", top)
         + folded
         + f'<p class="muted">Counted over the {summary.graded} graded submissions, in the '
-        "TODOs each attempted (a TODO still raising NotImplementedError is left out, so "
+        "TODOs each attempted (a TODO still raising NotImplementedError or not written at "
+        "all is left out, so "
         "&quot;submissions attempting&quot; can be fewer), over the cases that ran to an "
         "answer (timeouts are listed in the next section).</p>"
     )

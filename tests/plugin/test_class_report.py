@@ -281,7 +281,12 @@ def test_synthetic_rows_edge_cases() -> None:
     other["report"]["tests"][0]["status"] = "failed"
     other["report"]["tests"][0]["category"] = "<i>cat</i>"
     other["score"] = 0.0
+    empty = copy.deepcopy(other)  # an empty file: the function is missing, not attempted
+    empty["submission"] = "empty.py"
+    empty["report"]["tests"][0]["kind"] = "missing_function"
+    with_empty = class_report.summarize([alice, other, empty], seed=None).categories
     summary = class_report.summarize([alice, other], seed=None)
+    assert with_empty == summary.categories  # the empty file attempted nothing
     assert summary.battery_sha256 == ["a" * 64, "b" * 64]
     assert any("different batteries" in n for n in summary.notes)
     assert summary.histograms[0].counts[0] == 1 and summary.histograms[0].counts[9] == 1
