@@ -12,7 +12,8 @@ docs/result-files.md), so a broken rule costs that check's points and never
 changes the maximum. With ``artefacts``, what the run's raw artefacts
 contradict (re-hashed adapters, the raw sampler log) counts against the check
 it bears on, the same way; an artefact that is absent or unreadable is missing
-evidence: the check it bears on is unverified (0 points), never contradicted.
+evidence: the check it bears on is unverified (its points from the file's own evidence
+kept, the verdict unverified), never contradicted.
 
 A file holding an integer too large for a float is refused as not gradable
 (the checks compute in floats; such a number is no measurement).
@@ -191,8 +192,11 @@ def _grade_check(
         derived = replace(derived, passed=False, detail="; ".join(problems))
     claim = doc["system_decision"]["checks"][name]["passed"]
     if derived.passed and claim and unverified:
-        message = f"{_UNVERIFIED} {'; '.join(unverified)}"
-        return CheckOutcome(case_id, 0.0, points, "failed", message, "unverified")
+        # The file's own evidence passes it: its points stay (a typo in --artefacts must not
+        # cost an honest run points; leaving --artefacts out would not), the verdict and the
+        # exit code say what could not be checked.
+        message = f"{derived.detail}; {_UNVERIFIED} {'; '.join(unverified)}"
+        return CheckOutcome(case_id, points, points, "passed", message, "unverified")
     if unverified:  # the file's own evidence decides; what could not be checked is said
         derived = replace(derived, detail="; ".join([derived.detail, *unverified]))
     if derived.passed and claim:

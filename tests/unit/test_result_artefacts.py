@@ -21,7 +21,7 @@ from pytest_rlsys.resultfile.artefacts import (
     normalize_lora_name,
     read_samples_jsonl,
 )
-from pytest_rlsys.resultfile.grade import grade_document
+from pytest_rlsys.resultfile.grade import grade_document, grade_result_file
 
 EXAMPLE: dict[str, Any] = json.loads(
     (schema_dir() / "examples" / "pt-verl-closure.example.json").read_text("utf-8")
@@ -226,7 +226,8 @@ def test_missing_artefacts_leave_the_checks_they_bear_on_unverified(tmp_path: Pa
     (tmp_path / "retain" / "samples.jsonl").unlink()
     grade = grade_document(doc, artefacts=tmp_path)
     initial = _case(grade, "initial_lora_match")
-    assert (initial.finding, initial.score) == ("unverified", 0.0)
+    # The file's own evidence passes it: its points stay, the finding says what is missing.
+    assert (initial.finding, initial.score, initial.status) == ("unverified", 5.0, "passed")
     assert (
         f"release's initial adapter is not there: no "
         f"release/adapters/initial/adapter_model.safetensors under {tmp_path}" in initial.message
@@ -280,6 +281,8 @@ def test_a_wrong_artefacts_folder_is_unverified_not_a_lie(
     assert "verdict: unverified (no claim is contradicted" in out
     assert f"no release/adapters/initial/adapter_model.safetensors under {empty}" in out
     assert "(LABEL.artefacts/ for LABEL.json, holding release/ and retain/)" in out
+    # An honest run loses no points to a typo in the folder (a second trial's P18).
+    assert grade_result_file(example, artefacts=empty).score == grade_result_file(example).score
 
 
 def test_a_group_that_never_ran_is_an_honest_failure_not_a_false_claim(tmp_path: Path) -> None:
