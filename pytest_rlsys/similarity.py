@@ -26,8 +26,9 @@ import hashlib
 import io
 import keyword
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from pytest_rlsys.escaping import say
@@ -57,12 +58,12 @@ CSV_COLUMNS = ("similar_to", "similarity", "similarity_flagged", "similarity_sen
 # independent solution of either calibration set shares even one with the chapter's reference
 # (docs/similarity.md); one or two could be a phrase the docstrings suggest.
 MIN_SENTENCE_CHARS = 12
+MIN_SHARED_SENTENCES = 3
 # A file with more lines of code than this (15 times the exercise's) is fingerprinted from its
 # raw tokens, without the canonical form and the split into statements: those cost about 2 ms
 # a line, and a class of hostile 2 MiB files must not take hours.  Padding a copy past it
 # with dead code keeps the copy's own tokens, which still match (a test pads one).
 MAX_CANONICAL_LINES = 3000
-MIN_SHARED_SENTENCES = 3
 
 REFERENCE = "reference"
 _KEPT_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
@@ -226,11 +227,11 @@ def fingerprints(source: str) -> frozenset[int]:
     return frozenset(found)
 
 
-def _fingerprints_or_empty(source: str) -> frozenset[int]:
+def _or_empty(compute: Callable[[], frozenset[int]]) -> frozenset[int]:
     # The batch writes its grades after this report: no file may take them down with it
     # (310 fuzzed sources raised nothing; this is for the one no fuzzer found).
     try:
-        return fingerprints(source)
+        return compute()
     except Exception:
         return frozenset()
 
@@ -247,22 +248,19 @@ def sentences(source: str, template: str) -> frozenset[int]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
+    # One walk: ast.walk yields a node before its children, so an f-string's pieces and a
+    # body's docstring are marked before the walk reaches them.
     skipped: set[int] = set()
+    found: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
             skipped.update(id(part) for part in node.values)
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and _is_docstring(body[0]):
             skipped.add(id(body[0].value))
-    found: set[int] = set()
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and id(node) not in skipped
-        ):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = " ".join(node.value.split())
-            if len(text) >= MIN_SENTENCE_CHARS and text not in template:
+            if id(node) not in skipped and len(text) >= MIN_SENTENCE_CHARS and text not in template:
                 found.add(_hash(text))
     return frozenset(found)
 
@@ -316,9 +314,11 @@ def reference_fingerprints() -> tuple[frozenset[int], ...]:
     return fingerprints(_read(solution_path())), _chapter()[0]
 
 
-def reference_sentences() -> tuple[frozenset[int], ...]:
-    """The sentences of each reference, in the order of ``reference_fingerprints``."""
-    return sentences(_read(solution_path()), _read(exercise_path())), _chapter()[1]
+def reference_sentences(template: str | None = None) -> tuple[frozenset[int], ...]:
+    """The sentences of each reference, in the order of ``reference_fingerprints``
+    (``template``: the exercise template's text, read here when not given)."""
+    template = _read(exercise_path()) if template is None else template
+    return sentences(_read(solution_path()), template), _chapter()[1]
 
 
 def template_fingerprints() -> frozenset[int]:
@@ -334,10 +334,11 @@ def compare_class(
     """For each named source, its closest match among the references and the others; a
     source holding MIN_SHARED_SENTENCES of a reference's own sentences is that reference's
     copy unless a classmate's code is flagged closer."""
-    base = template_fingerprints() if base is None else base
+    template = _read(exercise_path())
+    base = fingerprints(template) if base is None else base
     refs = [(REFERENCE, r - base) for r in (references or reference_fingerprints())]
-    prints = {name: _fingerprints_or_empty(text) - base for name, text in sources.items()}
-    template, ref_said = _read(exercise_path()), reference_sentences()
+    prints = {name: _or_empty(partial(fingerprints, text)) - base for name, text in sources.items()}
+    ref_said = reference_sentences(template)
     floor = max(len(r) for _, r in refs) / 2
     out: dict[str, Similarity] = {}
     for name, mine in prints.items():
@@ -346,7 +347,7 @@ def compare_class(
             value = overlap(mine, theirs, floor)
             if value > score:
                 closest, score = other, value
-        said = _sentences_or_none(sources[name], template)
+        said = _or_empty(partial(sentences, sources[name], template))
         shared = max(len(said & theirs) for theirs in ref_said)
         if shared >= MIN_SHARED_SENTENCES and not (score >= THRESHOLD and closest != REFERENCE):
             closest = REFERENCE
@@ -354,13 +355,6 @@ def compare_class(
         flagged = score >= THRESHOLD or (closest == REFERENCE and shared >= MIN_SHARED_SENTENCES)
         out[name] = Similarity(closest, score, flagged, shared)
     return out
-
-
-def _sentences_or_none(source: str, template: str) -> frozenset[int]:
-    try:  # as _fingerprints_or_empty: no file takes the batch's grades down with it
-        return sentences(source, template)
-    except Exception:
-        return frozenset()
 
 
 def compare_files(files: Mapping[str, Path | None]) -> dict[str, Similarity]:
