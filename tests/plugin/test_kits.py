@@ -783,3 +783,35 @@ def test_the_kits_pick_the_file_the_readme_says(
         'no `.py` file or several get "submit one file named rlsys_ledger.py (found: ...)"'
         in readme
     )
+
+
+def test_the_install_script_removes_only_what_it_made(tmp_path: Path) -> None:
+    # The kits' install.sh once ended with `rm -rf /tmp/pip-*`: run by root on a shared
+    # machine ("try it elsewhere"), it deleted other users' pip folders.  pip now unpacks
+    # into a private folder of the script's own, removed at the end.
+    from pytest_rlsys.outputs.kits import _INSTALL
+
+    script = tmp_path / "install.sh"
+    script.write_text(_INSTALL.replace("MAIN", "main.whl"), encoding="utf-8")
+    seen = tmp_path / "tmpdir-seen"
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    python = tmp_path / "python"  # a stand-in: pip unpacks into TMPDIR, -c names the package
+    python.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = -m ]; then echo "$TMPDIR" > {seen}; mkdir -p "$TMPDIR/pip-unpack";'
+        f' else echo {pkg}; fi\n',
+        encoding="utf-8",
+    )
+    python.chmod(0o755)
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    others = Path(tempfile.mkdtemp(prefix="pip-", dir="/tmp"))  # another user's pip folder
+    try:
+        subprocess.run(["sh", str(script), str(python), str(wheels)], check=True, timeout=60)
+        used = Path(seen.read_text(encoding="utf-8").strip())
+        assert others.is_dir(), "install.sh removed a pip folder it did not make"
+        assert used != Path("/tmp") and not used.exists(), used  # its own, and removed
+        assert not wheels.exists() and stat.S_IMODE(pkg.stat().st_mode) & 0o077 == 0
+    finally:
+        shutil.rmtree(others, ignore_errors=True)

@@ -99,6 +99,11 @@ _INSTALL = r"""#!/bin/sh
 set -eu
 PY="$1"
 WHEELS="$2"
+# pip unpacks the wheels (the reference among them) under TMPDIR: a private folder of our
+# own, removed at the end, so nothing is left in /tmp and nobody else's files are touched.
+TMPDIR=$(mktemp -d)
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 if ! "$PY" -m pip install --no-cache-dir --disable-pip-version-check --no-index \
     --find-links "$WHEELS" -c "$WHEELS/constraints.txt" "$WHEELS/MAIN"; then
   echo "rlsys: a bundled wheel does not fit $("$PY" -V 2>&1); installing the same" \
@@ -109,7 +114,6 @@ fi
 PKG=$("$PY" -I -c 'import os, pytest_rlsys; print(os.path.dirname(pytest_rlsys.__file__))')
 chmod -R go-rwx "$PKG"
 rm -rf "$WHEELS"
-rm -rf /tmp/pip-* 2>/dev/null || true
 """
 
 # Picks the file to grade: the template's name, else the only .py file submitted; else
@@ -295,7 +299,10 @@ dependencies from the zip's `wheels/` (offline), makes them root-only and delete
 wheels. `rlsys-seed` is this assignment's secret seed (root-only after setup; keep the
 zip private; regrade locally with `--seed @rlsys-seed`). `run_autograder` grades
 `/autograder/submission` as an unprivileged uid into `/autograder/results/results.json`.
-Try it elsewhere: `RLSYS_AUTOGRADER_ROOT=/tmp/ag bash setup.sh`, then `run_autograder`.
+Try it elsewhere: unzip into a scratch copy (setup.sh consumes its own folder as on
+Gradescope: it deletes `wheels/` and `rlsys-seed` there and makes the folder root-only),
+then `RLSYS_AUTOGRADER_ROOT=/tmp/ag bash setup.sh` and `run_autograder`. It removes
+nothing outside that folder but its own temporary one.
 """
     files: dict[str, str | bytes] = {
         "setup.sh": setup,
