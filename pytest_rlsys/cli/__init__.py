@@ -90,7 +90,8 @@ def build_parser() -> Parser:
         "folder",
         metavar="DIR",
         help="the class folder: one .py file per submission, or one subfolder per "
-        "submission holding exactly one .py file (named by the subfolder)",
+        "submission holding exactly one .py file (named by the subfolder); any other "
+        "file gets a not_graded row",
     )
     settings.add_arguments(p, "batch")
 

@@ -108,6 +108,12 @@ CSV_FIELDS = (
 #         | not_graded (not tried: no single .py file, unreadable, internal error)
 
 
+NOT_PY = (
+    "{name} is not a .py file, so it was not graded "
+    "(a submission is one .py file or a folder holding one)"
+)
+
+
 def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
     """(name, file or None, problem) for each submission: a .py file, or a folder with one."""
     found: list[tuple[str, Path | None, str]] = []
@@ -120,6 +126,8 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
             # each scores 0 with the reason.
             if entry.suffix == ".py" or entry.is_dir():
                 found.append((entry.name, entry, ""))
+            else:  # a row all the same: a learner who handed in notes.txt must not vanish
+                found.append((entry.name, None, NOT_PY.format(name=entry.name)))
         else:
             files, problem = _python_files(entry)
             if problem:
@@ -270,7 +278,7 @@ def batch(args: argparse.Namespace) -> ExitCode:
     request = dataclasses.replace(request, seed=request.battery_seed)
     seed = request.seed
     submissions = find_submissions(folder)
-    if not submissions:
+    if all(problem == NOT_PY.format(name=name) for name, _, problem in submissions):
         raise UsageError(f"no submissions (.py files) in {folder}", prog)
     jobs = args.jobs or os.cpu_count() or 2
     progress = _Progress(len(submissions), not args.no_progress)

@@ -57,6 +57,7 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     (subs / "dave").mkdir()
     (subs / "dave" / "a.py").write_text("import os\nos._exit(1)\n")
     (subs / "erin").mkdir()  # no .py inside: an error row, not a crash
+    (subs / "frank.txt").write_text("my answer")  # not .py: a row too, the learner kept
     out_csv, out_json = tmp_path / "grades.csv", tmp_path / "grades.json"
     before = set(_live_children())
     assert (
@@ -81,7 +82,7 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     )
     with open(out_csv, encoding="utf-8") as handle:
         rows = {r["submission"]: r for r in csv.DictReader(handle)}
-    assert set(rows) == {"alice.py", "bob.py", "carol.py", "dave", "erin"}
+    assert set(rows) == {"alice.py", "bob.py", "carol.py", "dave", "erin", "frank.txt"}
     assert float(rows["alice.py"]["score"]) == 100
     assert float(rows["bob.py"]["score"]) == 0
     assert rows["alice.py"]["status"] == rows["bob.py"]["status"] == "graded"
@@ -92,11 +93,13 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     assert rows["dave"]["message"]
     assert rows["erin"]["status"] == "not_graded" and "found 0" in rows["erin"]["message"]
     assert rows["erin"]["score"] == ""
+    assert rows["frank.txt"]["status"] == "not_graded"
+    assert "not a .py file" in rows["frank.txt"]["message"]
     full = json.loads(out_json.read_text(encoding="utf-8"))
     assert full["seed"] == 5
     alice = next(r for r in full["submissions"] if r["submission"] == "alice.py")
     assert alice["report"]["reproducibility"]["seed"] == 5
-    assert "2 graded, 2 did not load (score 0), 1 not graded" in capsys.readouterr().err
+    assert "2 graded, 2 did not load (score 0), 2 not graded" in capsys.readouterr().err
     # Children started ahead for submissions that never came are gone too.
     deadline = time.monotonic() + 10
     while set(_live_children()) - before and time.monotonic() < deadline:
@@ -116,6 +119,18 @@ def test_batch_usage_errors(
     assert main(["batch", *[a.format(tmp=tmp_path) for a in args]]) == 2
     err = capsys.readouterr().err
     assert err.startswith("rlsys batch") and "Traceback" not in err
+
+
+def test_batch_of_a_folder_without_python_files_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Not a class of learners who all handed in notes: the wrong folder, said before grading.
+    subs = tmp_path / "docs"
+    subs.mkdir(mode=0o700)
+    (subs / "notes.txt").write_text("x")
+    assert main(["batch", str(subs), "--csv", str(tmp_path / "rows.csv")]) == 2
+    assert "no submissions (.py files)" in capsys.readouterr().err
+    assert not (tmp_path / "rows.csv").exists()
 
 
 @pytest.mark.parametrize("command", ["grade", "batch"])

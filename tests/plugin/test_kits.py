@@ -800,7 +800,7 @@ def test_the_install_script_removes_only_what_it_made(tmp_path: Path) -> None:
     python.write_text(
         "#!/bin/sh\n"
         f'if [ "$1" = -m ]; then echo "$TMPDIR" > {seen}; mkdir -p "$TMPDIR/pip-unpack";'
-        f' else echo {pkg}; fi\n',
+        f" else echo {pkg}; fi\n",
         encoding="utf-8",
     )
     python.chmod(0o755)
