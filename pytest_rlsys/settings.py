@@ -642,6 +642,14 @@ def limits_from(values: Mapping[str, Any]) -> Limits:
 def check_outputs(outputs: Mapping[str, Path], flag: Callable[[str], str]) -> None:
     """Every output path is usable before anything is graded (``flag``: how the user
     spelled the option of that name)."""
+    seen: dict[Path, str] = {}
+    for name, path in outputs.items():  # one file each: the second would overwrite the first
+        other = seen.setdefault(path.resolve(), name)
+        if other != name:
+            raise OutputPathError(
+                f"{flag(other)} and {flag(name)} name the same file {path}; give each its own",
+                missing_folder=False,
+            )
     for name, path in outputs.items():
         if path.is_dir():
             raise OutputPathError(

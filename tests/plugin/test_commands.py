@@ -361,3 +361,21 @@ def test_help_and_errors_are_the_commands_own(
     assert main(["kit", "gradescope", str(target), "--wheel", "nosuch.whl"]) == ExitCode.USAGE
     err = capsys.readouterr().err
     assert "argument --wheel: nosuch.whl: no such file" in err and not target.exists()
+
+
+@pytest.mark.parametrize("command", ["grade", "batch"])
+def test_two_outputs_naming_one_file_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # The second would silently overwrite the first (trial Q5): said before any grading.
+    subs = tmp_path / "class"
+    subs.mkdir(mode=0o700)
+    (subs / "a.py").write_text(solution_path().read_text(encoding="utf-8"))
+    same = str(tmp_path / "out.json")
+    argv = ["grade", str(subs / "a.py"), "--report", same, "--gradescope", same]
+    if command == "batch":
+        argv = ["batch", str(subs), "--csv", same, "--json", same]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "name the same file" in err and "Traceback" not in err
+    assert not (tmp_path / "out.json").exists()
