@@ -86,6 +86,7 @@ LABELS: dict[str, Msg] = {
         "隐藏用例（{n} 个，{p:g} 分）：结果{when}显示",
     ),
     "of_kinds": Msg("{n} cases of {k} kinds", "{n} 个，共 {k} 类"),
+    "of_one_kind": Msg("{n} cases of one kind", "{n} 个，共 1 类"),
     "n_cases": Msg("{n}", "{n} 个"),
     "stdlib_only": Msg("only the standard library is available", "只能使用 Python 标准库"),
     "after_due_date": Msg("after the due date", "在截止日期之后"),
@@ -256,7 +257,8 @@ def hidden_heading(groups: dict[str, int], lang: str = "en") -> str:
     """``hidden cases failed (category only): 14 cases of 13 kinds`` (or just ``3``)."""
     text = labels(lang)
     n, kinds = sum(groups.values()), len(groups)
-    count = text["n_cases"].format(n=n) if kinds == n else text["of_kinds"].format(n=n, k=kinds)
+    many = text["of_one_kind"] if kinds == 1 else text["of_kinds"]  # not "of 1 kinds"
+    count = text["n_cases"].format(n=n) if kinds == n else many.format(n=n, k=kinds)
     return text["hidden_failed"].format(n=count)
 
 

@@ -487,6 +487,10 @@ def test_hidden_heading_counts_cases_and_kinds() -> None:
     assert "hidden cases failed (category only): 2" in terminal.terminal_lines(
         report(_hidden("a"), _hidden("b"))
     )
+    one_kind = report(_hidden("a"), _hidden("a"))
+    assert "hidden cases failed (category only): 2 cases of one kind" in terminal.terminal_summary(
+        one_kind
+    )  # not "of 1 kinds"
 
 
 MEMORY_BOMB = """
@@ -797,3 +801,34 @@ def test_a_project_whose_settings_stop_pytest_is_told_the_way_out(
     (pytester.path / name).unlink()
     typed = _run(pytester, solution_path().read_text(encoding="utf-8"), "--rlsys-no-such")
     assert typed.ret == pytest.ExitCode.USAGE_ERROR and "rlsys grade" not in typed.stderr.str()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def x(:\n",  # does not load
+        pytest.param(  # times out
+            "def pipeline_capacity(*a, **k):\n    while True:\n        pass\n",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(  # the process ends
+            "import os\ndef pipeline_capacity(*a, **k):\n    os._exit(3)\n",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_a_visible_case_never_shows_an_internal_token_as_what_came_back(
+    tmp_path: Path, source: str
+) -> None:
+    # `got: load_failed` (trial Q9): the headline says what happened in words; `got:` shows
+    # only what came back (a value or an exception's class), never one of the grader's kinds.
+    from typing import get_args
+
+    from pytest_rlsys.grading.verdicts import ProblemKind
+
+    (tmp_path / "s.py").write_text(source)
+    out = tmp_path / "gs.json"
+    main(["grade", str(tmp_path / "s.py"), "--gradescope", str(out), "--timeout", "1"])
+    outputs = "\n".join(t.get("output", "") for t in json.loads(out.read_text())["tests"])
+    shown = set(re.findall(r"got: (\S+)", outputs))
+    assert not shown & set(get_args(ProblemKind)), shown

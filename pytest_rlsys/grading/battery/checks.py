@@ -98,7 +98,9 @@ def first_problem(outcomes: Sequence[CallOutcome], calls: Sequence[Call]) -> Ver
     for outcome, call in zip(outcomes, calls, strict=True):
         if outcome.kind != "returned":
             verdict = outcome_problem(outcome, SECTION_OF[call.func])
-            return dataclasses.replace(verdict, got=outcome.exc_type or outcome.kind)
+            # The exception's class where one was raised; else nothing: the headline
+            # already says it in words (a token such as load_failed is not for learners).
+            return dataclasses.replace(verdict, got=outcome.exc_type)
     return None
 
 
