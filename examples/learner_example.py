@@ -1,5 +1,6 @@
 """An example learner submission (used by the README): TODO 1 and TODO 3 are right,
-TODO 2 has one bug — it keeps only the single busiest fabric, so ties are lost.
+TODO 2 has two bugs — it keeps only the single busiest fabric, so ties are lost, and it
+compares a fabric's bandwidths exactly (the template says with math.isclose, rel_tol=1e-9).
 Grade it with: rlsys grade examples/learner_example.py
 """
 
