@@ -91,7 +91,12 @@ LABELS: dict[str, Msg] = {
     "stdlib_only": Msg("only the standard library is available", "只能使用 Python 标准库"),
     "after_due_date": Msg("after the due date", "在截止日期之后"),
     "after_published": Msg("when grades are published", "在成绩发布之后"),
-    "hidden": Msg("to instructors only", "只向教师"),
+    # Gradescope still shows the learner the whole score: say so, or "total 32.29 / 34"
+    # above reads as a contradiction of the 94.42 beside it.
+    "hidden": Msg(
+        "to instructors only (your score includes their points)",
+        "只向教师（你的总分包含这部分分数）",
+    ),
 }
 LEARNER_NOTES = (GRADER_FAULT, SIGNATURE_NOTE)  # the notes a learner is shown
 # The learner's terminal (rules):

@@ -313,6 +313,9 @@ def test_gradescope_summary_holds_back_hidden_results() -> None:
         options = RenderOptions(hidden_visibility=visibility)
         doc = check_gradescope(registry.render("gradescope", report, options), report, options)
         assert "hidden cases (" in doc["output"] and "34 points" not in doc["output"]
+        # "hidden" still shows the whole score: the summary says its total is the visible part
+        said = "your score includes their points" in doc["output"]
+        assert said == (visibility == "hidden"), (visibility, doc["output"])
     shown = RenderOptions(hidden_visibility="visible")
     doc = check_gradescope(registry.render("gradescope", report, shown), report, shown)
     assert "hidden cases failed" in doc["output"]  # visible: the categories are shown
