@@ -835,3 +835,23 @@ def test_a_visible_case_never_shows_an_internal_token_as_what_came_back(
     outputs = "\n".join(t.get("output", "") for t in json.loads(out.read_text())["tests"])
     shown = set(re.findall(r"got: (\S+)", outputs))
     assert not shown & set(get_args(ProblemKind)), shown
+
+
+def test_the_batch_line_names_the_cause_before_the_cases_it_left_not_run() -> None:
+    from dataclasses import replace
+
+    timed_out = replace(_hidden("a", "timed_out"), status="timeout")
+    left = [
+        replace(_hidden(f"b{i}", "too_many_timeouts"), id=f"todo1.hidden.b{i}", status="not_run")
+        for i in range(5)
+    ]
+    report = ScoreReport(
+        cases=[timed_out, replace(timed_out, id="todo1.hidden.a2"), *left],
+        seed=1,
+        submission=None,
+        submission_sha256=None,
+        battery_sha256=None,
+    )
+    line = batchline.below_full_marks(report, "en")
+    assert line.startswith("TODO 1 0/7: no answer within"), line  # not "not run: ... ×5"
+    assert "×2 (+1 other kind)" in line, line
