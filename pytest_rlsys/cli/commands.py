@@ -227,7 +227,8 @@ class _Running:
     """The graders a batch's workers are running.  An interrupted batch stops them
     (``Grader.stop``) and cancels the submissions not begun: otherwise its pool, as it
     shuts down, waited for every running call to reach its time limit and then graded
-    the rest of the class (a Ctrl-C took 78 s for a class of 8, and three to end it)."""
+    the rest of the class (one Ctrl-C took 78 s for a class of 8; a second one ended
+    only that wait, and Python's wait for the workers at exit went on)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
