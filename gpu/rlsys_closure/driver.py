@@ -24,6 +24,7 @@ import importlib
 import json
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -719,6 +720,13 @@ def main(
     record = GroupRecord(Path(args[1]), spec)
     record.flush()
     started = time.monotonic()
+    # The watchdog ends a stuck step with SIGINT to this main thread, so SIGINT must
+    # raise KeyboardInterrupt even when the group inherited it ignored (a run started by
+    # `nohup ... &`, or from a script in the background): Python then keeps it ignored,
+    # the interrupt was lost and only the hard stop ended the group, its record without
+    # the stuck step's traceback.  A group has a session of its own: no terminal's
+    # Ctrl-C reaches it this way.
+    previous = _interruptible()
     try:
         driver_factory(spec, record).run()
     except BaseException as exc:
@@ -729,7 +737,21 @@ def main(
         )
         traceback.print_exc(file=sys.stderr)
         return EXIT_TIMED_OUT if isinstance(exc, PhaseTimeout) else 5
+    finally:
+        if previous is not None:  # a caller in this process keeps its own
+            signal.signal(signal.SIGINT, previous)
     return 0
+
+
+def _interruptible() -> Any:
+    """Make SIGINT raise KeyboardInterrupt here if it was ignored; what it was, or None
+    when nothing was changed (another handler is kept, and only the main thread may set
+    one)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return None
+    return signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 if __name__ == "__main__":

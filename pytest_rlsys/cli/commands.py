@@ -28,6 +28,7 @@ from pytest_rlsys.resources import exercise_path
 
 if TYPE_CHECKING:
     from pytest_rlsys.grading.ahead import StandbyPool
+    from pytest_rlsys.grading.grader import Grader
     from pytest_rlsys.grading.isolation import ChildProcess
     from pytest_rlsys.grading.request import GradingRequest
 
@@ -184,9 +185,11 @@ def _grade_row(
     problem: str,
     request: GradingRequest,
     standbys: StandbyPool[ChildProcess] | None = None,
+    running: _Running | None = None,
 ) -> dict[str, Any]:
     """One row: the submission graded through ``open_grader``, as ``rlsys grade`` grades
-    it, so a link, a FIFO or a file gone missing scores 0 with the same reason."""
+    it, so a link, a FIFO or a file gone missing scores 0 with the same reason.
+    ``running``: where the grader is listed while it runs (a batch stops it there)."""
     from pytest_rlsys.grading.grader import open_grader
 
     row: dict[str, Any] = {"submission": name, "seed": request.seed}
@@ -196,7 +199,13 @@ def _grade_row(
     request = dataclasses.replace(request, submission=path)
     try:
         grader = open_grader(request, standbys.take() if standbys is not None else None)
-        grader.run_all()
+        if running is not None:
+            running.add(grader)
+        try:
+            grader.run_all()
+        finally:
+            if running is not None:
+                running.discard(grader)
         report = grader.report()
     except Exception as exc:  # one broken submission never stops the batch
         return {
@@ -220,6 +229,37 @@ def _grade_row(
         "message": batchline.below_full_marks(report, request.lang),
         "report": scorejson.document(report, request.lang),
     }
+
+
+class _Running:
+    """The graders a batch's workers are running.  An interrupted batch stops them
+    (``Grader.stop``) and cancels the submissions not begun: otherwise its pool, as it
+    shuts down, waited for every running call to reach its time limit and then graded
+    the rest of the class (one Ctrl-C took 78 s for a class of 8; a second one ended
+    only that wait, and Python's wait for the workers at exit went on)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.graders: dict[int, Grader] = {}  # by id(): a Grader is not hashable
+        self.stopped = False
+
+    def add(self, grader: Grader) -> None:
+        with self.lock:
+            self.graders[id(grader)] = grader
+            stopped = self.stopped
+        if stopped:  # opened while the batch was being stopped
+            grader.stop()
+
+    def discard(self, grader: Grader) -> None:
+        with self.lock:
+            self.graders.pop(id(grader), None)
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+            graders = list(self.graders.values())
+        for grader in graders:
+            grader.stop()
 
 
 class _Progress:
@@ -283,24 +323,33 @@ def batch(args: argparse.Namespace) -> ExitCode:
     jobs = args.jobs or os.cpu_count() or 2
     progress = _Progress(len(submissions), not args.no_progress)
     standbys = StandbyPool(lambda: ChildProcess.on_standby(list(FUNCTIONS), request.limits))
+    running = _Running()
 
     def work(name: str, path: Path | None, problem: str) -> dict[str, Any]:
         progress.started(name)
         try:
-            return _grade_row(name, path, problem, request, standbys)
+            return _grade_row(name, path, problem, request, standbys, running)
         finally:
             progress.finished(name)
 
     rows: list[dict[str, Any]] = []
+    pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            pending: set[Future[dict[str, Any]]] = {
-                pool.submit(work, name, path, problem) for name, path, problem in submissions
-            }
-            while pending:
-                done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-                rows += [future.result() for future in done]
-                progress.refresh()
+        pending: set[Future[dict[str, Any]]] = {
+            pool.submit(work, name, path, problem) for name, path, problem in submissions
+        }
+        while pending:
+            done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            rows += [future.result() for future in done]
+            progress.refresh()
+    except BaseException:
+        # Interrupted (Ctrl-C): what is running ends now and nothing else begins; the
+        # workers then end within moments (Python waits for them at exit).
+        running.stop()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown()  # every future is done: its idle workers end at once
     finally:
         standbys.close()
         progress.close()

@@ -170,6 +170,7 @@ class Grader:
         self.results: dict[str, CaseResult] = {}
         self._begun: dict[str, _Begun] = {}  # the next case, its first call already sent
         self._heard_hidden = False  # whether the running child has had a hidden input
+        self._stopped = False  # ``stop``: no case starts any more
         self.decode_error: Said | None = None
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
@@ -218,6 +219,8 @@ class Grader:
         return self.child
 
     def _skip_reason(self, case: Case) -> Verdict | None:
+        if self._stopped:
+            return Verdict("not_run", "not_reached")
         if case.id in self.ungradable:
             return Verdict("not_run", "self_check")
         assert self.started is not None
@@ -389,6 +392,14 @@ class Grader:
     def close(self) -> None:
         if self.child is not None:
             self.child.close()
+
+    def stop(self) -> None:
+        """End this grading from another thread (an interrupted ``rlsys batch``): no case
+        starts from now on, and the call under way ends now, its child killed, instead
+        of at its time limit.  The thread running the cases still cleans up after it."""
+        self._stopped = True
+        if self.child is not None:
+            self.child.interrupt()
 
     # -- results ------------------------------------------------------------------------
     def report(self) -> ScoreReport:

@@ -285,6 +285,14 @@ class ChildProcess:
 
     close = kill
 
+    def interrupt(self) -> None:
+        """Kill the running child's process tree, from another thread than the one that
+        talks to it: that one meets the end of its reply pipe at once and collects and
+        cleans up (``kill``) itself.  Only signals are sent from here, never a pipe closed."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            supervision.kill_tree(proc, self.fenced)
+
     def _sweeps(self) -> bool:
         """Whether what the child's uid owns is swept after it: only for a fresh uid on a
         kernel without Landlock (with it, the child can write nothing outside scratch,

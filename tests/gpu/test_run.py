@@ -261,3 +261,37 @@ def test_driver_main_records_a_failure_and_exits_5(tmp_path: Path) -> None:
     rec = json.loads(record_path.read_text())
     assert rec["status"] == "failed" and rec["group"] == "retain"
     assert driver.main(["only-one-arg"]) == 2
+
+
+def test_a_group_started_with_sigint_ignored_can_still_be_interrupted(tmp_path: Path) -> None:
+    """The watchdog's interrupt is a SIGINT: a group that inherited SIGINT ignored (its
+    run started with `nohup ... &`) once lost it and waited for the hard stop."""
+    import signal
+
+    from rlsys_closure import driver
+
+    spec_path, record_path = tmp_path / "spec.json", tmp_path / "rec.json"
+    spec = {
+        "group": "retain",
+        "free_cache_engine": False,
+        "overrides": [],
+        "rollout_source_sha256": "0" * 64,
+        "initial_lora_sha256": LORA0,
+    }
+    spec_path.write_text(json.dumps(spec))
+    seen: list[Any] = []
+
+    class Looks:
+        def __init__(self, spec: dict[str, Any], record: Any) -> None:
+            pass
+
+        def run(self) -> None:
+            seen.append(signal.getsignal(signal.SIGINT))
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as the group inherits it
+    try:
+        assert driver.main([str(spec_path), str(record_path)], driver_factory=Looks) == 0
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # its caller's, restored
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == [signal.default_int_handler]

@@ -6,6 +6,9 @@ import csv
 import hashlib
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -110,6 +113,71 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
 def _live_children() -> list[int]:
     """Processes whose parent is this one (zombies excluded)."""
     return [pid for pid, ppid, _, state in processes() if ppid == os.getpid() and state != "Z"]
+
+
+_HANGS = """
+import time
+def pipeline_capacity(*a, **k):
+    with open("rlsys-in-call", "w") as fh:  # in its scratch folder, its cwd
+        fh.write("1")
+    time.sleep(600)
+transfer_ledger = evaluate_topology = pipeline_capacity
+"""
+
+
+def _descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (zombies excluded)."""
+    table = [(pid, ppid) for pid, ppid, _, state in processes() if state != "Z"]
+    found: list[int] = []
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, ppid in table if ppid in frontier} - set(found)
+        found += frontier
+    return found
+
+
+@pytest.mark.slow
+def test_one_sigint_ends_a_batch_at_once(tmp_path: Path) -> None:
+    """Ctrl-C stops the call under way and begins no other submission.  The pool once
+    waited, as it shut down, for the running call's time limit and then graded the rest
+    of the class; a second Ctrl-C ended only that wait, a third the one at exit."""
+    subs = tmp_path / "subs"
+    subs.mkdir(mode=0o700)  # as root, batch refuses a class folder others can read
+    for name in ("a", "b", "c"):
+        (subs / f"{name}.py").write_text(_HANGS, encoding="utf-8")
+    code = (
+        # As from a terminal: a suite started in the background has SIGINT ignored, and
+        # every process it starts inherits that.
+        "import signal\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "from pytest_rlsys.cli import main\n"
+        "raise SystemExit(main())\n"
+    )
+    command = [sys.executable, "-c", code, "batch", str(subs), "--no-progress"]
+    command += ["--jobs", "1", "--timeout", "300", "--budget", "900"]
+    batch = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        # The bounds are wide for a loaded machine; each wait ends once its condition holds.
+        deadline = time.monotonic() + 120
+        in_call = False
+        while not in_call and batch.poll() is None and time.monotonic() < deadline:
+            in_call = any(
+                os.path.exists(f"/proc/{pid}/cwd/rlsys-in-call") for pid in _descendants(batch.pid)
+            )
+            time.sleep(0.05)
+        assert in_call, "no submission reached its call"
+        children = _descendants(batch.pid)
+        batch.send_signal(signal.SIGINT)
+        assert batch.wait(timeout=120) == ExitCode.INTERRUPTED
+        assert batch.stderr is not None and b"rlsys: interrupted" in batch.stderr.read()
+        live = {pid for pid, _, _, state in processes() if state != "Z"}
+        assert not live & set(children)  # the batch collected its children before it ended
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+            batch.wait()
+        if batch.stderr is not None:
+            batch.stderr.close()
 
 
 @pytest.mark.parametrize("args", [["nowhere"], ["{tmp}", "--jobs", "0"], ["{tmp}", "--seed", "x"]])

@@ -890,6 +890,13 @@ def test_a_grader_that_is_ended_leaves_no_child(tmp_path: Path, fence: str, how:
     path = tmp_path / "mine.py"
     path.write_text(_HANGER, encoding="utf-8")
     code = (
+        # SIGINT's default action (KeyboardInterrupt), as a grader started from a terminal
+        # has it.  A process inherits an ignored SIGINT and Python then leaves it ignored:
+        # a suite started in the background by a shell without job control (`pytest &` in
+        # a script, `nohup pytest &`) ran this grader deaf to the SIGINT below, in its 300 s
+        # call for the whole 120 s wait (twice, in a hog run of the whole suite).
+        "import signal\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import sys\n"
         "from pathlib import Path\n"
         "from pytest_rlsys.grading.grader import grade_file\n"
@@ -900,7 +907,13 @@ def test_a_grader_that_is_ended_leaves_no_child(tmp_path: Path, fence: str, how:
     if fence == "fallback":
         env["RLSYS_NO_BWRAP"] = "1"
     before = {p[0] for p in processes()}
-    grader = subprocess.Popen([sys.executable, "-c", code, str(path)], env=env)
+    # Started with SIGINT ignored whoever started this suite (see ``code``): the grader's
+    # own start must restore it, in a foreground run as in a background one.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        grader = subprocess.Popen([sys.executable, "-c", code, str(path)], env=env)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     # Every wait below ends as soon as its condition holds; the bounds are wide because
     # a loaded machine starts, ends and reaps slowly, and the speed is not the point.
     try:
