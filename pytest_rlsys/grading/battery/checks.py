@@ -216,9 +216,12 @@ def _refused(outcome: CallOutcome, call: Call) -> Verdict:
         return PASSED
     if outcome.kind == "returned":
         return Verdict("failed", "returned", "ValueError", show(outcome.value))
-    if outcome.kind == "raised" and outcome.is_exception and not outcome.not_implemented:
+    if outcome.kind == "raised" and not outcome.not_implemented:
+        # Any other exception, a BaseException too, was raised where ValueError was due:
+        # "raised" would say a result was due, against the case's own category.
         exc = outcome.exc_type
-        return Verdict("failed", "raised_other", "ValueError", exc, exc_type=exc, line=outcome.line)
+        status = "failed" if outcome.is_exception else "error"
+        return Verdict(status, "raised_other", "ValueError", exc, exc_type=exc, line=outcome.line)
     early = first_problem([outcome], [call])
     return early if early is not None else Verdict("error", "battery_bug")
 
@@ -243,6 +246,19 @@ def expect_refusal(calls: tuple[Call, ...]) -> Check:
         if control.kind != "returned":
             if control.kind == "raised" and control.value_error:
                 return Verdict("failed", "refused_valid")
+            if control.kind == "raised" and not control.not_implemented:
+                # Said as raised on the valid half: a plain "raised where a result was
+                # due" under a category that says "refuses ..." reads as a contradiction.
+                exc = control.exc_type
+                return Verdict(
+                    "failed" if control.is_exception else "error",
+                    "twin_raised",
+                    "a result",
+                    exc,
+                    exc_type=exc,
+                    line=control.line,
+                    note=control.message,
+                )
             early = first_problem(outcomes[:1], calls[:1])
             return early if early is not None else Verdict("error", "battery_bug")
         return _refused(outcomes[1], calls[1])
