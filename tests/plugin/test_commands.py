@@ -216,6 +216,29 @@ def test_ledger_says_when_the_result_file_is_no_valid_run(
     assert len(json.loads(capsys.readouterr().out)["result_caveats"]) == len(caveats)
 
 
+def test_ledger_refuses_result_options_without_a_result_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Trial (f): `--group retain` without --result was silently ignored, so the report
+    # looked as if it read the retain group.  A usage error names the fix; with --result
+    # the same option is taken, and the default group stays release.
+    topology = str(REPO / "examples" / "topology.json")
+    assert main(["ledger", topology, "--group", "retain"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("rlsys ledger: error: --group applies to a closure result file")
+    assert "pass --result FILE too, or leave it out" in err
+    assert main(["ledger", topology, "--max-mib", "3"]) == ExitCode.USAGE
+    assert "--max-mib applies to a closure result file" in capsys.readouterr().err
+    example = str(REPO / "schemas" / "examples" / "pt-verl-closure.example.json")
+    closure = str(REPO / "examples" / "closure_topology.json")
+    reports = {}
+    for group in ("release", "retain", None):
+        argv = ["ledger", closure, "--result", example, "--json"]
+        assert main(argv + (["--group", group] if group else [])) == ExitCode.OK
+        reports[group] = json.loads(capsys.readouterr().out)["stage_rates"]
+    assert reports[None] == reports["release"] != reports["retain"]
+
+
 def test_ledger_on_a_folder_says_it_is_a_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
