@@ -27,6 +27,7 @@ __all__ = [
     "find_mismatch",
     "numbers_match",
     "show",
+    "source",
     "type_name",
 ]
 
@@ -218,3 +219,29 @@ def show(value: Any) -> str:
         return _SHOW.repr(_unmark(value))
     except (ValueError, RecursionError):  # never raise while describing an answer
         return f"<{type_name(value)}>"
+
+
+def float_source(value: float) -> str:
+    """A float as Python source: ``repr`` writes the non-finite ones as the bare names
+    ``nan`` and ``inf``, which a learner cannot paste back into Python."""
+    if math.isfinite(value):
+        return repr(value)
+    if value != value:
+        return "float('nan')"
+    return "float('inf')" if value > 0 else "-float('inf')"
+
+
+def source(value: Any) -> str:
+    """The battery's own plain data (a call's arguments) as Python source that evaluates
+    back to it, non-finite floats included (``float_source``).  Recursive: it is only
+    given the battery's small literals, never a value from the submission."""
+    if type(value) is float:
+        return float_source(value)
+    if type(value) is dict:
+        return "{" + ", ".join(f"{source(k)}: {source(v)}" for k, v in value.items()) + "}"
+    if type(value) is list:
+        return "[" + ", ".join(source(v) for v in value) + "]"
+    if type(value) is tuple:
+        inner = ", ".join(source(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)

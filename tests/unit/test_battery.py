@@ -499,3 +499,40 @@ def test_a_timeout_names_the_checks_that_hung(tmp_path: Path) -> None:
         lines = terminal.terminal_summary(report, lang)
         for case in hung:
             assert f"  - [TODO 1] {message_category(case, lang)}" in lines
+
+
+def test_a_visible_call_with_nan_or_inf_reads_as_python() -> None:
+    # Trial (b): a visible case's call showed `{'rollout': nan}`, which is not Python;
+    # it now reads float('nan') / float('inf'), evaluates back to the arguments sent, and
+    # a call too long for one line is still pretty-printed (its parse took no nan).
+    import math
+
+    from pytest_rlsys.grading.comparison import source
+    from pytest_rlsys.outputs.terminal import call_lines
+
+    def same(a: object, b: object) -> bool:
+        if type(a) is float and type(b) is float and math.isnan(a):
+            return math.isnan(b)
+        if type(a) is dict and type(b) is dict:
+            return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        if type(a) is list and type(b) is list:
+            return len(a) == len(b) and all(map(same, a, b))
+        return type(a) is type(b) and a == b
+
+    nonfinite = 0
+    for case in build_battery(1):
+        for call in case.calls:
+            text = call.render()
+            sent = eval(text, {"float": float, call.func: lambda *a, **k: [list(a), k]})
+            assert same(sent, [list(call.args), dict(call.kwargs)]), text
+            if "float('" in text:
+                nonfinite += 1
+                assert "nan" not in text.replace("float('nan')", "")
+                assert "inf" not in text.replace("float('inf')", "").replace("_inf", "")
+                lines = call_lines(text, "input", 60)
+                printed = "\n".join(lines)
+                if len(text) > 50:
+                    assert lines[0] == "  input:" and f"    {call.func}(" in lines, printed
+                assert "nan" not in printed.replace("float('nan')", ""), printed
+    assert nonfinite >= 20
+    assert source([1.0, -math.inf, {"a": (1,)}]) == "[1.0, -float('inf'), {'a': (1,)}]"
