@@ -260,6 +260,8 @@ def batch(args: argparse.Namespace) -> ExitCode:
 
     prog = "rlsys batch"
     folder = Path(args.folder)
+    if not os.path.lexists(folder):  # the one rule for a named input that is not there
+        raise UsageError(f"{folder}: no such folder", prog)
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder of submissions", prog)
     request = _request(args, "batch")

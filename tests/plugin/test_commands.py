@@ -369,3 +369,32 @@ def test_help_and_errors_are_the_commands_own(
     assert main(["kit", "gradescope", str(target), "--wheel", "nosuch.whl"]) == ExitCode.USAGE
     err = capsys.readouterr().err
     assert "argument --wheel: nosuch.whl: no such file" in err and not target.exists()
+
+
+def test_a_missing_input_file_is_a_usage_error_in_every_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Trial (e): a missing input exited 2 (grade, batch, ledger), 1 (validate, closure
+    # summary and plot) or 3 (result).  The one rule: exit 2, "PATH: no such file".
+    from rlsys_closure.cli import main as closure
+
+    nope = str(tmp_path / "nope.json")
+    example = str(REPO / "schemas" / "examples" / "pt-verl-closure.example.json")
+    commands = {
+        "rlsys grade": (main, ["grade", str(tmp_path / "nope.py")]),
+        "rlsys batch": (main, ["batch", str(tmp_path / "class")]),
+        "rlsys validate": (main, ["validate", example, nope]),
+        "rlsys result": (main, ["result", nope]),
+        "rlsys ledger": (main, ["ledger", nope]),
+        "rlsys ledger --result": (
+            main,
+            ["ledger", str(REPO / "examples" / "closure_topology.json"), "--result", nope],
+        ),
+        "summary": (closure, ["summary", nope]),
+        "plot": (closure, ["plot", nope, "-o", str(tmp_path / "t.png")]),
+    }
+    for name, (run, argv) in commands.items():
+        assert run(argv) == ExitCode.USAGE, name
+        captured = capsys.readouterr()
+        assert "no such f" in captured.err and "Traceback" not in captured.err, (name, captured)
+        assert captured.err.startswith(name.split(" --")[0]), (name, captured.err)
