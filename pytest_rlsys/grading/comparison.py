@@ -24,9 +24,11 @@ __all__ = [
     "NONPLAIN_MARK",
     "REL_TOL",
     "Mismatch",
+    "common_prefix",
     "find_mismatch",
     "numbers_match",
     "show",
+    "show_around",
     "source",
     "type_name",
 ]
@@ -112,11 +114,16 @@ class Mismatch:
 
     def diff(self) -> ValueDiff:
         """The record a case keeps: the values shown, never the values themselves."""
+        want, got = show(self.expected), show(self.got)
+        if type(self.expected) is str and type(self.got) is str:
+            # reprlib cuts a long str in its middle, where the difference may lie.
+            at = common_prefix(self.expected, self.got)
+            want, got = show_around(self.expected, at), show_around(self.got, at)
         return ValueDiff(
             self.path,
             self.how,
-            want=show(self.expected),
-            got=show(self.got),
+            want=want,
+            got=got,
             want_type=type_name(self.expected),
             got_type=type_name(self.got),
             missing=tuple(sorted(self.missing)),
@@ -245,3 +252,24 @@ def source(value: Any) -> str:
         inner = ", ".join(source(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     return repr(value)
+
+
+def common_prefix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share from their start."""
+    at = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        at += 1
+    return at
+
+
+def show_around(text: str, at: int, width: int = 80) -> str:
+    """``text`` shown (``repr``) whole when it is short, else a window of ``width``
+    characters that holds index ``at`` (where it differs from what was due), each cut end
+    marked '…', so the difference is what stays in view."""
+    if len(text) <= width:
+        return repr(text)
+    start = max(0, min(at - width // 4, len(text) - width))
+    window = repr(text[start : start + width])
+    return ("…" if start else "") + window + ("…" if start + width < len(text) else "")

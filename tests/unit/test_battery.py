@@ -536,3 +536,42 @@ def test_a_visible_call_with_nan_or_inf_reads_as_python() -> None:
                 assert "nan" not in printed.replace("float('nan')", ""), printed
     assert nonfinite >= 20
     assert source([1.0, -math.inf, {"a": (1,)}]) == "[1.0, -float('inf'), {'a': (1,)}]"
+
+
+def test_a_long_value_is_shown_around_its_difference() -> None:
+    # Trial (a): `got:` was cut at its end with "…", so a difference past the cut was
+    # not shown and the learner saw two equal-looking values.  Each is now cut around
+    # where the two first differ; a long str in a diff is shown around it too.
+    from pytest_rlsys.grading.comparison import find_mismatch
+    from pytest_rlsys.grading.scoring import MAX_SHOWN_CHARS, bounded_pair
+
+    want = "[" + "0.1, " * 300 + "1.0]"
+    got = "[" + "0.1, " * 300 + "2.0]"
+    shown_want, shown_got = bounded_pair(want, got, MAX_SHOWN_CHARS)
+    assert len(shown_want) <= MAX_SHOWN_CHARS and len(shown_got) <= MAX_SHOWN_CHARS
+    assert shown_want.startswith("…") and shown_want.endswith("1.0]")
+    assert shown_got.startswith("…") and shown_got.endswith("2.0]")
+    assert bounded_pair("short", got[:10], MAX_SHOWN_CHARS) == ("short", got[:10])
+    head = "x" * 2000
+    assert bounded_pair(head + "A", head + "B", 100)[1].endswith("xB")
+    # A value shorter than the limit next to a long one: the short one whole.
+    assert bounded_pair("[1]", got, MAX_SHOWN_CHARS)[0] == "[1]"
+
+    found = find_mismatch({"reasons": ["m" * 200 + "A" + "z" * 50]}, {"reasons": ["m" * 200 + "B"]})
+    assert found is not None
+    diff = found.diff()
+    assert diff.path == "$.reasons[0]" and "mA" in diff.want and "mB" in diff.got
+    assert diff.want.startswith("…'") and diff.got.startswith("…'")
+
+
+def test_a_pair_cut_around_its_difference_keeps_the_limit_and_the_difference() -> None:
+    from pytest_rlsys.grading.scoring import bounded_pair
+
+    for length in (50, 99, 100, 101, 250):
+        for at in range(0, length, 7):
+            want = "a" * at + "X" + "b" * (length - at)
+            got = "a" * at + "Y" + "c" * (length - at + 3)
+            for limit in (20, 60, 100):
+                shown = bounded_pair(want, got, limit)
+                assert all(len(text) <= limit for text in shown), (length, at, limit)
+                assert "X" in shown[0] and "Y" in shown[1], (length, at, limit, shown)
