@@ -575,3 +575,40 @@ def test_a_pair_cut_around_its_difference_keeps_the_limit_and_the_difference() -
                 shown = bounded_pair(want, got, limit)
                 assert all(len(text) <= limit for text in shown), (length, at, limit)
                 assert "X" in shown[0] and "Y" in shown[1], (length, at, limit, shown)
+
+
+def test_a_visible_case_names_up_to_three_differences() -> None:
+    # Trial (c): only the first difference was named, so a learner could not tell one
+    # wrong element from several.  The first three are named, in order; a hidden case's
+    # record keeps none of them (its words are the kind and the schema path).
+    from pytest_rlsys.grading.battery.checks import expect_keys
+    from pytest_rlsys.grading.battery.model import Call
+    from pytest_rlsys.grading.comparison import find_mismatches
+    from pytest_rlsys.grading.outcomes import CallOutcome
+    from pytest_rlsys.outputs.wording import diff_text
+
+    want = {"effective_rates": {"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0, "e": 5.0}}
+    got = {"effective_rates": {"a": 1.0, "b": 0.0, "c": 0.0, "d": 0.0, "e": 0.0}}
+    check = expect_keys(want)((Call("pipeline_capacity", ({}, 0, {})),))
+    verdict = check([CallOutcome("returned", value=got)])
+    assert verdict.diff is not None and len(verdict.diff.also) == 2
+    text = diff_text(verdict.diff)
+    assert text == (
+        "$.effective_rates.b: wrong value: expected 2.0, got 0.0; "
+        "also $.effective_rates.c: wrong value: expected 3.0, got 0.0; "
+        "$.effective_rates.d: wrong value: expected 4.0, got 0.0"
+    ), text
+    assert "另外 $.effective_rates.c" in diff_text(verdict.diff, "zh")
+    # One difference: said alone.  Lists, keys and order are walked the same way.
+    alone = check(
+        [CallOutcome("returned", value={"effective_rates": {**want["effective_rates"], "a": 9}})]
+    )
+    assert alone.diff is not None and alone.diff.also == ()
+    found = find_mismatches(
+        [{"a": 1}, {"a": 2}, {"b": 1}, [1, 2]], [{"a": 1}, {"a": 3}, {"c": 1}, [2, 1]]
+    )
+    assert [(m.path, m.how) for m in found] == [
+        ("$[1].a", "wrong_value"),
+        ("$[2]", "keys"),
+        ("$[3]", "wrong_order"),
+    ]
