@@ -26,6 +26,7 @@ __all__ = [
     "Mismatch",
     "common_prefix",
     "find_mismatch",
+    "find_mismatches",
     "numbers_match",
     "show",
     "show_around",
@@ -177,6 +178,29 @@ def find_mismatch(expected: Any, got: Any, path: str = "$") -> Mismatch | None:
                 return problem
         return None
     raise TypeError(f"expected value at {path} is not plain data: {type(expected).__name__}")
+
+
+def find_mismatches(expected: Any, got: Any, path: str = "$", limit: int = 3) -> list[Mismatch]:
+    """The first ``limit`` places where ``got`` differs from ``expected``, in order, each as
+    ``find_mismatch`` names it: a container whose own mismatch lies deeper is walked into,
+    so the next differences are found past the first (iterative: the values are the
+    submission's)."""
+    found: list[Mismatch] = []
+    pending: list[tuple[Any, Any, str]] = [(expected, got, path)]
+    while pending and len(found) < limit:
+        want, have, at = pending.pop()
+        first = find_mismatch(want, have, at)
+        if first is None:
+            continue
+        if first.path == at:  # this value itself differs (a type, a length, the order...)
+            found.append(first)
+        elif type(want) is dict:  # same keys, a value below differs
+            pending += reversed([(want[k], have[k], f"{at}.{k}") for k in want])
+        else:  # a list of the same length, in no other order
+            pending += reversed(
+                [(w, h, f"{at}[{i}]") for i, (w, h) in enumerate(zip(want, have, strict=True))]
+            )
+    return found
 
 
 class _Show(reprlib.Repr):

@@ -160,6 +160,9 @@ class ValueDiff:
     got_type: str = ""
     missing: tuple[str, ...] = ()  # keys missing from a dict, sorted
     extra: tuple[str, ...] = ()  # keys a dict should not have, sorted
+    # The next differences of the same value (at most two more), so that a learner sees
+    # whether one element or several are wrong.
+    also: tuple[ValueDiff, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,11 @@ def diff_text(diff: ValueDiff, lang: str = "en") -> str:
         ]
         fields["parts"] = ("；" if lang == "zh" else ", ").join(parts)
     words = DIFF_WORDS.get(how, DIFF_WORDS["wrong_value"])
-    return words.fill(lang, fields)
+    said = words.fill(lang, fields)
+    if diff.also:
+        also = ("；" if lang == "zh" else "; ").join(diff_text(more, lang) for more in diff.also)
+        said += f"；另外 {also}" if lang == "zh" else f"; also {also}"
+    return said
 
 
 def _line(line: int | None, lang: str) -> str:

@@ -28,6 +28,7 @@ from pytest_rlsys.grading.comparison import (
     NONPLAIN_MARK,
     Mismatch,
     find_mismatch,
+    find_mismatches,
     show,
     type_name,
 )
@@ -129,8 +130,14 @@ def mismatch_kind(found: Mismatch) -> ProblemKind:
     return "wrong_value"
 
 
-def _value_problem(found: Mismatch, func: str, want: Any, got: Any) -> Verdict:
-    """The verdict for a value that differs from the reference's, from the record."""
+# How many differences of one value a visible case names.
+MAX_DIFFERENCES = 3
+
+
+def _value_problem(found: Mismatch, func: str, want: Any, got: Any, key: str) -> Verdict:
+    """The verdict for a value that differs from the reference's, from the record: the
+    first difference, and the next ones (``ValueDiff.also``)."""
+    more = find_mismatches(want, got, f"$.{key}", MAX_DIFFERENCES)[1:]
     return Verdict(
         "failed",
         mismatch_kind(found),
@@ -138,7 +145,7 @@ def _value_problem(found: Mismatch, func: str, want: Any, got: Any) -> Verdict:
         show(got),
         path=found.path,
         schema_path=schema_path(RESULT_KEYS.get(func, ()), found.path),
-        diff=found.diff(),
+        diff=dataclasses.replace(found.diff(), also=tuple(m.diff() for m in more)),
         names=found.missing or found.extra,
     )
 
@@ -203,7 +210,7 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
                     )
                 found = find_mismatch(want, got[key], f"$.{key}")
                 if found is not None:
-                    return _value_problem(found, func, want, got[key])
+                    return _value_problem(found, func, want, got[key], key)
             return PASSED
 
         return check
