@@ -89,9 +89,17 @@ HIDDEN_WORDS: dict[str, Msg] = {
     "mutated_input": Msg(
         "the input argument {path} was modified in place", "输入参数 {path} 被原地修改"
     ),
+    # A refusal case's valid half (the bad input with its bad field repaired): what is
+    # said of it names it, as its category names the bad input.
     "refused_valid": Msg(
-        "the valid input next to the bad one was refused or answered wrongly",
-        "与非法输入相邻的合法输入被拒绝或答错",
+        "raised ValueError on the valid input next to the bad one (the same input with "
+        "the bad field repaired), where a result was due",
+        "与非法输入相邻的合法输入（修复了那个字段的同一输入）应当返回结果，却抛出了 ValueError",
+    ),
+    "twin_raised": Msg(
+        "raised an exception on the valid input next to the bad one (the same input "
+        "with the bad field repaired), where a result was due",
+        "与非法输入相邻的合法输入（修复了那个字段的同一输入）应当返回结果，却抛出了异常",
     ),
     "inconsistent": Msg(
         "results of related inputs do not agree as they must", "相关输入的结果不满足应有的关系"

@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_rlsys.cli.base import missing_inputs
 from pytest_rlsys.escaping import say
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.text import dump_json
@@ -59,7 +60,7 @@ _EXITS: dict[str, tuple[tuple[int, str], ...]] = {
             "bad input: a file that is not a valid result file, or one that cannot be "
             "drawn; tiny-model: OUT_DIR cannot be written",
         ),
-        (2, "bad arguments"),
+        (2, "bad arguments, or an input FILE that is not there (rlsys's one rule)"),
         (3, "not ready: a failed preflight check, a missing output folder, or a missing package"),
         (4, "preflight, run: ready except for the model cache"),
         (5, "run: failed mid-way; a result file marked failed was written"),
@@ -84,10 +85,10 @@ _EXITS: dict[str, tuple[tuple[int, str], ...]] = {
         (0, "the view was printed (whatever the checks say: it is a view, not a grade)"),
         (
             1,
-            "the file cannot be summarised: missing, over the size limit, or not a "
+            "the file cannot be summarised: over the size limit, or not a "
             "valid result file (the message says why)",
         ),
-        (2, "bad arguments"),
+        (2, "bad arguments, or FILE is not there"),
     ),
     "tiny-model": (
         (0, "the model and its tokenizer were written to OUT_DIR"),
@@ -98,7 +99,7 @@ _EXITS: dict[str, tuple[tuple[int, str], ...]] = {
     "plot": (
         (0, "both pictures written"),
         (1, "the file cannot be drawn (not a valid result file; the message says why)"),
-        (2, "bad arguments (e.g. OUTPUT not .png or .svg)"),
+        (2, "bad arguments (e.g. OUTPUT not .png or .svg), or FILE is not there"),
         (3, "matplotlib is not installed, or OUTPUT's folder does not exist"),
     ),
 }
@@ -406,6 +407,9 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 def cmd_summary(args: argparse.Namespace) -> int:
     from rlsys_closure.summary import SummaryError, format_summary, read_summary
 
+    for missing in missing_inputs([args.file]):  # rlsys's one rule: a usage error
+        say(f"summary: {missing}", err=True)
+        return pf.EXIT_USAGE
     try:
         view = read_summary(args.file, args.view)
     except SummaryError as exc:
@@ -421,6 +425,9 @@ def cmd_summary(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     from rlsys_closure.plot import plot_main
 
+    for missing in missing_inputs([args.file]):  # rlsys's one rule: a usage error
+        say(f"plot: {missing}", err=True)
+        return pf.EXIT_USAGE
     output: str | None = args.output
     if output is not None and (output.endswith(("/", "\\")) or Path(output).is_dir()):
         if not Path(output).is_dir():

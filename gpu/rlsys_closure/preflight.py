@@ -34,7 +34,7 @@ Status = Literal["pass", "fail", "warn", "skip"]
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # bad input (a file that is not a result file, ...)
-EXIT_USAGE = 2  # bad arguments (argparse's own code)
+EXIT_USAGE = 2  # bad arguments (argparse's own code), a named input file not there
 EXIT_NOT_READY = 3  # the environment cannot run the experiment
 EXIT_MODEL_CACHE = 4  # ready except for the model cache
 EXIT_RUN_FAILED = 5  # run failed mid-way; a partial result file was written
@@ -42,7 +42,7 @@ EXIT_EXISTS = 6  # run refused: a result file for this label exists
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "ready",
     EXIT_ERROR: "error in the input",
-    EXIT_USAGE: "bad arguments",
+    EXIT_USAGE: "bad arguments, or a named input file that is not there",
     EXIT_NOT_READY: "environment not ready (see the failed checks)",
     EXIT_MODEL_CACHE: "ready except for the model cache (run fetches the pinned revision)",
     EXIT_RUN_FAILED: "run failed mid-way (partial result file written, marked failed)",

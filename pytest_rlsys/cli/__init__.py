@@ -141,6 +141,9 @@ def build_parser() -> Parser:
     )
     p.add_argument("topology")
     settings.add_arguments(p, "ledger")
+    # Unset unless given, so that --group without --result is refused, not ignored (the
+    # command applies the default, release).
+    p.set_defaults(group=None)
 
     p = command(
         "kit",

@@ -4,12 +4,21 @@ instead of printing, and the argparse subclass that turns a bad argument into th
 from __future__ import annotations
 
 import argparse
+import os
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import IntEnum
 from typing import Any, NoReturn
 
-__all__ = ["CommandError", "ExitCode", "Parser", "UsageError", "exit_codes_help"]
+__all__ = [
+    "MISSING_INPUT",
+    "CommandError",
+    "ExitCode",
+    "Parser",
+    "UsageError",
+    "exit_codes_help",
+    "missing_inputs",
+]
 
 
 class ExitCode(IntEnum):
@@ -20,7 +29,7 @@ class ExitCode(IntEnum):
     OK = 0  # the job completed (for grade/batch: whatever the scores)
     FAILED = 1  # validate: a file is invalid
     CONTRADICTED = 1  # result: the evidence contradicts a claimed check
-    USAGE = 2  # bad arguments or options; nothing was graded
+    USAGE = 2  # bad arguments or options, a named input file missing; nothing was graded
     ERROR = 3  # could not finish: an output folder is missing, a write failed, ...
     NOT_GRADABLE = 3  # result: the file cannot be graded at all
     HONEST_FAILURE = 4  # result: every claim matches the evidence, some checks fail
@@ -31,7 +40,7 @@ class ExitCode(IntEnum):
 MEANINGS: dict[ExitCode, str] = {
     ExitCode.OK: "completed",
     ExitCode.FAILED: "a file is invalid (validate) or a claim is contradicted (result)",
-    ExitCode.USAGE: "usage error",
+    ExitCode.USAGE: "usage error (a bad option, a named input file that is not there)",
     ExitCode.ERROR: "could not finish (an output could not be written, ...)",
     ExitCode.HONEST_FAILURE: "result: an honest record of a failed run",
     ExitCode.UNVERIFIED: "result: a claim could not be checked (an artefact is missing)",
@@ -50,6 +59,20 @@ def exit_codes_help(*codes: ExitCode, meanings: Mapping[ExitCode, str] | None = 
             said[code], 76, initial_indent=f"  {int(code)}  ", subsequent_indent=" " * 5
         )
     return "\n".join(lines)
+
+
+# The one rule for an input file named on the command line that is not there, in every
+# command (grade, batch, validate, result, ledger, closure summary and plot, and every
+# option naming an input): a usage error, exit USAGE, saying "PATH: no such file", before
+# anything is read or graded.  (A file that is there but is no valid input keeps its
+# command's own code: validate 1, result 3, closure 1.)
+MISSING_INPUT = "{path}: no such file"
+
+
+def missing_inputs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The usage error's words for each of ``paths`` that is not there (a link is there,
+    even a dangling one: the safe-read rule then says what it is)."""
+    return [MISSING_INPUT.format(path=path) for path in paths if not os.path.lexists(path)]
 
 
 class _EpilogAsWritten(argparse.HelpFormatter):

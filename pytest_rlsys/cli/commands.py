@@ -308,6 +308,8 @@ def batch(args: argparse.Namespace) -> ExitCode:
 
     prog = "rlsys batch"
     folder = Path(args.folder)
+    if not os.path.lexists(folder):  # the one rule for a named input that is not there
+        raise UsageError(f"{folder}: no such folder", prog)
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder of submissions", prog)
     request = _request(args, "batch")
@@ -419,12 +421,28 @@ def template(args: argparse.Namespace) -> ExitCode:
 def ledger(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.ledger import LedgerError, ledger_report, load_topology, render_text
 
+    prog = "rlsys ledger"
+    # --group and --max-mib are about the --result file: without one they would be
+    # silently ignored, and the report would look as if they had been applied.
+    unused = [
+        flag
+        for flag, given in (("--group", args.group), ("--max-mib", args.max_mib))
+        if given is not None
+    ]
+    if unused and not args.result:
+        raise UsageError(
+            f"{' and '.join(unused)} {'apply' if len(unused) > 1 else 'applies'} to a "
+            "closure result file: pass --result FILE too, or leave "
+            f"{'them' if len(unused) > 1 else 'it'} out (the topology's own rates are used)",
+            prog,
+        )
+    group = args.group or settings.by_name("group").default
     try:
         topology = load_topology(Path(args.topology))
         result = Path(args.result) if args.result else None
-        report = ledger_report(topology, result, args.group, max_bytes_of(args))
+        report = ledger_report(topology, result, group, max_bytes_of(args))
     except LedgerError as exc:
-        raise UsageError(str(exc), "rlsys ledger") from None
+        raise UsageError(str(exc), prog) from None
     if args.json:
         say(dump_json(report), end="")
     else:
@@ -439,9 +457,28 @@ def kit(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.outputs.kits import KitError, write_kit
 
     prog = "rlsys kit"
+    # An option of another platform's kit would be silently ignored: refuse it instead.
+    for flag, value, only in (
+        ("--namespace", args.namespace, "prairielearn"),
+        ("--hidden-visibility", args.hidden_visibility, "gradescope"),
+    ):
+        if value is not None and args.platform != only:
+            raise UsageError(
+                f"{flag} applies to the {only} kit only; leave it out for the {args.platform} kit",
+                prog,
+            )
     target = Path(args.dir)
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} exists and is not a folder", prog)
+    # DIR itself is created, its parent never: as for every output path, a typo must not
+    # scatter a kit (and its secret seed) into new folders.
+    parent = target.absolute().parent
+    if not target.exists() and not parent.is_dir():
+        raise CommandError(
+            f"the folder {parent} does not exist; create it first (mkdir -p {parent}) "
+            "or give a DIR inside an existing folder",
+            prog,
+        )
     if target.is_dir() and any(target.iterdir()) and not args.force:
         raise UsageError(f"{target} is not empty; pass --force to write into it", prog)
     wheel = Path(args.wheel) if args.wheel else None

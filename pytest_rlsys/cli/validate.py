@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_rlsys.cli.base import ExitCode, UsageError
+from pytest_rlsys.cli.base import ExitCode, UsageError, missing_inputs
 from pytest_rlsys.escaping import clean, say
 from pytest_rlsys.outputs.text import dump_json
 
@@ -99,6 +99,9 @@ def validate(args: argparse.Namespace) -> ExitCode:
     """``rlsys validate FILE...``: OK when every file is valid, else FAILED."""
     from pytest_rlsys.resultfile.loading import load_result_file  # never the checks
 
+    missing = missing_inputs(args.files)
+    if missing:
+        raise UsageError("; ".join(missing), "rlsys validate")
     results = [
         load_result_file(name, max_bytes=max_bytes_of(args), limit_option=LIMIT_OPTION)
         for name in args.files
@@ -122,8 +125,9 @@ RESULT_MEANINGS: dict[ExitCode, str] = {
     ExitCode.OK: "every check passes on the evidence and the file claims exactly that",
     ExitCode.CONTRADICTED: "the evidence (or --artefacts) contradicts at least one claimed "
     "check: a check claimed passed that fails, or claimed failed that passes",
-    ExitCode.USAGE: "usage error (bad option, --artefacts not a folder)",
-    ExitCode.NOT_GRADABLE: "not gradable: the file cannot be read, is not strict JSON, "
+    ExitCode.USAGE: "usage error (bad option, FILE not there, --artefacts not a folder)",
+    ExitCode.NOT_GRADABLE: "not gradable: the file is there but cannot be read, is not "
+    "strict JSON, "
     "names an unknown schema_version or does not match its schema",
     ExitCode.HONEST_FAILURE: "an honest record of a failed run: every claim matches the "
     "evidence, but some checks fail",
@@ -169,6 +173,9 @@ def result(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.resultfile.artefacts import ARTEFACT_LAYOUT
     from pytest_rlsys.resultfile.grade import grade_result_file
 
+    missing = missing_inputs([args.file])
+    if missing:
+        raise UsageError(missing[0], "rlsys result")
     if args.artefacts is not None and not Path(args.artefacts).is_dir():
         raise UsageError(
             f"argument --artefacts: {args.artefacts}: not a folder (expected {ARTEFACT_LAYOUT})",

@@ -24,9 +24,13 @@ __all__ = [
     "NONPLAIN_MARK",
     "REL_TOL",
     "Mismatch",
+    "common_prefix",
     "find_mismatch",
+    "find_mismatches",
     "numbers_match",
     "show",
+    "show_around",
+    "source",
     "type_name",
 ]
 
@@ -111,11 +115,16 @@ class Mismatch:
 
     def diff(self) -> ValueDiff:
         """The record a case keeps: the values shown, never the values themselves."""
+        want, got = show(self.expected), show(self.got)
+        if type(self.expected) is str and type(self.got) is str:
+            # reprlib cuts a long str in its middle, where the difference may lie.
+            at = common_prefix(self.expected, self.got)
+            want, got = show_around(self.expected, at), show_around(self.got, at)
         return ValueDiff(
             self.path,
             self.how,
-            want=show(self.expected),
-            got=show(self.got),
+            want=want,
+            got=got,
             want_type=type_name(self.expected),
             got_type=type_name(self.got),
             missing=tuple(sorted(self.missing)),
@@ -171,6 +180,29 @@ def find_mismatch(expected: Any, got: Any, path: str = "$") -> Mismatch | None:
     raise TypeError(f"expected value at {path} is not plain data: {type(expected).__name__}")
 
 
+def find_mismatches(expected: Any, got: Any, path: str = "$", limit: int = 3) -> list[Mismatch]:
+    """The first ``limit`` places where ``got`` differs from ``expected``, in order, each as
+    ``find_mismatch`` names it: a container whose own mismatch lies deeper is walked into,
+    so the next differences are found past the first (iterative: the values are the
+    submission's)."""
+    found: list[Mismatch] = []
+    pending: list[tuple[Any, Any, str]] = [(expected, got, path)]
+    while pending and len(found) < limit:
+        want, have, at = pending.pop()
+        first = find_mismatch(want, have, at)
+        if first is None:
+            continue
+        if first.path == at:  # this value itself differs (a type, a length, the order...)
+            found.append(first)
+        elif type(want) is dict:  # same keys, a value below differs
+            pending += reversed([(want[k], have[k], f"{at}.{k}") for k in want])
+        else:  # a list of the same length, in no other order
+            pending += reversed(
+                [(w, h, f"{at}[{i}]") for i, (w, h) in enumerate(zip(want, have, strict=True))]
+            )
+    return found
+
+
 class _Show(reprlib.Repr):
     def repr_int(self, x: int, level: int) -> str:
         if x.bit_length() > 256:  # repr of a huge int is slow, or refused past 4300 digits
@@ -218,3 +250,50 @@ def show(value: Any) -> str:
         return _SHOW.repr(_unmark(value))
     except (ValueError, RecursionError):  # never raise while describing an answer
         return f"<{type_name(value)}>"
+
+
+def float_source(value: float) -> str:
+    """A float as Python source: ``repr`` writes the non-finite ones as the bare names
+    ``nan`` and ``inf``, which a learner cannot paste back into Python."""
+    if math.isfinite(value):
+        return repr(value)
+    if value != value:
+        return "float('nan')"
+    return "float('inf')" if value > 0 else "-float('inf')"
+
+
+def source(value: Any) -> str:
+    """The battery's own plain data (a call's arguments) as Python source that evaluates
+    back to it, non-finite floats included (``float_source``).  Recursive: it is only
+    given the battery's small literals, never a value from the submission."""
+    if type(value) is float:
+        return float_source(value)
+    if type(value) is dict:
+        return "{" + ", ".join(f"{source(k)}: {source(v)}" for k, v in value.items()) + "}"
+    if type(value) is list:
+        return "[" + ", ".join(source(v) for v in value) + "]"
+    if type(value) is tuple:
+        inner = ", ".join(source(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)
+
+
+def common_prefix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share from their start."""
+    at = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        at += 1
+    return at
+
+
+def show_around(text: str, at: int, width: int = 80) -> str:
+    """``text`` shown (``repr``) whole when it is short, else a window of ``width``
+    characters that holds index ``at`` (where it differs from what was due), each cut end
+    marked '…', so the difference is what stays in view."""
+    if len(text) <= width:
+        return repr(text)
+    start = max(0, min(at - width // 4, len(text) - width))
+    window = repr(text[start : start + width])
+    return ("…" if start else "") + window + ("…" if start + width < len(text) else "")

@@ -34,6 +34,7 @@ from pytest_rlsys.grading.scoring import (
     as_visibility,
     battery_fingerprint,
     bounded,
+    bounded_pair,
 )
 from pytest_rlsys.grading.signature import signature_notes
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
@@ -351,6 +352,7 @@ class Grader:
                 kind=hidden,
                 path=path,
             )
+        shown = bounded_pair(verdict.expected or "", verdict.got or "", MAX_SHOWN_CHARS)
         return CaseResult(
             id=case.id,
             section=case.section,
@@ -362,8 +364,9 @@ class Grader:
             # shown whole so that the learner can reproduce the failure (issue 31).
             call=" ; ".join(c.render() for c in case.calls),
             claim=case.claim,
-            expected=bounded(verdict.expected or "", MAX_SHOWN_CHARS),
-            got=bounded(verdict.got or "", MAX_SHOWN_CHARS),
+            # Cut around where they first differ, so the difference stays in view.
+            expected=shown[0],
+            got=shown[1],
             exc_type=bounded(verdict.exc_type, 200),
             seconds=round(seconds, 4),
             kind=verdict.kind,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard, get_args
 
+from pytest_rlsys.grading.comparison import common_prefix
 from pytest_rlsys.grading.verdicts import ValueDiff
 from pytest_rlsys.messages import Msg, Said
 
@@ -33,6 +34,7 @@ __all__ = [
     "as_visibility",
     "battery_fingerprint",
     "bounded",
+    "bounded_pair",
     "is_status",
 ]
 
@@ -95,6 +97,28 @@ MAX_REPORT_EXTRA_BYTES = 64 * 1024
 def bounded(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, saying so."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def bounded_pair(want: str, got: str, limit: int) -> tuple[str, str]:
+    """``want`` and ``got`` each cut to ``limit`` characters as ``bounded`` cuts, but
+    around where they first differ: cut at the end, a difference past the limit was not
+    shown and the learner saw two equal-looking values."""
+    if len(want) <= limit and len(got) <= limit:
+        return want, got
+    at = common_prefix(want, got)
+    return _window(want, at, limit), _window(got, at, limit)
+
+
+def _window(text: str, at: int, limit: int) -> str:
+    """At most ``limit`` characters of ``text`` holding index ``at``, cut ends marked."""
+    if len(text) <= limit:
+        return text
+    start = max(0, min(at - limit // 4, len(text) - (limit - 1)))
+    if start == 0:
+        return text[: limit - 1] + "…"
+    if len(text) - start <= limit - 1:
+        return "…" + text[start:]
+    return "…" + text[start : start + limit - 2] + "…"
 
 
 UNNAMED = Msg("", "")

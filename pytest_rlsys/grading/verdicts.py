@@ -58,7 +58,8 @@ ProblemKind = Literal[
     "missing_function",
     "grader_setting",  # the instructor's settings stopped the call
     "mutated_input",
-    "refused_valid",  # the valid twin of a bad input was refused or answered wrongly
+    "refused_valid",  # the valid twin of a bad input was refused (raised ValueError)
+    "twin_raised",  # the valid twin of a bad input raised another exception
     "inconsistent",  # related calls disagree (a metamorphic relation fails)
     "unreadable_args",  # the arguments could not be read back after the call
     "battery_bug",  # the check itself failed
@@ -96,6 +97,7 @@ HiddenKind = Literal[
     "missing_function",
     "mutated_input",
     "refused_valid",
+    "twin_raised",
     "inconsistent",
     "grader_fault",
     "not_graded",
@@ -128,6 +130,7 @@ HIDDEN_KIND: dict[ProblemKind, HiddenKind] = {
     "grader_setting": "grader_fault",
     "mutated_input": "mutated_input",
     "refused_valid": "refused_valid",
+    "twin_raised": "twin_raised",
     "inconsistent": "inconsistent",
     "unreadable_args": "mutated_input",
     "battery_bug": "grader_fault",
@@ -157,6 +160,9 @@ class ValueDiff:
     got_type: str = ""
     missing: tuple[str, ...] = ()  # keys missing from a dict, sorted
     extra: tuple[str, ...] = ()  # keys a dict should not have, sorted
+    # The next differences of the same value (at most two more), so that a learner sees
+    # whether one element or several are wrong.
+    also: tuple[ValueDiff, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,12 @@ reuse them."""
 
 from __future__ import annotations
 
+import ast
+import math
 from collections.abc import Sequence
+from typing import Any
 
+from pytest_rlsys.grading.comparison import float_source
 from pytest_rlsys.grading.scoring import GRADER_FAULT, CaseResult, ScoreReport
 from pytest_rlsys.grading.signature import SIGNATURE_NOTE
 from pytest_rlsys.messages import (
@@ -198,19 +202,55 @@ def rule(char: str, title: str, width: int = WIDTH) -> str:
     return line + char * max(0, width - display_width(line))
 
 
+class _NonFiniteFloats(ast.NodeTransformer):
+    """``float('nan')``, ``float('inf')`` and ``float('-inf')`` (how a call's source writes
+    them, ``comparison.source``) as the constants ``ast.literal_eval`` accepts."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "float"
+            and isinstance(arg, ast.Constant)
+            and arg.value in ("nan", "inf", "-inf")
+        ):
+            return ast.copy_location(ast.Constant(float(arg.value)), node)
+        return self.generic_visit(node)
+
+
+class _Source:
+    """A non-finite float for ``pprint``, which writes it as ``repr`` does (``nan``)."""
+
+    def __init__(self, value: float) -> None:
+        self.text = float_source(value)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _as_source(value: Any) -> Any:
+    """``value`` with each non-finite float wrapped, so ``pprint`` writes Python source."""
+    if type(value) is float and not math.isfinite(value):
+        return _Source(value)
+    if type(value) is dict:
+        return {k: _as_source(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_as_source(v) for v in value]
+    return value
+
+
 def call_lines(call: str, label: str, width: int = WIDTH) -> list[str]:
     """``  label: call`` on one line when it fits, else each call pretty-printed with one
     argument per line; a call that is not plain literal data is wrapped instead."""
     line = f"  {label}: {call}"
     if display_width(line) <= width:
         return [line]
-    import ast
     import pprint
 
     lines = [f"  {label}:"]
     for part in call.split(" ; "):
         try:
-            node = ast.parse(part, mode="eval").body
+            node = _NonFiniteFloats().visit(ast.parse(part, mode="eval")).body
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
                 raise ValueError(part)
             args = [ast.literal_eval(arg) for arg in node.args]
@@ -220,7 +260,7 @@ def call_lines(call: str, label: str, width: int = WIDTH) -> list[str]:
         lines.append(f"    {node.func.id}(")
         room = max(20, width - 6)
         for name, value in [*((None, a) for a in args), *kwargs.items()]:
-            text = pprint.pformat(value, width=room, sort_dicts=False)
+            text = pprint.pformat(_as_source(value), width=room, sort_dicts=False)
             if name is not None:
                 text = f"{name}={text}"
             pieces = text.splitlines()

@@ -78,6 +78,13 @@ PROBLEM_WORDS: dict[str, Msg] = {
         "repaired) was refused; refusing the bad one earns nothing then",
         "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝；此时拒绝非法输入不得分",
     ),
+    "twin_raised": Msg(
+        _RAISED.en + " on the valid input next to the bad one (the same input with the "
+        "bad field repaired), where a result was due: {note}",
+        "与非法输入相邻的合法输入（修复了那个字段的同一输入）应当返回结果，却"
+        + _RAISED.zh
+        + "：{note}",
+    ),
     "battery_bug": Msg(
         "the grader could not judge this answer (a fault of the battery, not "
         "of your code); tell your instructor",
@@ -154,7 +161,11 @@ def diff_text(diff: ValueDiff, lang: str = "en") -> str:
         ]
         fields["parts"] = ("；" if lang == "zh" else ", ").join(parts)
     words = DIFF_WORDS.get(how, DIFF_WORDS["wrong_value"])
-    return words.fill(lang, fields)
+    said = words.fill(lang, fields)
+    if diff.also:
+        also = ("；" if lang == "zh" else "; ").join(diff_text(more, lang) for more in diff.also)
+        said += f"；另外 {also}" if lang == "zh" else f"; also {also}"
+    return said
 
 
 def _line(line: int | None, lang: str) -> str:

@@ -155,7 +155,10 @@ def test_refusal_pays_only_next_to_an_answer(tmp_path: Path) -> None:
     refusals = [
         c
         for c in report.cases
-        if len(c.id.split(".")) == 3 and c.visibility == "hidden" and "refused" in message(c)
+        if len(c.id.split(".")) == 3
+        and c.visibility == "hidden"
+        and c.kind == "refused_valid"
+        and "ValueError on the valid input next to the bad one" in message(c)
     ]
     assert refusals
     assert all(c.status != "passed" for c in report.cases if c.visibility == "hidden")
@@ -480,3 +483,32 @@ def test_battery_hash_covers_every_file_of_the_package(
     extra.write_text("# changed\n", encoding="utf-8")
     monkeypatch.setattr(battery_package, "package_files", lambda: [*package_files(), extra])
     assert prepare_battery.__wrapped__(5).sha256 != original
+
+
+def test_a_refusal_case_says_which_of_its_inputs_raised(tmp_path: Path) -> None:
+    # P25: a learner's type check raises TypeError on an int arrival rate (the valid twin
+    # of "refuses a NaN arrival rate" has one), and a negative byte count exits.  The hidden
+    # refusal cases said "raised an exception where a result was due" under a category
+    # that says ValueError is due; now each input is named by what it was due.
+    source = REFERENCE.replace(
+        '    arrival = _non_negative(arrival_rate, "arrival_rate")\n',
+        "    if not isinstance(arrival_rate, float):\n"
+        "        raise TypeError('arrival_rate must be a float')\n"
+        '    arrival = _non_negative(arrival_rate, "arrival_rate")\n',
+    ).replace(
+        "    number = _finite(value, what)\n    if number < 0:\n",
+        "    number = _finite(value, what)\n    if number < 0:\n        raise SystemExit(3)\n"
+        "    if number < 0:\n",
+    )
+    assert source.count("raise SystemExit(3)") == 1 and "arrival_rate must be a float" in source
+    report = _report(tmp_path, source, 1)
+    cases = {c.id: c for c in report.cases}
+    nan = cases["todo1.hidden.nan_arrival"]
+    assert nan.status == "failed" and nan.kind == "twin_raised", nan
+    assert message(nan).startswith("raised an exception on the valid input next to the bad one")
+    assert "TypeError" not in message(nan) and nan.exc_type == "" and nan.line is None
+    negative = cases["todo2.hidden.negative_bytes_per_item"]
+    assert negative.kind == "wrong_exception", negative
+    assert message(negative) == "raised another exception where ValueError was due"
+    refusals = _refusal_ids(1)
+    assert not [c.id for c in report.cases if c.id in refusals and c.kind == "raised"]

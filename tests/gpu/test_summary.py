@@ -73,7 +73,6 @@ def test_a_false_claim_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[s
 @pytest.mark.parametrize(
     "content,expect",
     [
-        (None, "no such file"),
         ("{not json", ""),
         ('{"a": NaN}', ""),
         ("[1, 2]", "JSON object"),

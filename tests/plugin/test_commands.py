@@ -299,6 +299,29 @@ def test_ledger_says_when_the_result_file_is_no_valid_run(
     assert len(json.loads(capsys.readouterr().out)["result_caveats"]) == len(caveats)
 
 
+def test_ledger_refuses_result_options_without_a_result_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Trial (f): `--group retain` without --result was silently ignored, so the report
+    # looked as if it read the retain group.  A usage error names the fix; with --result
+    # the same option is taken, and the default group stays release.
+    topology = str(REPO / "examples" / "topology.json")
+    assert main(["ledger", topology, "--group", "retain"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("rlsys ledger: error: --group applies to a closure result file")
+    assert "pass --result FILE too, or leave it out" in err
+    assert main(["ledger", topology, "--max-mib", "3"]) == ExitCode.USAGE
+    assert "--max-mib applies to a closure result file" in capsys.readouterr().err
+    example = str(REPO / "schemas" / "examples" / "pt-verl-closure.example.json")
+    closure = str(REPO / "examples" / "closure_topology.json")
+    reports = {}
+    for group in ("release", "retain", None):
+        argv = ["ledger", closure, "--result", example, "--json"]
+        assert main(argv + (["--group", group] if group else [])) == ExitCode.OK
+        reports[group] = json.loads(capsys.readouterr().out)["stage_rates"]
+    assert reports[None] == reports["release"] != reports["retain"]
+
+
 def test_ledger_on_a_folder_says_it_is_a_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -447,3 +470,32 @@ def test_two_outputs_naming_one_file_is_a_usage_error(
     err = capsys.readouterr().err
     assert "name the same file" in err and "Traceback" not in err
     assert not (tmp_path / "out.json").exists()
+
+
+def test_a_missing_input_file_is_a_usage_error_in_every_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Trial (e): a missing input exited 2 (grade, batch, ledger), 1 (validate, closure
+    # summary and plot) or 3 (result).  The one rule: exit 2, "PATH: no such file".
+    from rlsys_closure.cli import main as closure
+
+    nope = str(tmp_path / "nope.json")
+    example = str(REPO / "schemas" / "examples" / "pt-verl-closure.example.json")
+    commands = {
+        "rlsys grade": (main, ["grade", str(tmp_path / "nope.py")]),
+        "rlsys batch": (main, ["batch", str(tmp_path / "class")]),
+        "rlsys validate": (main, ["validate", example, nope]),
+        "rlsys result": (main, ["result", nope]),
+        "rlsys ledger": (main, ["ledger", nope]),
+        "rlsys ledger --result": (
+            main,
+            ["ledger", str(REPO / "examples" / "closure_topology.json"), "--result", nope],
+        ),
+        "summary": (closure, ["summary", nope]),
+        "plot": (closure, ["plot", nope, "-o", str(tmp_path / "t.png")]),
+    }
+    for name, (run, argv) in commands.items():
+        assert run(argv) == ExitCode.USAGE, name
+        captured = capsys.readouterr()
+        assert "no such f" in captured.err and "Traceback" not in captured.err, (name, captured)
+        assert captured.err.startswith(name.split(" --")[0]), (name, captured.err)

@@ -270,13 +270,46 @@ def test_kit_wheel_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["kit", "gradescope", str(tmp_path / "k3")]) == 2  # not empty: no --force
 
 
+@pytest.mark.parametrize(
+    ("platform", "option"),
+    [
+        ("gradescope", ["--namespace", "course"]),
+        ("classroom", ["--namespace", "course"]),
+        ("prairielearn", ["--hidden-visibility", "hidden"]),
+        ("classroom", ["--hidden-visibility", "after_due_date"]),
+    ],
+)
+def test_kit_refuses_an_option_of_another_platforms_kit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], platform: str, option: list[str]
+) -> None:
+    # Trial (g): --namespace was silently ignored by the Gradescope and Classroom kits.
+    target = tmp_path / "kit"
+    assert main(["kit", platform, str(target), *option]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert f"{option[0]} applies to the " in err and f"leave it out for the {platform} kit" in err
+    assert not target.exists()
+
+
+def test_kit_never_creates_a_missing_parent_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Trial (d): a kit built into a missing deep folder silently created it (and its
+    # secret seed there); as for every output path, a missing parent is an error.
+    target = tmp_path / "typo" / "deeper" / "kit"
+    assert main(["kit", "classroom", str(target)]) == ExitCode.ERROR
+    err = capsys.readouterr().err
+    assert f"the folder {target.parent} does not exist" in err and "mkdir -p" in err
+    assert not (tmp_path / "typo").exists()
+
+
 def test_kit_readmes_fit_one_screen(tmp_path: Path) -> None:
     for platform, readme in (
         ("gradescope", "README.md"),
         ("prairielearn", "README.md"),
         ("classroom", "README.md"),
     ):
-        assert main(["kit", platform, str(tmp_path / platform), "--namespace", "course"]) == 0
+        named = ["--namespace", "course"] if platform == "prairielearn" else []
+        assert main(["kit", platform, str(tmp_path / platform), *named]) == 0
         lines = (tmp_path / platform / readme).read_text(encoding="utf-8").splitlines()
         assert len(lines) <= 25 and max(map(len, lines)) <= 100, (platform, len(lines))
 

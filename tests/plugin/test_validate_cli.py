@@ -76,23 +76,16 @@ def test_max_errors_caps_the_listing(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_missing_file_directory_and_oversized(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert (
-        rlsys(
-            [
-                "validate",
-                str(tmp_path / "nope.json"),
-                str(tmp_path),
-                str(EXAMPLE),
-                "--max-mib",
-                "0.01",
-            ]
-        )
-        == 1
-    )
+    # A file that is not there is a usage error (rlsys's one rule for a missing input),
+    # named before anything is read; one that is there but unusable is invalid (exit 1).
+    nope = tmp_path / "nope.json"
+    assert rlsys(["validate", str(nope), str(EXAMPLE)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"rlsys validate: error: {nope}: no such file\n" and not captured.out
+    assert rlsys(["validate", str(tmp_path), str(EXAMPLE), "--max-mib", "0.01"]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"{tmp_path / 'nope.json'}::$: no such file"
-    assert out[1] == f"{tmp_path}::$: is a directory, not a result file"
-    assert out[2].startswith(f"{EXAMPLE}::$: the file is over the size limit of 10485 bytes")
+    assert out[0] == f"{tmp_path}::$: is a directory, not a result file"
+    assert out[1].startswith(f"{EXAMPLE}::$: the file is over the size limit of 10485 bytes")
 
 
 def test_the_size_limit_names_the_option_only_where_there_is_one(

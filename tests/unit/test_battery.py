@@ -499,3 +499,116 @@ def test_a_timeout_names_the_checks_that_hung(tmp_path: Path) -> None:
         lines = terminal.terminal_summary(report, lang)
         for case in hung:
             assert f"  - [TODO 1] {message_category(case, lang)}" in lines
+
+
+def test_a_visible_call_with_nan_or_inf_reads_as_python() -> None:
+    # Trial (b): a visible case's call showed `{'rollout': nan}`, which is not Python;
+    # it now reads float('nan') / float('inf'), evaluates back to the arguments sent, and
+    # a call too long for one line is still pretty-printed (its parse took no nan).
+    import math
+
+    from pytest_rlsys.grading.comparison import source
+    from pytest_rlsys.outputs.terminal import call_lines
+
+    def same(a: object, b: object) -> bool:
+        if type(a) is float and type(b) is float and math.isnan(a):
+            return math.isnan(b)
+        if type(a) is dict and type(b) is dict:
+            return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        if type(a) is list and type(b) is list:
+            return len(a) == len(b) and all(map(same, a, b))
+        return type(a) is type(b) and a == b
+
+    nonfinite = 0
+    for case in build_battery(1):
+        for call in case.calls:
+            text = call.render()
+            sent = eval(text, {"float": float, call.func: lambda *a, **k: [list(a), k]})
+            assert same(sent, [list(call.args), dict(call.kwargs)]), text
+            if "float('" in text:
+                nonfinite += 1
+                assert "nan" not in text.replace("float('nan')", "")
+                assert "inf" not in text.replace("float('inf')", "").replace("_inf", "")
+                lines = call_lines(text, "input", 60)
+                printed = "\n".join(lines)
+                if len(text) > 50:
+                    assert lines[0] == "  input:" and f"    {call.func}(" in lines, printed
+                assert "nan" not in printed.replace("float('nan')", ""), printed
+    assert nonfinite >= 20
+    assert source([1.0, -math.inf, {"a": (1,)}]) == "[1.0, -float('inf'), {'a': (1,)}]"
+
+
+def test_a_long_value_is_shown_around_its_difference() -> None:
+    # Trial (a): `got:` was cut at its end with "…", so a difference past the cut was
+    # not shown and the learner saw two equal-looking values.  Each is now cut around
+    # where the two first differ; a long str in a diff is shown around it too.
+    from pytest_rlsys.grading.comparison import find_mismatch
+    from pytest_rlsys.grading.scoring import MAX_SHOWN_CHARS, bounded_pair
+
+    want = "[" + "0.1, " * 300 + "1.0]"
+    got = "[" + "0.1, " * 300 + "2.0]"
+    shown_want, shown_got = bounded_pair(want, got, MAX_SHOWN_CHARS)
+    assert len(shown_want) <= MAX_SHOWN_CHARS and len(shown_got) <= MAX_SHOWN_CHARS
+    assert shown_want.startswith("…") and shown_want.endswith("1.0]")
+    assert shown_got.startswith("…") and shown_got.endswith("2.0]")
+    assert bounded_pair("short", got[:10], MAX_SHOWN_CHARS) == ("short", got[:10])
+    head = "x" * 2000
+    assert bounded_pair(head + "A", head + "B", 100)[1].endswith("xB")
+    # A value shorter than the limit next to a long one: the short one whole.
+    assert bounded_pair("[1]", got, MAX_SHOWN_CHARS)[0] == "[1]"
+
+    found = find_mismatch({"reasons": ["m" * 200 + "A" + "z" * 50]}, {"reasons": ["m" * 200 + "B"]})
+    assert found is not None
+    diff = found.diff()
+    assert diff.path == "$.reasons[0]" and "mA" in diff.want and "mB" in diff.got
+    assert diff.want.startswith("…'") and diff.got.startswith("…'")
+
+
+def test_a_pair_cut_around_its_difference_keeps_the_limit_and_the_difference() -> None:
+    from pytest_rlsys.grading.scoring import bounded_pair
+
+    for length in (50, 99, 100, 101, 250):
+        for at in range(0, length, 7):
+            want = "a" * at + "X" + "b" * (length - at)
+            got = "a" * at + "Y" + "c" * (length - at + 3)
+            for limit in (20, 60, 100):
+                shown = bounded_pair(want, got, limit)
+                assert all(len(text) <= limit for text in shown), (length, at, limit)
+                assert "X" in shown[0] and "Y" in shown[1], (length, at, limit, shown)
+
+
+def test_a_visible_case_names_up_to_three_differences() -> None:
+    # Trial (c): only the first difference was named, so a learner could not tell one
+    # wrong element from several.  The first three are named, in order; a hidden case's
+    # record keeps none of them (its words are the kind and the schema path).
+    from pytest_rlsys.grading.battery.checks import expect_keys
+    from pytest_rlsys.grading.battery.model import Call
+    from pytest_rlsys.grading.comparison import find_mismatches
+    from pytest_rlsys.grading.outcomes import CallOutcome
+    from pytest_rlsys.outputs.wording import diff_text
+
+    want = {"effective_rates": {"a": 1.0, "b": 2.0, "c": 3.0, "d": 4.0, "e": 5.0}}
+    got = {"effective_rates": {"a": 1.0, "b": 0.0, "c": 0.0, "d": 0.0, "e": 0.0}}
+    check = expect_keys(want)((Call("pipeline_capacity", ({}, 0, {})),))
+    verdict = check([CallOutcome("returned", value=got)])
+    assert verdict.diff is not None and len(verdict.diff.also) == 2
+    text = diff_text(verdict.diff)
+    assert text == (
+        "$.effective_rates.b: wrong value: expected 2.0, got 0.0; "
+        "also $.effective_rates.c: wrong value: expected 3.0, got 0.0; "
+        "$.effective_rates.d: wrong value: expected 4.0, got 0.0"
+    ), text
+    assert "另外 $.effective_rates.c" in diff_text(verdict.diff, "zh")
+    # One difference: said alone.  Lists, keys and order are walked the same way.
+    alone = check(
+        [CallOutcome("returned", value={"effective_rates": {**want["effective_rates"], "a": 9}})]
+    )
+    assert alone.diff is not None and alone.diff.also == ()
+    found = find_mismatches(
+        [{"a": 1}, {"a": 2}, {"b": 1}, [1, 2]], [{"a": 1}, {"a": 3}, {"c": 1}, [2, 1]]
+    )
+    assert [(m.path, m.how) for m in found] == [
+        ("$[1].a", "wrong_value"),
+        ("$[2]", "keys"),
+        ("$[3]", "wrong_order"),
+    ]

@@ -314,7 +314,7 @@ def test_missing_matplotlib_gives_the_install_hint(
 @pytest.mark.parametrize(
     ("content", "output", "code", "says"),
     [
-        (None, "t.png", 1, "no such file"),
+        (None, "t.png", 2, "no such file"),  # rlsys's one rule for a missing input
         (b"{not json", "t.png", 1, "invalid JSON"),
         (b'{"schema_version": "pt-verl-closure/9"}', "t.png", 1, "unknown schema_version"),
         (b"{}", "t.jpg", 2, "must end in .png or .svg"),

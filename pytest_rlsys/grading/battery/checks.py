@@ -28,6 +28,7 @@ from pytest_rlsys.grading.comparison import (
     NONPLAIN_MARK,
     Mismatch,
     find_mismatch,
+    find_mismatches,
     show,
     type_name,
 )
@@ -131,8 +132,14 @@ def mismatch_kind(found: Mismatch) -> ProblemKind:
     return "wrong_value"
 
 
-def _value_problem(found: Mismatch, func: str, want: Any, got: Any) -> Verdict:
-    """The verdict for a value that differs from the reference's, from the record."""
+# How many differences of one value a visible case names.
+MAX_DIFFERENCES = 3
+
+
+def _value_problem(found: Mismatch, func: str, want: Any, got: Any, key: str) -> Verdict:
+    """The verdict for a value that differs from the reference's, from the record: the
+    first difference, and the next ones (``ValueDiff.also``)."""
+    more = find_mismatches(want, got, f"$.{key}", MAX_DIFFERENCES)[1:]
     return Verdict(
         "failed",
         mismatch_kind(found),
@@ -140,7 +147,7 @@ def _value_problem(found: Mismatch, func: str, want: Any, got: Any) -> Verdict:
         show(got),
         path=found.path,
         schema_path=schema_path(RESULT_KEYS.get(func, ()), found.path),
-        diff=found.diff(),
+        diff=dataclasses.replace(found.diff(), also=tuple(m.diff() for m in more)),
         names=found.missing or found.extra,
     )
 
@@ -205,7 +212,7 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
                     )
                 found = find_mismatch(want, got[key], f"$.{key}")
                 if found is not None:
-                    return _value_problem(found, func, want, got[key])
+                    return _value_problem(found, func, want, got[key], key)
             return PASSED
 
         return check
@@ -218,9 +225,12 @@ def _refused(outcome: CallOutcome, call: Call) -> Verdict:
         return PASSED
     if outcome.kind == "returned":
         return Verdict("failed", "returned", "ValueError", show(outcome.value))
-    if outcome.kind == "raised" and outcome.is_exception and not outcome.not_implemented:
+    if outcome.kind == "raised" and not outcome.not_implemented:
+        # Any other exception, a BaseException too, was raised where ValueError was due:
+        # "raised" would say a result was due, against the case's own category.
         exc = outcome.exc_type
-        return Verdict("failed", "raised_other", "ValueError", exc, exc_type=exc, line=outcome.line)
+        status = "failed" if outcome.is_exception else "error"
+        return Verdict(status, "raised_other", "ValueError", exc, exc_type=exc, line=outcome.line)
     early = first_problem([outcome], [call])
     return early if early is not None else Verdict("error", "battery_bug")
 
@@ -245,6 +255,19 @@ def expect_refusal(calls: tuple[Call, ...]) -> Check:
         if control.kind != "returned":
             if control.kind == "raised" and control.value_error:
                 return Verdict("failed", "refused_valid")
+            if control.kind == "raised" and not control.not_implemented:
+                # Said as raised on the valid half: a plain "raised where a result was
+                # due" under a category that says "refuses ..." reads as a contradiction.
+                exc = control.exc_type
+                return Verdict(
+                    "failed" if control.is_exception else "error",
+                    "twin_raised",
+                    "a result",
+                    exc,
+                    exc_type=exc,
+                    line=control.line,
+                    note=control.message,
+                )
             early = first_problem(outcomes[:1], calls[:1])
             return early if early is not None else Verdict("error", "battery_bug")
         return _refused(outcomes[1], calls[1])

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from pytest_rlsys.grading.comparison import source
 from pytest_rlsys.grading.outcomes import CallOutcome
 from pytest_rlsys.grading.verdicts import (
     PASSED,
@@ -93,8 +94,11 @@ class Call:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     def render(self) -> str:
-        """The call as Python source (the inputs are small literals), for visible feedback."""
-        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        """The call as Python source (the inputs are small literals), for visible feedback:
+        the learner can paste it, a NaN or an infinity included (``comparison.source``)."""
+        parts = [source(a) for a in self.args] + [
+            f"{k}={source(v)}" for k, v in self.kwargs.items()
+        ]
         return f"{self.func}({', '.join(parts)})"
 
 
