@@ -17,10 +17,20 @@
 #                tests/run.sh as the external grader runs it
 #   cr-py311     Classroom kit: the workflow's install and grading steps as a non-root user
 #                (as GitHub's runner), `python` a CPython 3.11 (as actions/setup-python)
+#   gs-jammy     Gradescope kit, Ubuntu 22.04 root (Gradescope's default image), its python3
+#                (3.10): setup.sh takes python3.11 and python3.11-venv from Ubuntu's archive
+#   gs-noble     Gradescope kit, Ubuntu 24.04 root, its python3 (3.12, no venv module:
+#                setup.sh takes python3-venv from the archive)
+#   cr-noble     Classroom kit on an Ubuntu 24.04 root (ubuntu-latest), as cr-py311
 #
-# Roots come from debootstrap (Debian's archive); apt may use the network while a kit
-# installs (the platforms' images can), pip may not: its index is a closed port.  Each case
-# grades the reference solution (must score 100) and the untouched template (must score 0).
+# Roots come from debootstrap: Debian's archive, Ubuntu's for the Ubuntu cases (skipped,
+# and said so, where Ubuntu's archive or its keyring is missing here: UBUNTU_MIRROR,
+# UBUNTU_KEYRING).  An Ubuntu root gets the apt sources of Docker's ubuntu image, which
+# Gradescope's base images start from (the release, -updates and -security; main, restricted,
+# universe, multiverse).  apt may use the network while a kit installs (the platforms'
+# images can), pip may not: its index is a closed port.  Grading runs with no network at
+# all (a fresh network namespace).  Each case grades the reference solution (must score
+# 100) and the untouched template (must score 0).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 RLSYS="${RLSYS:-$HERE/.venv/bin/rlsys}"
@@ -28,8 +38,11 @@ PYTHON="$(dirname "$RLSYS")/python"
 ROOTS="${RLSYS_ROOTS:-/var/tmp/rlsys-roots}"
 PYENV="${PYENV_ROOT:-$HOME/.pyenv}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+UBUNTU_MIRROR="${UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}"
+UBUNTU_KEYRING="${UBUNTU_KEYRING:-/usr/share/keyrings/ubuntu-archive-keyring.gpg}"
 CASES=("$@")
-[ ${#CASES[@]} -gt 0 ] || CASES=(gs-bookworm gs-trixie gs-py310 gs-py312 pl-py311 cr-py311)
+[ ${#CASES[@]} -gt 0 ] ||
+  CASES=(gs-bookworm gs-trixie gs-py310 gs-py312 pl-py311 cr-py311 gs-jammy gs-noble cr-noble)
 [ "$(id -u)" = 0 ] || { echo "kit_roots.sh: run as root (chroot, mounts)" >&2; exit 2; }
 mkdir -p "$ROOTS"
 WORK="$(mktemp -d "$ROOTS/run.XXXXXX")"
@@ -37,11 +50,36 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 REFERENCE="$("$PYTHON" -c 'from pytest_rlsys.resources import solution_path; print(solution_path())')"
 TEMPLATE="$("$PYTHON" -c 'from pytest_rlsys.resources import exercise_path; print(exercise_path())')"
 
-base() {  # a pristine root of Debian release $1 (debootstrapped once, then copied)
+ubuntu() { case "$1" in jammy | noble) return 0 ;; *) return 1 ;; esac; }
+
+# Why Ubuntu release $1 cannot be debootstrapped here, or nothing.
+no_ubuntu() {
+  [ -s "$UBUNTU_KEYRING" ] || {
+    echo "no Ubuntu archive keyring at $UBUNTU_KEYRING (Debian 13+: apt-get install" \
+      "ubuntu-keyring; or UBUNTU_KEYRING=FILE)"
+    return
+  }
+  "$PYTHON" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10)' \
+    "$UBUNTU_MIRROR/dists/$1/Release" 2>/dev/null ||
+    echo "Ubuntu's archive is unreachable from here ($UBUNTU_MIRROR/dists/$1/Release)"
+}
+
+base() {  # a pristine root of release $1 (debootstrapped once, then copied)
   if [ ! -x "$ROOTS/base-$1/usr/bin/python3" ]; then
     rm -rf "$ROOTS/base-$1"
-    debootstrap --variant=minbase --include=python3 "$1" "$ROOTS/base-$1" "$MIRROR" \
-      >"$ROOTS/base-$1.log" 2>&1 || { tail -n 5 "$ROOTS/base-$1.log" >&2; return 1; }
+    if ubuntu "$1"; then
+      # The gutsy script serves every Ubuntu release (an older debootstrap lacks noble's).
+      debootstrap --variant=minbase --include=python3 --components=main,universe \
+        --keyring="$UBUNTU_KEYRING" "$1" "$ROOTS/base-$1" "$UBUNTU_MIRROR" \
+        /usr/share/debootstrap/scripts/gutsy
+    else
+      debootstrap --variant=minbase --include=python3 "$1" "$ROOTS/base-$1" "$MIRROR"
+    fi >"$ROOTS/base-$1.log" 2>&1 || { tail -n 5 "$ROOTS/base-$1.log" >&2; return 1; }
+    if ubuntu "$1"; then  # Docker's ubuntu image's sources
+      for pocket in "$1" "$1-updates" "$1-security"; do
+        echo "deb $UBUNTU_MIRROR $pocket main restricted universe multiverse"
+      done >"$ROOTS/base-$1/etc/apt/sources.list"
+    fi
   fi
   R="$WORK/$CASE"
   cp -a "$ROOTS/base-$1" "$R"
@@ -53,9 +91,10 @@ pyenv_python() {  # the newest pyenv CPython $1 here, or nothing
 }
 
 # Run "$@" in the root $R as its root user: private /proc and /dev, the pyenv Pythons
-# read-only at their own paths, no package index for pip.
+# read-only at their own paths, no package index for pip; with NET=none, no network at all
+# (a fresh network namespace: not even loopback is up).
 in_root() {
-  unshare --mount --fork bash -s "$R" "$PYENV" "$@" <<'EOF'
+  unshare --mount ${NET:+--net} --fork bash -s "$R" "$PYENV" "$@" <<'EOF'
 R="$1"; PYENV="$2"; shift 2
 mount -t proc proc "$R/proc"
 mount --rbind /dev "$R/dev"
@@ -79,6 +118,12 @@ offline() {  # the install log $1 shows no fallback to the package index
   if grep -q "package index" "$1"; then echo "FAIL $CASE: pip needed the index"; FAILED=1; fi
 }
 
+started() {  # the grading log $1 shows no child that its uid could not start
+  if grep -q "failed to execute" "$1"; then
+    echo "FAIL $CASE: the child's first interpreter was out of its uid's reach"; FAILED=1
+  fi
+}
+
 gradescope() {  # $1: release; $2: the CPython version the root's python3 is, or ""
   base "$1"
   if [ -n "$2" ]; then
@@ -99,9 +144,11 @@ gradescope() {  # $1: release; $2: the CPython version the root's python3 is, or
   got=()
   for file in "$REFERENCE" "$TEMPLATE"; do
     cp "$file" "$R/autograder/submission/rlsys_ledger.py"
-    in_root bash -c 'cd /autograder && ./run_autograder' >>"$WORK/$CASE.log" 2>&1 || true
+    NET=none in_root bash -c 'cd /autograder && ./run_autograder' >>"$WORK/$CASE.log" 2>&1 ||
+      true
     got+=("$(score "$R/autograder/results/results.json")")
   done
+  started "$WORK/$CASE.log"
   version=$(in_root /autograder/rlsys-venv/bin/python -V 2>&1)
   report "$version; apt installed: ${apt:-nothing}" "${got[@]}"
 }
@@ -132,14 +179,15 @@ prairielearn() {
     mkdir -p "$R/grade/student"
     cp -r "$kit/tests" "$R/grade/tests"
     cp "$file" "$R/grade/student/rlsys_ledger.py"
-    in_root bash /grade/tests/run.sh >>"$WORK/$CASE.log" 2>&1 || true
+    NET=none in_root bash /grade/tests/run.sh >>"$WORK/$CASE.log" 2>&1 || true
     got+=("$(score "$R/grade/results/results.json" 100)")
   done
+  started "$WORK/$CASE.log"
   report "$(in_root python -V 2>&1)" "${got[@]}"
 }
 
-classroom() {
-  base bookworm
+classroom() {  # $1: release
+  base "$1"
   image_python 3.11
   echo "runner:x:1001:1001::/tmp/runner:/bin/bash" >>"$R/etc/passwd"  # GitHub's runner user
   echo "runner:x:1001:" >>"$R/etc/group"
@@ -154,7 +202,7 @@ classroom() {
     # GitHub's runner user is not root: it owns the checkout and setup-python's Python.
     chown -R 1001:1001 "$R/checkout" "$R/tmp/runner" "$R/opt/python"
     chmod 755 "$R/root"  # the way to the pyenv Python under it
-    in_root setpriv --reuid=1001 --regid=1001 --clear-groups bash -c "cd /checkout && \
+    NET=none in_root setpriv --reuid=1001 --regid=1001 --clear-groups bash -c "cd /checkout && \
       sh .github/classroom/install.sh python .github/classroom/wheels && RLSYS_SEED=$seed \
       RUNNER_TEMP=/tmp/runner GITHUB_OUTPUT=/tmp/runner/out bash .github/classroom/grade.sh" \
       >"$WORK/$CASE.log" 2>&1 || true
@@ -172,10 +220,14 @@ report() {  # $1: what ran; $2, $3: the reference's and the template's scores
 
 for CASE in "${CASES[@]}"; do
   case "$CASE" in
-    gs-py310) need=3.10 ;; gs-py312) need=3.12 ;; pl-py311 | cr-py311) need=3.11 ;; *) need= ;;
+    gs-py310) need=3.10 ;; gs-py312) need=3.12 ;; pl-py311 | cr-*) need=3.11 ;; *) need= ;;
   esac
   if [ -n "$need" ] && [ -z "$(pyenv_python "$need")" ]; then
     echo "skip $CASE: no CPython $need under $PYENV/versions"; continue
+  fi
+  case "$CASE" in *-jammy) release=jammy ;; *-noble) release=noble ;; *) release= ;; esac
+  if [ -n "$release" ] && [ -n "$(no_ubuntu "$release")" ]; then
+    echo "skip $CASE: $(no_ubuntu "$release")"; continue
   fi
   case "$CASE" in
     gs-bookworm) gradescope bookworm "" ;;
@@ -183,7 +235,10 @@ for CASE in "${CASES[@]}"; do
     gs-py310) gradescope bookworm 3.10 ;;
     gs-py312) gradescope bookworm 3.12 ;;
     pl-py311) prairielearn ;;
-    cr-py311) classroom ;;
+    cr-py311) classroom bookworm ;;
+    gs-jammy) gradescope jammy "" ;;
+    gs-noble) gradescope noble "" ;;
+    cr-noble) classroom noble ;;
     *) echo "unknown case $CASE" >&2; exit 2 ;;
   esac || FAILED=1
   [ -n "${KEEP:-}" ] || rm -rf "${R:?}"
