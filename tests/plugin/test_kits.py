@@ -473,6 +473,35 @@ def test_gradescope_kit_installs_offline_in_a_debian_root(tmp_path: Path) -> Non
     assert "reference 100, template 0" in out
 
 
+def test_kit_roots_skips_the_ubuntu_cases_and_says_why(tmp_path: Path) -> None:
+    # Where CI reaches only Debian's archive and PyPI: each Ubuntu case is skipped with
+    # its reason (exit 0), before any debootstrap.
+    if not ROOT_ONLY:
+        pytest.skip("tests/kit_roots.sh runs as root")
+    keyring = tmp_path / "ubuntu-archive-keyring.gpg"
+    keyring.write_bytes(b"not a real key")
+    env = {**os.environ, "RLSYS": str(Path(sys.executable).parent / "rlsys")}
+    env.update(RLSYS_ROOTS=str(tmp_path / "roots"), UBUNTU_KEYRING=str(keyring))
+    env["UBUNTU_MIRROR"] = "http://127.0.0.1:9/ubuntu"  # a closed port
+    script = str(REPO / "tests" / "kit_roots.sh")
+
+    def run(*cases: str) -> subprocess.CompletedProcess[str]:
+        args = ["bash", script, *cases]
+        return subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+
+    done = run("gs-jammy", "cr-noble")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        f"skip {case}: Ubuntu's archive is unreachable from here "
+        f"(http://127.0.0.1:9/ubuntu/dists/{release}/Release)"
+        for case, release in (("gs-jammy", "jammy"), ("cr-noble", "noble"))
+    ]
+    env["UBUNTU_KEYRING"] = str(tmp_path / "none.gpg")
+    done = run("gs-noble")
+    assert done.stdout.startswith("skip gs-noble: no Ubuntu archive keyring at "), done.stdout
+    assert not list((tmp_path / "roots").glob("base-*"))
+
+
 def test_gradescope_kit_installs_offline_in_an_ubuntu_2204_root(tmp_path: Path) -> None:
     # tests/kit_roots.sh's gs-jammy case (about 3 minutes here, half of it debootstrap;
     # skipped where Ubuntu's archive is unreachable, as where CI has only Debian's archive
