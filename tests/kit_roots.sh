@@ -25,12 +25,13 @@
 #
 # Roots come from debootstrap: Debian's archive, Ubuntu's for the Ubuntu cases (skipped,
 # and said so, where Ubuntu's archive or its keyring is missing here: UBUNTU_MIRROR,
-# UBUNTU_KEYRING).  An Ubuntu root gets the apt sources of Docker's ubuntu image, which
-# Gradescope's base images start from (the release, -updates and -security; main, restricted,
-# universe, multiverse).  apt may use the network while a kit installs (the platforms'
-# images can), pip may not: its index is a closed port.  Grading runs with no network at
-# all (a fresh network namespace).  Each case grades the reference solution (must score
-# 100) and the untouched template (must score 0).
+# UBUNTU_KEYRING).  An Ubuntu root gets the apt sources of Docker's ubuntu image (the
+# release, -updates and -security; main, restricted, universe, multiverse).  While the
+# Gradescope kit's setup.sh runs, apt alone has a network, to its release's archive and
+# nothing else (tests/apt_proxy.py; a platform's image build can reach its archive); pip's
+# index is a closed port besides.  The other kits install, and every kit grades, with no
+# network at all (a fresh network namespace).  Each case grades the reference solution
+# (must score 100) and the untouched template (must score 0).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 RLSYS="${RLSYS:-$HERE/.venv/bin/rlsys}"
@@ -91,11 +92,13 @@ pyenv_python() {  # the newest pyenv CPython $1 here, or nothing
 }
 
 # Run "$@" in the root $R as its root user: private /proc and /dev, the pyenv Pythons
-# read-only at their own paths, no package index for pip; with NET=none, no network at all
-# (a fresh network namespace: not even loopback is up).
+# read-only at their own paths, no package index for pip.  NET=none: no network at all (a
+# fresh network namespace, loopback down); NET=apt: the same, but for apt's proxy on
+# 127.0.0.1:3142, forwarded to apt_proxy's socket outside (start_apt_proxy).
 in_root() {
-  unshare --mount ${NET:+--net} --fork bash -s "$R" "$PYENV" "$@" <<'EOF'
-R="$1"; PYENV="$2"; shift 2
+  unshare --mount ${NET:+--net} --fork bash -s "$R" "$PYENV" "${NET:-}" "$PYTHON" "$HERE" \
+    "$WORK" "$@" <<'EOF'
+R="$1"; PYENV="$2"; NET="$3"; PYTHON="$4"; HERE="$5"; WORK="$6"; shift 6
 mount -t proc proc "$R/proc"
 mount --rbind /dev "$R/dev"
 if [ -d "$PYENV/versions" ]; then
@@ -103,10 +106,42 @@ if [ -d "$PYENV/versions" ]; then
   mount --bind "$PYENV/versions" "$R$PYENV/versions"
   mount -o remount,bind,ro "$R$PYENV/versions"
 fi
-exec chroot "$R" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
+FORWARD=
+if [ "$NET" = apt ]; then
+  rm -f "$WORK/forward.ready"
+  "$PYTHON" "$HERE/tests/apt_proxy.py" forward "$WORK/apt.sock" "$WORK/forward.ready" &
+  FORWARD=$!
+  for _ in $(seq 100); do [ -s "$WORK/forward.ready" ] && break; sleep 0.1; done
+fi
+chroot "$R" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
   PIP_INDEX_URL=http://127.0.0.1:9/simple PIP_CONFIG_FILE=/dev/null PIP_RETRIES=0 \
-  PIP_TIMEOUT=1 "$@"
+  PIP_TIMEOUT=1 "$@" </dev/null
+CODE=$?
+[ -z "$FORWARD" ] || kill "$FORWARD"
+exit "$CODE"
 EOF
+}
+
+# apt's only way out while a kit's setup runs (NET=apt): the archive at $1, nothing else;
+# every URL apt asked for goes to $WORK/$CASE.apt.
+PROXY=
+start_apt_proxy() {
+  rm -f "$WORK/apt.sock" "$WORK/$CASE.apt"
+  "$PYTHON" "$HERE/tests/apt_proxy.py" serve "$WORK/apt.sock" "$WORK/$CASE.apt" "$1/" &
+  PROXY=$!
+  for _ in $(seq 100); do [ -S "$WORK/apt.sock" ] && break; sleep 0.1; done
+  echo 'Acquire::http::Proxy "http://127.0.0.1:3142/";' >"$R/etc/apt/apt.conf.d/99rlsys-proxy"
+}
+
+stop_apt_proxy() {  # $1: the archive; and say what apt fetched from it
+  kill "$PROXY" 2>/dev/null || true
+  wait "$PROXY" 2>/dev/null || true
+  rm -f "$R/etc/apt/apt.conf.d/99rlsys-proxy" "$WORK/apt.sock"
+  touch "$WORK/$CASE.apt"
+  if grep -q "^REFUSED" "$WORK/$CASE.apt"; then
+    echo "FAIL $CASE: setup asked for $(grep -m 1 "^REFUSED" "$WORK/$CASE.apt")"; FAILED=1
+  fi
+  NET_USED="network: apt only, $(grep -c "^allowed" "$WORK/$CASE.apt") URLs of $1"
 }
 
 score() {  # the score out of 100 in the platform file $1 (PrairieLearn's is a fraction: $2 100)
@@ -136,8 +171,12 @@ gradescope() {  # $1: release; $2: the CPython version the root's python3 is, or
   # Gradescope's build copies run_autograder to /autograder, whose runs start there
   # (specs.md); where setup.sh runs from is not said: here from a copy outside source/.
   cp "$R/autograder/source/run_autograder" "$R/autograder/source/setup.sh" "$R/autograder/"
-  in_root bash -c 'cd /autograder && bash ./setup.sh' >"$WORK/$CASE.log" 2>&1 ||
-    { tail -n 20 "$WORK/$CASE.log"; echo "FAIL $CASE: setup.sh"; return 1; }
+  if ubuntu "$1"; then mirror=$UBUNTU_MIRROR; else mirror=$MIRROR; fi
+  start_apt_proxy "$mirror"
+  NET=apt in_root bash -c 'cd /autograder && bash ./setup.sh' >"$WORK/$CASE.log" 2>&1 ||
+    { stop_apt_proxy "$mirror"; tail -n 20 "$WORK/$CASE.log"; echo "FAIL $CASE: setup.sh"
+      return 1; }
+  stop_apt_proxy "$mirror"
   offline "$WORK/$CASE.log"
   apt=$(grep -o "^Setting up python3[.0-9]*-venv\|^Setting up python3[.0-9]* " "$WORK/$CASE.log" |
         sed 's/Setting up //' | paste -sd ' ' -)
@@ -150,7 +189,7 @@ gradescope() {  # $1: release; $2: the CPython version the root's python3 is, or
   done
   started "$WORK/$CASE.log"
   version=$(in_root /autograder/rlsys-venv/bin/python -V 2>&1)
-  report "$version; apt installed: ${apt:-nothing}" "${got[@]}"
+  report "$version; apt installed: ${apt:-nothing}; $NET_USED" "${got[@]}"
 }
 
 image_python() {  # CPython $1 as the image's `python` and `python3` (a venv of a pyenv one)
@@ -170,7 +209,8 @@ prairielearn() {
   grep -q "^FROM python:3.11-slim" "$kit/docker/Dockerfile"
   cp -r "$kit/docker/wheels" "$R/tmp/rlsys-wheels"
   cp "$kit/docker/install.sh" "$R/tmp/rlsys-install.sh"
-  in_root sh /tmp/rlsys-install.sh python /tmp/rlsys-wheels >"$WORK/$CASE.log" 2>&1 ||
+  NET=none in_root sh /tmp/rlsys-install.sh python /tmp/rlsys-wheels >"$WORK/$CASE.log" \
+    2>&1 ||
     { tail -n 20 "$WORK/$CASE.log"; echo "FAIL $CASE: install"; return 1; }
   offline "$WORK/$CASE.log"
   got=()

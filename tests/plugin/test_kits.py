@@ -466,11 +466,13 @@ def _kit_root(case: str, tmp_path: Path) -> str:
 
 def test_gradescope_kit_installs_offline_in_a_debian_root(tmp_path: Path) -> None:
     # tests/kit_roots.sh's gs-bookworm case (about 70 s, most of it debootstrap): a Debian
-    # 12 root with its own python3 and no venv module; setup.sh as Gradescope runs it,
-    # then run_autograder grades the reference (100) and the template (0), offline.
+    # 12 root with its own python3 and no venv module; setup.sh as Gradescope runs it
+    # (apt's the only network), then run_autograder grades the reference (100) and the
+    # template (0) with no network at all.
     out = _kit_root("gs-bookworm", tmp_path)
     assert out.startswith("ok gs-bookworm: Python 3.11"), out
-    assert "reference 100, template 0" in out
+    # setup.sh's only network was apt's, to Debian's archive (tests/apt_proxy.py).
+    assert "; network: apt only, " in out and "reference 100, template 0" in out
 
 
 def test_kit_roots_skips_the_ubuntu_cases_and_says_why(tmp_path: Path) -> None:
@@ -506,12 +508,14 @@ def test_gradescope_kit_installs_offline_in_an_ubuntu_2204_root(tmp_path: Path) 
     # tests/kit_roots.sh's gs-jammy case (about 3 minutes here, half of it debootstrap;
     # skipped where Ubuntu's archive is unreachable, as where CI has only Debian's archive
     # and PyPI): a real Ubuntu 22.04 root, Gradescope's default image, whose python3 is
-    # 3.10; setup.sh takes python3.11 and python3.11-venv from Ubuntu's archive (universe),
-    # pip no index; then the reference scores 100 and the template 0 with no network.
+    # 3.10; setup.sh takes python3.11 and python3.11-venv from Ubuntu's archive (universe;
+    # apt's the only network, pip has no index); then the reference scores 100 and the
+    # template 0 with no network at all.
     # gs-noble and cr-noble (24.04) run by hand: sudo tests/kit_roots.sh gs-noble cr-noble.
     out = _kit_root("gs-jammy", tmp_path)
     assert out.startswith("ok gs-jammy: Python 3.11"), out
-    assert "python3.11-venv" in out and "reference 100, template 0" in out
+    assert "python3.11-venv" in out and "; network: apt only, " in out
+    assert "reference 100, template 0" in out
 
 
 def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) -> None:
