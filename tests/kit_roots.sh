@@ -179,7 +179,7 @@ gradescope() {  # $1: release; $2: the CPython version the root's python3 is, or
   stop_apt_proxy "$mirror"
   offline "$WORK/$CASE.log"
   apt=$(grep -o "^Setting up python3[.0-9]*-venv\|^Setting up python3[.0-9]* " "$WORK/$CASE.log" |
-        sed 's/Setting up //' | paste -sd ' ' -)
+        sed 's/Setting up //; s/ $//' | paste -sd ' ' -)
   got=()
   for file in "$REFERENCE" "$TEMPLATE"; do
     cp "$file" "$R/autograder/submission/rlsys_ledger.py"
