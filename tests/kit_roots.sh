@@ -17,10 +17,21 @@
 #                tests/run.sh as the external grader runs it
 #   cr-py311     Classroom kit: the workflow's install and grading steps as a non-root user
 #                (as GitHub's runner), `python` a CPython 3.11 (as actions/setup-python)
+#   gs-jammy     Gradescope kit, Ubuntu 22.04 root (Gradescope's default image), its python3
+#                (3.10): setup.sh takes python3.11 and python3.11-venv from Ubuntu's archive
+#   gs-noble     Gradescope kit, Ubuntu 24.04 root, its python3 (3.12, no venv module:
+#                setup.sh takes python3-venv from the archive)
+#   cr-noble     Classroom kit on an Ubuntu 24.04 root (ubuntu-latest), as cr-py311
 #
-# Roots come from debootstrap (Debian's archive); apt may use the network while a kit
-# installs (the platforms' images can), pip may not: its index is a closed port.  Each case
-# grades the reference solution (must score 100) and the untouched template (must score 0).
+# Roots come from debootstrap: Debian's archive, Ubuntu's for the Ubuntu cases (skipped,
+# and said so, where Ubuntu's archive or its keyring is missing here: UBUNTU_MIRROR,
+# UBUNTU_KEYRING).  An Ubuntu root gets the apt sources of Docker's ubuntu image (the
+# release, -updates and -security; main, restricted, universe, multiverse).  While the
+# Gradescope kit's setup.sh runs, apt alone has a network, to its release's archive and
+# nothing else (tests/apt_proxy.py; a platform's image build can reach its archive); pip's
+# index is a closed port besides.  The other kits install, and every kit grades, with no
+# network at all (a fresh network namespace).  Each case grades the reference solution
+# (must score 100) and the untouched template (must score 0).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 RLSYS="${RLSYS:-$HERE/.venv/bin/rlsys}"
@@ -28,8 +39,11 @@ PYTHON="$(dirname "$RLSYS")/python"
 ROOTS="${RLSYS_ROOTS:-/var/tmp/rlsys-roots}"
 PYENV="${PYENV_ROOT:-$HOME/.pyenv}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+UBUNTU_MIRROR="${UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}"
+UBUNTU_KEYRING="${UBUNTU_KEYRING:-/usr/share/keyrings/ubuntu-archive-keyring.gpg}"
 CASES=("$@")
-[ ${#CASES[@]} -gt 0 ] || CASES=(gs-bookworm gs-trixie gs-py310 gs-py312 pl-py311 cr-py311)
+[ ${#CASES[@]} -gt 0 ] ||
+  CASES=(gs-bookworm gs-trixie gs-py310 gs-py312 pl-py311 cr-py311 gs-jammy gs-noble cr-noble)
 [ "$(id -u)" = 0 ] || { echo "kit_roots.sh: run as root (chroot, mounts)" >&2; exit 2; }
 mkdir -p "$ROOTS"
 WORK="$(mktemp -d "$ROOTS/run.XXXXXX")"
@@ -37,11 +51,36 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 REFERENCE="$("$PYTHON" -c 'from pytest_rlsys.resources import solution_path; print(solution_path())')"
 TEMPLATE="$("$PYTHON" -c 'from pytest_rlsys.resources import exercise_path; print(exercise_path())')"
 
-base() {  # a pristine root of Debian release $1 (debootstrapped once, then copied)
+ubuntu() { case "$1" in jammy | noble) return 0 ;; *) return 1 ;; esac; }
+
+# Why Ubuntu release $1 cannot be debootstrapped here, or nothing.
+no_ubuntu() {
+  [ -s "$UBUNTU_KEYRING" ] || {
+    echo "no Ubuntu archive keyring at $UBUNTU_KEYRING (Debian 13+: apt-get install" \
+      "ubuntu-keyring; or UBUNTU_KEYRING=FILE)"
+    return
+  }
+  "$PYTHON" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=10)' \
+    "$UBUNTU_MIRROR/dists/$1/Release" 2>/dev/null ||
+    echo "Ubuntu's archive is unreachable from here ($UBUNTU_MIRROR/dists/$1/Release)"
+}
+
+base() {  # a pristine root of release $1 (debootstrapped once, then copied)
   if [ ! -x "$ROOTS/base-$1/usr/bin/python3" ]; then
     rm -rf "$ROOTS/base-$1"
-    debootstrap --variant=minbase --include=python3 "$1" "$ROOTS/base-$1" "$MIRROR" \
-      >"$ROOTS/base-$1.log" 2>&1 || { tail -n 5 "$ROOTS/base-$1.log" >&2; return 1; }
+    if ubuntu "$1"; then
+      # The gutsy script serves every Ubuntu release (an older debootstrap lacks noble's).
+      debootstrap --variant=minbase --include=python3 --components=main,universe \
+        --keyring="$UBUNTU_KEYRING" "$1" "$ROOTS/base-$1" "$UBUNTU_MIRROR" \
+        /usr/share/debootstrap/scripts/gutsy
+    else
+      debootstrap --variant=minbase --include=python3 "$1" "$ROOTS/base-$1" "$MIRROR"
+    fi >"$ROOTS/base-$1.log" 2>&1 || { tail -n 5 "$ROOTS/base-$1.log" >&2; return 1; }
+    if ubuntu "$1"; then  # Docker's ubuntu image's sources
+      for pocket in "$1" "$1-updates" "$1-security"; do
+        echo "deb $UBUNTU_MIRROR $pocket main restricted universe multiverse"
+      done >"$ROOTS/base-$1/etc/apt/sources.list"
+    fi
   fi
   R="$WORK/$CASE"
   cp -a "$ROOTS/base-$1" "$R"
@@ -53,10 +92,13 @@ pyenv_python() {  # the newest pyenv CPython $1 here, or nothing
 }
 
 # Run "$@" in the root $R as its root user: private /proc and /dev, the pyenv Pythons
-# read-only at their own paths, no package index for pip.
+# read-only at their own paths, no package index for pip.  NET=none: no network at all (a
+# fresh network namespace, loopback down); NET=apt: the same, but for apt's proxy on
+# 127.0.0.1:3142, forwarded to apt_proxy's socket outside (start_apt_proxy).
 in_root() {
-  unshare --mount --fork bash -s "$R" "$PYENV" "$@" <<'EOF'
-R="$1"; PYENV="$2"; shift 2
+  unshare --mount ${NET:+--net} --fork bash -s "$R" "$PYENV" "${NET:-}" "$PYTHON" "$HERE" \
+    "$WORK" "$@" <<'EOF'
+R="$1"; PYENV="$2"; NET="$3"; PYTHON="$4"; HERE="$5"; WORK="$6"; shift 6
 mount -t proc proc "$R/proc"
 mount --rbind /dev "$R/dev"
 if [ -d "$PYENV/versions" ]; then
@@ -64,10 +106,42 @@ if [ -d "$PYENV/versions" ]; then
   mount --bind "$PYENV/versions" "$R$PYENV/versions"
   mount -o remount,bind,ro "$R$PYENV/versions"
 fi
-exec chroot "$R" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
+FORWARD=
+if [ "$NET" = apt ]; then
+  rm -f "$WORK/forward.ready"
+  "$PYTHON" "$HERE/tests/apt_proxy.py" forward "$WORK/apt.sock" "$WORK/forward.ready" &
+  FORWARD=$!
+  for _ in $(seq 100); do [ -s "$WORK/forward.ready" ] && break; sleep 0.1; done
+fi
+chroot "$R" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
   PIP_INDEX_URL=http://127.0.0.1:9/simple PIP_CONFIG_FILE=/dev/null PIP_RETRIES=0 \
-  PIP_TIMEOUT=1 "$@"
+  PIP_TIMEOUT=1 "$@" </dev/null
+CODE=$?
+[ -z "$FORWARD" ] || kill "$FORWARD"
+exit "$CODE"
 EOF
+}
+
+# apt's only way out while a kit's setup runs (NET=apt): the archive at $1, nothing else;
+# every URL apt asked for goes to $WORK/$CASE.apt.
+PROXY=
+start_apt_proxy() {
+  rm -f "$WORK/apt.sock" "$WORK/$CASE.apt"
+  "$PYTHON" "$HERE/tests/apt_proxy.py" serve "$WORK/apt.sock" "$WORK/$CASE.apt" "$1/" &
+  PROXY=$!
+  for _ in $(seq 100); do [ -S "$WORK/apt.sock" ] && break; sleep 0.1; done
+  echo 'Acquire::http::Proxy "http://127.0.0.1:3142/";' >"$R/etc/apt/apt.conf.d/99rlsys-proxy"
+}
+
+stop_apt_proxy() {  # $1: the archive; and say what apt fetched from it
+  kill "$PROXY" 2>/dev/null || true
+  wait "$PROXY" 2>/dev/null || true
+  rm -f "$R/etc/apt/apt.conf.d/99rlsys-proxy" "$WORK/apt.sock"
+  touch "$WORK/$CASE.apt"
+  if grep -q "^REFUSED" "$WORK/$CASE.apt"; then
+    echo "FAIL $CASE: setup asked for $(grep -m 1 "^REFUSED" "$WORK/$CASE.apt")"; FAILED=1
+  fi
+  NET_USED="network: apt only, $(grep -c "^allowed" "$WORK/$CASE.apt") URLs of $1"
 }
 
 score() {  # the score out of 100 in the platform file $1 (PrairieLearn's is a fraction: $2 100)
@@ -77,6 +151,12 @@ score() {  # the score out of 100 in the platform file $1 (PrairieLearn's is a f
 
 offline() {  # the install log $1 shows no fallback to the package index
   if grep -q "package index" "$1"; then echo "FAIL $CASE: pip needed the index"; FAILED=1; fi
+}
+
+started() {  # the grading log $1 shows no child that its uid could not start
+  if grep -q "failed to execute" "$1"; then
+    echo "FAIL $CASE: the child's first interpreter was out of its uid's reach"; FAILED=1
+  fi
 }
 
 gradescope() {  # $1: release; $2: the CPython version the root's python3 is, or ""
@@ -91,19 +171,25 @@ gradescope() {  # $1: release; $2: the CPython version the root's python3 is, or
   # Gradescope's build copies run_autograder to /autograder, whose runs start there
   # (specs.md); where setup.sh runs from is not said: here from a copy outside source/.
   cp "$R/autograder/source/run_autograder" "$R/autograder/source/setup.sh" "$R/autograder/"
-  in_root bash -c 'cd /autograder && bash ./setup.sh' >"$WORK/$CASE.log" 2>&1 ||
-    { tail -n 20 "$WORK/$CASE.log"; echo "FAIL $CASE: setup.sh"; return 1; }
+  if ubuntu "$1"; then mirror=$UBUNTU_MIRROR; else mirror=$MIRROR; fi
+  start_apt_proxy "$mirror"
+  NET=apt in_root bash -c 'cd /autograder && bash ./setup.sh' >"$WORK/$CASE.log" 2>&1 ||
+    { stop_apt_proxy "$mirror"; tail -n 20 "$WORK/$CASE.log"; echo "FAIL $CASE: setup.sh"
+      return 1; }
+  stop_apt_proxy "$mirror"
   offline "$WORK/$CASE.log"
   apt=$(grep -o "^Setting up python3[.0-9]*-venv\|^Setting up python3[.0-9]* " "$WORK/$CASE.log" |
-        sed 's/Setting up //' | paste -sd ' ' -)
+        sed 's/Setting up //; s/ $//' | paste -sd ' ' -)
   got=()
   for file in "$REFERENCE" "$TEMPLATE"; do
     cp "$file" "$R/autograder/submission/rlsys_ledger.py"
-    in_root bash -c 'cd /autograder && ./run_autograder' >>"$WORK/$CASE.log" 2>&1 || true
+    NET=none in_root bash -c 'cd /autograder && ./run_autograder' >>"$WORK/$CASE.log" 2>&1 ||
+      true
     got+=("$(score "$R/autograder/results/results.json")")
   done
+  started "$WORK/$CASE.log"
   version=$(in_root /autograder/rlsys-venv/bin/python -V 2>&1)
-  report "$version; apt installed: ${apt:-nothing}" "${got[@]}"
+  report "$version; apt installed: ${apt:-nothing}; $NET_USED" "${got[@]}"
 }
 
 image_python() {  # CPython $1 as the image's `python` and `python3` (a venv of a pyenv one)
@@ -123,7 +209,8 @@ prairielearn() {
   grep -q "^FROM python:3.11-slim" "$kit/docker/Dockerfile"
   cp -r "$kit/docker/wheels" "$R/tmp/rlsys-wheels"
   cp "$kit/docker/install.sh" "$R/tmp/rlsys-install.sh"
-  in_root sh /tmp/rlsys-install.sh python /tmp/rlsys-wheels >"$WORK/$CASE.log" 2>&1 ||
+  NET=none in_root sh /tmp/rlsys-install.sh python /tmp/rlsys-wheels >"$WORK/$CASE.log" \
+    2>&1 ||
     { tail -n 20 "$WORK/$CASE.log"; echo "FAIL $CASE: install"; return 1; }
   offline "$WORK/$CASE.log"
   got=()
@@ -132,14 +219,15 @@ prairielearn() {
     mkdir -p "$R/grade/student"
     cp -r "$kit/tests" "$R/grade/tests"
     cp "$file" "$R/grade/student/rlsys_ledger.py"
-    in_root bash /grade/tests/run.sh >>"$WORK/$CASE.log" 2>&1 || true
+    NET=none in_root bash /grade/tests/run.sh >>"$WORK/$CASE.log" 2>&1 || true
     got+=("$(score "$R/grade/results/results.json" 100)")
   done
+  started "$WORK/$CASE.log"
   report "$(in_root python -V 2>&1)" "${got[@]}"
 }
 
-classroom() {
-  base bookworm
+classroom() {  # $1: release
+  base "$1"
   image_python 3.11
   echo "runner:x:1001:1001::/tmp/runner:/bin/bash" >>"$R/etc/passwd"  # GitHub's runner user
   echo "runner:x:1001:" >>"$R/etc/group"
@@ -154,7 +242,7 @@ classroom() {
     # GitHub's runner user is not root: it owns the checkout and setup-python's Python.
     chown -R 1001:1001 "$R/checkout" "$R/tmp/runner" "$R/opt/python"
     chmod 755 "$R/root"  # the way to the pyenv Python under it
-    in_root setpriv --reuid=1001 --regid=1001 --clear-groups bash -c "cd /checkout && \
+    NET=none in_root setpriv --reuid=1001 --regid=1001 --clear-groups bash -c "cd /checkout && \
       sh .github/classroom/install.sh python .github/classroom/wheels && RLSYS_SEED=$seed \
       RUNNER_TEMP=/tmp/runner GITHUB_OUTPUT=/tmp/runner/out bash .github/classroom/grade.sh" \
       >"$WORK/$CASE.log" 2>&1 || true
@@ -172,10 +260,14 @@ report() {  # $1: what ran; $2, $3: the reference's and the template's scores
 
 for CASE in "${CASES[@]}"; do
   case "$CASE" in
-    gs-py310) need=3.10 ;; gs-py312) need=3.12 ;; pl-py311 | cr-py311) need=3.11 ;; *) need= ;;
+    gs-py310) need=3.10 ;; gs-py312) need=3.12 ;; pl-py311 | cr-*) need=3.11 ;; *) need= ;;
   esac
   if [ -n "$need" ] && [ -z "$(pyenv_python "$need")" ]; then
     echo "skip $CASE: no CPython $need under $PYENV/versions"; continue
+  fi
+  case "$CASE" in *-jammy) release=jammy ;; *-noble) release=noble ;; *) release= ;; esac
+  if [ -n "$release" ] && [ -n "$(no_ubuntu "$release")" ]; then
+    echo "skip $CASE: $(no_ubuntu "$release")"; continue
   fi
   case "$CASE" in
     gs-bookworm) gradescope bookworm "" ;;
@@ -183,7 +275,10 @@ for CASE in "${CASES[@]}"; do
     gs-py310) gradescope bookworm 3.10 ;;
     gs-py312) gradescope bookworm 3.12 ;;
     pl-py311) prairielearn ;;
-    cr-py311) classroom ;;
+    cr-py311) classroom bookworm ;;
+    gs-jammy) gradescope jammy "" ;;
+    gs-noble) gradescope noble "" ;;
+    cr-noble) classroom noble ;;
     *) echo "unknown case $CASE" >&2; exit 2 ;;
   esac || FAILED=1
   [ -n "${KEEP:-}" ] || rm -rf "${R:?}"

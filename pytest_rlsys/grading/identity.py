@@ -73,22 +73,33 @@ def child_identity(name: str | None) -> ChildIdentity | None:
 _INTERPRETER_CACHE: dict[tuple[str, bool], str | None] = {}
 
 
+def _searchable_by_others(folder: str) -> bool:
+    """Whether every folder from ``folder`` up to / is searchable by others."""
+    while True:
+        if not os.stat(folder).st_mode & stat.S_IXOTH:
+            return False
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return True
+        folder = parent
+
+
 def _others_can_reach(exe: str) -> bool:
     """Whether a user who is neither the owner nor in the group could run ``exe``: every
-    folder on its real path searchable by others, the file executable by others.  Cheap
-    (no process); the probe below still confirms a candidate that passes."""
+    folder on its path as named and on its real path searchable by others, the file
+    executable by others.  Cheap (no process); the probe below still confirms a candidate
+    that passes."""
     try:
         real = os.path.realpath(exe)
-        if not os.stat(real).st_mode & stat.S_IXOTH:
-            return False
-        folder = os.path.dirname(real)
-        while True:
-            if not os.stat(folder).st_mode & stat.S_IXOTH:
-                return False
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                return True
-            folder = parent
+        # exec walks the path as named before it follows the link: a kit's venv python
+        # is a link to a system Python others may run, but behind the venv's root-only
+        # folder they cannot reach it (the first load then failed, "Permission denied").
+        named = os.path.dirname(os.path.abspath(exe))
+        return bool(
+            os.stat(real).st_mode & stat.S_IXOTH
+            and _searchable_by_others(os.path.dirname(real))
+            and _searchable_by_others(named)
+        )
     except OSError:
         return False
 

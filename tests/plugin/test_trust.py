@@ -600,6 +600,29 @@ def test_an_interpreter_that_cannot_start_is_replaced_by_a_probed_one(
         child.close()
 
 
+def test_a_link_behind_a_root_only_folder_is_not_taken_for_reachable() -> None:
+    # A kit's venv: bin/python links to a system Python others may run, but the venv
+    # folder is root-only (setup.sh), so another uid cannot exec the link.  The likely
+    # pick skipped nothing there: every kit's first load failed ("unshare: failed to
+    # execute .../rlsys-venv/bin/python: Permission denied" in the instructor's log) and
+    # only the probe that followed found the system Python.
+    target = "/bin/sh"
+    folder = Path(tempfile.mkdtemp(prefix="rlsys-venv-"))
+    try:
+        folder.chmod(0o755)
+        (folder / "bin").mkdir(mode=0o755)
+        (folder / "bin" / "python").symlink_to(target)
+        link = str(folder / "bin" / "python")
+        assert identity_mod._others_can_reach(target)
+        assert identity_mod._others_can_reach(link)
+        folder.chmod(0o700)
+        assert not identity_mod._others_can_reach(link)
+        assert identity_mod._others_can_reach(target)
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
+
+
 def test_a_submission_that_exits_127_at_import_is_its_own_crash(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
