@@ -225,11 +225,15 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     assert 0.0 <= rows[names[0]]["score"] <= 1.0
     for name in names[1:]:
         assert not rows[name]["flagged"], (name, rows[name])
-    unread = {"closest": None, "score": None, "flagged": False, "sentences": 0}
+    unread = {"closest": None, "score": None, "flagged": False, "sentences": 0, "behaviour": None}
     assert rows["link.py"] == rows["fifo.py"] == unread
+    # The behaviour probes ran on every file that loaded (docs/similarity.md).
+    assert rows[names[0]]["behaviour"] == 1.0
+    assert all(0.0 <= rows[name]["behaviour"] < 0.5 for name in names[1:3]), rows
     header, *lines = (tmp_path / "grades.csv").read_text("utf-8").splitlines()
     assert header.endswith(",".join(similarity.CSV_COLUMNS))
-    assert any(re.search(r",reference,[01][.][0-9]+,True,[0-9]+$", line) for line in lines), lines
+    copy_line = r",reference,[01][.][0-9]+,True,[0-9]+,1[.]0$"
+    assert any(re.search(copy_line, line) for line in lines), lines
     assert all(line.endswith(",,,") for line in lines if line.startswith(("link", "fifo")))
     page = class_report_html(
         [{"submission": n, "status": "graded", "similarity": s} for n, s in rows.items()], 2
@@ -241,6 +245,7 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     ]
     assert "&lt;i&gt;&quot;x&quot;&amp;.py</td><td>reference</td>" in table
     assert '<i>"x"' not in page and table.count("<tr><td>") == 1
+    assert '<td class="n">1.00</td></tr>' in table  # its behaviour share
     assert "Not compared" in page and "fifo.py, link.py" in page
 
 
