@@ -262,9 +262,10 @@ def test_overlap_is_symmetric(pair: tuple[int, int]) -> None:
 
 def test_the_platform_note_says_how_near_the_reference_a_file_is(tmp_path: Path) -> None:
     score = similarity.compare_class({"f": COPIES[1].read_text("utf-8")})["f"].score
-    assert f"shares {score:.2f} of its code with the reference (a near copy" in (
-        similarity.instructor_note(COPIES[1])
-    ), COPIES[1].name
+    note = similarity.instructor_note(COPIES[1])
+    # Its behaviour on the probes too (docs/similarity.md, "The behaviour sign").
+    said = f"shares {score:.2f} of its code with the reference, behaves as it on 1.00 of the"
+    assert said in note and "(a near copy" in note, (COPIES[1].name, note)
     assert "(not flagged" in similarity.instructor_note(INDEPENDENT[0])
     (tmp_path / "link.py").symlink_to(CHAPTER)
     assert "not compared" in similarity.instructor_note(tmp_path / "link.py")
