@@ -109,6 +109,17 @@ def main() -> None:
     if "--write" in sys.argv:
         write_atomic(birthmark.REFERENCES_FILE, birthmark.references_text(ours, chapter))
     report("independent", ind, refs)
+    # Each independent file with the weights measured without it (its own disagreements
+    # raise the weights of the probes it misses, so the shipped weights flatter it a little).
+    print("\nindependent, leave-one-out weights (the highest five):")
+    tokens = [{name: token for name, (token, _) in ref.items()} for ref in refs]
+    loo = {}
+    for name, mine in ind.items():
+        others = [theirs for other, theirs in ind.items() if other != name]
+        weighed = tuple(birthmark.weigh(ref, others) for ref in tokens)
+        loo[name] = birthmark.behaviour(mine, weighed) or 0.0
+    for name in sorted(loo, key=loo.__getitem__)[-5:]:
+        print(f"  {name:58} {loo[name]:.3f}")
     report("copies", measure(copies()), refs)
     report("partial", measure(partial()), refs)
 
