@@ -32,6 +32,8 @@ from pytest_rlsys.grading.outcomes import CallOutcome
 THRESHOLD = 0.88
 # The child's stand-in for a value that is not plain data (child.py's ``_MARK``).
 NONPLAIN_MARK = "$rlsys_nonplain"
+# A probe not made (the budget spent, its function timed out twice, no such function).
+NOT_RUN = "not_run"
 REFERENCES_FILE = Path(__file__).with_name("birthmark_references.txt")
 
 
@@ -110,7 +112,7 @@ def _et(
 
 
 _NAN = float("nan")
-_CANDIDATES: tuple[Probe, ...] = (
+CANDIDATES: tuple[Probe, ...] = (
     # TODO 1: numbers of other types, and several bad fields at once (which is met first).
     _pc("pc_rate_str", rates={"a": "4", "b": 2}),
     _pc("pc_rate_word", rates={"a": "four", "b": 2}),
@@ -223,16 +225,13 @@ _CANDIDATES: tuple[Probe, ...] = (
 )
 
 
-CANDIDATES = _CANDIDATES
-
-
 def probes() -> tuple[Probe, ...]:
     """The candidates that tell solutions apart: those the shipped references' file weighs
     above 0 for a reference (``birthmark_references.txt``; a candidate on which every
     independent correct solution of the calibration set agreed with both references says
     nothing and is left out)."""
     kept = {name for ref in reference_tokens() for name, (_, weight) in ref.items() if weight > 0}
-    return tuple(probe for probe in _CANDIDATES if probe.name in kept)
+    return tuple(probe for probe in CANDIDATES if probe.name in kept)
 
 
 # -- outcomes as tokens ---------------------------------------------------------------------
@@ -276,10 +275,7 @@ def token(outcome: CallOutcome) -> str:
         return "timeout"
     if outcome.kind in ("crashed", "protocol"):
         return "crashed"
-    return "not_run"  # missing function, load failed, the grader's own limits
-
-
-NOT_RUN = "not_run"  # a probe the budget or a timed-out function left unmade
+    return NOT_RUN  # missing function, load failed, the grader's own limits
 
 
 # -- references and the score ---------------------------------------------------------------
