@@ -392,7 +392,10 @@ def instructor_note(path: Path) -> str:
     from pytest_rlsys.birthmark import behaviour
     from pytest_rlsys.grading.probes import run_file
 
-    tokens = run_file(path)
+    try:  # the log line must come out whatever the probes meet
+        tokens = run_file(path)
+    except Exception:
+        tokens = None
     acts = None if tokens is None else behaviour(tokens)
     found = compare_files({"submission": path}, {"submission": acts})["submission"]
     if found.closest is None or found.score is None:

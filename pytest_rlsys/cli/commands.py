@@ -234,8 +234,11 @@ def _behaviour(
 
     if not loaded:
         return None
-    standby = standbys.take() if standbys is not None else None
-    tokens = run_probes(source, str(path), request.limits, standby)
+    try:  # the grade is already made: nothing here may cost the row
+        standby = standbys.take() if standbys is not None else None
+        tokens = run_probes(source, str(path), request.limits, standby)
+    except Exception:
+        return None
     return None if tokens is None else behaviour(tokens)
 
 

@@ -152,3 +152,26 @@ def test_a_hostile_submission_cannot_take_the_batch_down(tmp_path: Path) -> None
     rows = {r["submission"]: r for r in json.loads(out.read_text())["submissions"]}
     assert rows["copy.py"]["similarity"]["behaviour"] is None
     assert not rows["copy.py"]["similarity"]["flagged"]
+
+
+@pytest.mark.slow
+def test_probes_that_fail_cost_neither_the_row_nor_the_log_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_rlsys.grading import probes
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the probes broke")
+
+    monkeypatch.setattr(probes, "run_probes", broken)
+    monkeypatch.setattr(probes, "run_file", broken)
+    subs = tmp_path / "subs"
+    subs.mkdir(mode=0o700)
+    (subs / "copy.py").write_text(CHAPTER.read_text("utf-8"), "utf-8")
+    out = tmp_path / "grades.json"
+    assert main(["batch", str(subs), "--seed", "1", "--json", str(out), "--no-progress"]) == 0
+    (row,) = json.loads(out.read_text())["submissions"]
+    assert row["status"] == "graded" and row["score"] == 100.0
+    assert row["similarity"]["behaviour"] is None and row["similarity"]["flagged"]
+    note = similarity.instructor_note(subs / "copy.py")
+    assert "(a near copy" in note and "probes" not in note.split("(")[0]
