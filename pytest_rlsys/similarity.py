@@ -10,7 +10,9 @@ and statements does not matter.  Fingerprints the untouched template also has ar
 first (MOSS's "base file"), so code every learner starts from never counts.
 A second, independent sign is the reference's own sentences: a file that holds three or more
 of its string literals word for word (its error messages, which no docstring dictates) is
-flagged whatever its code score; a rewrite of the code rarely rewrites them too.
+flagged whatever its code score; a rewrite of the code rarely rewrites them too.  A third,
+the file's behaviour on inputs the template leaves open (birthmark.py), is measured by the
+caller in the grader's child and passed in (``behaviours``).
 ``copydetect`` itself is not used: it needs numpy, matplotlib, jinja2 and tqdm, too heavy for
 the offline grading kits, and it neither drops a base file's statements by structure nor
 sorts functions.  Calibration and what a score does not prove: docs/similarity.md.
