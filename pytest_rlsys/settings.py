@@ -465,6 +465,13 @@ OPTIONS: tuple[Option, ...] = (
         short="-j",
     ),
     Option(
+        "no_behaviour",
+        None,
+        "Do not run the behaviour probes of the similarity report (about 60 calls per "
+        "file in the grader's child; the report then has no behaviour share).",
+        commands=BATCH,
+    ),
+    Option(
         "no_progress",
         None,
         "No progress bar (there is none unless stderr is a terminal).",

@@ -10,7 +10,9 @@ and statements does not matter.  Fingerprints the untouched template also has ar
 first (MOSS's "base file"), so code every learner starts from never counts.
 A second, independent sign is the reference's own sentences: a file that holds three or more
 of its string literals word for word (its error messages, which no docstring dictates) is
-flagged whatever its code score; a rewrite of the code rarely rewrites them too.
+flagged whatever its code score; a rewrite of the code rarely rewrites them too.  A third,
+the file's behaviour on inputs the template leaves open (birthmark.py), is measured by the
+caller in the grader's child and passed in (``behaviours``).
 ``copydetect`` itself is not used: it needs numpy, matplotlib, jinja2 and tqdm, too heavy for
 the offline grading kits, and it neither drops a base file's statements by structure nor
 sorts functions.  Calibration and what a score does not prove: docs/similarity.md.
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from pytest_rlsys.birthmark import THRESHOLD as BEHAVES_AT
 from pytest_rlsys.escaping import say
 from pytest_rlsys.resources import exercise_path, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
@@ -52,7 +55,13 @@ MIN_FINGERPRINTS = 12
 # Comments and blank lines cost nothing here (the syntax tree drops them); 2 MiB of code
 # costs a few seconds, once per file.
 MAX_BYTES = 2 * 1024 * 1024
-CSV_COLUMNS = ("similar_to", "similarity", "similarity_flagged", "similarity_sentences")
+CSV_COLUMNS = (
+    "similar_to",
+    "similarity",
+    "similarity_flagged",
+    "similarity_sentences",
+    "similarity_behaviour",
+)
 # A reference's sentence: a whole string literal (no docstring, no f-string piece) of at least
 # this many characters that the template does not contain.  Three shared is the flag: no
 # independent solution of either calibration set shares even one with the chapter's reference
@@ -78,12 +87,15 @@ _DROPPED = frozenset(
 class Similarity:
     """One submission's closest match: ``closest`` is "reference" or a classmate's name;
     ``score`` is None when the file was not compared (not read: a link, a folder, too big);
-    ``sentences``: how many of a reference's own sentences it holds word for word."""
+    ``sentences``: how many of a reference's own sentences it holds word for word;
+    ``behaviour``: its agreement with a reference on the behaviour probes (birthmark.py),
+    None when they were not run (the file did not load, or the batch was told not to)."""
 
     closest: str | None
     score: float | None
     flagged: bool
     sentences: int = 0
+    behaviour: float | None = None
 
     def as_dict(self) -> dict[str, object]:
         score = None if self.score is None else round(self.score, 3)
@@ -92,12 +104,14 @@ class Similarity:
             "score": score,
             "flagged": self.flagged,
             "sentences": self.sentences,
+            "behaviour": None if self.behaviour is None else round(self.behaviour, 3),
         }
 
     def csv_cells(self) -> dict[str, object]:
         if self.score is None:  # not compared: empty cells, not a score of nothing
             return dict.fromkeys(CSV_COLUMNS, "")
-        values = (self.closest or "", round(self.score, 3), self.flagged, self.sentences)
+        shown = "" if self.behaviour is None else round(self.behaviour, 3)
+        values = (self.closest or "", round(self.score, 3), self.flagged, self.sentences, shown)
         return dict(zip(CSV_COLUMNS, values, strict=True))
 
 
@@ -330,10 +344,14 @@ def compare_class(
     sources: Mapping[str, str],
     references: tuple[frozenset[int], ...] | None = None,
     base: frozenset[int] | None = None,
+    behaviours: Mapping[str, float | None] | None = None,
 ) -> dict[str, Similarity]:
     """For each named source, its closest match among the references and the others; a
-    source holding MIN_SHARED_SENTENCES of a reference's own sentences is that reference's
-    copy unless a classmate's code is flagged closer."""
+    source holding MIN_SHARED_SENTENCES of a reference's own sentences, or whose behaviour
+    on the probes (``behaviours``: birthmark.behaviour, measured by the caller) agrees with
+    a reference's at birthmark.THRESHOLD or more, is that reference's copy unless a
+    classmate's code is flagged closer."""
+    behaviours = behaviours or {}
     template = _read(exercise_path())
     base = fingerprints(template) if base is None else base
     refs = [(REFERENCE, r - base) for r in (references or reference_fingerprints())]
@@ -349,25 +367,39 @@ def compare_class(
                 closest, score = other, value
         said = _or_empty(partial(sentences, sources[name], template))
         shared = max(len(said & theirs) for theirs in ref_said)
-        if shared >= MIN_SHARED_SENTENCES and not (score >= THRESHOLD and closest != REFERENCE):
+        acts = behaviours.get(name)
+        signs = shared >= MIN_SHARED_SENTENCES or (acts is not None and acts >= BEHAVES_AT)
+        if signs and not (score >= THRESHOLD and closest != REFERENCE):
             closest = REFERENCE
             score = max(overlap(mine, theirs, floor) for _, theirs in refs)
-        flagged = score >= THRESHOLD or (closest == REFERENCE and shared >= MIN_SHARED_SENTENCES)
-        out[name] = Similarity(closest, score, flagged, shared)
+        flagged = score >= THRESHOLD or (closest == REFERENCE and signs)
+        out[name] = Similarity(closest, score, flagged, shared, acts)
     return out
 
 
-def compare_files(files: Mapping[str, Path | None]) -> dict[str, Similarity]:
+def compare_files(
+    files: Mapping[str, Path | None], behaviours: Mapping[str, float | None] | None = None
+) -> dict[str, Similarity]:
     """``compare_class`` over the named submission files; one that is not a readable
     regular file (a link, a folder, missing) is compared with nothing."""
     texts = {name: _read_submission(path) for name, path in files.items()}
-    found = compare_class({name: text for name, text in texts.items() if text is not None})
+    readable = {name: text for name, text in texts.items() if text is not None}
+    found = compare_class(readable, behaviours=behaviours)
     return {name: found.get(name, UNREAD) for name in files}
 
 
 def instructor_note(path: Path) -> str:
-    """One line for a platform's instructor-only log: this file against the references."""
-    found = compare_files({"submission": path})["submission"]
+    """One line for a platform's instructor-only log: this file against the references
+    (its behaviour on the probes too: one more fenced child, well under a second)."""
+    from pytest_rlsys.birthmark import behaviour
+    from pytest_rlsys.grading.probes import run_file
+
+    try:  # the log line must come out whatever the probes meet
+        tokens = run_file(path)
+    except Exception:
+        tokens = None
+    acts = None if tokens is None else behaviour(tokens)
+    found = compare_files({"submission": path}, {"submission": acts})["submission"]
     if found.closest is None or found.score is None:
         return "rlsys similarity (instructors only): not compared (no readable code)"
     verdict = "a near copy, read it" if found.flagged else "not flagged"
@@ -376,10 +408,12 @@ def instructor_note(path: Path) -> str:
         if found.sentences >= MIN_SHARED_SENTENCES
         else ""
     )
+    acted = "" if acts is None else f", behaves as it on {acts:.2f} of the probes"
     return (
         f"rlsys similarity (instructors only): shares {found.score:.2f} of its code with the "
-        f"reference{said} ({verdict}; flagged at {THRESHOLD:.2f} or at "
-        f"{MIN_SHARED_SENTENCES} sentences; it changes no score)"
+        f"reference{said}{acted} ({verdict}; flagged at {THRESHOLD:.2f} or at "
+        f"{MIN_SHARED_SENTENCES} sentences or at {BEHAVES_AT:.2f} behaviour; it changes no "
+        "score)"
     )
 
 

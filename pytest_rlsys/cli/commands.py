@@ -186,10 +186,13 @@ def _grade_row(
     request: GradingRequest,
     standbys: StandbyPool[ChildProcess] | None = None,
     running: _Running | None = None,
+    behaviours: dict[str, float | None] | None = None,
 ) -> dict[str, Any]:
     """One row: the submission graded through ``open_grader``, as ``rlsys grade`` grades
     it, so a link, a FIFO or a file gone missing scores 0 with the same reason.
-    ``running``: where the grader is listed while it runs (a batch stops it there)."""
+    ``running``: where the grader is listed while it runs (a batch stops it there).  Given
+    ``behaviours``, a file that loaded is then run on the behaviour probes (instructor-only,
+    docs/similarity.md) and its share stored there under ``name``."""
     from pytest_rlsys.grading.grader import open_grader
 
     row: dict[str, Any] = {"submission": name, "seed": request.seed}
@@ -207,6 +210,9 @@ def _grade_row(
             if running is not None:
                 running.discard(grader)
         report = grader.report()
+        if behaviours is not None and not (running is not None and running.stopped):
+            loaded = report.load_error is None
+            behaviours[name] = _behaviour(grader.source, path, loaded, request, standbys)
     except Exception as exc:  # one broken submission never stops the batch
         return {
             **row,
@@ -260,6 +266,28 @@ class _Running:
             graders = list(self.graders.values())
         for grader in graders:
             grader.stop()
+
+
+def _behaviour(
+    source: str,
+    path: Path,
+    loaded: bool,
+    request: GradingRequest,
+    standbys: StandbyPool[ChildProcess] | None,
+) -> float | None:
+    """The file's agreement with a reference on the behaviour probes, in a fenced child
+    with the request's limits; None when it did not load (nothing measured)."""
+    from pytest_rlsys.birthmark import behaviour
+    from pytest_rlsys.grading.probes import run_probes
+
+    if not loaded:
+        return None
+    try:  # the grade is already made: nothing here may cost the row
+        standby = standbys.take() if standbys is not None else None
+        tokens = run_probes(source, str(path), request.limits, standby)
+    except Exception:
+        return None
+    return None if tokens is None else behaviour(tokens)
 
 
 class _Progress:
@@ -327,10 +355,13 @@ def batch(args: argparse.Namespace) -> ExitCode:
     standbys = StandbyPool(lambda: ChildProcess.on_standby(list(FUNCTIONS), request.limits))
     running = _Running()
 
+    # Each file's behaviour on the probes (docs/similarity.md), unless told not to run them.
+    behaviours: dict[str, float | None] | None = None if args.no_behaviour else {}
+
     def work(name: str, path: Path | None, problem: str) -> dict[str, Any]:
         progress.started(name)
         try:
-            return _grade_row(name, path, problem, request, standbys, running)
+            return _grade_row(name, path, problem, request, standbys, running, behaviours)
         finally:
             progress.finished(name)
 
@@ -357,7 +388,7 @@ def batch(args: argparse.Namespace) -> ExitCode:
         progress.close()
     rows.sort(key=lambda r: r["submission"])
     # Instructor-only, never part of a score: near copies of the reference or a classmate.
-    alike = similarity.compare_files({name: path for name, path, _ in submissions})
+    alike = similarity.compare_files({name: path for name, path, _ in submissions}, behaviours)
     for row in rows:
         row["similarity"] = alike[row["submission"]].as_dict()
     table = io.StringIO()

@@ -654,9 +654,10 @@ timed out</h2>{_problems_block(summary)}</section>
 def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
     """The flagged near copies, one pair a line, and the files not compared (instructor-only;
     docs/similarity.md)."""
+    from pytest_rlsys.birthmark import THRESHOLD as BEHAVES_AT
     from pytest_rlsys.similarity import MIN_SHARED_SENTENCES, THRESHOLD
 
-    pairs: dict[frozenset[str], tuple[str, str, float, int]] = {}
+    pairs: dict[frozenset[str], tuple[str, str, float, int, str]] = {}
     unread: list[str] = []
     for row in rows:
         found = row.get("similarity") or {}
@@ -665,18 +666,22 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         elif found.get("flagged") and found.get("closest"):
             mine, theirs = str(row["submission"]), str(found["closest"])
             said = int(found.get("sentences") or 0)
-            pairs.setdefault(frozenset((mine, theirs)), (mine, theirs, float(found["score"]), said))
+            acts = found.get("behaviour")
+            shown = f"{float(acts):.2f}" if isinstance(acts, int | float) else "–"
+            pair = (mine, theirs, float(found["score"]), said, shown)
+            pairs.setdefault(frozenset((mine, theirs)), pair)
     body = "".join(
         f'<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class="n">{score:.2f}</td>'
-        f'<td class="n">{said}</td></tr>'
-        for a, b, score, said in sorted(pairs.values(), key=lambda pair: (-pair[2], pair[0]))
+        f'<td class="n">{said}</td><td class="n">{_e(acts)}</td></tr>'
+        for a, b, score, said, acts in sorted(pairs.values(), key=lambda p: (-p[2], p[0]))
     )
     compared = "compared " if unread else ""
     table = (
         '<table id="similarity-table"><caption>Flagged pairs</caption><thead><tr>'
         '<th scope="col">submission</th><th scope="col">near copy of</th>'
         '<th scope="col" class="n">shared code</th>'
-        f'<th scope="col" class="n">reference sentences</th></tr></thead><tbody>{body}'
+        '<th scope="col" class="n">reference sentences</th>'
+        f'<th scope="col" class="n">behaviour</th></tr></thead><tbody>{body}'
         "</tbody></table>"
         if pairs
         else f"<p>No {compared}submission is a near copy of the reference or of a classmate.</p>"
@@ -693,7 +698,11 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         "share of the smaller file's fingerprints (winnowed, names and layout ignored) the "
         f"other has; {THRESHOLD:.2f} or more is flagged. Reference sentences: how many of the "
         "reference's own string literals (its error messages) the file holds word for word; "
-        f"{MIN_SHARED_SENTENCES} or more is flagged. A flag is a reason to read both files, "
+        f"{MIN_SHARED_SENTENCES} or more is flagged. Behaviour: the weighted share of about "
+        "60 calls on inputs the template leaves open (strings for numbers, odd fabric ids, "
+        "reports missing keys) on which the file does what the reference does, against the "
+        f"reference only; {BEHAVES_AT:.2f} or more is flagged. A flag is a reason to read "
+        "both files, "
         "not proof of copying: it changes no score.</p>"
         f"{table}{not_compared}</section>"
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rlsys import similarity
+from pytest_rlsys import birthmark, similarity
 from pytest_rlsys.cli import main
 from pytest_rlsys.outputs.class_report import class_report_html
 from pytest_rlsys.resources import FUNCTIONS
@@ -22,8 +22,9 @@ CORPORA = Path(__file__).parent
 # The clean-room sets (cleanroom*/README.md) were written by sessions that never saw the
 # detector: independent solutions, disguised copies of the chapter's reference, partial ones.
 CLEANROOMS = sorted((CORPORA / "similarity").glob("cleanroom*"))
-# The held-out set 3's copies the method misses (docs/similarity.md, "What the score does
-# not prove"): restructured past every canonical rule and every message rewritten.
+# The held-out set 3's copies the code and sentences miss (docs/similarity.md, "What the score
+# does not prove"): restructured past every canonical rule and every message rewritten.  The
+# behaviour sign flags them (tests/corpora/test_birthmark.py).
 MISSED = {"copy3_inlined_no_temps.py", "copy6_mix_30min.py", "copy7_copy_of_copy6.py"}
 ALL_COPIES = sorted(
     [
@@ -225,11 +226,15 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     assert 0.0 <= rows[names[0]]["score"] <= 1.0
     for name in names[1:]:
         assert not rows[name]["flagged"], (name, rows[name])
-    unread = {"closest": None, "score": None, "flagged": False, "sentences": 0}
+    unread = {"closest": None, "score": None, "flagged": False, "sentences": 0, "behaviour": None}
     assert rows["link.py"] == rows["fifo.py"] == unread
+    # The behaviour probes ran on every file that loaded (docs/similarity.md).
+    assert rows[names[0]]["behaviour"] == 1.0
+    assert all(0.0 <= rows[name]["behaviour"] < birthmark.THRESHOLD for name in names[1:3])
     header, *lines = (tmp_path / "grades.csv").read_text("utf-8").splitlines()
     assert header.endswith(",".join(similarity.CSV_COLUMNS))
-    assert any(re.search(r",reference,[01][.][0-9]+,True,[0-9]+$", line) for line in lines), lines
+    copy_line = r",reference,[01][.][0-9]+,True,[0-9]+,1[.]0$"
+    assert any(re.search(copy_line, line) for line in lines), lines
     assert all(line.endswith(",,,") for line in lines if line.startswith(("link", "fifo")))
     page = class_report_html(
         [{"submission": n, "status": "graded", "similarity": s} for n, s in rows.items()], 2
@@ -241,6 +246,7 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     ]
     assert "&lt;i&gt;&quot;x&quot;&amp;.py</td><td>reference</td>" in table
     assert '<i>"x"' not in page and table.count("<tr><td>") == 1
+    assert '<td class="n">1.00</td></tr>' in table  # its behaviour share
     assert "Not compared" in page and "fifo.py, link.py" in page
 
 
@@ -257,9 +263,10 @@ def test_overlap_is_symmetric(pair: tuple[int, int]) -> None:
 
 def test_the_platform_note_says_how_near_the_reference_a_file_is(tmp_path: Path) -> None:
     score = similarity.compare_class({"f": COPIES[1].read_text("utf-8")})["f"].score
-    assert f"shares {score:.2f} of its code with the reference (a near copy" in (
-        similarity.instructor_note(COPIES[1])
-    ), COPIES[1].name
+    note = similarity.instructor_note(COPIES[1])
+    # Its behaviour on the probes too (docs/similarity.md, "The behaviour sign").
+    said = f"shares {score:.2f} of its code with the reference, behaves as it on 1.00 of the"
+    assert said in note and "(a near copy" in note, (COPIES[1].name, note)
     assert "(not flagged" in similarity.instructor_note(INDEPENDENT[0])
     (tmp_path / "link.py").symlink_to(CHAPTER)
     assert "not compared" in similarity.instructor_note(tmp_path / "link.py")

@@ -1,0 +1,177 @@
+"""The behaviour sign's calibration (docs/similarity.md, "The behaviour sign"): the shipped
+references' tokens are today's, no independent correct solution behaves as a reference,
+every disguised copy does (the three held-out set 3 lost to code and sentences too), and a
+hostile submission gets its own tokens without taking the batch down."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_rlsys import birthmark, similarity
+from pytest_rlsys.cli import main
+from pytest_rlsys.grading.outcomes import Limits
+from pytest_rlsys.grading.probes import run_file, run_probes
+from pytest_rlsys.resources import solution_path
+
+CORPORA = Path(__file__).parent
+SET = CORPORA / "similarity"
+LEARNER = CORPORA / "learner_corpus"
+CHAPTER = LEARNER / "ok_chapter_reference.py"
+EXAMPLE = CORPORA.parent.parent / "examples" / "learner_example.py"
+EXAMPLE_BUG = "busiest = [max(fabrics, key=fabrics.get)] if fabrics else []"
+EXAMPLE_FIX = "busiest = sorted(f for f, v in fabrics.items() if v == critical)"
+# Written by authors who knew the references (the detector's own two, the README's example):
+# they keep every trait of the chapter's the probes read, and are the highest by far.
+KNEW_THE_REFERENCE = {"dataclass_style.py", "loops_and_helpers.py", "learner_example.py"}
+
+
+def _independent(tmp_path: Path) -> list[Path]:
+    fixed = tmp_path / "learner_example.py"  # its one planted bug (ties lost) fixed
+    text = EXAMPLE.read_text("utf-8")
+    assert EXAMPLE_BUG in text
+    fixed.write_text(text.replace(EXAMPLE_BUG, EXAMPLE_FIX), "utf-8")
+    return [
+        *sorted((SET / "independent").glob("*.py")),
+        *sorted(SET.glob("cleanroom*/independent/*.py")),
+        LEARNER / "correct.py",
+        *sorted(p for p in LEARNER.glob("ok_*.py") if p != CHAPTER),
+        fixed,
+    ]
+
+
+def _shares(paths: list[Path]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for path in paths:
+        tokens = run_file(path)
+        assert tokens is not None, path
+        share = birthmark.behaviour(tokens)
+        assert share is not None, path
+        out[f"{path.parent.parent.name}/{path.name}"] = share
+    return out
+
+
+@pytest.mark.slow
+def test_the_shipped_tokens_and_weights_are_the_references_and_the_corpus_s(
+    tmp_path: Path,
+) -> None:
+    # After a change of probes: python benchmarks/birthmark_calibration.py --write
+    ours, chapter = (run_file(p, chosen=birthmark.CANDIDATES) for p in (solution_path(), CHAPTER))
+    assert ours is not None and chapter is not None
+    others = [run_file(p, chosen=birthmark.CANDIDATES) or {} for p in _independent(tmp_path)]
+    shipped = birthmark.reference_tokens()
+    rounded = [
+        {name: (token, round(weight, 4)) for name, (token, weight) in ref.items()}
+        for ref in (birthmark.weigh(ours, others), birthmark.weigh(chapter, others))
+    ]
+    assert [dict(ref) for ref in shipped] == rounded
+
+
+@pytest.mark.slow
+def test_the_calibration_figures_are_the_docs_s(tmp_path: Path) -> None:
+    # docs/similarity.md's behaviour table: per set, independent work's highest agreement,
+    # the copies' lowest; a change of probes or weights updates both.
+    independent = _shares(_independent(tmp_path))
+    copies = _shares([*sorted((SET / "copies").glob("*.py")), *sorted(SET.glob("*/copies/*.py"))])
+    partial = _shares(sorted(SET.glob("*/partial/*.py")))
+    assert max(independent.values()) < birthmark.THRESHOLD <= min(copies.values())
+    assert round(max(independent.values()), 3) == 0.865
+    assert {n.split("/")[1] for n, s in independent.items() if s > 0.7} == KNEW_THE_REFERENCE
+    assert round(max(s for n, s in independent.items() if "cleanroom" in n), 3) == 0.217
+    assert round(min(copies.values()), 3) == 0.896  # cleanroom3/copy4_reordered_loops.py
+    for missed in ("copy3_inlined_no_temps.py", "copy6_mix_30min.py", "copy7_copy_of_copy6.py"):
+        assert copies[f"cleanroom3/{missed}"] >= birthmark.THRESHOLD
+    assert len(copies) == 40 and len(independent) == 27
+    assert max(partial.values()) < birthmark.THRESHOLD
+    assert round(max(partial.values()), 3) == 0.514
+
+
+HOSTILE = textwrap.dedent(
+    """
+    import os, sys, time
+
+    def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
+        print("raise:ValueError " * 1000)
+        time.sleep(60)
+
+    def transfer_ledger(edges, placement):
+        sys.stdout.write("x" * 100000)
+        os._exit(1)
+
+    def evaluate_topology(*args, **kwargs):
+        if kwargs:
+            return object()
+        if args[4] is not True:
+            return "raise:ValueError"
+        raise SystemExit(0)
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_hostile_submission_gets_its_own_tokens(tmp_path: Path) -> None:
+    limits = Limits(call_timeout_s=0.5)
+    tokens = run_probes(HOSTILE, "hostile.py", limits)
+    assert tokens is not None and tokens.keys() == {p.name for p in birthmark.probes()}
+    by_func = {p.name: p.func for p in birthmark.probes()}
+    sleeping = [tokens[n] for n, f in by_func.items() if f == "pipeline_capacity"]
+    assert sleeping[:2] == ["timeout", "timeout"] and set(sleeping[2:]) == {birthmark.NOT_RUN}
+    assert {tokens[n] for n, f in by_func.items() if f == "transfer_ledger"} == {"crashed"}
+    gate = {tokens[n] for n, f in by_func.items() if f == "evaluate_topology"}
+    assert gate <= {"raise:other"} | {t for t in gate if t.startswith("value:")}
+    assert "raise:ValueError" not in gate  # spelled as a value: a value's token
+    share = birthmark.behaviour(tokens)
+    assert share is not None and share < 0.2
+
+
+@pytest.mark.slow
+def test_a_hostile_submission_cannot_take_the_batch_down(tmp_path: Path) -> None:
+    subs = tmp_path / "subs"
+    subs.mkdir(mode=0o700)
+    (subs / "hostile.py").write_text(HOSTILE, "utf-8")
+    (subs / "copy.py").write_text(
+        (SET / "cleanroom3" / "copies" / "copy7_copy_of_copy6.py").read_text("utf-8")
+    )
+    (subs / "broken.py").write_text("def pipeline_capacity(:\n", "utf-8")
+    out = tmp_path / "grades.json"
+    argv = ["batch", str(subs), "--seed", "1", "--json", str(out), "--no-progress"]
+    assert main([*argv, "--timeout", "0.5"]) == 0
+    rows = {r["submission"]: r for r in json.loads(out.read_text())["submissions"]}
+    assert rows["hostile.py"]["similarity"]["behaviour"] < 0.2
+    assert not rows["hostile.py"]["similarity"]["flagged"]
+    assert rows["broken.py"]["similarity"]["behaviour"] is None  # did not load: not measured
+    copied = rows["copy.py"]["similarity"]
+    assert copied["flagged"] and copied["closest"] == similarity.REFERENCE
+    assert copied["behaviour"] >= birthmark.THRESHOLD > copied["score"]
+    assert rows["copy.py"]["score"] == 100.0  # nothing here changes a score
+    # --no-behaviour: not measured, and the copy is no longer flagged by it
+    assert main([*argv, "--no-behaviour"]) == 0
+    rows = {r["submission"]: r for r in json.loads(out.read_text())["submissions"]}
+    assert rows["copy.py"]["similarity"]["behaviour"] is None
+    assert not rows["copy.py"]["similarity"]["flagged"]
+
+
+@pytest.mark.slow
+def test_probes_that_fail_cost_neither_the_row_nor_the_log_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_rlsys.grading import probes
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the probes broke")
+
+    monkeypatch.setattr(probes, "run_probes", broken)
+    monkeypatch.setattr(probes, "run_file", broken)
+    subs = tmp_path / "subs"
+    subs.mkdir(mode=0o700)
+    (subs / "copy.py").write_text(CHAPTER.read_text("utf-8"), "utf-8")
+    out = tmp_path / "grades.json"
+    assert main(["batch", str(subs), "--seed", "1", "--json", str(out), "--no-progress"]) == 0
+    (row,) = json.loads(out.read_text())["submissions"]
+    assert row["status"] == "graded" and row["score"] == 100.0
+    assert row["similarity"]["behaviour"] is None and row["similarity"]["flagged"]
+    note = similarity.instructor_note(subs / "copy.py")
+    assert "(a near copy" in note and "probes" not in note.split("(")[0]
