@@ -5,7 +5,8 @@ Fill in the three functions, then check them with:
     pytest --rlsys-submission rlsys_ledger.py
 
 Every rule the grader checks is written in the docstrings below; the hidden cases test
-nothing else. Return plain dicts, lists, strs, numbers and bools.
+nothing else. Return plain dicts, lists, strs, numbers and bools. Use only the standard
+library, and save the file as UTF-8 (no other encoding loads, even with a coding line).
 
 How the words are read: result numbers are compared with a relative tolerance of 1e-9
 (absolute 1e-12 near zero), so rounding a result changes it. Two rules use that same
@@ -24,7 +25,8 @@ number), queue_stable and cross_pool are True or False (not 1 or 0). "never modi
 means every argument is exactly as it was after the call (converting 2 to 2.0 in
 place, or sorting a list in place, modifies it).
 
-补全三个函数，然后用上面的命令检查。只使用 Python 标准库。评分检查的每条规则都写在
+补全三个函数，然后用上面的命令检查。只使用 Python 标准库，文件以 UTF-8 保存（其他编码即使
+写了 coding 声明也无法加载）。评分检查的每条规则都写在
 下面的文档字符串里，隐藏用例不检查其他内容。返回普通的 dict、list、str、数字与 bool。
 
 措辞的含义：结果中的数按 1e-9 的相对容差（接近零时为 1e-12 的绝对容差）比较，因此
