@@ -8,6 +8,7 @@ honest failed run (exit 4), and no command raises on any of them.
 
 from __future__ import annotations
 
+import datetime as _dt
 import gzip
 import json
 from pathlib import Path
@@ -18,6 +19,7 @@ from rlsys_closure import plot
 from rlsys_closure.cli import main as closure_main
 
 from pytest_rlsys.cli import main as rlsys
+from pytest_rlsys.resultfile.checks import phases
 from pytest_rlsys.resultfile.loading import load_result_file
 
 HERE = Path(__file__).parent / "result_corpus" / "cleanroom"
@@ -31,6 +33,18 @@ def _files() -> dict[str, bytes]:
 
 
 FILES = _files()
+
+
+# The adversary wrote its files on 2026-12-01 (UTC) and dated some relative to that day:
+# pe19's created_at was "~15 h in the future" then and is in the past since 2026-12-02
+# 11:59Z.  Its files are judged by the clock of the day they were written, or the corpus
+# would change its verdicts as the calendar moves on.
+WRITTEN_AT = _dt.datetime(2026, 12, 1, 20, 0, tzinfo=_dt.UTC)
+
+
+@pytest.fixture(autouse=True)
+def _the_corpus_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(phases._created_at_problems, "__defaults__", (WRITTEN_AT,))
 
 
 def _written(tmp_path: Path, name: str) -> Path:
