@@ -485,7 +485,7 @@ def ledger(args: argparse.Namespace) -> ExitCode:
 
 
 def kit(args: argparse.Namespace) -> ExitCode:
-    from pytest_rlsys.outputs.kits import KitError, write_kit
+    from pytest_rlsys.outputs.kits import KitError, KitUsageError, write_kit
 
     prog = "rlsys kit"
     # An option of another platform's kit would be silently ignored: refuse it instead.
@@ -524,6 +524,8 @@ def kit(args: argparse.Namespace) -> ExitCode:
             namespace=args.namespace,
             hidden_visibility=args.hidden_visibility or "visible",
         )
+    except KitUsageError as exc:  # a bad --namespace or --wheel: exit 2, as every option
+        raise UsageError(str(exc), prog) from None
     except KitError as exc:
         raise CommandError(str(exc), prog) from None
     for path in made.files:

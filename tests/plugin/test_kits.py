@@ -254,7 +254,8 @@ def test_kit_wheel_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "no such file" in capsys.readouterr().err
     bad = tmp_path / "pytest_rlsys-9.9.9-py3-none-any.whl"
     bad.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip
-    assert main(["kit", "gradescope", str(tmp_path / "k1"), "--wheel", str(bad)]) == 3
+    # A wheel of another version: a usage error (exit 2), as a wheel that is not there.
+    assert main(["kit", "gradescope", str(tmp_path / "k1"), "--wheel", str(bad)]) == 2
     assert "0.1.0" in capsys.readouterr().err
     # A wheel given is the wheel carried.
     assert main(["kit", "prairielearn", str(tmp_path / "k2")]) == ExitCode.OK
@@ -675,7 +676,7 @@ def test_prairielearn_kit_names_its_image_and_grades(root: Path, tmp_path: Path)
         assert _pl_grade(root, kit, _thief(root), OPEN_VIEW)["score"] == 0.0
     # Without a namespace the kit says hosted PrairieLearn needs one.
     assert main(["kit", "prairielearn", str(tmp_path / "q2")]) == 0
-    assert main(["kit", "prairielearn", str(tmp_path / "q3"), "--namespace", "Bad Name"]) == 3
+    assert main(["kit", "prairielearn", str(tmp_path / "q3"), "--namespace", "Bad Name"]) == 2
 
 
 @pytest.mark.parametrize("namespace", [None, "course-staff"])
@@ -902,3 +903,11 @@ def test_the_install_script_removes_only_what_it_made(tmp_path: Path) -> None:
         assert not wheels.exists() and stat.S_IMODE(pkg.stat().st_mode) & 0o077 == 0
     finally:
         shutil.rmtree(others, ignore_errors=True)
+
+
+def test_a_bad_namespace_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Exit 2 as every other bad option value (it was 3, "could not finish": trial Q6).
+    assert main(["kit", "prairielearn", str(tmp_path / "pl"), "--namespace", "Bad Name!"]) == 2
+    assert "registry namespace" in capsys.readouterr().err

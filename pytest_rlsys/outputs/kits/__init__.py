@@ -72,6 +72,10 @@ class KitError(Exception):
     """The kit cannot be written (bad wheel, unwritable folder, a dependency missing)."""
 
 
+class KitUsageError(KitError):
+    """An option's value is wrong (the user's to fix, exit 2), not the kit's making."""
+
+
 @dataclass(frozen=True)
 class Kit:
     """What ``write_kit`` wrote (the bundled wheels as one line of advice), and what the
@@ -593,12 +597,12 @@ def write_kit(
         if not wheel.name.endswith(".whl") or not zipfile.is_zipfile(wheel):
             raise KitError(f"--wheel {wheel}: not a wheel file")
         if not wheel.name.startswith(f"pytest_rlsys-{__version__}-"):
-            raise KitError(
+            raise KitUsageError(
                 f"--wheel {wheel}: expected pytest_rlsys-{__version__}-*.whl, the "
                 "version of this rlsys"
             )
     if namespace is not None and not _valid_namespace(namespace):
-        raise KitError(
+        raise KitUsageError(
             f"--namespace {namespace!r}: a registry namespace is lower-case letters, digits, "
             "'.', '_', '-' and '/' (e.g. a Docker Hub user or organisation)"
         )
