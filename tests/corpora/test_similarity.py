@@ -134,6 +134,7 @@ def test_an_independent_solution_of_one_todo_alone_is_not_flagged(todo: str) -> 
     assert {n for n, f in found.items() if f.flagged} <= PAIRS, found
 
 
+@pytest.mark.slow  # 8-23 s: every calibration file fingerprinted
 def test_the_calibration_figures_are_the_docs_s() -> None:
     # docs/similarity.md's table and separation line: the lowest code score of a disguised
     # copy flagged by its code, the copies flagged by the reference's sentences alone, the
@@ -161,6 +162,7 @@ def test_the_calibration_figures_are_the_docs_s() -> None:
     ]
 
 
+@pytest.mark.slow  # 3-6 s: the held-out set 3 files against the references
 def test_the_missed_copies_are_the_docs_s() -> None:
     # A change that catches one of them must say so in docs/similarity.md.
     missed = {
