@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -90,7 +91,8 @@ def build_parser() -> Parser:
         "folder",
         metavar="DIR",
         help="the class folder: one .py file per submission, or one subfolder per "
-        "submission holding exactly one .py file (named by the subfolder); any other "
+        "submission holding one .py file, or rlsys_ledger.py among others, as the kits "
+        "pick (named by the subfolder); any other "
         "file gets a not_graded row",
     )
     settings.add_arguments(p, "batch")
@@ -210,6 +212,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.OK
     except KeyboardInterrupt:
         say("rlsys: interrupted", err=True)
+        if argv is None:  # the process's own program (not a caller's main([...]))
+            # What is left is Python's bounded wait for a batch's workers, whose calls
+            # were just killed: a second Ctrl-C there only printed a traceback.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         return ExitCode.INTERRUPTED
 
 

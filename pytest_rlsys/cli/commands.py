@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from pytest_rlsys.grading.ahead import StandbyPool
     from pytest_rlsys.grading.grader import Grader
     from pytest_rlsys.grading.isolation import ChildProcess
+    from pytest_rlsys.grading.probes import ProbeRun
     from pytest_rlsys.grading.request import GradingRequest
 
 __all__ = [
@@ -131,10 +132,13 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
                 found.append((entry.name, None, NOT_PY.format(name=entry.name)))
         else:
             files, problem = _python_files(entry)
+            named = entry / exercise_path().name  # the kits' rule: the template's name first
             if problem:
                 found.append((entry.name, None, problem))
             elif len(files) == 1:
                 found.append((entry.name, files[0], ""))
+            elif named in files:
+                found.append((entry.name, named, ""))
             else:
                 found.append(
                     (
@@ -212,7 +216,7 @@ def _grade_row(
         report = grader.report()
         if behaviours is not None and not (running is not None and running.stopped):
             loaded = report.load_error is None
-            behaviours[name] = _behaviour(grader.source, path, loaded, request, standbys)
+            behaviours[name] = _behaviour(grader.source, path, loaded, request, standbys, running)
     except Exception as exc:  # one broken submission never stops the batch
         return {
             **row,
@@ -246,17 +250,18 @@ class _Running:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.graders: dict[int, Grader] = {}  # by id(): a Grader is not hashable
+        # Graders and probe runs (each with stop()), by id(): a Grader is not hashable.
+        self.graders: dict[int, Grader | ProbeRun] = {}
         self.stopped = False
 
-    def add(self, grader: Grader) -> None:
+    def add(self, grader: Grader | ProbeRun) -> None:
         with self.lock:
             self.graders[id(grader)] = grader
             stopped = self.stopped
         if stopped:  # opened while the batch was being stopped
             grader.stop()
 
-    def discard(self, grader: Grader) -> None:
+    def discard(self, grader: Grader | ProbeRun) -> None:
         with self.lock:
             self.graders.pop(id(grader), None)
 
@@ -274,19 +279,26 @@ def _behaviour(
     loaded: bool,
     request: GradingRequest,
     standbys: StandbyPool[ChildProcess] | None,
+    running: _Running | None = None,
 ) -> float | None:
     """The file's agreement with a reference on the behaviour probes, in a fenced child
     with the request's limits; None when it did not load (nothing measured)."""
     from pytest_rlsys.birthmark import behaviour
-    from pytest_rlsys.grading.probes import run_probes
+    from pytest_rlsys.grading.probes import ProbeRun, run_probes
 
     if not loaded:
         return None
+    probing = ProbeRun()  # an interrupted batch ends the probes too (running.stop)
+    if running is not None:
+        running.add(probing)
     try:  # the grade is already made: nothing here may cost the row
         standby = standbys.take() if standbys is not None else None
-        tokens = run_probes(source, str(path), request.limits, standby)
+        tokens = run_probes(source, str(path), request.limits, standby, run=probing)
     except Exception:
         return None
+    finally:
+        if running is not None:
+            running.discard(probing)
     return None if tokens is None else behaviour(tokens)
 
 

@@ -24,12 +24,28 @@ from pytest_rlsys.resources import FUNCTIONS
 BUDGET_S = 15.0
 
 
+class ProbeRun:
+    """Lets another thread end a probe run at once (an interrupted batch): the call under
+    way is killed and no probe begins after it."""
+
+    def __init__(self) -> None:
+        self.child: ChildProcess | None = None
+        self.stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
+        child = self.child
+        if child is not None:
+            child.interrupt()
+
+
 def run_probes(
     source: str,
     filename: str,
     limits: Limits,
     standby: ChildProcess | None = None,
     chosen: tuple[birthmark.Probe, ...] | None = None,
+    run: ProbeRun | None = None,
 ) -> dict[str, str] | None:
     """Each probe's token for the submission ``source``; None when it did not load (or
     defines none of the functions): nothing measured.  ``standby``: a child already started
@@ -43,7 +59,11 @@ def run_probes(
         if standby is not None:
             standby.close()
         child = ChildProcess(source, filename, list(FUNCTIONS), limits)
+    if run is not None:
+        run.child = child
     try:
+        if run is not None and run.stopped:  # stopped before the child was known
+            return None
         load = child.ensure_loaded()
         if not load.ok or not any(load.functions.values()):
             return None
@@ -52,6 +72,8 @@ def run_probes(
         began = time.monotonic()
         tokens: dict[str, str] = {}
         for probe in birthmark.probes() if chosen is None else chosen:
+            if run is not None and run.stopped:
+                return None
             if (
                 timeouts.get(probe.func, 0) >= TIMEOUTS_PER_FUNCTION
                 or time.monotonic() - began > BUDGET_S

@@ -175,3 +175,37 @@ def test_probes_that_fail_cost_neither_the_row_nor_the_log_line(
     assert row["similarity"]["behaviour"] is None and row["similarity"]["flagged"]
     note = similarity.instructor_note(subs / "copy.py")
     assert "(a near copy" in note and "probes" not in note.split("(")[0]
+
+
+@pytest.mark.slow
+def test_a_probe_run_stopped_from_another_thread_ends_at_once() -> None:
+    # An interrupted batch (Ctrl-C) stops its probe runs: the call under way is killed and
+    # none begins after it.  Before, the run went on to the call's time limit and a second
+    # Ctrl-C met Python's wait for the worker (a traceback).
+    import threading
+    import time
+
+    from pytest_rlsys.grading.probes import ProbeRun
+
+    source = (
+        "def pipeline_capacity(*a, **k):\n    while True:\n        pass\n"
+        "def transfer_ledger(*a, **k):\n    while True:\n        pass\n"
+    )
+    run = ProbeRun()
+    got: list[object] = []
+    worker = threading.Thread(
+        target=lambda: got.append(
+            run_probes(source, "s.py", Limits(call_timeout_s=60), None, run=run)
+        )
+    )
+    worker.start()
+    deadline = time.monotonic() + 30
+    while run.child is None or run.child.proc is None:  # the first call is under way
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)
+    stopped = time.monotonic()
+    run.stop()
+    worker.join(20)
+    assert not worker.is_alive() and got == [None]
+    assert time.monotonic() - stopped < 20  # not the call's 60 s

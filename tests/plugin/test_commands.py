@@ -61,6 +61,9 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     (subs / "dave" / "a.py").write_text("import os\nos._exit(1)\n")
     (subs / "erin").mkdir()  # no .py inside: an error row, not a crash
     (subs / "frank.txt").write_text("my answer")  # not .py: a row too, the learner kept
+    (subs / "gail").mkdir()  # the template's name among others: graded, as the kits do
+    (subs / "gail" / "rlsys_ledger.py").write_text(solution_path().read_text(encoding="utf-8"))
+    (subs / "gail" / "test_mine.py").write_text("def test_x():\n    pass\n")
     out_csv, out_json = tmp_path / "grades.csv", tmp_path / "grades.json"
     before = set(_live_children())
     assert (
@@ -85,7 +88,8 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     )
     with open(out_csv, encoding="utf-8") as handle:
         rows = {r["submission"]: r for r in csv.DictReader(handle)}
-    assert set(rows) == {"alice.py", "bob.py", "carol.py", "dave", "erin", "frank.txt"}
+    assert set(rows) == {"alice.py", "bob.py", "carol.py", "dave", "erin", "frank.txt", "gail"}
+    assert float(rows["gail"]["score"]) == 100
     assert float(rows["alice.py"]["score"]) == 100
     assert float(rows["bob.py"]["score"]) == 0
     assert rows["alice.py"]["status"] == rows["bob.py"]["status"] == "graded"
@@ -102,7 +106,7 @@ def test_batch_grades_a_folder_and_survives_broken_submissions(
     assert full["seed"] == 5
     alice = next(r for r in full["submissions"] if r["submission"] == "alice.py")
     assert alice["report"]["reproducibility"]["seed"] == 5
-    assert "2 graded, 2 did not load (score 0), 2 not graded" in capsys.readouterr().err
+    assert "3 graded, 2 did not load (score 0), 2 not graded" in capsys.readouterr().err
     # Children started ahead for submissions that never came are gone too.
     deadline = time.monotonic() + 10
     while set(_live_children()) - before and time.monotonic() < deadline:
