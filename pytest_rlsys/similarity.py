@@ -390,8 +390,8 @@ def compare_files(
 
 def instructor_note(path: Path) -> str:
     """One line for a platform's instructor-only log: this file against the references
-    (its behaviour on the probes too: one more fenced child: under a second for a file that answers, at most 15 s and one
-    call timeout for one that hangs)."""
+    (its behaviour on the probes too: one more fenced child; under a second for a file
+    that answers, at most 15 s and one call timeout for one that hangs)."""
     from pytest_rlsys.birthmark import behaviour
     from pytest_rlsys.grading.probes import run_file
 
