@@ -128,6 +128,23 @@ def pipeline_capacity(*a, **k):
 transfer_ledger = evaluate_topology = pipeline_capacity
 """
 
+# Right on every graded case; hangs only on a number given as a string, which the
+# behaviour probes give (the template leaves it open) and no case does: the batch is then
+# interrupted in the probes, after the grading.
+_HANGS_IN_PROBES = (
+    solution_path().read_text(encoding="utf-8")
+    + """
+import time as _time
+_graded = pipeline_capacity
+def pipeline_capacity(stage_rates, *a, **k):
+    if any(isinstance(v, str) for v in dict(stage_rates).values()):
+        with open("rlsys-in-call", "w") as fh:
+            fh.write("1")
+        _time.sleep(600)
+    return _graded(stage_rates, *a, **k)
+"""
+)
+
 
 def _descendants(root: int) -> list[int]:
     """Every live process below ``root`` (zombies excluded)."""
@@ -141,14 +158,17 @@ def _descendants(root: int) -> list[int]:
 
 
 @pytest.mark.slow
-def test_one_sigint_ends_a_batch_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["grading", "probes"])
+def test_one_sigint_ends_a_batch_at_once(tmp_path: Path, where: str) -> None:
     """Ctrl-C stops the call under way and begins no other submission.  The pool once
     waited, as it shut down, for the running call's time limit and then graded the rest
     of the class; a second Ctrl-C ended only that wait, a third the one at exit."""
     subs = tmp_path / "subs"
     subs.mkdir(mode=0o700)  # as root, batch refuses a class folder others can read
     for name in ("a", "b", "c"):
-        (subs / f"{name}.py").write_text(_HANGS, encoding="utf-8")
+        (subs / f"{name}.py").write_text(
+            _HANGS if where == "grading" else _HANGS_IN_PROBES, encoding="utf-8"
+        )
     code = (
         # As from a terminal: a suite started in the background has SIGINT ignored, and
         # every process it starts inherits that.
