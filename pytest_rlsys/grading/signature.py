@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import threading
 
 from pytest_rlsys.resources import FUNCTIONS, exercise_path
 
@@ -29,7 +30,7 @@ def _definitions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunct
 def _template_optional() -> dict[str, tuple[str, ...]]:
     """Per function, the template's parameters a caller may pass by keyword alone: those
     with a default and the keyword-only ones."""
-    tree = ast.parse(exercise_path().read_text(encoding="utf-8"))
+    tree = parse(exercise_path().read_text(encoding="utf-8"))
     optional = {}
     for name, node in _definitions(tree).items():
         args = node.args
@@ -39,11 +40,30 @@ def _template_optional() -> dict[str, tuple[str, ...]]:
     return optional
 
 
+# CPython 3.11 keeps the AST conversion's recursion depth per interpreter, not per thread:
+# two threads parsing at once (a batch's workers) can raise "SystemError: AST constructor
+# recursion depth mismatch", which cost a correct file its row in a CI run.  Every parse
+# a worker thread makes goes through this lock.
+_PARSE_LOCK = threading.Lock()
+
+
+def parse(source: str) -> ast.Module:
+    """``ast.parse``, one thread at a time (see _PARSE_LOCK)."""
+    with _PARSE_LOCK:
+        return ast.parse(source)
+
+
+def parse_expression(source: str) -> ast.Expression:
+    """``ast.parse(source, mode="eval")``, one thread at a time (see _PARSE_LOCK)."""
+    with _PARSE_LOCK:
+        return ast.parse(source, mode="eval")
+
+
 def missing_parameters(source: str) -> list[tuple[str, str]]:
     """(function, parameter) for each optional template parameter a function defined in
     ``source`` cannot take (no such name and no ``**kwargs``); [] when it does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # the load error says what is wrong
     found = []

@@ -12,7 +12,7 @@ from typing import Any
 
 from pytest_rlsys.grading.comparison import float_source
 from pytest_rlsys.grading.scoring import GRADER_FAULT, CaseResult, ScoreReport
-from pytest_rlsys.grading.signature import SIGNATURE_NOTE
+from pytest_rlsys.grading.signature import SIGNATURE_NOTE, parse_expression
 from pytest_rlsys.messages import (
     HIDDEN_GROUP,
     HIDDEN_NOTE,
@@ -250,7 +250,7 @@ def call_lines(call: str, label: str, width: int = WIDTH) -> list[str]:
     lines = [f"  {label}:"]
     for part in call.split(" ; "):
         try:
-            node = _NonFiniteFloats().visit(ast.parse(part, mode="eval")).body
+            node = _NonFiniteFloats().visit(parse_expression(part)).body
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
                 raise ValueError(part)
             args = [ast.literal_eval(arg) for arg in node.args]
