@@ -190,13 +190,10 @@ class Grader:
             # A hidden case that passes an optional parameter the file's function lacks
             # fails with only "raised an exception"; this says why from the source alone.
             self.notes += signature_notes(self.source)
-        if self.standby is not None:
-            if self.standby.limits == self.limits:
-                # The private files are protected by now: only then may it load anything.
-                self.standby.source, self.standby.filename = self.source, str(self.path)
-                self.child = self.standby
-            else:
-                self.standby.close()
+        # The private files are protected by now: only then may it load anything.
+        adopted = ChildProcess.adopt(self.standby, self.source, str(self.path), self.limits)
+        if adopted is not None:
+            self.child = adopted
         try:
             prepared = prepare_battery(self.seed)
             self.cases: list[Case] = list(prepared.cases)

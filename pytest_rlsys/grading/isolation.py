@@ -299,6 +299,21 @@ class ChildProcess:
         and the allow-list lets it create no process or IPC object)."""
         return self.user is not None and self.user.fresh and not fence.landlock_abi()
 
+    @staticmethod
+    def adopt(
+        standby: ChildProcess | None, source: str, filename: str, limits: Limits
+    ) -> ChildProcess | None:
+        """``standby`` made the child of ``source`` when it was started with ``limits``;
+        else it is closed (nothing will load into it) and None is returned.  Call it only
+        once the private files are protected: the child may load anything after it."""
+        if standby is None:
+            return None
+        if standby.limits != limits:
+            standby.close()
+            return None
+        standby.source, standby.filename = source, filename
+        return standby
+
     @classmethod
     def on_standby(cls, functions: list[str], limits: Limits) -> ChildProcess:
         """A child for a submission not yet known, its interpreter started now

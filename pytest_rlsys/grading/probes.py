@@ -52,13 +52,9 @@ def run_probes(
     with ``limits`` (``ChildProcess.on_standby``) to load into; it is closed here."""
     if limits.child_user is not None:
         private.protect_private_files()  # as root: the child must not read the reference
-    if standby is not None and standby.limits == limits:
-        standby.source, standby.filename = source, filename
-        child = standby
-    else:
-        if standby is not None:
-            standby.close()
-        child = ChildProcess(source, filename, list(FUNCTIONS), limits)
+    child = ChildProcess.adopt(standby, source, filename, limits) or ChildProcess(
+        source, filename, list(FUNCTIONS), limits
+    )
     if run is not None:
         run.child = child
     try:
