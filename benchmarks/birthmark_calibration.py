@@ -7,8 +7,9 @@ token differs from the reference's (0: a trait every solution shares, left out).
 the probes, then each file's agreement and each set's figures with the threshold.
 
 Run: .venv/bin/python benchmarks/birthmark_calibration.py [--write]
-(``--write`` regenerates pytest_rlsys/birthmark_references.txt after any change to the
-probes or the references: tokens and weights only, never the chapter's code.)
+(``--write`` regenerates pytest_rlsys/birthmark_references.txt and birthmark_independent.txt
+after any change to the probes, the references or the independent set: tokens, weights and
+counts only, never the chapter's code.)
 """
 
 from __future__ import annotations
@@ -108,6 +109,8 @@ def main() -> None:
         print(f"  {probe.name:42} {ours[probe.name][1]:.3f} {chapter[probe.name][1]:.3f}")
     if "--write" in sys.argv:
         write_atomic(birthmark.REFERENCES_FILE, birthmark.references_text(ours, chapter))
+        counts = birthmark.tally(list(ind.values()))
+        write_atomic(birthmark.INDEPENDENT_FILE, birthmark.independent_text(counts))
     report("independent", ind, refs)
     # Each independent file with the weights measured without it (its own disagreements
     # raise the weights of the probes it misses, so the shipped weights flatter it a little).

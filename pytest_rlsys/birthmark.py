@@ -35,6 +35,9 @@ NONPLAIN_MARK = "$rlsys_nonplain"
 # A probe not made (the budget spent, its function timed out twice, no such function).
 NOT_RUN = "not_run"
 REFERENCES_FILE = Path(__file__).with_name("birthmark_references.txt")
+# How many of the calibration set's independent correct solutions had each token: a
+# classmate's tokens are weighed by it as a reference's are (``alike``).
+INDEPENDENT_FILE = Path(__file__).with_name("birthmark_independent.txt")
 
 
 @dataclass(frozen=True)
@@ -317,14 +320,60 @@ def references_text(ours: Reference, chapter: Reference) -> str:
     return header + "".join(lines)
 
 
+# How many independent correct solutions had each token of each probe, and of how many.
+Tally = tuple[int, Mapping[str, Mapping[str, int]]]
+
+
+def tally(independent: Sequence[Mapping[str, str]]) -> Tally:
+    """``independent``'s tokens counted, probe by probe."""
+    counts: dict[str, dict[str, int]] = {}
+    for tokens in independent:
+        for name, mine in tokens.items():
+            counts.setdefault(name, {})[mine] = counts.get(name, {}).get(mine, 0) + 1
+    return len(independent), counts
+
+
+def weighed(tokens: Mapping[str, str], counts: Tally) -> Reference:
+    """``tokens`` as a reference: each probe's weight is the share of the counted
+    independent solutions whose token differs from this one (1 for a token none had)."""
+    total, seen = counts
+    total = max(1, total)
+    return {
+        name: (mine, 1 - seen.get(name, {}).get(mine, 0) / total) for name, mine in tokens.items()
+    }
+
+
 def weigh(tokens: Mapping[str, str], independent: Sequence[Mapping[str, str]]) -> Reference:
     """A reference's tokens with each probe's weight: the share of ``independent`` (correct
     solutions written without the reference) whose token differs from the reference's."""
-    count = max(1, len(independent))
-    return {
-        name: (mine, sum(other.get(name) != mine for other in independent) / count)
-        for name, mine in tokens.items()
-    }
+    return weighed(tokens, tally(independent))
+
+
+def independent_text(counts: Tally) -> str:
+    """The text of ``birthmark_independent.txt`` (``independent_tally`` reads it back)."""
+    total, seen = counts
+    lines = [
+        f"{name} {count} {mine}\n"
+        for name in sorted(seen)
+        for mine, count in sorted(seen[name].items())
+    ]
+    header = f"# independent correct solutions {total}; then probe, count, token (birthmark.py)\n"
+    return header + "".join(lines)
+
+
+@functools.lru_cache(maxsize=1)
+def independent_tally() -> Tally:
+    """The shipped tally (``INDEPENDENT_FILE``); (0, {}) when missing or unreadable."""
+    seen: dict[str, dict[str, int]] = {}
+    try:
+        text = INDEPENDENT_FILE.read_text("utf-8")
+        total = int(text.split("\n", 1)[0].split(";")[0].split()[-1])
+        for line in text.splitlines()[1:]:
+            name, count, mine = line.split()
+            seen.setdefault(name, {})[mine] = int(count)
+    except (OSError, ValueError, IndexError):
+        return 0, {}
+    return total, seen
 
 
 def agreement(mine: Mapping[str, str], reference: Reference) -> float | None:
@@ -351,3 +400,23 @@ def behaviour(
         if share is not None
     ]
     return max(found) if found else None
+
+
+def alike(mine: Mapping[str, str], theirs: Mapping[str, str]) -> float | None:
+    """How far two submissions behave alike where the template is silent: each one's
+    agreement with the other taken as a reference, weighed by the shipped tally (a token
+    every independent solution had weighs 0), the higher of the two; None when either was
+    not measured or nothing is weighed.  A disguised copy does what its original does
+    (1.0 unless its copier changed what it computes); two files that differ on the probes
+    are not one program twice."""
+    if not mine or not theirs or not independent_tally()[0]:
+        return None
+    shares = [
+        share
+        for share in (
+            agreement(mine, weighed(theirs, independent_tally())),
+            agreement(theirs, weighed(mine, independent_tally())),
+        )
+        if share is not None
+    ]
+    return max(shares) if shares else None

@@ -12,7 +12,9 @@ A second, independent sign is the reference's own sentences: a file that holds t
 of its string literals word for word (its error messages, which no docstring dictates) is
 flagged whatever its code score; a rewrite of the code rarely rewrites them too.  A third,
 the file's behaviour on inputs the template leaves open (birthmark.py), is measured by the
-caller in the grader's child and passed in (``behaviours``).
+caller in the grader's child and passed in as tokens (``probed``): against the references it
+flags a copy whatever its code; between classmates it confirms the code's sign (two files
+whose code is shared but which behave differently on the probes are not one program twice).
 ``copydetect`` itself is not used: it needs numpy, matplotlib, jinja2 and tqdm, too heavy for
 the offline grading kits, and it neither drops a base file's statements by structure nor
 sorts functions.  Calibration and what a score does not prove: docs/similarity.md.
@@ -34,6 +36,7 @@ from functools import partial
 from pathlib import Path
 
 from pytest_rlsys.birthmark import THRESHOLD as BEHAVES_AT
+from pytest_rlsys.birthmark import alike, behaviour
 from pytest_rlsys.escaping import say
 from pytest_rlsys.resources import exercise_path, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
@@ -344,47 +347,64 @@ def compare_class(
     sources: Mapping[str, str],
     references: tuple[frozenset[int], ...] | None = None,
     base: frozenset[int] | None = None,
-    behaviours: Mapping[str, float | None] | None = None,
+    probed: Mapping[str, Mapping[str, str] | None] | None = None,
 ) -> dict[str, Similarity]:
-    """For each named source, its closest match among the references and the others; a
-    source holding MIN_SHARED_SENTENCES of a reference's own sentences, or whose behaviour
-    on the probes (``behaviours``: birthmark.behaviour, measured by the caller) agrees with
-    a reference's at birthmark.THRESHOLD or more, is that reference's copy unless a
-    classmate's code is flagged closer."""
-    behaviours = behaviours or {}
+    """For each named source, its closest match among the references and the others.
+    ``probed``: each source's tokens on the behaviour probes (birthmark.py, measured by the
+    caller; missing or None: not measured).  A source holding MIN_SHARED_SENTENCES of a
+    reference's own sentences, or whose behaviour agrees with a reference's at
+    birthmark.THRESHOLD or more, is that reference's copy unless a classmate's code is
+    flagged closer.  A classmate's code is flagged only if the two also behave alike
+    (birthmark.alike at THRESHOLD or more) or either was not measured: where the template is
+    silent a copy does what its original does, and independent work written in one style
+    shares code but not every choice (calibration: docs/similarity.md)."""
+    probed = probed or {}
     template = _read(exercise_path())
     base = fingerprints(template) if base is None else base
     refs = [(REFERENCE, r - base) for r in (references or reference_fingerprints())]
     prints = {name: _or_empty(partial(fingerprints, text)) - base for name, text in sources.items()}
     ref_said = reference_sentences(template)
     floor = max(len(r) for _, r in refs) / 2
+
+    def behave_alike(name: str, other: str) -> bool:
+        pair = alike(probed.get(name) or {}, probed.get(other) or {})
+        return pair is None or pair >= BEHAVES_AT
+
     out: dict[str, Similarity] = {}
     for name, mine in prints.items():
-        closest, score = None, 0.0
+        closest, score = None, 0.0  # the closest code, flagged or not
+        held, held_score = None, 0.0  # the closest that is flagged
         for other, theirs in [*refs, *((n, p) for n, p in prints.items() if n != name)]:
             value = overlap(mine, theirs, floor)
             if value > score:
                 closest, score = other, value
+            flags = value >= THRESHOLD and value > held_score
+            if flags and (other == REFERENCE or behave_alike(name, other)):
+                held, held_score = other, value
+        if held is not None:
+            closest, score = held, held_score
         said = _or_empty(partial(sentences, sources[name], template))
         shared = max(len(said & theirs) for theirs in ref_said)
-        acts = behaviours.get(name)
+        tokens = probed.get(name)
+        acts = behaviour(tokens) if tokens else None
         signs = shared >= MIN_SHARED_SENTENCES or (acts is not None and acts >= BEHAVES_AT)
-        if signs and not (score >= THRESHOLD and closest != REFERENCE):
+        if signs and held in (None, REFERENCE):
             closest = REFERENCE
             score = max(overlap(mine, theirs, floor) for _, theirs in refs)
-        flagged = score >= THRESHOLD or (closest == REFERENCE and signs)
+        flagged = held is not None or (closest == REFERENCE and signs)
         out[name] = Similarity(closest, score, flagged, shared, acts)
     return out
 
 
 def compare_files(
-    files: Mapping[str, Path | None], behaviours: Mapping[str, float | None] | None = None
+    files: Mapping[str, Path | None],
+    probed: Mapping[str, Mapping[str, str] | None] | None = None,
 ) -> dict[str, Similarity]:
     """``compare_class`` over the named submission files; one that is not a readable
     regular file (a link, a folder, missing) is compared with nothing."""
     texts = {name: _read_submission(path) for name, path in files.items()}
     readable = {name: text for name, text in texts.items() if text is not None}
-    found = compare_class(readable, behaviours=behaviours)
+    found = compare_class(readable, probed=probed)
     return {name: found.get(name, UNREAD) for name in files}
 
 
@@ -392,15 +412,14 @@ def instructor_note(path: Path) -> str:
     """One line for a platform's instructor-only log: this file against the references
     (its behaviour on the probes too: one more fenced child; under a second for a file
     that answers, at most 15 s and one call timeout for one that hangs)."""
-    from pytest_rlsys.birthmark import behaviour
     from pytest_rlsys.grading.probes import run_file
 
     try:  # the log line must come out whatever the probes meet
         tokens = run_file(path)
     except Exception:
         tokens = None
-    acts = None if tokens is None else behaviour(tokens)
-    found = compare_files({"submission": path}, {"submission": acts})["submission"]
+    found = compare_files({"submission": path}, {"submission": tokens})["submission"]
+    acts = found.behaviour
     if found.closest is None or found.score is None:
         return "rlsys similarity (instructors only): not compared (no readable code)"
     verdict = "a near copy, read it" if found.flagged else "not flagged"

@@ -190,13 +190,13 @@ def _grade_row(
     request: GradingRequest,
     standbys: StandbyPool[ChildProcess] | None = None,
     running: _Running | None = None,
-    behaviours: dict[str, float | None] | None = None,
+    probed: dict[str, dict[str, str] | None] | None = None,
 ) -> dict[str, Any]:
     """One row: the submission graded through ``open_grader``, as ``rlsys grade`` grades
     it, so a link, a FIFO or a file gone missing scores 0 with the same reason.
     ``running``: where the grader is listed while it runs (a batch stops it there).  Given
-    ``behaviours``, a file that loaded is then run on the behaviour probes (instructor-only,
-    docs/similarity.md) and its share stored there under ``name``."""
+    ``probed``, a file that loaded is then run on the behaviour probes (instructor-only,
+    docs/similarity.md) and its tokens stored there under ``name``."""
     from pytest_rlsys.grading.grader import open_grader
 
     row: dict[str, Any] = {"submission": name, "seed": request.seed}
@@ -214,9 +214,9 @@ def _grade_row(
             if running is not None:
                 running.discard(grader)
         report = grader.report()
-        if behaviours is not None and not (running is not None and running.stopped):
+        if probed is not None and not (running is not None and running.stopped):
             loaded = report.load_error is None
-            behaviours[name] = _behaviour(grader.source, path, loaded, request, standbys, running)
+            probed[name] = _probe(grader.source, path, loaded, request, standbys, running)
     except Exception as exc:  # one broken submission never stops the batch
         return {
             **row,
@@ -273,17 +273,16 @@ class _Running:
             grader.stop()
 
 
-def _behaviour(
+def _probe(
     source: str,
     path: Path,
     loaded: bool,
     request: GradingRequest,
     standbys: StandbyPool[ChildProcess] | None,
     running: _Running | None = None,
-) -> float | None:
-    """The file's agreement with a reference on the behaviour probes, in a fenced child
-    with the request's limits; None when it did not load (nothing measured)."""
-    from pytest_rlsys.birthmark import behaviour
+) -> dict[str, str] | None:
+    """The file's tokens on the behaviour probes, in a fenced child with the request's
+    limits; None when it did not load (nothing measured)."""
     from pytest_rlsys.grading.probes import ProbeRun, run_probes
 
     if not loaded:
@@ -299,7 +298,7 @@ def _behaviour(
     finally:
         if running is not None:
             running.discard(probing)
-    return None if tokens is None else behaviour(tokens)
+    return tokens
 
 
 class _Progress:
@@ -368,12 +367,12 @@ def batch(args: argparse.Namespace) -> ExitCode:
     running = _Running()
 
     # Each file's behaviour on the probes (docs/similarity.md), unless told not to run them.
-    behaviours: dict[str, float | None] | None = None if args.no_behaviour else {}
+    probed: dict[str, dict[str, str] | None] | None = None if args.no_behaviour else {}
 
     def work(name: str, path: Path | None, problem: str) -> dict[str, Any]:
         progress.started(name)
         try:
-            return _grade_row(name, path, problem, request, standbys, running, behaviours)
+            return _grade_row(name, path, problem, request, standbys, running, probed)
         finally:
             progress.finished(name)
 
@@ -400,7 +399,7 @@ def batch(args: argparse.Namespace) -> ExitCode:
         progress.close()
     rows.sort(key=lambda r: r["submission"])
     # Instructor-only, never part of a score: near copies of the reference or a classmate.
-    alike = similarity.compare_files({name: path for name, path, _ in submissions}, behaviours)
+    alike = similarity.compare_files({name: path for name, path, _ in submissions}, probed)
     for row in rows:
         row["similarity"] = alike[row["submission"]].as_dict()
     table = io.StringIO()

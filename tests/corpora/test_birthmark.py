@@ -68,6 +68,9 @@ def test_the_shipped_tokens_and_weights_are_the_references_and_the_corpus_s(
         for ref in (birthmark.weigh(ours, others), birthmark.weigh(chapter, others))
     ]
     assert [dict(ref) for ref in shipped] == rounded
+    # The classmates' tally (birthmark.alike) is the same independent set's, counted.
+    total, seen = birthmark.independent_tally()
+    assert (total, {k: dict(v) for k, v in seen.items()}) == birthmark.tally(others)
 
 
 @pytest.mark.slow

@@ -115,6 +115,70 @@ def test_no_independent_solution_is_flagged_against_the_references_or_each_other
     assert flagged == PAIRS and {found[n].closest for n in flagged} == flagged
 
 
+def _probed(paths: list[Path]) -> dict[str, dict[str, str] | None]:
+    """Each file's tokens on the behaviour probes, as `rlsys batch` measures them."""
+    from pytest_rlsys.grading.probes import run_file
+
+    return {_key(p): run_file(p) for p in paths}
+
+
+def test_classmates_who_share_code_but_not_behaviour_are_not_flagged() -> None:
+    # The two same-model pairs above share code (0.62, 0.52) but not what they do where the
+    # template is silent (alike 0.65 - 0.81 < 0.88): with the behaviour sign, as the batch
+    # runs by default, neither pair is flagged, and nothing else is.
+    paths = [p for p in INDEPENDENT if _key(p) in PAIRS]
+    assert len(paths) == 4
+    sources = {_key(p): p.read_text("utf-8") for p in paths}
+    probed = _probed(paths)
+    for one, other in itertools.combinations(sorted(PAIRS), 2):
+        pair = birthmark.alike(probed[one] or {}, probed[other] or {})
+        assert pair is not None and pair < birthmark.THRESHOLD, (one, other, pair)
+    found = similarity.compare_class(sources, probed=probed)
+    assert not [n for n, f in found.items() if f.flagged], found
+    # What each shows: its closest code, not flagged.
+    assert {found[n].closest for n in found} == set(found)
+    assert all(f.score is not None and f.score >= similarity.THRESHOLD for f in found.values())
+    # Not measured (--no-behaviour, or one did not load): the code alone decides, as before.
+    assert {n for n, f in similarity.compare_class(sources).items() if f.flagged} == PAIRS
+
+
+@pytest.mark.slow  # every independent file on the probes: 3-10 s
+def test_a_class_of_independent_work_and_a_classmate_s_copies_with_the_behaviour_sign() -> None:
+    # The whole independent set as one class, with each file's behaviour, plus disguised
+    # copies of two classmates (every name renamed, reformatted, functions reordered, dead
+    # code: tests/corpora/similarity/make_copies.py's disguises): no independent file is
+    # flagged, each copy names its original, and the original names its copy.
+    import random
+    import sys
+
+    sys.path.insert(0, str(CORPORA / "similarity"))
+    try:
+        import make_copies
+    finally:
+        sys.path.pop(0)
+    sources = {_key(p): p.read_text("utf-8") for p in INDEPENDENT}
+    probed = _probed(INDEPENDENT)
+    random.seed(7)
+    originals = ["cleanroom/ind1_loops_beginner.py", "cleanroom2/ind7_template_inplace.py"]
+    for n, original in enumerate(originals):
+        disguised = make_copies.reorder(make_copies.reformat(make_copies.rename(sources[original])))
+        sources[f"copy{n}.py"] = make_copies.comment(disguised)
+    tmp = Path(os.environ.get("TMPDIR", "/tmp"))
+    for n in range(len(originals)):
+        path = tmp / f"rlsys-classmate-copy{os.getpid()}-{n}.py"
+        path.write_text(sources[f"copy{n}.py"], "utf-8")
+        try:
+            from pytest_rlsys.grading.probes import run_file
+
+            probed[f"copy{n}.py"] = run_file(path)
+        finally:
+            path.unlink()
+    found = similarity.compare_class(sources, probed=probed)
+    flagged = {n: f.closest for n, f in found.items() if f.flagged}
+    expected = {f"copy{n}.py": o for n, o in enumerate(originals)}
+    assert flagged == {**expected, **{o: c for c, o in expected.items()}}, flagged
+
+
 def _one_todo(path: Path, todo: str) -> str:
     """``path`` with only ``todo`` written (its helpers kept), as a learner part-way through."""
     source = path.read_text("utf-8")
@@ -208,6 +272,26 @@ def test_too_little_code_or_bad_code_is_never_flagged(source: str | None) -> Non
     code = exercise_path().read_text("utf-8") if source is None else source
     found = similarity.compare_class({"a.py": code, "b.py": code})
     assert found["a.py"] == similarity.Similarity(None, 0.0, False)
+
+
+def test_rlsys_batch_confirms_classmates_by_behaviour(tmp_path: Path) -> None:
+    # The batch measures each file's tokens and passes them on: the same-model pair that
+    # shares code (0.62) but not behaviour is not flagged; with --no-behaviour it is.
+    subs = tmp_path / "subs"
+    subs.mkdir(mode=0o700)
+    for path in INDEPENDENT:
+        if _key(path) in SAME_MODEL_PAIR:
+            (subs / path.name).write_text(path.read_text("utf-8"), "utf-8")
+    out = tmp_path / "grades.json"
+    argv = ["batch", str(subs), "--json", str(out), "--no-progress", "--jobs", "2"]
+    for extra, flagged in (([], False), (["--no-behaviour"], True)):
+        assert main([*argv, *extra]) == 0
+        rows = json.loads(out.read_text("utf-8"))["submissions"]
+        assert len(rows) == 2 and {r["status"] for r in rows} == {"graded"}
+        found = {r["submission"]: r["similarity"] for r in rows}
+        for name, other in itertools.permutations(found):
+            assert found[name]["closest"] == other and found[name]["score"] >= 0.51
+            assert found[name]["flagged"] is flagged, (extra, found)
 
 
 def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rlsys import birthmark, similarity
+from pytest_rlsys import similarity
 from pytest_rlsys.grading.probes import run_file
 
 HELD_OUT = Path(__file__).parent / "similarity_heldout4"
@@ -20,12 +20,11 @@ HELD_OUT = Path(__file__).parent / "similarity_heldout4"
 
 def _alone(path: Path, behaviour: bool) -> similarity.Similarity:
     """``path`` against the references only, as `rlsys batch` sees a class of one."""
-    acts: dict[str, float | None] = {}
+    probed: dict[str, dict[str, str] | None] = {}
     if behaviour:
-        tokens = run_file(path)
-        assert tokens is not None, path
-        acts[path.name] = birthmark.behaviour(tokens)
-    found = similarity.compare_class({path.name: path.read_text("utf-8")}, behaviours=acts)
+        probed[path.name] = run_file(path)
+        assert probed[path.name] is not None, path
+    found = similarity.compare_class({path.name: path.read_text("utf-8")}, probed=probed)
     return found[path.name]
 
 

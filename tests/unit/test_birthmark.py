@@ -4,6 +4,7 @@ shipped references, the weighted score and how it flags (docs/similarity.md)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -102,11 +103,18 @@ def test_every_probe_s_arguments_are_plain_data() -> None:
     assert len({p.name for p in birthmark.CANDIDATES}) == len(birthmark.CANDIDATES)
 
 
-def test_behaviour_at_the_threshold_flags_a_file_as_the_reference_s_copy() -> None:
+def test_behaviour_at_the_threshold_flags_a_file_as_the_reference_s_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     source = "def pipeline_capacity(a, b, c):\n    return {}\n"
+    # Each file's share stands in its tokens here: the score itself is tested below.
+    monkeypatch.setattr(similarity, "behaviour", lambda tokens: float(tokens["share"]))
     found = similarity.compare_class(
         {"a.py": source, "b.py": source + "\n"},
-        behaviours={"a.py": birthmark.THRESHOLD, "b.py": birthmark.THRESHOLD - 0.01},
+        probed={
+            "a.py": {"share": str(birthmark.THRESHOLD)},
+            "b.py": {"share": str(birthmark.THRESHOLD - 0.01)},
+        },
     )
     assert found["a.py"].flagged and found["a.py"].closest == similarity.REFERENCE
     assert found["a.py"].as_dict()["behaviour"] == round(birthmark.THRESHOLD, 3)
@@ -119,3 +127,37 @@ def test_behaviour_not_measured_is_null_and_an_empty_cell() -> None:
     found = similarity.compare_class({"a.py": source})["a.py"]
     assert found.as_dict()["behaviour"] is None
     assert found.csv_cells()["similarity_behaviour"] == ""
+
+
+def test_two_files_behave_alike_by_the_tokens_few_independent_solutions_share() -> None:
+    counts = birthmark.independent_tally()
+    assert counts[0] >= 20  # the calibration set's independent solutions, as shipped
+    common = {name: max(seen, key=seen.__getitem__) for name, seen in counts[1].items()}
+    rare = {name: "value:" + "0" * 16 for name in common}  # a token no independent one had
+    assert birthmark.alike(rare, dict(rare)) == 1.0
+    # Both doing what most independent work does weighs little either way...
+    assert birthmark.alike(common, dict(common)) == 1.0
+    # ...one rare choice each, not shared, weighs most: the two are not one program.
+    half = dict(common, **dict(list(rare.items())[::2]))
+    share = birthmark.alike(half, common)
+    assert share is not None and share < birthmark.THRESHOLD
+    assert birthmark.alike({}, common) is None and birthmark.alike(common, {}) is None
+
+
+def test_the_independent_tally_reads_back_what_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counts = birthmark.tally([{"p": "raise:other", "q": "value:1"}, {"p": "raise:other"}])
+    assert counts == (2, {"p": {"raise:other": 2}, "q": {"value:1": 1}})
+    path = tmp_path / "tally.txt"
+    path.write_text(birthmark.independent_text(counts), "utf-8")
+    monkeypatch.setattr(birthmark, "INDEPENDENT_FILE", path)
+    birthmark.independent_tally.cache_clear()
+    try:
+        assert birthmark.independent_tally() == counts
+        path.write_text("not a tally\n", "utf-8")
+        birthmark.independent_tally.cache_clear()
+        assert birthmark.independent_tally() == (0, {})
+        assert birthmark.alike({"p": "raise:other"}, {"p": "raise:other"}) is None
+    finally:
+        birthmark.independent_tally.cache_clear()
