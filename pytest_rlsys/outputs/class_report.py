@@ -687,8 +687,9 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         else f"<p>No {compared}submission is a near copy of the reference or of a classmate.</p>"
     )
     not_compared = (
-        '<p id="similarity-unread">Not compared (not read: a link, a folder, a FIFO or a file '
-        f"over the size limit; read them yourself): {_e(', '.join(sorted(unread)))}.</p>"
+        '<p id="similarity-unread">Not compared (not read: not a .py file, a link, a folder '
+        "without one .py file, a FIFO or a file over the size limit; read them yourself): "
+        f"{_e(', '.join(sorted(unread)))}.</p>"
         if unread
         else ""
     )

@@ -303,6 +303,7 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     (subs / names[2]).write_text(INDEPENDENT[1].read_text("utf-8"))
     (subs / names[3]).symlink_to(CHAPTER)  # never followed
     os.mkfifo(subs / names[4])  # never read
+    (subs / "notes.txt").write_text("not a submission")  # not graded, so not compared
     out = tmp_path / "grades.json"
     argv = ["batch", str(subs), "--seed", "2", "--json", str(out), "--no-progress"]
     argv += ["--csv", str(tmp_path / "grades.csv"), "--jobs", "2"]
@@ -313,7 +314,7 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     for name in names[1:]:
         assert not rows[name]["flagged"], (name, rows[name])
     unread = {"closest": None, "score": None, "flagged": False, "sentences": 0, "behaviour": None}
-    assert rows["link.py"] == rows["fifo.py"] == unread
+    assert rows["link.py"] == rows["fifo.py"] == rows["notes.txt"] == unread
     # The behaviour probes ran on every file that loaded (docs/similarity.md).
     assert rows[names[0]]["behaviour"] == 1.0
     assert all(0.0 <= rows[name]["behaviour"] < birthmark.THRESHOLD for name in names[1:3])
@@ -333,7 +334,8 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     assert "&lt;i&gt;&quot;x&quot;&amp;.py</td><td>reference</td>" in table
     assert '<i>"x"' not in page and table.count("<tr><td>") == 1
     assert '<td class="n">1.00</td></tr>' in table  # its behaviour share
-    assert "Not compared" in page and "fifo.py, link.py" in page
+    assert "Not compared" in page and "fifo.py, link.py, notes.txt." in page
+    assert "not a .py file" in page  # each reason named
 
 
 def test_the_report_with_no_flag_says_so() -> None:
