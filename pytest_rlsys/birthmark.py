@@ -420,3 +420,12 @@ def alike(mine: Mapping[str, str], theirs: Mapping[str, str]) -> float | None:
         if share is not None
     ]
     return max(shares) if shares else None
+
+
+def provided(tokens: Mapping[str, str]) -> frozenset[str]:
+    """The exercise's functions the file gave the probes (one that is missing has every
+    probe ``not_run``)."""
+    funcs = {probe.name: probe.func for probe in CANDIDATES}
+    return frozenset(
+        funcs[name] for name, mine in tokens.items() if name in funcs and mine != NOT_RUN
+    )

@@ -36,7 +36,7 @@ from functools import partial
 from pathlib import Path
 
 from pytest_rlsys.birthmark import THRESHOLD as BEHAVES_AT
-from pytest_rlsys.birthmark import alike, behaviour
+from pytest_rlsys.birthmark import alike, behaviour, provided
 from pytest_rlsys.escaping import say
 from pytest_rlsys.resources import exercise_path, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
@@ -64,6 +64,8 @@ CSV_COLUMNS = (
     "similarity_flagged",
     "similarity_sentences",
     "similarity_behaviour",
+    "similarity_alike",
+    "similarity_hidden",
 )
 # A reference's sentence: a whole string literal (no docstring, no f-string piece) of at least
 # this many characters that the template does not contain.  Three shared is the flag: no
@@ -76,6 +78,13 @@ MIN_SHARED_SENTENCES = 3
 # a line, and a class of hostile 2 MiB files must not take hours.  Padding a copy past it
 # with dead code keeps the copy's own tokens, which still match (a test pads one).
 MAX_CANONICAL_LINES = 3000
+# A classmate's code shared at THRESHOLD or more but below this is flagged only if the two
+# also behave alike (birthmark.alike): two same-style independent files reached 0.62, and
+# one changed line can change a copy's answers on a whole family of probes (a fabric id's
+# handling), so clear code evidence stands on its own.
+CONFIRMED_ABOVE = 0.75
+# A string literal holding code (``exec(SOURCE)``) is read as code, this many levels deep.
+EMBEDDED_DEPTH = 3
 
 REFERENCE = "reference"
 _KEPT_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
@@ -92,30 +101,43 @@ class Similarity:
     ``score`` is None when the file was not compared (not read: a link, a folder, too big);
     ``sentences``: how many of a reference's own sentences it holds word for word;
     ``behaviour``: its agreement with a reference on the behaviour probes (birthmark.py),
-    None when they were not run (the file did not load, or the batch was told not to)."""
+    None when they were not run (the file did not load, or the batch was told not to);
+    ``alike``: when ``closest`` is a classmate, how far the two behave alike on the probes
+    (birthmark.alike), None otherwise or when either was not probed;
+    ``hidden``: the file gave the probes a function its text names nowhere (its code is
+    built at run time, from an encoded string say): it cannot be compared, so it is
+    flagged for reading."""
 
     closest: str | None
     score: float | None
     flagged: bool
     sentences: int = 0
     behaviour: float | None = None
+    alike: float | None = None
+    hidden: bool = False
 
     def as_dict(self) -> dict[str, object]:
-        score = None if self.score is None else round(self.score, 3)
         return {
             "closest": self.closest,
-            "score": score,
+            "score": _rounded(self.score),
             "flagged": self.flagged,
             "sentences": self.sentences,
-            "behaviour": None if self.behaviour is None else round(self.behaviour, 3),
+            "behaviour": _rounded(self.behaviour),
+            "alike": _rounded(self.alike),
+            "hidden": self.hidden,
         }
 
     def csv_cells(self) -> dict[str, object]:
         if self.score is None:  # not compared: empty cells, not a score of nothing
             return dict.fromkeys(CSV_COLUMNS, "")
-        shown = "" if self.behaviour is None else round(self.behaviour, 3)
-        values = (self.closest or "", round(self.score, 3), self.flagged, self.sentences, shown)
-        return dict(zip(CSV_COLUMNS, values, strict=True))
+        cells = self.as_dict()
+        values = [self.closest or "", *(cells[k] for k in ("score", "flagged", "sentences"))]
+        values += ["" if cells[k] is None else cells[k] for k in ("behaviour", "alike")]
+        return dict(zip(CSV_COLUMNS, [*values, self.hidden], strict=True))
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 UNREAD = Similarity(None, None, False)
@@ -195,6 +217,60 @@ class _SelfAsNames(ast.NodeTransformer):
 
 def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+
+
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _code_in(tree: ast.AST) -> list[str]:
+    """The string (or UTF-8 bytes) literals of ``tree`` that are Python code defining
+    something (a function, a class, or two statements or more), as ``exec(SOURCE)`` runs."""
+    found: list[str] = []
+    for node in ast.walk(tree):
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", errors="replace")
+        if not isinstance(value, str) or "\n" not in value.strip():
+            continue
+        inner = _parsed(value)
+        if inner is not None and (
+            len(inner.body) > 1
+            or any(isinstance(n, ast.FunctionDef | ast.ClassDef) for n in inner.body)
+        ):
+            found.append(value)
+    return found
+
+
+def with_embedded(source: str) -> str:
+    """``source`` followed by the code its string literals hold (EMBEDDED_DEPTH levels):
+    code passed to ``exec`` as a string is compared as the code it is."""
+    pieces, todo = [source], [source]
+    for _ in range(EMBEDDED_DEPTH):
+        found = [code for text in todo if (tree := _parsed(text)) for code in _code_in(tree)]
+        pieces += found
+        todo = found
+    return "\n\n".join(pieces)
+
+
+def named(source: str) -> frozenset[str]:
+    """Every name ``source``'s code spells (definitions, uses, parameters, attributes,
+    imports, keywords); empty if it does not parse."""
+    tree = _parsed(source)
+    if tree is None:
+        return frozenset()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        for attr in ("id", "name", "arg", "attr", "asname"):
+            value = getattr(node, attr, None)
+            if isinstance(value, str):
+                out.add(value)
+        if isinstance(node, ast.alias):
+            out.add(node.name.rsplit(".", 1)[-1])
+    return frozenset(out)
 
 
 def _statements(source: str) -> list[str]:
@@ -359,6 +435,7 @@ def compare_class(
     silent a copy does what its original does, and independent work written in one style
     shares code but not every choice (calibration: docs/similarity.md)."""
     probed = probed or {}
+    sources = {name: with_embedded(text) for name, text in sources.items()}
     template = _read(exercise_path())
     base = fingerprints(template) if base is None else base
     refs = [(REFERENCE, r - base) for r in (references or reference_fingerprints())]
@@ -366,9 +443,12 @@ def compare_class(
     ref_said = reference_sentences(template)
     floor = max(len(r) for _, r in refs) / 2
 
+    def pair(name: str, other: str) -> float | None:
+        return alike(probed.get(name) or {}, probed.get(other) or {})
+
     def behave_alike(name: str, other: str) -> bool:
-        pair = alike(probed.get(name) or {}, probed.get(other) or {})
-        return pair is None or pair >= BEHAVES_AT
+        share = pair(name, other)
+        return share is None or share >= BEHAVES_AT
 
     out: dict[str, Similarity] = {}
     for name, mine in prints.items():
@@ -379,7 +459,8 @@ def compare_class(
             if value > score:
                 closest, score = other, value
             flags = value >= THRESHOLD and value > held_score
-            if flags and (other == REFERENCE or behave_alike(name, other)):
+            clear = other == REFERENCE or value >= CONFIRMED_ABOVE
+            if flags and (clear or behave_alike(name, other)):
                 held, held_score = other, value
         if held is not None:
             closest, score = held, held_score
@@ -391,8 +472,11 @@ def compare_class(
         if signs and held in (None, REFERENCE):
             closest = REFERENCE
             score = max(overlap(mine, theirs, floor) for _, theirs in refs)
-        flagged = held is not None or (closest == REFERENCE and signs)
-        out[name] = Similarity(closest, score, flagged, shared, acts)
+        hidden = bool(tokens) and bool(provided(tokens or {}) - named(sources[name]))
+        flagged = held is not None or (closest == REFERENCE and signs) or hidden
+        classmate = closest not in (None, REFERENCE)
+        both = pair(name, closest) if classmate and closest is not None else None
+        out[name] = Similarity(closest, score, flagged, shared, acts, both, hidden)
     return out
 
 
@@ -420,6 +504,12 @@ def instructor_note(path: Path) -> str:
         tokens = None
     found = compare_files({"submission": path}, {"submission": tokens})["submission"]
     acts = found.behaviour
+    if found.hidden:
+        return (
+            "rlsys similarity (instructors only): its code is built at run time (a function "
+            "it gives is named nowhere in its text, as when it runs an encoded string), so it "
+            "cannot be compared: flagged, read it (it changes no score)"
+        )
     if found.closest is None or found.score is None:
         return "rlsys similarity (instructors only): not compared (no readable code)"
     verdict = "a near copy, read it" if found.flagged else "not flagged"

@@ -652,28 +652,49 @@ timed out</h2>{_problems_block(summary)}</section>
 
 
 def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The flagged near copies, one pair a line, and the files not compared (instructor-only;
-    docs/similarity.md)."""
+    """The flagged near copies, one pair a line, the files whose code is built at run time
+    and the files not compared (instructor-only; docs/similarity.md)."""
     from pytest_rlsys.birthmark import THRESHOLD as BEHAVES_AT
-    from pytest_rlsys.similarity import MIN_SHARED_SENTENCES, THRESHOLD
+    from pytest_rlsys.similarity import CONFIRMED_ABOVE as CONFIRMED
+    from pytest_rlsys.similarity import MIN_SHARED_SENTENCES, REFERENCE, THRESHOLD
 
-    pairs: dict[frozenset[str], tuple[str, str, float, int, str]] = {}
+    pairs: dict[frozenset[str], tuple[str, str, str, int, str]] = {}
     unread: list[str] = []
+    hidden: list[str] = []
     for row in rows:
         found = row.get("similarity") or {}
+        mine = str(row["submission"])
         if found and found.get("score") is None:
-            unread.append(str(row["submission"]))
-        elif found.get("flagged") and found.get("closest"):
-            mine, theirs = str(row["submission"]), str(found["closest"])
-            said = int(found.get("sentences") or 0)
-            acts = found.get("behaviour")
+            unread.append(mine)
+            continue
+        if found.get("hidden"):
+            hidden.append(mine)
+        if not found.get("flagged"):
+            continue
+        said = int(found.get("sentences") or 0)
+        acts = found.get("behaviour")
+        theirs = str(found.get("closest") or "")
+        if theirs and theirs != REFERENCE:
+            # Between classmates the behaviour shown is the pair's (birthmark.alike).
+            both = found.get("alike")
+            shown = f"{float(both):.2f}" if isinstance(both, int | float) else "–"
+            code = f"{float(found['score']):.2f}"
+            pairs.setdefault(frozenset((mine, theirs)), (mine, theirs, code, said, shown))
+        # A file also over a reference's own signs is listed against it too, even when a
+        # classmate's code is closer (else the pair's line hides that flag).
+        over = said >= MIN_SHARED_SENTENCES or (
+            isinstance(acts, int | float) and acts >= BEHAVES_AT
+        )
+        if theirs == REFERENCE or over:
+            code = f"{float(found['score']):.2f}" if theirs == REFERENCE else "–"
             shown = f"{float(acts):.2f}" if isinstance(acts, int | float) else "–"
-            pair = (mine, theirs, float(found["score"]), said, shown)
-            pairs.setdefault(frozenset((mine, theirs)), pair)
+            pairs.setdefault(frozenset((mine, REFERENCE)), (mine, REFERENCE, code, said, shown))
     body = "".join(
-        f'<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class="n">{score:.2f}</td>'
+        f'<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class="n">{code}</td>'
         f'<td class="n">{said}</td><td class="n">{_e(acts)}</td></tr>'
-        for a, b, score, said, acts in sorted(pairs.values(), key=lambda p: (-p[2], p[0]))
+        for a, b, code, said, acts in sorted(
+            pairs.values(), key=lambda p: (p[2] == "–", p[2], p[0])
+        )
     )
     compared = "compared " if unread else ""
     table = (
@@ -686,6 +707,13 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         if pairs
         else f"<p>No {compared}submission is a near copy of the reference or of a classmate.</p>"
     )
+    built = (
+        '<p id="similarity-hidden">Code built at run time (a function the file gives is '
+        "named nowhere in its text, as when it runs an encoded string: it cannot be "
+        f"compared; read them yourself): {_e(', '.join(sorted(hidden)))}.</p>"
+        if hidden
+        else ""
+    )
     not_compared = (
         '<p id="similarity-unread">Not compared (not read: not a .py file, a link, a folder '
         "without one .py file, a FIFO or a file over the size limit; read them yourself): "
@@ -695,18 +723,18 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
     )
     return (
         '<section aria-labelledby="h-similarity"><h2 id="h-similarity">Near copies</h2>'
-        '<p class="muted">Each file is listed with its closest match only. Shared code: the '
+        '<p class="muted">Each file is listed with its closest match, and with the reference '
+        "too when it is over the reference's own signs. Shared code: the "
         "share of the smaller file's fingerprints (winnowed, names and layout ignored) the "
         f"other has; {THRESHOLD:.2f} or more is flagged. Reference sentences: how many of the "
         "reference's own string literals (its error messages) the file holds word for word; "
         f"{MIN_SHARED_SENTENCES} or more is flagged. Behaviour: the weighted share of about "
         "60 calls on inputs the template leaves open (strings for numbers, odd fabric ids, "
-        "reports missing keys) on which the file does what the reference does, against the "
-        f"reference only; {BEHAVES_AT:.2f} or more is flagged. Two classmates' shared code is "
-        "flagged only if they also behave alike on those calls. A flag is a reason to read "
-        "both files, "
-        "not proof of copying: it changes no score.</p>"
-        f"{table}{not_compared}</section>"
+        "reports missing keys) on which the file does what the other does; against the "
+        f"reference {BEHAVES_AT:.2f} or more is flagged; two classmates whose shared code is "
+        f"under {CONFIRMED:.2f} are flagged only if they also reach it. A flag is a reason "
+        "to read both files, not proof of copying: it changes no score.</p>"
+        f"{table}{built}{not_compared}</section>"
     )
 
 

@@ -142,6 +142,72 @@ def test_classmates_who_share_code_but_not_behaviour_are_not_flagged() -> None:
     assert {n for n, f in similarity.compare_class(sources).items() if f.flagged} == PAIRS
 
 
+def test_clear_code_evidence_between_classmates_needs_no_behaviour(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A copy whose one changed line (a fabric id's handling) changes its answers on a
+    # family of probes still shares its code: at CONFIRMED_ABOVE or more the code alone
+    # flags it; below, the pair must also behave alike.  Behaviour apart is forced here.
+    monkeypatch.setattr(similarity, "alike", lambda mine, theirs: 0.0)
+    original = INDEPENDENT[0].read_text("utf-8")
+    disguised = original.replace("per_fabric", "by_link") + "\n# mine\n"
+    paths = [p for p in INDEPENDENT if _key(p) in SAME_MODEL_PAIR]
+    sources = {
+        "ann.py": original,
+        "bob.py": disguised,
+        **{_key(p): p.read_text("utf-8") for p in paths},
+    }
+    probed = {key: {"pc_x": "value:1"} for key in sources}
+    found = similarity.compare_class(sources, probed=probed)
+    assert found["ann.py"].closest == "bob.py" and found["ann.py"].flagged
+    assert found["ann.py"].score is not None and found["ann.py"].score >= 0.75
+    assert found["ann.py"].alike == 0.0  # shown, though it did not decide
+    one, other = sorted(SAME_MODEL_PAIR)
+    assert found[one].closest == other and not found[one].flagged  # 0.62: behaviour decides
+
+
+def test_code_run_from_a_string_is_compared_as_code() -> None:
+    # exec(SOURCE): the string's code is fingerprinted and its sentences counted.
+    chapter = CHAPTER.read_text("utf-8")
+    wrapped = f"SOURCE = {chapter!r}\nexec(SOURCE)\n"
+    found = similarity.compare_class({"w.py": wrapped})["w.py"]
+    assert found.flagged and found.closest == similarity.REFERENCE and found.score == 1.0
+    assert found.sentences >= similarity.MIN_SHARED_SENTENCES
+    # Two levels deep, and as bytes.
+    twice = f"OUTER = {wrapped.encode()!r}\nexec(OUTER)\n"
+    assert similarity.compare_class({"w.py": twice})["w.py"].score == 1.0
+    # A multi-line message that is not code stays a message.
+    prose = 'NOTE = """first line\nsecond line"""\n'
+    assert similarity.with_embedded(prose) == prose
+
+
+def test_code_built_at_run_time_is_flagged_as_hidden(tmp_path: Path) -> None:
+    # An encoded copy (base64 + zlib, exec'd) shares no code and no sentence, and its
+    # behaviour can be changed where the template is silent: but it gives the probes
+    # functions its text never names.  Flagged, with nothing to compare.
+    import base64
+    import zlib
+
+    blob = base64.b64encode(zlib.compress(CHAPTER.read_bytes())).decode()
+    path = tmp_path / "hidden.py"
+    path.write_text(
+        f"import base64, zlib\nexec(zlib.decompress(base64.b64decode({blob!r})))\n", "utf-8"
+    )
+    probed = _probed([path])
+    found = similarity.compare_class({_key(path): path.read_text("utf-8")}, probed=probed)
+    hidden = found[_key(path)]
+    assert hidden.hidden and hidden.flagged and hidden.as_dict()["hidden"] is True
+    assert hidden.csv_cells()["similarity_hidden"] is True
+    assert "built at run time" in similarity.instructor_note(path)
+    # Not probed (--no-behaviour): nothing says what it gives, so nothing is claimed.
+    assert not similarity.compare_class({"h.py": path.read_text("utf-8")})["h.py"].hidden
+    # Every name spelled, however the functions are made: not hidden.
+    for source in (CHAPTER, INDEPENDENT[0]):
+        assert not similarity.compare_class(
+            {_key(source): source.read_text("utf-8")}, probed=_probed([source])
+        )[_key(source)].hidden
+
+
 @pytest.mark.slow  # every independent file on the probes: 3-10 s
 def test_a_class_of_independent_work_and_a_classmate_s_copies_with_the_behaviour_sign() -> None:
     # The whole independent set as one class, with each file's behaviour, plus disguised
@@ -313,14 +379,15 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     assert 0.0 <= rows[names[0]]["score"] <= 1.0
     for name in names[1:]:
         assert not rows[name]["flagged"], (name, rows[name])
-    unread = {"closest": None, "score": None, "flagged": False, "sentences": 0, "behaviour": None}
+    unread = {"closest": None, "score": None, "flagged": False, "sentences": 0}
+    unread |= {"behaviour": None, "alike": None, "hidden": False}
     assert rows["link.py"] == rows["fifo.py"] == rows["notes.txt"] == unread
     # The behaviour probes ran on every file that loaded (docs/similarity.md).
     assert rows[names[0]]["behaviour"] == 1.0
     assert all(0.0 <= rows[name]["behaviour"] < birthmark.THRESHOLD for name in names[1:3])
     header, *lines = (tmp_path / "grades.csv").read_text("utf-8").splitlines()
     assert header.endswith(",".join(similarity.CSV_COLUMNS))
-    copy_line = r",reference,[01][.][0-9]+,True,[0-9]+,1[.]0$"
+    copy_line = r",reference,[01][.][0-9]+,True,[0-9]+,1[.]0,,False$"
     assert any(re.search(copy_line, line) for line in lines), lines
     assert all(line.endswith(",,,") for line in lines if line.startswith(("link", "fifo")))
     page = class_report_html(

@@ -452,3 +452,27 @@ def test_the_stdlib_only_hint_reaches_the_csv_and_the_page(tmp_path: Path) -> No
     problems = rows_of(Page(page.read_text(encoding="utf-8")), "problems-table")
     assert hint in problems["numpy_user.py"][1]
     assert hint in rows_of(Page(page.read_text(encoding="utf-8")), "roster")["numpy_user.py"][5]
+
+
+def test_near_copies_list_a_reference_flag_behind_a_classmate_and_hidden_code() -> None:
+    from pytest_rlsys.outputs.class_report import similarity_section
+
+    def row(name: str, **found: object) -> dict[str, object]:
+        base = {"closest": None, "score": 0.1, "flagged": False, "sentences": 0}
+        return {"submission": name, "similarity": {**base, **found}}
+
+    rows = [
+        # dora behaves as the reference (0.90) and shares 0.92 of her code with eve.
+        row("dora.py", closest="eve.py", score=0.92, flagged=True, behaviour=0.9, alike=0.86),
+        row("eve.py", closest="dora.py", score=0.92, flagged=True, behaviour=0.6, alike=0.86),
+        row("blob.py", score=0.0, flagged=True, behaviour=0.7, hidden=True),
+    ]
+    page = similarity_section(rows)
+    table = page[page.index('id="similarity-table"') : page.index("</table>")]
+    assert table.count("<tr><td>") == 2, table
+    assert '<td>dora.py</td><td>eve.py</td><td class="n">0.92</td>' in table
+    assert '<td class="n">0.86</td></tr>' in table  # the pair's own behaviour
+    assert '<td>dora.py</td><td>reference</td><td class="n">–</td>' in table
+    assert '<td class="n">0.90</td></tr>' in table
+    assert 'id="similarity-hidden"' in page and "blob.py." in page
+    assert "blob.py</td>" not in table
