@@ -104,9 +104,8 @@ class Similarity:
     None when they were not run (the file did not load, or the batch was told not to);
     ``alike``: when ``closest`` is a classmate, how far the two behave alike on the probes
     (birthmark.alike), None otherwise or when either was not probed;
-    ``hidden``: the file gave the probes a function its text names nowhere (its code is
-    built at run time, from an encoded string say): it cannot be compared, so it is
-    flagged for reading."""
+    ``hidden``: the file runs code built at run time (``hides_code``): it cannot all be
+    compared, so it is flagged for reading."""
 
     closest: str | None
     score: float | None
@@ -256,21 +255,54 @@ def with_embedded(source: str) -> str:
     return "\n\n".join(pieces)
 
 
-def named(source: str) -> frozenset[str]:
-    """Every name ``source``'s code spells (definitions, uses, parameters, attributes,
-    imports, keywords); empty if it does not parse."""
+# What runs code built at run time, or reaches what does: a submission that hides its code
+# in an encoded string must use one of these.  Bare names (``re.compile`` is not the
+# builtin), attributes, and modules imported; any of them as a whole string too (``getattr``
+# and ``sys.modules`` take strings), but "code", a common key.
+_RUNNERS = frozenset({"exec", "eval", "compile", "__import__", "__builtins__"})
+_ATTRIBUTES = frozenset(
+    {"FunctionType", "CodeType", "LambdaType", "__code__", "__globals__", "__subclasses__"}
+)
+_MODULES = frozenset({"marshal", "pickle", "importlib", "runpy", "code", "builtins"})
+RUNS_BUILT_CODE = _RUNNERS | _ATTRIBUTES | _MODULES
+
+
+def spelled(source: str) -> tuple[frozenset[str], frozenset[str], bool]:
+    """What ``source``'s code spells: its names (definitions, uses, parameters, attributes,
+    imports), its string literals, and whether it reaches RUNS_BUILT_CODE; empty if it does
+    not parse."""
     tree = _parsed(source)
     if tree is None:
-        return frozenset()
-    out: set[str] = set()
+        return frozenset(), frozenset(), False
+    names: set[str] = set()
+    texts: set[str] = set()
+    runs = False
     for node in ast.walk(tree):
         for attr in ("id", "name", "arg", "attr", "asname"):
             value = getattr(node, attr, None)
             if isinstance(value, str):
-                out.add(value)
-        if isinstance(node, ast.alias):
-            out.add(node.name.rsplit(".", 1)[-1])
-    return frozenset(out)
+                names.add(value)
+        if isinstance(node, ast.Name):
+            runs = runs or node.id in _RUNNERS
+        elif isinstance(node, ast.Attribute):
+            runs = runs or node.attr in _ATTRIBUTES
+        elif isinstance(node, ast.alias):
+            runs = runs or node.name.split(".")[0] in _MODULES
+        elif isinstance(node, ast.ImportFrom):
+            runs = runs or (node.module or "").split(".")[0] in _MODULES
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            texts.add(node.value)
+            runs = runs or (node.value in RUNS_BUILT_CODE and node.value != "code")
+    return frozenset(names), frozenset(texts), runs
+
+
+def hides_code(source: str, gives: frozenset[str]) -> bool:
+    """True when ``source`` runs code built at run time (it reaches RUNS_BUILT_CODE) or
+    gives a function (``gives``: birthmark.provided) that none of its names or strings
+    contains: its code cannot all be compared."""
+    names, texts, runs = spelled(source)
+    words = [*names, *texts]
+    return runs or any(not any(func in word for word in words) for func in gives)
 
 
 def _statements(source: str) -> list[str]:
@@ -472,7 +504,7 @@ def compare_class(
         if signs and held in (None, REFERENCE):
             closest = REFERENCE
             score = max(overlap(mine, theirs, floor) for _, theirs in refs)
-        hidden = bool(tokens) and bool(provided(tokens or {}) - named(sources[name]))
+        hidden = hides_code(sources[name], provided(tokens) if tokens else frozenset())
         flagged = held is not None or (closest == REFERENCE and signs) or hidden
         classmate = closest not in (None, REFERENCE)
         both = pair(name, closest) if classmate and closest is not None else None
@@ -506,9 +538,9 @@ def instructor_note(path: Path) -> str:
     acts = found.behaviour
     if found.hidden:
         return (
-            "rlsys similarity (instructors only): its code is built at run time (a function "
-            "it gives is named nowhere in its text, as when it runs an encoded string), so it "
-            "cannot be compared: flagged, read it (it changes no score)"
+            "rlsys similarity (instructors only): it runs code built at run time (it reaches "
+            "exec, eval, compile or the like, or a function it gives is named nowhere in it), "
+            "so its code cannot all be compared: flagged, read it (it changes no score)"
         )
     if found.closest is None or found.score is None:
         return "rlsys similarity (instructors only): not compared (no readable code)"

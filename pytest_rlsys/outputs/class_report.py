@@ -674,7 +674,8 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         said = int(found.get("sentences") or 0)
         acts = found.get("behaviour")
         theirs = str(found.get("closest") or "")
-        if theirs and theirs != REFERENCE:
+        near = float(found.get("score") or 0) >= THRESHOLD  # else flagged for another sign
+        if theirs and theirs != REFERENCE and near:
             # Between classmates the behaviour shown is the pair's (birthmark.alike).
             both = found.get("alike")
             shown = f"{float(both):.2f}" if isinstance(both, int | float) else "–"
@@ -685,7 +686,7 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         over = said >= MIN_SHARED_SENTENCES or (
             isinstance(acts, int | float) and acts >= BEHAVES_AT
         )
-        if theirs == REFERENCE or over:
+        if (theirs == REFERENCE and near) or over:
             code = f"{float(found['score']):.2f}" if theirs == REFERENCE else "–"
             shown = f"{float(acts):.2f}" if isinstance(acts, int | float) else "–"
             pairs.setdefault(frozenset((mine, REFERENCE)), (mine, REFERENCE, code, said, shown))
@@ -708,9 +709,9 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         else f"<p>No {compared}submission is a near copy of the reference or of a classmate.</p>"
     )
     built = (
-        '<p id="similarity-hidden">Code built at run time (a function the file gives is '
-        "named nowhere in its text, as when it runs an encoded string: it cannot be "
-        f"compared; read them yourself): {_e(', '.join(sorted(hidden)))}.</p>"
+        '<p id="similarity-hidden">Code built at run time (the file reaches exec, eval, '
+        "compile or the like, or a function it gives is named nowhere in it: its code "
+        f"cannot all be compared; read them yourself): {_e(', '.join(sorted(hidden)))}.</p>"
         if hidden
         else ""
     )

@@ -199,13 +199,65 @@ def test_code_built_at_run_time_is_flagged_as_hidden(tmp_path: Path) -> None:
     assert hidden.hidden and hidden.flagged and hidden.as_dict()["hidden"] is True
     assert hidden.csv_cells()["similarity_hidden"] is True
     assert "built at run time" in similarity.instructor_note(path)
-    # Not probed (--no-behaviour): nothing says what it gives, so nothing is claimed.
-    assert not similarity.compare_class({"h.py": path.read_text("utf-8")})["h.py"].hidden
-    # Every name spelled, however the functions are made: not hidden.
+    # Not probed (--no-behaviour): it still runs exec, which is enough.
+    assert similarity.compare_class({"h.py": path.read_text("utf-8")})["h.py"].hidden
+    # No exec, no import of a code runner, but names built from pieces: what the probes
+    # were given is named nowhere in the text.
+    pieces = CHAPTER.read_text("utf-8").replace("def pipeline_capacity(", "def _a(")
+    pieces += '\nglobals()["pipeline" + "_capacity"] = _a\n'
+    built = tmp_path / "pieces.py"
+    built.write_text(pieces, "utf-8")
+    found = similarity.compare_class(
+        {"p.py": pieces}, probed={"p.py": _probed([built])[_key(built)]}
+    )
+    assert found["p.py"].hidden and found["p.py"].flagged
+    assert not similarity.compare_class({"p.py": pieces})["p.py"].hidden  # not probed
+    # Honest ways to make the functions: every name spelled in the code or a string, a
+    # prefix kept in a longer name, a dispatch table put into globals(): not hidden.
+    honest = {
+        "table.py": pieces.replace('"pipeline" + "_capacity"', '"pipeline_capacity"'),
+        "prefix.py": pieces.replace("def _a(", "def todo1_pipeline_capacity(").replace(
+            '"pipeline" + "_capacity"] = _a',
+            "todo1_pipeline_capacity.__name__[6:]] = todo1_pipeline_capacity",
+        ),
+    }
+    for name, text in honest.items():
+        path = tmp_path / name
+        path.write_text(text, "utf-8")
+        tokens = _probed([path])[_key(path)]
+        assert tokens is not None and "raise:NotImplementedError" not in tokens.values()
+        assert not similarity.compare_class({name: text}, probed={name: tokens})[name].hidden
     for source in (CHAPTER, INDEPENDENT[0]):
         assert not similarity.compare_class(
             {_key(source): source.read_text("utf-8")}, probed=_probed([source])
         )[_key(source)].hidden
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "exec(S)",
+        "f = eval(S)",
+        "c = compile(S, 'x', 'exec')",
+        "import marshal",
+        "from importlib import import_module",
+        "g = (lambda: 0).__globals__",
+        "import types; F = types.FunctionType",
+        "r = getattr(__builtins__, 'ex' + 'ec')",
+        "import sys; b = vars(sys.modules['builtins'])",
+    ],
+)
+def test_every_way_to_run_built_code_marks_the_file_hidden(line: str) -> None:
+    text = CHAPTER.read_text("utf-8") + f"\nS = ''\n{line}\n"
+    assert similarity.compare_class({"x.py": text})["x.py"].hidden
+
+
+def test_names_that_only_look_like_a_code_runner_do_not() -> None:
+    text = CHAPTER.read_text("utf-8") + (
+        "\nimport re\nPATTERN = re.compile('f[0-9]+')\ncode = {'code': 3}\nevaluate = 1\n"
+        "def f(executor):\n    return executor.compile\n"
+    )
+    assert not similarity.compare_class({"x.py": text})["x.py"].hidden
 
 
 @pytest.mark.slow  # every independent file on the probes: 3-10 s
