@@ -1,7 +1,8 @@
 """What the similarity report adds to `rlsys batch`: comparing a class of N files (every pair,
 plus the references) against grading one submission, and against the same comparison without
-the canonical form (pytest_rlsys/similarity_canonical.py), in the same run (ratios, so the
-machine's load cancels out).
+the canonical form (pytest_rlsys/similarity_canonical.py), or without reading code out of
+string literals and looking for code built at run time (``with_embedded``, ``hides_code``),
+in the same run (ratios, so the machine's load cancels out).
 
 Run: .venv/bin/python benchmarks/bench_similarity.py [--count 200]
 The class: the calibration set (tests/corpora/similarity/) cycled to --count files, each
@@ -43,6 +44,13 @@ def main() -> None:
     similarity.compare_class(sources)
     plain = time.perf_counter() - began
     similarity.canonical = canonical
+    embedded, hides = similarity.with_embedded, similarity.hides_code
+    similarity.with_embedded = lambda text: text
+    similarity.hides_code = lambda text, gives: False
+    began = time.perf_counter()
+    similarity.compare_class(sources)
+    unhidden = time.perf_counter() - began
+    similarity.with_embedded, similarity.hides_code = embedded, hides
     began = time.perf_counter()
     found = similarity.compare_class(sources)
     compare = time.perf_counter() - began
@@ -50,6 +58,9 @@ def main() -> None:
     print(f"one grading (baseline): {one_grading:.2f} s")
     print(f"similarity, {count} files: {compare:.2f} s = {compare / one_grading:.2f} gradings")
     print(f"without the canonical form: {plain:.2f} s (with it: x{compare / plain:.2f})")
+    print(
+        f"without string code and hidden code: {unhidden:.2f} s (with: x{compare / unhidden:.2f})"
+    )
     print(f"flagged: {flagged} of {count} (the set repeats, so most are copies of each other)")
 
 
