@@ -85,6 +85,8 @@ MAX_CANONICAL_LINES = 3000
 CONFIRMED_ABOVE = 0.75
 # A string literal holding code (``exec(SOURCE)``) is read as code, this many levels deep.
 EMBEDDED_DEPTH = 3
+# The most lines blanked to make a file that does not parse parse (``repaired``).
+REPAIRS = 20
 
 REFERENCE = "reference"
 _KEPT_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
@@ -242,6 +244,28 @@ def _code_in(tree: ast.AST) -> list[str]:
         ):
             found.append(value)
     return found
+
+
+def repaired(source: str) -> str:
+    """``source`` with the lines Python's parser stops at blanked, one at a time, until it
+    parses (at most REPAIRS, and only for a file of at most MAX_CANONICAL_LINES lines): a
+    copy with a line broken on purpose is compared as the copy it still is.  ``source``
+    itself when it parses or cannot be repaired."""
+    lines = source.splitlines()
+    if len(lines) > MAX_CANONICAL_LINES:
+        return source
+    for _ in range(REPAIRS):
+        try:
+            ast.parse("\n".join(lines))
+            return "\n".join(lines)
+        except SyntaxError as exc:
+            where = (exc.lineno or 0) - 1
+            if not 0 <= where < len(lines) or not lines[where].strip():
+                break
+            lines[where] = ""
+        except (ValueError, RecursionError, MemoryError):
+            break
+    return source
 
 
 def with_embedded(source: str) -> str:
@@ -467,7 +491,7 @@ def compare_class(
     silent a copy does what its original does, and independent work written in one style
     shares code but not every choice (calibration: docs/similarity.md)."""
     probed = probed or {}
-    sources = {name: with_embedded(text) for name, text in sources.items()}
+    sources = {name: with_embedded(repaired(text)) for name, text in sources.items()}
     template = _read(exercise_path())
     base = fingerprints(template) if base is None else base
     refs = [(REFERENCE, r - base) for r in (references or reference_fingerprints())]
@@ -542,8 +566,13 @@ def instructor_note(path: Path) -> str:
             "exec, eval, compile or the like, or a function it gives is named nowhere in it), "
             "so its code cannot all be compared: flagged, read it (it changes no score)"
         )
-    if found.closest is None or found.score is None:
-        return "rlsys similarity (instructors only): not compared (no readable code)"
+    if found.score is None:
+        return "rlsys similarity (instructors only): not compared (the file could not be read)"
+    if found.closest is None:
+        return (
+            "rlsys similarity (instructors only): nothing of its own to compare (empty, the "
+            "template untouched, or too little code; it changes no score)"
+        )
     verdict = "a near copy, read it" if found.flagged else "not flagged"
     said = (
         f" and holds {found.sentences} of its sentences word for word"

@@ -120,7 +120,7 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
     """(name, file or None, problem) for each submission: a .py file, or a folder with one."""
     found: list[tuple[str, Path | None, str]] = []
     for entry in sorted(folder.iterdir()):
-        if entry.name.startswith("."):
+        if entry.name.startswith(".") or entry.name == "__pycache__":  # Python's, no one's
             continue
         if entry.is_symlink() or not entry.is_dir():
             # Graded as `rlsys grade` grades it: a link is never followed (it could point
@@ -358,7 +358,11 @@ def batch(args: argparse.Namespace) -> ExitCode:
     # One seed for the whole class, chosen once and written in every row.
     request = dataclasses.replace(request, seed=request.battery_seed)
     seed = request.seed
-    submissions = find_submissions(folder)
+    # This run's own outputs, written into the class folder by an earlier run, are no one's.
+    outputs = {Path(out).resolve() for out in (args.csv, args.json, args.html) if out}
+    submissions = [
+        found for found in find_submissions(folder) if (folder / found[0]).resolve() not in outputs
+    ]
     if all(problem == NOT_PY.format(name=name) for name, _, problem in submissions):
         raise UsageError(f"no submissions (.py files) in {folder}", prog)
     jobs = args.jobs or os.cpu_count() or 2

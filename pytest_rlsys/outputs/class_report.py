@@ -658,7 +658,7 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
     from pytest_rlsys.similarity import CONFIRMED_ABOVE as CONFIRMED
     from pytest_rlsys.similarity import MIN_SHARED_SENTENCES, REFERENCE, THRESHOLD
 
-    pairs: dict[frozenset[str], tuple[str, str, str, int, str]] = {}
+    pairs: dict[frozenset[str], tuple[str, str, str, int | str, str]] = {}
     unread: list[str] = []
     hidden: list[str] = []
     for row in rows:
@@ -680,7 +680,8 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
             both = found.get("alike")
             shown = f"{float(both):.2f}" if isinstance(both, int | float) else "–"
             code = f"{float(found['score']):.2f}"
-            pairs.setdefault(frozenset((mine, theirs)), (mine, theirs, code, said, shown))
+            # Sentences are a reference's: "–" between classmates.
+            pairs.setdefault(frozenset((mine, theirs)), (mine, theirs, code, "–", shown))
         # A file also over a reference's own signs is listed against it too, even when a
         # classmate's code is closer (else the pair's line hides that flag).
         over = said >= MIN_SHARED_SENTENCES or (
@@ -706,7 +707,8 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         f'<th scope="col" class="n">behaviour</th></tr></thead><tbody>{body}'
         "</tbody></table>"
         if pairs
-        else f"<p>No {compared}submission is a near copy of the reference or of a classmate.</p>"
+        else f"<p>No {compared}submission is a near copy of the reference or of a classmate"
+        + (" by its code, sentences or behaviour (but see below).</p>" if hidden else ".</p>")
     )
     built = (
         '<p id="similarity-hidden">Code built at run time (the file reaches exec, eval, '

@@ -10,6 +10,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,6 +165,30 @@ def test_clear_code_evidence_between_classmates_needs_no_behaviour(
     assert found["ann.py"].alike == 0.0  # shown, though it did not decide
     one, other = sorted(SAME_MODEL_PAIR)
     assert found[one].closest == other and not found[one].flagged  # 0.62: behaviour decides
+
+
+@pytest.mark.parametrize(
+    "breaks",
+    [
+        lambda lines: [*lines, "def oops(:"],  # an unclosed bracket at the end
+        lambda lines: [line + " +" if "math.isfinite" in line else line for line in lines],
+        lambda lines: [line.replace("return ", "return return ", 1) for line in lines],
+    ],
+    ids=["unclosed", "dangling-operators", "return-twice"],
+)
+def test_a_copy_that_does_not_parse_is_compared_as_the_copy_it_is(breaks: Any) -> None:
+    # A file that does not load scores 0, but the instructor still learns it is a copy:
+    # the lines the parser stops at are blanked, up to 20, and the rest compared (every
+    # return broken loses those lines: 0.57 for ann.py's copy, still flagged).
+    original = INDEPENDENT[0].read_text("utf-8")
+    for name, text in (("reference", CHAPTER.read_text("utf-8")), ("ann.py", original)):
+        broken = "\n".join(breaks(text.splitlines()))
+        with pytest.raises(SyntaxError):
+            ast.parse(broken)
+        sources = {"bob.py": broken, **({"ann.py": original} if name == "ann.py" else {})}
+        found = similarity.compare_class(sources)["bob.py"]
+        assert found.flagged and found.closest == name, found
+        assert found.score is not None and found.score >= similarity.THRESHOLD, found
 
 
 def test_code_run_from_a_string_is_compared_as_code() -> None:
@@ -586,3 +611,12 @@ def test_two_files_with_the_same_code_score_one_however_little_they_hold() -> No
     one = _one_todo(INDEPENDENT[0], "transfer_ledger")
     found = similarity.compare_class({"a.py": one, "b.py": one + "\n# mine\n"})
     assert found["a.py"].score == 1.0 and found["a.py"].closest == "b.py"
+
+
+def test_the_platform_note_says_why_a_file_was_not_compared(tmp_path: Path) -> None:
+    # The Gradescope log line agrees with the batch: an empty file was compared and had
+    # nothing to compare; a folder (or a link) could not be read at all.
+    empty = tmp_path / "empty.py"
+    empty.write_text("")
+    assert "nothing of its own to compare" in similarity.instructor_note(empty)
+    assert "could not be read" in similarity.instructor_note(tmp_path)

@@ -470,9 +470,13 @@ def test_near_copies_list_a_reference_flag_behind_a_classmate_and_hidden_code() 
     page = similarity_section(rows)
     table = page[page.index('id="similarity-table"') : page.index("</table>")]
     assert table.count("<tr><td>") == 2, table
-    assert '<td>dora.py</td><td>eve.py</td><td class="n">0.92</td>' in table
+    assert '<td>dora.py</td><td>eve.py</td><td class="n">0.92</td><td class="n">–</td>' in table
     assert '<td class="n">0.86</td></tr>' in table  # the pair's own behaviour
     assert '<td>dora.py</td><td>reference</td><td class="n">–</td>' in table
     assert '<td class="n">0.90</td></tr>' in table
     assert 'id="similarity-hidden"' in page and "blob.py." in page
     assert "blob.py</td>" not in table
+
+    # Nothing flagged but hidden code: the sentence does not say the class is clean.
+    only = similarity_section([rows[2]])
+    assert "No submission is a near copy" in only and "(but see below)" in only

@@ -225,6 +225,23 @@ def test_batch_of_a_folder_without_python_files_is_a_usage_error(
     assert not (tmp_path / "rows.csv").exists()
 
 
+def test_batch_rows_are_learners_not_python_s_cache_or_its_own_outputs(tmp_path: Path) -> None:
+    # Run twice with its outputs in the class folder, after Python left a __pycache__
+    # there: the second run's rows are the same learners, no grades.csv or cache row.
+    subs = tmp_path / "class"
+    subs.mkdir(mode=0o700)
+    (subs / "ann.py").write_text("def pipeline_capacity(a, b, c):\n    return {}\n")
+    (subs / "__pycache__").mkdir()
+    (subs / "__pycache__" / "ann.cpython-311.pyc").write_bytes(b"\0")
+    (subs / "notes.txt").write_text("still a row: a learner handed it in")
+    argv = ["batch", str(subs), "--csv", str(subs / "grades.csv"), "--no-progress"]
+    argv += ["--json", str(subs / "grades.json"), "--jobs", "1", "--no-behaviour"]
+    for _ in range(2):
+        assert main(argv) == 0
+        rows = json.loads((subs / "grades.json").read_text("utf-8"))["submissions"]
+        assert [r["submission"] for r in rows] == ["ann.py", "notes.txt"]
+
+
 @pytest.mark.parametrize("command", ["grade", "batch"])
 def test_a_rubric_weighing_an_unknown_case_is_a_usage_error_before_grading(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
