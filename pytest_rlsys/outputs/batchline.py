@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, cast
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND
 from pytest_rlsys.messages import NOT_IMPLEMENTED, section_label
-from pytest_rlsys.outputs.terminal import clip, labels, points_text, resource_failure, with_hint
+from pytest_rlsys.outputs.terminal import (
+    clip,
+    display_width,
+    labels,
+    points_text,
+    resource_failure,
+    with_hint,
+)
 from pytest_rlsys.outputs.text import clean
 from pytest_rlsys.outputs.wording import category, load_error_text, message, shared_message
 
@@ -37,7 +44,7 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
                 kinds.setdefault(_failure_key(case, lang), []).append(case)
         # The cause before its consequence: two timeouts, not the 58 cases they left not
         # run ("already timed out too often"), head the line.
-        ran = [group for group in kinds.values() if any(c.status != "not_run" for c in group)]
+        ran = [group for group in kinds.values() if not all(map(_left_not_run, group))]
         cases = max(ran or kinds.values(), key=len)
         count = len(cases)
         # A visible case of that kind says it with its detail; a hidden one only its kind.
@@ -58,10 +65,28 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
         others = len(kinds) - 1
         more = f" (+{others} other kind{'s' if others > 1 else ''})" if others else ""
         points = f"{points_text(entry['score'])}/{points_text(entry['max_score'])}"
-        said = f"{section_label(section, lang)} {points}: {top} ×{count}{more}{listed}"
-        # Each TODO below its maximum keeps its share of the line.
-        parts.append(clip(said, max(80, limit // len(below) - 2)))
+        head, tail = f"{section_label(section, lang)} {points}: ", f" ×{count}{more}"
+        # Each TODO below its maximum keeps its share of the line; the failure's words are
+        # cut first (at a space), so its count and the other kinds are always said.
+        share = max(80, limit // len(below) - 2)
+        room = max(24, share - display_width(head + tail))
+        said = f"{head}{_cut_at_word(top, room)}{tail}{listed}"
+        parts.append(clip(said, share))
     return clip(clean("; ".join(parts), newlines=False), limit)
+
+
+def _cut_at_word(text: str, width: int) -> str:
+    """``text`` cut to ``width`` columns at its last space that fits, ending in '…'."""
+    if display_width(text) <= width:
+        return text
+    cut = clip(text, width)[:-1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
+
+
+def _left_not_run(case: CaseResult) -> bool:
+    """A case not tried, or not tried because its function timed out too often (the
+    grader marks those "timeout", kind too_many_timeouts): a consequence, not a cause."""
+    return case.status == "not_run" or case.kind == "too_many_timeouts"
 
 
 def _failure_key(case: CaseResult, lang: str) -> str:
@@ -76,7 +101,15 @@ def _failure_key(case: CaseResult, lang: str) -> str:
 
 # Kinds that say the same thing whatever the input (so one line, with a count, says it).
 _SHARED_KINDS = frozenset(
-    {"raised", "wrong_exception", "timed_out", "crashed", "load_failed", "missing_function"}
+    {
+        "raised",
+        "wrong_exception",
+        "timed_out",
+        "too_many_timeouts",
+        "crashed",
+        "load_failed",
+        "missing_function",
+    }
 )
 
 

@@ -840,11 +840,14 @@ def test_a_visible_case_never_shows_an_internal_token_as_what_came_back(
 def test_the_batch_line_names_the_cause_before_the_cases_it_left_not_run() -> None:
     from dataclasses import replace
 
+    # As the grader marks them: the cases left after too many timeouts are "timeout" too
+    # (kind too_many_timeouts), visible ones and hidden ones one kind.
     timed_out = replace(_hidden("a", "timed_out"), status="timeout")
     left = [
-        replace(_hidden(f"b{i}", "too_many_timeouts"), id=f"todo1.hidden.b{i}", status="not_run")
+        replace(_hidden(f"b{i}", "too_many_timeouts"), id=f"todo1.hidden.b{i}", status="timeout")
         for i in range(5)
     ]
+    left.append(replace(left[0], id="todo1.visible.b9", visibility="visible"))
     report = ScoreReport(
         cases=[timed_out, replace(timed_out, id="todo1.hidden.a2"), *left],
         seed=1,
@@ -853,5 +856,24 @@ def test_the_batch_line_names_the_cause_before_the_cases_it_left_not_run() -> No
         battery_sha256=None,
     )
     line = batchline.below_full_marks(report, "en")
-    assert line.startswith("TODO 1 0/7: no answer within"), line  # not "not run: ... ×5"
+    assert line.startswith("TODO 1 0/8: no answer within"), line  # not "not run: ... ×5"
     assert "×2 (+1 other kind)" in line, line
+
+
+def test_the_batch_line_keeps_the_count_and_the_other_kinds_when_the_words_are_long() -> None:
+    # A long failure once pushed its own count and "(+N other kinds)" off the end of the
+    # TODO's share of the line, cut mid-word: the words are cut first, at a space.
+    from dataclasses import replace
+
+    long = "a stage rate of 1e-10 next to one of 1e10 keeps its own" + " word" * 80
+    cases = [
+        _hidden(long),
+        *(replace(_hidden(f"other kind {i}"), id=f"todo1.hidden.o{i}") for i in range(4)),
+    ]
+    report = ScoreReport(
+        cases=cases, seed=1, submission=None, submission_sha256=None, battery_sha256=None
+    )
+    for limit in (300, 120):
+        line = batchline.below_full_marks(report, "en", limit)
+        assert line.endswith("… ×1 (+4 other kinds)"), line
+        assert "word… " in line or "own… " in line, line  # cut at a whole word
