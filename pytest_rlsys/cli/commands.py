@@ -144,7 +144,9 @@ def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
                     (
                         entry.name,
                         None,
-                        f"expected one .py file in {entry.name}/, found {len(files)}",
+                        f"expected one .py file in {entry.name}/, or one named "
+                        f"{exercise_path().name} among several, found {len(files)}"
+                        + (f": {', '.join(sorted(f.name for f in files)[:5])}" if files else ""),
                     )
                 )
     return found

@@ -234,12 +234,17 @@ def test_batch_rows_are_learners_not_python_s_cache_or_its_own_outputs(tmp_path:
     (subs / "__pycache__").mkdir()
     (subs / "__pycache__" / "ann.cpython-311.pyc").write_bytes(b"\0")
     (subs / "notes.txt").write_text("still a row: a learner handed it in")
+    (subs / "s2").mkdir()
+    for name in ("a.py", "b.py"):
+        (subs / "s2" / name).write_text("x = 1\n")
     argv = ["batch", str(subs), "--csv", str(subs / "grades.csv"), "--no-progress"]
     argv += ["--json", str(subs / "grades.json"), "--jobs", "1", "--no-behaviour"]
     for _ in range(2):
         assert main(argv) == 0
         rows = json.loads((subs / "grades.json").read_text("utf-8"))["submissions"]
-        assert [r["submission"] for r in rows] == ["ann.py", "notes.txt"]
+        assert [r["submission"] for r in rows] == ["ann.py", "notes.txt", "s2"]
+        # Which files, and the rule that would have picked one.
+        assert rows[2]["message"].endswith("rlsys_ledger.py among several, found 2: a.py, b.py")
 
 
 @pytest.mark.parametrize("command", ["grade", "batch"])
