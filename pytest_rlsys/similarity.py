@@ -85,8 +85,10 @@ MAX_CANONICAL_LINES = 3000
 CONFIRMED_ABOVE = 0.75
 # A string literal holding code (``exec(SOURCE)``) is read as code, this many levels deep.
 EMBEDDED_DEPTH = 3
-# The most lines blanked to make a file that does not parse parse (``repaired``).
+# The most lines blanked to make a file that does not parse parse (``repaired``), in a file
+# of at most this many characters (the exercise is about 15,000).
 REPAIRS = 20
+REPAIRED_BYTES = 256 * 1024
 
 REFERENCE = "reference"
 _KEPT_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
@@ -248,10 +250,14 @@ def _code_in(tree: ast.AST) -> list[str]:
 
 def repaired(source: str) -> str:
     """``source`` with the lines Python's parser stops at blanked, one at a time, until it
-    parses (at most REPAIRS, and only for a file of at most MAX_CANONICAL_LINES lines): a
-    copy with a line broken on purpose is compared as the copy it still is.  ``source``
-    itself when it parses or cannot be repaired."""
-    lines = source.splitlines()
+    parses (at most REPAIRS, and only for a file of at most MAX_CANONICAL_LINES lines and
+    REPAIRED_BYTES characters: each try is a parse): a copy with a line broken on purpose
+    is compared as the copy it still is.  ``source`` itself when it parses or cannot be
+    repaired."""
+    if _parsed(source) is not None or len(source) > REPAIRED_BYTES:
+        return source
+    # Python's own line ends, so the parser's line numbers index this list.
+    lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if len(lines) > MAX_CANONICAL_LINES:
         return source
     for _ in range(REPAIRS):
@@ -486,12 +492,13 @@ def compare_class(
     caller; missing or None: not measured).  A source holding MIN_SHARED_SENTENCES of a
     reference's own sentences, or whose behaviour agrees with a reference's at
     birthmark.THRESHOLD or more, is that reference's copy unless a classmate's code is
-    flagged closer.  A classmate's code is flagged only if the two also behave alike
-    (birthmark.alike at THRESHOLD or more) or either was not measured: where the template is
-    silent a copy does what its original does, and independent work written in one style
-    shares code but not every choice (calibration: docs/similarity.md)."""
+    flagged closer.  A classmate's code is flagged at CONFIRMED_ABOVE or more; below, only if
+    the two also behave alike (birthmark.alike at THRESHOLD or more) or either was not
+    measured: where the template is silent a copy does what its original does, and
+    independent work written in one style shares code but not every choice.  A source that
+    runs code built at run time is flagged as ``hidden`` (calibration: docs/similarity.md)."""
     probed = probed or {}
-    sources = {name: with_embedded(repaired(text)) for name, text in sources.items()}
+    sources = {name: _readable_code(text) for name, text in sources.items()}
     template = _read(exercise_path())
     base = fingerprints(template) if base is None else base
     refs = [(REFERENCE, r - base) for r in (references or reference_fingerprints())]
@@ -528,12 +535,23 @@ def compare_class(
         if signs and held in (None, REFERENCE):
             closest = REFERENCE
             score = max(overlap(mine, theirs, floor) for _, theirs in refs)
-        hidden = hides_code(sources[name], provided(tokens) if tokens else frozenset())
+        try:  # as _or_empty: no file may take the batch's grades down with it
+            hidden = hides_code(sources[name], provided(tokens) if tokens else frozenset())
+        except Exception:
+            hidden = False
         flagged = held is not None or (closest == REFERENCE and signs) or hidden
         classmate = closest not in (None, REFERENCE)
         both = pair(name, closest) if classmate and closest is not None else None
         out[name] = Similarity(closest, score, flagged, shared, acts, both, hidden)
     return out
+
+
+def _readable_code(text: str) -> str:
+    """``text`` repaired and with the code its strings hold (``text`` if that fails)."""
+    try:
+        return with_embedded(repaired(text))
+    except Exception:
+        return text
 
 
 def compare_files(
