@@ -360,10 +360,13 @@ def batch(args: argparse.Namespace) -> ExitCode:
     # One seed for the whole class, chosen once and written in every row.
     request = dataclasses.replace(request, seed=request.battery_seed)
     seed = request.seed
-    # This run's own outputs, written into the class folder by an earlier run, are no one's.
-    outputs = {Path(out).resolve() for out in (args.csv, args.json, args.html) if out}
+    # This run's own outputs, written into the class folder by an earlier run, are no one's
+    # (by path, links not followed: a learner's link to an output is still a learner's row).
+    outputs = {os.path.abspath(out) for out in (args.csv, args.json, args.html) if out}
     submissions = [
-        found for found in find_submissions(folder) if (folder / found[0]).resolve() not in outputs
+        found
+        for found in find_submissions(folder)
+        if not (found[2] and os.path.abspath(folder / found[0]) in outputs)
     ]
     if all(problem == NOT_PY.format(name=name) for name, _, problem in submissions):
         raise UsageError(f"no submissions (.py files) in {folder}", prog)
