@@ -695,7 +695,7 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         f'<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class="n">{code}</td>'
         f'<td class="n">{said}</td><td class="n">{_e(acts)}</td></tr>'
         for a, b, code, said, acts in sorted(
-            pairs.values(), key=lambda p: (p[2] == "–", p[2], p[0])
+            pairs.values(), key=lambda p: (p[2] == "–", -float(p[2]) if p[2] != "–" else 0, p[0])
         )
     )
     compared = "compared " if unread else ""

@@ -483,3 +483,14 @@ def test_near_copies_list_a_reference_flag_behind_a_classmate_and_hidden_code() 
     # Nothing flagged but hidden code: the sentence does not say the class is clean.
     only = similarity_section([rows[2]])
     assert "No submission is a near copy" in only and "(but see below)" in only
+
+
+def test_near_copies_list_the_strongest_pair_first() -> None:
+    from pytest_rlsys.outputs.class_report import similarity_section
+
+    def row(name: str, closest: str, score: float) -> dict[str, object]:
+        found = {"closest": closest, "score": score, "flagged": True, "sentences": 0}
+        return {"submission": name, "similarity": found}
+
+    page = similarity_section([row("a.py", "b.py", 0.55), row("c.py", "d.py", 0.96)])
+    assert page.index("<td>c.py</td>") < page.index("<td>a.py</td>")
