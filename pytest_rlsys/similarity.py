@@ -399,9 +399,8 @@ def sentences(source: str, template: str) -> frozenset[int]:
     """The hashes of the sentences of ``source``: its whole string literals of at least
     MIN_SENTENCE_CHARS characters (runs of white space as one space), neither a docstring,
     a piece of an f-string nor text the template holds."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(source)
+    if tree is None:
         return frozenset()
     # One walk: ast.walk yields a node before its children, so an f-string's pieces and a
     # body's docstring are marked before the walk reaches them.
