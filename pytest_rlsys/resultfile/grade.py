@@ -404,15 +404,19 @@ def grade_document(
     path: str = "<document>",
     points_per_check: float = 5.0,
     artefacts: str | os.PathLike[str] | None = None,
+    numbers_checked: bool = False,
 ) -> ResultGrade:
     """Grade an already validated document (see ``resultfile.validate_document``).
+
+    ``numbers_checked``: the document came from ``loads_strict``, which already refused
+    every integer too large to be a float (the walk that looks for them is skipped).
 
     ``artefacts``: the run's raw artefact folder (see ``resultfile.artefacts``);
     what it contradicts fails the check it bears on; what it lacks leaves that check
     unverified.
     """
     points = float(points_per_check)
-    oversized = _oversized_numbers(doc)
+    oversized = [] if numbers_checked else _oversized_numbers(doc)
     if oversized:
         return _refuse_oversized(path, oversized, points)
     refuted: dict[str, list[str]] = {}
@@ -451,5 +455,9 @@ def grade_result_file(
     if not loaded.ok or loaded.doc is None:
         return not_gradable(loaded, float(points_per_check))
     return grade_document(
-        loaded.doc, path=loaded.path, points_per_check=points_per_check, artefacts=artefacts
+        loaded.doc,
+        path=loaded.path,
+        points_per_check=points_per_check,
+        artefacts=artefacts,
+        numbers_checked=True,
     )

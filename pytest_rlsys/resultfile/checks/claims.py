@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.coherence import coherence_problems, placeholder
+from pytest_rlsys.resultfile.checks.configuration import config_problems
 from pytest_rlsys.resultfile.checks.evidence import (
     as_number,
     group_of,
@@ -33,7 +34,6 @@ from pytest_rlsys.resultfile.checks.timeline import (
     window_text,
 )
 from pytest_rlsys.resultfile.checks.vocabulary import (
-    ENGINE_RANGES,
     EXPECTED_FREE_CACHE_ENGINE,
     FREE_CACHE_ENGINE_PATH,
     GROUP_NAMES,
@@ -235,13 +235,8 @@ def check_config_paired(doc: Doc) -> CheckResult:
             problems.append(f"{name} has no config")
             continue
         configs[name] = config
-        for rule in ENGINE_RANGES:
-            present, value = lookup(config, rule.path)
-            if present and rule.refuses(value):
-                problems.append(
-                    f"{name}'s config sets {rule.path}={value!r}, which the engine refuses "
-                    f"(it accepts {rule.accepted}; {rule.source}): no run starts with it"
-                )
+        refused = config_problems(config)
+        problems += [f"{name}'s config {p}: no run starts with it" for p in refused]
         problems += _parallel_problems(name, config)
         absent = [key for key in REQUIRED_CONFIG_KEYS if not lookup(config, key)[0]]
         if absent:

@@ -16,6 +16,7 @@ from pytest_rlsys.resultfile.checks.machine import (
     SLEEP_MODE_PATH,
     EngineMachine,
     engine_name,
+    kv_cache_bytes,
     machine_for,
 )
 from pytest_rlsys.resultfile.checks.timeline import (
@@ -324,9 +325,13 @@ def _release_floor(group: Mapping[str, Any], environment: Mapping[str, Any]) -> 
     config = group.get("config")
     machine = machine_for(config)
     total = gpu_total(environment)
-    if not isinstance(config, Mapping) or machine is None or not machine.wakes_weights:
+    if not isinstance(config, Mapping) or machine is None:
         return RELEASE_FREE_MB
-    if total is None:
+    sized = kv_cache_bytes(config, machine.engine)
+    if sized is not None:
+        # vLLM ignores the share: the sleep frees at least the pool it was told to make.
+        return min(RELEASE_FREE_MB, sized / 2**20)
+    if not machine.wakes_weights or total is None:
         return RELEASE_FREE_MB
     present, util = lookup(config, UTILIZATION_PATH)
     fraction = as_number(util) if present else DEFAULT_UTILIZATION
@@ -417,8 +422,7 @@ def _retain_holds(name: str, group: Mapping[str, Any], environment: Mapping[str,
         return problems
     # An explicit KV size in the engine's own kwargs (vllm_async_server.py:349) overrides
     # the fraction: the share rule then says nothing.
-    sized = lookup(config, f"actor_rollout_ref.rollout.engine_kwargs.{machine.engine}")[1]
-    if isinstance(sized, Mapping) and sized.get("kv_cache_memory_bytes") is not None:
+    if kv_cache_bytes(config, machine.engine) is not None:
         return problems
     present, util = lookup(config, UTILIZATION_PATH)
     fraction = as_number(util) if present else DEFAULT_UTILIZATION

@@ -104,3 +104,19 @@ def machine_for(config: object) -> EngineMachine | None:
             "verl workers/engine_workers.py:775-777, 818-823 (sleep_level 2 without an adapter)",
         )
     return None
+
+
+def kv_cache_bytes(config: object, engine: str) -> float | None:
+    """The KV cache size the engine's own kwargs fix in bytes
+    (``rollout.engine_kwargs.<engine>.kv_cache_memory_bytes``, passed to vLLM at
+    ``vllm_async_server.py:349``); vLLM then ignores ``gpu_memory_utilization``, so no
+    rule that reads the share applies. None when the kwargs do not size it."""
+    present, kwargs = lookup(config, f"actor_rollout_ref.rollout.engine_kwargs.{engine}")
+    if not present or not isinstance(kwargs, Mapping):
+        return None
+    size = kwargs.get("kv_cache_memory_bytes")
+    if size is None:
+        return None
+    # Set but no plain number ("4G" through some front end): sized all the same, and no
+    # floor can be read from it.
+    return float(size) if isinstance(size, int | float) and not isinstance(size, bool) else 0.0

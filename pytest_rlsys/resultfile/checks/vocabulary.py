@@ -101,6 +101,9 @@ class EngineRange:
     high: float | None
     integer: bool
     source: str
+    # Whose validation this row stands for (verl, vllm, torch): skipped where that
+    # engine's own code judged the config (checks.configuration).
+    engine: str = "vllm"
 
     @property
     def accepted(self) -> str:
@@ -132,7 +135,7 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         1.0,
         False,
         "vLLM `CacheConfig.gpu_memory_utilization: float = Field(default=0.92, gt=0, le=1)`, "
-        "`vllm/config/cache.py:103` (vllm-project/vllm 002f10e0); SGLang receives it as "
+        "`vllm/config/cache.py:67` (vLLM 0.24.0); SGLang receives it as "
         "`mem_fraction_static` (verl `async_sglang_server.py:317`), a share of the card",
     ),
     EngineRange(
@@ -143,6 +146,7 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         False,
         'torch `Adam.__init__`: `if not 0.0 <= lr: raise ValueError("Invalid learning rate")`, '
         "`torch/optim/adam.py:58` (torch 2.13; `AdamW(Adam)`, verl's default optimizer)",
+        "torch",
     ),
     EngineRange(
         "actor_rollout_ref.rollout.n",
@@ -156,10 +160,58 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         "actor_rollout_ref.rollout.temperature",
         0.0,
         False,
+        2.0,
+        False,
+        'vLLM `SamplingParams._verify_args`: "temperature must be non-negative" and '
+        '"temperature must be in [0, 2]" (`vllm/sampling_params.py:523-534`, vLLM 0.24.0)',
+    ),
+    EngineRange(
+        "actor_rollout_ref.rollout.repetition_penalty",
+        0.0,
+        True,
         None,
         False,
-        'vLLM `SamplingParams._verify_args`: "temperature must be non-negative" '
-        "(`vllm/sampling_params.py`)",
+        'vLLM `SamplingParams._verify_args`: "repetition_penalty must be greater than zero" '
+        "(`vllm/sampling_params.py:512-516`, vLLM 0.24.0)",
+    ),
+    EngineRange(
+        "actor_rollout_ref.rollout.max_num_seqs",
+        1.0,
+        False,
+        None,
+        True,
+        "vLLM `SchedulerConfig.max_num_seqs: int = Field(..., ge=1)` "
+        "(`vllm/config/scheduler.py:63`, vLLM 0.24.0)",
+    ),
+    EngineRange(
+        "actor_rollout_ref.rollout.max_num_batched_tokens",
+        1.0,
+        False,
+        None,
+        True,
+        "vLLM `SchedulerConfig.max_num_batched_tokens: int = Field(..., ge=1)` "
+        "(`vllm/config/scheduler.py:49`, vLLM 0.24.0)",
+    ),
+    EngineRange(
+        "actor_rollout_ref.model.lora_rank",
+        0.0,
+        False,
+        None,
+        True,
+        "PEFT `LoraConfig.r: int` and verl's `lora_rank > 0` switch (0: no LoRA); vLLM's "
+        "`max_lora_rank` is an integer `MaxLoRARanks` (`vllm/config/lora.py:26`)",
+        "verl",
+    ),
+    EngineRange(
+        "actor_rollout_ref.actor.optim.weight_decay",
+        0.0,
+        False,
+        None,
+        False,
+        'torch `AdamW`/`Adam.__init__`: `if not 0.0 <= weight_decay: raise ValueError("Invalid '
+        'weight_decay value")` (`torch/optim/adam.py`, torch 2.13); verl passes it to every '
+        "optimizer (`build_optimizer`, `workers/config/optimizer.py:326-329`)",
+        "torch",
     ),
     EngineRange(
         "actor_rollout_ref.rollout.top_k",

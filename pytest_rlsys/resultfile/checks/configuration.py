@@ -1,0 +1,255 @@
+"""Configuration values the engines refuse (config_paired): a run with such a value could
+not have started.
+
+Two judges, one set of rules (docs/result-files.md, *A value the engine itself refuses*):
+
+- **the engines' own code** (``checks.engines_own``): where verl, vLLM or torch is
+  importable (the lab box; ``tox -e verl-config``), the recorded values are handed to their
+  own config objects and constructors (verl's ``RolloutConfig`` and
+  ``FSDPOptimizerConfig``, verl's ``build_optimizer`` with torch's optimizer, vLLM's
+  ``SamplingParams``, ``CacheConfig`` and ``MaxLoRARanks``), and their validation speaks;
+- **the built-in tables** below, read from those engines' sources (the release each row
+  names), for a machine without them, and for every engine the first judge lacks.
+
+Each table rule names the engine whose validation it stands for, so a rule is applied
+only where that engine's own code did not judge.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_rlsys.resultfile.checks import engines_own
+from pytest_rlsys.resultfile.checks.identity import lookup
+from pytest_rlsys.resultfile.checks.machine import engine_name
+from pytest_rlsys.resultfile.checks.vocabulary import ENGINE_RANGES
+
+# The releases the tables were read from (their sources are cited row by row).
+TABLE_RELEASES: dict[str, str] = {"verl": "0.9.1", "vllm": "0.24.0", "torch": "2.13.0"}
+
+ROLLOUT = "actor_rollout_ref.rollout"
+OPTIM = "actor_rollout_ref.actor.optim"
+
+
+@dataclass(frozen=True)
+class ChoiceRule:
+    """A value that must be one of a fixed set (a string the engine matches exactly)."""
+
+    path: str
+    engine: str
+    choices: tuple[str, ...]
+    source: str
+    # Only where this other path holds this value (None: always).
+    when: tuple[str, object] | None = None
+
+    @property
+    def accepted(self) -> str:
+        return "one of " + ", ".join(f"`{c}`" for c in self.choices)
+
+
+# torch.optim's optimizer classes (torch 2.13, ``torch/optim/__init__.py`` ``__all__``):
+# verl's build_optimizer does ``getattr(importlib.import_module(optimizer_impl), optimizer)``.
+TORCH_OPTIMIZERS = (
+    "ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
+    "NAdam", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam",
+)  # fmt: skip
+
+CHOICE_RULES: tuple[ChoiceRule, ...] = (
+    ChoiceRule(
+        f"{ROLLOUT}.mode",
+        "verl",
+        ("async",),
+        "verl `RolloutConfig.__post_init__` (`workers/config/rollout.py:278-291`): `sync` raises "
+        '"Rollout mode \'sync\' has been removed", any other value "Unknown rollout mode ... '
+        "Only 'async' mode is supported\"",
+    ),
+    ChoiceRule(
+        f"{OPTIM}.lr_scheduler_type",
+        "verl",
+        ("constant", "cosine"),
+        "verl `FSDPOptimizerConfig.__post_init__`: `assert self.lr_scheduler_type in "
+        '["constant", "cosine"]` (`workers/config/optimizer.py:116-124`)',
+    ),
+    ChoiceRule(
+        f"{OPTIM}.warmup_style",
+        "verl",
+        ("constant", "cosine"),
+        "verl `FSDPOptimizerConfig.__post_init__`: `assert self.warmup_style in "
+        '["constant", "cosine"]` (`workers/config/optimizer.py:117-118`)',
+    ),
+    ChoiceRule(
+        f"{OPTIM}.optimizer",
+        "torch",
+        TORCH_OPTIMIZERS,
+        "verl `build_optimizer` (`workers/config/optimizer.py:298-353`) takes the class "
+        "`getattr(torch.optim, optimizer)`; torch 2.13 `torch/optim/__init__.py` `__all__`",
+        when=(f"{OPTIM}.optimizer_impl", "torch.optim"),
+    ),
+)
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _get(config: Mapping[str, Any], path: str, default: object) -> object:
+    present, value = lookup(config, path)
+    return value if present and value is not None else default
+
+
+def _lora_rank(config: Mapping[str, Any], engine: str) -> list[str]:
+    """verl ``get_vllm_max_lora_rank`` (``workers/rollout/vllm_rollout/utils.py:83-104``):
+    a rank above the largest of vLLM's ``MaxLoRARanks`` (512, ``vllm/config/lora.py:26``)
+    raises ValueError."""
+    rank = _number(lookup(config, "actor_rollout_ref.model.lora_rank")[1])
+    if engine != "vllm" or rank is None or rank <= 512:
+        return []
+    return [
+        f"sets actor_rollout_ref.model.lora_rank={rank:g}: verl's get_vllm_max_lora_rank raises "
+        '"lora_rank must be less than or equal to 512" (vLLM\'s MaxLoRARanks, '
+        "vllm/config/lora.py:26; verl workers/rollout/vllm_rollout/utils.py:83-104)"
+    ]
+
+
+def _parallel(config: Mapping[str, Any], engine: str) -> list[str]:
+    """verl ``RolloutConfig.__post_init__`` (``workers/config/rollout.py:294-323``)."""
+    problems = []
+    pp = _number(_get(config, f"{ROLLOUT}.pipeline_model_parallel_size", 1))
+    if pp is not None and pp > 1 and engine in ("vllm", "sglang"):
+        problems.append(
+            f"sets {ROLLOUT}.pipeline_model_parallel_size={pp:g}: verl raises NotImplementedError "
+            f'for {engine} ("not implemented pipeline_model_parallel_size > 1 yet", '
+            "workers/config/rollout.py:320-323)"
+        )
+    ep = _number(_get(config, f"{ROLLOUT}.expert_parallel_size", 1))
+    tp = _number(_get(config, f"{ROLLOUT}.tensor_model_parallel_size", 2))
+    dp = _number(_get(config, f"{ROLLOUT}.data_parallel_size", 1))
+    if ep is not None and ep > 1 and tp is not None and dp is not None and ep != tp * dp:
+        problems.append(
+            f"sets {ROLLOUT}.expert_parallel_size={ep:g} with tensor x data parallel "
+            f'{tp:g} x {dp:g}: verl asserts "expert_parallel_size must be equal to '
+            'tensor_model_parallel_size * data_parallel_size" (workers/config/rollout.py:294-297)'
+        )
+    return problems
+
+
+def _scheduler(config: Mapping[str, Any], engine: str) -> list[str]:
+    """vLLM ``SchedulerConfig.verify_max_model_len`` (``vllm/config/scheduler.py:270-291``),
+    with verl's defaults (``RolloutConfig``: 8192 tokens, 1024 sequences, chunked prefill
+    on) for a value the config leaves out."""
+    if engine != "vllm":
+        return []
+    tokens = _number(_get(config, f"{ROLLOUT}.max_num_batched_tokens", 8192))
+    seqs = _number(_get(config, f"{ROLLOUT}.max_num_seqs", 1024))
+    problems = []
+    if tokens is not None and seqs is not None and tokens < seqs:
+        problems.append(
+            f"sets {ROLLOUT}.max_num_batched_tokens={tokens:g}, below max_num_seqs={seqs:g}: "
+            'vLLM raises "max_num_batched_tokens ... must be greater than or equal to '
+            'max_num_seqs" '
+            "(SchedulerConfig.verify_max_model_len, vllm/config/scheduler.py:286-291)"
+        )
+    chunked = _get(config, f"{ROLLOUT}.enable_chunked_prefill", True)
+    length = _number(lookup(config, f"{ROLLOUT}.max_model_len")[1])
+    if chunked is False and tokens is not None and length is not None and tokens < length:
+        problems.append(
+            f"sets {ROLLOUT}.max_num_batched_tokens={tokens:g} is below max_model_len={length:g} "
+            "with chunked prefill off: vLLM raises (SchedulerConfig.verify_max_model_len, "
+            "vllm/config/scheduler.py:274-284)"
+        )
+    return problems
+
+
+def _betas(config: Mapping[str, Any], engine: str) -> list[str]:
+    """torch ``Adam.__init__``: ``if not 0.0 <= betas[i] < 1.0: raise ValueError("Invalid
+    beta parameter at index i")`` (``torch/optim/adam.py``; AdamW is Adam); verl passes
+    ``betas`` to any Adam-family optimizer (``build_optimizer``)."""
+    present, betas = lookup(config, f"{OPTIM}.betas")
+    name = str(_get(config, f"{OPTIM}.optimizer", "AdamW")).lower()
+    if not present or betas is None or "adam" not in name:
+        return []
+    values = [_number(b) for b in betas] if isinstance(betas, list) else []
+    if len(values) == 2 and all(v is not None and 0.0 <= v < 1.0 for v in values):
+        return []
+    return [
+        f'sets {OPTIM}.betas={betas!r}: torch\'s Adam/AdamW raises "Invalid beta parameter" '
+        "unless both are in [0, 1) (torch/optim/adam.py, Adam.__init__)"
+    ]
+
+
+# Rules across several values, each with the engine whose validation it stands for.
+CROSS_RULES: tuple[tuple[str, Callable[[Mapping[str, Any], str], list[str]]], ...] = (
+    ("vllm", _lora_rank),
+    ("verl", _parallel),
+    ("vllm", _scheduler),
+    ("torch", _betas),
+)
+
+
+def table_problems(config: Mapping[str, Any], skip: frozenset[str]) -> list[str]:
+    """What the built-in tables refuse in one config, for every engine not in ``skip``
+    (those whose own code already judged it)."""
+    engine = engine_name(config)
+    problems: list[str] = []
+    for rule in ENGINE_RANGES:
+        present, value = lookup(config, rule.path)
+        if rule.engine not in skip and present and rule.refuses(value):
+            problems.append(
+                f"sets {rule.path}={value!r}, which the engine refuses (it accepts "
+                f"{rule.accepted}; {rule.source})"
+            )
+    for choice in CHOICE_RULES:
+        if choice.engine in skip:
+            continue
+        if choice.when is not None:
+            where, wanted = choice.when
+            if _get(config, where, wanted) != wanted:
+                continue
+        present, value = lookup(config, choice.path)
+        if present and value is not None and value not in choice.choices:
+            problems.append(
+                f"sets {choice.path}={value!r}, which the engine refuses (it accepts "
+                f"{choice.accepted}; {choice.source})"
+            )
+    for owner, rule_fn in CROSS_RULES:
+        if owner not in skip:
+            problems += rule_fn(config, engine)
+    return problems
+
+
+@functools.cache
+def _installed() -> tuple[tuple[str, str], ...]:
+    # Asked once per process: which engines can judge here does not change while it runs.
+    return tuple(engines_own.installed().items())
+
+
+def judge_label() -> str:
+    """Which judge checks the configuration here, with versions (``rlsys result`` says it)."""
+    own = dict(_installed())
+    tables = [f"{name} {TABLE_RELEASES[name]}" for name in TABLE_RELEASES if name not in own]
+    table_text = f"the built-in tables ({', '.join(tables)})"
+    if not own:
+        return table_text
+    mine = ", ".join(f"{name} {version}" for name, version in own.items())
+    return f"the engines' own code ({mine})" + (f"; for the rest, {table_text}" if tables else "")
+
+
+def config_problems(config: Mapping[str, Any]) -> list[str]:
+    """What the engines refuse in one group's config, each a phrase that follows "<group>'s
+    config " (``sets X=v, which ...``): their own code where installed,
+    the built-in tables for the rest (an engine that failed to import is left to them)."""
+    engine = engine_name(config)
+    own = dict(_installed())
+    problems: list[str] = []
+    judged: frozenset[str] = frozenset()
+    if own:
+        try:
+            problems, judged = engines_own.own_problems(config, engine, own)
+        except Exception:  # the engines' code must never take the grade down: tables judge
+            problems, judged = [], frozenset()
+    return problems + table_problems(config, judged)

@@ -1,0 +1,219 @@
+"""The engines' own validation of a recorded config, where they are importable.
+
+verl, vLLM and torch are imported only when a config is judged and only where installed
+(the lab box; ``tox -e verl-config``), never at import time of this package. Each is
+handed the recorded values through its own entry points, the ones the run itself went
+through, and what it raises is the problem:
+
+- verl: ``omega_conf_to_dataclass`` into ``RolloutConfig`` (OmegaConf's type checks, then
+  ``RolloutConfig.__post_init__``: rollout mode, pipeline and expert parallelism) and into
+  ``FSDPOptimizerConfig`` (the scheduler), then ``build_optimizer`` on one parameter (the
+  optimizer class and torch's own checks of lr, weight decay and betas);
+- torch without verl: the optimizer class from ``torch.optim`` with the same arguments;
+- vLLM: ``SamplingParams`` (n, temperature, top_p, top_k, repetition penalty, max tokens),
+  ``CacheConfig`` (gpu_memory_utilization), ``SchedulerConfig`` (batched tokens against
+  sequences and length), and verl's ``get_vllm_max_lora_rank`` (vLLM's ``MaxLoRARanks``).
+
+What an engine here does not cover stays with the built-in tables (checks.configuration).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import importlib.util
+import os
+import typing
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pytest_rlsys.resultfile.checks.identity import lookup
+
+ROLLOUT = "actor_rollout_ref.rollout"
+OPTIM = "actor_rollout_ref.actor.optim"
+# Set to "tables" to judge with the built-in tables even where the engines are installed.
+JUDGE_ENV = "RLSYS_CONFIG_JUDGE"
+ENGINES = ("verl", "vllm", "torch")
+
+
+def installed() -> dict[str, str]:
+    """The engines importable here, with their versions (nothing is imported)."""
+    if os.environ.get(JUDGE_ENV, "").strip().lower() == "tables":
+        return {}
+    found: dict[str, str] = {}
+    for dist in ENGINES:
+        try:
+            if importlib.util.find_spec(dist) is None:
+                continue
+            found[dist] = importlib.metadata.version(dist)
+        except (ImportError, ValueError, importlib.metadata.PackageNotFoundError):
+            continue
+    return found
+
+
+def _said(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _scalars(section: object, fields: set[str]) -> dict[str, Any]:
+    """The recorded values of a config section that the dataclass declares (nested
+    sections are the runner's own sub-configs, not what is judged here)."""
+    if not isinstance(section, Mapping):
+        return {}
+    return {
+        k: v
+        for k, v in section.items()
+        if k in fields and v is not None and not isinstance(v, Mapping)
+    }
+
+
+def _optimizer_args(optim: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """verl ``build_optimizer``'s arguments (``workers/config/optimizer.py:324-337``)."""
+    name = str(optim.get("optimizer") or "AdamW")
+    impl = str(optim.get("optimizer_impl") or "torch.optim")
+    args: dict[str, Any] = {
+        "lr": optim.get("lr", 1e-3),
+        "weight_decay": optim.get("weight_decay", 0.01),
+    }
+    if "adam" in name.lower() or "ademamix" in name.lower():
+        args["betas"] = tuple(optim.get("betas") or (0.9, 0.999))
+    override = optim.get("override_optimizer_config")
+    if isinstance(override, Mapping):
+        args.update(override)
+    return name, impl, args
+
+
+def _verl(config: Mapping[str, Any], engine: str) -> list[str]:
+    from verl.utils.config import omega_conf_to_dataclass
+    from verl.workers.config import FSDPOptimizerConfig, RolloutConfig
+    from verl.workers.config.optimizer import build_optimizer
+
+    problems: list[str] = []
+    rollout_fields = {f.name for f in dataclasses.fields(RolloutConfig)}
+    values = _scalars(lookup(config, ROLLOUT)[1], rollout_fields)
+    values["name"] = engine
+    try:
+        with warnings.catch_warnings():
+            # verl's word for a mode it does not run: "Only 'async' mode is supported".
+            warnings.filterwarnings("error", message="Unknown rollout mode")
+            omega_conf_to_dataclass(values, RolloutConfig)
+    except Exception as exc:
+        problems.append(f"is refused by verl's RolloutConfig (rollout section): {_said(exc)}")
+    optim = lookup(config, OPTIM)[1]
+    optim = optim if isinstance(optim, Mapping) else {}
+    optim_fields = {f.name for f in dataclasses.fields(FSDPOptimizerConfig)}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            optim_config = omega_conf_to_dataclass(
+                {**_scalars(optim, optim_fields), **_listed(optim, ("betas",))},
+                FSDPOptimizerConfig,
+            )
+        if optim_config.optimizer_impl == "torch.optim":
+            build_optimizer([_one_parameter()], optim_config)
+    except Exception as exc:
+        problems.append(
+            "is refused by verl's FSDPOptimizerConfig / build_optimizer (torch's optimizer; "
+            f"optimizer section): {_said(exc)}"
+        )
+    return problems
+
+
+def _listed(section: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: section[k] for k in keys if isinstance(section.get(k), list)}
+
+
+def _one_parameter() -> Any:
+    import torch
+
+    return torch.nn.Parameter(torch.zeros(1))
+
+
+def _torch(config: Mapping[str, Any], engine: str) -> list[str]:
+    optim = lookup(config, OPTIM)[1]
+    name, impl, args = _optimizer_args(optim if isinstance(optim, Mapping) else {})
+    if impl != "torch.optim":
+        return []
+    try:
+        import torch.optim
+
+        getattr(torch.optim, name)([_one_parameter()], **args)
+    except Exception as exc:
+        return [f"is refused by torch.optim.{name} (optimizer section): {_said(exc)}"]
+    return []
+
+
+def _vllm(config: Mapping[str, Any], engine: str) -> list[str]:
+    if engine != "vllm":
+        return []
+    from vllm import SamplingParams
+    from vllm.config import CacheConfig
+
+    problems: list[str] = []
+    rollout = lookup(config, ROLLOUT)[1]
+    rollout = rollout if isinstance(rollout, Mapping) else {}
+    sampling = {
+        k: rollout[k]
+        for k in ("n", "temperature", "top_p", "top_k", "repetition_penalty")
+        if rollout.get(k) is not None
+    }
+    tokens = rollout.get("response_length")
+    if tokens is None:
+        tokens = lookup(config, "data.max_response_length")[1]
+    if tokens is not None:
+        sampling["max_tokens"] = tokens
+    checks: list[tuple[str, Callable[[], object]]] = [
+        ("SamplingParams", lambda: SamplingParams(**sampling)),
+    ]
+    utilization = rollout.get("gpu_memory_utilization")
+    if utilization is not None:
+        checks.append(("CacheConfig", lambda: CacheConfig(gpu_memory_utilization=utilization)))
+    rank = lookup(config, "actor_rollout_ref.model.lora_rank")[1]
+    if isinstance(rank, int) and not isinstance(rank, bool) and rank > 0:
+        checks.append(("MaxLoRARanks (verl's get_vllm_max_lora_rank)", lambda: _lora_rank(rank)))
+    for what, build in checks:
+        try:
+            build()
+        except Exception as exc:
+            problems.append(f"is refused by vLLM's {what} (rollout section): {_said(exc)}")
+    return problems
+
+
+def _lora_rank(rank: int) -> None:
+    """verl ``get_vllm_max_lora_rank`` (``workers/rollout/vllm_rollout/utils.py:83-104``)
+    on the installed vLLM's ``MaxLoRARanks``: a rank above the largest is refused."""
+    from vllm.config.lora import MaxLoRARanks
+
+    largest = max(typing.get_args(MaxLoRARanks))
+    if rank > largest:
+        raise ValueError(f"lora_rank must be less than or equal to {largest}, but got {rank}")
+
+
+JUDGES: dict[str, Callable[[Mapping[str, Any], str], list[str]]] = {
+    "verl": _verl,
+    "vllm": _vllm,
+    "torch": _torch,
+}
+
+
+def own_problems(
+    config: Mapping[str, Any], engine: str, engines: Mapping[str, str]
+) -> tuple[list[str], frozenset[str]]:
+    """What the installed engines' own code refuses in one config, and which engines
+    judged it (torch's optimizer goes through verl where verl is installed). An engine
+    that cannot be imported here after all judges nothing (its table rules then apply)."""
+    problems: list[str] = []
+    judged: set[str] = set()
+    for name in engines:
+        if name in judged:
+            continue  # torch, already handed the optimizer through verl's build_optimizer
+        try:
+            problems += JUDGES[name](config, engine)
+        except ImportError:
+            continue
+        judged.add(name)
+        if name == "verl" and "torch" in engines:
+            judged.add("torch")
+    return problems, frozenset(judged)
