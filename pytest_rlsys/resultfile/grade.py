@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
 from pytest_rlsys.resultfile import checks as closure_checks
+from pytest_rlsys.resultfile.checks.cards import unknown_card_note
+from pytest_rlsys.resultfile.checks.configuration import judge_label
 from pytest_rlsys.resultfile.loading import (
     DEFAULT_MAX_BYTES,
     LoadedResult,
@@ -165,6 +167,8 @@ _FALSE_RECORD = "the run's status or failure record is refuted by its evidence:"
 _UNVERIFIED = "not verified (missing evidence, not a refutation):"
 # The check whose evidence the status and failure record are judged on.
 RECORD_CHECK = "update_and_sync"
+# The first note of every graded file: which judge checked the configuration values.
+JUDGE_NOTE = "configuration values judged by"
 
 
 def _grade_check(
@@ -330,6 +334,10 @@ def _evidence_notes(doc: Mapping[str, Any]) -> list[str]:
             f"{failure.get('phase') or 'phase unknown'}: {failure.get('type')}); "
             "checks that need the missing evidence fail"
         )
+    environment = doc.get("environment")
+    unknown = unknown_card_note(environment) if isinstance(environment, Mapping) else None
+    if unknown:
+        notes.append(unknown)
     measurements = closure_checks.derive_measurements(doc)
     interval = doc.get("sampling", {}).get("interval_s")
     for name in closure_checks.GROUP_NAMES:
@@ -434,6 +442,7 @@ def grade_document(
         notes = tuple(interpretation_notes(doc) + _evidence_notes(doc))
     except Exception as exc:  # notes are advisory; never let them break the grade
         notes = (f"could not produce interpretation notes: {exc!r}",)
+    notes = (f"{JUDGE_NOTE} {judge_label()}", *notes)
     return ResultGrade(path, True, cases, (), notes, points * len(closure_checks.CHECK_NAMES))
 
 

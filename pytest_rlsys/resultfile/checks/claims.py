@@ -26,6 +26,7 @@ from pytest_rlsys.resultfile.checks.identity import (
     lookup,
     model_identity,
 )
+from pytest_rlsys.resultfile.checks.stack import stack_problems
 from pytest_rlsys.resultfile.checks.timeline import (
     closed_as_failed,
     incomplete,
@@ -273,6 +274,7 @@ def check_config_paired(doc: Doc) -> CheckResult:
         if FREE_CACHE_ENGINE_PATH not in diff and not problems:
             problems.append(f"configs do not differ at {FREE_CACHE_ENGINE_PATH}")
     problems += _workload_problems(doc, configs)
+    problems += stack_problems(doc)
     return outcome(
         problems,
         f"configs differ only at {FREE_CACHE_ENGINE_PATH} and agree with the workload",

@@ -29,6 +29,7 @@ from pytest_rlsys.resultfile.checks.vocabulary import ENGINE_RANGES
 
 # The releases the tables were read from (their sources are cited row by row).
 TABLE_RELEASES: dict[str, str] = {"verl": "0.9.1", "vllm": "0.24.0", "torch": "2.13.0"}
+SHOWN = {"verl": "verl", "vllm": "vLLM", "torch": "torch"}
 
 ROLLOUT = "actor_rollout_ref.rollout"
 OPTIM = "actor_rollout_ref.actor.optim"
@@ -231,11 +232,11 @@ def _installed() -> tuple[tuple[str, str], ...]:
 def judge_label() -> str:
     """Which judge checks the configuration here, with versions (``rlsys result`` says it)."""
     own = dict(_installed())
-    tables = [f"{name} {TABLE_RELEASES[name]}" for name in TABLE_RELEASES if name not in own]
+    tables = [f"{SHOWN[n]} {TABLE_RELEASES[n]}" for n in TABLE_RELEASES if n not in own]
     table_text = f"the built-in tables ({', '.join(tables)})"
     if not own:
         return table_text
-    mine = ", ".join(f"{name} {version}" for name, version in own.items())
+    mine = ", ".join(f"{SHOWN[name]} {version}" for name, version in own.items())
     return f"the engines' own code ({mine})" + (f"; for the rest, {table_text}" if tables else "")
 
 
