@@ -157,6 +157,7 @@ REFUSED = [
     ({"actor_rollout_ref__rollout__temperature": 2.5}, "temperature"),
     ({"actor_rollout_ref__rollout__repetition_penalty": 0}, "repetition_penalty"),
     ({"actor_rollout_ref__rollout__max_num_seqs": 0}, "max_num_seqs"),
+    ({"actor_rollout_ref__rollout__max_model_len": 65536}, "max_position_embeddings"),
 ]
 
 
@@ -181,6 +182,9 @@ def test_a_value_the_engine_refuses_is_named(values: dict[str, object], fragment
         {"actor_rollout_ref__rollout__max_num_batched_tokens": 1024,
          "actor_rollout_ref__rollout__max_num_seqs": 1024},
         {"actor_rollout_ref__rollout__temperature": 2.0},
+        {"actor_rollout_ref__rollout__max_model_len": 32768},
+        {"actor_rollout_ref__rollout__max_model_len": 65536,
+         "actor_rollout_ref__model__path": "/models/my-long-qwen"},
         {"actor_rollout_ref__rollout__name": "sglang",
          "actor_rollout_ref__rollout__max_num_batched_tokens": 512},
     ],

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_rlsys.resultfile.checks import engines_own
-from pytest_rlsys.resultfile.checks.identity import lookup
+from pytest_rlsys.resultfile.checks.identity import lookup, model_identity
 from pytest_rlsys.resultfile.checks.machine import engine_name
 from pytest_rlsys.resultfile.checks.vocabulary import ENGINE_RANGES
 
@@ -183,12 +183,40 @@ def _betas(config: Mapping[str, Any], engine: str) -> list[str]:
     ]
 
 
+# A model's max_position_embeddings (its config.json) for the models the runner is run
+# with; verl refuses a larger max_model_len, "max_model_len (...) should be less than or
+# equal to max_position_embeddings" (vLLMHttpServer._validate_configs,
+# workers/rollout/vllm_rollout/vllm_async_server.py:1103-1110). A model not listed (a
+# local folder, another hub model) is not judged: the file does not hold its config.
+MODEL_MAX_POSITIONS: dict[str, int] = {
+    f"Qwen/Qwen2.5-{size}{kind}": 32768
+    for size in ("0.5B", "1.5B", "3B")
+    for kind in ("", "-Instruct")
+}
+
+
+def _max_model_len(config: Mapping[str, Any], engine: str) -> list[str]:
+    length = _number(lookup(config, f"{ROLLOUT}.max_model_len")[1])
+    path = lookup(config, "actor_rollout_ref.model.path")[1]
+    model = model_identity(path) if isinstance(path, str) else None
+    limit = MODEL_MAX_POSITIONS.get(model[1]) if model and model[0] == "hub" else None
+    if engine != "vllm" or length is None or limit is None or length <= limit:
+        return []
+    return [
+        f"sets {ROLLOUT}.max_model_len={length:g}, beyond {model[1] if model else path}'s "
+        f'max_position_embeddings {limit} (its config.json): verl raises "max_model_len '
+        '(...) should be less than or equal to max_position_embeddings" '
+        "(workers/rollout/vllm_rollout/vllm_async_server.py:1103-1110)"
+    ]
+
+
 # Rules across several values, each with the engine whose validation it stands for.
 CROSS_RULES: tuple[tuple[str, Callable[[Mapping[str, Any], str], list[str]]], ...] = (
     ("vllm", _lora_rank),
     ("verl", _parallel),
     ("vllm", _scheduler),
     ("torch", _betas),
+    ("model", _max_model_len),  # no engine here holds the model's config: always the table
 )
 
 
