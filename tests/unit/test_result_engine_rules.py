@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 
 from pytest_rlsys.resultfile.checks import configuration, engines_own
-from pytest_rlsys.resultfile.checks.cards import card_of, gpu_bound, unknown_card_note
+from pytest_rlsys.resultfile.checks.cards import CARDS, Card, card_of, gpu_bound, unknown_card_note
+from pytest_rlsys.resultfile.checks.configuration import CHOICE_RULES, CROSS_RULES
 from pytest_rlsys.resultfile.checks.engine import _release_floor
 from pytest_rlsys.resultfile.checks.identity import config_sha256
 from pytest_rlsys.resultfile.checks.stack import stack_problems
 from pytest_rlsys.resultfile.grade import JUDGE_NOTE, grade_document
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "result-files.md"
 REALISTIC = (
     Path(__file__).resolve().parents[2]
     / "schemas"
@@ -276,3 +278,48 @@ def test_weights_above_the_engine_share_are_refused_unless_the_kv_cache_is_sized
         kwargs = "actor_rollout_ref.rollout.engine_kwargs.vllm.kv_cache_memory_bytes"
         _set(group["config"], kwargs, 2**30)
     assert stack_problems(doc) == []
+
+
+# --- the docs list the tables the checks apply --------------------------------------------
+
+
+def _card_row(card: Card) -> str:
+    totals = "; ".join(
+        f"{'no size' if size is None else f'{size}GB'}: {total:.0f}"
+        for size, total in card.totals.items()
+    )
+    cc = ".".join(map(str, card.capability))
+    datacenter = "yes" if card.datacenter else "no"
+    return f"| `{' '.join(card.model)}` | {card.label} | {totals} | {cc} | {datacenter} |"
+
+
+GENERATED = {
+    "CARDS": [
+        "| model words | card | total MiB by the size in the name | compute | data-centre |",
+        "|---|---|---|---|---|",
+        *(_card_row(c) for c in CARDS),
+    ],
+    "CHOICE_RULES": [
+        "| configuration value | accepted | source |",
+        "|---|---|---|",
+        *(
+            f"| `{r.path}` | {r.accepted}"
+            + (f" (where `{r.when[0]}` is `{r.when[1]}`)" if r.when else "")
+            + f" | {r.source} |"
+            for r in CHOICE_RULES
+        ),
+    ],
+}
+
+
+@pytest.mark.parametrize("table", sorted(GENERATED))
+def test_the_docs_list_the_tables_the_checks_apply(table: str) -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    start = text.index(f"<!-- rules: {table} ")
+    block = text[text.index("\n", start) + 1 : text.index("<!-- /rules -->", start)]
+    assert block.strip().splitlines() == GENERATED[table]
+
+
+def test_the_docs_name_every_cross_rule() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    assert [fn.__name__ for _, fn in CROSS_RULES if f"`{fn.__name__}`" not in text] == []
