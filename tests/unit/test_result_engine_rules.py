@@ -184,6 +184,10 @@ def test_a_value_the_engine_refuses_is_named(values: dict[str, object], fragment
         {"actor_rollout_ref__rollout__max_num_batched_tokens": 1024,
          "actor_rollout_ref__rollout__max_num_seqs": 1024},
         {"actor_rollout_ref__rollout__temperature": 2.0},
+        # SGLang's own checks: no upper temperature, a repetition penalty of 0 taken
+        {"actor_rollout_ref__rollout__name": "sglang",
+         "actor_rollout_ref__rollout__temperature": 2.5,
+         "actor_rollout_ref__rollout__repetition_penalty": 0},
         {"actor_rollout_ref__rollout__max_model_len": 32768},
         {"actor_rollout_ref__rollout__max_model_len": 65536,
          "actor_rollout_ref__model__path": "/models/my-long-qwen"},

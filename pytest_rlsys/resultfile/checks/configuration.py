@@ -166,6 +166,18 @@ def _scheduler(config: Mapping[str, Any], engine: str) -> list[str]:
     return problems
 
 
+def _temperature(config: Mapping[str, Any], engine: str) -> list[str]:
+    """vLLM ``SamplingParams._verify_args``: "temperature must be in [0, 2]"
+    (``vllm/sampling_params.py:529-534``); SGLang has no upper bound."""
+    value = _number(lookup(config, f"{ROLLOUT}.temperature")[1])
+    if engine != "vllm" or value is None or value <= 2.0:
+        return []
+    return [
+        f'sets {ROLLOUT}.temperature={value:g}: vLLM raises "temperature must be in [0, 2]" '
+        "(SamplingParams._verify_args, vllm/sampling_params.py:529-534)"
+    ]
+
+
 def _betas(config: Mapping[str, Any], engine: str) -> list[str]:
     """torch ``Adam.__init__``: ``if not 0.0 <= betas[i] < 1.0: raise ValueError("Invalid
     beta parameter at index i")`` (``torch/optim/adam.py``; AdamW is Adam); verl passes
@@ -215,6 +227,7 @@ CROSS_RULES: tuple[tuple[str, Callable[[Mapping[str, Any], str], list[str]]], ..
     ("vllm", _lora_rank),
     ("verl", _parallel),
     ("vllm", _scheduler),
+    ("vllm", _temperature),
     ("torch", _betas),
     ("model", _max_model_len),  # no engine here holds the model's config: always the table
 )
@@ -227,7 +240,8 @@ def table_problems(config: Mapping[str, Any], skip: frozenset[str]) -> list[str]
     problems: list[str] = []
     for rule in ENGINE_RANGES:
         present, value = lookup(config, rule.path)
-        if rule.engine not in skip and present and rule.refuses(value):
+        applies = not rule.rollout_engines or engine in rule.rollout_engines
+        if rule.engine not in skip and applies and present and rule.refuses(value):
             problems.append(
                 f"sets {rule.path}={value!r}, which the engine refuses (it accepts "
                 f"{rule.accepted}; {rule.source})"

@@ -104,14 +104,18 @@ class EngineRange:
     # Whose validation this row stands for (verl, vllm, torch): skipped where that
     # engine's own code judged the config (checks.configuration).
     engine: str = "vllm"
+    # Only for these rollout engines (empty: any): a vLLM-only limit must not judge an
+    # SGLang run, whose own checks differ (SGLang takes a temperature above 2).
+    rollout_engines: tuple[str, ...] = ()
 
     @property
     def accepted(self) -> str:
         """The accepted values, as a reader writes them."""
         kind = "an integer" if self.integer else "a number"
+        only = f" ({'/'.join(self.rollout_engines)} rollouts)" if self.rollout_engines else ""
         if self.high is None:
-            return f"{kind} {'>' if self.low_open else '>='} {self.low:g}"
-        return f"{kind} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+            return f"{kind} {'>' if self.low_open else '>='} {self.low:g}{only}"
+        return f"{kind} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]{only}"
 
     def refuses(self, value: object) -> bool:
         """Whether the engine refuses ``value`` (None, "use the default", is not refused)."""
@@ -160,10 +164,11 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         "actor_rollout_ref.rollout.temperature",
         0.0,
         False,
-        2.0,
+        None,
         False,
-        'vLLM `SamplingParams._verify_args`: "temperature must be non-negative" and '
-        '"temperature must be in [0, 2]" (`vllm/sampling_params.py:523-534`, vLLM 0.24.0)',
+        'vLLM `SamplingParams._verify_args`: "temperature must be non-negative" '
+        "(`vllm/sampling_params.py:523-528`; SGLang's `SamplingParams.verify` says the same; "
+        "vLLM's upper bound is `_temperature` below)",
     ),
     EngineRange(
         "actor_rollout_ref.rollout.repetition_penalty",
@@ -173,6 +178,8 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         False,
         'vLLM `SamplingParams._verify_args`: "repetition_penalty must be greater than zero" '
         "(`vllm/sampling_params.py:512-516`, vLLM 0.24.0)",
+        "vllm",
+        ("vllm",),
     ),
     EngineRange(
         "actor_rollout_ref.rollout.max_num_seqs",
@@ -182,6 +189,8 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         True,
         "vLLM `SchedulerConfig.max_num_seqs: int = Field(..., ge=1)` "
         "(`vllm/config/scheduler.py:63`, vLLM 0.24.0)",
+        "vllm",
+        ("vllm",),
     ),
     EngineRange(
         "actor_rollout_ref.rollout.max_num_batched_tokens",
@@ -191,6 +200,8 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         True,
         "vLLM `SchedulerConfig.max_num_batched_tokens: int = Field(..., ge=1)` "
         "(`vllm/config/scheduler.py:49`, vLLM 0.24.0)",
+        "vllm",
+        ("vllm",),
     ),
     EngineRange(
         "actor_rollout_ref.model.lora_rank",
