@@ -327,3 +327,14 @@ def test_the_docs_list_the_tables_the_checks_apply(table: str) -> None:
 def test_the_docs_name_every_cross_rule() -> None:
     text = DOCS.read_text(encoding="utf-8")
     assert [fn.__name__ for _, fn in CROSS_RULES if f"`{fn.__name__}`" not in text] == []
+
+
+def test_a_bare_torch_does_not_switch_the_judge(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CI installs a CPU torch without verl: the tables judge there (no seconds-long import).
+    monkeypatch.delenv(engines_own.JUDGE_ENV)
+    present = {"torch": "2.13.0+cpu"}
+    monkeypatch.setattr(engines_own.importlib.util, "find_spec", lambda n: present.get(n))
+    monkeypatch.setattr(engines_own.importlib.metadata, "version", present.__getitem__)
+    assert engines_own.installed() == {}
+    present["verl"] = "0.9.1"
+    assert engines_own.installed() == {"verl": "0.9.1", "torch": "2.13.0+cpu"}
