@@ -278,7 +278,14 @@ def test_weights_above_the_engine_share_are_refused_unless_the_kv_cache_is_sized
         group["config"]["actor_rollout_ref"]["model"]["path"] = "Qwen/Qwen2.5-7B-Instruct"
     # 0.4 x 16303 MiB = 6521 MiB share on the RTX 5070 Ti
     assert any("No available memory for the cache blocks" in p for p in stack_problems(doc))
+    for group in doc["groups"].values():  # split over two GPUs: 6676 MiB, still above
+        _set(group["config"], "actor_rollout_ref.rollout.tensor_model_parallel_size", 2)
+    assert any("tensor parallel 2" in p for p in stack_problems(doc))
+    for group in doc["groups"].values():  # over four: 3338 MiB a GPU fits
+        _set(group["config"], "actor_rollout_ref.rollout.tensor_model_parallel_size", 4)
+    assert stack_problems(doc) == []
     for group in doc["groups"].values():
+        _set(group["config"], "actor_rollout_ref.rollout.tensor_model_parallel_size", 1)
         kwargs = "actor_rollout_ref.rollout.engine_kwargs.vllm.kv_cache_memory_bytes"
         _set(group["config"], kwargs, 2**30)
     assert stack_problems(doc) == []

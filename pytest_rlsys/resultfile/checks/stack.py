@@ -16,8 +16,9 @@ against the engines' own requirement metadata, CUDA's driver table and the card 
 - vLLM profiles the weights inside its share (``gpu_memory_utilization`` x the card) and
   raises when nothing is left for the KV cache ("No available memory for the cache
   blocks", ``vllm/v1/core/kv_cache_utils.py``): unquantised weights of 2 bytes a
-  parameter (bf16/fp16, the least an unquantised checkpoint has) above the share cannot
-  start. Not applied where the kwargs size the KV cache in bytes (the share is ignored).
+  parameter (bf16/fp16, the least an unquantised checkpoint has), split over the tensor
+  parallel GPUs, above the share cannot start. Not applied where the kwargs size the KV
+  cache in bytes (the share is ignored).
 """
 
 from __future__ import annotations
@@ -150,12 +151,19 @@ def _weights(doc: Doc, environment: Mapping[str, Any], config: Mapping[str, Any]
     share = as_number(util) if present and util is not None else DEFAULT_UTILIZATION
     if share is None or not 0 < share <= 1:
         return []  # judged by the engine's range
-    weights = billions * 1e9 * WEIGHT_BYTES / 2**20
+    # Tensor parallelism splits the weights over its GPUs (verl's default is 2 where the
+    # config leaves it out: the reading that can only spare a run).
+    present, tp = lookup(config, "actor_rollout_ref.rollout.tensor_model_parallel_size")
+    ways = as_number(tp) if present and tp is not None else 2.0
+    if ways is None or ways < 1:
+        return []
+    weights = billions * 1e9 * WEIGHT_BYTES / 2**20 / ways
     if weights <= share * total:
         return []
     return [
-        f"the model's {billions:g}B parameters hold at least {weights:.0f} MiB of weights, "
-        f"above vLLM's share gpu_memory_utilization {share:g} x {total:.0f} MiB = "
+        f"the model's {billions:g}B parameters hold at least {weights:.0f} MiB of weights "
+        f"per GPU (tensor parallel {ways:g}), above vLLM's share gpu_memory_utilization "
+        f"{share:g} x {total:.0f} MiB = "
         f'{share * total:.0f} MiB: vLLM raises "No available memory for the cache blocks" '
         "(vllm/v1/core/kv_cache_utils.py)"
     ]
