@@ -323,8 +323,29 @@ def interpretation_notes(doc: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def _evidence_notes(doc: Mapping[str, Any]) -> list[str]:
-    """Plain reading aids: where the whole-run peak is, and phases without samples."""
+def _verified_measurements(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The file's own ``system_decision.measurements`` where resource_sampling found them
+    equal to what the samples give, in the shape the notes read; None otherwise."""
+    decision = doc.get("system_decision")
+    found = decision.get("measurements") if isinstance(decision, Mapping) else None
+    if not isinstance(found, Mapping):
+        return None
+    for name in closure_checks.GROUP_NAMES:
+        group = found.get(name)
+        phases = group.get("phases") if isinstance(group, Mapping) else None
+        if not isinstance(phases, Mapping) or not all(
+            isinstance(e, Mapping) and {"sample_count", "duration_s"} <= e.keys()
+            for e in phases.values()
+        ):
+            return None
+    return dict(found)
+
+
+def _evidence_notes(doc: Mapping[str, Any], verified: bool = False) -> list[str]:
+    """Plain reading aids: where the whole-run peak is, and phases without samples.
+    ``verified``: resource_sampling passed on the evidence, so the file's own measurements
+    equal the derived ones and are read instead of deriving them again (issue 40: that
+    second derivation was a fifth of the grading time of a one-hour file)."""
     notes: list[str] = []
     if doc.get("status") == "failed":
         failure = doc.get("failure")
@@ -338,7 +359,9 @@ def _evidence_notes(doc: Mapping[str, Any]) -> list[str]:
     unknown = unknown_card_note(environment) if isinstance(environment, Mapping) else None
     if unknown:
         notes.append(unknown)
-    measurements = closure_checks.derive_measurements(doc)
+    measurements = (_verified_measurements(doc) if verified else None) or (
+        closure_checks.derive_measurements(doc)
+    )
     interval = doc.get("sampling", {}).get("interval_s")
     for name in closure_checks.GROUP_NAMES:
         group = measurements[name]
@@ -439,7 +462,9 @@ def grade_document(
         for name in closure_checks.CHECK_NAMES
     )
     try:
-        notes = tuple(interpretation_notes(doc) + _evidence_notes(doc))
+        sampled = next(c for c in cases if c.id == f"{SECTION}.resource_sampling")
+        verified = sampled.finding == "confirmed" and not refuted.get("resource_sampling")
+        notes = tuple(interpretation_notes(doc) + _evidence_notes(doc, verified))
     except Exception as exc:  # notes are advisory; never let them break the grade
         notes = (f"could not produce interpretation notes: {exc!r}",)
     notes = (f"{JUDGE_NOTE} {judge_label()}", *notes)
