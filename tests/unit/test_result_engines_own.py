@@ -80,6 +80,11 @@ def test_verl_and_torch_accept_the_runners_config() -> None:
     assert problems == [] and {"verl", "torch"} <= judged
     problems, _ = _own(_configured(actor_rollout_ref__actor__optim__optimizer="SGD"))
     assert problems == []
+    # JSON does not tell 4 from 4.0: a re-serialised file keeps its grade
+    problems, _ = _own(
+        _configured(actor_rollout_ref__rollout__n=4.0, actor_rollout_ref__rollout__top_k=-1.0)
+    )
+    assert problems == []
 
 
 def test_the_report_names_the_engines_and_the_tables_for_the_rest() -> None:

@@ -69,10 +69,18 @@ def _scalars(section: object, fields: set[str]) -> dict[str, Any]:
     if not isinstance(section, Mapping):
         return {}
     return {
-        k: v
+        k: _plain(v)
         for k, v in section.items()
         if k in fields and v is not None and not isinstance(v, Mapping)
     }
+
+
+def _plain(value: Any) -> Any:
+    """JSON does not tell 4 from 4.0 (a re-serialised file may write either): an integral
+    float is handed on as an int, which OmegaConf also takes for a float field."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return [_plain(v) for v in value] if isinstance(value, list) else value
 
 
 def _optimizer_args(optim: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
@@ -128,7 +136,7 @@ def _verl(config: Mapping[str, Any], engine: str) -> list[str]:
 
 
 def _listed(section: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    return {k: section[k] for k in keys if isinstance(section.get(k), list)}
+    return {k: _plain(section[k]) for k in keys if isinstance(section.get(k), list)}
 
 
 def _one_parameter() -> Any:
