@@ -169,32 +169,32 @@ def test_a_value_the_engine_refuses_is_named(values: dict[str, object], fragment
     assert problems and fragment in problems[0], problems
 
 
-@pytest.mark.parametrize(
-    "values",
-    [
-        {},
-        {"actor_rollout_ref__rollout__mode": "async"},
-        {"actor_rollout_ref__actor__optim__lr_scheduler_type": "cosine"},
-        {"actor_rollout_ref__actor__optim__optimizer": "SGD"},
-        {"actor_rollout_ref__actor__optim__optimizer_impl": "bitsandbytes.optim",
-         "actor_rollout_ref__actor__optim__optimizer": "AdamW8bit"},
-        {"actor_rollout_ref__actor__optim__betas": [0.9, 0.95]},
-        {"actor_rollout_ref__model__lora_rank": 512},
-        {"actor_rollout_ref__rollout__expert_parallel_size": 1},
-        {"actor_rollout_ref__rollout__max_num_batched_tokens": 1024,
-         "actor_rollout_ref__rollout__max_num_seqs": 1024},
-        {"actor_rollout_ref__rollout__temperature": 2.0},
-        # SGLang's own checks: no upper temperature, a repetition penalty of 0 taken
-        {"actor_rollout_ref__rollout__name": "sglang",
-         "actor_rollout_ref__rollout__temperature": 2.5,
-         "actor_rollout_ref__rollout__repetition_penalty": 0},
-        {"actor_rollout_ref__rollout__max_model_len": 32768},
-        {"actor_rollout_ref__rollout__max_model_len": 65536,
-         "actor_rollout_ref__model__path": "/models/my-long-qwen"},
-        {"actor_rollout_ref__rollout__name": "sglang",
-         "actor_rollout_ref__rollout__max_num_batched_tokens": 512},
-    ],
-)  # fmt: skip
+ACCEPTED: list[dict[str, object]] = [
+    {},
+    {"actor_rollout_ref__rollout__mode": "async"},
+    {"actor_rollout_ref__actor__optim__lr_scheduler_type": "cosine"},
+    {"actor_rollout_ref__actor__optim__optimizer": "SGD"},
+    {"actor_rollout_ref__actor__optim__optimizer_impl": "bitsandbytes.optim",
+     "actor_rollout_ref__actor__optim__optimizer": "AdamW8bit"},
+    {"actor_rollout_ref__actor__optim__betas": [0.9, 0.95]},
+    {"actor_rollout_ref__model__lora_rank": 512},
+    {"actor_rollout_ref__rollout__expert_parallel_size": 1},
+    {"actor_rollout_ref__rollout__max_num_batched_tokens": 1024,
+     "actor_rollout_ref__rollout__max_num_seqs": 1024},
+    {"actor_rollout_ref__rollout__temperature": 2.0},
+    # SGLang's own checks: no upper temperature, a repetition penalty of 0 taken
+    {"actor_rollout_ref__rollout__name": "sglang",
+     "actor_rollout_ref__rollout__temperature": 2.5,
+     "actor_rollout_ref__rollout__repetition_penalty": 0},
+    {"actor_rollout_ref__rollout__max_model_len": 32768},
+    {"actor_rollout_ref__rollout__max_model_len": 65536,
+     "actor_rollout_ref__model__path": "/models/my-long-qwen"},
+    {"actor_rollout_ref__rollout__name": "sglang",
+     "actor_rollout_ref__rollout__max_num_batched_tokens": 512},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("values", ACCEPTED)
 def test_values_the_engines_accept_pass(values: dict[str, object]) -> None:
     assert configuration.config_problems(_configured(**values)) == []
 

@@ -18,6 +18,7 @@ pytest.importorskip("torch", reason="torch is not installed (tox -e verl-config 
 
 from pytest_rlsys.resultfile.checks import configuration, engines_own
 from pytest_rlsys.resultfile.grade import JUDGE_NOTE, grade_document
+from tests.unit.test_result_engine_rules import ACCEPTED, REFUSED
 
 REALISTIC = (
     Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ def _configured(**values: object) -> dict[str, Any]:
         node = config
         for key in parents:
             node = node.setdefault(key, {})
-        node[leaf] = value
+        node[leaf] = copy.deepcopy(value)
     return config
 
 
@@ -103,3 +104,13 @@ def test_a_value_only_the_tables_know_is_still_refused() -> None:
     # max_num_batched_tokens < max_num_seqs is vLLM's rule: without vLLM, the table says it
     config = _configured(actor_rollout_ref__rollout__max_num_batched_tokens=256)
     assert any("max_num_seqs" in p for p in configuration.config_problems(config))
+
+
+@pytest.mark.parametrize(("values", "fragment"), REFUSED)
+def test_both_judges_refuse_the_same_values(values: dict[str, object], fragment: str) -> None:
+    assert configuration.config_problems(_configured(**values)), values
+
+
+@pytest.mark.parametrize("values", ACCEPTED)
+def test_both_judges_accept_the_same_values(values: dict[str, object]) -> None:
+    assert configuration.config_problems(_configured(**values)) == []

@@ -102,7 +102,8 @@ class EngineRange:
     integer: bool
     source: str
     # Whose validation this row stands for (verl, vllm, torch): skipped where that
-    # engine's own code judged the config (checks.configuration).
+    # engine's own code judged the config (checks.configuration); "model" rows always
+    # apply (the model section is judged by no engine's config object here).
     engine: str = "vllm"
     # Only for these rollout engines (empty: any): a vLLM-only limit must not judge an
     # SGLang run, whose own checks differ (SGLang takes a temperature above 2).
@@ -211,7 +212,7 @@ ENGINE_RANGES: tuple[EngineRange, ...] = (
         True,
         "PEFT `LoraConfig.r: int` and verl's `lora_rank > 0` switch (0: no LoRA); vLLM's "
         "`max_lora_rank` is an integer `MaxLoRARanks` (`vllm/config/lora.py:26`)",
-        "verl",
+        "model",  # the model section: no config object judged here holds it
     ),
     EngineRange(
         "actor_rollout_ref.actor.optim.weight_decay",
