@@ -3,10 +3,14 @@
 Pure functions, no I/O, in one module per seam (imports only run down this list):
 ``vocabulary`` (names and limits), ``evidence`` (readers of the untyped document and the
 wording of numbers), ``identity`` (config hashes and diffs), ``machine`` (the rollout
-engine's sleep/wake machine per engine, from verl 0.9.1), ``cards`` (the GPU table),
-``coherence`` (training and sync coherence, placeholder digests), ``timeline`` (phase
-windows, the sample series, the phases table), then the checks: ``claims``, ``phases``,
-``engine``, ``sampling``. This package re-exports their public API (``__all__``).
+engine's sleep/wake machine per engine, from verl 0.9.1), ``cards`` (the GPU table, by
+whole NVML name), ``engines_own`` (verl's, vLLM's and torch's own validation, where
+installed), ``configuration`` (values the engines refuse: their own code, else the
+tables), ``coherence`` (training and sync coherence, placeholder digests), ``timeline``
+(phase windows, the sample series, the phases table), then the checks: ``phases``,
+``engine``, ``sampling``, ``stack`` (versions and a card that cannot go together; it
+reads the model size ``sampling`` parses), ``claims``. This package re-exports their
+public API (``__all__``).
 The runner (``gpu/rlsys_closure``) calls them to write ``system_decision`` and the
 grader calls them to check it, so both compute every check the same way.
 Input is a document that is valid against its schema (``pt-verl-closure/1``); the
