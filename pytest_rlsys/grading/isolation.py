@@ -333,6 +333,9 @@ class ChildProcess:
             self._spawn()
         except OSError:
             self.kill()
+        except BaseException:  # a Ctrl-C while it started: its scratch folder goes too
+            self.kill()
+            raise
 
     def restart(self) -> None:
         """As if this child had never run: the next call starts and loads a fresh one,

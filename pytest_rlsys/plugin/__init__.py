@@ -150,7 +150,9 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
     """Run the same command again in a fresh interpreter with ``clean_args`` (they come
     last, so they win over the same options typed earlier) and return its exit code;
     its output is the run's output.  ``-P``: the current folder is not on the path."""
-    import subprocess  # only for this re-run
+    import contextlib  # only for this re-run
+    import signal
+    import subprocess
     import sys
 
     named = [a for a in config.getoption("file_or_dir") or [] if a]
@@ -188,9 +190,20 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
         ),
         err=True,
     )
-    try:
-        code = subprocess.run(command, cwd=config.invocation_params.dir, env=env).returncode
-    except KeyboardInterrupt:
+    # Its own process group: a Ctrl-C reaches this process only, which passes each one on
+    # and waits, so the inner run ends its own way (its children killed, its scratch
+    # removed).  subprocess.run would SIGKILL it 0.25 s after the first one.
+    inner = subprocess.Popen(command, cwd=config.invocation_params.dir, env=env, process_group=0)
+    interrupted = False
+    while True:
+        try:
+            code = inner.wait()
+            break
+        except KeyboardInterrupt:
+            interrupted = True
+            with contextlib.suppress(ProcessLookupError):
+                inner.send_signal(signal.SIGINT)
+    if interrupted:
         return pytest.ExitCode.INTERRUPTED
     return code if code >= 0 else 128 - code  # killed by a signal: as a shell reports it
 
@@ -213,14 +226,16 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_rlsys.resources import FUNCTIONS
 
         standby = ChildProcess.on_standby(list(FUNCTIONS), request.limits)
-    from pytest_rlsys.grading.grader import SubmissionPathError
-    from pytest_rlsys.plugin.run import GradingRun
+    try:  # from here on, however this ends (a Ctrl-C among the imports too), no standby is left
+        from pytest_rlsys.grading.grader import SubmissionPathError
+        from pytest_rlsys.plugin.run import GradingRun
 
-    try:
         grading = GradingRun.open(request, standby)
     except BaseException as exc:
         if standby is not None:
             standby.close()  # no grader took it (closing twice is harmless)
+        from pytest_rlsys.grading.grader import SubmissionPathError
+
         if isinstance(exc, SubmissionPathError):  # nothing to grade: its files are written
             raise pytest.UsageError(
                 f"{settings.by_name('submission').pytest_flag}: {exc}"

@@ -69,3 +69,49 @@ def test_remove_tree_gives_its_owner_the_rights_back(tmp_path: Path, mode: int) 
     (top / "a").chmod(mode)
     remove_tree(str(top))
     assert not top.exists()
+
+
+_HANGS = "import time\n\ndef pipeline_capacity(*a, **k):\n    time.sleep(60)\n"
+
+
+@pytest.mark.parametrize("when", ["starting", "grading"])
+@pytest.mark.parametrize("settings", ["own settings", "no settings"])
+def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str) -> None:
+    # A folder with its own pytest settings is graded by a clean re-run in a second
+    # pytest: a Ctrl-C (SIGINT to the terminal's process group) once killed that one
+    # 0.25 s later, with its scratch folder left on the disk.
+    import signal
+    import time
+
+    base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
+    try:
+        base.chmod(0o755)  # the child's fresh uid must reach its scratch folder inside
+        (base / "tmp").mkdir(mode=0o755)
+        (base / "tmp").chmod(0o755)
+        project = base / "project"
+        project.mkdir()
+        (project / "rlsys_ledger.py").write_text(_HANGS)
+        if settings == "own settings":
+            (project / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(base / "tmp")}
+        env["RLSYS_NO_BWRAP"] = "1"  # the scratch folder on this disk, where it can be left
+        run = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "--rlsys-submission", "rlsys_ledger.py"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, as a terminal's job
+        )
+        deadline = time.monotonic() + 120
+        while not list((base / "tmp").glob("rlsys-child-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list((base / "tmp").glob("rlsys-child-*")), "no child started"
+        if when == "grading":  # the first call (which hangs) is under way
+            time.sleep(3)
+        os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C does
+        output = run.communicate(timeout=120)[0].decode("utf-8", "replace")
+        assert run.returncode == pytest.ExitCode.INTERRUPTED, output
+        assert list((base / "tmp").iterdir()) == [], output
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)
