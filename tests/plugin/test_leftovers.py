@@ -115,3 +115,43 @@ def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str)
         assert list((base / "tmp").iterdir()) == [], output
     finally:
         subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_in_a_batch_leaves_no_scratch(presses: int) -> None:
+    # A second Ctrl-C once cut the batch's cleanup short: its standby children's scratch
+    # folders stayed.  Every live child is ended when the interpreter ends.
+    import signal
+    import time
+
+    base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
+    try:
+        base.chmod(0o755)
+        (base / "tmp").mkdir()
+        (base / "tmp").chmod(0o755)
+        klass = base / "class"
+        klass.mkdir(mode=0o700)
+        for name in ("ann", "bob", "cy", "dee"):
+            (klass / f"{name}.py").write_text(_HANGS)
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(base / "tmp")}
+        env["RLSYS_NO_BWRAP"] = "1"
+        run = subprocess.Popen(
+            [sys.executable, "-m", "pytest_rlsys", "batch", str(klass), "--jobs", "2"],
+            cwd=base,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 120
+        while len(list((base / "tmp").glob("rlsys-child-*"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for _ in range(presses):
+            os.killpg(run.pid, signal.SIGINT)
+            time.sleep(0.05)
+        output = run.communicate(timeout=120)[0].decode("utf-8", "replace")
+        assert run.returncode == 130, output
+        assert "Traceback" not in output
+        assert list((base / "tmp").iterdir()) == [], output
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)
