@@ -45,7 +45,19 @@ def attack(marker, grader, seed, venv, reference, battery):
         # SIGIO's owner and signal: with O_ASYNC, the kernel would signal the grader.
         "sigio_owner": _try(lambda: fcntl.fcntl(os.pipe()[0], fcntl.F_SETOWN, grader)),
         "sigio_signal": _try(lambda: fcntl.fcntl(os.pipe()[0], 10, 19)),  # F_SETSIG, SIGSTOP
+        # Objects another process could reach by a name or an inode (test_channels.py
+        # grades the pairs): a lease, a change notice, a FIFO, a mode others can read.
+        "lease": _try(lambda: fcntl.fcntl(_own_file(), 1024, fcntl.F_RDLCK)),  # F_SETLEASE
+        "dnotify": _try(lambda: fcntl.fcntl(os.open(".", os.O_RDONLY), 1026, 0x80000001)),
+        "fifo": _try(lambda: os.mkfifo(marker + ".fifo")),
+        "umask": _try(lambda: os.umask(0)),
     }
+
+
+def _own_file():
+    with open("leased", "w") as fh:
+        fh.write("x")
+    return os.open("leased", os.O_RDONLY)
 """
 
 
