@@ -190,17 +190,21 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
         ),
         err=True,
     )
-    # Its own process group: a Ctrl-C reaches this process only, which passes each one on
-    # and waits, so the inner run ends its own way (its children killed, its scratch
-    # removed).  subprocess.run would SIGKILL it 0.25 s after the first one.
-    inner = subprocess.Popen(command, cwd=config.invocation_params.dir, env=env, process_group=0)
-    interrupted = False
+    # A Ctrl-C reaches both runs (one process group, the terminal's foreground one, so the
+    # inner run can still read the terminal, e.g. --pdb); this one then waits for the
+    # inner run to end its own way (its children killed, its scratch folder removed)
+    # instead of killing it, as subprocess.run did 0.25 s later.  A SIGINT sent to this
+    # process alone is passed on.
+    inner = subprocess.Popen(command, cwd=config.invocation_params.dir, env=env)
+    interrupted = passed_on = False
     while True:
         try:
-            code = inner.wait()
+            code = inner.wait(timeout=2.0 if interrupted and not passed_on else None)
             break
         except KeyboardInterrupt:
             interrupted = True
+        except subprocess.TimeoutExpired:  # still running 2 s after the Ctrl-C
+            passed_on = True
             with contextlib.suppress(ProcessLookupError):
                 inner.send_signal(signal.SIGINT)
     if interrupted:

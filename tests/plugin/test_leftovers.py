@@ -74,9 +74,17 @@ def test_remove_tree_gives_its_owner_the_rights_back(tmp_path: Path, mode: int) 
 _HANGS = "import time\n\ndef pipeline_capacity(*a, **k):\n    time.sleep(60)\n"
 
 
-@pytest.mark.parametrize("when", ["starting", "grading"])
-@pytest.mark.parametrize("settings", ["own settings", "no settings"])
-def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str) -> None:
+@pytest.mark.parametrize(
+    ("settings", "when", "to"),
+    [
+        ("own settings", "starting", "group"),
+        ("own settings", "grading", "group"),
+        ("own settings", "grading", "outer run"),  # `kill -INT` of the first pytest alone
+        ("no settings", "starting", "group"),
+        ("no settings", "grading", "group"),
+    ],
+)
+def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str, to: str) -> None:
     # A folder with its own pytest settings is graded by a clean re-run in a second
     # pytest: a Ctrl-C (SIGINT to the terminal's process group) once killed that one
     # 0.25 s later, with its scratch folder left on the disk.
@@ -109,7 +117,10 @@ def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str)
         assert list((base / "tmp").glob("rlsys-child-*")), "no child started"
         if when == "grading":  # the first call (which hangs) is under way
             time.sleep(3)
-        os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C does
+        if to == "group":
+            os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C does
+        else:
+            os.kill(run.pid, signal.SIGINT)
         output = run.communicate(timeout=120)[0].decode("utf-8", "replace")
         assert run.returncode == pytest.ExitCode.INTERRUPTED, output
         assert list((base / "tmp").iterdir()) == [], output
