@@ -8,6 +8,7 @@ per mode".
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
@@ -45,6 +46,7 @@ EXIT_FENCE_FAILED = 86  # child.py exits with this when a mechanism of its plan 
 UNPROTECTED = {
     "seccomp": "processes, IPC objects, sockets and kernel keys: the child can create them",
     "landlock": "files: the child reads and writes whatever its uid can",
+    "reads": "files: the child reads whatever its uid can (it can write, create or remove none)",
     "signals": "signals: the child can signal every process of its uid",
 }
 PLATFORM = "left to the platform: memory and CPU shares, disk quotas, kernel escapes"
@@ -92,10 +94,8 @@ _ALLOWED = (  # names, split where the filter is built
     "read write readv writev pread64 pwrite64 preadv pwritev lseek close fstat newfstatat "
     "stat lstat statx getdents getdents64 dup dup2 dup3 fsync "
     "fdatasync ftruncate sendfile copy_file_range pipe pipe2 "
-    # paths (Landlock decides which)
-    "open openat openat2 access faccessat faccessat2 readlink readlinkat getcwd chdir "
-    "fchdir mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 truncate "
-    "symlink symlinkat link linkat "
+    # paths (Landlock decides which; ``_WRITES`` below)
+    "access faccessat faccessat2 readlink readlinkat getcwd chdir fchdir "
     # waiting and time
     "poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait "
     "epoll_pwait clock_gettime clock_getres clock_nanosleep nanosleep gettimeofday time "
@@ -109,6 +109,16 @@ _ALLOWED = (  # names, split where the filter is built
     # on the socketpair below (no socket() or connect() is allowed, so no other exists)
     "getsockname getpeername sendto recvfrom sendmsg recvmsg shutdown getsockopt setsockopt"
 )
+# What writes to a path: allowed only where something confines where (Landlock: beneath
+# the child's scratch folder; bubblewrap: its private tmpfs, the host's root read-only).
+# Elsewhere nothing would, and a file or a name left in a shared folder is a channel to
+# another child and a change to the grader's user's files: open only to read, and none
+# of these.
+_WRITES = (
+    "mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 truncate symlink "
+    "symlinkat link linkat openat2"
+)
+_OPEN_WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC  # O_TMPFILE needs a write mode
 # prctl options that read state or name the thread; PR_SET_PDEATHSIG (1), DUMPABLE,
 # SECCOMP, NO_NEW_PRIVS, PTRACER and CHILD_SUBREAPER are not among them.
 _PRCTL_SAFE = (2, 3, 15, 16, 21, 23, 30, 39)  # GET_PDEATHSIG, GET_DUMPABLE, SET/GET_NAME...
@@ -133,9 +143,10 @@ _IOCTL_SAFE = (0x5401, 0x5413, 0x5450, 0x5451, 0x541B, 0x5421)
 
 
 @functools.cache
-def seccomp_program() -> bytes | None:
+def seccomp_program(writes: bool = True) -> bytes | None:
     """The child's seccomp allow-list as classic BPF, built with libseccomp: deny by
-    default (EPERM; a call through another syscall ABI kills), ``_ALLOWED`` allowed, and
+    default (EPERM; a call through another syscall ABI kills), ``_ALLOWED`` allowed,
+    ``_WRITES`` and opening to write only with ``writes`` (else open only to read), and
     argument filters for prctl, fcntl, ioctl, futex (private only), prlimit64 (read only)
     and, without Landlock's
     signal scope (ABI 6), kill (own process group only; tgkill refused).  None where
@@ -144,11 +155,15 @@ def seccomp_program() -> bytes | None:
         import pyseccomp as sc
 
         rules = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
-        for name in _ALLOWED.split():
+        for name in (_ALLOWED + (" open openat " + _WRITES if writes else "")).split():
             try:
                 rules.add_rule(sc.ALLOW, name)
             except Exception:  # a call this architecture does not have (e.g. open on arm64)
                 continue
+        if not writes:
+            for name, flags in (("open", 1), ("openat", 2)):
+                with contextlib.suppress(Exception):  # no open on arm64
+                    rules.add_rule(sc.ALLOW, name, sc.Arg(flags, sc.MASKED_EQ, _OPEN_WRITES, 0))
         for option in _PRCTL_SAFE:
             rules.add_rule(sc.ALLOW, "prctl", sc.Arg(0, sc.EQ, option))
         for command in _FCNTL_SAFE:
@@ -203,8 +218,8 @@ def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -
         if abi:
             level = "bubblewrap" if namespaces else "landlock"
     unprotected = [] if seccomp else [UNPROTECTED["seccomp"]]
-    if not abi and not namespaces:
-        unprotected.append(UNPROTECTED["landlock"])
+    if not abi and not namespaces:  # without confinement the allow-list refuses writes
+        unprotected.append(UNPROTECTED["reads" if seccomp else "landlock"])
     if abi < 6 and not namespaces and not seccomp:  # seccomp allows only kill(0, ...)
         unprotected.append(UNPROTECTED["signals"])
     return Fence(level, tuple(mechanisms), tuple(unprotected))
@@ -239,9 +254,10 @@ def require(needed: str | None, have: Fence) -> None:
     )
 
 
-def plan(scratch: str, limits: Limits) -> str:
-    """What the child applies to itself before it reads the submission (argv, JSON)."""
-    program = seccomp_program()
+def plan(scratch: str, limits: Limits, confined: bool = False) -> str:
+    """What the child applies to itself before it reads the submission (argv, JSON);
+    ``confined``: inside bubblewrap (its writes cannot leave its private tmpfs)."""
+    program = seccomp_program(writes=confined or landlock_abi() > 0)
     return json.dumps(
         {
             "scratch": scratch,

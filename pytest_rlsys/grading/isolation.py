@@ -182,7 +182,7 @@ class ChildProcess:
         # init is its parent, and the fence dies with the grader).
         parent = "0" if self.fenced else str(os.getpid())
         # argv[3]: the fence the child applies to itself before it reads the submission.
-        plan = fence.plan(scratch, self.limits)
+        plan = fence.plan(scratch, self.limits, confined=self.fenced)
         command = [interpreter, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w), parent, plan]
         self.fence = fence.machine_fence(own_uid=user is not None, namespaces=self.fenced)
         wrapper = ipc_namespace_wrapper() if user and not self.fenced else []
