@@ -35,7 +35,7 @@ NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 # Refused wherever the allow-list is up; the file attacks only where Landlock is.
 PROCESS_ATTACKS = {
     "pdeathsig", "mq_open", "fork", "socket", "signal_grader", "sigio_owner", "sigio_signal",
-    "lease", "dnotify", "fifo", "umask",
+    "lease", "dnotify", "fifo", "umask", "fanotify", "timer", "ptrace", "process_vm", "pidfd",
 }  # fmt: skip
 FILE_ATTACKS = {"tmp_folders", "venv_write", "reference", "battery", "seed", "grader_cmdline"}
 
