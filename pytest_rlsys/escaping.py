@@ -6,8 +6,10 @@ file format can carry: lone surrogates (``"\\ud800"``), noncharacters (``"\\ufff
 C0/C1 controls (escape sequences, ``\\r`` overwrites) and format characters (bidi
 overrides, zero-width joiners) that draw a line other than the one stored.  Every
 character that is not printable (``str.isprintable``; tabs and, unless one line is
-wanted, newlines excepted) is replaced by its visible escape (``\\ud800``, ``\\x1b``,
-``\\u202e``), so nothing is silently lost.
+wanted, newlines excepted), and every printable one that draws nothing
+(``DRAWS_NOTHING``: Hangul fillers, the braille blank, variation selectors), is replaced
+by its visible escape (``\\ud800``, ``\\x1b``, ``\\u202e``, ``\\u3164``), so
+nothing is silently lost and no name is blank.
 
 Edge-specific rules build on ``clean``: ``clean_line`` (one line, runs of spaces
 collapsed, bounded: the submission's own texts), ``clean_output`` (captured output, tabs
@@ -40,7 +42,19 @@ SAFE_BLOCKS = (
     "\t\x20-\x7e\xa1-\xac\xae-\xff\u0370-\u0377\u037a-\u037f\u0384-\u038a"
     "\u038c\u038e-\u03a1\u03a3-\u04ff\u2010-\u2027\u2030-\u205e\u2190-\u23ff"
     "\u2500-\u27bf\u3001-\u303f\u3041-\u3096\u3099-\u30ff\u4e00-\u9fff"
-    "\uac00-\ud7a3\uff01-\uffbe"
+    "\uac00-\ud7a3\uff01-\uff9f\uffa1-\uffbe"
+)
+
+# Printable to Python, yet drawn as nothing: a name made of them is a blank roster row.
+# Unicode's Default_Ignorable_Code_Point that ``isprintable`` lets through (its format
+# characters, Cf, are already not printable): Other_Default_Ignorable_Code_Point and
+# Variation_Selector of PropList.txt (Hangul fillers U+115F, U+1160, U+3164, U+FFA0, the
+# combining grapheme joiner, Khmer inherent vowels, Mongolian and other variation
+# selectors, tags, the Khitan filler), plus the braille pattern blank U+2800, a symbol
+# with an empty glyph.
+DRAWS_NOTHING = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2065\u2800\u3164"
+    "\ufe00-\ufe0f\uffa0\ufff0-\ufff8\U00016fe4\U000e0000-\U000e0fff]"
 )
 
 
@@ -57,7 +71,7 @@ def _unsafe(ch: str, newlines: bool) -> bool:
     ' '.  Tabs stay, and newlines unless one line is wanted."""
     if ch == "\t" or (ch == "\n" and newlines):
         return False
-    return not ch.isprintable()
+    return not ch.isprintable() or DRAWS_NOTHING.match(ch) is not None
 
 
 def _escape(ch: str) -> str:
@@ -80,10 +94,11 @@ def clean(text: object, *, newlines: bool = True) -> str:
         except Exception:  # a hostile __str__ must not stop a report
             return "<unprintable>"
     text = str.__str__(text)  # a str subclass could override methods used below
-    if text.isprintable():  # the common case, checked in C
-        return text
-    if newlines and "\t" not in text and all(line.isprintable() for line in text.split("\n")):
-        return text  # printable lines: only the newlines were not
+    if text.isascii() or not DRAWS_NOTHING.search(text):
+        if text.isprintable():  # the common case, checked in C
+            return text
+        if newlines and "\t" not in text and all(ln.isprintable() for ln in text.split("\n")):
+            return text  # printable lines: only the newlines were not
 
     replace = _replace_multiline if newlines else _replace_one_line
     return _candidates(newlines).sub(replace, text)

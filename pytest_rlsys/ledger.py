@@ -27,6 +27,7 @@ from typing import Any
 
 from pytest_rlsys.escaping import clean
 from pytest_rlsys.grading.battery import load_reference
+from pytest_rlsys.safe_read import read_text, shorten
 
 REQUIRED = (
     "stage_rates",
@@ -41,7 +42,15 @@ OPTIONAL = ("version_sync_ok", "recovery_ok", "max_exposed_s_per_s", "stage_phas
 
 
 class LedgerError(ValueError):
-    """A topology or result file that cannot be used; the message says what to fix."""
+    """A topology or result file that cannot be used; the message says what to fix, in
+    one bounded line (a value it quotes may be megabytes long)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(shorten(message, MAX_ERROR_CHARS))
+
+
+MAX_ERROR_CHARS = 600
+MAX_TOPOLOGY_BYTES = 256 * 1024  # the example is 1.2 KB; a topology of a whole cluster fits
 
 
 SUFFIXES = {".json": "JSON", ".toml": "TOML", ".yaml": "YAML", ".yml": "YAML"}
@@ -88,6 +97,23 @@ def _check_numbers(path: Path, data: dict[str, Any]) -> None:
                 raise LedgerError(f"{where}: {key} must be a finite number, not {edge[key]!r}")
 
 
+def _loader(yaml: Any) -> Any:
+    """PyYAML's safe loader without aliases: ``*name`` repeats a node without its bytes,
+    so a 600-byte file of nested aliases expands to billions of items.  A topology
+    needs none; one is refused with its position."""
+
+    class NoAliases(yaml.SafeLoader):  # type: ignore[misc]
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise yaml.composer.ComposerError(
+                    None, None, "aliases (*name) are not allowed in a topology", mark
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliases
+
+
 def load_topology(path: Path) -> dict[str, Any]:
     if path.is_dir():  # before the suffix: a folder has none, and "file type" misleads
         raise LedgerError(
@@ -100,12 +126,10 @@ def load_topology(path: Path) -> dict[str, Any]:
             f"{path}: unsupported file type {suffix or '(no extension)'!r}; "
             "give a .json, .toml, .yaml or .yml topology file"
         )
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # editors may save JSON with a BOM
-    except FileNotFoundError:
-        raise LedgerError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LedgerError(f"{path}: cannot read it ({exc})") from None
+    try:  # the safe-read rule: a FIFO, a device or a link is refused before it is read
+        text = read_text(path, MAX_TOPOLOGY_BYTES)  # editors may save JSON with a BOM
+    except ValueError as exc:
+        raise LedgerError(str(exc)) from None
     try:
         if suffix == ".toml":
             data: Any = tomllib.loads(text)
@@ -118,7 +142,7 @@ def load_topology(path: Path) -> dict[str, Any]:
                     "'pytest-rlsys[yaml]' (or give the topology as JSON "
                     "or TOML)"
                 ) from None
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_loader(yaml))  # a SafeLoader: no Python objects
         else:
             data = json.loads(text)
     except LedgerError:

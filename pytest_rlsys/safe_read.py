@@ -13,7 +13,7 @@ import os
 import stat
 from typing import Literal
 
-__all__ = ["UnsafeFile", "UnsafeKind", "read_regular_file"]
+__all__ = ["UnsafeFile", "UnsafeKind", "read_regular_file", "read_text", "shorten"]
 
 UnsafeKind = Literal["missing", "directory", "link", "special", "too_big", "unreadable", "bad_name"]
 _OPEN_FLAGS = (
@@ -70,3 +70,41 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> bytes:
         raise UnsafeFile("unreadable", exc.strerror or str(exc)) from None
     finally:
         os.close(fd)
+
+
+# What each refusal means to whoever named the file, and what to do (``read_text``).
+_REASONS: dict[UnsafeKind, str] = {
+    "missing": "no such file",
+    "directory": "is a folder; give the file itself",
+    "link": "is a symbolic link; give the file it points to",
+    "special": "is not a regular file (a FIFO, a device or a socket); give a regular file",
+    "too_big": "is over {cap}; give a smaller file",
+    "unreadable": "cannot be read ({detail})",
+    "bad_name": "is not a usable file name",
+}
+
+
+def read_text(path: str | os.PathLike[str], max_bytes: int) -> str:
+    """The UTF-8 text (a BOM dropped) of the regular file at ``path``, read by the rule
+    above; ValueError with one short line naming the file and the problem otherwise."""
+    try:
+        data = read_regular_file(path, max_bytes)
+    except UnsafeFile as exc:
+        cap = f"{max_bytes // 1024} KiB" if max_bytes >= 1024 else f"{max_bytes} bytes"
+        reason = _REASONS[exc.kind].format(cap=cap, detail=exc.detail)
+        raise ValueError(f"{shorten(os.fspath(path), 200)}: {reason}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{shorten(os.fspath(path), 200)}: not UTF-8 text (byte {exc.start})"
+        ) from None
+
+
+def shorten(text: str, limit: int = 300) -> str:
+    """At most about ``limit`` characters of ``text``: its start and its end, the middle
+    elided and counted (an error that quotes a value must stay one readable line)."""
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 3
+    return f"{text[:head]} …({len(text) - head - tail} characters)… {text[-tail:]}"

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import re
 import signal
+import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pytest_rlsys.cli.base import missing_inputs
 from pytest_rlsys.escaping import say
@@ -163,8 +165,19 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse writing through the terminal edge (``say``): its usage errors quote what
+    was typed (an escape sequence, a carriage return, a bidi override) and must show it
+    escaped, as every other line of ``rlsys`` does (docs/threat-model.md, "Output edges").
+    Its subcommands' parsers are of this class too (argparse uses the parent's)."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if message:
+            say(message, end="", to=file if file is not None else sys.stderr)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rlsys closure",
         description="The verl release/retain closure experiment on one GPU: check this\n"
         "machine (preflight), run the pair and write a pt-verl-closure result file\n"

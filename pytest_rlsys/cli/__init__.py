@@ -5,16 +5,37 @@ installed apart) keeps its own parser and is handed its arguments as they are.""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
 
-from pytest_rlsys import settings
-from pytest_rlsys.cli.base import CommandError, ExitCode, Parser, UsageError, exit_codes_help
-from pytest_rlsys.escaping import say
+
+def _interrupted_while_starting(number: int, frame: object) -> None:
+    raise SystemExit(130)  # ExitCode.INTERRUPTED: a Ctrl-C before main() ran, no traceback
+
+
+# The program's own start (`rlsys`, `python -m pytest_rlsys`): a Ctrl-C while the modules
+# below load ends it quietly; main() puts Python's KeyboardInterrupt back.  Never in a
+# host program that imports this module (a test run keeps its own Ctrl-C).
+_STARTING = os.path.basename(sys.argv[0]) == "rlsys" or sys.argv[0].endswith(
+    os.path.join("pytest_rlsys", "__main__.py")
+)
+if _STARTING and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import argparse  # noqa: E402  (after the handler: these imports are what takes time)
+import contextlib  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
+
+from pytest_rlsys import settings  # noqa: E402
+from pytest_rlsys.cli.base import (  # noqa: E402
+    CommandError,
+    ExitCode,
+    Parser,
+    UsageError,
+    exit_codes_help,
+)
+from pytest_rlsys.escaping import say  # noqa: E402
 
 __all__ = ["ExitCode", "build_parser", "main"]
 
@@ -197,6 +218,8 @@ def _run(args: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # started: the path below
     try:
         return _run(args)
     except UsageError as exc:

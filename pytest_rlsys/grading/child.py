@@ -215,6 +215,9 @@ def _fence(plan: dict[str, Any]) -> None:
     be applied ends this process: nothing runs behind less than the grader records."""
     _limits(plan.get("limits", {}))
     _not_dumpable()
+    # Everything it creates is its own uid's alone (the allow-list then refuses umask and
+    # chmod): without Landlock, another child's uid cannot read what this one leaves.
+    os.umask(0o077)
     try:
         import ctypes
 

@@ -8,6 +8,7 @@ per mode".
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
@@ -45,6 +46,7 @@ EXIT_FENCE_FAILED = 86  # child.py exits with this when a mechanism of its plan 
 UNPROTECTED = {
     "seccomp": "processes, IPC objects, sockets and kernel keys: the child can create them",
     "landlock": "files: the child reads and writes whatever its uid can",
+    "reads": "files: the child reads whatever its uid can (it can write, create or remove none)",
     "signals": "signals: the child can signal every process of its uid",
 }
 PLATFORM = "left to the platform: memory and CPU shares, disk quotas, kernel escapes"
@@ -90,12 +92,10 @@ _ALLOWED = (  # names, split where the filter is built
     "brk mmap munmap mremap mprotect madvise "
     # open descriptors
     "read write readv writev pread64 pwrite64 preadv pwritev lseek close fstat newfstatat "
-    "stat lstat statx statfs fstatfs getdents getdents64 dup dup2 dup3 fsync "
-    "fdatasync ftruncate flock fadvise64 sendfile copy_file_range pipe pipe2 "
-    # paths (Landlock decides which)
-    "open openat openat2 access faccessat faccessat2 readlink readlinkat getcwd chdir "
-    "fchdir mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 truncate "
-    "symlink symlinkat link linkat "
+    "stat lstat statx getdents getdents64 dup dup2 dup3 fsync "
+    "fdatasync ftruncate sendfile copy_file_range pipe pipe2 "
+    # paths (Landlock decides which; ``_WRITES`` below)
+    "access faccessat faccessat2 readlink readlinkat getcwd chdir fchdir "
     # waiting and time
     "poll ppoll select pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait "
     "epoll_pwait clock_gettime clock_getres clock_nanosleep nanosleep gettimeofday time "
@@ -103,48 +103,74 @@ _ALLOWED = (  # names, split where the filter is built
     # signals to itself, its own identity
     "rt_sigaction rt_sigprocmask rt_sigreturn sigaltstack rt_sigpending rt_sigsuspend "
     "rt_sigtimedwait pause getpid getppid gettid getuid geteuid getgid getegid getresuid "
-    "getresgid getgroups getpgrp getpgid getsid getrusage times uname sysinfo "
+    "getresgid getgroups getpgrp getpgid getsid getrusage times uname "
     "sched_getaffinity sched_yield getpriority getrlimit getcpu getrandom "
-    "futex set_robust_list rseq set_tid_address exit exit_group umask "
+    "set_robust_list rseq set_tid_address exit exit_group "
     # on the socketpair below (no socket() or connect() is allowed, so no other exists)
     "getsockname getpeername sendto recvfrom sendmsg recvmsg shutdown getsockopt setsockopt"
 )
+# What writes to a path: allowed only where something confines where (Landlock: beneath
+# the child's scratch folder; bubblewrap: its private tmpfs, the host's root read-only).
+# Elsewhere nothing would, and a file or a name left in a shared folder is a channel to
+# another child and a change to the grader's user's files: open only to read, and none
+# of these.
+_WRITES = (
+    "mkdir mkdirat rmdir unlink unlinkat rename renameat renameat2 truncate symlink "
+    "symlinkat link linkat openat2"
+)
+_OPEN_WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC  # O_TMPFILE needs a write mode
 # prctl options that read state or name the thread; PR_SET_PDEATHSIG (1), DUMPABLE,
 # SECCOMP, NO_NEW_PRIVS, PTRACER and CHILD_SUBREAPER are not among them.
 _PRCTL_SAFE = (2, 3, 15, 16, 21, 23, 30, 39)  # GET_PDEATHSIG, GET_DUMPABLE, SET/GET_NAME...
-# fcntl commands on its own descriptors: DUPFD, GETFD, SETFD, GETFL, SETFL, GETLK, SETLK,
-# SETLKW, GETOWN, the OFD locks, DUPFD_CLOEXEC, the pipe size and the seals.  Not
-# F_SETOWN(_EX) or F_SETSIG: with O_ASYNC they make the kernel send the grader any signal
-# (a clean-room attack stopped and killed a grader that way where Landlock's signal scope
-# is missing), nor leases or dnotify.
-_FCNTL_SAFE = (0, 1, 2, 3, 4, 5, 6, 7, 9, 36, 37, 38, 1030, 1031, 1032, 1033, 1034)
+# fcntl commands on its own descriptors: DUPFD, GETFD, SETFD, GETFL, SETFL, GETOWN,
+# DUPFD_CLOEXEC, the pipe size and the seals.  Not F_SETOWN(_EX) or F_SETSIG: with O_ASYNC
+# they make the kernel send the grader any signal (a clean-room attack stopped and killed
+# a grader that way where Landlock's signal scope is missing).  Nothing keyed by an inode
+# that another process can also open (docs/threat-model.md, "What two children share"):
+# no record locks (GETLK/SETLK/SETLKW and the OFD ones carried a hidden input from one
+# child to another through a lock on a standard-library file, in every mode), no leases,
+# no dnotify; and, above, no flock, no fadvise (evicting a shared file's pages), no
+# statfs (a file system's free space), no sysinfo (the machine's memory and process
+# count), no umask (the child's files stay 0600/0700: ``child.py``).
+_FCNTL_SAFE = (0, 1, 2, 3, 4, 9, 1030, 1031, 1032, 1033, 1034)
+# futex only with FUTEX_PRIVATE_FLAG: a shared futex is keyed by the inode and offset of
+# a shared mapping, so two children mapping one read-only library file could wait and
+# wake each other through it.  Python's and glibc's own locks are process-private.
+_FUTEX_PRIVATE = 128
 # TCGETS (isatty), TIOCGWINSZ (terminal size), FIONCLEX/FIOCLEX (Python's way to set
 # close-on-exec: tempfile.TemporaryFile failed without them), FIONREAD, FIONBIO.
 _IOCTL_SAFE = (0x5401, 0x5413, 0x5450, 0x5451, 0x541B, 0x5421)
 
 
 @functools.cache
-def seccomp_program() -> bytes | None:
+def seccomp_program(writes: bool = True) -> bytes | None:
     """The child's seccomp allow-list as classic BPF, built with libseccomp: deny by
-    default (EPERM; a call through another syscall ABI kills), ``_ALLOWED`` allowed, and
-    argument filters for prctl, fcntl, ioctl, prlimit64 (read only) and, without Landlock's
+    default (EPERM; a call through another syscall ABI kills), ``_ALLOWED`` allowed,
+    ``_WRITES`` and opening to write only with ``writes`` (else open only to read), and
+    argument filters for prctl, fcntl, ioctl, futex (private only), prlimit64 (read only)
+    and, without Landlock's
     signal scope (ABI 6), kill (own process group only; tgkill refused).  None where
     libseccomp is not available."""
     try:
         import pyseccomp as sc
 
         rules = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
-        for name in _ALLOWED.split():
+        for name in (_ALLOWED + (" open openat " + _WRITES if writes else "")).split():
             try:
                 rules.add_rule(sc.ALLOW, name)
             except Exception:  # a call this architecture does not have (e.g. open on arm64)
                 continue
+        if not writes:
+            for name, flags in (("open", 1), ("openat", 2)):
+                with contextlib.suppress(Exception):  # no open on arm64
+                    rules.add_rule(sc.ALLOW, name, sc.Arg(flags, sc.MASKED_EQ, _OPEN_WRITES, 0))
         for option in _PRCTL_SAFE:
             rules.add_rule(sc.ALLOW, "prctl", sc.Arg(0, sc.EQ, option))
         for command in _FCNTL_SAFE:
             rules.add_rule(sc.ALLOW, "fcntl", sc.Arg(1, sc.EQ, command))
         for request in _IOCTL_SAFE:
             rules.add_rule(sc.ALLOW, "ioctl", sc.Arg(1, sc.EQ, request))
+        rules.add_rule(sc.ALLOW, "futex", sc.Arg(1, sc.MASKED_EQ, _FUTEX_PRIVATE, _FUTEX_PRIVATE))
         if landlock_abi() >= 6:
             # Landlock scopes signals to the child itself: raise(), abort() and
             # os.kill(os.getpid(), ...) mean what they mean outside.
@@ -192,8 +218,8 @@ def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -
         if abi:
             level = "bubblewrap" if namespaces else "landlock"
     unprotected = [] if seccomp else [UNPROTECTED["seccomp"]]
-    if not abi and not namespaces:
-        unprotected.append(UNPROTECTED["landlock"])
+    if not abi and not namespaces:  # without confinement the allow-list refuses writes
+        unprotected.append(UNPROTECTED["reads" if seccomp else "landlock"])
     if abi < 6 and not namespaces and not seccomp:  # seccomp allows only kill(0, ...)
         unprotected.append(UNPROTECTED["signals"])
     return Fence(level, tuple(mechanisms), tuple(unprotected))
@@ -228,9 +254,10 @@ def require(needed: str | None, have: Fence) -> None:
     )
 
 
-def plan(scratch: str, limits: Limits) -> str:
-    """What the child applies to itself before it reads the submission (argv, JSON)."""
-    program = seccomp_program()
+def plan(scratch: str, limits: Limits, confined: bool = False) -> str:
+    """What the child applies to itself before it reads the submission (argv, JSON);
+    ``confined``: inside bubblewrap (its writes cannot leave its private tmpfs)."""
+    program = seccomp_program(writes=confined or landlock_abi() > 0)
     return json.dumps(
         {
             "scratch": scratch,

@@ -182,7 +182,7 @@ class ChildProcess:
         # init is its parent, and the fence dies with the grader).
         parent = "0" if self.fenced else str(os.getpid())
         # argv[3]: the fence the child applies to itself before it reads the submission.
-        plan = fence.plan(scratch, self.limits)
+        plan = fence.plan(scratch, self.limits, confined=self.fenced)
         command = [interpreter, "-I", "-S", "-c", _CHILD_SOURCE, str(rep_w), parent, plan]
         self.fence = fence.machine_fence(own_uid=user is not None, namespaces=self.fenced)
         wrapper = ipc_namespace_wrapper() if user and not self.fenced else []
@@ -333,6 +333,9 @@ class ChildProcess:
             self._spawn()
         except OSError:
             self.kill()
+        except BaseException:  # a Ctrl-C while it started: its scratch folder goes too
+            self.kill()
+            raise
 
     def restart(self) -> None:
         """As if this child had never run: the next call starts and loads a fresh one,

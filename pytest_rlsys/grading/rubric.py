@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_rlsys.safe_read import read_text, shorten
+
 if TYPE_CHECKING:
     from pytest_rlsys.grading.battery import Case
 
@@ -34,7 +36,14 @@ DEFAULT_PER_CHECK = 5.0
 
 
 class RubricError(ValueError):
-    """A rubric file that cannot be used; the message names the file and the key."""
+    """A rubric file that cannot be used; the message names the file and the key, in one
+    bounded line (a value it quotes may be megabytes long)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(shorten(message, 600))
+
+
+MAX_RUBRIC_BYTES = 256 * 1024  # a rubric is a few lines; a per-case weight table fits
 
 
 @dataclass(frozen=True)
@@ -55,17 +64,15 @@ def _number(value: Any, where: str) -> float:
 
 def load_rubric(path: Path) -> Rubric:
     """Read a rubric file; every mistake is a RubricError naming where it is."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RubricError(f"cannot read rubric file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise RubricError(f"cannot read rubric file {path}: it is not UTF-8 text") from None
+    try:  # the safe-read rule: a FIFO, a device or a link is refused before it is read
+        text = read_text(path, MAX_RUBRIC_BYTES)
+    except ValueError as exc:
+        raise RubricError(f"cannot read rubric file {exc}") from None
     import tomllib  # only when there is a rubric file
 
     try:
         data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (ValueError, tomllib.TOMLDecodeError) as exc:
+    except (ValueError, RecursionError, tomllib.TOMLDecodeError) as exc:
         raise RubricError(
             f"rubric file {path} is not valid {path.suffix[1:] or 'TOML'}: {exc}"
         ) from None

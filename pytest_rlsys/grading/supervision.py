@@ -4,6 +4,7 @@ bubblewrap init (``isolation`` runs the children)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import select
@@ -11,7 +12,6 @@ import signal
 import subprocess
 import threading
 import time
-import weakref
 from typing import Protocol
 
 from pytest_rlsys.escaping import clean_output
@@ -21,8 +21,11 @@ class Killable(Protocol):
     def kill(self) -> None: ...
 
 
-# Every child started and not yet collected: a SIGTERM/SIGHUP of the grader kills them.
-LIVE: weakref.WeakSet[Killable] = weakref.WeakSet()
+# Every child started and not yet collected: a SIGTERM/SIGHUP of the grader kills them,
+# and so does the end of the interpreter, however it unwinds (a Ctrl-C during start-up, a
+# second one in a batch, a standby child nobody took): each is killed and its scratch
+# folder removed.  Held strongly: a child dropped without ``kill`` is still one to end.
+LIVE: set[Killable] = set()
 _HANDLERS_INSTALLED = False
 OUTERS: set[int] = set()  # the outer bwrap of every live fenced child
 
@@ -91,6 +94,9 @@ def _kill_live_children() -> None:
     for child in list(LIVE):
         with contextlib.suppress(Exception):
             child.kill()
+
+
+atexit.register(_kill_live_children)
 
 
 def install_signal_handlers() -> None:

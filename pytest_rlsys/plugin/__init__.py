@@ -150,7 +150,9 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
     """Run the same command again in a fresh interpreter with ``clean_args`` (they come
     last, so they win over the same options typed earlier) and return its exit code;
     its output is the run's output.  ``-P``: the current folder is not on the path."""
-    import subprocess  # only for this re-run
+    import contextlib  # only for this re-run
+    import signal
+    import subprocess
     import sys
 
     named = [a for a in config.getoption("file_or_dir") or [] if a]
@@ -188,9 +190,24 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
         ),
         err=True,
     )
-    try:
-        code = subprocess.run(command, cwd=config.invocation_params.dir, env=env).returncode
-    except KeyboardInterrupt:
+    # A Ctrl-C reaches both runs (one process group, the terminal's foreground one, so the
+    # inner run can still read the terminal, e.g. --pdb); this one then waits for the
+    # inner run to end its own way (its children killed, its scratch folder removed)
+    # instead of killing it, as subprocess.run did 0.25 s later.  A SIGINT sent to this
+    # process alone is passed on.
+    inner = subprocess.Popen(command, cwd=config.invocation_params.dir, env=env)
+    interrupted = passed_on = False
+    while True:
+        try:
+            code = inner.wait(timeout=2.0 if interrupted and not passed_on else None)
+            break
+        except KeyboardInterrupt:
+            interrupted = True
+        except subprocess.TimeoutExpired:  # still running 2 s after the Ctrl-C
+            passed_on = True
+            with contextlib.suppress(ProcessLookupError):
+                inner.send_signal(signal.SIGINT)
+    if interrupted:
         return pytest.ExitCode.INTERRUPTED
     return code if code >= 0 else 128 - code  # killed by a signal: as a shell reports it
 
@@ -213,14 +230,16 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_rlsys.resources import FUNCTIONS
 
         standby = ChildProcess.on_standby(list(FUNCTIONS), request.limits)
-    from pytest_rlsys.grading.grader import SubmissionPathError
-    from pytest_rlsys.plugin.run import GradingRun
+    try:  # from here on, however this ends (a Ctrl-C among the imports too), no standby is left
+        from pytest_rlsys.grading.grader import SubmissionPathError
+        from pytest_rlsys.plugin.run import GradingRun
 
-    try:
         grading = GradingRun.open(request, standby)
     except BaseException as exc:
         if standby is not None:
             standby.close()  # no grader took it (closing twice is harmless)
+        from pytest_rlsys.grading.grader import SubmissionPathError
+
         if isinstance(exc, SubmissionPathError):  # nothing to grade: its files are written
             raise pytest.UsageError(
                 f"{settings.by_name('submission').pytest_flag}: {exc}"

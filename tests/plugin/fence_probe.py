@@ -19,7 +19,10 @@ from pytest_rlsys.grading.outcomes import Limits
 ATTACKS = r"""
 import ctypes, fcntl, os, socket
 _libc = ctypes.CDLL(None, use_errno=True)
-_MQ_OPEN = 240 if os.uname().machine == "x86_64" else 180
+_X86 = os.uname().machine == "x86_64"
+_MQ_OPEN = 240 if _X86 else 180
+# fanotify_init, timer_create, ptrace, process_vm_readv (pidfd_open is 434 on both)
+_FANOTIFY, _TIMER, _PTRACE, _VM_READ = (300, 222, 101, 310) if _X86 else (262, 107, 117, 270)
 
 def _try(action):
     try:
@@ -45,7 +48,24 @@ def attack(marker, grader, seed, venv, reference, battery):
         # SIGIO's owner and signal: with O_ASYNC, the kernel would signal the grader.
         "sigio_owner": _try(lambda: fcntl.fcntl(os.pipe()[0], fcntl.F_SETOWN, grader)),
         "sigio_signal": _try(lambda: fcntl.fcntl(os.pipe()[0], 10, 19)),  # F_SETSIG, SIGSTOP
+        # Objects another process could reach by a name or an inode (test_channels.py
+        # grades the pairs): a lease, a change notice, a FIFO, a mode others can read.
+        "lease": _try(lambda: fcntl.fcntl(_own_file(), 1024, fcntl.F_RDLCK)),  # F_SETLEASE
+        "dnotify": _try(lambda: fcntl.fcntl(os.open(".", os.O_RDONLY), 1026, 0x80000001)),
+        "fifo": _try(lambda: os.mkfifo(marker + ".fifo")),
+        "umask": _try(lambda: os.umask(0)),
+        "fanotify": _try(lambda: _libc.syscall(_FANOTIFY, 0, 0) >= 0),
+        "timer": _try(lambda: _libc.syscall(_TIMER, 1, None, ctypes.byref(ctypes.c_int())) == 0),
+        "ptrace": _try(lambda: _libc.syscall(_PTRACE, 16, grader, 0, 0) == 0),  # ATTACH
+        "process_vm": _try(lambda: _libc.syscall(_VM_READ, grader, None, 0, None, 0, 0) >= 0),
+        "pidfd": _try(lambda: _libc.syscall(434, grader, 0) >= 0),
     }
+
+
+def _own_file():
+    with open("leased", "w") as fh:
+        fh.write("x")
+    return os.open("leased", os.O_RDONLY)
 """
 
 

@@ -1,0 +1,168 @@
+"""Nothing a child makes outlives it (docs/threat-model.md, "Nothing outlives a child"),
+whoever grades: folders a child made without rights for their owner, and what an
+interrupted run leaves."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.plugin.test_fence import NOBODY, ROOT, needs_root
+
+_LOCKED_OUT = r"""
+import os
+def make():
+    os.makedirs("a/b/c")
+    open("a/b/c/f", "w").write("hidden-input-7")
+    os.mkdir("a/b/c/none", 0)  # no rights at all
+    os.mkdir("a/b/wo", 0o300)  # write and search, no listing
+    os.mkdir("a/b/wo/inner", 0o300)
+    open("a/b/wo/inner/g", "w").write("x")
+    return os.getcwd()
+"""
+_GRADER = (
+    "import json, os, sys\n"
+    "from pytest_rlsys.grading import leftovers\n"
+    "from pytest_rlsys.grading.isolation import ChildProcess\n"
+    "from pytest_rlsys.grading.outcomes import Limits\n"
+    "child = ChildProcess(sys.argv[1], 'w.py', ['make'], Limits())\n"
+    "outcome = child.call('make', [], {})\n"
+    "child.close()\n"
+    "mine = [p for p in leftovers.scratch_made if os.path.lexists(p)]\n"
+    "print(json.dumps({'kind': outcome.kind, 'left': mine}))\n"
+)
+
+
+@needs_root  # the grader runs as nobody, started by root
+def test_a_non_root_grader_removes_folders_the_child_locked_itself_out_of() -> None:
+    done = subprocess.run(
+        [*NOBODY, sys.executable, "-c", _GRADER, _LOCKED_OUT],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": tempfile.gettempdir()},
+        cwd="/",
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["kind"] == "returned"
+    assert found["left"] == []
+
+
+@pytest.mark.parametrize("mode", [0o300, 0o000, 0o100])
+def test_remove_tree_gives_its_owner_the_rights_back(tmp_path: Path, mode: int) -> None:
+    from pytest_rlsys.grading.leftovers import remove_tree
+
+    if os.geteuid() == 0:
+        pytest.skip("root ignores folder modes: the grader that is not root is the case")
+    top = tmp_path / "scratch"
+    (top / "a" / "b").mkdir(parents=True)
+    (top / "a" / "b" / "f").write_text("x")
+    (top / "a" / "b").chmod(mode)
+    (top / "a").chmod(mode)
+    remove_tree(str(top))
+    assert not top.exists()
+
+
+_HANGS = "import time\n\ndef pipeline_capacity(*a, **k):\n    time.sleep(60)\n"
+
+
+@pytest.mark.parametrize(
+    ("settings", "when", "to"),
+    [
+        ("own settings", "starting", "group"),
+        ("own settings", "grading", "group"),
+        ("own settings", "grading", "outer run"),  # `kill -INT` of the first pytest alone
+        ("no settings", "starting", "group"),
+        ("no settings", "grading", "group"),
+    ],
+)
+def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str, to: str) -> None:
+    # A folder with its own pytest settings is graded by a clean re-run in a second
+    # pytest: a Ctrl-C (SIGINT to the terminal's process group) once killed that one
+    # 0.25 s later, with its scratch folder left on the disk.
+    import signal
+    import time
+
+    base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
+    try:
+        base.chmod(0o755)  # the child's fresh uid must reach its scratch folder inside
+        (base / "tmp").mkdir(mode=0o755)
+        (base / "tmp").chmod(0o755)
+        project = base / "project"
+        project.mkdir()
+        (project / "rlsys_ledger.py").write_text(_HANGS)
+        if settings == "own settings":
+            (project / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(base / "tmp")}
+        env["RLSYS_NO_BWRAP"] = "1"  # the scratch folder on this disk, where it can be left
+        run = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "--rlsys-submission", "rlsys_ledger.py"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, as a terminal's job
+        )
+        deadline = time.monotonic() + 120
+        while not list((base / "tmp").glob("rlsys-child-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list((base / "tmp").glob("rlsys-child-*")), "no child started"
+        if when == "grading":  # the first call (which hangs) is under way
+            time.sleep(3)
+        if to == "group":
+            os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C does
+        else:
+            os.kill(run.pid, signal.SIGINT)
+        output = run.communicate(timeout=120)[0].decode("utf-8", "replace")
+        assert run.returncode == pytest.ExitCode.INTERRUPTED, output
+        assert list((base / "tmp").iterdir()) == [], output
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_in_a_batch_leaves_no_scratch(presses: int) -> None:
+    # A second Ctrl-C once cut the batch's cleanup short: its standby children's scratch
+    # folders stayed.  Every live child is ended when the interpreter ends.
+    import signal
+    import time
+
+    base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
+    try:
+        base.chmod(0o755)
+        (base / "tmp").mkdir()
+        (base / "tmp").chmod(0o755)
+        klass = base / "class"
+        klass.mkdir(mode=0o700)
+        for name in ("ann", "bob", "cy", "dee"):
+            (klass / f"{name}.py").write_text(_HANGS)
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(base / "tmp")}
+        env["RLSYS_NO_BWRAP"] = "1"
+        run = subprocess.Popen(
+            [sys.executable, "-m", "pytest_rlsys", "batch", str(klass), "--jobs", "2"],
+            cwd=base,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 120
+        while len(list((base / "tmp").glob("rlsys-child-*"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for _ in range(presses):
+            os.killpg(run.pid, signal.SIGINT)
+            time.sleep(0.05)
+        output = run.communicate(timeout=120)[0].decode("utf-8", "replace")
+        assert run.returncode == 130, output
+        assert "Traceback" not in output
+        assert list((base / "tmp").iterdir()) == [], output
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)
