@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_rlsys.resultfile.runner_states import StepOrder
 from rlsys_closure.deadline import MARKER_ENV, Watchdog, interrupt_main_thread
 from rlsys_closure.determinism import DETERMINISM_ENV
 from rlsys_closure.events import EventRecorder
@@ -365,6 +366,9 @@ class GroupDriver:
 
     # -- the run ----------------------------------------------------------------
     def run(self) -> None:
+        # The runner's own order (runner_states), the one the grader holds records to:
+        # a step out of it is a bug here, not a record to write.
+        self.recorder.add_hook(StepOrder().hook)
         self.sampler.start()
         self.record.data["periodic_sampler"] = self.sampler.periodic_source
         self.watchdog.arm("start")

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_rlsys.escaping import say
+from pytest_rlsys.resultfile.runner_states import GROUP_ORDER
 from rlsys_closure import preflight as pf
 from rlsys_closure.assemble import (
     ResultExistsError,
@@ -45,6 +46,7 @@ from rlsys_closure.assemble import (
 )
 from rlsys_closure.config import GROUPS, RunSettings, compose_pair, pair_overrides
 from rlsys_closure.deadline import MARKER_ENV, descendants, sweep_marked, terminate
+from rlsys_closure.driver import phase_file
 from rlsys_closure.workload import build_rollout_source, rollout_source_sha256
 
 
@@ -177,8 +179,6 @@ def run_group_process(
 
 def stuck_step(record_path: Path) -> dict[str, Any]:
     """The step a group noted last (``{"step", "phase"}``; empty when it noted none)."""
-    from rlsys_closure.driver import phase_file
-
     try:
         note = json.loads(phase_file(record_path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -371,7 +371,8 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
     records: dict[str, dict[str, Any] | None] = {g: None for g in GROUPS}
     failure: dict[str, Any] | None = None
     baseline: float | None = None
-    for group, flag in GROUPS.items():
+    for group in GROUP_ORDER:  # one after the other; the first failure ends the run
+        flag = GROUPS[group]
         memory = wait_for_baseline(steps, baseline, opts.memory_tolerance_mb, opts.memory_wait_s)
         baseline = memory["baseline_mb"]
         if not memory["ok"]:
@@ -405,7 +406,10 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         spec_path = work / f"{group}.spec.json"
         record_path = work / f"{group}.record.json"
         spec_path.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+        # What an earlier attempt of this label left must not pass for this one's: its
+        # record, and the step note the runner reads after a kill (stuck_step).
         record_path.unlink(missing_ok=True)
+        phase_file(record_path).unlink(missing_ok=True)
         _say(out, f"run: group {group} (free_cache_engine={flag}) -> log {opts.log_path(group)}")
         t0 = time.monotonic()
         interrupted = False

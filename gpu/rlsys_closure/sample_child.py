@@ -13,7 +13,8 @@ interpreter.
 
 Protocol (kept tiny so the parent needs no reader thread):
 
-* every reading is one JSON line appended to ``--out`` and flushed:
+* every reading is one JSON line written to ``--out`` (a file this process creates:
+  never one an earlier series wrote) and flushed:
   ``{"t_s": ..., "gpu_used_mb": ..., "host_used_mb": ...}``; a failed reading is
   ``{"error": "..."}`` (at most 100 of them);
 * the first reading is written before anything else happens, so the parent
@@ -84,7 +85,8 @@ def _write(out: Any, obj: dict[str, Any]) -> None:
 
 
 def run(interval_s: float, device_index: int, nvml_spec: str, out_path: str) -> int:
-    with open(out_path, "a", encoding="utf-8") as out:
+    # "x": this series' own file (the parent removed any older one); never another's.
+    with open(out_path, "x", encoding="utf-8") as out:
         try:
             nvml = resolve_nvml(nvml_spec)
             sampler = MemorySampler(

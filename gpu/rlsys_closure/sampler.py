@@ -228,7 +228,10 @@ class MemorySampler:
     def _start_child(self, child: ChildSampling) -> bool:
         """Start the sampling process and wait (bounded) for its first reading."""
         child.out.parent.mkdir(parents=True, exist_ok=True)
-        child.out.write_bytes(b"")
+        # A fresh file for this series: the child creates it (exclusively), so readings of an
+        # earlier attempt of the label (or of a sampler that outlived it, still appending
+        # to the old file) can never join this one.
+        child.out.unlink(missing_ok=True)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (_package_root(), env.get("PYTHONPATH")) if p

@@ -394,7 +394,9 @@ def test_a_failure_blaming_a_group_that_never_started_is_contradicted() -> None:
         edited["failure"].update(group="retain", phase=phase)
         case = _case(edited, "update_and_sync")
         assert case.finding == "false_record", case.message
-        assert "retain, which never started a phase, but release stopped inside" in case.message
+        assert "marked failed in retain, which never ran, but release did not complete" in (
+            case.message
+        )
 
 
 def test_a_retained_engine_is_judged_on_its_own_share_not_the_actors() -> None:

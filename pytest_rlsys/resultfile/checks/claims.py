@@ -26,12 +26,12 @@ from pytest_rlsys.resultfile.checks.identity import (
     lookup,
     model_identity,
 )
+from pytest_rlsys.resultfile.checks.sequence import sequence_problems
 from pytest_rlsys.resultfile.checks.stack import stack_problems
 from pytest_rlsys.resultfile.checks.timeline import (
     closed_as_failed,
     incomplete,
     phase_windows,
-    required_phases,
     window_text,
 )
 from pytest_rlsys.resultfile.checks.vocabulary import (
@@ -42,8 +42,6 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
     PARALLEL_SOURCE,
     PARALLEL_WORLD_PATHS,
     REQUIRED_CONFIG_KEYS,
-    SYNC_SUB_PHASES,
-    TOP_LEVEL_ORDER,
     CheckResult,
     Doc,
 )
@@ -299,98 +297,21 @@ def check_rollout_source_match(doc: Doc) -> CheckResult:
     return outcome(problems, f"both groups read rollout source {short_hash(expected)}")
 
 
-def _started(events: list[Mapping[str, Any]]) -> dict[str, float]:
-    """Each phase that started (ended or not) -> its first start time."""
-    starts: dict[str, float] = {}
-    for e in events:
-        t, phase = as_number(e.get("t_s")), e.get("phase")
-        if e.get("kind") == "start" and isinstance(phase, str) and t is not None:
-            starts.setdefault(phase, t)
-    return starts
-
-
-def _stopped_elsewhere(group: Mapping[str, Any], where: str, phase: object) -> list[str]:
-    """Where the named phase of an incomplete group is not where that group stopped."""
-    events = mappings(group.get("events"))
-    starts, windows = _started(events), phase_windows(events)
-    named = f"{where}, phase {phase}"
-    if phase == "init":
-        cycle = sorted(starts, key=starts.__getitem__)
-        return (
-            [f"the run is marked failed in {where}'s init, but {where} went on to {listing(cycle)}"]
-            if cycle
-            else []
-        )
-    if not isinstance(phase, str):
-        return []
-    if phase in starts:
-        later = [p for p in TOP_LEVEL_ORDER if p != phase and starts.get(p, -1e300) > starts[phase]]
-        return (
-            [
-                f"the run is marked failed in {named}, but {where} went on to "
-                f"{listing(later)} after it"
-            ]
-            if later
-            else []
-        )
-    # The named phase never started: the run stopped just before it, so every phase
-    # before it ended normally.
-    anchor = "sync" if phase in SYNC_SUB_PHASES else phase
-    needed = [p for p in TOP_LEVEL_ORDER if p in required_phases(group)]
-    before = needed[: needed.index(anchor)] if anchor in needed else []
-    short = [p for p in before if p not in windows or closed_as_failed(events, p)]
-    if short:
-        return [
-            f"the run is marked failed in {named}, which never started, but {where}'s "
-            f"evidence stops earlier: {listing(short)} did not end normally"
-        ]
-    return []
-
-
 def record_problems(doc: Doc) -> list[str]:
-    """Where the run's status and failure record are refuted by its evidence: a run
-    marked completed whose evidence is incomplete, a failure named in a group whose
-    evidence is complete while the other's is not, or in a phase that is not where the
-    named group stopped. Any of them contradicts the file (finding ``false_record``)."""
-    status = doc.get("status")
-    lacks = {name: incomplete(group_of(doc, name)) for name in GROUP_NAMES}
-    if status == "completed":
-        return [
+    """Where the run's status and failure record, or the order of its records, are
+    refuted by its evidence: a run marked completed whose evidence is incomplete, and
+    every record the runner's state machine cannot produce (``checks.sequence``: a
+    failure named where the group did not stop, a group run after a failed one, init
+    steps out of order, ...). Any of them contradicts the file (finding ``false_record``)."""
+    problems = sequence_problems(doc)
+    if doc.get("status") == "completed":
+        problems = [
             f"the run is marked completed but {name}'s evidence is incomplete "
             f"({'; '.join(missing)})"
-            for name, missing in lacks.items()
-            if missing
-        ]
-    failure = doc.get("failure")
-    failure = failure if status == "failed" and isinstance(failure, Mapping) else {}
-    where = failure.get("group")
-    if where not in GROUP_NAMES:
-        return []
-    if not lacks[where]:
-        other = [name for name in GROUP_NAMES if lacks[name]]
-        return (
-            [
-                f"the run is marked failed in {where}, but {where}'s evidence is complete and "
-                f"{other[0]}'s is not: the run stopped in {other[0]}"
-            ]
-            if other
-            else []
-        )
-    # The runner runs the groups one after the other and stops at the first that fails
-    # (gpu/rlsys_closure/runner.py, `break` after a failed group): a named group that never
-    # started while the other stopped inside a phase is not the one that failed.
-    if not _started(mappings(group_of(doc, where).get("events"))):
-        for name in GROUP_NAMES:
-            events = mappings(group_of(doc, name).get("events"))
-            windows = phase_windows(events)
-            stuck = [p for p in _started(events) if p not in windows or closed_as_failed(events, p)]
-            if name != where and stuck:
-                return [
-                    f"the run is marked failed in {where}, which never started a phase, but "
-                    f"{name} stopped inside {listing(stuck)}: the runner stops at the first "
-                    "group that fails, so the record names the wrong group"
-                ]
-    return _stopped_elsewhere(group_of(doc, where), where, failure.get("phase"))
+            for name in GROUP_NAMES
+            if (missing := incomplete(group_of(doc, name)))
+        ] + problems
+    return problems
 
 
 def _status_problems(doc: Doc) -> list[str]:

@@ -13,6 +13,7 @@ one gzip bundle (``files.jsonl.gz``: name and bytes as latin-1 text, byte for by
   older rules derived (a correct SGLang run, dropped readings, a 3 ms resume lead, a
   stalled 0.1 s sampler); a runner now derives passes for them, so their claims are
   re-derived here as the runner writes them (RE_DERIVED) and they must pass.
+- RUNNER_IMPOSSIBLE: honest by the older docs, but records the shipped runner cannot write;
 - UNDETECTED: faults no rule catches, kept so the corpus says what stays undetectable
   (no exit is asserted, only that nothing crashes).
 """
@@ -55,6 +56,21 @@ UNDETECTED = {
 }
 
 
+# Honest by the adversary's reading of the round-2 docs, which did not yet say how the
+# runner orders its records; the shipped runner cannot write them (issue 40, its state
+# machine in pytest_rlsys/resultfile/runner_states.py): they must be refuted.
+RUNNER_IMPOSSIBLE = {
+    "honest/h17_release_oom_in_resume_kv.json": "retain ran to completion after release failed",
+    "honest/h18_release_init_oom.json": "retain ran to completion after release failed in init",
+    "honest/h25_large_monotonic_origin.json": (
+        "both groups start at the same instant of the host's clock"
+    ),
+    "honest/h44_failed_before_score_started.json": (
+        "retain ran after release failed, and the failure names a phase release never started"
+    ),
+}
+
+
 def main(argv: list[str]) -> int:
     source = Path(argv[0] if argv else "/work/cleanroom/resultfiles")
     entries = json.loads((source / "MANIFEST.json").read_text(encoding="utf-8"))
@@ -74,6 +90,8 @@ def main(argv: list[str]) -> int:
         elif name in RECLASSIFIED:
             code, why = RECLASSIFIED[name]
             want.update(exit=code, note=f"re-classified honest: {why}")
+        elif name in RUNNER_IMPOSSIBLE:
+            want.update(exit=[1, 3], note=f"re-classified faulty: {RUNNER_IMPOSSIBLE[name]}")
         elif name in UNDETECTED:
             want.update(exit=None, note=f"undetected: {UNDETECTED[name]}")
         elif entry["set"] == "faulty":
