@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import re
-import statistics
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cached_property
-from itertools import pairwise
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.cards import gpu_bound, reader_problems
@@ -24,35 +20,26 @@ from pytest_rlsys.resultfile.checks.evidence import (
     secs,
 )
 from pytest_rlsys.resultfile.checks.identity import lookup
+from pytest_rlsys.resultfile.checks.series import Sampled, coverage_problems
 from pytest_rlsys.resultfile.checks.timeline import (
     SamplesLike,
     Series,
-    phase_at,
     phase_windows,
     phases_holding,
     run_span,
     run_window,
     summarize_phases,
     whole_run_peak,
-    window_text,
     windows_of,
 )
 from pytest_rlsys.resultfile.checks.vocabulary import (
-    BOUNDARY_REACH,
-    GAP_FACTOR,
     GROUP_NAMES,
     HOLLOW_FRACTION,
     HOST_CEILING_MB,
     MAX_INTERVAL_S,
     MEASUREMENT_KEYS,
-    MEDIAN_TOLERANCE,
     MEMORY_TOLERANCE_MB,
-    MIN_SPACING_FACTOR,
-    MIN_SPACING_PAIRS,
     MODEL_FIT_FRACTION,
-    RESUME_LEAD_S,
-    STALL_SLACK_S,
-    SYNC_SUB_PHASES,
     TIME_TOLERANCE_S,
     CheckResult,
     Doc,
@@ -158,133 +145,6 @@ def _duplicate_problems(name: str, samples: Sequence[Mapping[str, Any]]) -> list
     return problems
 
 
-@dataclass(frozen=True)
-class _Sampled:
-    """What the coverage passes read of one group: its samples against its run."""
-
-    name: str
-    samples: Sequence[Mapping[str, Any]]
-    interval: float
-    boundary: bool
-    span: tuple[float, float]
-    windows: dict[str, tuple[float, float]]
-
-    def times(self, keep: Callable[[Mapping[str, Any]], bool]) -> list[float]:
-        """Sorted times of the samples ``keep`` accepts."""
-        return sorted(
-            t for s in self.samples if keep(s) and (t := as_number(s.get("t_s"))) is not None
-        )
-
-    @cached_property
-    def periodic(self) -> list[float]:
-        return self.times(lambda s: s.get("reason") != "boundary")
-
-    @cached_property
-    def inside(self) -> list[float]:
-        return [t for t in self.periodic if self.span[0] <= t <= self.span[1]]
-
-
-def _gap(g: _Sampled) -> list[str]:
-    """Periodic samples cover the whole run: no gap over the allowance."""
-    limit = GAP_FACTOR * g.interval + STALL_SLACK_S
-    inside = g.inside
-    edges = [g.span[0], *inside, g.span[1]]
-    gap, at = max(((b - a, (a, b)) for a, b in pairwise(edges)), default=(0.0, (0.0, 0.0)))
-    if gap <= limit + TIME_TOLERANCE_S:
-        return []
-    if not inside:
-        where = f"none of its {len(g.periodic)} periodic samples lies in the run"
-    else:
-        where = f"from {secs(at[0])} to {secs(at[1])}, {phase_at((at[0] + at[1]) / 2, g.windows)}"
-    return [
-        f"{g.name}'s periodic samples leave a {gap:.3f} s gap in its run "
-        f"({window_text(g.span)}): {where}; at most {GAP_FACTOR:g} x the {g.interval:g} s "
-        f"interval + {STALL_SLACK_S:g} s is allowed (a sampler that stopped or ran on "
-        "another clock)"
-    ]
-
-
-def _close_pairs(g: _Sampled) -> list[str]:
-    """A late reading followed by the next on-schedule one is one close pair (the child
-    sampler keeps an absolute schedule, sample_child.py); a sampler that reads faster
-    than it says leaves many. Only samples that are periodic: with boundary sampling on,
-    a file without reasons mixes in boundary samples, which sit next to periodic ones."""
-    marked = [
-        t
-        for t in g.times(
-            lambda s: s.get("reason") == "periodic" or ("reason" not in s and not g.boundary)
-        )
-        if g.span[0] <= t <= g.span[1]
-    ]
-    close = [(a, b) for a, b in pairwise(marked) if b - a < MIN_SPACING_FACTOR * g.interval]
-    if len(close) <= MIN_SPACING_PAIRS:
-        return []
-    a, b = close[0]
-    return [
-        f"{g.name} has {len(close)} pairs of periodic samples closer than "
-        f"{MIN_SPACING_FACTOR:g} x the {g.interval:g} s interval (the first {secs(a)} and "
-        f"{secs(b)}, {(b - a) * 1000:.1f} ms apart): the sampler does not read at the "
-        "interval the file records"
-    ]
-
-
-def _stray_boundary(g: _Sampled) -> list[str]:
-    """With boundary sampling off, only the actor's probes sample at sub-phase edges."""
-    if g.boundary:
-        return []
-    subs = [w for p, w in g.windows.items() if p in SYNC_SUB_PHASES]
-    stray = [
-        t
-        for t in g.times(lambda s: s.get("reason") == "boundary")
-        if not any(abs(t - edge) <= RESUME_LEAD_S for w in subs for edge in w)
-    ]
-    if not stray:
-        return []
-    return [
-        f"{g.name} has {len(stray)} boundary sample(s) (the first at {secs(stray[0])} "
-        f"{phase_at(stray[0], g.windows)}) although boundary samples are recorded as off "
-        "(only the actor's probes sample at the sync's sub-phase edges regardless)"
-    ]
-
-
-def _median(g: _Sampled) -> list[str]:
-    """Periodic samples are spaced at the recorded interval (their median spacing)."""
-    spacings = [b - a for a, b in pairwise(g.inside)]
-    median = statistics.median(spacings) if spacings else g.interval
-    if abs(median - g.interval) <= MEDIAN_TOLERANCE * g.interval:
-        return []
-    return [
-        f"{g.name}'s periodic samples are {median:.4g} s apart (median of "
-        f"{len(spacings)} spacings); the file records an interval of {g.interval:g} s"
-    ]
-
-
-def _boundary_present(g: _Sampled) -> list[str]:
-    """With boundary sampling on, a sample at every phase start and end."""
-    if not g.boundary:
-        return []
-    capable = g.times(lambda s: s.get("reason") in (None, "boundary"))
-    reach = BOUNDARY_REACH * g.interval
-    missing: list[str] = []
-    for phase, (start, end) in g.windows.items():
-        near_start = capable[bisect_left(capable, start) : bisect_right(capable, start + reach)]
-        near_end = capable[bisect_left(capable, end - reach) : bisect_right(capable, end)]
-        if not any(t <= end for t in near_start):
-            missing.append(f"{phase} start ({secs(start)})")
-        if not any(t >= start for t in near_end):
-            missing.append(f"{phase} end ({secs(end)})")
-    if not missing:
-        return []
-    return [
-        f"{g.name} has no boundary sample at {listing(missing)} although boundary "
-        "samples are recorded as on"
-    ]
-
-
-# The coverage passes, in the order their problems are told.
-COVERAGE_PASSES = (_gap, _close_pairs, _stray_boundary, _median, _boundary_present)
-
-
 def _coverage_problems(
     name: str,
     group: Mapping[str, Any],
@@ -292,14 +152,13 @@ def _coverage_problems(
     interval: float | None,
     boundary: bool,
 ) -> list[str]:
-    """Periodic samples cover the whole run at the recorded interval; with boundary
-    samples, one at every phase start and end."""
+    """The sampler's series against its own algorithm (checks.series): it covers the run
+    from before init, one reading per tick of one schedule; boundary samples as recorded."""
     span = run_span(group)
     if span is None or interval is None or not interval > 0:
         return []
     windows = phase_windows(mappings(group.get("events")))
-    sampled = _Sampled(name, samples, interval, boundary, span, windows)
-    return [p for check in COVERAGE_PASSES for p in check(sampled)]
+    return coverage_problems(Sampled(name, samples, interval, boundary, span, windows))
 
 
 def _neighbours(series: Series, t: float) -> list[tuple[float, float]]:

@@ -315,18 +315,12 @@ RESUME_ALLOWED_IN: tuple[str, ...] = ("initial_sync", "sync")
 # allowed). The stall: at most 0.12 s for the child under load
 # (benchmarks/bench_sampler_gap.py), 0.72 s for the thread it falls back to
 # (verl-0.9.1-first-run-review.md); 1.0 s is that with 40 % margin (docs/result-files.md).
-# Their median spacing is within MEDIAN_TOLERANCE (relative) of interval_s; with
-# boundary samples, one lies within BOUNDARY_REACH x interval_s of each phase's start
+# The series' own schedule rules are in checks/series.py; its median spacing is not over
+# (1 + MEDIAN_TOLERANCE) x interval_s. With boundary samples, one lies within
+# BOUNDARY_REACH x interval_s of each phase's start
 # and end (the sampler takes it just after a start and just before an end).
 GAP_FACTOR = 3.0
 STALL_SLACK_S = 1.0
-# The sampler reads on an absolute schedule t0 + k x interval (gpu/rlsys_closure/
-# sample_child.py): a late reading and the next on-time one may be close, once in a
-# while (one pair per stall that reaches the next tick); more than MIN_SPACING_PAIRS
-# pairs closer than MIN_SPACING_FACTOR x interval is a sampler reading faster than the
-# file says, however long the run.
-MIN_SPACING_FACTOR = 0.2
-MIN_SPACING_PAIRS = 3
 # The runner samples every 0.1-1 s; one reading in 10 s cannot see a phase (most last
 # well under a second), and 250 "s" is a file written in milliseconds.
 MAX_INTERVAL_S = 10.0
