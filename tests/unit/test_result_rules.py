@@ -360,28 +360,20 @@ def test_a_rollout_that_cannot_fit_its_gpus_contradicts_config_paired(
     assert ("verl asserts the world divides by it" in case.message) is not fits
 
 
-def test_more_than_three_close_sample_pairs_fail_however_long_the_run() -> None:
-    # The shipped sampler ticks on an absolute schedule: a close pair needs a stall of
-    # most of an interval, a few per run at most. Four pairs among hundreds of samples
-    # (under 10 % of them) fail; three pass.
+def test_close_sample_pairs_after_stalls_pass_however_many() -> None:
+    # The shipped sampler ticks on an absolute schedule: a reading late by most of an
+    # interval sits close to the next on-time one (checks/series.py). A loaded host may
+    # leave any number of such pairs; each is a late reading, never an early one.
     doc = _honest("example_reformatted")
-    group = doc["groups"]["release"]
     interval = doc["sampling"]["interval_s"]
-    samples = group["resource_samples"]
-    periodic = [i for i, s in enumerate(samples) if s.get("reason") == "periodic"]
-    pairs = [i for i in periodic[5:] if i - 1 in periodic][::10]
-    assert len(periodic) > 40 and len(pairs) >= 4
-
-    def moved(count: int) -> dict[str, Any]:
-        edited = copy.deepcopy(doc)
-        rows = edited["groups"]["release"]["resource_samples"]
-        for i in pairs[:count]:
-            rows[i]["t_s"] = rows[i - 1]["t_s"] + 0.05 * interval
-        return edited
-
-    assert "pairs of periodic samples closer" not in _case(moved(3), "resource_sampling").message
-    message = _case(moved(4), "resource_sampling").message
-    assert "release has 4 pairs of periodic samples closer than 0.2 x" in message
+    rows = doc["groups"]["release"]["resource_samples"]
+    periodic = [i for i, s in enumerate(rows) if s.get("reason") == "periodic"]
+    late = [i for i in periodic[5:-5] if i + 1 in periodic][::3]
+    assert len(late) >= 10
+    for i in late:
+        rows[i]["t_s"] = round(rows[i + 1]["t_s"] - 0.05 * interval, 6)
+    found = _case(doc, "resource_sampling").message
+    assert "periodic samples within" not in found and "fit no schedule" not in found
 
 
 def test_a_failure_blaming_a_group_that_never_started_is_contradicted() -> None:

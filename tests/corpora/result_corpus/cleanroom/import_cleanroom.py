@@ -53,6 +53,10 @@ UNDETECTED = {
     "faulty/rs23_sampler_stopped_before_end.json": (
         "0.8 s is inside the coverage allowance (3 x 0.25 s + 0.5 s)"
     ),
+    # A slower sampler is what a host stalling the child in most intervals leaves too
+    # (each stall of an interval skips a tick): refuting it would fail an honest run.
+    "faulty/rs04_spacing_twice_interval.json": "every other tick skipped is a stall pattern",
+    "faulty/rs24_spacing_28pct_slow.json": "a 28 % wider median spacing is a stall pattern",
 }
 
 
