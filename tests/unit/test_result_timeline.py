@@ -256,3 +256,35 @@ def test_a_failure_in_the_work_after_a_phase_names_that_phase() -> None:
     cut(doc, "release", "rollout_before_update")
     fail(doc, "release", "rollout_before_update", "RuntimeError")
     assert verdict(doc) == "failed"
+
+
+# -------------------------------------------------------------------- update numbers
+def _update_end(doc: Doc, name: str) -> dict[str, Any]:
+    group = doc["groups"][name]
+    event = next(e for e in group["events"] if e["phase"] == "update" and e["kind"] == "end")
+    detail: dict[str, Any] = event.setdefault("detail", {})
+    return detail
+
+
+@pytest.mark.parametrize(("key", "value"), [("loss", -0.4), ("grad_norm", -1.5), ("lr", -1e-4)])
+def test_an_update_number_that_cannot_be_is_refuted_even_in_a_failed_run(
+    key: str, value: float
+) -> None:
+    doc = runner_file()
+    _update_end(doc, "release")[key] = value
+    assert verdict(copy.deepcopy(doc)) == "contradicted"
+    never_ran(doc, "retain")
+    cut(doc, "release", "sync", failed=True)
+    fail(doc, "release", "sync", "OutOfMemoryError")
+    assert verdict(doc) == "contradicted"
+    assert f"{key} {value:g}" in record_message(doc)
+
+
+def test_a_zero_or_positive_update_number_and_another_updates_loss_pass() -> None:
+    doc = runner_file()
+    _update_end(doc, "retain").update(loss=0.0, grad_norm=0.0, lr=0.0)
+    assert verdict(copy.deepcopy(doc)) == "passed"
+    # A policy-gradient loss can be negative: the sign rule is the supervised loss's.
+    doc["workload"]["update_kind"] = "ppo"
+    _update_end(doc, "retain")["loss"] = -0.2
+    assert "loss -0.2" not in record_message(as_written(doc))

@@ -9,7 +9,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_rlsys.resultfile.checks.coherence import coherence_problems, placeholder
+from pytest_rlsys.resultfile.checks.coherence import (
+    coherence_problems,
+    impossible_numbers,
+    placeholder,
+)
 from pytest_rlsys.resultfile.checks.configuration import config_problems
 from pytest_rlsys.resultfile.checks.evidence import (
     as_number,
@@ -302,8 +306,14 @@ def record_problems(doc: Doc) -> list[str]:
     refuted by its evidence: a run marked completed whose evidence is incomplete, and
     every record the runner's state machine cannot produce (``checks.sequence``: a
     failure named where the group did not stop, a group run after a failed one, init
-    steps out of order, ...). Any of them contradicts the file (finding ``false_record``)."""
+    steps out of order, ...), and update numbers that cannot be. Any of them contradicts the
+    file (finding ``false_record``)."""
     problems = sequence_problems(doc)
+    # An update number that cannot be (a negative loss) is no record of a run either.
+    workload = doc.get("workload")
+    workload = workload if isinstance(workload, Mapping) else {}
+    for name in GROUP_NAMES:
+        problems += impossible_numbers(name, group_of(doc, name), workload)
     if doc.get("status") == "completed":
         problems = [
             f"the run is marked completed but {name}'s evidence is incomplete "
@@ -362,7 +372,7 @@ def check_update_and_sync(doc: Doc) -> CheckResult:
     workload = workload if isinstance(workload, Mapping) else {}
     for name in GROUP_NAMES:
         problems += coherence_problems(name, group_of(doc, name), workload)
-    problems += record_problems(doc) + _status_problems(doc)
+    problems += [p for p in record_problems(doc) if p not in problems] + _status_problems(doc)
     return outcome(
         problems,
         "both groups completed the update and the sync, and what they record of it agrees",

@@ -137,6 +137,34 @@ def _non_finite(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]
     return []
 
 
+# What each recorded update number is, and so the sign it cannot have: the runner's
+# update is verl's sft_loss, the token-mean negative log-likelihood of the references
+# (-log p >= 0 for a probability p <= 1; verl `workers/utils/losses.py:28-54`); grad_norm
+# is the norm torch's clip_grad_norm_ returns (verl `transformer_impl.py`), never below 0;
+# a negative lr torch's Adam refuses (`torch/optim/adam.py:58`).
+NON_NEGATIVE_UPDATE = {"loss": "sft", "grad_norm": None, "lr": None}
+
+
+def impossible_numbers(
+    name: str, group: Mapping[str, Any], workload: Mapping[str, Any]
+) -> list[str]:
+    found: list[str] = []
+    for detail in _details(mappings(group.get("events")), "update"):
+        for key, kind in NON_NEGATIVE_UPDATE.items():
+            value = as_number(detail.get(key))
+            if kind is not None and workload.get("update_kind") != kind:
+                continue
+            if value is not None and value < 0:
+                found.append(f"{key} {value:g}")
+    if not found:
+        return []
+    return [
+        f"{name}'s update records {', '.join(found)}: the supervised loss is a negative "
+        "log-likelihood (never below 0), the grad norm a norm, and the learning rate one "
+        "the optimizer accepts (>= 0)"
+    ]
+
+
 def _responses(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
     n, events, problems = _config_number(group, N_PATH) or 1.0, mappings(group.get("events")), []
     for phase in ("rollout_before_update", "rollout_after_update"):
@@ -187,6 +215,16 @@ COHERENCE_RULES: tuple[Rule, ...] = (
         'the update\'s `detail.loss` and `detail.grad_norm` (`"nan"`, `"inf"`); the hashes',
         "a non-finite loss or grad norm cannot change the adapter",
         _non_finite,
+    ),
+    Rule(
+        "update_signs",
+        "verl `sft_loss` is the token-mean negative log-likelihood (`workers/utils/losses.py:"
+        "28-54`), `grad_norm` the norm `clip_grad_norm_` returns, torch's Adam refuses a "
+        "negative lr (`torch/optim/adam.py:58`)",
+        "the update's `detail.loss` (when `workload.update_kind` is `sft`), `detail.grad_norm`, "
+        "`detail.lr`",
+        "none of them is below 0",
+        impossible_numbers,
     ),
     Rule(
         "responses",
