@@ -8,7 +8,7 @@ stop. Each refutes the file as a record of the shipped runner (``record_problems
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.evidence import as_number, group_of, listing, mappings, secs
@@ -52,14 +52,26 @@ def started(group: Group) -> dict[str, float]:
     return starts
 
 
-def _times(group: Group) -> Iterator[float]:
-    for step in init_steps(group):
-        yield from (t for k in ("start_s", "end_s") if (t := as_number(step.get(k))) is not None)
+def _bounds(group: Group) -> tuple[float, float] | None:
+    """The group's first and last record on its clock (init steps, events, resume calls,
+    samples); a one-hour file has 14,400 samples a group, so floats are taken as they are."""
+    times = [
+        t
+        for step in init_steps(group)
+        for k in ("start_s", "end_s")
+        if (t := as_number(step.get(k))) is not None
+    ]
     for key in ("events", "resume_calls", "resource_samples"):
         value = group.get(key)
-        for item in value if isinstance(value, list) else ():
-            if isinstance(item, Mapping) and (t := as_number(item.get("t_s"))) is not None:
-                yield t
+        if not isinstance(value, list):
+            continue
+        raw = [i.get("t_s") for i in value if type(i) is dict or isinstance(i, Mapping)]
+        floats = [t for t in raw if type(t) is float]
+        if len(floats) != len(raw):
+            floats += [n for t in raw if type(t) is not float and (n := as_number(t)) is not None]
+        if floats:
+            times += [min(floats), max(floats)]
+    return (min(times), max(times)) if times else None
 
 
 def _init_order(name: str, group: Group) -> list[str]:
@@ -153,15 +165,15 @@ def _start_checks(doc: Doc) -> list[str]:
 
 def _one_clock(doc: Doc) -> list[str]:
     """The second group's records all follow the first's, on the host's clock."""
-    first, second = (group_of(doc, name) for name in GROUP_ORDER)
-    a, b = list(_times(first)), list(_times(second))
+    first, second = (_bounds(group_of(doc, name)) for name in GROUP_ORDER)
     # A group whose clock starts at 0 was rebased by its writer (the runner never
     # rebases CLOCK_MONOTONIC): the two clocks cannot be compared.
-    if not a or not b or min(a) == 0 or min(b) == 0 or min(b) > max(a):
+    if first is None or second is None or 0 in (first[0], second[0]) or second[0] > first[1]:
         return []
+    a, b = first, second
     return [
-        f"{GROUP_ORDER[1]}'s records begin at {secs(min(b))}, before {GROUP_ORDER[0]}'s end "
-        f"at {secs(max(a))}: the runner starts {GROUP_ORDER[1]} only after "
+        f"{GROUP_ORDER[1]}'s records begin at {secs(b[0])}, before {GROUP_ORDER[0]}'s end "
+        f"at {secs(a[1])}: the runner starts {GROUP_ORDER[1]} only after "
         f"{GROUP_ORDER[0]}'s process has exited, on the same clock"
     ]
 
