@@ -14,7 +14,6 @@ from typing import Any
 from pytest_rlsys.resultfile.checks.evidence import as_number, group_of, listing, mappings, secs
 from pytest_rlsys.resultfile.checks.timeline import (
     closed_as_failed,
-    incomplete,
     phase_windows,
     required_phases,
 )
@@ -178,13 +177,30 @@ def _one_clock(doc: Doc) -> list[str]:
     ]
 
 
+def driver_lacks(group: Group) -> list[str]:
+    """What the group's own record lacks for its driver to have completed: a cycle phase
+    that did not end normally, an update or sync not completed. (The sync's sub-phases are
+    the actor's, drained into the record at the end: a failed drain loses them from a run
+    that completed.)"""
+    events = mappings(group.get("events"))
+    windows = phase_windows(events)
+    needed = [p for p in CYCLE if p in required_phases(group)]
+    short = [p for p in needed if p not in windows or closed_as_failed(events, p)]
+    lacks = [f"{listing(short)} did not end normally"] if short else []
+    return lacks + [
+        f"{step}_completed is not true"
+        for step in ("update", "sync")
+        if group.get(f"{step}_completed") is not True
+    ]
+
+
 def _first_failure_stops(doc: Doc, where: object) -> list[str]:
     """The second group runs only after the first completed (a failure ends the run)."""
     first, second = GROUP_ORDER
     a, b = group_of(doc, first), group_of(doc, second)
     if not has_evidence(a):
         return []  # the first group left no record: nothing to hold the second to
-    lacks = incomplete(a)
+    lacks = driver_lacks(a)
     if has_evidence(b) and lacks:
         return [
             f"{second} ran although {first} did not complete ({'; '.join(lacks)}): the "
