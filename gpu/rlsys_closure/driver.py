@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_rlsys.resultfile.runner_states import StepOrder
+from pytest_rlsys.resultfile.runner_states import FLUSHED_AFTER, OrderError, StepOrder
 from rlsys_closure.deadline import MARKER_ENV, Watchdog, interrupt_main_thread
 from rlsys_closure.determinism import DETERMINISM_ENV
 from rlsys_closure.events import EventRecorder
@@ -357,6 +357,14 @@ class GroupDriver:
         d["sampler_errors"] = [*self.sampler.errors, *self.drain_errors]
         self.record.flush()
 
+    def _flush_after(self, phase: str) -> None:
+        """Write the record after ``phase`` and its follow-up work: only at the runner's
+        flush points (runner_states.FLUSHED_AFTER), which tell the grader what a group
+        killed from outside can have lost."""
+        if phase not in FLUSHED_AFTER or phase != self.current_phase:
+            raise OrderError(f"no flush point after {phase!r} in the runner's order")
+        self._collect()
+
     def phase(self, name: str) -> Any:
         self.current_phase = name
         return self.recorder.phase(name)
@@ -469,7 +477,7 @@ class GroupDriver:
         with self.phase("initial_sync"):
             manager.update_weights(global_steps=0)
         self._check_streamed("initial_sync", d["initial_lora_sha256"])
-        self._collect()
+        self._flush_after("initial_sync")
 
         tokenizer = _tokenizer(spec["model_path"])
         source = spec["rollout_source"]
@@ -486,7 +494,7 @@ class GroupDriver:
             info["effective"] = bool(spec["free_cache_engine"])
         with self.phase("score_before_update"):
             d["generation"]["before"] = _scored(tokenizer, source, outs)
-        self._collect()
+        self._flush_after("score_before_update")
 
         with self.phase("update") as info:
             metrics = _update(wg, tokenizer, source, prompt_ids, int(spec["seed"]))
@@ -497,7 +505,7 @@ class GroupDriver:
         updated = _first(wg.closure_lora(self._adapter_dir("updated")))
         d["updated_lora"] = updated
         d["updated_lora_sha256"] = updated["sha256"]
-        self._collect()
+        self._flush_after("update")
 
         wg.closure_set_label("sync")
         with self.phase("sync"):
@@ -506,7 +514,7 @@ class GroupDriver:
         # Hashed after the phase closed, so hashing is not in the sync's time.
         self._check_streamed("sync", d["updated_lora_sha256"])
         d["sync_completed"] = True
-        self._collect()
+        self._flush_after("sync")
 
         with self.phase("rollout_after_update") as info:
             outs, steps = _generate(client, prompt_ids, source, tag="after")
