@@ -30,7 +30,7 @@ EXCEPTIONS: dict[tuple[str, str], tuple[int, str]] = {
     ("gpu/rlsys_closure/gpu_probe.py", "write"): (1, _VERL + "; " + _RECORD),
     ("gpu/rlsys_closure/gpu_probe.py", "write_text"): (1, "a Triton kernel's source, ASCII"),
     ("gpu/rlsys_closure/preflight.py", "write_text"): (1, "a C probe's source, ASCII"),
-    ("gpu/rlsys_closure/sample_child.py", "open('a')"): (1, _VERL + "; " + _RECORD),
+    ("gpu/rlsys_closure/sample_child.py", "open('x')"): (1, _VERL + "; " + _RECORD),
     ("gpu/rlsys_closure/sample_child.py", "write"): (1, _VERL + "; " + _RECORD),
     ("gpu/rlsys_closure/runner.py", "open('a')"): (1, "the group's log: the runner's own words"),
     ("gpu/rlsys_closure/runner.py", "open('w')"): (1, _RECORD),
