@@ -62,14 +62,17 @@ def _bounds(group: Group) -> tuple[float, float] | None:
     ]
     for key in ("events", "resume_calls", "resource_samples"):
         value = group.get(key)
-        if not isinstance(value, list):
+        if not isinstance(value, list) or not value:
             continue
-        raw = [i.get("t_s") for i in value if type(i) is dict or isinstance(i, Mapping)]
-        floats = [t for t in raw if type(t) is float]
-        if len(floats) != len(raw):
-            floats += [n for t in raw if type(t) is not float and (n := as_number(t)) is not None]
-        if floats:
-            times += [min(floats), max(floats)]
+        try:  # a schema-valid file: every item a mapping with a float t_s
+            raw = [i["t_s"] for i in value]
+            low, high = min(raw), max(raw)
+            if type(low) not in (float, int) or type(high) not in (float, int):
+                raise TypeError("not a number")
+            times += [float(low), float(high)]
+        except (KeyError, TypeError, ValueError, OverflowError):
+            found = [t for i in mappings(value) if (t := as_number(i.get("t_s"))) is not None]
+            times += [min(found), max(found)] if found else []
     return (min(times), max(times)) if times else None
 
 
