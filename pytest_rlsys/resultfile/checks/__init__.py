@@ -7,7 +7,9 @@ engine's sleep/wake machine per engine, from verl 0.9.1), ``cards`` (the GPU tab
 whole NVML name), ``engines_own`` (verl's, vLLM's and torch's own validation, where
 installed), ``configuration`` (values the engines refuse: their own code, else the
 tables), ``coherence`` (training and sync coherence, placeholder digests), ``timeline``
-(phase windows, the sample series, the phases table), then the checks: ``phases``,
+(phase windows, the sample series, the phases table), ``series`` (the periodic samples
+against the sampler's own schedule), ``sequence`` (what the runner's state machine,
+``resultfile.runner_states``, cannot produce), then the checks: ``phases``,
 ``engine``, ``sampling``, ``stack`` (versions and a card that cannot go together; it
 reads the model size ``sampling`` parses), ``claims``. This package re-exports their
 public API (``__all__``).
