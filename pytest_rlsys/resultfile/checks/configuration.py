@@ -63,9 +63,10 @@ CHOICE_RULES: tuple[ChoiceRule, ...] = (
         f"{ROLLOUT}.mode",
         "verl",
         ("async",),
-        "verl `RolloutConfig.__post_init__` (`workers/config/rollout.py:278-291`): `sync` raises "
-        '"Rollout mode \'sync\' has been removed", any other value "Unknown rollout mode ... '
-        "Only 'async' mode is supported\"",
+        "verl `RolloutConfig.__post_init__` (`workers/config/rollout.py:278-291`) raises on "
+        "`sync` and only warns on any other value, but the worker then asks "
+        "`get_rollout_class(name, mode)` (`workers/rollout/base.py:89-106`), whose registry "
+        "holds only `async`: no run with another mode gets past its workers' start",
     ),
     ChoiceRule(
         f"{OPTIM}.lr_scheduler_type",

@@ -110,7 +110,8 @@ def _verl(config: Mapping[str, Any], engine: str) -> list[str]:
     values["name"] = engine
     try:
         with warnings.catch_warnings():
-            # verl's word for a mode it does not run: "Only 'async' mode is supported".
+            # verl only warns on a mode it does not run ("Only 'async' mode is supported"), then
+            # refuses it at the workers' start (get_rollout_class): the warning is the refusal.
             warnings.filterwarnings("error", message="Unknown rollout mode")
             omega_conf_to_dataclass(values, RolloutConfig)
     except Exception as exc:
