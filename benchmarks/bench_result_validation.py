@@ -23,11 +23,11 @@ ratios against a baseline measured in the same run:
    goes through alike.
 
 Measured (issue 40, CPU time, best of 9, the one-hour file written with indent=1, 3.2 MiB,
-tables judge, a 2-core host at load 10): grade_result_file was 6.6 x a bare json.load on
-main and is 5.7 x after this round (resume_calls 0.71 -> 0.57 x, the notes no longer derive
-the measurements twice, no oversized-integer walk after the strict parse). What is left:
-the strict parse 1.7 x (its duplicate-key and finite-number hooks; plain json.loads is
-0.85 x), the schema 0.26 x, resource_sampling 2.6 x.
+tables judge, a 2-core host at load 10): grade_result_file was 6.3 x a bare json.load on
+main 28c8133 and is 5.4 x after this round (resume_calls 0.71 -> 0.51 x, the notes no
+longer derive the measurements twice, no oversized-integer walk after the strict parse).
+What is left: the strict parse 1.7 x (its duplicate-key and finite-number hooks; plain
+json.loads is 0.85 x), the schema 0.26 x, resource_sampling 2.3 x.
 
 Run:  .venv/bin/python benchmarks/bench_result_validation.py [--repeat N] [--no-64mib]
 """

@@ -160,6 +160,13 @@ REFUSED = [
     ({"actor_rollout_ref__rollout__repetition_penalty": 0}, "repetition_penalty"),
     ({"actor_rollout_ref__rollout__max_num_seqs": 0}, "max_num_seqs"),
     ({"actor_rollout_ref__rollout__max_model_len": 65536}, "max_position_embeddings"),
+    (
+        {
+            "actor_rollout_ref__rollout__tensor_model_parallel_size": 4,
+            "trainer__n_gpus_per_node": 4,
+        },
+        "attention heads",
+    ),
 ]
 
 
@@ -187,6 +194,8 @@ ACCEPTED: list[dict[str, object]] = [
      "actor_rollout_ref__rollout__temperature": 2.5,
      "actor_rollout_ref__rollout__repetition_penalty": 0},
     {"actor_rollout_ref__rollout__max_model_len": 32768},
+    {"actor_rollout_ref__rollout__tensor_model_parallel_size": 2,
+     "trainer__n_gpus_per_node": 2},
     {"actor_rollout_ref__rollout__max_model_len": 65536,
      "actor_rollout_ref__model__path": "/models/my-long-qwen"},
     {"actor_rollout_ref__rollout__name": "sglang",

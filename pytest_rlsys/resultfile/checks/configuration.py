@@ -206,17 +206,45 @@ MODEL_MAX_POSITIONS: dict[str, int] = {
     for size in ("0.5B", "1.5B", "3B")
     for kind in ("", "-Instruct")
 }
+# Their num_attention_heads (config.json; the Qwen2.5 report's table): vLLM shards the
+# heads over the tensor-parallel GPUs and raises "Total number of attention heads (14) must
+# be divisible by tensor parallel size (4)" (ModelConfig.verify_with_parallel_config,
+# vllm/config/model.py:1159-1170).
+MODEL_HEADS: dict[str, int] = {
+    f"Qwen/Qwen2.5-{size}{kind}": heads
+    for size, heads in (("0.5B", 14), ("1.5B", 12), ("3B", 16))
+    for kind in ("", "-Instruct")
+}
+
+
+def _hub_model(config: Mapping[str, Any]) -> str | None:
+    path = lookup(config, "actor_rollout_ref.model.path")[1]
+    model = model_identity(path) if isinstance(path, str) else None
+    return model[1] if model and model[0] == "hub" else None
+
+
+def _heads(config: Mapping[str, Any], engine: str) -> list[str]:
+    model = _hub_model(config)
+    heads = MODEL_HEADS.get(model) if model else None
+    tp = _number(_get(config, f"{ROLLOUT}.tensor_model_parallel_size", 2))
+    if engine != "vllm" or heads is None or tp is None or tp < 1 or heads % tp == 0:
+        return []
+    return [
+        f"sets {ROLLOUT}.tensor_model_parallel_size={tp:g}, which does not divide {model}'s "
+        f'{heads} attention heads: vLLM raises "Total number of attention heads ({heads}) must '
+        f'be divisible by tensor parallel size ({tp:g})" (ModelConfig.'
+        "verify_with_parallel_config, vllm/config/model.py:1159-1170)"
+    ]
 
 
 def _max_model_len(config: Mapping[str, Any], engine: str) -> list[str]:
     length = _number(lookup(config, f"{ROLLOUT}.max_model_len")[1])
-    path = lookup(config, "actor_rollout_ref.model.path")[1]
-    model = model_identity(path) if isinstance(path, str) else None
-    limit = MODEL_MAX_POSITIONS.get(model[1]) if model and model[0] == "hub" else None
+    model = _hub_model(config)
+    limit = MODEL_MAX_POSITIONS.get(model) if model else None
     if engine != "vllm" or length is None or limit is None or length <= limit:
         return []
     return [
-        f"sets {ROLLOUT}.max_model_len={length:g}, beyond {model[1] if model else path}'s "
+        f"sets {ROLLOUT}.max_model_len={length:g}, beyond {model}'s "
         f'max_position_embeddings {limit} (its config.json): verl raises "max_model_len '
         '(...) should be less than or equal to max_position_embeddings" '
         "(workers/rollout/vllm_rollout/vllm_async_server.py:1103-1110)"
@@ -231,6 +259,7 @@ CROSS_RULES: tuple[tuple[str, Callable[[Mapping[str, Any], str], list[str]]], ..
     ("vllm", _temperature),
     ("torch", _betas),
     ("model", _max_model_len),  # no engine here holds the model's config: always the table
+    ("model", _heads),
 )
 
 
