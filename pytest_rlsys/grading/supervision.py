@@ -96,7 +96,16 @@ def _kill_live_children() -> None:
             child.kill()
 
 
-atexit.register(_kill_live_children)
+def _at_exit() -> None:
+    """The interpreter is ending (a Ctrl-C may be why): a second Ctrl-C must not cut the
+    cleanup of the children short, so it is ignored from here on."""
+    if threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _kill_live_children()
+
+
+atexit.register(_at_exit)
 
 
 def install_signal_handlers() -> None:

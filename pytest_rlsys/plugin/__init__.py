@@ -199,11 +199,11 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
     interrupted = passed_on = False
     while True:
         try:
-            code = inner.wait(timeout=2.0 if interrupted and not passed_on else None)
+            code = inner.wait(timeout=5.0 if interrupted and not passed_on else None)
             break
         except KeyboardInterrupt:
             interrupted = True
-        except subprocess.TimeoutExpired:  # still running 2 s after the Ctrl-C
+        except subprocess.TimeoutExpired:  # still running 5 s after the Ctrl-C
             passed_on = True
             with contextlib.suppress(ProcessLookupError):
                 inner.send_signal(signal.SIGINT)
