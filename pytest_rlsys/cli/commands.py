@@ -5,23 +5,32 @@ Bad input is raised as UsageError / CommandError and reported in one place."""
 from __future__ import annotations
 
 import argparse
-import csv
+import contextlib
 import dataclasses
-import io
 import os
 import shutil
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_rlsys import settings, similarity
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.cli.validate import max_bytes_of
-from pytest_rlsys.escaping import clean, csv_cell, say
-from pytest_rlsys.outputs import batchline, scorejson, terminal
+from pytest_rlsys.escaping import clean, say
+from pytest_rlsys.outputs import terminal
+from pytest_rlsys.outputs.batch import (
+    CSV_FIELDS,
+    BatchResult,
+    BatchRow,
+    Status,
+    csv_text,
+    json_text,
+)
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.resources import exercise_path
@@ -30,8 +39,8 @@ if TYPE_CHECKING:
     from pytest_rlsys.grading.ahead import StandbyPool
     from pytest_rlsys.grading.grader import Grader
     from pytest_rlsys.grading.isolation import ChildProcess
-    from pytest_rlsys.grading.probes import ProbeRun
     from pytest_rlsys.grading.request import GradingRequest
+    from pytest_rlsys.similarity import FileSigns
 
 __all__ = [
     "CSV_FIELDS",
@@ -40,6 +49,7 @@ __all__ = [
     "grade",
     "kit",
     "ledger",
+    "similarity_note",
     "template",
 ]
 
@@ -90,35 +100,19 @@ def grade(args: argparse.Namespace) -> ExitCode:
 
 # -- batch ----------------------------------------------------------------------------------
 
-CSV_FIELDS = (
-    "submission",
-    "status",
-    "score",
-    "max_score",
-    "todo1",
-    "todo2",
-    "todo3",
-    "cases_passed",
-    "cases",
-    "seed",
-    "submission_sha256",
-    "seconds",
-    "message",
-    *similarity.CSV_COLUMNS,
-)
-# status: graded | not_loaded (tried; the file did not load, every case scores 0)
-#         | not_graded (not tried: no single .py file, unreadable, internal error)
-
-
 NOT_PY = (
     "{name} is not a .py file, so it was not graded "
     "(a submission is one .py file or a folder holding one)"
 )
 
 
-def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
+# (name, file or None, problem): one submission of a class folder.
+Found = tuple[str, Path | None, str]
+
+
+def find_submissions(folder: Path) -> list[Found]:
     """(name, file or None, problem) for each submission: a .py file, or a folder with one."""
-    found: list[tuple[str, Path | None, str]] = []
+    found: list[Found] = []
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith(".") or entry.name == "__pycache__":  # Python's, no one's
             continue
@@ -185,6 +179,17 @@ def _python_files(folder: Path) -> tuple[list[Path], str]:
     return sorted(files), ""
 
 
+@dataclass
+class _Graded:
+    """A graded row and what the similarity report needs of it: the file's code signs (or
+    why there are none), its behaviour tokens (None: not probed) and whether it loaded."""
+
+    row: BatchRow
+    signs: FileSigns | str
+    tokens: dict[str, str] | None = None
+    loaded: bool = False
+
+
 def _grade_row(
     name: str,
     path: Path | None,
@@ -192,115 +197,97 @@ def _grade_row(
     request: GradingRequest,
     standbys: StandbyPool[ChildProcess] | None = None,
     running: _Running | None = None,
-    probed: dict[str, dict[str, str] | None] | None = None,
-) -> dict[str, Any]:
-    """One row: the submission graded through ``open_grader``, as ``rlsys grade`` grades
-    it, so a link, a FIFO or a file gone missing scores 0 with the same reason.
-    ``running``: where the grader is listed while it runs (a batch stops it there).  Given
-    ``probed``, a file that loaded is then run on the behaviour probes (instructor-only,
-    docs/similarity.md) and its tokens stored there under ``name``."""
-    from pytest_rlsys.grading.grader import open_grader
+    behaviour: bool = True,
+) -> _Graded:
+    """One row: the submission graded through a ``GradingSession``, as ``rlsys grade``
+    grades it, so a link, a FIFO or a file gone missing scores 0 with the same reason.
+    ``running``: where the grading is listed while it runs (a batch stops it there).
+    ``behaviour``: the graded child then answers the behaviour probes (instructor-only,
+    docs/similarity.md).  The graded bytes are then read in a bounded child of their own
+    (``similarity.Analysis``): never the path again, never in this process."""
+    from pytest_rlsys.grading.grader import SubmissionPathError
+    from pytest_rlsys.session import GradingSession
 
-    row: dict[str, Any] = {"submission": name, "seed": request.seed}
+    running = running or _Running()
     if path is None:
-        return {**row, "status": "not_graded", "message": problem}
+        return _Graded(BatchRow(name, "not_graded", message=problem), f"not read: {problem}")
     began = time.monotonic()
-    request = dataclasses.replace(request, submission=path)
     try:
-        grader = open_grader(request, standbys.take() if standbys is not None else None)
-        if running is not None:
-            running.add(grader)
-        try:
-            grader.run_all()
-        finally:
-            if running is not None:
-                running.discard(grader)
-        report = grader.report()
-        if probed is not None and not (running is not None and running.stopped):
-            loaded = report.load_error is None
-            probed[name] = _probe(grader.source, path, loaded, request, standbys, running)
+        session = GradingSession.open(
+            dataclasses.replace(request, submission=path, outputs={}),
+            standbys.take() if standbys is not None else None,
+        )
+        grader = session.grader
+        assert grader is not None  # the request names a submission
+        tokens = None
+        with running.listed(grader):
+            try:
+                grader.run_all(keep=behaviour)
+                tokens = _probe(grader) if behaviour else None
+            finally:
+                report = session.finish()
     except Exception as exc:  # one broken submission never stops the batch
-        return {
-            **row,
-            "status": "not_graded",
-            "message": f"{type(exc).__name__}: {exc}",
-            "seconds": round(time.monotonic() - began, 3),
-        }
-    sections = report.sections()
-    return {
-        **row,
-        "status": "not_loaded" if report.load_error else "graded",
-        "score": report.score,
-        "max_score": report.max_score,
-        **{s: sections[s]["score"] for s in ("todo1", "todo2", "todo3") if s in sections},
-        "cases_passed": sum(s["passed"] for s in sections.values()),
-        "cases": len(report.cases),
-        "submission_sha256": report.submission_sha256,
-        "seconds": round(time.monotonic() - began, 3),
-        # Every row below full marks says why, in one line (a load error with its hint).
-        "message": batchline.below_full_marks(report, request.lang),
-        "report": scorejson.document(report, request.lang),
-    }
+        message = (
+            str(exc) if isinstance(exc, SubmissionPathError) else f"{type(exc).__name__}: {exc}"
+        )
+        seconds = time.monotonic() - began
+        return _Graded(BatchRow(name, "not_graded", seconds=seconds, message=message), message)
+    status: Status = "not_loaded" if report.load_error else "graded"
+    data = grader.data if grader.refusal is None else None
+    row = BatchRow(name, status, report, seconds=time.monotonic() - began, data=data)
+    if data is None:
+        return _Graded(row, f"not read: {report.load_error}")
+    analysis = similarity.Analysis()
+    with running.listed(analysis):
+        signs = analysis.run(data, request.limits)
+    return _Graded(row, signs, tokens, report.load_error is None)
+
+
+def _probe(grader: Grader) -> dict[str, str] | None:
+    """The file's tokens on the behaviour probes, in its graded child (None: not measured)."""
+    from pytest_rlsys.similarity.probes import probe
+
+    try:  # the grade is already made: nothing here may cost the row
+        return probe(grader)
+    except Exception:
+        return None
+
+
+class _Stoppable(Protocol):
+    def stop(self) -> None: ...
 
 
 class _Running:
-    """The graders a batch's workers are running.  An interrupted batch stops them
-    (``Grader.stop``) and cancels the submissions not begun: otherwise its pool, as it
-    shuts down, waited for every running call to reach its time limit and then graded
-    the rest of the class (one Ctrl-C took 78 s for a class of 8; a second one ended
-    only that wait, and Python's wait for the workers at exit went on)."""
+    """What a batch's workers are running (gradings, analyses).  An interrupted batch
+    stops them and cancels the submissions not begun: otherwise its pool, as it shuts
+    down, waited for every running call to reach its time limit and then graded the rest
+    of the class (one Ctrl-C took 78 s for a class of 8; a second one ended only that
+    wait, and Python's wait for the workers at exit went on)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        # Graders and probe runs (each with stop()), by id(): a Grader is not hashable.
-        self.graders: dict[int, Grader | ProbeRun] = {}
+        self.items: dict[int, _Stoppable] = {}  # by id(): a Grader is not hashable
         self.stopped = False
 
-    def add(self, grader: Grader | ProbeRun) -> None:
+    @contextlib.contextmanager
+    def listed(self, item: _Stoppable) -> Iterator[None]:
         with self.lock:
-            self.graders[id(grader)] = grader
+            self.items[id(item)] = item
             stopped = self.stopped
-        if stopped:  # opened while the batch was being stopped
-            grader.stop()
-
-    def discard(self, grader: Grader | ProbeRun) -> None:
-        with self.lock:
-            self.graders.pop(id(grader), None)
+        if stopped:  # begun while the batch was being stopped
+            item.stop()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.items.pop(id(item), None)
 
     def stop(self) -> None:
         with self.lock:
             self.stopped = True
-            graders = list(self.graders.values())
-        for grader in graders:
-            grader.stop()
-
-
-def _probe(
-    source: str,
-    path: Path,
-    loaded: bool,
-    request: GradingRequest,
-    standbys: StandbyPool[ChildProcess] | None,
-    running: _Running | None = None,
-) -> dict[str, str] | None:
-    """The file's tokens on the behaviour probes, in a fenced child with the request's
-    limits; None when it did not load (nothing measured)."""
-    from pytest_rlsys.grading.probes import ProbeRun, run_probes
-
-    if not loaded:
-        return None
-    probing = ProbeRun()  # an interrupted batch ends the probes too (running.stop)
-    if running is not None:
-        running.add(probing)
-    try:  # the grade is already made: nothing here may cost the row
-        standby = standbys.take() if standbys is not None else None
-        tokens = run_probes(source, str(path), request.limits, standby, run=probing)
-    except Exception:
-        return None
-    finally:
-        if running is not None:
-            running.discard(probing)
-    return tokens
+            items = list(self.items.values())
+        for item in items:
+            item.stop()
 
 
 class _Progress:
@@ -341,11 +328,91 @@ class _Progress:
             self.bar.close()
 
 
-def batch(args: argparse.Namespace) -> ExitCode:
+def _outputs(
+    args: argparse.Namespace, folder: Path, submissions: list[Found], prog: str
+) -> set[str]:
+    """This run's output paths; a usage error when one is a submission of the batch
+    (``--csv DIR/alice.py`` once overwrote alice's graded file with the CSV)."""
+    outputs = {os.path.abspath(out): flag for flag, out in _output_flags(args) if out}
+    for name, path, _ in submissions:
+        for target in (path, folder / name):
+            if target is not None and os.path.abspath(target) in outputs:
+                flag = outputs[os.path.abspath(target)]
+                raise UsageError(
+                    f"argument {flag}: {target} is a submission of this batch; writing "
+                    "there would overwrite it: give a path outside the class folder",
+                    prog,
+                )
+    return set(outputs)
+
+
+def _output_flags(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    return [("--csv", args.csv), ("--json", args.json), ("--html", args.html)]
+
+
+def _grade_class(
+    submissions: list[Found],
+    request: GradingRequest,
+    jobs: int,
+    progress: _Progress,
+    behaviour: bool,
+) -> list[_Graded]:
+    """Every submission graded, ``jobs`` at once; Ctrl-C stops what runs at once."""
     from pytest_rlsys.grading.ahead import StandbyPool
     from pytest_rlsys.grading.isolation import ChildProcess
-    from pytest_rlsys.grading.private import check_folder_private
     from pytest_rlsys.resources import FUNCTIONS
+
+    standbys = StandbyPool(lambda: ChildProcess.on_standby(list(FUNCTIONS), request.limits))
+    running = _Running()
+
+    def work(name: str, path: Path | None, problem: str) -> _Graded:
+        progress.started(name)
+        try:
+            return _grade_row(name, path, problem, request, standbys, running, behaviour)
+        finally:
+            progress.finished(name)
+
+    graded: list[_Graded] = []
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        pending: set[Future[_Graded]] = {pool.submit(work, *found) for found in submissions}
+        while pending:
+            done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            graded += [future.result() for future in done]
+            progress.refresh()
+    except BaseException:
+        # Interrupted (Ctrl-C): what is running ends now and nothing else begins; the
+        # workers then end within moments (Python waits for them at exit).
+        running.stop()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown()  # every future is done: its idle workers end at once
+    finally:
+        standbys.close()
+        progress.close()
+    return graded
+
+
+def _compare(graded: list[_Graded]) -> None:
+    """Each row's similarity record (instructor-only, never part of a score): a pure
+    decision over integer sets made in the children; no fault of it costs the grades."""
+    names = [g.row.name for g in graded]
+    try:
+        found = similarity.compare_signs(
+            {g.row.name: g.signs for g in graded},
+            {g.row.name: g.tokens for g in graded},
+            {g.row.name: g.loaded for g in graded},
+        )
+    except Exception as exc:
+        found = dict.fromkeys(names, similarity.not_compared(f"the comparison failed ({exc!r})"))
+    for g in graded:
+        g.row.similarity = found[g.row.name]
+
+
+def batch(args: argparse.Namespace) -> ExitCode:
+    from pytest_rlsys.grading.private import check_folder_private
+    from pytest_rlsys.outputs.class_report import write_class_report
 
     prog = "rlsys batch"
     folder = Path(args.folder)
@@ -359,88 +426,55 @@ def batch(args: argparse.Namespace) -> ExitCode:
         raise UsageError(problem, prog)
     # One seed for the whole class, chosen once and written in every row.
     request = dataclasses.replace(request, seed=request.battery_seed)
-    seed = request.seed
+    found = find_submissions(folder)
+    outputs = _outputs(args, folder, found, prog)
     # This run's own outputs, written into the class folder by an earlier run, are no one's
     # (by path, links not followed: a learner's link to an output is still a learner's row).
-    outputs = {os.path.abspath(out) for out in (args.csv, args.json, args.html) if out}
-    submissions = [
-        found
-        for found in find_submissions(folder)
-        if not (found[2] and os.path.abspath(folder / found[0]) in outputs)
-    ]
+    submissions = [f for f in found if not (f[2] and os.path.abspath(folder / f[0]) in outputs)]
     if all(problem == NOT_PY.format(name=name) for name, _, problem in submissions):
         raise UsageError(f"no submissions (.py files) in {folder}", prog)
-    jobs = args.jobs or os.cpu_count() or 2
     progress = _Progress(len(submissions), not args.no_progress)
-    standbys = StandbyPool(lambda: ChildProcess.on_standby(list(FUNCTIONS), request.limits))
-    running = _Running()
-
-    # Each file's behaviour on the probes (docs/similarity.md), unless told not to run them.
-    probed: dict[str, dict[str, str] | None] | None = None if args.no_behaviour else {}
-
-    def work(name: str, path: Path | None, problem: str) -> dict[str, Any]:
-        progress.started(name)
-        try:
-            return _grade_row(name, path, problem, request, standbys, running, probed)
-        finally:
-            progress.finished(name)
-
-    rows: list[dict[str, Any]] = []
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        pending: set[Future[dict[str, Any]]] = {
-            pool.submit(work, name, path, problem) for name, path, problem in submissions
-        }
-        while pending:
-            done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-            rows += [future.result() for future in done]
-            progress.refresh()
-    except BaseException:
-        # Interrupted (Ctrl-C): what is running ends now and nothing else begins; the
-        # workers then end within moments (Python waits for them at exit).
-        running.stop()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    else:
-        pool.shutdown()  # every future is done: its idle workers end at once
-    finally:
-        standbys.close()
-        progress.close()
-    rows.sort(key=lambda r: r["submission"])
-    # Instructor-only, never part of a score: near copies of the reference or a classmate.
-    alike = similarity.compare_files({name: path for name, path, _ in submissions}, probed)
-    for row in rows:
-        row["similarity"] = alike[row["submission"]].as_dict()
-    table = io.StringIO()
-    writer = csv.DictWriter(table, fieldnames=CSV_FIELDS, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(
-        {k: csv_cell(v) for k, v in {**row, **alike[row["submission"]].csv_cells()}.items()}
-        for row in rows
-    )
+    jobs = args.jobs or os.cpu_count() or 2
+    graded = _grade_class(submissions, request, jobs, progress, not args.no_behaviour)
+    _compare(graded)
+    result = BatchResult(request.seed, request.lang, sorted((g.row for g in graded), key=_name))
     try:
         if args.csv:
-            write_atomic(Path(args.csv), table.getvalue())
+            write_atomic(Path(args.csv), csv_text(result))
         if args.json:
-            write_atomic(Path(args.json), dump_json({"seed": seed, "submissions": rows}))
+            write_atomic(Path(args.json), json_text(result))
         if args.html:
-            from pytest_rlsys.outputs.class_report import write_class_report
-
-            write_class_report(Path(args.html), rows, seed)
+            write_class_report(Path(args.html), result)
     except OSError as exc:
         raise CommandError(f"could not write the grades: {exc}", prog) from None
     if not args.csv and not args.json and not args.html:
-        say(table.getvalue(), end="")
-    counts = {
-        status: sum(r["status"] == status for r in rows)
-        for status in ("graded", "not_loaded", "not_graded")
-    }
+        say(csv_text(result), end="")
+    counts = result.counts()
     say(
-        f"{prog}: {len(rows)} submissions: {counts['graded']} graded, "
+        f"{prog}: {len(result.rows)} submissions: {counts['graded']} graded, "
         f"{counts['not_loaded']} did not load (score 0), {counts['not_graded']} "
-        f"not graded (see the message column), seed {seed}",
+        f"not graded (see the message column), seed {result.seed}",
         err=True,
     )
+    return ExitCode.OK
+
+
+def _name(row: BatchRow) -> str:
+    return row.name
+
+
+# -- similarity -----------------------------------------------------------------------------
+
+
+def similarity_note(args: argparse.Namespace) -> ExitCode:
+    """``rlsys similarity FILE...``: each file's instructor-only note against the
+    references (its behaviour probed in a grader's child, its code read in a bounded
+    child); it changes no score."""
+    from pytest_rlsys.similarity.note import instructor_note
+
+    request = _request(args, "similarity")
+    for name in args.files:
+        say(clean(instructor_note(Path(name), request.limits), newlines=False))
     return ExitCode.OK
 
 

@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from pytest_rlsys import birthmark, similarity
+from pytest_rlsys import similarity
 from pytest_rlsys.cli import main
 from pytest_rlsys.outputs.class_report import class_report_html
 from pytest_rlsys.resources import FUNCTIONS
+from pytest_rlsys.similarity import birthmark, winnow
+from pytest_rlsys.similarity import note as similarity_note
 
 CORPORA = Path(__file__).parent
 # The clean-room sets (cleanroom*/README.md) were written by sessions that never saw the
@@ -118,7 +120,7 @@ def test_no_independent_solution_is_flagged_against_the_references_or_each_other
 
 def _probed(paths: list[Path]) -> dict[str, dict[str, str] | None]:
     """Each file's tokens on the behaviour probes, as `rlsys batch` measures them."""
-    from pytest_rlsys.grading.probes import run_file
+    from pytest_rlsys.similarity.probes import run_file
 
     return {_key(p): run_file(p) for p in paths}
 
@@ -223,7 +225,7 @@ def test_code_built_at_run_time_is_flagged_as_hidden(tmp_path: Path) -> None:
     hidden = found[_key(path)]
     assert hidden.hidden and hidden.flagged and hidden.as_dict()["hidden"] is True
     assert hidden.csv_cells()["similarity_hidden"] is True
-    assert "built at run time" in similarity.instructor_note(path)
+    assert "built at run time" in similarity_note.instructor_note(path)
     # Not probed (--no-behaviour): it still runs exec, which is enough.
     assert similarity.compare_class({"h.py": path.read_text("utf-8")})["h.py"].hidden
     # No exec, no import of a code runner, but names built from pieces: what the probes
@@ -311,7 +313,7 @@ def test_a_class_of_independent_work_and_a_classmate_s_copies_with_the_behaviour
         path = tmp / f"rlsys-classmate-copy{os.getpid()}-{n}.py"
         path.write_text(sources[f"copy{n}.py"], "utf-8")
         try:
-            from pytest_rlsys.grading.probes import run_file
+            from pytest_rlsys.similarity.probes import run_file
 
             probed[f"copy{n}.py"] = run_file(path)
         finally:
@@ -392,7 +394,7 @@ def test_a_function_moved_into_a_class_or_another_function_keeps_its_fingerprint
 
 def test_the_two_references_are_not_near_copies_of_each_other() -> None:
     solutions, chapter = similarity.reference_fingerprints()
-    base = similarity.template_fingerprints()
+    base = winnow.base_fingerprints()
     assert similarity.overlap(solutions - base, chapter - base) < similarity.THRESHOLD
 
 
@@ -495,13 +497,13 @@ def test_overlap_is_symmetric(pair: tuple[int, int]) -> None:
 
 def test_the_platform_note_says_how_near_the_reference_a_file_is(tmp_path: Path) -> None:
     score = similarity.compare_class({"f": COPIES[1].read_text("utf-8")})["f"].score
-    note = similarity.instructor_note(COPIES[1])
+    note = similarity_note.instructor_note(COPIES[1])
     # Its behaviour on the probes too (docs/similarity.md, "The behaviour sign").
     said = f"shares {score:.2f} of its code with the reference, behaves as it on 1.00 of the"
     assert said in note and "(a near copy" in note, (COPIES[1].name, note)
-    assert "(not flagged" in similarity.instructor_note(INDEPENDENT[0])
+    assert "(not flagged" in similarity_note.instructor_note(INDEPENDENT[0])
     (tmp_path / "link.py").symlink_to(CHAPTER)
-    assert "not compared" in similarity.instructor_note(tmp_path / "link.py")
+    assert "not compared" in similarity_note.instructor_note(tmp_path / "link.py")
 
 
 def test_an_f_string_is_one_literal_on_every_python() -> None:
@@ -553,7 +555,7 @@ def test_a_copy_that_keeps_the_reference_s_sentences_is_flagged_whatever_its_cod
     two = "def check(x):\n" + "".join(body.splitlines(keepends=True)[:4])
     assert not similarity.compare_class({"t.py": two})["t.py"].flagged  # two can be chance
     (tmp_path / "k.py").write_text(kept, "utf-8")
-    note = similarity.instructor_note(tmp_path / "k.py")
+    note = similarity_note.instructor_note(tmp_path / "k.py")
     assert f"holds {len(messages)} of its sentences word for word (a near copy" in note
 
 
@@ -618,5 +620,5 @@ def test_the_platform_note_says_why_a_file_was_not_compared(tmp_path: Path) -> N
     # nothing to compare; a folder (or a link) could not be read at all.
     empty = tmp_path / "empty.py"
     empty.write_text("")
-    assert "nothing of its own to compare" in similarity.instructor_note(empty)
-    assert "could not be read" in similarity.instructor_note(tmp_path)
+    assert "nothing of its own to compare" in similarity_note.instructor_note(empty)
+    assert "could not be read" in similarity_note.instructor_note(tmp_path)

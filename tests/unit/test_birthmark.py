@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rlsys import birthmark, similarity
+from pytest_rlsys import similarity
 from pytest_rlsys.grading.outcomes import CallOutcome
+from pytest_rlsys.similarity import birthmark
 
 
 def _returned(value: object) -> str:
