@@ -216,6 +216,7 @@ def _grade_row(
         session = GradingSession.open(
             dataclasses.replace(request, submission=path, outputs={}),
             standbys.take() if standbys is not None else None,
+            row=True,
         )
         grader = session.grader
         assert grader is not None  # the request names a submission
@@ -230,11 +231,12 @@ def _grade_row(
         message = (
             str(exc) if isinstance(exc, SubmissionPathError) else f"{type(exc).__name__}: {exc}"
         )
-        seconds = time.monotonic() - began
+        seconds = round(time.monotonic() - began, 3)
         return _Graded(BatchRow(name, "not_graded", seconds=seconds, message=message), message)
     status: Status = "not_loaded" if report.load_error else "graded"
     data = grader.data if grader.refusal is None else None
-    row = BatchRow(name, status, report, seconds=time.monotonic() - began, data=data)
+    seconds = round(time.monotonic() - began, 3)  # as every writer shows it
+    row = BatchRow(name, status, report, seconds=seconds, data=data)
     if data is None:
         return _Graded(row, f"not read: {report.load_error}")
     analysis = similarity.Analysis()
@@ -328,22 +330,31 @@ class _Progress:
             self.bar.close()
 
 
-def _outputs(
-    args: argparse.Namespace, folder: Path, submissions: list[Found], prog: str
-) -> set[str]:
+def _outputs(args: argparse.Namespace, submissions: list[Found], prog: str) -> set[str]:
     """This run's output paths; a usage error when one is a submission of the batch
     (``--csv DIR/alice.py`` once overwrote alice's graded file with the CSV)."""
     outputs = {os.path.abspath(out): flag for flag, out in _output_flags(args) if out}
-    for name, path, _ in submissions:
-        for target in (path, folder / name):
-            if target is not None and os.path.abspath(target) in outputs:
-                flag = outputs[os.path.abspath(target)]
-                raise UsageError(
-                    f"argument {flag}: {target} is a submission of this batch; writing "
-                    "there would overwrite it: give a path outside the class folder",
-                    prog,
-                )
+    for _, path, _ in submissions:
+        flag = next((f for out, f in outputs.items() if path and _same(out, path)), None)
+        if flag is not None:
+            raise UsageError(
+                f"argument {flag}: {path} is a submission of this batch; writing there "
+                "would overwrite it: give a path outside the class folder",
+                prog,
+            )
     return set(outputs)
+
+
+def _same(out: str, path: Path) -> bool:
+    """``out`` names the file ``path`` (links not followed: a learner's link to an output
+    path must not stop the batch)."""
+    if os.path.abspath(path) == out:
+        return True
+    try:
+        mine, theirs = os.lstat(out), os.lstat(path)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
 
 
 def _output_flags(args: argparse.Namespace) -> list[tuple[str, str | None]]:
@@ -427,7 +438,7 @@ def batch(args: argparse.Namespace) -> ExitCode:
     # One seed for the whole class, chosen once and written in every row.
     request = dataclasses.replace(request, seed=request.battery_seed)
     found = find_submissions(folder)
-    outputs = _outputs(args, folder, found, prog)
+    outputs = _outputs(args, found, prog)
     # This run's own outputs, written into the class folder by an earlier run, are no one's
     # (by path, links not followed: a learner's link to an output is still a learner's row).
     submissions = [f for f in found if not (f[2] and os.path.abspath(folder / f[0]) in outputs)]

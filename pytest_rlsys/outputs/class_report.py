@@ -295,6 +295,7 @@ overflow-wrap:anywhere}
 .note{border-left:4px solid #111;padding:.2rem .6rem;background:#f4f4f4}
 .muted{color:#444}
 .nw{white-space:nowrap}
+p{overflow-wrap:anywhere}
 """
 
 

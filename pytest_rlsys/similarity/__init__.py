@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pytest_rlsys.similarity.analyse import Analysis, FileSigns, analyse, signs_of
+from pytest_rlsys.similarity.analyse import Analysis, FileSigns, signs_in, signs_of
 from pytest_rlsys.similarity.decide import (
     CONFIRMED_ABOVE,
     CSV_COLUMNS,
@@ -36,13 +36,13 @@ __all__ = [
     "Analysis",
     "FileSigns",
     "Similarity",
-    "analyse",
     "compare_class",
     "compare_signs",
     "fingerprints",
     "not_compared",
     "overlap",
     "sentences",
+    "signs_in",
     "signs_of",
 ]
 

@@ -69,7 +69,7 @@ def readable_code(text: str) -> str:
         return text
 
 
-def analyse(source: str) -> FileSigns:
+def signs_in(source: str) -> FileSigns:
     """The signs of ``source``, in this process (the child's side; tests and the
     calibration scripts call it on trusted files)."""
     code = readable_code(source)
@@ -148,7 +148,7 @@ def _main() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
     data = sys.stdin.buffer.read(winnow.MAX_BYTES + 1)[: winnow.MAX_BYTES]
-    signs = analyse(data.decode("utf-8", errors="replace"))
+    signs = signs_in(data.decode("utf-8", errors="replace"))
     sys.stdout.write(signs.to_json())
 
 
