@@ -616,7 +616,8 @@ def test_batch_compares_the_bytes_it_graded_never_the_path_again(
     out = tmp_path / "class.json"
     assert main(["batch", str(subs), "--no-progress", f"--json={out}"]) == 0
     (row,) = json.loads(out.read_text())["submissions"]
-    assert row["submission_sha256"] == hashlib.sha256(
-        b"def pipeline_capacity(a, b, c):\n    return {}\n"
-    ).hexdigest()
+    assert (
+        row["submission_sha256"]
+        == hashlib.sha256(b"def pipeline_capacity(a, b, c):\n    return {}\n").hexdigest()
+    )
     assert not row["similarity"]["flagged"]  # the swapped-in reference copy was not read
