@@ -614,44 +614,54 @@ timed out</h2>{_problems_block(summary)}</section>
 """
 
 
+# One line of the flagged pairs: the file, its match, shared code, reference sentences,
+# behaviour (each as shown), and the signs that flagged it.
+Pair = tuple[str, str, str, int | str, str, str]
+
+
+def _pairs_of(row: BatchRow) -> list[Pair]:
+    """The flagged lines of one row: its closest classmate when code flagged it, and the
+    reference when it is the closest or the file is over a reference's own signs (even
+    when a classmate's code is closer: else the pair's line hides that flag)."""
+    from pytest_rlsys.similarity import REFERENCE
+
+    found, mine = row.similarity, row.name
+    signs = [sign for sign in found.flagged_by if sign != "hidden"]
+    if not signs or found.score is None:
+        return []
+    theirs, code = found.closest or "", f"{found.score:.2f}"
+    out: list[Pair] = []
+    if theirs != REFERENCE and any(sign.startswith("code") for sign in signs):
+        # Between classmates the behaviour shown is the pair's (birthmark.alike), and
+        # sentences are a reference's: "–".
+        both = "–" if found.alike is None else f"{found.alike:.2f}"
+        out.append((mine, theirs, code, "–", both, ", ".join(signs)))
+    own = [sign for sign in signs if sign in ("sentences", "behaviour")]
+    if theirs == REFERENCE or own:
+        acts = "–" if found.behaviour is None else f"{found.behaviour:.2f}"
+        shared, by = (code, signs) if theirs == REFERENCE else ("–", own)
+        out.append((mine, REFERENCE, shared, found.sentences, acts, ", ".join(by)))
+    return out
+
+
 def similarity_section(rows: Sequence[BatchRow]) -> str:
     """The flagged near copies, one pair a line with the signs that flagged it, the files
     whose code is built at run time and the files not compared, each with the reason
     (instructor-only; docs/similarity.md)."""
     from pytest_rlsys.similarity import CONFIRMED_ABOVE as CONFIRMED
-    from pytest_rlsys.similarity import MIN_SHARED_SENTENCES, REFERENCE, THRESHOLD
+    from pytest_rlsys.similarity import MIN_SHARED_SENTENCES, THRESHOLD
     from pytest_rlsys.similarity.birthmark import THRESHOLD as BEHAVES_AT
 
-    pairs: dict[frozenset[str], tuple[str, str, str, int | str, str, str]] = {}
-    unread: list[str] = []
-    hidden: list[str] = []
+    pairs: dict[frozenset[str], Pair] = {}
     for row in rows:
-        found, mine = row.similarity, row.name
-        if found.score is None:
-            unread.append(f"{mine} ({found.not_compared})" if found.not_compared else mine)
-            continue
-        if found.hidden:
-            hidden.append(mine)
-        signs = [sign for sign in found.flagged_by if sign != "hidden"]
-        if not signs:
-            continue
-        by = ", ".join(signs)
-        theirs = found.closest or ""
-        code = f"{found.score:.2f}"
-        if theirs != REFERENCE and any(sign.startswith("code") for sign in signs):
-            # Between classmates the behaviour shown is the pair's (birthmark.alike), and
-            # sentences are a reference's: "–".
-            both = "–" if found.alike is None else f"{found.alike:.2f}"
-            pairs.setdefault(frozenset((mine, theirs)), (mine, theirs, code, "–", both, by))
-        # A file also over a reference's own signs is listed against it too, even when a
-        # classmate's code is closer (else the pair's line hides that flag).
-        own = [sign for sign in signs if sign in ("sentences", "behaviour")]
-        if theirs == REFERENCE or own:
-            shown = "–" if found.behaviour is None else f"{found.behaviour:.2f}"
-            line = (mine, REFERENCE, code if theirs == REFERENCE else "–", found.sentences, shown)
-            pairs.setdefault(
-                frozenset((mine, REFERENCE)), (*line, by if theirs == REFERENCE else ", ".join(own))
-            )
+        for pair in _pairs_of(row):
+            pairs.setdefault(frozenset(pair[:2]), pair)
+    unread = [
+        f"{r.name} ({r.similarity.not_compared})" if r.similarity.not_compared else r.name
+        for r in rows
+        if r.similarity.score is None
+    ]
+    hidden = [r.name for r in rows if r.similarity.score is not None and r.similarity.hidden]
     body = "".join(
         f'<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class="n">{code}</td>'
         f'<td class="n">{said}</td><td class="n">{_e(acts)}</td><td>{_e(by)}</td></tr>'

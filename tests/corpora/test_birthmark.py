@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.birthmark_calibration import tally, weigh
 from pytest_rlsys import similarity
 from pytest_rlsys.cli import main
 from pytest_rlsys.grading.outcomes import Limits
@@ -67,12 +68,12 @@ def test_the_shipped_tokens_and_weights_are_the_references_and_the_corpus_s(
     shipped = birthmark.reference_tokens()
     rounded = [
         {name: (token, round(weight, 4)) for name, (token, weight) in ref.items()}
-        for ref in (birthmark.weigh(ours, others), birthmark.weigh(chapter, others))
+        for ref in (weigh(ours, others), weigh(chapter, others))
     ]
     assert [dict(ref) for ref in shipped] == rounded
     # The classmates' tally (birthmark.alike) is the same independent set's, counted.
     total, seen = birthmark.independent_tally()
-    assert (total, {k: dict(v) for k, v in seen.items()}) == birthmark.tally(others)
+    assert (total, {k: dict(v) for k, v in seen.items()}) == tally(others)
 
 
 @pytest.mark.slow
