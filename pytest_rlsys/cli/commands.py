@@ -198,6 +198,7 @@ def _grade_row(
     standbys: StandbyPool[ChildProcess] | None = None,
     running: _Running | None = None,
     behaviour: bool = True,
+    analysis: similarity.Analysis | None = None,
 ) -> _Graded:
     """One row: the submission graded through a ``GradingSession``, as ``rlsys grade``
     grades it, so a link, a FIFO or a file gone missing scores 0 with the same reason.
@@ -239,9 +240,9 @@ def _grade_row(
     row = BatchRow(name, status, report, seconds=seconds, data=data)
     if data is None:
         return _Graded(row, f"not read: {report.load_error}")
-    analysis = similarity.Analysis()
+    analysis = analysis or similarity.Analysis(request.limits)
     with running.listed(analysis):
-        signs = analysis.run(data, request.limits)
+        signs = analysis.run(data)
     return _Graded(row, signs, tokens, report.load_error is None)
 
 
@@ -375,11 +376,18 @@ def _grade_class(
 
     standbys = StandbyPool(lambda: ChildProcess.on_standby(list(FUNCTIONS), request.limits))
     running = _Running()
+    # One analysis child per worker, serving file after file (each under its own limits).
+    mine, analyses = threading.local(), []
 
     def work(name: str, path: Path | None, problem: str) -> _Graded:
+        if not hasattr(mine, "analysis"):
+            mine.analysis = similarity.Analysis(request.limits)
+            analyses.append(mine.analysis)
         progress.started(name)
         try:
-            return _grade_row(name, path, problem, request, standbys, running, behaviour)
+            return _grade_row(
+                name, path, problem, request, standbys, running, behaviour, mine.analysis
+            )
         finally:
             progress.finished(name)
 
@@ -401,6 +409,8 @@ def _grade_class(
         pool.shutdown()  # every future is done: its idle workers end at once
     finally:
         standbys.close()
+        for analysis in analyses:
+            analysis.close()
         progress.close()
     return graded
 

@@ -15,13 +15,20 @@ instead of signs ("not compared: ..."); every other file is compared as usual.
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
+from typing import IO
 
 from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.resources import FUNCTIONS
 from pytest_rlsys.similarity import winnow
+
+# The largest reply a child may send: the fingerprints of a 2 MiB file are well under it.
+REPLY_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -86,47 +93,76 @@ def signs_in(source: str) -> FileSigns:
 
 
 class Analysis:
-    """One file's analysis in a bounded child; ``stop`` (another thread: an interrupted
-    batch) kills it at once."""
+    """A child that reads files' code, one request at a time, each under its own deadline
+    and the child's memory cap (``limits``).  It is started once and serves file after
+    file (a batch worker's: an interpreter start per file doubled a class's time); it is
+    killed at a deadline, a crash or ``stop`` (another thread: an interrupted batch), and
+    a file that failed in a child that had served others is tried once more in a fresh
+    one, so that no file's failure can come from the file before it."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.served = 0  # files the running child has answered
         self.stopped = False
 
-    def run(self, data: bytes, limits: Limits | None = None) -> FileSigns | str:
+    def run(self, data: bytes) -> FileSigns | str:
         """The signs of the file ``data``, or why there are none (a limit, a crash):
         ``limits.load_timeout_s`` of wall-clock time (the largest honest file of the
         corpora takes well under a second, a 2 MiB file of raw tokens a few) and
         ``limits.address_space_mb``."""
-        limits = limits or Limits()
-        deadline_s, memory = limits.load_timeout_s, limits.address_space_mb
+        found = self._ask(data)
+        if isinstance(found, str) and self.served and not self.stopped:
+            self.close()
+            found = self._ask(data)  # a fresh child: the failure is this file's own
+        return found
+
+    def _ask(self, data: bytes) -> FileSigns | str:
         if self.stopped:
             return "the batch was stopped"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", __name__, str(memory), str(int(deadline_s) + 1)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        deadline_s = self.limits.load_timeout_s
         try:
-            out, _ = self.proc.communicate(data, timeout=deadline_s)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.communicate()
+            proc = self._child()
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(len(data).to_bytes(8, "big") + data)
+            proc.stdin.flush()
+            size = int.from_bytes(_read(proc.stdout, 8, time.monotonic() + deadline_s), "big")
+            reply = _read(proc.stdout, size, time.monotonic() + deadline_s)
+        except TimeoutError:
+            self.close()
             return f"its analysis took over the {deadline_s:g} s limit"
-        finally:
-            if self.proc.poll() is None:  # interrupted (Ctrl-C): nothing outlives us
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc.returncode != 0:
+        except (OSError, EOFError, ValueError):
+            self.close()
             if self.stopped:
                 return "the batch was stopped"
-            code = self.proc.returncode
-            return f"its analysis ran out of its {memory} MiB or failed (exit {code})"
+            return f"its analysis ran out of its {self.limits.address_space_mb} MiB or failed"
+        self.served += 1
         try:
-            return FileSigns.from_json(out)
+            return FileSigns.from_json(reply)
         except (ValueError, KeyError, TypeError):
+            self.close()
             return "its analysis gave no answer"
+
+    def _child(self) -> subprocess.Popen[bytes]:
+        if self.proc is None:
+            memory, cpu = self.limits.address_space_mb, int(self.limits.load_timeout_s) + 1
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-m", __name__, str(memory), str(cpu)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+            self.served = 0
+        return self.proc
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    pipe.close()
 
     def stop(self) -> None:
         self.stopped = True
@@ -135,21 +171,54 @@ class Analysis:
             proc.kill()
 
 
+def _read(pipe: IO[bytes], size: int, deadline: float) -> bytes:
+    """``size`` bytes from ``pipe`` by ``deadline`` (TimeoutError), EOFError at its end."""
+    if size > REPLY_BYTES:
+        raise ValueError("reply too big")
+    fd, parts, left = pipe.fileno(), [], size
+    while left:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise TimeoutError
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
 def signs_of(data: bytes, limits: Limits | None = None) -> FileSigns | str:
-    """``Analysis().run``: the signs of one file's bytes, or why there are none."""
-    return Analysis().run(data, limits)
+    """The signs of one file's bytes in a child of its own, or why there are none."""
+    analysis = Analysis(limits)
+    try:
+        return analysis.run(data)
+    finally:
+        analysis.close()
 
 
 def _main() -> None:
-    """The child: limits first, then the bytes from stdin, the signs as JSON on stdout."""
+    """The child: its memory cap first, then requests (8-byte length, bytes) from stdin,
+    each answered (8-byte length, the signs as JSON) on stdout under a fresh CPU limit."""
+    import gc
     import resource
 
     memory, cpu = int(sys.argv[1]) * 1024 * 1024, int(sys.argv[2])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-    data = sys.stdin.buffer.read(winnow.MAX_BYTES + 1)[: winnow.MAX_BYTES]
-    signs = signs_in(data.decode("utf-8", errors="replace"))
-    sys.stdout.write(signs.to_json())
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    while len(head := source.read(8)) == 8:
+        size = int.from_bytes(head, "big")
+        data = source.read(size)[: winnow.MAX_BYTES]
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        spent = int(used.ru_utime + used.ru_stime) + 1
+        hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+        soft = spent + cpu if hard == resource.RLIM_INFINITY else min(spent + cpu, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        reply = signs_in(data.decode("utf-8", errors="replace")).to_json().encode()
+        sink.write(len(reply).to_bytes(8, "big") + reply)
+        sink.flush()
+        del data, reply
+        gc.collect()
 
 
 if __name__ == "__main__":
