@@ -73,7 +73,7 @@ USAGE = (
 
 def build_parser() -> Parser:
     """Every command's arguments: positionals here, options from the settings table."""
-    from pytest_rlsys.cli import commands, validate
+    from pytest_rlsys.cli import batch, commands, validate
 
     root = Parser(prog="rlsys", add_help=False)
     sub = root.add_subparsers(dest="command", parser_class=Parser)
@@ -107,7 +107,7 @@ def build_parser() -> Parser:
         "Grade every submission in a folder (each a .py file, or a subfolder "
         "holding one) in parallel, one row per submission, every one with the same "
         "seed. Output paths are checked before anything is graded.",
-        commands.batch,
+        batch.batch,
     )
     p.add_argument(
         "folder",

@@ -418,7 +418,7 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
 ) -> None:
     """A link, a FIFO or a file gone before its turn: scored 0 of the full maximum with
     the reason, as `rlsys grade` records the same path (both go through open_grader)."""
-    from pytest_rlsys.cli import commands
+    from pytest_rlsys.cli import batch as commands
 
     subs = tmp_path / "class"
     subs.mkdir(mode=0o700)
@@ -604,7 +604,7 @@ def test_batch_compares_the_bytes_it_graded_never_the_path_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A file swapped on disk after it was graded: the comparison is of what was graded.
-    from pytest_rlsys.cli import commands
+    from pytest_rlsys.cli import batch as commands
 
     subs = tmp_path / "class"
     subs.mkdir(mode=0o700)

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_rlsys import plugin, settings
 from pytest_rlsys.cli import ExitCode, build_parser, main
-from pytest_rlsys.cli.commands import _Progress
+from pytest_rlsys.cli.batch import _Progress
 from tests.conftest import REPO
 
 ROW = re.compile(r"`(-[-\w]+)(?: ([^`]+))?`")
