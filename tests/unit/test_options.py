@@ -100,7 +100,7 @@ def test_other_commands_match_the_readme() -> None:
         documented.setdefault(command, set()).update(
             (m[0], m[1] or None) for m in ROW.findall(option_cell)
         )
-    assert set(documented) == {"template", "ledger", "kit", "validate", "result"}
+    assert set(documented) == {"template", "ledger", "kit", "validate", "result", "similarity"}
     for command, flags in documented.items():
         assert flags == command_flags(command), command
         declared = {(o.cli_flag, o.metavar) for o in settings.for_command(command)}
