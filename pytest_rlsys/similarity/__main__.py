@@ -1,11 +1,11 @@
-"""``python -m pytest_rlsys.similarity FILE...`` (the Gradescope kit's instructor note): as
-``rlsys similarity FILE...``."""
+"""``python -m pytest_rlsys.similarity FILE...`` (the Gradescope kit's instructor note): an
+entry point only, as ``rlsys similarity FILE...`` (its options from the table)."""
 
 from __future__ import annotations
 
 import sys
 
-from pytest_rlsys.similarity.note import main
+from pytest_rlsys.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(["similarity", *sys.argv[1:]]))

@@ -69,10 +69,3 @@ def instructor_note(path: Path, limits: Limits | None = None) -> str:
         f"({verdict}{by}; flagged at {THRESHOLD:.2f} or at {MIN_SHARED_SENTENCES} sentences "
         f"or at {BEHAVES_AT:.2f} behaviour; it changes no score)"
     )
-
-
-def main(files: list[str]) -> int:
-    """``rlsys similarity FILE...`` through the option table, as every command."""
-    from pytest_rlsys.cli import main as cli_main
-
-    return cli_main(["similarity", *files])
