@@ -78,3 +78,18 @@ def test_the_analysis_child_is_bounded(limits: Limits) -> None:
     found = similarity.signs_of(CHAPTER.read_bytes(), limits)
     assert isinstance(found, str) and ("took over" in found or "ran out of" in found)
     assert isinstance(similarity.signs_of(CHAPTER.read_bytes()), FileSigns)
+
+
+def test_a_file_is_never_failed_by_the_file_before_it_in_the_same_child() -> None:
+    # One child serves file after file; if it dies between them (as a hostile file could
+    # leave it), the next file is tried again in a fresh child, not reported as failed.
+    analysis = similarity.Analysis()
+    try:
+        assert isinstance(analysis.run(b"x = 1\n"), FileSigns)
+        assert analysis.proc is not None
+        analysis.proc.kill()
+        analysis.proc.wait()
+        assert isinstance(analysis.run(CHAPTER.read_bytes()), FileSigns)
+        assert analysis.served == 1  # the fresh child's first file
+    finally:
+        analysis.close()
