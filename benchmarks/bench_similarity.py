@@ -1,7 +1,7 @@
 """What the similarity report adds to `rlsys batch`: comparing a class of N files (every pair,
 plus the references) against grading one submission, and against the same comparison without
-the canonical form (pytest_rlsys/similarity_canonical.py), or without reading code out of
-string literals and looking for code built at run time (``with_embedded``, ``hides_code``),
+the canonical form (pytest_rlsys/similarity/canonical.py), or without reading code out of
+string literals and looking for code built at run time (``with_embedded``, ``spelled``),
 in the same run (ratios, so the machine's load cancels out).
 
 Run: .venv/bin/python benchmarks/bench_similarity.py [--count 200]
@@ -22,8 +22,14 @@ sys.path.insert(0, str(HERE.parent))
 from pytest_rlsys import similarity  # noqa: E402
 from pytest_rlsys.grading.grader import grade_file  # noqa: E402
 from pytest_rlsys.resources import solution_path  # noqa: E402
+from pytest_rlsys.similarity import winnow  # noqa: E402
 
 CORPUS = HERE.parent / "tests" / "corpora" / "similarity"
+
+
+def in_process(sources: dict[str, str]) -> dict[str, similarity.Similarity]:
+    """The comparison with each file read in this process (the method's own cost)."""
+    return similarity.compare_signs({n: similarity.signs_in(t) for n, t in sources.items()})
 
 
 def main() -> None:
@@ -38,22 +44,28 @@ def main() -> None:
     began = time.perf_counter()
     grade_file(solution_path(), seed=1)
     one_grading = time.perf_counter() - began
-    canonical = similarity.canonical
-    similarity.canonical = lambda tree: tree  # the method before the canonical form
+    canonical = winnow.canonical
+    winnow.canonical = lambda tree: tree  # the method before the canonical form
     began = time.perf_counter()
-    similarity.compare_class(sources)
+    in_process(sources)
     plain = time.perf_counter() - began
-    similarity.canonical = canonical
-    embedded, hides = similarity.with_embedded, similarity.hides_code
-    similarity.with_embedded = lambda text: text
-    similarity.hides_code = lambda text, gives: False
+    winnow.canonical = canonical
+    embedded, spelled = winnow.with_embedded, winnow.spelled
+    winnow.with_embedded = lambda text: text
+    winnow.spelled = lambda text: (frozenset(), frozenset(), False)
     began = time.perf_counter()
-    similarity.compare_class(sources)
+    in_process(sources)
     unhidden = time.perf_counter() - began
-    similarity.with_embedded, similarity.hides_code = embedded, hides
+    winnow.with_embedded, winnow.spelled = embedded, spelled
     began = time.perf_counter()
-    found = similarity.compare_class(sources)
+    found = in_process(sources)
     compare = time.perf_counter() - began
+    began = time.perf_counter()
+    analysis = similarity.Analysis()  # as rlsys batch reads them: one bounded child
+    bounded = similarity.compare_signs({n: analysis.run(t.encode()) for n, t in sources.items()})
+    analysis.close()
+    in_child = time.perf_counter() - began
+    assert bounded == found
     flagged = sum(f.flagged for f in found.values())
     print(f"one grading (baseline): {one_grading:.2f} s")
     print(f"similarity, {count} files: {compare:.2f} s = {compare / one_grading:.2f} gradings")
@@ -61,6 +73,7 @@ def main() -> None:
     print(
         f"without string code and hidden code: {unhidden:.2f} s (with: x{compare / unhidden:.2f})"
     )
+    print(f"the same in the bounded child rlsys batch uses: {in_child:.2f} s")
     print(f"flagged: {flagged} of {count} (the set repeats, so most are copies of each other)")
 
 

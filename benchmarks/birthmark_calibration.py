@@ -7,7 +7,8 @@ token differs from the reference's (0: a trait every solution shares, left out).
 the probes, then each file's agreement and each set's figures with the threshold.
 
 Run: .venv/bin/python benchmarks/birthmark_calibration.py [--write]
-(``--write`` regenerates pytest_rlsys/birthmark_references.txt and birthmark_independent.txt
+(``--write`` regenerates pytest_rlsys/similarity/birthmark_references.txt and
+birthmark_independent.txt
 after any change to the probes, the references or the independent set: tokens, weights and
 counts only, never the chapter's code.)
 """
@@ -16,16 +17,17 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from pytest_rlsys import birthmark  # noqa: E402
-from pytest_rlsys.grading.probes import run_file  # noqa: E402
 from pytest_rlsys.outputs.files import write_atomic  # noqa: E402
 from pytest_rlsys.resources import solution_path  # noqa: E402
+from pytest_rlsys.similarity import birthmark  # noqa: E402
+from pytest_rlsys.similarity.probes import run_file  # noqa: E402
 
 CORPORA = HERE.parent / "tests" / "corpora"
 SET = CORPORA / "similarity"
@@ -33,6 +35,50 @@ LEARNER = CORPORA / "learner_corpus"
 CHAPTER = LEARNER / "ok_chapter_reference.py"
 EXAMPLE_BUG = "busiest = [max(fabrics, key=fabrics.get)] if fabrics else []"
 EXAMPLE_FIX = "busiest = sorted(f for f, v in fabrics.items() if v == critical)"
+
+
+# -- the shipped files' text (read back by birthmark.reference_tokens / independent_tally)
+
+
+def references_text(ours: birthmark.Reference, chapter: birthmark.Reference) -> str:
+    """The text of ``birthmark_references.txt`` (``reference_tokens`` reads it back)."""
+    lines = [
+        f"{name} {ours[name][0]} {ours[name][1]:.4f} {chapter[name][0]} {chapter[name][1]:.4f}\n"
+        for name in sorted(ours)
+    ]
+    header = (
+        "# probe, then solutions/'s token and weight, the chapter's (similarity/birthmark.py)\n"
+    )
+    return header + "".join(lines)
+
+
+def tally(independent: Sequence[Mapping[str, str]]) -> birthmark.Tally:
+    """``independent``'s tokens counted, probe by probe."""
+    counts: dict[str, dict[str, int]] = {}
+    for tokens in independent:
+        for name, mine in tokens.items():
+            counts.setdefault(name, {})[mine] = counts.get(name, {}).get(mine, 0) + 1
+    return len(independent), counts
+
+
+def weigh(
+    tokens: Mapping[str, str], independent: Sequence[Mapping[str, str]]
+) -> birthmark.Reference:
+    """A reference's tokens with each probe's weight: the share of ``independent`` (correct
+    solutions written without the reference) whose token differs from the reference's."""
+    return birthmark.weighed(tokens, tally(independent))
+
+
+def independent_text(counts: birthmark.Tally) -> str:
+    """The text of ``birthmark_independent.txt`` (``independent_tally`` reads it back)."""
+    total, seen = counts
+    lines = [
+        f"{name} {count} {mine}\n"
+        for name in sorted(seen)
+        for mine, count in sorted(seen[name].items())
+    ]
+    header = f"# independent correct solutions {total}; then probe, count, token (birthmark.py)\n"
+    return header + "".join(lines)
 
 
 def example_fixed(folder: Path) -> Path:
@@ -84,7 +130,7 @@ def references(
     ours, chapter = measure([solution_path(), CHAPTER]).values()
     ind = measure(independent(folder))
     others = list(ind.values())
-    return (birthmark.weigh(ours, others), birthmark.weigh(chapter, others)), ind
+    return (weigh(ours, others), weigh(chapter, others)), ind
 
 
 def report(
@@ -108,9 +154,9 @@ def main() -> None:
     for probe in birthmark.CANDIDATES:
         print(f"  {probe.name:42} {ours[probe.name][1]:.3f} {chapter[probe.name][1]:.3f}")
     if "--write" in sys.argv:
-        write_atomic(birthmark.REFERENCES_FILE, birthmark.references_text(ours, chapter))
-        counts = birthmark.tally(list(ind.values()))
-        write_atomic(birthmark.INDEPENDENT_FILE, birthmark.independent_text(counts))
+        write_atomic(birthmark.REFERENCES_FILE, references_text(ours, chapter))
+        counts = tally(list(ind.values()))
+        write_atomic(birthmark.INDEPENDENT_FILE, independent_text(counts))
     report("independent", ind, refs)
     # Each independent file with the weights measured without it (its own disagreements
     # raise the weights of the probes it misses, so the shipped weights flatter it a little).
@@ -119,7 +165,7 @@ def main() -> None:
     loo = {}
     for name, mine in ind.items():
         others = [theirs for other, theirs in ind.items() if other != name]
-        weighed = tuple(birthmark.weigh(ref, others) for ref in tokens)
+        weighed = tuple(weigh(ref, others) for ref in tokens)
         loo[name] = birthmark.behaviour(mine, weighed) or 0.0
     for name in sorted(loo, key=loo.__getitem__)[-5:]:
         print(f"  {name:58} {loo[name]:.3f}")

@@ -3,6 +3,8 @@ numbers docs/similarity.md's table gives): the lowest score of each set of copie
 highest of independent work, whole and one TODO alone.
 
 Run: .venv/bin/python benchmarks/similarity_calibration.py
+(``--chapter FILE`` regenerates pytest_rlsys/similarity/chapter.txt, the chapter's printed
+reference as hashes only, after a change of method.)
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from pytest_rlsys import similarity  # noqa: E402
+from pytest_rlsys.outputs.files import write_atomic  # noqa: E402
 from pytest_rlsys.resources import FUNCTIONS  # noqa: E402
+from pytest_rlsys.similarity import winnow  # noqa: E402
 
 CORPORA = HERE.parent / "tests" / "corpora"
 SET = CORPORA / "similarity"
@@ -77,10 +81,24 @@ def main() -> None:
             f"independent, {todo} only",
             similarity.compare_class({_key(p): one_todo(p, todo) for p in INDEPENDENT}),
         )
-    solutions, chapter = similarity.reference_fingerprints()
-    base = similarity.template_fingerprints()
+    solutions, chapter = winnow.reference_fingerprints()
+    base = winnow.base_fingerprints()
     print(f"the two references: {similarity.overlap(solutions - base, chapter - base):.2f}")
 
 
+def write_chapter(path: Path) -> None:
+    """The chapter's reference as shipped: its code fingerprints, then its sentences."""
+    code = path.read_text("utf-8")
+    said = similarity.sentences(code, winnow.template_text())
+    write_atomic(
+        winnow.CHAPTER_FILE,
+        "".join(f"{value:016x}\n" for value in sorted(similarity.fingerprints(code)))
+        + "".join(f"s {value:016x}\n" for value in sorted(said)),
+    )
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--chapter"]:
+        write_chapter(Path(sys.argv[2]))
+    else:
+        main()

@@ -83,12 +83,15 @@ class GradingSession:
         return self.request.lang
 
     @classmethod
-    def open(cls, request: GradingRequest, standby: ChildProcess | None = None) -> Self:
+    def open(
+        cls, request: GradingRequest, standby: ChildProcess | None = None, row: bool = False
+    ) -> Self:
         """Open the request's grader and grade its result file.  The one place for a path
         with nothing to grade: its files are written (score 0 and the reason), then
-        SubmissionPathError (a usage error) is raised."""
+        SubmissionPathError (a usage error) is raised; ``row`` (a batch's row, whose
+        path vanished after the folder was listed): graded 0 with the reason instead."""
         grader = open_grader(request, standby) if request.submission is not None else None
-        if grader is not None and grader.missing:
+        if grader is not None and grader.missing and not row:
             grader.run_all()
             write_outputs(request.outputs, grader.report(), request.render)
             assert grader.refusal is not None  # missing: the reason is its refusal

@@ -199,6 +199,7 @@ RecordPart = Literal["limits", "render", "rubric", "result_file"]
 
 GRADE, BATCH = ("grade",), ("batch",)
 BOTH = ("grade", "batch")
+LIMITED = (*BOTH, "similarity")  # the child's limits: rlsys similarity probes behind them
 
 
 @dataclass(frozen=True)
@@ -387,7 +388,7 @@ OPTIONS: tuple[Option, ...] = (
         _positive_float,
         pytest=True,
         ini=True,
-        commands=BOTH,
+        commands=LIMITED,
         record=("limits", "call_timeout_s"),
     ),
     Option(
@@ -408,7 +409,7 @@ OPTIONS: tuple[Option, ...] = (
         _positive_int,
         pytest=True,
         ini=True,
-        commands=BOTH,
+        commands=LIMITED,
         record=("limits", "address_space_mb"),
     ),
     Option(
@@ -418,7 +419,7 @@ OPTIONS: tuple[Option, ...] = (
         _positive_int,
         pytest=True,
         ini=True,
-        commands=BOTH,
+        commands=LIMITED,
         record=("limits", "cpu_seconds"),
     ),
     Option(
@@ -429,7 +430,7 @@ OPTIONS: tuple[Option, ...] = (
         _child_user,
         pytest=True,
         ini=True,
-        commands=BOTH,
+        commands=LIMITED,
         record=("limits", "child_user"),
     ),
     # rlsys batch only

@@ -53,6 +53,7 @@ COMMANDS = (
     ),
     ("ledger", "TOPOLOGY", "capacity, transfer and admission report of a topology"),
     ("kit", "PLATFORM DIR", "an autograder kit: gradescope|prairielearn|classroom"),
+    ("similarity", "FILE...", "instructors: each file against the references"),
     ("fence", "", "the fence a submission runs behind on this machine"),
 )
 
@@ -72,7 +73,7 @@ USAGE = (
 
 def build_parser() -> Parser:
     """Every command's arguments: positionals here, options from the settings table."""
-    from pytest_rlsys.cli import commands, validate
+    from pytest_rlsys.cli import batch, commands, validate
 
     root = Parser(prog="rlsys", add_help=False)
     sub = root.add_subparsers(dest="command", parser_class=Parser)
@@ -106,7 +107,7 @@ def build_parser() -> Parser:
         "Grade every submission in a folder (each a .py file, or a subfolder "
         "holding one) in parallel, one row per submission, every one with the same "
         "seed. Output paths are checked before anything is graded.",
-        commands.batch,
+        batch.batch,
     )
     p.add_argument(
         "folder",
@@ -117,6 +118,16 @@ def build_parser() -> Parser:
         "file gets a not_graded row",
     )
     settings.add_arguments(p, "batch")
+
+    p = command(
+        "similarity",
+        "Instructors only: each file against the chapter's references, one line each (its "
+        "code read in a bounded child, its behaviour probed behind the grading fence; "
+        "docs/similarity.md). It changes no score.",
+        commands.similarity_note,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="submission files (.py)")
+    settings.add_arguments(p, "similarity")
 
     p = command(
         "template", "Write the learner template (TODO 1-3) to PATH or stdout.", commands.template

@@ -5,41 +5,26 @@ Bad input is raised as UsageError / CommandError and reported in one place."""
 from __future__ import annotations
 
 import argparse
-import csv
-import dataclasses
-import io
-import os
 import shutil
-import sys
-import threading
-import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pytest_rlsys import settings, similarity
+from pytest_rlsys import settings
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.cli.validate import max_bytes_of
-from pytest_rlsys.escaping import clean, csv_cell, say
-from pytest_rlsys.outputs import batchline, scorejson, terminal
-from pytest_rlsys.outputs.files import write_atomic
+from pytest_rlsys.escaping import clean, say
+from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.resources import exercise_path
 
 if TYPE_CHECKING:
-    from pytest_rlsys.grading.ahead import StandbyPool
-    from pytest_rlsys.grading.grader import Grader
-    from pytest_rlsys.grading.isolation import ChildProcess
-    from pytest_rlsys.grading.probes import ProbeRun
     from pytest_rlsys.grading.request import GradingRequest
 
 __all__ = [
-    "CSV_FIELDS",
-    "batch",
-    "find_submissions",
     "grade",
     "kit",
     "ledger",
+    "similarity_note",
     "template",
 ]
 
@@ -88,359 +73,18 @@ def grade(args: argparse.Namespace) -> ExitCode:
     return ExitCode.ERROR if session.write_errors else ExitCode.OK
 
 
-# -- batch ----------------------------------------------------------------------------------
-
-CSV_FIELDS = (
-    "submission",
-    "status",
-    "score",
-    "max_score",
-    "todo1",
-    "todo2",
-    "todo3",
-    "cases_passed",
-    "cases",
-    "seed",
-    "submission_sha256",
-    "seconds",
-    "message",
-    *similarity.CSV_COLUMNS,
-)
-# status: graded | not_loaded (tried; the file did not load, every case scores 0)
-#         | not_graded (not tried: no single .py file, unreadable, internal error)
+# -- similarity -----------------------------------------------------------------------------
 
 
-NOT_PY = (
-    "{name} is not a .py file, so it was not graded "
-    "(a submission is one .py file or a folder holding one)"
-)
+def similarity_note(args: argparse.Namespace) -> ExitCode:
+    """``rlsys similarity FILE...``: each file's instructor-only note against the
+    references (its behaviour probed in a grader's child, its code read in a bounded
+    child); it changes no score."""
+    from pytest_rlsys.similarity.note import instructor_note
 
-
-def find_submissions(folder: Path) -> list[tuple[str, Path | None, str]]:
-    """(name, file or None, problem) for each submission: a .py file, or a folder with one."""
-    found: list[tuple[str, Path | None, str]] = []
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith(".") or entry.name == "__pycache__":  # Python's, no one's
-            continue
-        if entry.is_symlink() or not entry.is_dir():
-            # Graded as `rlsys grade` grades it: a link is never followed (it could point
-            # at the reference or a classmate's work) and a FIFO or device never read;
-            # each scores 0 with the reason.
-            if entry.suffix == ".py" or entry.is_dir():
-                found.append((entry.name, entry, ""))
-            else:  # a row all the same: a learner who handed in notes.txt must not vanish
-                found.append((entry.name, None, NOT_PY.format(name=entry.name)))
-        else:
-            files, problem = _python_files(entry)
-            named = entry / exercise_path().name  # the kits' rule: the template's name first
-            if problem:
-                found.append((entry.name, None, problem))
-            elif len(files) == 1:
-                found.append((entry.name, files[0], ""))
-            elif named in files:
-                found.append((entry.name, named, ""))
-            else:
-                found.append(
-                    (
-                        entry.name,
-                        None,
-                        f"expected one .py file in {entry.name}/, or one named "
-                        f"{exercise_path().name} among several, found {len(files)}"
-                        + (f": {', '.join(sorted(f.name for f in files)[:5])}" if files else ""),
-                    )
-                )
-    return found
-
-
-# A submission folder is walked without recursion, to a bounded size: a folder 1,100
-# levels deep once made os.walk raise RecursionError and no CSV was written for anyone.
-MAX_FOLDER_ENTRIES = 10_000
-MAX_FOLDER_DEPTH = 32
-
-
-def _python_files(folder: Path) -> tuple[list[Path], str]:
-    """The .py files below ``folder`` (links not followed, dot-names skipped), or a
-    problem when the folder is deeper or bigger than a submission can be."""
-    files: list[Path] = []
-    pending, seen = [(folder, 0)], 0
-    while pending:
-        current, depth = pending.pop()
-        try:
-            with os.scandir(current) as entries:
-                listed = list(entries)
-        except OSError:
-            continue
-        for entry in listed:
-            seen += 1
-            if seen > MAX_FOLDER_ENTRIES:
-                return [], f"{folder.name}/ holds over {MAX_FOLDER_ENTRIES} entries"
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if depth + 1 > MAX_FOLDER_DEPTH:
-                    return [], f"{folder.name}/ is nested over {MAX_FOLDER_DEPTH} folders deep"
-                pending.append((Path(entry.path), depth + 1))
-            elif entry.name.endswith(".py"):
-                files.append(Path(entry.path))
-    return sorted(files), ""
-
-
-def _grade_row(
-    name: str,
-    path: Path | None,
-    problem: str,
-    request: GradingRequest,
-    standbys: StandbyPool[ChildProcess] | None = None,
-    running: _Running | None = None,
-    probed: dict[str, dict[str, str] | None] | None = None,
-) -> dict[str, Any]:
-    """One row: the submission graded through ``open_grader``, as ``rlsys grade`` grades
-    it, so a link, a FIFO or a file gone missing scores 0 with the same reason.
-    ``running``: where the grader is listed while it runs (a batch stops it there).  Given
-    ``probed``, a file that loaded is then run on the behaviour probes (instructor-only,
-    docs/similarity.md) and its tokens stored there under ``name``."""
-    from pytest_rlsys.grading.grader import open_grader
-
-    row: dict[str, Any] = {"submission": name, "seed": request.seed}
-    if path is None:
-        return {**row, "status": "not_graded", "message": problem}
-    began = time.monotonic()
-    request = dataclasses.replace(request, submission=path)
-    try:
-        grader = open_grader(request, standbys.take() if standbys is not None else None)
-        if running is not None:
-            running.add(grader)
-        try:
-            grader.run_all()
-        finally:
-            if running is not None:
-                running.discard(grader)
-        report = grader.report()
-        if probed is not None and not (running is not None and running.stopped):
-            loaded = report.load_error is None
-            probed[name] = _probe(grader.source, path, loaded, request, standbys, running)
-    except Exception as exc:  # one broken submission never stops the batch
-        return {
-            **row,
-            "status": "not_graded",
-            "message": f"{type(exc).__name__}: {exc}",
-            "seconds": round(time.monotonic() - began, 3),
-        }
-    sections = report.sections()
-    return {
-        **row,
-        "status": "not_loaded" if report.load_error else "graded",
-        "score": report.score,
-        "max_score": report.max_score,
-        **{s: sections[s]["score"] for s in ("todo1", "todo2", "todo3") if s in sections},
-        "cases_passed": sum(s["passed"] for s in sections.values()),
-        "cases": len(report.cases),
-        "submission_sha256": report.submission_sha256,
-        "seconds": round(time.monotonic() - began, 3),
-        # Every row below full marks says why, in one line (a load error with its hint).
-        "message": batchline.below_full_marks(report, request.lang),
-        "report": scorejson.document(report, request.lang),
-    }
-
-
-class _Running:
-    """The graders a batch's workers are running.  An interrupted batch stops them
-    (``Grader.stop``) and cancels the submissions not begun: otherwise its pool, as it
-    shuts down, waited for every running call to reach its time limit and then graded
-    the rest of the class (one Ctrl-C took 78 s for a class of 8; a second one ended
-    only that wait, and Python's wait for the workers at exit went on)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        # Graders and probe runs (each with stop()), by id(): a Grader is not hashable.
-        self.graders: dict[int, Grader | ProbeRun] = {}
-        self.stopped = False
-
-    def add(self, grader: Grader | ProbeRun) -> None:
-        with self.lock:
-            self.graders[id(grader)] = grader
-            stopped = self.stopped
-        if stopped:  # opened while the batch was being stopped
-            grader.stop()
-
-    def discard(self, grader: Grader | ProbeRun) -> None:
-        with self.lock:
-            self.graders.pop(id(grader), None)
-
-    def stop(self) -> None:
-        with self.lock:
-            self.stopped = True
-            graders = list(self.graders.values())
-        for grader in graders:
-            grader.stop()
-
-
-def _probe(
-    source: str,
-    path: Path,
-    loaded: bool,
-    request: GradingRequest,
-    standbys: StandbyPool[ChildProcess] | None,
-    running: _Running | None = None,
-) -> dict[str, str] | None:
-    """The file's tokens on the behaviour probes, in a fenced child with the request's
-    limits; None when it did not load (nothing measured)."""
-    from pytest_rlsys.grading.probes import ProbeRun, run_probes
-
-    if not loaded:
-        return None
-    probing = ProbeRun()  # an interrupted batch ends the probes too (running.stop)
-    if running is not None:
-        running.add(probing)
-    try:  # the grade is already made: nothing here may cost the row
-        standby = standbys.take() if standbys is not None else None
-        tokens = run_probes(source, str(path), request.limits, standby, run=probing)
-    except Exception:
-        return None
-    finally:
-        if running is not None:
-            running.discard(probing)
-    return tokens
-
-
-class _Progress:
-    """A tqdm bar on a terminal (never in a log file), naming the slowest running one."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.running: dict[str, float] = {}
-        self.lock = threading.Lock()
-        self.bar: Any = None
-        if enabled and sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, unit="sub", file=sys.stderr, dynamic_ncols=True)
-
-    def started(self, name: str) -> None:
-        with self.lock:
-            self.running[name] = time.monotonic()
-
-    def finished(self, name: str) -> None:
-        with self.lock:
-            self.running.pop(name, None)
-        if self.bar is not None:
-            self.bar.update(1)
-
-    def slowest(self) -> str:
-        with self.lock:
-            if not self.running:
-                return ""
-            name, since = min(self.running.items(), key=lambda item: item[1])
-        return f"slowest: {clean(name, newlines=False)} {time.monotonic() - since:.0f}s"
-
-    def refresh(self) -> None:
-        if self.bar is not None:
-            self.bar.set_postfix_str(self.slowest(), refresh=True)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def batch(args: argparse.Namespace) -> ExitCode:
-    from pytest_rlsys.grading.ahead import StandbyPool
-    from pytest_rlsys.grading.isolation import ChildProcess
-    from pytest_rlsys.grading.private import check_folder_private
-    from pytest_rlsys.resources import FUNCTIONS
-
-    prog = "rlsys batch"
-    folder = Path(args.folder)
-    if not os.path.lexists(folder):  # the one rule for a named input that is not there
-        raise UsageError(f"{folder}: no such folder", prog)
-    if not folder.is_dir():
-        raise UsageError(f"{folder} is not a folder of submissions", prog)
-    request = _request(args, "batch")
-    problem = check_folder_private(folder)
-    if problem is not None:  # as root: children must not read their classmates' files
-        raise UsageError(problem, prog)
-    # One seed for the whole class, chosen once and written in every row.
-    request = dataclasses.replace(request, seed=request.battery_seed)
-    seed = request.seed
-    # This run's own outputs, written into the class folder by an earlier run, are no one's
-    # (by path, links not followed: a learner's link to an output is still a learner's row).
-    outputs = {os.path.abspath(out) for out in (args.csv, args.json, args.html) if out}
-    submissions = [
-        found
-        for found in find_submissions(folder)
-        if not (found[2] and os.path.abspath(folder / found[0]) in outputs)
-    ]
-    if all(problem == NOT_PY.format(name=name) for name, _, problem in submissions):
-        raise UsageError(f"no submissions (.py files) in {folder}", prog)
-    jobs = args.jobs or os.cpu_count() or 2
-    progress = _Progress(len(submissions), not args.no_progress)
-    standbys = StandbyPool(lambda: ChildProcess.on_standby(list(FUNCTIONS), request.limits))
-    running = _Running()
-
-    # Each file's behaviour on the probes (docs/similarity.md), unless told not to run them.
-    probed: dict[str, dict[str, str] | None] | None = None if args.no_behaviour else {}
-
-    def work(name: str, path: Path | None, problem: str) -> dict[str, Any]:
-        progress.started(name)
-        try:
-            return _grade_row(name, path, problem, request, standbys, running, probed)
-        finally:
-            progress.finished(name)
-
-    rows: list[dict[str, Any]] = []
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        pending: set[Future[dict[str, Any]]] = {
-            pool.submit(work, name, path, problem) for name, path, problem in submissions
-        }
-        while pending:
-            done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-            rows += [future.result() for future in done]
-            progress.refresh()
-    except BaseException:
-        # Interrupted (Ctrl-C): what is running ends now and nothing else begins; the
-        # workers then end within moments (Python waits for them at exit).
-        running.stop()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    else:
-        pool.shutdown()  # every future is done: its idle workers end at once
-    finally:
-        standbys.close()
-        progress.close()
-    rows.sort(key=lambda r: r["submission"])
-    # Instructor-only, never part of a score: near copies of the reference or a classmate.
-    alike = similarity.compare_files({name: path for name, path, _ in submissions}, probed)
-    for row in rows:
-        row["similarity"] = alike[row["submission"]].as_dict()
-    table = io.StringIO()
-    writer = csv.DictWriter(table, fieldnames=CSV_FIELDS, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(
-        {k: csv_cell(v) for k, v in {**row, **alike[row["submission"]].csv_cells()}.items()}
-        for row in rows
-    )
-    try:
-        if args.csv:
-            write_atomic(Path(args.csv), table.getvalue())
-        if args.json:
-            write_atomic(Path(args.json), dump_json({"seed": seed, "submissions": rows}))
-        if args.html:
-            from pytest_rlsys.outputs.class_report import write_class_report
-
-            write_class_report(Path(args.html), rows, seed)
-    except OSError as exc:
-        raise CommandError(f"could not write the grades: {exc}", prog) from None
-    if not args.csv and not args.json and not args.html:
-        say(table.getvalue(), end="")
-    counts = {
-        status: sum(r["status"] == status for r in rows)
-        for status in ("graded", "not_loaded", "not_graded")
-    }
-    say(
-        f"{prog}: {len(rows)} submissions: {counts['graded']} graded, "
-        f"{counts['not_loaded']} did not load (score 0), {counts['not_graded']} "
-        f"not graded (see the message column), seed {seed}",
-        err=True,
-    )
+    request = _request(args, "similarity")
+    for name in args.files:
+        say(clean(instructor_note(Path(name), request.limits), newlines=False))
     return ExitCode.OK
 
 

@@ -13,10 +13,10 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_rlsys.grading import comparison as plaindata
 from pytest_rlsys.grading import identity, isolation, outcomes, private
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 # Two timeouts in one function and its remaining cases are not tried again: a submission
 # whose every function hangs is graded in seconds, not case count x timeout.
 TIMEOUTS_PER_FUNCTION = 2
+# One call that is never scored: (function, args, kwargs), plain data (``Grader.answer``).
+Call = tuple[str, Sequence[Any], Mapping[str, Any]]
 MAX_SUBMISSION_BYTES = 2 * 1024 * 1024
 
 
@@ -377,17 +379,52 @@ class Grader:
             limit=verdict.limit,
         )
 
-    def run_all(self, progress: Callable[[CaseResult], None] | None = None) -> None:
+    def run_all(
+        self, progress: Callable[[CaseResult], None] | None = None, keep: bool = False
+    ) -> None:
         """Every case in battery order (``rlsys grade``/``batch``), each next case's first
-        call sent before the current one is judged."""
+        call sent before the current one is judged.  ``keep``: the child stays for
+        ``answer`` (closed on any error all the same)."""
         try:
             ids = [case.id for case in self.cases]
             for case_id, following in zip(ids, [*ids[1:], None], strict=True):
                 result = self.run_case(case_id, following)
                 if progress:
                     progress(result)
-        finally:
+        except BaseException:
             self.close()
+            raise
+        if not keep:
+            self.close()
+
+    def answer(self, calls: Sequence[Call], budget_s: float) -> list[CallOutcome] | None:
+        """Calls that are never scored (the similarity report's behaviour probes), made in
+        this grader's child after its cases, under its rules: the child's limits and call
+        timeout, its output sealed, no call of a function after TIMEOUTS_PER_FUNCTION
+        timeouts nor past ``budget_s`` (those are ``grader_error``), ``stop`` ends them.
+        None when the file did not load or gives none of the functions: nothing measured."""
+        if self.decode_error is not None or self._stopped:
+            return None
+        child = self._child()
+        load = child.ensure_loaded()
+        if not load.ok or not any(load.functions.values()):
+            return None
+        child.seal_output()  # what it prints is never shown: nobody reads it
+        timeouts: dict[str, int] = {}
+        began = time.monotonic()
+        outcomes: list[CallOutcome] = []
+        for func, args, kwargs in calls:
+            if self._stopped:
+                return None
+            spent = time.monotonic() - began > budget_s
+            if spent or timeouts.get(func, 0) >= TIMEOUTS_PER_FUNCTION:
+                outcomes.append(CallOutcome("grader_error"))
+                continue
+            outcome = child.call(func, list(args), dict(kwargs))
+            if outcome.kind == "timeout":
+                timeouts[func] = timeouts.get(func, 0) + 1
+            outcomes.append(outcome)
+        return outcomes
 
     def close(self) -> None:
         if self.child is not None:

@@ -3,7 +3,7 @@ full marks, in one line of the grader's own words."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND
@@ -35,44 +35,48 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
         return clip(clean(hinted, newlines=False), limit)
     if report.score >= report.max_score:
         return ""
-    parts = []
     below = {s: e for s, e in report.sections().items() if e["score"] < e["max_score"]}
-    for section, entry in below.items():
-        kinds: dict[str, list[CaseResult]] = {}
-        for case in report.cases:
-            if case.section == section and case.status != "passed":
-                kinds.setdefault(_failure_key(case, lang), []).append(case)
-        # The cause before its consequence: two timeouts, not the 58 cases they left not
-        # run ("already timed out too often"), head the line.
-        ran = [group for group in kinds.values() if not all(map(_left_not_run, group))]
-        cases = max(ran or kinds.values(), key=len)
-        count = len(cases)
-        # A visible case of that kind says it with its detail; a hidden one only its kind.
-        top = next(
-            (_failure_kind(c, lang) for c in cases if c.visibility == "visible"),
-            _failure_kind(cases[0], lang),
-        )
-        named = list(dict.fromkeys(filter(None, (category(c, lang) for c in cases))))
-        listed = ""
-        if len(named) > 1 and top in named:
-            # One kind of failure (an exception...) over cases of several categories: the
-            # kind in its own words, then each category, never one under another's name.
-            top = next(
-                (shared_message(c, lang) for c in cases if c.visibility == "visible"),
-                message(cases[0], lang),
-            )
-            listed = f": {'; '.join(named)}"
-        others = len(kinds) - 1
-        more = f" (+{others} other kind{'s' if others > 1 else ''})" if others else ""
-        points = f"{points_text(entry['score'])}/{points_text(entry['max_score'])}"
-        head, tail = f"{section_label(section, lang)} {points}: ", f" ×{count}{more}"
-        # Each TODO below its maximum keeps its share of the line; the failure's words are
-        # cut first (at a space), so its count and the other kinds are always said.
-        share = max(80, limit // len(below) - 2)
-        room = max(24, share - display_width(head + tail))
-        said = f"{head}{_cut_at_word(top, room)}{tail}{listed}"
-        parts.append(clip(said, share))
+    share = max(80, limit // len(below) - 2)
+    parts = [_section_line(report, s, e, lang, share) for s, e in below.items()]
     return clip(clean("; ".join(parts), newlines=False), limit)
+
+
+def _section_line(
+    report: ScoreReport, section: str, entry: dict[str, Any], lang: str, share: int
+) -> str:
+    """One TODO below its maximum: its score and its most common failure, in ``share``
+    columns."""
+    kinds: dict[str, list[CaseResult]] = {}
+    for case in report.cases:
+        if case.section == section and case.status != "passed":
+            kinds.setdefault(_failure_key(case, lang), []).append(case)
+    # The cause before its consequence: two timeouts, not the 58 cases they left not
+    # run ("already timed out too often"), head the line.
+    ran = [group for group in kinds.values() if not all(map(_left_not_run, group))]
+    cases = max(ran or kinds.values(), key=len)
+    # A visible case of that kind says it with its detail; a hidden one only its kind.
+    top = next(
+        (_failure_kind(c, lang) for c in cases if c.visibility == "visible"),
+        _failure_kind(cases[0], lang),
+    )
+    named = list(dict.fromkeys(filter(None, (category(c, lang) for c in cases))))
+    listed = ""
+    if len(named) > 1 and top in named:
+        # One kind of failure (an exception...) over cases of several categories: the
+        # kind in its own words, then each category, never one under another's name.
+        top = next(
+            (shared_message(c, lang) for c in cases if c.visibility == "visible"),
+            message(cases[0], lang),
+        )
+        listed = f": {'; '.join(named)}"
+    others = len(kinds) - 1
+    more = f" (+{others} other kind{'s' if others > 1 else ''})" if others else ""
+    points = f"{points_text(entry['score'])}/{points_text(entry['max_score'])}"
+    head, tail = f"{section_label(section, lang)} {points}: ", f" ×{len(cases)}{more}"
+    # Each TODO below its maximum keeps its share of the line; the failure's words are
+    # cut first (at a space), so its count and the other kinds are always said.
+    room = max(24, share - display_width(head + tail))
+    return clip(f"{head}{_cut_at_word(top, room)}{tail}{listed}", share)
 
 
 def _cut_at_word(text: str, width: int) -> str:

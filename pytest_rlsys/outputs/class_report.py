@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import html
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pytest_rlsys import __version__
 from pytest_rlsys.escaping import clean
-from pytest_rlsys.grading.scoring import bounded
+from pytest_rlsys.grading.scoring import ScoreReport, bounded
 from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
+from pytest_rlsys.outputs.batch import SECTIONS, BatchResult, BatchRow
 from pytest_rlsys.outputs.files import write_atomic
+from pytest_rlsys.outputs.wording import category, load_error_text
 
 __all__ = [
     "BIN_LABELS",
@@ -97,16 +98,12 @@ def _bin(percent: float) -> int:
     return min(max(int(percent // 10), 0), 9)
 
 
-def _pct(score: object, max_score: object) -> float | None:
-    if isinstance(score, bool) or isinstance(max_score, bool):
-        return None
-    if not isinstance(score, (int, float)) or not isinstance(max_score, (int, float)):
-        return None
+def _pct(score: float, max_score: float) -> float | None:
     return 100.0 * score / max_score if max_score > 0 else None
 
 
-def _histogram(title: str, percents: Iterable[float]) -> Histogram:
-    scores = list(percents)
+def _histogram(title: str, percents: Iterable[float | None]) -> Histogram:
+    scores = [p for p in percents if p is not None]
     counts = [0] * 10
     for value in scores:
         counts[_bin(value)] += 1
@@ -117,15 +114,9 @@ def _short(text: str, limit: int = MESSAGE_LIMIT) -> str:
     return bounded(" ".join(str(text).split()), limit)
 
 
-def _load_failure(report: Mapping[str, Any]) -> str | None:
-    """Why the submission did not load: the score document's ``load_error`` field."""
-    error = report.get("load_error")
-    return error if isinstance(error, str) else None
-
-
-def is_graded(row: Mapping[str, Any]) -> bool:
+def is_graded(row: BatchRow) -> bool:
     """The one meaning of "graded" (CSV status, rlsys batch, this page): loaded and run."""
-    return row.get("status") == "graded"
+    return row.status == "graded" and row.report is not None and row.report.load_error is None
 
 
 @dataclass
@@ -138,165 +129,136 @@ class RosterRow:
     why: str  # one line, '' at full marks
 
 
-def _roster(rows: Sequence[Mapping[str, Any]]) -> list[RosterRow]:
+def _roster(result: BatchResult) -> list[RosterRow]:
     out = []
-    for row in rows:
-        sections = {
-            name: float(row[name])
-            for name in ("todo1", "todo2", "todo3")
-            if isinstance(row.get(name), (int, float)) and not isinstance(row.get(name), bool)
-        }
-        score, top = row.get("score"), row.get("max_score")
+    for row in result.rows:
+        cells = row.cells(result.seed, result.lang)
+        report = row.report
         out.append(
             RosterRow(
-                str(row.get("submission", "")),
-                str(row.get("status", "")),
-                float(score) if isinstance(score, (int, float)) else None,
-                float(top) if isinstance(top, (int, float)) else None,
-                sections,
-                _short(str(row.get("message", "") or "")),
+                row.name,
+                row.status,
+                report.score if report is not None else None,
+                report.max_score if report is not None else None,
+                {s: float(cells[s]) for s in SECTIONS if s in cells},
+                _short(str(cells["message"] or "")),
             )
         )
     out.sort(key=lambda r: r.submission)
     return out
 
 
-def _score_text(row: Mapping[str, Any]) -> str:
-    score, max_score = row.get("score"), row.get("max_score")
-    if isinstance(score, (int, float)) and isinstance(max_score, (int, float)):
-        return f"{score:g} / {max_score:g}"
-    return "—"
+def _score_text(report: ScoreReport | None) -> str:
+    return "—" if report is None else f"{report.score:g} / {report.max_score:g}"
 
 
-def summarize(rows: Sequence[Mapping[str, Any]], seed: int | None) -> ClassSummary:
-    """What the page shows, from the batch rows (graded rows carry ``report``)."""
-    reports = [(str(r.get("submission", "")), r, r.get("report")) for r in rows]
-    # One definition of "graded", as the CSV's status and rlsys batch's count: the file
-    # loaded and its cases ran.  A file that did not load scores 0 and is listed with
-    # the problems, as is one that could not be tried.
-    graded = [
-        (name, row, rep)
-        for name, row, rep in reports
-        if is_graded(row) and isinstance(rep, Mapping) and _load_failure(rep) is None
+def _problem(row: BatchRow, lang: str) -> Problem | None:
+    """Why ``row`` is listed with the problems (it did not load, could not be graded or
+    timed out), None when it is not."""
+    report = row.report
+    if report is not None and (row.status == "not_loaded" or report.load_error is not None):
+        # The row's message is the load error with its hint (stdlib only, ...).
+        said = row.cells(None, lang)["message"] or load_error_text(report, lang)
+        return Problem(row.name, "did not load", _short(LOAD_FAILED.get(lang).format(error=said)))
+    if report is None or row.status != "graded":
+        return Problem(row.name, "could not be graded", _short(row.message))
+    # A case that hung (kind timed_out) apart from those not run after its function
+    # timed out too often (status timeout too): only the first say what hung.
+    stopped = [c for c in report.cases if c.status == "timeout"]
+    hung = [c for c in stopped if c.kind in ("", "timed_out")]
+    if not stopped:
+        return None
+    where = sorted({f"{c.section}: {category(c, lang)}" for c in hung})
+    skipped = len(stopped) - len(hung)
+    detail = f"{len(hung)} of {len(report.cases)} cases timed out ({'; '.join(where)})"
+    detail += f"; {skipped} more were not run after them" if skipped else ""
+    return Problem(row.name, "timed out", _short(detail))
+
+
+def _histograms(graded: Sequence[ScoreReport]) -> list[Histogram]:
+    overall = _histogram("Overall", (_pct(r.score, r.max_score) for r in graded))
+    per = [r.sections() for r in graded]
+    names = sorted({name for sections in per for name in sections})
+    return [overall] + [
+        _histogram(
+            TODO_OF.get(name, name),
+            (_pct(s[name]["score"], s[name]["max_score"]) for s in per if name in s),
+        )
+        for name in names
     ]
-    problems: list[Problem] = []
-    loaded: list[tuple[str, Mapping[str, Any]]] = []
-    for name, row, rep in reports:
-        load = _load_failure(rep) if isinstance(rep, Mapping) else None
-        if row.get("status") == "not_loaded" or load is not None:
-            lang = str(rep.get("reproducibility", {}).get("lang", "en")) if rep else "en"
-            # The row's message is the load error with its hint (stdlib only, ...).
-            said = str(row.get("message", "") or "")
-            detail = LOAD_FAILED.get(lang).format(error=said or load) if load else said
-            problems.append(Problem(name, "did not load", _short(detail)))
-            continue
-        if not is_graded(row) or not isinstance(rep, Mapping):
-            problems.append(
-                Problem(name, "could not be graded", _short(str(row.get("message", ""))))
-            )
-            continue
-        loaded.append((name, rep))
-        tests = rep.get("tests", [])
-        # A case that hung (kind timed_out) apart from those not run after its function
-        # timed out too often (status timeout too): only the first say what hung.
-        stopped = [t for t in tests if t.get("status") == "timeout"]
-        hung = [t for t in stopped if t.get("kind", "timed_out") == "timed_out"]
-        if stopped:
-            where = sorted({f"{t.get('section', '')}: {t.get('category', '')}" for t in hung})
-            skipped = len(stopped) - len(hung)
-            problems.append(
-                Problem(
-                    name,
-                    "timed out",
-                    _short(
-                        f"{len(hung)} of {len(tests)} cases timed out ({'; '.join(where)})"
-                        + (f"; {skipped} more were not run after them" if skipped else "")
-                    ),
-                )
-            )
 
-    overall = _histogram(
-        "Overall",
-        (
-            p
-            for _, row, _ in graded
-            if (p := _pct(row.get("score"), row.get("max_score"))) is not None
-        ),
-    )
-    histograms = [overall]
-    for section in sorted({s for _, _, rep in graded for s in rep.get("sections", {})}):
-        entries = (rep.get("sections", {}).get(section) for _, _, rep in graded)
-        pcts = (_pct(e.get("score"), e.get("max_score")) for e in entries if isinstance(e, Mapping))
-        histograms.append(
-            _histogram(TODO_OF.get(section, section), (p for p in pcts if p is not None))
-        )
 
-    # Hidden categories: among submissions that loaded, in the TODOs they attempted,
-    # cases that ran to an answer. A TODO still raising NotImplementedError, a function
-    # not written at all (an empty file) or one that hangs fails every category and says
-    # nothing about which idea was missed; timeouts are listed on their own.
-    tally: dict[tuple[str, str], dict[str, Any]] = {}
-    for name, rep in loaded:
-        sections = rep.get("sections", {})
-        for test in rep.get("tests", []):
-            if test.get("visibility") != "hidden" or test.get("status") in ("not_run", "timeout"):
+def _categories(graded: Sequence[tuple[str, ScoreReport]], lang: str) -> list[CategoryFailures]:
+    """Hidden categories: among submissions that loaded, in the TODOs they attempted,
+    cases that ran to an answer.  A TODO still raising NotImplementedError, a function
+    not written at all (an empty file) or one that hangs fails every category and says
+    nothing about which idea was missed; timeouts are listed on their own."""
+    tally: dict[tuple[str, str], _Tally] = {}
+    for name, report in graded:
+        sections = report.sections()
+        for case in report.cases:
+            unwritten = sections[case.section]["not_implemented"] == sections[case.section]["cases"]
+            if (
+                case.visibility != "hidden"
+                or case.status in ("not_run", "timeout")
+                or case.kind == "missing_function"
+                or unwritten
+            ):
                 continue
-            if test.get("kind") == "missing_function":
-                continue
-            section = str(test.get("section", ""))
-            entry = sections.get(section)
-            if isinstance(entry, Mapping) and entry.get("not_implemented") is True:
-                continue
-            key = (section, str(test.get("category", "")))
-            slot = tally.setdefault(
-                key, {"failed": set(), "attempted": set(), "cases_failed": 0, "cases": 0}
-            )
-            slot["attempted"].add(name)
-            slot["cases"] += 1
-            if test.get("status") != "passed":
-                slot["failed"].add(name)
-                slot["cases_failed"] += 1
+            slot = tally.setdefault((case.section, category(case, lang)), _Tally())
+            slot.attempted.add(name)
+            slot.cases += 1
+            if case.status != "passed":
+                slot.failed.add(name)
+                slot.cases_failed += 1
     categories = [
-        CategoryFailures(
-            section, category, len(s["failed"]), len(s["attempted"]), s["cases_failed"], s["cases"]
-        )
-        for (section, category), s in tally.items()
-        if s["failed"]
+        CategoryFailures(sec, cat, len(s.failed), len(s.attempted), s.cases_failed, s.cases)
+        for (sec, cat), s in tally.items()
+        if s.failed
     ]
     categories.sort(key=lambda c: (-c.submissions_failed, -c.cases_failed, c.section, c.category))
+    return categories
 
+
+@dataclass
+class _Tally:
+    failed: set[str] = field(default_factory=set)
+    attempted: set[str] = field(default_factory=set)
+    cases_failed: int = 0
+    cases: int = 0
+
+
+def summarize(result: BatchResult) -> ClassSummary:
+    """What the page shows, from the batch's typed rows.  One definition of "graded", as
+    the CSV's status and rlsys batch's count: the file loaded and its cases ran.  A file
+    that did not load scores 0 and is listed with the problems, as is one that could not
+    be tried."""
+    graded = [(row.name, row.report) for row in result.rows if row.report and is_graded(row)]
+    problems = [p for row in result.rows if (p := _problem(row, result.lang)) is not None]
     timed = [
-        (str(r.get("submission", "")), float(r["seconds"]), _score_text(r))
-        for r in rows
-        if isinstance(r.get("seconds"), (int, float)) and not isinstance(r.get("seconds"), bool)
+        (row.name, row.seconds, _score_text(row.report))
+        for row in result.rows
+        if row.seconds is not None
     ]
     timed.sort(key=lambda item: (-item[1], item[0]))
-
-    hashes = sorted(
-        {
-            str(h)
-            for _, _, rep in graded
-            if (h := rep.get("reproducibility", {}).get("battery_sha256"))
-        }
-    )
-    langs = {str(rep.get("reproducibility", {}).get("lang", "en")) for _, _, rep in graded}
+    hashes = sorted({r.battery_sha256 for _, r in graded if r.battery_sha256})
     notes = []
     if len(hashes) > 1:
         notes.append(
             "the submissions were graded with different batteries; compare their scores with care"
         )
     return ClassSummary(
-        seed=seed,
+        seed=result.seed,
         battery_sha256=hashes,
-        lang="zh" if langs == {"zh"} else "en",
-        submissions=len(rows),
+        lang=result.lang,
+        submissions=len(result.rows),
         graded=len(graded),
-        histograms=histograms,
-        categories=categories,
+        histograms=_histograms([r for _, r in graded]),
+        categories=_categories(graded, result.lang),
         problems=problems,
         slowest=timed[:SLOWEST],
         notes=notes,
-        roster=_roster(rows),
+        roster=_roster(result),
     )
 
 
@@ -333,6 +295,7 @@ overflow-wrap:anywhere}
 .note{border-left:4px solid #111;padding:.2rem .6rem;background:#f4f4f4}
 .muted{color:#444}
 .nw{white-space:nowrap}
+p{overflow-wrap:anywhere}
 """
 
 
@@ -651,50 +614,58 @@ timed out</h2>{_problems_block(summary)}</section>
 """
 
 
-def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The flagged near copies, one pair a line, the files whose code is built at run time
-    and the files not compared (instructor-only; docs/similarity.md)."""
-    from pytest_rlsys.birthmark import THRESHOLD as BEHAVES_AT
-    from pytest_rlsys.similarity import CONFIRMED_ABOVE as CONFIRMED
-    from pytest_rlsys.similarity import MIN_SHARED_SENTENCES, REFERENCE, THRESHOLD
+# One line of the flagged pairs: the file, its match, shared code, reference sentences,
+# behaviour (each as shown), and the signs that flagged it.
+Pair = tuple[str, str, str, int | str, str, str]
 
-    pairs: dict[frozenset[str], tuple[str, str, str, int | str, str]] = {}
-    unread: list[str] = []
-    hidden: list[str] = []
+
+def _pairs_of(row: BatchRow) -> list[Pair]:
+    """The flagged lines of one row: its closest classmate when code flagged it, and the
+    reference when it is the closest or the file is over a reference's own signs (even
+    when a classmate's code is closer: else the pair's line hides that flag)."""
+    from pytest_rlsys.similarity import REFERENCE
+
+    found, mine = row.similarity, row.name
+    signs = [sign for sign in found.flagged_by if sign != "hidden"]
+    if not signs or found.score is None:
+        return []
+    theirs, code = found.closest or "", f"{found.score:.2f}"
+    out: list[Pair] = []
+    if theirs != REFERENCE and any(sign.startswith("code") for sign in signs):
+        # Between classmates the behaviour shown is the pair's (birthmark.alike), and
+        # sentences are a reference's: "–".
+        both = "–" if found.alike is None else f"{found.alike:.2f}"
+        out.append((mine, theirs, code, "–", both, ", ".join(signs)))
+    own = [sign for sign in signs if sign in ("sentences", "behaviour")]
+    if theirs == REFERENCE or own:
+        acts = "–" if found.behaviour is None else f"{found.behaviour:.2f}"
+        shared, by = (code, signs) if theirs == REFERENCE else ("–", own)
+        out.append((mine, REFERENCE, shared, found.sentences, acts, ", ".join(by)))
+    return out
+
+
+def similarity_section(rows: Sequence[BatchRow]) -> str:
+    """The flagged near copies, one pair a line with the signs that flagged it, the files
+    whose code is built at run time and the files not compared, each with the reason
+    (instructor-only; docs/similarity.md)."""
+    from pytest_rlsys.similarity import CONFIRMED_ABOVE as CONFIRMED
+    from pytest_rlsys.similarity import MIN_SHARED_SENTENCES, THRESHOLD
+    from pytest_rlsys.similarity.birthmark import THRESHOLD as BEHAVES_AT
+
+    pairs: dict[frozenset[str], Pair] = {}
     for row in rows:
-        found = row.get("similarity") or {}
-        mine = str(row["submission"])
-        if found and found.get("score") is None:
-            unread.append(mine)
-            continue
-        if found.get("hidden"):
-            hidden.append(mine)
-        if not found.get("flagged"):
-            continue
-        said = int(found.get("sentences") or 0)
-        acts = found.get("behaviour")
-        theirs = str(found.get("closest") or "")
-        near = float(found.get("score") or 0) >= THRESHOLD  # else flagged for another sign
-        if theirs and theirs != REFERENCE and near:
-            # Between classmates the behaviour shown is the pair's (birthmark.alike).
-            both = found.get("alike")
-            shown = f"{float(both):.2f}" if isinstance(both, int | float) else "–"
-            code = f"{float(found['score']):.2f}"
-            # Sentences are a reference's: "–" between classmates.
-            pairs.setdefault(frozenset((mine, theirs)), (mine, theirs, code, "–", shown))
-        # A file also over a reference's own signs is listed against it too, even when a
-        # classmate's code is closer (else the pair's line hides that flag).
-        over = said >= MIN_SHARED_SENTENCES or (
-            isinstance(acts, int | float) and acts >= BEHAVES_AT
-        )
-        if (theirs == REFERENCE and near) or over:
-            code = f"{float(found['score']):.2f}" if theirs == REFERENCE else "–"
-            shown = f"{float(acts):.2f}" if isinstance(acts, int | float) else "–"
-            pairs.setdefault(frozenset((mine, REFERENCE)), (mine, REFERENCE, code, said, shown))
+        for pair in _pairs_of(row):
+            pairs.setdefault(frozenset(pair[:2]), pair)
+    unread = [
+        f"{r.name} ({r.similarity.not_compared})" if r.similarity.not_compared else r.name
+        for r in rows
+        if r.similarity.score is None
+    ]
+    hidden = [r.name for r in rows if r.similarity.score is not None and r.similarity.hidden]
     body = "".join(
         f'<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class="n">{code}</td>'
-        f'<td class="n">{said}</td><td class="n">{_e(acts)}</td></tr>'
-        for a, b, code, said, acts in sorted(
+        f'<td class="n">{said}</td><td class="n">{_e(acts)}</td><td>{_e(by)}</td></tr>'
+        for a, b, code, said, acts, by in sorted(
             pairs.values(), key=lambda p: (p[2] == "–", -float(p[2]) if p[2] != "–" else 0, p[0])
         )
     )
@@ -704,7 +675,8 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         '<th scope="col">submission</th><th scope="col">near copy of</th>'
         '<th scope="col" class="n">shared code</th>'
         '<th scope="col" class="n">reference sentences</th>'
-        f'<th scope="col" class="n">behaviour</th></tr></thead><tbody>{body}'
+        '<th scope="col" class="n">behaviour</th>'
+        f'<th scope="col">flagged by</th></tr></thead><tbody>{body}'
         "</tbody></table>"
         if pairs
         else f"<p>No {compared}submission is a near copy of the reference or of a classmate"
@@ -719,7 +691,8 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
     )
     not_compared = (
         '<p id="similarity-unread">Not compared (not read: not a .py file, a link, a folder '
-        "without one .py file, a FIFO or a file over the size limit; read them yourself): "
+        "without one .py file, a FIFO or a file over the size limit; or its analysis went "
+        "past a limit; read them yourself): "
         f"{_e(', '.join(sorted(unread)))}.</p>"
         if unread
         else ""
@@ -735,19 +708,21 @@ def similarity_section(rows: Sequence[Mapping[str, Any]]) -> str:
         "60 calls on inputs the template leaves open (strings for numbers, odd fabric ids, "
         "reports missing keys) on which the file does what the other does; against the "
         f"reference {BEHAVES_AT:.2f} or more is flagged; two classmates whose shared code is "
-        f"under {CONFIRMED:.2f} are flagged only if they also reach it. A flag is a reason "
+        f"under {CONFIRMED:.2f} are flagged only if both were probed and they also reach it "
+        "(a file the probes could not judge is never evidence of likeness). Flagged by: "
+        "the signs that flagged the pair. A flag is a reason "
         "to read both files, not proof of copying: it changes no score.</p>"
         f"{table}{built}{not_compared}</section>"
     )
 
 
-def class_report_html(rows: Sequence[Mapping[str, Any]], seed: int | None) -> str:
-    """The whole page for a batch's rows."""
-    return render_html(summarize(rows, seed)).replace(
-        "</main>", similarity_section(rows) + "</main>", 1
+def class_report_html(result: BatchResult) -> str:
+    """The whole page for a batch."""
+    return render_html(summarize(result)).replace(
+        "</main>", similarity_section(result.rows) + "</main>", 1
     )
 
 
-def write_class_report(path: Path, rows: Sequence[Mapping[str, Any]], seed: int | None) -> None:
+def write_class_report(path: Path, result: BatchResult) -> None:
     """Write the page atomically; an OSError (unwritable path) is left to the caller."""
-    write_atomic(path, class_report_html(rows, seed))
+    write_atomic(path, class_report_html(result))

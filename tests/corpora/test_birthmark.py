@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rlsys import birthmark, similarity
+from benchmarks.birthmark_calibration import tally, weigh
+from pytest_rlsys import similarity
 from pytest_rlsys.cli import main
 from pytest_rlsys.grading.outcomes import Limits
-from pytest_rlsys.grading.probes import run_file, run_probes
 from pytest_rlsys.resources import solution_path
+from pytest_rlsys.similarity import birthmark
+from pytest_rlsys.similarity import note as similarity_note
+from pytest_rlsys.similarity.probes import run_file
 
 CORPORA = Path(__file__).parent
 SET = CORPORA / "similarity"
@@ -65,12 +68,12 @@ def test_the_shipped_tokens_and_weights_are_the_references_and_the_corpus_s(
     shipped = birthmark.reference_tokens()
     rounded = [
         {name: (token, round(weight, 4)) for name, (token, weight) in ref.items()}
-        for ref in (birthmark.weigh(ours, others), birthmark.weigh(chapter, others))
+        for ref in (weigh(ours, others), weigh(chapter, others))
     ]
     assert [dict(ref) for ref in shipped] == rounded
     # The classmates' tally (birthmark.alike) is the same independent set's, counted.
     total, seen = birthmark.independent_tally()
-    assert (total, {k: dict(v) for k, v in seen.items()}) == birthmark.tally(others)
+    assert (total, {k: dict(v) for k, v in seen.items()}) == tally(others)
 
 
 @pytest.mark.slow
@@ -117,7 +120,8 @@ HOSTILE = textwrap.dedent(
 @pytest.mark.slow
 def test_a_hostile_submission_gets_its_own_tokens(tmp_path: Path) -> None:
     limits = Limits(call_timeout_s=0.5)
-    tokens = run_probes(HOSTILE, "hostile.py", limits)
+    (tmp_path / "hostile.py").write_text(HOSTILE, "utf-8")
+    tokens = run_file(tmp_path / "hostile.py", limits)
     assert tokens is not None and tokens.keys() == {p.name for p in birthmark.probes()}
     by_func = {p.name: p.func for p in birthmark.probes()}
     sleeping = [tokens[n] for n, f in by_func.items() if f == "pipeline_capacity"]
@@ -161,13 +165,12 @@ def test_a_hostile_submission_cannot_take_the_batch_down(tmp_path: Path) -> None
 def test_probes_that_fail_cost_neither_the_row_nor_the_log_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_rlsys.grading import probes
+    from pytest_rlsys.similarity import probes
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the probes broke")
 
-    monkeypatch.setattr(probes, "run_probes", broken)
-    monkeypatch.setattr(probes, "run_file", broken)
+    monkeypatch.setattr(probes, "probe", broken)
     subs = tmp_path / "subs"
     subs.mkdir(mode=0o700)
     (subs / "copy.py").write_text(CHAPTER.read_text("utf-8"), "utf-8")
@@ -176,39 +179,40 @@ def test_probes_that_fail_cost_neither_the_row_nor_the_log_line(
     (row,) = json.loads(out.read_text())["submissions"]
     assert row["status"] == "graded" and row["score"] == 100.0
     assert row["similarity"]["behaviour"] is None and row["similarity"]["flagged"]
-    note = similarity.instructor_note(subs / "copy.py")
+    note = similarity_note.instructor_note(subs / "copy.py")
     assert "(a near copy" in note and "probes" not in note.split("(")[0]
 
 
 @pytest.mark.slow
-def test_a_probe_run_stopped_from_another_thread_ends_at_once() -> None:
+def test_a_probe_run_stopped_from_another_thread_ends_at_once(tmp_path: Path) -> None:
     # An interrupted batch (Ctrl-C) stops its probe runs: the call under way is killed and
     # none begins after it.  Before, the run went on to the call's time limit and a second
     # Ctrl-C met Python's wait for the worker (a traceback).
     import threading
     import time
 
-    from pytest_rlsys.grading.probes import ProbeRun
+    from pytest_rlsys.grading.grader import open_grader
+    from pytest_rlsys.grading.request import GradingRequest
+    from pytest_rlsys.similarity.probes import probe
 
     source = (
         "def pipeline_capacity(*a, **k):\n    while True:\n        pass\n"
         "def transfer_ledger(*a, **k):\n    while True:\n        pass\n"
     )
-    run = ProbeRun()
+    path = tmp_path / "s.py"
+    path.write_text(source, "utf-8")
+    grader = open_grader(GradingRequest(submission=path, limits=Limits(call_timeout_s=60)))
     got: list[object] = []
-    worker = threading.Thread(
-        target=lambda: got.append(
-            run_probes(source, "s.py", Limits(call_timeout_s=60), None, run=run)
-        )
-    )
+    worker = threading.Thread(target=lambda: got.append(probe(grader)))
     worker.start()
     deadline = time.monotonic() + 30
-    while run.child is None or run.child.proc is None:  # the first call is under way
+    while grader.child is None or grader.child.proc is None:  # the first call is under way
         assert time.monotonic() < deadline
         time.sleep(0.05)
     time.sleep(0.5)
     stopped = time.monotonic()
-    run.stop()
+    grader.stop()
     worker.join(20)
+    grader.close()
     assert not worker.is_alive() and got == [None]
     assert time.monotonic() - stopped < 20  # not the call's 60 s

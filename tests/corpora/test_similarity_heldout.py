@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_rlsys import similarity
-from pytest_rlsys.grading.probes import run_file
+from pytest_rlsys.similarity.probes import run_file
 
 HELD_OUT = Path(__file__).parent / "similarity_heldout4"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import csv
 import io
 import json
@@ -13,8 +12,12 @@ from typing import Any
 import pytest
 
 from pytest_rlsys.cli import main
+from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
+from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import class_report
+from pytest_rlsys.outputs.batch import BatchResult, BatchRow
 from pytest_rlsys.resources import solution_path
+from pytest_rlsys.similarity import Similarity
 from tests import browser_check
 
 SEED = 7
@@ -257,38 +260,30 @@ def test_learner_strings_are_escaped_and_the_page_is_self_contained(demo: dict[s
     )
 
 
+def _report(status: str, category: str, battery: str, kind: str = "") -> ScoreReport:
+    case = CaseResult(
+        id="todo1.c",
+        section="todo1",
+        visibility="hidden",
+        max_cents=10000,
+        status=status,  # type: ignore[arg-type]
+        category=Msg.same(category),
+        kind=kind,
+    )
+    return ScoreReport([case], 1, "f.py", "0" * 64, battery)
+
+
+def _result(*rows: BatchRow, seed: int | None = SEED) -> BatchResult:
+    return BatchResult(seed, "en", list(rows))
+
+
 def test_synthetic_rows_edge_cases() -> None:
-    alice = {
-        "submission": "a.py",
-        "status": "graded",
-        "score": 100.0,
-        "max_score": 100.0,
-        "seconds": 0.5,
-        "report": {
-            "sections": {"todo1": {"score": 30.0, "max_score": 30.0, "not_implemented": False}},
-            "tests": [
-                {
-                    "section": "todo1",
-                    "visibility": "hidden",
-                    "status": "passed",
-                    "category": "c",
-                    "message": "",
-                }
-            ],
-            "reproducibility": {"battery_sha256": "a" * 64, "lang": "en"},
-        },
-    }
-    other = copy.deepcopy(alice)
-    other["submission"] = 'q"uote&<b>.py'
-    other["report"]["reproducibility"]["battery_sha256"] = "b" * 64
-    other["report"]["tests"][0]["status"] = "failed"
-    other["report"]["tests"][0]["category"] = "<i>cat</i>"
-    other["score"] = 0.0
-    empty = copy.deepcopy(other)  # an empty file: the function is missing, not attempted
-    empty["submission"] = "empty.py"
-    empty["report"]["tests"][0]["kind"] = "missing_function"
-    with_empty = class_report.summarize([alice, other, empty], seed=None).categories
-    summary = class_report.summarize([alice, other], seed=None)
+    alice = BatchRow("a.py", "graded", _report("passed", "c", "a" * 64), seconds=0.5)
+    other = BatchRow('q"uote&<b>.py', "graded", _report("failed", "<i>cat</i>", "b" * 64))
+    # An empty file: the function is missing, not attempted.
+    empty = BatchRow("empty.py", "graded", _report("failed", "x", "b" * 64, "missing_function"))
+    with_empty = class_report.summarize(_result(alice, other, empty, seed=None)).categories
+    summary = class_report.summarize(_result(alice, other, seed=None))
     assert with_empty == summary.categories  # the empty file attempted nothing
     assert summary.battery_sha256 == ["a" * 64, "b" * 64]
     assert any("different batteries" in n for n in summary.notes)
@@ -303,7 +298,7 @@ def test_synthetic_rows_edge_cases() -> None:
     assert "q&quot;uote&amp;&lt;b&gt;.py" in page_text
     assert page.tables["categories-table"][1][1] == "<i>cat</i>"
     # No rows at all: still a page, with empty tables rather than a crash.
-    empty = Page(class_report.class_report_html([], seed=3))
+    empty = Page(class_report.class_report_html(_result(seed=3)))
     assert empty.by_id["n-submissions"] == "0"
     assert empty.tables["histogram-table"][-1] == ["graded submissions", "0"]
 
@@ -422,12 +417,12 @@ def test_no_table_overflows_a_420_px_window_whatever_the_names(
 ) -> None:
     browser = browser_check.find_browser()
     assert browser is not None
-    rows = copy.deepcopy(demo["doc"]["submissions"])
-    rows[0]["submission"] = LONG_NAME  # a graded row: roster, slowest, charts
-    rows[-1]["submission"] = "trudy \u202e001.py"
-    rows[-1]["message"] = "m" * 400
+    rows = [  # a graded row: roster, slowest, charts
+        BatchRow(LONG_NAME, "graded", _report("failed", "c" * 80, "a" * 64), seconds=1.0),
+        BatchRow("trudy \u202e001.py", "not_graded", message="m" * 400),
+    ]
     page = tmp_path / "narrow.html"
-    page.write_text(class_report.class_report_html(rows, SEED), encoding="utf-8")
+    page.write_text(class_report.class_report_html(_result(*rows)), encoding="utf-8")
     assert browser_check.overflow_at(page, browser, 420) == ""
     # The check can fail: a table of one long word reaches past the window.
     wide = tmp_path / "wide.html"
@@ -436,8 +431,8 @@ def test_no_table_overflows_a_420_px_window_whatever_the_names(
 
 
 def test_bidi_and_controls_in_names_are_shown_escaped() -> None:
-    rows = [{"submission": "trudy \u202e001.py", "status": "not_graded", "message": "\x1b[2J"}]
-    text = class_report.class_report_html(rows, SEED)
+    rows = [BatchRow("trudy \u202e001.py", "not_graded", message="\x1b[2J")]
+    text = class_report.class_report_html(_result(*rows))
     assert "\u202e" not in text and "\x1b" not in text
     assert "trudy \\u202e001.py" in text and "\\x1b[2J" in text
 
@@ -460,25 +455,26 @@ def test_the_stdlib_only_hint_reaches_the_csv_and_the_page(tmp_path: Path) -> No
 def test_near_copies_list_a_reference_flag_behind_a_classmate_and_hidden_code() -> None:
     from pytest_rlsys.outputs.class_report import similarity_section
 
-    def row(name: str, **found: object) -> dict[str, object]:
-        base = {"closest": None, "score": 0.1, "flagged": False, "sentences": 0}
-        return {"submission": name, "similarity": {**base, **found}}
+    def row(name: str, closest: str | None, score: float, *by: str, **found: Any) -> BatchRow:
+        return BatchRow(name, "graded", similarity=Similarity(closest, score, by, **found))
 
     rows = [
         # dora behaves as the reference (0.90) and shares 0.92 of her code with eve.
-        row("dora.py", closest="eve.py", score=0.92, flagged=True, behaviour=0.9, alike=0.86),
-        row("eve.py", closest="dora.py", score=0.92, flagged=True, behaviour=0.6, alike=0.86),
-        row("blob.py", score=0.0, flagged=True, behaviour=0.7, hidden=True),
+        row("dora.py", "eve.py", 0.92, "code", "behaviour", behaviour=0.9, alike=0.86),
+        row("eve.py", "dora.py", 0.92, "code", behaviour=0.6, alike=0.86),
+        row("blob.py", None, 0.0, "hidden", behaviour=0.7, hidden=True),
+        BatchRow("deep.py", "graded", similarity=Similarity(None, None, not_compared="over")),
     ]
     page = similarity_section(rows)
     table = page[page.index('id="similarity-table"') : page.index("</table>")]
     assert table.count("<tr><td>") == 2, table
     assert '<td>dora.py</td><td>eve.py</td><td class="n">0.92</td><td class="n">–</td>' in table
-    assert '<td class="n">0.86</td></tr>' in table  # the pair's own behaviour
+    assert '<td class="n">0.86</td><td>code, behaviour</td></tr>' in table  # the pair's own
     assert '<td>dora.py</td><td>reference</td><td class="n">–</td>' in table
-    assert '<td class="n">0.90</td></tr>' in table
+    assert '<td class="n">0.90</td><td>behaviour</td></tr>' in table
     assert 'id="similarity-hidden"' in page and "blob.py." in page
     assert "blob.py</td>" not in table
+    assert "deep.py (over)" in page  # not compared, with the reason
 
     # Nothing flagged but hidden code: the sentence does not say the class is clean.
     only = similarity_section([rows[2]])
@@ -488,9 +484,8 @@ def test_near_copies_list_a_reference_flag_behind_a_classmate_and_hidden_code() 
 def test_near_copies_list_the_strongest_pair_first() -> None:
     from pytest_rlsys.outputs.class_report import similarity_section
 
-    def row(name: str, closest: str, score: float) -> dict[str, object]:
-        found = {"closest": closest, "score": score, "flagged": True, "sentences": 0}
-        return {"submission": name, "similarity": found}
+    def row(name: str, closest: str, score: float) -> BatchRow:
+        return BatchRow(name, "graded", similarity=Similarity(closest, score, ("code",)))
 
     page = similarity_section([row("a.py", "b.py", 0.55), row("c.py", "d.py", 0.96)])
     assert page.index("<td>c.py</td>") < page.index("<td>a.py</td>")

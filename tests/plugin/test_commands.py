@@ -418,7 +418,7 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
 ) -> None:
     """A link, a FIFO or a file gone before its turn: scored 0 of the full maximum with
     the reason, as `rlsys grade` records the same path (both go through open_grader)."""
-    from pytest_rlsys.cli import commands
+    from pytest_rlsys.cli import batch as commands
 
     subs = tmp_path / "class"
     subs.mkdir(mode=0o700)
@@ -545,3 +545,80 @@ def test_a_missing_input_file_is_a_usage_error_in_every_command(
         captured = capsys.readouterr()
         assert "no such f" in captured.err and "Traceback" not in captured.err, (name, captured)
         assert captured.err.startswith(name.split(" --")[0]), (name, captured.err)
+
+
+def test_batch_refuses_an_output_path_that_is_a_graded_submission(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = tmp_path / "class"
+    subs.mkdir(mode=0o700)
+    (subs / "alice.py").write_text("x = 1\n")
+    (subs / "bob").mkdir()
+    (subs / "bob" / "rlsys_ledger.py").write_text("y = 2\n")
+    for flag, target in (("--csv", "alice.py"), ("--json", "bob/rlsys_ledger.py")):
+        code = main(["batch", str(subs), flag, str(subs / target), "--no-progress"])
+        assert code == ExitCode.USAGE
+        err = capsys.readouterr().err
+        assert flag in err and "is a submission of this batch" in err
+    assert (subs / "alice.py").read_text() == "x = 1\n"
+    assert (subs / "bob" / "rlsys_ledger.py").read_text() == "y = 2\n"
+
+
+def test_a_file_whose_analysis_exceeds_its_limit_is_named_and_every_output_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The similarity analysis runs in a child under the grading child's limits: one file
+    # over them is "not compared" with the reason, every other row and output is written.
+    from pytest_rlsys.grading.outcomes import Limits
+    from pytest_rlsys.similarity import analyse
+
+    real = analyse.Analysis.run
+
+    def run(self: analyse.Analysis, data: bytes) -> object:
+        if b"HOSTILE" in data:  # this one gets a deadline no interpreter can meet
+            self.close()
+            return real(analyse.Analysis(Limits(load_timeout_s=0.001)), data)
+        return real(self, data)
+
+    monkeypatch.setattr(analyse.Analysis, "run", run)
+    subs = tmp_path / "class"
+    subs.mkdir(mode=0o700)
+    chapter = REPO / "tests" / "corpora" / "learner_corpus" / "ok_chapter_reference.py"
+    (subs / "alice.py").write_text(chapter.read_text(encoding="utf-8"))
+    (subs / "trudy.py").write_text("HOSTILE = 1\n")
+    out = {kind: tmp_path / f"class.{kind}" for kind in ("csv", "json", "html")}
+    argv = ["batch", str(subs), "--no-progress", "--no-behaviour", "--jobs", "2"]
+    assert main([*argv, *(f"--{k}={p}" for k, p in out.items())]) == 0
+    rows = {r["submission"]: r for r in json.loads(out["json"].read_text())["submissions"]}
+    assert "took over" in rows["trudy.py"]["similarity"]["not_compared"]
+    assert rows["alice.py"]["similarity"]["flagged_by"] == ["code", "sentences"]
+    with open(out["csv"], encoding="utf-8") as handle:
+        cells = {r["submission"]: r for r in csv.DictReader(handle)}
+    assert "took over" in cells["trudy.py"]["similarity_not_compared"]
+    assert cells["alice.py"]["similarity_flagged_by"] == "code sentences"
+    page = out["html"].read_text(encoding="utf-8")
+    assert "trudy.py (its analysis took over" in page and "code, sentences" in page
+
+
+def test_batch_compares_the_bytes_it_graded_never_the_path_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file swapped on disk after it was graded: the comparison is of what was graded.
+    from pytest_rlsys.cli import batch as commands
+
+    subs = tmp_path / "class"
+    subs.mkdir(mode=0o700)
+    (subs / "ann.py").write_text("def pipeline_capacity(a, b, c):\n    return {}\n")
+
+    def swapped(grader: object) -> None:
+        (subs / "ann.py").write_text(solution_path().read_text(encoding="utf-8"))
+
+    monkeypatch.setattr(commands, "_probe", swapped)
+    out = tmp_path / "class.json"
+    assert main(["batch", str(subs), "--no-progress", f"--json={out}"]) == 0
+    (row,) = json.loads(out.read_text())["submissions"]
+    assert (
+        row["submission_sha256"]
+        == hashlib.sha256(b"def pipeline_capacity(a, b, c):\n    return {}\n").hexdigest()
+    )
+    assert not row["similarity"]["flagged"]  # the swapped-in reference copy was not read

@@ -1064,7 +1064,7 @@ def test_batch_csv_and_progress_escape_learner_text(tmp_path: Path) -> None:
     import io
 
     from pytest_rlsys.cli import main
-    from pytest_rlsys.cli.commands import _Progress
+    from pytest_rlsys.cli.batch import _Progress
 
     subs = tmp_path / "class"
     subs.mkdir(mode=0o700)

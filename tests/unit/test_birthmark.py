@@ -1,4 +1,4 @@
-"""The behaviour sign's pure part (pytest_rlsys/birthmark.py): outcomes as tokens, the
+"""The behaviour sign's pure part (pytest_rlsys/similarity/birthmark.py): outcomes as tokens, the
 shipped references, the weighted score and how it flags (docs/similarity.md)."""
 
 from __future__ import annotations
@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_rlsys import birthmark, similarity
+from benchmarks.birthmark_calibration import independent_text, tally, weigh
+from pytest_rlsys import similarity
 from pytest_rlsys.grading.outcomes import CallOutcome
+from pytest_rlsys.similarity import birthmark, decide
 
 
 def _returned(value: object) -> str:
@@ -83,7 +85,7 @@ def test_behaviour_is_the_closer_reference() -> None:
 
 
 def test_weigh_counts_the_independent_solutions_that_differ() -> None:
-    weighed = birthmark.weigh({"p": "a", "q": "b"}, [{"p": "a", "q": "c"}, {"p": "z", "q": "c"}])
+    weighed = weigh({"p": "a", "q": "b"}, [{"p": "a", "q": "c"}, {"p": "z", "q": "c"}])
     assert weighed == {"p": ("a", 0.5), "q": ("b", 1.0)}
 
 
@@ -108,7 +110,7 @@ def test_behaviour_at_the_threshold_flags_a_file_as_the_reference_s_copy(
 ) -> None:
     source = "def pipeline_capacity(a, b, c):\n    return {}\n"
     # Each file's share stands in its tokens here: the score itself is tested below.
-    monkeypatch.setattr(similarity, "behaviour", lambda tokens: float(tokens["share"]))
+    monkeypatch.setattr(decide, "behaviour", lambda tokens: float(tokens["share"]))
     found = similarity.compare_class(
         {"a.py": source, "b.py": source + "\n"},
         probed={
@@ -147,10 +149,10 @@ def test_two_files_behave_alike_by_the_tokens_few_independent_solutions_share() 
 def test_the_independent_tally_reads_back_what_it_wrote(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    counts = birthmark.tally([{"p": "raise:other", "q": "value:1"}, {"p": "raise:other"}])
+    counts = tally([{"p": "raise:other", "q": "value:1"}, {"p": "raise:other"}])
     assert counts == (2, {"p": {"raise:other": 2}, "q": {"value:1": 1}})
     path = tmp_path / "tally.txt"
-    path.write_text(birthmark.independent_text(counts), "utf-8")
+    path.write_text(independent_text(counts), "utf-8")
     monkeypatch.setattr(birthmark, "INDEPENDENT_FILE", path)
     birthmark.independent_tally.cache_clear()
     try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -32,11 +33,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rlsys_closure import cli as closure
 
-from pytest_rlsys.cli import commands, main
+from pytest_rlsys.cli import batch as batch_cli
+from pytest_rlsys.cli import main
 from pytest_rlsys.escaping import clean, is_clean
 from pytest_rlsys.grading.scoring import OUTPUT_KINDS, CaseResult, RenderOptions, ScoreReport
 from pytest_rlsys.messages import Msg
-from pytest_rlsys.outputs import batchline, registry, scorejson, terminal
+from pytest_rlsys.outputs import registry, terminal
+from pytest_rlsys.outputs.batch import BatchRow
 from pytest_rlsys.outputs.classroom import points_line
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.resources import schema_dir
@@ -160,21 +163,14 @@ def run_all(text: str, work: Path) -> dict[str, str]:
     folder.mkdir(mode=0o700)
     (folder / file_name(text)).write_text("", encoding="utf-8")
 
-    def row(name: str, *_: object) -> dict[str, Any]:
-        return {
-            "submission": name,  # the file's own (hostile) name: the batch keys rows by it
-            "seed": 1,
-            "status": "not_loaded",
-            "score": 0.0,
-            "max_score": 25.0,
-            "message": batchline.below_full_marks(report),
-            "seconds": 0.1,
-            "submission_sha256": text,
-            "report": scorejson.document(report, "en"),
-        }
+    def row(name: str, *_: object) -> batch_cli._Graded:
+        # The file's own (hostile) name: the batch keys rows by it.
+        hostile = dataclasses.replace(report, submission_sha256=text)
+        graded = BatchRow(name, "not_loaded", hostile, seconds=0.1)
+        return batch_cli._Graded(graded, f"not read: {text}")
 
     paths = {k: work / f"grades.{k}" for k in ("csv", "json", "html")}
-    with mock.patch.object(commands, "_grade_row", row), captured() as streams:
+    with mock.patch.object(batch_cli, "_grade_row", row), captured() as streams:
         args = [f"--{k}={p}" for k, p in paths.items()]
         assert main(["batch", str(folder), *args, "--no-progress"]) == 0
     out.update({f"batch {k}": p.read_bytes().decode("utf-8") for k, p in paths.items()})

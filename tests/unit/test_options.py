@@ -13,7 +13,7 @@ import pytest
 
 from pytest_rlsys import plugin, settings
 from pytest_rlsys.cli import ExitCode, build_parser, main
-from pytest_rlsys.cli.commands import _Progress
+from pytest_rlsys.cli.batch import _Progress
 from tests.conftest import REPO
 
 ROW = re.compile(r"`(-[-\w]+)(?: ([^`]+))?`")
@@ -100,7 +100,7 @@ def test_other_commands_match_the_readme() -> None:
         documented.setdefault(command, set()).update(
             (m[0], m[1] or None) for m in ROW.findall(option_cell)
         )
-    assert set(documented) == {"template", "ledger", "kit", "validate", "result"}
+    assert set(documented) == {"template", "ledger", "kit", "validate", "result", "similarity"}
     for command, flags in documented.items():
         assert flags == command_flags(command), command
         declared = {(o.cli_flag, o.metavar) for o in settings.for_command(command)}

@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from pytest_rlsys.similarity_canonical import canonical
+from pytest_rlsys.similarity.canonical import canonical
 
 
 def canon(source: str) -> str:

@@ -469,76 +469,88 @@ def _loop_as_any(loop: ast.For) -> ast.stmt | None:
     return None
 
 
+def _is_constant(node: ast.AST, value: object) -> bool:
+    return isinstance(node, ast.Constant) and node.value == value
+
+
+def _counted(first: ast.stmt, loop: ast.stmt) -> tuple[str, ast.expr] | None:
+    """(index, sequence) when ``first; loop`` is ``i = 0; while i < len(xs): ...``."""
+    if not (isinstance(first, ast.Assign) and isinstance(loop, ast.While) and not loop.orelse):
+        return None
+    index, test = _name(first.targets[0]), loop.test
+    if not (index and _is_constant(first.value, 0) and isinstance(test, ast.Compare)):
+        return None
+    if _name(test.left) != index or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Lt):
+        return None
+    size = test.comparators[0]
+    if not (isinstance(size, ast.Call) and _name(size.func) == "len" and len(size.args) == 1):
+        return None
+    return index, size.args[0]
+
+
 def _while_as_for(first: ast.stmt, loop: ast.stmt) -> ast.For | None:
     """``i = 0; while i < len(xs): x = xs[i]; i += 1; ...`` is ``for x in xs: ...``."""
-    if not (
-        isinstance(first, ast.Assign)
-        and (index := _name(first.targets[0]))
-        and isinstance(first.value, ast.Constant)
-        and first.value.value == 0
-        and isinstance(loop, ast.While)
-        and not loop.orelse
-        and isinstance(test := loop.test, ast.Compare)
-        and _name(test.left) == index
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Lt)
-        and isinstance(size := test.comparators[0], ast.Call)
-        and _name(size.func) == "len"
-        and len(size.args) == 1
-    ):
+    counted = _counted(first, loop)
+    if counted is None:
         return None
-    sequence, item, rest = size.args[0], None, []
+    assert isinstance(loop, ast.While)
+    index, sequence = counted
+    item: ast.expr | None = None
+    rest: list[ast.stmt] = []
     for stmt in loop.body:
-        if (
-            isinstance(stmt, ast.AugAssign)
-            and _name(stmt.target) == index
-            and isinstance(stmt.value, ast.Constant)
-            and stmt.value.value == 1
-        ):
-            continue
-        if (
-            item is None
-            and isinstance(stmt, ast.Assign)
-            and isinstance(stmt.value, ast.Subscript)
-            and _name(stmt.value.slice) == index
-            and ast.dump(stmt.value.value) == ast.dump(sequence)
-        ):
-            item = stmt.targets[0]
-            continue
+        if isinstance(stmt, ast.AugAssign) and _name(stmt.target) == index:
+            if _is_constant(stmt.value, 1):
+                continue
+        elif item is None and isinstance(stmt, ast.Assign):
+            value = stmt.value
+            if (
+                isinstance(value, ast.Subscript)
+                and _name(value.slice) == index
+                and ast.dump(value.value) == ast.dump(sequence)
+            ):
+                item = stmt.targets[0]
+                continue
         rest.append(stmt)
     if item is None or _loads(ast.Module(rest, []))[index]:
         return None
     return ast.For(item, sequence, rest or [ast.Pass()], [], lineno=loop.lineno)
 
 
+def _empty_collection(first: ast.stmt, loop: ast.stmt) -> str | None:
+    """The name ``first`` binds to an empty list or dict, when ``loop`` is a plain ``for``
+    of one statement."""
+    if not (isinstance(first, ast.Assign) and isinstance(first.value, ast.List | ast.Dict)):
+        return None
+    empty = not getattr(first.value, "elts", None) and not getattr(first.value, "keys", None)
+    plain = isinstance(loop, ast.For) and not loop.orelse and len(loop.body) == 1
+    return _name(first.targets[0]) if empty and plain else None
+
+
+def _appended(body: ast.stmt, target: str) -> ast.expr | None:
+    """``e`` when ``body`` is ``target.append(e)``."""
+    call = body.value if isinstance(body, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+        return None
+    if call.func.attr != "append" or _name(call.func.value) != target or len(call.args) != 1:
+        return None
+    return call.args[0]
+
+
 def _as_comprehension(first: ast.stmt, loop: ast.stmt) -> ast.Assign | None:
     """``xs = []; for ...: [if c:] xs.append(e)`` is ``xs = [e for ... if c]``; the same for
     ``d = {}; for ...: d[k] = v`` and a dict comprehension."""
-    if not (
-        isinstance(first, ast.Assign)
-        and (target := _name(first.targets[0]))
-        and isinstance(first.value, ast.List | ast.Dict)
-        and not getattr(first.value, "elts", None)
-        and not getattr(first.value, "keys", None)
-        and isinstance(loop, ast.For)
-        and not loop.orelse
-        and len(loop.body) == 1
-    ):
+    target = _empty_collection(first, loop)
+    if target is None:
         return None
+    assert isinstance(first, ast.Assign) and isinstance(loop, ast.For)
     body, tests = loop.body[0], []
     while isinstance(body, ast.If) and not body.orelse and len(body.body) == 1:
         tests.append(body.test)
         body = body.body[0]
     generators = [ast.comprehension(loop.target, loop.iter, tests, 0)]
-    if isinstance(first.value, ast.List) and (
-        isinstance(body, ast.Expr)
-        and isinstance(call := body.value, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "append"
-        and _name(call.func.value) == target
-        and len(call.args) == 1
-    ):
-        return ast.Assign([first.targets[0]], ast.ListComp(call.args[0], generators), lineno=0)
+    element = _appended(body, target) if isinstance(first.value, ast.List) else None
+    if element is not None:
+        return ast.Assign([first.targets[0]], ast.ListComp(element, generators), lineno=0)
     if isinstance(first.value, ast.Dict) and (
         isinstance(body, ast.Assign)
         and isinstance(key := body.targets[0], ast.Subscript)

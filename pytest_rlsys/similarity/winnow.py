@@ -26,21 +26,16 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
+import functools
 import hashlib
 import io
 import keyword
 import tokenize
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
-from pytest_rlsys.birthmark import THRESHOLD as BEHAVES_AT
-from pytest_rlsys.birthmark import alike, behaviour, provided
-from pytest_rlsys.escaping import say
 from pytest_rlsys.resources import exercise_path, solution_path
-from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
-from pytest_rlsys.similarity_canonical import canonical
+from pytest_rlsys.similarity.canonical import canonical
 
 # A k-gram of 12 normalised tokens is half a line of code; windows of 5 k-grams mean any
 # match of 16 tokens or more is always seen (the winnowing guarantee t = w + k - 1).  With
@@ -58,31 +53,16 @@ MIN_FINGERPRINTS = 12
 # Comments and blank lines cost nothing here (the syntax tree drops them); 2 MiB of code
 # costs a few seconds, once per file.
 MAX_BYTES = 2 * 1024 * 1024
-CSV_COLUMNS = (
-    "similar_to",
-    "similarity",
-    "similarity_flagged",
-    "similarity_sentences",
-    "similarity_behaviour",
-    "similarity_alike",
-    "similarity_hidden",
-)
 # A reference's sentence: a whole string literal (no docstring, no f-string piece) of at least
 # this many characters that the template does not contain.  Three shared is the flag: no
 # independent solution of either calibration set shares even one with the chapter's reference
 # (docs/similarity.md); one or two could be a phrase the docstrings suggest.
 MIN_SENTENCE_CHARS = 12
-MIN_SHARED_SENTENCES = 3
 # A file with more lines of code than this (15 times the exercise's) is fingerprinted from its
 # raw tokens, without the canonical form and the split into statements: those cost about 2 ms
 # a line, and a class of hostile 2 MiB files must not take hours.  Padding a copy past it
 # with dead code keeps the copy's own tokens, which still match (a test pads one).
 MAX_CANONICAL_LINES = 3000
-# A classmate's code shared at THRESHOLD or more but below this is flagged only if the two
-# also behave alike (birthmark.alike): two same-style independent files reached 0.62, and
-# one changed line can change a copy's answers on a whole family of probes (a fabric id's
-# handling), so clear code evidence stands on its own.
-CONFIRMED_ABOVE = 0.75
 # A string literal holding code (``exec(SOURCE)``) is read as code, this many levels deep.
 EMBEDDED_DEPTH = 3
 # The most lines blanked to make a file that does not parse parse (``repaired``), in a file
@@ -90,60 +70,12 @@ EMBEDDED_DEPTH = 3
 REPAIRS = 20
 REPAIRED_BYTES = 256 * 1024
 
-REFERENCE = "reference"
 _KEPT_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 _FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
 _FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 _DROPPED = frozenset(
     {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER, tokenize.TYPE_COMMENT}
 )
-
-
-@dataclass(frozen=True)
-class Similarity:
-    """One submission's closest match: ``closest`` is "reference" or a classmate's name;
-    ``score`` is None when the file was not compared (not read: a link, a folder, too big);
-    ``sentences``: how many of a reference's own sentences it holds word for word;
-    ``behaviour``: its agreement with a reference on the behaviour probes (birthmark.py),
-    None when they were not run (the file did not load, or the batch was told not to);
-    ``alike``: when ``closest`` is a classmate, how far the two behave alike on the probes
-    (birthmark.alike), None otherwise or when either was not probed;
-    ``hidden``: the file runs code built at run time (``hides_code``): it cannot all be
-    compared, so it is flagged for reading."""
-
-    closest: str | None
-    score: float | None
-    flagged: bool
-    sentences: int = 0
-    behaviour: float | None = None
-    alike: float | None = None
-    hidden: bool = False
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "closest": self.closest,
-            "score": _rounded(self.score),
-            "flagged": self.flagged,
-            "sentences": self.sentences,
-            "behaviour": _rounded(self.behaviour),
-            "alike": _rounded(self.alike),
-            "hidden": self.hidden,
-        }
-
-    def csv_cells(self) -> dict[str, object]:
-        if self.score is None:  # not compared: empty cells, not a score of nothing
-            return dict.fromkeys(CSV_COLUMNS, "")
-        cells = self.as_dict()
-        values = [self.closest or "", *(cells[k] for k in ("score", "flagged", "sentences"))]
-        values += ["" if cells[k] is None else cells[k] for k in ("behaviour", "alike")]
-        return dict(zip(CSV_COLUMNS, [*values, self.hidden], strict=True))
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 3)
-
-
-UNREAD = Similarity(None, None, False)
 
 
 def _normalised(source: str) -> list[str]:
@@ -297,13 +229,13 @@ _MODULES = frozenset({"marshal", "pickle", "importlib", "runpy", "code", "builti
 RUNS_BUILT_CODE = _RUNNERS | _ATTRIBUTES | _MODULES
 
 
-def spelled(source: str) -> tuple[frozenset[str], frozenset[str], bool]:
+def spelled(source: str) -> tuple[frozenset[str], frozenset[str], bool] | None:
     """What ``source``'s code spells: its names (definitions, uses, parameters, attributes,
-    imports), its string literals, and whether it reaches RUNS_BUILT_CODE; empty if it does
-    not parse."""
+    imports), its string literals, and whether it reaches RUNS_BUILT_CODE; None if it does
+    not parse (what it runs cannot be read)."""
     tree = _parsed(source)
     if tree is None:
-        return frozenset(), frozenset(), False
+        return None
     names: set[str] = set()
     texts: set[str] = set()
     runs = False
@@ -326,29 +258,55 @@ def spelled(source: str) -> tuple[frozenset[str], frozenset[str], bool]:
     return frozenset(names), frozenset(texts), runs
 
 
-def hides_code(source: str, gives: frozenset[str]) -> bool:
-    """True when ``source`` runs code built at run time (it reaches RUNS_BUILT_CODE) or
-    gives a function (``gives``: birthmark.provided) that none of its names or strings
-    contains: its code cannot all be compared."""
-    names, texts, runs = spelled(source)
-    words = [*names, *texts]
-    return runs or any(not any(func in word for word in words) for func in gives)
-
-
 def _statements(source: str) -> list[str]:
     """Each statement of each function's body and each other top-level statement, in
-    canonical form (similarity_canonical.py) and printed back from its syntax tree without
-    docstrings or annotations, so layout, quoting and the order of functions and of a body's
+    canonical form (canonical.py) and printed back from its syntax tree without docstrings
+    or annotations, so layout, quoting and the order of functions and of a body's
     statements do not matter; the whole text as one piece if it does not parse or is too
-    big for the canonical form."""
+    big for the canonical form.  A statement the rewrite cannot take (nested past the
+    recursion limit) is left out of the rewrite and fingerprinted from its own tokens: one
+    dead line must not send the whole file to raw tokens (a copy's 1.00 became 0.46)."""
     code_lines = sum(1 for line in source.splitlines() if line.strip()[:1] not in ("", "#"))
-    if code_lines > MAX_CANONICAL_LINES:
+    tree = _parsed(source) if code_lines <= MAX_CANONICAL_LINES else None
+    if tree is None:
         return [source]
     try:
-        tree = canonical(_Plain().visit(ast.parse(source)))
-        return [ast.unparse(node) for node in _flat(tree.body) if not _is_docstring(node)]
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _printed(tree)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    try:
+        tree = _parsed(source)  # the failed rewrite may have changed it part way
+        kept, raw = _rewritable(tree.body if tree else [], source)
+    except (ValueError, RecursionError, MemoryError):
         return [source]
+    try:  # the rest together again, so that a helper is still inlined where it is used
+        return [*_printed(ast.Module(kept, type_ignores=[])), *raw]
+    except (ValueError, RecursionError, MemoryError):
+        return [*raw, *(ast.get_source_segment(source, node) or "" for node in kept)]
+
+
+def _rewritable(body: list[ast.stmt], source: str) -> tuple[list[ast.stmt], list[str]]:
+    """The statements of ``body`` the rewrite takes, and the source text of those it does
+    not (a function or class it does not take is split into its own statements first)."""
+    kept: list[ast.stmt] = []
+    raw: list[str] = []
+    for node in body:
+        try:
+            _printed(ast.Module([copy.deepcopy(node)], type_ignores=[]))
+            kept.append(node)
+        except (ValueError, RecursionError, MemoryError):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = _rewritable(node.body, source)
+                kept += inner[0]
+                raw += inner[1]
+            else:
+                raw.append(ast.get_source_segment(source, node) or "")
+    return kept, raw
+
+
+def _printed(tree: ast.Module) -> list[str]:
+    done = canonical(_Plain().visit(tree))
+    return [ast.unparse(node) for node in _flat(done.body) if not _is_docstring(node)]
 
 
 def _flat(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -380,15 +338,6 @@ def fingerprints(source: str) -> frozenset[int]:
     for piece in _statements(source):
         found |= _winnow(_normalised(piece))
     return frozenset(found)
-
-
-def _or_empty(compute: Callable[[], frozenset[int]]) -> frozenset[int]:
-    # The batch writes its grades after this report: no file may take them down with it
-    # (310 fuzzed sources raised nothing; this is for the one no fuzzer found).
-    try:
-        return compute()
-    except Exception:
-        return frozenset()
 
 
 def _hash(text: str) -> int:
@@ -434,7 +383,7 @@ def overlap(a: frozenset[int], b: frozenset[int], floor: float = 0.0) -> float:
 
 
 def _read(path: Path) -> str:
-    """The text of a regular file (never a link, a FIFO or a device); "" if it is none."""
+    """The text of one of this package's own files ("" if it cannot be read)."""
     try:
         with path.open("rb") as handle:  # bundled files: ours, not the learner's
             return handle.read().decode("utf-8", errors="replace")
@@ -442,16 +391,7 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _read_submission(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    try:
-        return read_regular_file(path, MAX_BYTES).decode("utf-8", errors="replace")
-    except UnsafeFile:
-        return None
-
-
-CHAPTER_FILE = Path(__file__).with_name("similarity_chapter.txt")
+CHAPTER_FILE = Path(__file__).with_name("chapter.txt")
 
 
 def _chapter() -> tuple[frozenset[int], frozenset[int]]:
@@ -463,161 +403,24 @@ def _chapter() -> tuple[frozenset[int], frozenset[int]]:
     return code, said
 
 
+@functools.lru_cache(maxsize=1)
+def template_text() -> str:
+    return _read(exercise_path())
+
+
+@functools.lru_cache(maxsize=1)
+def base_fingerprints() -> frozenset[int]:
+    """The fingerprints every learner starts with (the untouched exercise template)."""
+    return fingerprints(template_text())
+
+
+@functools.lru_cache(maxsize=1)
 def reference_fingerprints() -> tuple[frozenset[int], ...]:
     """The fingerprints of each reference: the project's solutions/ and the chapter's."""
     return fingerprints(_read(solution_path())), _chapter()[0]
 
 
-def reference_sentences(template: str | None = None) -> tuple[frozenset[int], ...]:
-    """The sentences of each reference, in the order of ``reference_fingerprints``
-    (``template``: the exercise template's text, read here when not given)."""
-    template = _read(exercise_path()) if template is None else template
-    return sentences(_read(solution_path()), template), _chapter()[1]
-
-
-def template_fingerprints() -> frozenset[int]:
-    """The fingerprints every learner starts with (the untouched exercise template)."""
-    return fingerprints(_read(exercise_path()))
-
-
-def compare_class(
-    sources: Mapping[str, str],
-    references: tuple[frozenset[int], ...] | None = None,
-    base: frozenset[int] | None = None,
-    probed: Mapping[str, Mapping[str, str] | None] | None = None,
-) -> dict[str, Similarity]:
-    """For each named source, its closest match among the references and the others.
-    ``probed``: each source's tokens on the behaviour probes (birthmark.py, measured by the
-    caller; missing or None: not measured).  A source holding MIN_SHARED_SENTENCES of a
-    reference's own sentences, or whose behaviour agrees with a reference's at
-    birthmark.THRESHOLD or more, is that reference's copy unless a classmate's code is
-    flagged closer.  A classmate's code is flagged at CONFIRMED_ABOVE or more; below, only if
-    the two also behave alike (birthmark.alike at THRESHOLD or more) or either was not
-    measured: where the template is silent a copy does what its original does, and
-    independent work written in one style shares code but not every choice.  A source that
-    runs code built at run time is flagged as ``hidden`` (calibration: docs/similarity.md)."""
-    probed = probed or {}
-    sources = {name: _readable_code(text) for name, text in sources.items()}
-    template = _read(exercise_path())
-    base = fingerprints(template) if base is None else base
-    refs = [(REFERENCE, r - base) for r in (references or reference_fingerprints())]
-    prints = {name: _or_empty(partial(fingerprints, text)) - base for name, text in sources.items()}
-    ref_said = reference_sentences(template)
-    floor = max(len(r) for _, r in refs) / 2
-
-    def pair(name: str, other: str) -> float | None:
-        return alike(probed.get(name) or {}, probed.get(other) or {})
-
-    def behave_alike(name: str, other: str) -> bool:
-        share = pair(name, other)
-        return share is None or share >= BEHAVES_AT
-
-    out: dict[str, Similarity] = {}
-    for name, mine in prints.items():
-        closest, score = None, 0.0  # the closest code, flagged or not
-        held, held_score = None, 0.0  # the closest that is flagged
-        for other, theirs in [*refs, *((n, p) for n, p in prints.items() if n != name)]:
-            value = overlap(mine, theirs, floor)
-            if value > score:
-                closest, score = other, value
-            flags = value >= THRESHOLD and value > held_score
-            clear = other == REFERENCE or value >= CONFIRMED_ABOVE
-            if flags and (clear or behave_alike(name, other)):
-                held, held_score = other, value
-        if held is not None:
-            closest, score = held, held_score
-        said = _or_empty(partial(sentences, sources[name], template))
-        shared = max(len(said & theirs) for theirs in ref_said)
-        tokens = probed.get(name)
-        acts = behaviour(tokens) if tokens else None
-        signs = shared >= MIN_SHARED_SENTENCES or (acts is not None and acts >= BEHAVES_AT)
-        if signs and held in (None, REFERENCE):
-            closest = REFERENCE
-            score = max(overlap(mine, theirs, floor) for _, theirs in refs)
-        try:  # as _or_empty: no file may take the batch's grades down with it
-            hidden = hides_code(sources[name], provided(tokens) if tokens else frozenset())
-        except Exception:
-            hidden = False
-        flagged = held is not None or (closest == REFERENCE and signs) or hidden
-        classmate = closest not in (None, REFERENCE)
-        both = pair(name, closest) if classmate and closest is not None else None
-        out[name] = Similarity(closest, score, flagged, shared, acts, both, hidden)
-    return out
-
-
-def _readable_code(text: str) -> str:
-    """``text`` repaired and with the code its strings hold (``text`` if that fails)."""
-    try:
-        return with_embedded(repaired(text))
-    except Exception:
-        return text
-
-
-def compare_files(
-    files: Mapping[str, Path | None],
-    probed: Mapping[str, Mapping[str, str] | None] | None = None,
-) -> dict[str, Similarity]:
-    """``compare_class`` over the named submission files; one that is not a readable
-    regular file (a link, a folder, missing) is compared with nothing."""
-    texts = {name: _read_submission(path) for name, path in files.items()}
-    readable = {name: text for name, text in texts.items() if text is not None}
-    found = compare_class(readable, probed=probed)
-    return {name: found.get(name, UNREAD) for name in files}
-
-
-def instructor_note(path: Path) -> str:
-    """One line for a platform's instructor-only log: this file against the references
-    (its behaviour on the probes too: one more fenced child; under a second for a file
-    that answers, at most 15 s and one call timeout for one that hangs)."""
-    from pytest_rlsys.grading.probes import run_file
-
-    try:  # the log line must come out whatever the probes meet
-        tokens = run_file(path)
-    except Exception:
-        tokens = None
-    found = compare_files({"submission": path}, {"submission": tokens})["submission"]
-    acts = found.behaviour
-    if found.hidden:
-        return (
-            "rlsys similarity (instructors only): it runs code built at run time (it reaches "
-            "exec, eval, compile or the like, or a function it gives is named nowhere in it), "
-            "so its code cannot all be compared: flagged, read it (it changes no score)"
-        )
-    if found.score is None:
-        return "rlsys similarity (instructors only): not compared (the file could not be read)"
-    if found.closest is None:
-        return (
-            "rlsys similarity (instructors only): nothing of its own to compare (empty, the "
-            "template untouched, or too little code; it changes no score)"
-        )
-    verdict = "a near copy, read it" if found.flagged else "not flagged"
-    said = (
-        f" and holds {found.sentences} of its sentences word for word"
-        if found.sentences >= MIN_SHARED_SENTENCES
-        else ""
-    )
-    acted = "" if acts is None else f", behaves as it on {acts:.2f} of the probes"
-    return (
-        f"rlsys similarity (instructors only): shares {found.score:.2f} of its code with the "
-        f"reference{said}{acted} ({verdict}; flagged at {THRESHOLD:.2f} or at "
-        f"{MIN_SHARED_SENTENCES} sentences or at {BEHAVES_AT:.2f} behaviour; it changes no "
-        "score)"
-    )
-
-
-if __name__ == "__main__":  # python -m pytest_rlsys.similarity FILE (the Gradescope kit)
-    import sys
-
-    if sys.argv[1:2] == ["--chapter"]:  # regenerates the shipped fingerprints (a maintainer's)
-        code = Path(sys.argv[2]).read_text("utf-8")
-        said = sentences(code, _read(exercise_path()))
-        from pytest_rlsys.outputs.files import write_atomic
-
-        write_atomic(
-            CHAPTER_FILE,
-            "".join(f"{value:016x}\n" for value in sorted(fingerprints(code)))
-            + "".join(f"s {value:016x}\n" for value in sorted(said)),
-        )
-        sys.exit(0)
-    for name in sys.argv[1:]:
-        say(instructor_note(Path(name)))
+@functools.lru_cache(maxsize=1)
+def reference_sentences() -> tuple[frozenset[int], ...]:
+    """The sentences of each reference, in the order of ``reference_fingerprints``."""
+    return sentences(_read(solution_path()), template_text()), _chapter()[1]

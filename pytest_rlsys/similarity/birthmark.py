@@ -11,7 +11,7 @@ nothing there, so independent correct solutions are free to differ, and they do.
 
 This module is pure: the probes (plain data), the reduction of one call's outcome to a token,
 the shipped references' tokens and the score.  Running the probes in the grader's fenced
-child is ``grading/probes.py``'s.  Nothing here changes a score.
+child is ``probes.py``'s (``Grader.answer``).  Nothing here changes a score.
 """
 
 from __future__ import annotations
@@ -308,29 +308,8 @@ def reference_tokens() -> tuple[Reference, ...]:
     return ours, chapter
 
 
-def references_text(ours: Reference, chapter: Reference) -> str:
-    """The text of ``birthmark_references.txt`` (``reference_tokens`` reads it back)."""
-    lines = [
-        f"{name} {ours[name][0]} {ours[name][1]:.4f} {chapter[name][0]} {chapter[name][1]:.4f}\n"
-        for name in sorted(ours)
-    ]
-    header = (
-        "# probe, then solutions/'s token and weight, the chapter's (pytest_rlsys/birthmark.py)\n"
-    )
-    return header + "".join(lines)
-
-
 # How many independent correct solutions had each token of each probe, and of how many.
 Tally = tuple[int, Mapping[str, Mapping[str, int]]]
-
-
-def tally(independent: Sequence[Mapping[str, str]]) -> Tally:
-    """``independent``'s tokens counted, probe by probe."""
-    counts: dict[str, dict[str, int]] = {}
-    for tokens in independent:
-        for name, mine in tokens.items():
-            counts.setdefault(name, {})[mine] = counts.get(name, {}).get(mine, 0) + 1
-    return len(independent), counts
 
 
 def weighed(tokens: Mapping[str, str], counts: Tally) -> Reference:
@@ -341,24 +320,6 @@ def weighed(tokens: Mapping[str, str], counts: Tally) -> Reference:
     return {
         name: (mine, 1 - seen.get(name, {}).get(mine, 0) / total) for name, mine in tokens.items()
     }
-
-
-def weigh(tokens: Mapping[str, str], independent: Sequence[Mapping[str, str]]) -> Reference:
-    """A reference's tokens with each probe's weight: the share of ``independent`` (correct
-    solutions written without the reference) whose token differs from the reference's."""
-    return weighed(tokens, tally(independent))
-
-
-def independent_text(counts: Tally) -> str:
-    """The text of ``birthmark_independent.txt`` (``independent_tally`` reads it back)."""
-    total, seen = counts
-    lines = [
-        f"{name} {count} {mine}\n"
-        for name in sorted(seen)
-        for mine, count in sorted(seen[name].items())
-    ]
-    header = f"# independent correct solutions {total}; then probe, count, token (birthmark.py)\n"
-    return header + "".join(lines)
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,0 +1,420 @@
+"""``rlsys batch DIR``: every submission of a class folder graded through a
+``GradingSession`` each, in parallel, into one typed ``BatchResult`` (outputs/batch.py)
+that the CSV, the JSON and the class page render; the similarity report's signs read on
+the way (the probes in the graded child, the code in a bounded child)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_rlsys import similarity
+from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
+from pytest_rlsys.cli.commands import _request
+from pytest_rlsys.escaping import clean, say
+from pytest_rlsys.outputs.batch import BatchResult, BatchRow, Status, csv_text, json_text
+from pytest_rlsys.outputs.files import write_atomic
+from pytest_rlsys.resources import exercise_path
+
+if TYPE_CHECKING:
+    from pytest_rlsys.grading.ahead import StandbyPool
+    from pytest_rlsys.grading.grader import Grader
+    from pytest_rlsys.grading.isolation import ChildProcess
+    from pytest_rlsys.grading.request import GradingRequest
+    from pytest_rlsys.similarity import FileSigns
+
+__all__ = ["NOT_PY", "batch", "find_submissions"]
+
+
+NOT_PY = (
+    "{name} is not a .py file, so it was not graded "
+    "(a submission is one .py file or a folder holding one)"
+)
+
+
+# (name, file or None, problem): one submission of a class folder.
+Found = tuple[str, Path | None, str]
+
+
+def find_submissions(folder: Path) -> list[Found]:
+    """(name, file or None, problem) for each submission: a .py file, or a folder with one."""
+    found: list[Found] = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith(".") or entry.name == "__pycache__":  # Python's, no one's
+            continue
+        if entry.is_symlink() or not entry.is_dir():
+            # Graded as `rlsys grade` grades it: a link is never followed (it could point
+            # at the reference or a classmate's work) and a FIFO or device never read;
+            # each scores 0 with the reason.
+            if entry.suffix == ".py" or entry.is_dir():
+                found.append((entry.name, entry, ""))
+            else:  # a row all the same: a learner who handed in notes.txt must not vanish
+                found.append((entry.name, None, NOT_PY.format(name=entry.name)))
+        else:
+            files, problem = _python_files(entry)
+            named = entry / exercise_path().name  # the kits' rule: the template's name first
+            if problem:
+                found.append((entry.name, None, problem))
+            elif len(files) == 1:
+                found.append((entry.name, files[0], ""))
+            elif named in files:
+                found.append((entry.name, named, ""))
+            else:
+                found.append(
+                    (
+                        entry.name,
+                        None,
+                        f"expected one .py file in {entry.name}/, or one named "
+                        f"{exercise_path().name} among several, found {len(files)}"
+                        + (f": {', '.join(sorted(f.name for f in files)[:5])}" if files else ""),
+                    )
+                )
+    return found
+
+
+# A submission folder is walked without recursion, to a bounded size: a folder 1,100
+# levels deep once made os.walk raise RecursionError and no CSV was written for anyone.
+MAX_FOLDER_ENTRIES = 10_000
+MAX_FOLDER_DEPTH = 32
+
+
+def _python_files(folder: Path) -> tuple[list[Path], str]:
+    """The .py files below ``folder`` (links not followed, dot-names skipped), or a
+    problem when the folder is deeper or bigger than a submission can be."""
+    files: list[Path] = []
+    pending, seen = [(folder, 0)], 0
+    while pending:
+        current, depth = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                listed = list(entries)
+        except OSError:
+            continue
+        for entry in listed:
+            seen += 1
+            if seen > MAX_FOLDER_ENTRIES:
+                return [], f"{folder.name}/ holds over {MAX_FOLDER_ENTRIES} entries"
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if depth + 1 > MAX_FOLDER_DEPTH:
+                    return [], f"{folder.name}/ is nested over {MAX_FOLDER_DEPTH} folders deep"
+                pending.append((Path(entry.path), depth + 1))
+            elif entry.name.endswith(".py"):
+                files.append(Path(entry.path))
+    return sorted(files), ""
+
+
+@dataclass
+class _Graded:
+    """A graded row and what the similarity report needs of it: the file's code signs (or
+    why there are none), its behaviour tokens (None: not probed) and whether it loaded."""
+
+    row: BatchRow
+    signs: FileSigns | str
+    tokens: dict[str, str] | None = None
+    loaded: bool = False
+
+
+def _grade_row(
+    name: str,
+    path: Path | None,
+    problem: str,
+    request: GradingRequest,
+    standbys: StandbyPool[ChildProcess] | None = None,
+    running: _Running | None = None,
+    behaviour: bool = True,
+    analysis: similarity.Analysis | None = None,
+) -> _Graded:
+    """One row: the submission graded through a ``GradingSession``, as ``rlsys grade``
+    grades it, so a link, a FIFO or a file gone missing scores 0 with the same reason.
+    ``running``: where the grading is listed while it runs (a batch stops it there).
+    ``behaviour``: the graded child then answers the behaviour probes (instructor-only,
+    docs/similarity.md).  The graded bytes are then read in a bounded child of their own
+    (``similarity.Analysis``): never the path again, never in this process."""
+    from pytest_rlsys.grading.grader import SubmissionPathError
+    from pytest_rlsys.session import GradingSession
+
+    running = running or _Running()
+    if path is None:
+        return _Graded(BatchRow(name, "not_graded", message=problem), f"not read: {problem}")
+    began = time.monotonic()
+    try:
+        session = GradingSession.open(
+            dataclasses.replace(request, submission=path, outputs={}),
+            standbys.take() if standbys is not None else None,
+            row=True,
+        )
+        grader = session.grader
+        assert grader is not None  # the request names a submission
+        tokens = None
+        with running.listed(grader):
+            try:
+                grader.run_all(keep=behaviour)
+                tokens = _probe(grader) if behaviour else None
+            finally:
+                report = session.finish()
+    except Exception as exc:  # one broken submission never stops the batch
+        message = (
+            str(exc) if isinstance(exc, SubmissionPathError) else f"{type(exc).__name__}: {exc}"
+        )
+        seconds = round(time.monotonic() - began, 3)
+        return _Graded(BatchRow(name, "not_graded", seconds=seconds, message=message), message)
+    status: Status = "not_loaded" if report.load_error else "graded"
+    data = grader.data if grader.refusal is None else None
+    seconds = round(time.monotonic() - began, 3)  # as every writer shows it
+    row = BatchRow(name, status, report, seconds=seconds, data=data)
+    if data is None:
+        return _Graded(row, f"not read: {report.load_error}")
+    analysis = analysis or similarity.Analysis(request.limits)
+    with running.listed(analysis):
+        signs = analysis.run(data)
+    return _Graded(row, signs, tokens, report.load_error is None)
+
+
+def _probe(grader: Grader) -> dict[str, str] | None:
+    """The file's tokens on the behaviour probes, in its graded child (None: not measured)."""
+    from pytest_rlsys.similarity.probes import probe
+
+    try:  # the grade is already made: nothing here may cost the row
+        return probe(grader)
+    except Exception:
+        return None
+
+
+class _Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+class _Running:
+    """What a batch's workers are running (gradings, analyses).  An interrupted batch
+    stops them and cancels the submissions not begun: otherwise its pool, as it shuts
+    down, waited for every running call to reach its time limit and then graded the rest
+    of the class (one Ctrl-C took 78 s for a class of 8; a second one ended only that
+    wait, and Python's wait for the workers at exit went on)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: dict[int, _Stoppable] = {}  # by id(): a Grader is not hashable
+        self.stopped = False
+
+    @contextlib.contextmanager
+    def listed(self, item: _Stoppable) -> Iterator[None]:
+        with self.lock:
+            self.items[id(item)] = item
+            stopped = self.stopped
+        if stopped:  # begun while the batch was being stopped
+            item.stop()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.items.pop(id(item), None)
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+            items = list(self.items.values())
+        for item in items:
+            item.stop()
+
+
+class _Progress:
+    """A tqdm bar on a terminal (never in a log file), naming the slowest running one."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.running: dict[str, float] = {}
+        self.lock = threading.Lock()
+        self.bar: Any = None
+        if enabled and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="sub", file=sys.stderr, dynamic_ncols=True)
+
+    def started(self, name: str) -> None:
+        with self.lock:
+            self.running[name] = time.monotonic()
+
+    def finished(self, name: str) -> None:
+        with self.lock:
+            self.running.pop(name, None)
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def slowest(self) -> str:
+        with self.lock:
+            if not self.running:
+                return ""
+            name, since = min(self.running.items(), key=lambda item: item[1])
+        return f"slowest: {clean(name, newlines=False)} {time.monotonic() - since:.0f}s"
+
+    def refresh(self) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(self.slowest(), refresh=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _outputs(args: argparse.Namespace, submissions: list[Found], prog: str) -> set[str]:
+    """This run's output paths; a usage error when one is a submission of the batch
+    (``--csv DIR/alice.py`` once overwrote alice's graded file with the CSV)."""
+    outputs = {os.path.abspath(out): flag for flag, out in _output_flags(args) if out}
+    for _, path, _ in submissions:
+        flag = next((f for out, f in outputs.items() if path and _same(out, path)), None)
+        if flag is not None:
+            raise UsageError(
+                f"argument {flag}: {path} is a submission of this batch; writing there "
+                "would overwrite it: give a path outside the class folder",
+                prog,
+            )
+    return set(outputs)
+
+
+def _same(out: str, path: Path) -> bool:
+    """``out`` names the file ``path`` (links not followed: a learner's link to an output
+    path must not stop the batch)."""
+    if os.path.abspath(path) == out:
+        return True
+    try:
+        mine, theirs = os.lstat(out), os.lstat(path)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+
+
+def _output_flags(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    return [("--csv", args.csv), ("--json", args.json), ("--html", args.html)]
+
+
+def _grade_class(
+    submissions: list[Found],
+    request: GradingRequest,
+    jobs: int,
+    progress: _Progress,
+    behaviour: bool,
+) -> list[_Graded]:
+    """Every submission graded, ``jobs`` at once; Ctrl-C stops what runs at once."""
+    from pytest_rlsys.grading.ahead import StandbyPool
+    from pytest_rlsys.grading.isolation import ChildProcess
+    from pytest_rlsys.resources import FUNCTIONS
+
+    standbys = StandbyPool(lambda: ChildProcess.on_standby(list(FUNCTIONS), request.limits))
+    running = _Running()
+    # One analysis child per worker, serving file after file (each under its own limits).
+    mine, analyses = threading.local(), []
+
+    def work(name: str, path: Path | None, problem: str) -> _Graded:
+        if not hasattr(mine, "analysis"):
+            mine.analysis = similarity.Analysis(request.limits)
+            analyses.append(mine.analysis)
+        progress.started(name)
+        try:
+            return _grade_row(
+                name, path, problem, request, standbys, running, behaviour, mine.analysis
+            )
+        finally:
+            progress.finished(name)
+
+    graded: list[_Graded] = []
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        pending: set[Future[_Graded]] = {pool.submit(work, *found) for found in submissions}
+        while pending:
+            done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            graded += [future.result() for future in done]
+            progress.refresh()
+    except BaseException:
+        # Interrupted (Ctrl-C): what is running ends now and nothing else begins; the
+        # workers then end within moments (Python waits for them at exit).
+        running.stop()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown()  # every future is done: its idle workers end at once
+    finally:
+        standbys.close()
+        for analysis in analyses:
+            analysis.close()
+        progress.close()
+    return graded
+
+
+def _compare(graded: list[_Graded]) -> None:
+    """Each row's similarity record (instructor-only, never part of a score): a pure
+    decision over integer sets made in the children; no fault of it costs the grades."""
+    names = [g.row.name for g in graded]
+    try:
+        found = similarity.compare_signs(
+            {g.row.name: g.signs for g in graded},
+            {g.row.name: g.tokens for g in graded},
+            {g.row.name: g.loaded for g in graded},
+        )
+    except Exception as exc:
+        found = dict.fromkeys(names, similarity.not_compared(f"the comparison failed ({exc!r})"))
+    for g in graded:
+        g.row.similarity = found[g.row.name]
+
+
+def batch(args: argparse.Namespace) -> ExitCode:
+    from pytest_rlsys.grading.private import check_folder_private
+    from pytest_rlsys.outputs.class_report import write_class_report
+
+    prog = "rlsys batch"
+    folder = Path(args.folder)
+    if not os.path.lexists(folder):  # the one rule for a named input that is not there
+        raise UsageError(f"{folder}: no such folder", prog)
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder of submissions", prog)
+    request = _request(args, "batch")
+    problem = check_folder_private(folder)
+    if problem is not None:  # as root: children must not read their classmates' files
+        raise UsageError(problem, prog)
+    # One seed for the whole class, chosen once and written in every row.
+    request = dataclasses.replace(request, seed=request.battery_seed)
+    found = find_submissions(folder)
+    outputs = _outputs(args, found, prog)
+    # This run's own outputs, written into the class folder by an earlier run, are no one's
+    # (by path, links not followed: a learner's link to an output is still a learner's row).
+    submissions = [f for f in found if not (f[2] and os.path.abspath(folder / f[0]) in outputs)]
+    if all(problem == NOT_PY.format(name=name) for name, _, problem in submissions):
+        raise UsageError(f"no submissions (.py files) in {folder}", prog)
+    progress = _Progress(len(submissions), not args.no_progress)
+    jobs = args.jobs or os.cpu_count() or 2
+    graded = _grade_class(submissions, request, jobs, progress, not args.no_behaviour)
+    _compare(graded)
+    result = BatchResult(request.seed, request.lang, sorted((g.row for g in graded), key=_name))
+    try:
+        if args.csv:
+            write_atomic(Path(args.csv), csv_text(result))
+        if args.json:
+            write_atomic(Path(args.json), json_text(result))
+        if args.html:
+            write_class_report(Path(args.html), result)
+    except OSError as exc:
+        raise CommandError(f"could not write the grades: {exc}", prog) from None
+    if not args.csv and not args.json and not args.html:
+        say(csv_text(result), end="")
+    counts = result.counts()
+    say(
+        f"{prog}: {len(result.rows)} submissions: {counts['graded']} graded, "
+        f"{counts['not_loaded']} did not load (score 0), {counts['not_graded']} "
+        f"not graded (see the message column), seed {result.seed}",
+        err=True,
+    )
+    return ExitCode.OK
+
+
+def _name(row: BatchRow) -> str:
+    return row.name
