@@ -16,7 +16,7 @@ from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric
 from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, ScoreReport, as_status
 from pytest_rlsys.messages import Msg
-from pytest_rlsys.outputs import classroom, terminal
+from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.files import write_outputs
 from pytest_rlsys.outputs.text import clean
 
@@ -186,5 +186,5 @@ class GradingSession:
                 ]
         lines += [clean(f"ERROR: {error}", newlines=False) for error in self.write_errors]
         lines += [f"warning: {clean(error, newlines=False)}" for error in self.cleanup_errors]
-        lines.append(classroom.points_line(report))
+        lines.append(terminal.points_line(report))
         return lines

@@ -321,14 +321,6 @@ OPTIONS: tuple[Option, ...] = (
         output=True,
     ),
     Option(
-        "classroom",
-        "PATH",
-        _PLATFORM.format("a GitHub Classroom runner result JSON"),
-        pytest=True,
-        commands=GRADE,
-        output=True,
-    ),
-    Option(
         "hidden_visibility",
         "VISIBILITY",
         "Gradescope visibility of the hidden cases: visible, after_due_date, "

@@ -15,13 +15,13 @@
 #   pl-py311     PrairieLearn kit: its Dockerfile's RUN line on a Debian 13 root with a
 #                CPython 3.11 at /usr/local/bin/python (as python:3.11-slim), then
 #                tests/run.sh as the external grader runs it
-#   cr-py311     Classroom kit: the workflow's install and grading steps as a non-root user
+#   cr-py311     Actions kit: the workflow's install and grading steps as a non-root user
 #                (as GitHub's runner), `python` a CPython 3.11 (as actions/setup-python)
 #   gs-jammy     Gradescope kit, Ubuntu 22.04 root (Gradescope's default image), its python3
 #                (3.10): setup.sh takes python3.11 and python3.11-venv from Ubuntu's archive
 #   gs-noble     Gradescope kit, Ubuntu 24.04 root, its python3 (3.12, no venv module:
 #                setup.sh takes python3-venv from the archive)
-#   cr-noble     Classroom kit on an Ubuntu 24.04 root (ubuntu-latest), as cr-py311
+#   cr-noble     Actions kit on an Ubuntu 24.04 root (ubuntu-latest), as cr-py311
 #
 # Roots come from debootstrap: Debian's archive, Ubuntu's for the Ubuntu cases (skipped,
 # and said so, where Ubuntu's archive or its keyring is missing here: UBUNTU_MIRROR,
@@ -226,13 +226,13 @@ prairielearn() {
   report "$(in_root python -V 2>&1)" "${got[@]}"
 }
 
-classroom() {  # $1: release
+actions() {  # $1: release
   base "$1"
   image_python 3.11
   echo "runner:x:1001:1001::/tmp/runner:/bin/bash" >>"$R/etc/passwd"  # GitHub's runner user
   echo "runner:x:1001:" >>"$R/etc/group"
   kit="$WORK/kit-$CASE"
-  seed=$("$RLSYS" kit classroom "$kit" | sed -n 's/.*RLSYS_SEED = \([0-9]*\).*/\1/p')
+  seed=$("$RLSYS" kit actions "$kit" | sed -n 's/.*RLSYS_SEED = \([0-9]*\).*/\1/p')
   got=()
   for file in "$REFERENCE" "$TEMPLATE"; do
     rm -rf "$R/checkout" "$R/tmp/runner"
@@ -243,8 +243,8 @@ classroom() {  # $1: release
     chown -R 1001:1001 "$R/checkout" "$R/tmp/runner" "$R/opt/python"
     chmod 755 "$R/root"  # the way to the pyenv Python under it
     NET=none in_root setpriv --reuid=1001 --regid=1001 --clear-groups bash -c "cd /checkout && \
-      sh .github/classroom/install.sh python .github/classroom/wheels && RLSYS_SEED=$seed \
-      RUNNER_TEMP=/tmp/runner GITHUB_OUTPUT=/tmp/runner/out bash .github/classroom/grade.sh" \
+      sh .github/rlsys/install.sh python .github/rlsys/wheels && RLSYS_SEED=$seed \
+      RUNNER_TEMP=/tmp/runner GITHUB_STEP_SUMMARY=/tmp/runner/summary bash .github/rlsys/grade.sh" \
       >"$WORK/$CASE.log" 2>&1 || true
     offline "$WORK/$CASE.log"
     got+=("$(grep -o "Points [0-9.]*" "$WORK/$CASE.log" | tail -n 1 | cut -d' ' -f2)")
@@ -275,10 +275,10 @@ for CASE in "${CASES[@]}"; do
     gs-py310) gradescope bookworm 3.10 ;;
     gs-py312) gradescope bookworm 3.12 ;;
     pl-py311) prairielearn ;;
-    cr-py311) classroom bookworm ;;
+    cr-py311) actions bookworm ;;
     gs-jammy) gradescope jammy "" ;;
     gs-noble) gradescope noble "" ;;
-    cr-noble) classroom noble ;;
+    cr-noble) actions noble ;;
     *) echo "unknown case $CASE" >&2; exit 2 ;;
   esac || FAILED=1
   [ -n "${KEEP:-}" ] || rm -rf "${R:?}"

@@ -52,7 +52,7 @@ COMMANDS = (
         "verl experiment: preflight|run|summary|plot|tiny-model",
     ),
     ("ledger", "TOPOLOGY", "capacity, transfer and admission report of a topology"),
-    ("kit", "PLATFORM DIR", "an autograder kit: gradescope|prairielearn|classroom"),
+    ("kit", "PLATFORM DIR", "a kit: gradescope|prairielearn|actions|classroom50"),
     ("similarity", "FILE...", "instructors: each file against the references"),
     ("fence", "", "the fence a submission runs behind on this machine"),
 )
@@ -183,10 +183,11 @@ def build_parser() -> Parser:
         "kit",
         "Write an instructor kit for a grading platform into DIR: gradescope "
         "(autograder.zip: setup.sh, run_autograder), prairielearn (an external-grader "
-        "question folder) or classroom (the GitHub Classroom workflow).",
+        "question folder), actions (a GitHub Actions template repository) or classroom50 "
+        "(a Classroom 50 autograder bundle).",
         commands.kit,
     )
-    p.add_argument("platform", choices=("gradescope", "prairielearn", "classroom"))
+    p.add_argument("platform", choices=("gradescope", "prairielearn", "actions", "classroom50"))
     p.add_argument("dir", metavar="DIR", help="folder to write the kit into (created)")
     settings.add_arguments(p, "kit")
 

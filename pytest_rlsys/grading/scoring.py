@@ -48,7 +48,7 @@ Visibility = Literal["visible", "hidden"]
 # When a platform (Gradescope) shows a test to students; the names are Gradescope's.
 PlatformVisibility = Literal["visible", "hidden", "after_due_date", "after_published"]
 # The files a grading run can write; each has a renderer in pytest_rlsys.outputs.
-OutputKind = Literal["report", "gradescope", "prairielearn", "junit", "classroom"]
+OutputKind = Literal["report", "gradescope", "prairielearn", "junit"]
 
 STATUSES: tuple[Status, ...] = get_args(Status)
 VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)

@@ -1,7 +1,8 @@
 """PrairieLearn external-grader ``results.json`` (docs/externalGrading.md, "Grading
 results"; read by apps/prairielearn/src/lib/externalGraderCommon.ts makeGradingResult).
 
-``score`` is the fraction in [0, 1]; ``tests[]`` carry ``points``/``max_points``.  A
+``score`` is the fraction in [0, 1]; ``tests[]`` carry ``points``/``max_points``; the
+``message`` ends with the fence that graded (``fenceline``).  A
 submission that did not load is ``"gradable": false`` with the reason in
 ``format_errors``: PrairieLearn then awards nothing and charges no attempt.  The file must
 stay under 1 MB, so long texts are clipped.
@@ -14,6 +15,7 @@ from typing import Any
 from pytest_rlsys.grading.scoring import ScoreReport
 from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.cases import title
+from pytest_rlsys.outputs.fenceline import fence_text
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, dump_json
 from pytest_rlsys.outputs.wording import load_error_text, message
@@ -50,9 +52,12 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         "score": min(1.0, max(0.0, earned / total)) if total else 0.0,
         "points": earned / 100,
         "max_points": total / 100,
+        # The fence that graded, last: PrairieLearn shows the message to instructors too.
         "message": clip(
             "\n".join(clean(line) for line in terminal.terminal_lines(report, lang)), 20 * MAX_TEXT
-        ),
+        )
+        + "\n\n"
+        + fence_text(report.fence, lang),
         "tests": tests,
     }
     if report.load_error is not None:

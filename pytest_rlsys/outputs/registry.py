@@ -23,9 +23,6 @@ MODULES: dict[OutputKind, str] = {
     # https://prairielearn.readthedocs.io/en/latest/externalGrading/#grading-results
     "prairielearn": "prairielearn",
     "junit": "junit",  # pytest's testing/example_scripts/junit-10.xsd
-    # https://github.com/education/autograding-grading-reporter (the payload it decodes
-    # from a step output, before base64)
-    "classroom": "classroom",
 }
 assert tuple(MODULES) == OUTPUT_KINDS  # one entry per declared kind, in the same order
 

@@ -21,7 +21,7 @@ from pytest_rlsys.messages import (
     claim_text,
     section_label,
 )
-from pytest_rlsys.outputs.text import clean
+from pytest_rlsys.outputs.text import clean, js_number
 from pytest_rlsys.outputs.wording import category, message, shared_message
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "hidden_heading",
     "hidden_later_line",
     "labels",
+    "points_line",
     "points_text",
     "resource_failure",
     "rule",
@@ -490,3 +491,11 @@ def terminal_summary(
         lines += [f"{text['note']}: {n}" for n in report.notes if n.startswith(SIGNATURE_NOTE)]
     # The submission's text is in some lines: cleaned again here, whoever built them.
     return [piece for line in lines for piece in fit(clean(line, newlines=False), width)]
+
+
+def points_line(report: ScoreReport) -> str:
+    """``Points X/Y``: the terminal's last line (the Actions kit's notice says the same):
+    the cases' hundredths summed, then one division, so it is the exact total."""
+    earned = sum(c.cents for c in report.cases) / 100
+    total = sum(c.max_cents for c in report.cases) / 100
+    return f"Points {js_number(earned)}/{js_number(total)}"

@@ -17,7 +17,7 @@ from pytest_rlsys.cli import ExitCode, main
 from pytest_rlsys.grading.grader import Grader, prepare_battery
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import CLAIMS_EN, Msg, claim_text, has_cjk
-from pytest_rlsys.outputs import batchline, registry, scorejson, terminal
+from pytest_rlsys.outputs import batchline, registry, terminal
 from pytest_rlsys.outputs.wording import message
 from pytest_rlsys.resources import solution_path
 from tests.conftest import REPO, load_report
@@ -207,8 +207,7 @@ def test_grade_accepts_every_option_the_readme_lists(
     (tmp_path / "mine.py").write_text(solution_path().read_text(encoding="utf-8"))
     (tmp_path / "rubric.toml").write_text("[todo1]\nvisible = 10\nhidden = 20\n")
     outs = {
-        name: tmp_path / f"{name}.out"
-        for name in ("report", "gradescope", "prairielearn", "junit", "classroom")
+        name: tmp_path / f"{name}.out" for name in ("report", "gradescope", "prairielearn", "junit")
     }
     argv = [
         "grade",
@@ -531,16 +530,6 @@ def test_a_missing_package_says_only_the_standard_library_is_there() -> None:
     assert "only the standard library" in registry.render("gradescope", report)
 
 
-def test_classroom_test_code_is_in_the_runs_language() -> None:
-    from pytest_rlsys.outputs.registry import RenderOptions
-
-    report = _graded((REPO / "examples" / "learner_example.py").read_text(encoding="utf-8"))
-    for lang in ("en", "zh"):
-        doc = json.loads(registry.render("classroom", report, RenderOptions(lang=lang)))
-        codes = [t["test_code"] for t in doc["tests"] if t["test_code"]]
-        assert codes and any(has_cjk(c) for c in codes) is (lang == "zh"), lang
-
-
 def test_template_names_the_file_as_written(tmp_path: Path) -> None:
     assert main(["template", str(tmp_path / "mine.py")]) == ExitCode.OK
     text = (tmp_path / "mine.py").read_text(encoding="utf-8")
@@ -638,52 +627,6 @@ def test_quick_start_grades_first_and_tests_second(tmp_path: Path) -> None:
     )
     for part in ("-r requirements/ci-gpu-cpu.txt", "'.[test]'"):
         assert part in second and part in ci
-
-
-# -- GitHub Classroom: one total ----------------------------------------------------------
-
-
-def test_classroom_runners_per_weight_give_one_total() -> None:
-    import random
-
-    from pytest_rlsys.outputs.classroom import render, split_by_weight, weight_groups
-    from pytest_rlsys.outputs.registry import RenderOptions
-    from pytest_rlsys.outputs.text import js_number
-
-    rng = random.Random(5)
-    for _ in range(30):
-        cases = [
-            CaseResult(
-                id=f"{s}.c{i}",
-                section=s,
-                visibility="hidden",
-                max_cents=c,
-                status=rng.choice(["passed", "failed", "passed"]),
-            )
-            for i, (s, c) in enumerate(
-                (rng.choice(["todo1", "todo2", "todo3"]), rng.choice([34, 35, 69, 171]))
-                for _ in range(rng.randint(1, 60))
-            )
-        ]
-        report = ScoreReport(
-            cases=cases, seed=1, submission=None, submission_sha256=None, battery_sha256=None
-        )
-        groups = weight_groups([(c.section, c.max_cents) for c in cases])
-        runner = json.loads(render(report, RenderOptions()))
-        parts = split_by_weight(runner, scorejson.document(report), groups)
-        assert list(parts) == [g[0] for g in groups]
-        console = points = 0.0
-        for doc in parts.values():
-            passed = sum(t["status"] == "pass" for t in doc["tests"])
-            console += passed / len(doc["tests"]) * doc["max_score"]
-            for test in doc["tests"]:
-                points += test["score"]  # in order, as the reporter sums
-        earned = sum(c.cents for c in cases) / 100
-        assert js_number(points) == js_number(earned) and round(console, 2) == earned
-    # Groups that do not match the run: nothing is made up, the reason is said once.
-    broken = split_by_weight(runner, None, groups)
-    assert sum(d["max_score"] for d in broken.values()) == runner["max_score"]
-    assert all(t["score"] == 0 for d in broken.values() for t in d["tests"])
 
 
 def test_the_readme_s_ledger_with_a_result_file_runs_as_shown(

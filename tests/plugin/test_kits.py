@@ -14,7 +14,6 @@ its platform runs it, in a test root (rules: pytest_rlsys/outputs/kits/__init__.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
@@ -259,14 +258,14 @@ def test_kit_wheel_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "0.1.0" in capsys.readouterr().err
     # A wheel given is the wheel carried.
     assert main(["kit", "prairielearn", str(tmp_path / "k2")]) == ExitCode.OK
-    built = tmp_path / "k2" / "docker" / "wheels" / "pytest_rlsys-0.1.0-py3-none-any.whl"
+    built = tmp_path / "k2" / "tests" / "wheels" / "pytest_rlsys-0.1.0-py3-none-any.whl"
     given = tmp_path / "given" / built.name
     given.parent.mkdir()
     shutil.copyfile(built, given)
     with zipfile.ZipFile(given, "a") as zf:
         zf.writestr("pytest_rlsys/marker.txt", "the instructor's own build")
-    assert main(["kit", "classroom", str(tmp_path / "k3"), "--wheel", str(given)]) == 0
-    carried = tmp_path / "k3" / ".github" / "classroom" / "wheels" / built.name
+    assert main(["kit", "actions", str(tmp_path / "k3"), "--wheel", str(given)]) == 0
+    carried = tmp_path / "k3" / ".github" / "rlsys" / "wheels" / built.name
     assert carried.read_bytes() == given.read_bytes()
     assert main(["kit", "gradescope", str(tmp_path / "k3")]) == 2  # not empty: no --force
 
@@ -275,9 +274,9 @@ def test_kit_wheel_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     ("platform", "option"),
     [
         ("gradescope", ["--namespace", "course"]),
-        ("classroom", ["--namespace", "course"]),
+        ("actions", ["--namespace", "course"]),
         ("prairielearn", ["--hidden-visibility", "hidden"]),
-        ("classroom", ["--hidden-visibility", "after_due_date"]),
+        ("classroom50", ["--hidden-visibility", "after_due_date"]),
     ],
 )
 def test_kit_refuses_an_option_of_another_platforms_kit(
@@ -297,7 +296,7 @@ def test_kit_never_creates_a_missing_parent_folder(
     # Trial (d): a kit built into a missing deep folder silently created it (and its
     # secret seed there); as for every output path, a missing parent is an error.
     target = tmp_path / "typo" / "deeper" / "kit"
-    assert main(["kit", "classroom", str(target)]) == ExitCode.ERROR
+    assert main(["kit", "classroom50", str(target)]) == ExitCode.ERROR
     err = capsys.readouterr().err
     assert f"the folder {target.parent} does not exist" in err and "mkdir -p" in err
     assert not (tmp_path / "typo").exists()
@@ -307,7 +306,8 @@ def test_kit_readmes_fit_one_screen(tmp_path: Path) -> None:
     for platform, readme in (
         ("gradescope", "README.md"),
         ("prairielearn", "README.md"),
-        ("classroom", "README.md"),
+        ("actions", "README.md"),
+        ("classroom50", "README.md"),
     ):
         named = ["--namespace", "course"] if platform == "prairielearn" else []
         assert main(["kit", platform, str(tmp_path / platform), *named]) == 0
@@ -602,28 +602,26 @@ def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) 
 
 
 def _prairielearn_image(root: Path, tmp_path: Path, namespace: str = "mycourse") -> Path:
-    """The kit built, its Dockerfile's COPY and RUN lines run against a root-owned venv
-    standing in for the image's Python; returns the question folder."""
+    """The kit built, its Dockerfile's RUN lines run (each ``--mount=type=bind`` as the
+    kit's own folder, which must come out unchanged: a bind mount is no layer) against a
+    venv standing in for the image's Python; returns the question folder."""
     kit = tmp_path / "question"
     assert main(["kit", "prairielearn", str(kit), "--namespace", namespace]) == ExitCode.OK
     image = root / "image"
     subprocess.run([_python(), "-m", "venv", str(image)], check=True)
     env = _env(root, PATH=f"{image / 'bin'}:/usr/bin:/bin")
     docker = kit / "docker"
-    lines = (docker / "Dockerfile").read_text(encoding="utf-8").splitlines()
-    assert lines[[line.startswith("FROM") for line in lines].index(True)].startswith(
-        "FROM python:3."
-    )
-    for line in lines:
-        word, _, rest = line.partition(" ")
-        if word == "COPY":
-            src, dst = rest.split()
-            target = root / dst.lstrip("/")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            copy = shutil.copytree if (docker / src).is_dir() else shutil.copyfile
-            copy(docker / src, target)
-        elif word == "RUN":
-            _sh(["sh", "-c", rest.replace("/tmp/", f"{root}/tmp/")], env, root)
+    before = sorted((p.relative_to(docker), p.read_bytes()) for p in docker.rglob("*.whl"))
+    text = (docker / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert lines[0].startswith("FROM python:3.") and len(lines) == 2
+    word, _, rest = lines[1].partition(" ")
+    assert word == "RUN"  # no COPY, no ADD: nothing of the kit is in a layer
+    mount, _, command = rest.partition(" ")
+    fields = dict(f.split("=", 1) for f in mount.removeprefix("--mount=").split(","))
+    assert fields["type"] == "bind" and "rw" not in fields
+    _sh(["sh", "-c", command.replace(fields["target"], str(docker / fields["source"]))], env, root)
+    assert sorted((p.relative_to(docker), p.read_bytes()) for p in docker.rglob("*.whl")) == before
     return kit
 
 
@@ -659,12 +657,16 @@ def test_prairielearn_kit_names_its_image_and_grades(root: Path, tmp_path: Path)
     assert (kit / "rlsys_ledger.py").read_text("utf-8") == exercise_path().read_text("utf-8")
     assert 'file-name="rlsys_ledger.py"' in (kit / "question.html").read_text(encoding="utf-8")
     assert (kit / "tests" / "rlsys-seed").stat().st_mode & 0o777 == 0o600
-    # The "image": installed offline, no wheel left, the package root-only.
-    assert not (root / "tmp" / "rlsys-wheels").exists()
-    assert not [p for p in (root / "image").rglob("*.whl")]
-    reference = solution_path().read_text(encoding="utf-8")
-    doc = _pl_grade(root, kit, reference)
+    # The "image" holds no answer (it may be pushed to a public registry): no wheel, no
+    # pytest-rlsys, no copy of the reference; the docker/ folder it is built from neither.
+    reference = solution_path().read_bytes()
+    for folder in (root / "image", kit / "docker"):
+        assert not [p for p in folder.rglob("*") if p.suffix == ".whl" and "rlsys" in p.name]
+        assert not [p for p in folder.rglob("*.py") if p.read_bytes() == reference]
+    assert not list((root / "image").rglob("pytest_rlsys"))
+    doc = _pl_grade(root, kit, reference.decode("utf-8"))
     assert doc["gradable"] is True and doc["score"] == 1.0
+    assert doc["message"].splitlines()[-1].startswith("Graded behind the fence: ")
     doc = _pl_grade(root, kit, exercise_path().read_text(encoding="utf-8"))
     assert doc["score"] == 0.0
     if ROOT_ONLY:  # the thief scores 0, even with one readable copy of the kit
@@ -694,131 +696,361 @@ def test_prairielearn_readme_builds_pushes_and_names_one_image(
     assert (namespace is None) == ("hosted PrairieLearn cannot" in readme)
 
 
-def test_classroom_readme_says_the_learner_can_read_the_reference(tmp_path: Path) -> None:
-    assert main(["kit", "classroom", str(tmp_path / "repo")]) == 0
-    readme = " ".join((tmp_path / "repo" / "README.md").read_text("utf-8").split())
-    wheels = list((tmp_path / "repo" / ".github" / "classroom" / "wheels").glob("pytest_rlsys-*"))
-    assert wheels and any(  # what the README says is true of the wheel it ships
-        name.endswith("solutions/rlsys_ledger.py") for name in zipfile.ZipFile(wheels[0]).namelist()
+# -- GitHub's runners (Actions, Classroom 50): as the runner's non-root user ----------------
+
+RUNNER_UID = 1001  # GitHub's hosted runner user is not root
+
+
+def _as_runner(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run as the runner does: a non-root user (dropped to with setpriv when we are root),
+    owning its workspace, with no package index."""
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot run as a non-root runner")
+        args = [
+            "setpriv",
+            f"--reuid={RUNNER_UID}",
+            f"--regid={RUNNER_UID}",
+            "--clear-groups",
+            *args,
+        ]
+    return subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def _runner_owns(*paths: Path) -> None:
+    if os.geteuid() == 0:
+        for path in paths:
+            for p in [path, *path.rglob("*")]:
+                os.chown(p, RUNNER_UID, RUNNER_UID, follow_symlinks=False)
+
+
+def _setup_python(root: Path) -> Path:
+    """actions/setup-python: a Python of the runner's own, `python` on PATH."""
+    venv = root / "setup-python"
+    if not venv.exists():
+        subprocess.run([_python(), "-m", "venv", str(venv)], check=True)
+    _runner_owns(venv)
+    return venv / "bin"
+
+
+def _reachable(root: Path) -> None:
+    """The runner's uid can walk to the test root (pytest's tmp folders are 0700)."""
+    for folder in [root, *root.parents]:
+        if folder == Path("/"):
+            break
+        folder.chmod(folder.stat().st_mode | 0o711)
+
+
+def test_the_readmes_say_the_learner_can_read_the_reference(tmp_path: Path) -> None:
+    for platform, wheels in (
+        ("actions", ".github/rlsys/wheels"),
+        ("classroom50", "autograders/rlsys-ledger/wheels"),
+    ):
+        assert main(["kit", platform, str(tmp_path / platform)]) == 0
+        readme = " ".join((tmp_path / platform / "README.md").read_text("utf-8").split())
+        found = list((tmp_path / platform / wheels).glob("pytest_rlsys-*"))
+        assert found and any(  # what the README says is true of the wheel it ships
+            name.endswith("solutions/rlsys_ledger.py")
+            for name in zipfile.ZipFile(found[0]).namelist()
+        )
+        assert "hold the reference solution" in readme and "Nothing here is secret" in readme
+        assert "advisory" in readme
+
+
+def test_the_actions_workflow_is_valid_against_github_s_published_schema(
+    tmp_path: Path,
+) -> None:
+    # check-jsonschema's vendored copy of SchemaStore's github-workflow.json (what
+    # editors and CI validate GitHub workflows with); no network.
+    assert main(["kit", "actions", str(tmp_path / "repo")]) == 0
+    workflow = tmp_path / "repo" / ".github" / "workflows" / "rlsys.yml"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.github-workflows",
+            str(workflow),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    assert "hold the reference solution" in readme and "Nothing here is secret" in readme
+    assert done.returncode == 0, done.stdout + done.stderr
+    broken = tmp_path / "broken.yml"  # the control: the schema does reject a bad workflow
+    broken.write_text(workflow.read_text("utf-8").replace("runs-on:", "runs_on:"), "utf-8")
+    again = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.github-workflows",
+            str(broken),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 1
 
 
-# -- GitHub Classroom --------------------------------------------------------------------------
-
-
-def _classroom_run(repo: Path, root: Path, seed: str | None) -> dict[str, Any]:
+def _actions_run(repo: Path, root: Path, seed: str | None) -> dict[str, Any]:
+    """The workflow's steps by hand, as the runner's non-root user, offline: checkout (a
+    fresh copy), setup-python (a venv, at the version file's Python), the install and
+    grade steps' own `run` lines, then what upload-artifact would upload."""
     yaml = pytest.importorskip("yaml")
-    workflow = yaml.safe_load((repo / ".github" / "workflows" / "classroom.yml").read_text())
-    steps = workflow["jobs"]["run-autograding-tests"]["steps"]
-    install = next(s for s in steps if s.get("name") == "Install the grader")
-    grading = next(s for s in steps if s.get("id") == "rlsys")
+    workflow = yaml.safe_load((repo / ".github" / "workflows" / "rlsys.yml").read_text())
+    job = workflow["jobs"]["grade"]
+    assert job["runs-on"] == "ubuntu-latest" and workflow[True] == {
+        "push": None,
+        "workflow_dispatch": None,
+    }  # PyYAML reads the key `on` as True
+    steps = {s["name"].split(" ")[0]: s for s in job["steps"]}
+    assert steps["Check"]["uses"] == "actions/checkout@v4"
+    assert steps["Set"]["with"]["python-version-file"] == ".github/rlsys/python-version"
+    upload = steps["Upload"]
+    assert upload["uses"] == "actions/upload-artifact@v4" and upload["if"] == "${{ !cancelled() }}"
     runner = root / "runner"
     shutil.rmtree(runner, ignore_errors=True)
-    runner.mkdir()
-    venv = root / "setup-python"
-    if not venv.exists():  # actions/setup-python: a Python on PATH as `python`
-        subprocess.run([_python(), "-m", "venv", str(venv)], check=True)
-    output = runner / "github_output"
+    (runner / "temp").mkdir(parents=True)
+    work = runner / "checkout"
+    shutil.copytree(repo, work)
+    python = _setup_python(root)
+    summary = runner / "summary.md"
+    summary.touch()
+    _runner_owns(runner)
+    _reachable(root)
     env = _env(
         root,
-        PATH=f"{venv / 'bin'}:/usr/bin:/bin",
-        GITHUB_OUTPUT=str(output),
-        RUNNER_TEMP=str(runner),
+        PATH=f"{python}:/usr/bin:/bin",
+        RUNNER_TEMP=str(runner / "temp"),
+        GITHUB_STEP_SUMMARY=str(summary),
+        GITHUB_ACTIONS="true",
     )
-    work = runner / "checkout"  # actions/checkout: a fresh copy of the repository
-    shutil.copytree(repo, work)
-    _sh(["bash", "-c", install["run"]], env, work)
-    if seed is not None:
-        env["RLSYS_SEED"] = seed
-    _sh(["bash", "-c", grading["run"]], env, work, check=False)
-    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
-    reporter = next(s for s in steps if "autograding-grading-reporter" in s.get("uses", ""))
-    runners = {}
-    for name in reporter["with"]["runners"].split(","):
-        # Readable (todo1_worth_1_67), and a step output and environment variable name.
-        assert re.fullmatch(r"todo[123]_worth_\d+(_\d+)?", name)
-        value = reporter["env"][f"{name.upper()}_RESULTS"]
-        assert value == f"${{{{steps.rlsys.outputs.{name}}}}}"
-        runners[name] = json.loads(base64.b64decode(outputs[name]))
-    result: dict[str, Any] = json.loads(base64.b64decode(outputs["result"]))
-    result["runners"] = runners
-    return result
+    installed = _as_runner(["bash", "-e", "-c", steps["Install"]["run"]], env, work)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert "package index" not in installed.stderr
+    env.update(steps["Grade"]["env"])
+    env["RLSYS_SEED"] = seed or ""  # an unset secret is the empty string
+    graded = _as_runner(["bash", "-e", "-c", steps["Grade"]["run"]], env, work)
+    artifact = Path(upload["with"]["path"].replace("${{ runner.temp }}", str(runner / "temp")))
+    return {
+        "code": graded.returncode,
+        "log": graded.stdout,
+        "summary": summary.read_text("utf-8"),
+        "artifact": json.loads(artifact.read_text("utf-8")),
+    }
 
 
-def _reporter_totals(runners: dict[str, Any]) -> tuple[float, float, float]:
-    """What the reporter shows: its console's total (per runner: passed tests / tests x
-    max_score, src/helpers/test-helpers.js getTestScore), the Points it records (every
-    test's score summed in order, notify-classroom.js) and the maximum."""
-    console = points = maximum = 0.0
-    for results in runners.values():
-        tests = results["tests"]
-        passed = sum(t["status"] == "pass" for t in tests)
-        console += passed / len(tests) * (results["max_score"] or 0)
-        if results["max_score"]:
-            maximum += results["max_score"]
-            for test in tests:
-                points += test["score"]
-    return console, points, maximum
+def _commands(log: str) -> list[str]:
+    """The workflow commands GitHub acts on in a step's log: those outside a
+    stop-commands region."""
+    acted, stopped = [], None
+    for line in log.splitlines():
+        if stopped is not None:
+            if line == f"::{stopped}::":
+                stopped = None
+            continue
+        if line.startswith("::stop-commands::"):
+            stopped = line.removeprefix("::stop-commands::")
+        elif line.startswith("::"):
+            acted.append(line)
+    return acted
 
 
-def test_classroom_kit_cannot_pass_by_itself(
+def test_actions_kit_grades_as_the_runner_runs_it(
     root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = tmp_path / "repo"
-    assert main(["kit", "classroom", str(repo)]) == ExitCode.OK
+    assert main(["kit", "actions", str(repo)]) == ExitCode.OK
     seed = re.search(r"RLSYS_SEED = (\d+)", capsys.readouterr().out)
     assert seed is not None
-    # No file awards points for what the output contains (the legacy autograding.json).
-    assert not (repo / ".github" / "classroom" / "autograding.json").exists()
-    for path in repo.rglob("*"):
-        if path.is_file() and path.suffix in (".json", ".yml", ".sh"):
-            assert '"Points"' not in path.read_text(encoding="utf-8"), path
-    readme = (repo / "README.md").read_text(encoding="utf-8")
-    assert "advisory" in readme and "Template repository" in readme
-    assert "no** autograding tests" in readme and "RLSYS_SEED" in readme
     assert seed.group(1) not in "".join(  # the seed is not in the learner's repository
         p.read_text("utf-8", "replace") for p in repo.rglob("*") if p.is_file()
     )
-    # The untouched template, pushed as it is: 0 points, and the job fails.
-    result = _classroom_run(repo, root, seed.group(1))
-    assert sum(t["score"] for t in result["tests"]) == 0 and result["status"] == "fail"
-    assert _reporter_totals(result["runners"]) == (0, 0, 100)
-    assert all(r["status"] == "fail" for r in result["runners"].values())
-    # One bug: the console's total and the recorded Points are one number.
-    example = (REPO / "examples" / "learner_example.py").read_text(encoding="utf-8")
-    (repo / "rlsys_ledger.py").write_text(example, encoding="utf-8")
-    result = _classroom_run(repo, root, seed.group(1))
-    console, points, maximum = _reporter_totals(result["runners"])
-    assert f"Points {js_number(points)}/{js_number(maximum)}" == points_line_of(result)
-    assert round(console, 2) == points and maximum == 100 and 90 < points < 100
-    # The finished exercise: full marks.
+    version = (repo / ".github" / "rlsys" / "python-version").read_text().strip()
+    assert re.fullmatch(r"3\.1\d", version)
+    # The untouched template: 0, the job fails, the summary says the fence that graded.
+    run = _actions_run(repo, root, seed.group(1))
+    assert run["code"] == 1 and run["artifact"]["score"] == 0
+    assert _commands(run["log"]) == ["::notice title=rlsys::Points 0/100"]
+    assert "| TODO 1 | 0 | 30 |" in run["summary"]
+    assert "Graded behind the fence: " in run["summary"] and "Advisory" in run["summary"]
+    # The finished exercise: full marks, the job passes.
     (repo / "rlsys_ledger.py").write_text(solution_path().read_text(encoding="utf-8"))
-    result = _classroom_run(repo, root, seed.group(1))
-    assert (sum(t["score"] for t in result["tests"]), result["max_score"]) == (100, 100)
-    assert _reporter_totals(result["runners"]) == (100, 100, 100)
-    # No RLSYS_SEED secret: nothing graded, and the reason, said once.
-    result = _classroom_run(repo, root, None)
-    assert result["status"] == "error" and "RLSYS_SEED" in result["tests"][0]["message"]
-    runners = list(result["runners"].values())
-    said = [t["message"] for r in runners for t in r["tests"] if "RLSYS_SEED" in t["message"]]
-    assert len(said) == 1 and _reporter_totals(result["runners"])[1:] == (0, 100)
+    run = _actions_run(repo, root, seed.group(1))
+    assert run["code"] == 0 and run["artifact"]["score"] == 100
+    assert _commands(run["log"]) == ["::notice title=rlsys::Points 100/100"]
+    # A broken upload (two files, one named as a workflow command): a clear reason, no
+    # command of the learner's acted on, the names escaped in the summary.
+    (repo / "rlsys_ledger.py").unlink()
+    (repo / "a.py").write_text("x = 1\n", encoding="utf-8")
+    (repo / "::error::b_<i>.py").write_text("x = 1\n", encoding="utf-8")
+    run = _actions_run(repo, root, seed.group(1))
+    assert run["code"] == 1 and _commands(run["log"]) == ["::notice title=rlsys::Points 0/100"]
+    assert "Not graded: submit one file named rlsys\\_ledger\\.py" in run["summary"]
+    assert "<i>" not in run["summary"] and "&lt;i&gt;" in run["summary"]
+    assert "rlsys_ledger.py" in run["artifact"]["not_graded"]
+    # No RLSYS_SEED secret: nothing graded, and the reason.
+    (repo / "::error::b_<i>.py").unlink()
+    run = _actions_run(repo, root, None)
+    assert run["code"] == 1 and "RLSYS\\_SEED" in run["summary"]
 
 
-# -- one name, one recipe: the project's README agrees with the kits --------------------------
+def _c50_run(kit: Path, root: Path, source: str | None, slug: str = "hello") -> dict[str, Any]:
+    """Classroom 50's runner as runner.py runs an autograder.py: the bundle extracted to
+    $RUNNER_TEMP/classroom50-runtime/SLUG/, `[sys.executable, autograder.py]` with the
+    learner's checkout as the working folder and its environment (run_entrypoint), as the
+    runner's non-root user, offline."""
+    runner = root / "runner"
+    shutil.rmtree(runner, ignore_errors=True)
+    bundle = runner / "temp" / "classroom50-runtime" / slug
+    shutil.copytree(kit / "autograders" / "rlsys-ledger", bundle)
+    checkout = runner / "checkout"
+    checkout.mkdir()
+    if source is not None:
+        (checkout / "rlsys_ledger.py").write_text(source, encoding="utf-8")
+    python = _setup_python(root)
+    _runner_owns(runner)
+    _reachable(root)
+    env = _env(
+        root,
+        PATH=f"{python}:/usr/bin:/bin",
+        RUNNER_TEMP=str(runner / "temp"),
+        GITHUB_ACTIONS="true",
+        CLASSROOM="cs-rl",
+        ASSIGNMENT=slug,
+        SUBMISSION_TAG="submit/2026-12-07T01-23-45Z-abc1234",
+        PAGES_BASE_URL="https://example.github.io/classroom50",
+        CLASSROOM50_BUNDLE_DIR=str(bundle),
+        USERNAME="alice",
+        OWNER="alice",
+        ASSIGNMENT_TYPE="individual",
+        COMMIT_URL="https://github.com/o/cs-rl-hello-alice/commit/abc1234",
+        RELEASE_URL="https://github.com/o/cs-rl-hello-alice/releases/tag/submit%2F1",
+        REVIEW_URL="https://github.com/o/cs-rl-hello-alice/compare/a...b",
+    )
+    done = _as_runner([str(python / "python"), str(bundle / "autograder.py")], env, checkout)
+    result = checkout / "result.json"
+    body = checkout / "release-body.md"
+    return {
+        "code": done.returncode,
+        "log": done.stdout + done.stderr,
+        "result": json.loads(result.read_text("utf-8")) if result.exists() else None,
+        "body": body.read_text("utf-8") if body.exists() else None,
+    }
 
 
-def test_readme_and_kits_name_one_file_and_one_reporter(tmp_path: Path) -> None:
+def _valid_classroom50(result: dict[str, Any]) -> None:
+    """The vendored classroom50/result/v1 schema, and the rules runner.py's
+    validate_result adds in code (score <= max-score, per test and in all)."""
+    schema = json.loads((REPO / "tests" / "data" / "classroom50-result-v1.schema.json").read_text())
+    import jsonschema
+
+    jsonschema.Draft202012Validator(schema).validate(result)
+    assert result["score"] <= result["max-score"]
+    assert all(t["score"] <= t["max-score"] for t in result["tests"])
+    assert result["score"] == sum(t["score"] for t in result["tests"])
+
+
+def test_classroom50_kit_grades_as_the_runner_runs_it(root: Path, tmp_path: Path) -> None:
+    kit = tmp_path / "c50"
+    assert main(["kit", "classroom50", str(kit)]) == ExitCode.OK
+    bundle = kit / "autograders" / "rlsys-ledger"
+    assert sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file()) < 10 * 2**20
+    assert (kit / "template" / "rlsys_ledger.py").read_bytes() == exercise_path().read_bytes()
+    run = _c50_run(kit, root, solution_path().read_text("utf-8"))
+    assert run["code"] == 0, run["log"]
+    _valid_classroom50(run["result"])
+    assert (run["result"]["score"], run["result"]["max-score"]) == (100, 100)
+    assert all(t["passed"] for t in run["result"]["tests"])
+    assert "Graded behind the fence: " in run["body"] and "100/100" in run["body"]
+    assert "package index" not in run["log"]
+    run = _c50_run(kit, root, exercise_path().read_text("utf-8"))
+    assert run["code"] == 0
+    _valid_classroom50(run["result"])
+    assert run["result"]["score"] == 0 and run["result"]["max-score"] == 100
+    # A broken upload (no file): graded 0 with the reason, exit 0 (not an error).
+    run = _c50_run(kit, root, None)
+    assert run["code"] == 0
+    _valid_classroom50(run["result"])
+    assert "submit one file named rlsys_ledger.py" in run["result"]["tests"][0]["message"]
+    assert "Not graded: submit one file" in run["body"]
+
+
+def test_classroom50_result_words_every_outcome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """reports.py, the step after grading: integer points that add up, and an error
+    (non-zero) where no learner's problem explains a missing score."""
+    from pytest_rlsys.outputs.kits import reports
+
+    monkeypatch.chdir(tmp_path)
+    for name, value in {
+        "CLASSROOM": "c",
+        "ASSIGNMENT": "a",
+        "SUBMISSION_TAG": "submit/x",
+        "COMMIT_URL": "u",
+        "RELEASE_URL": "r",
+    }.items():
+        monkeypatch.setenv(name, value)
+    score = tmp_path / "score.json"
+    score.write_text(
+        json.dumps(
+            {
+                "score": 62.75,
+                "max_score": 100,
+                "fence": {"level": "seccomp", "mechanisms": ["x"]},
+                "sections": {
+                    "todo1": {"score": 29.5, "max_score": 30},
+                    "todo2": {"score": 33.25, "max_score": 35},
+                    "todo3": {"score": 0, "max_score": 35},
+                },
+            }
+        )
+    )
+    assert reports.main(["classroom50", str(score)]) == 0
+    result = json.loads((tmp_path / "result.json").read_text())
+    _valid_classroom50(result)
+    assert [t["score"] for t in result["tests"]] == [30, 33, 0] and result["score"] == 63
+    assert not result["tests"][0]["passed"]  # 29.5 of 30 is not a pass, rounded or not
+    assert "seccomp (x)" in (tmp_path / "release-body.md").read_text()
+    # The grader crashed (no score, no learner's problem): an infrastructure error.
+    (tmp_path / "result.json").unlink()
+    assert reports.main(["classroom50", str(tmp_path / "none"), "--error", "boom"]) == 1
+    assert not (tmp_path / "result.json").exists()
+    monkeypatch.delenv("CLASSROOM")
+    assert reports.main(["classroom50", str(score)]) == 1
+
+
+@pytest.mark.parametrize(
+    "cents", [[3000, 3500, 3500], [2950, 2025, 30], [3350, 3350, 3300], [1, 1, 1], [49, 1, 0]]
+)
+def test_integer_points_add_up_to_the_rounded_total(cents: list[int]) -> None:
+    from pytest_rlsys.outputs.kits.reports import integer_points
+
+    tops = [3000, 3500, 3500] if max(cents) <= 3000 else [3350, 3350, 3300]
+    parts = integer_points(
+        [(str(i), c / 100, t / 100) for i, (c, t) in enumerate(zip(cents, tops, strict=True))]
+    )
+    assert sum(g for _, g, _ in parts) == (sum(cents) + 50) // 100
+    assert all(g <= t for _, g, t in parts)
+    # A full section keeps its full points.
+    full = [(g, t) for (_, g, t), c, top in zip(parts, cents, tops, strict=True) if c == top]
+    assert all(g == t for g, t in full)
+
+
+# -- one name: the project's README agrees with the kits ----------------------------------------
+
+
+def test_readme_names_one_file(tmp_path: Path) -> None:
     from pytest_rlsys.outputs.kits import SUBMISSION_NAME
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "mine.py" not in readme
     assert f"rlsys grade /autograder/submission/{SUBMISSION_NAME}" in readme.replace("\n  ", " ")
-    assert main(["kit", "classroom", str(tmp_path / "repo")]) == ExitCode.OK
-    workflow = (tmp_path / "repo" / ".github" / "workflows" / "classroom.yml").read_text("utf-8")
-    used = set(re.findall(r"uses: ([\w.-]+/autograding[\w.-]+@\w+)", workflow))
-    named = set(re.findall(r"`([\w.-]+/autograding[\w.-]+@\w+)`", readme))
-    assert used and used == named, (used, named)
 
 
 def test_gradescope_readme_names_only_what_the_zip_holds(tmp_path: Path) -> None:
@@ -837,72 +1069,6 @@ def test_gradescope_readme_names_only_what_the_zip_holds(tmp_path: Path) -> None
                 continue  # the learner's file; the zip itself
             assert word in names or word in folders, word
     assert "rlsys template" in readme  # a real command (test_commands covers it)
-
-
-@pytest.mark.parametrize(
-    ("files", "graded", "problem"),
-    [
-        (["rlsys_ledger.py", "helper.py"], "rlsys_ledger.py", ""),
-        (["my_ledger.py"], "my_ledger.py", ""),
-        (
-            ["a.py", "b.py"],
-            "rlsys_ledger.py",
-            "submit one file named rlsys_ledger.py (found: a.py, b.py)",
-        ),
-        ([], "rlsys_ledger.py", "submit one file named rlsys_ledger.py (found: no .py file)"),
-    ],
-)
-def test_the_kits_pick_the_file_the_readme_says(
-    tmp_path: Path, files: list[str], graded: str, problem: str
-) -> None:
-    # Every kit picks the file with the same shell function; the README says what it does.
-    from pytest_rlsys.outputs import kits
-
-    for name in files:
-        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
-    script = f'{kits._PICK}\npick_submission "$1"\nprintf "%s\\n%s" "$SUBMISSION" "$PROBLEM"'
-    done = subprocess.run(
-        ["bash", "-c", script, "pick", str(tmp_path)], capture_output=True, text=True, check=True
-    )
-    assert done.stdout.split("\n") == [str(tmp_path / graded), problem]
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
-    assert "the only `.py` file submitted is graded whatever its name" in readme
-    assert (
-        'no `.py` file or several get "submit one file named rlsys_ledger.py (found: ...)"'
-        in readme
-    )
-
-
-def test_the_install_script_removes_only_what_it_made(tmp_path: Path) -> None:
-    # The kits' install.sh once ended with `rm -rf /tmp/pip-*`: run by root on a shared
-    # machine ("try it elsewhere"), it deleted other users' pip folders.  pip now unpacks
-    # into a private folder of the script's own, removed at the end.
-    from pytest_rlsys.outputs.kits import _INSTALL
-
-    script = tmp_path / "install.sh"
-    script.write_text(_INSTALL.replace("MAIN", "main.whl"), encoding="utf-8")
-    seen = tmp_path / "tmpdir-seen"
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    python = tmp_path / "python"  # a stand-in: pip unpacks into TMPDIR, -c names the package
-    python.write_text(
-        "#!/bin/sh\n"
-        f'if [ "$1" = -m ]; then echo "$TMPDIR" > {seen}; mkdir -p "$TMPDIR/pip-unpack";'
-        f" else echo {pkg}; fi\n",
-        encoding="utf-8",
-    )
-    python.chmod(0o755)
-    wheels = tmp_path / "wheels"
-    wheels.mkdir()
-    others = Path(tempfile.mkdtemp(prefix="pip-", dir="/tmp"))  # another user's pip folder
-    try:
-        subprocess.run(["sh", str(script), str(python), str(wheels)], check=True, timeout=60)
-        used = Path(seen.read_text(encoding="utf-8").strip())
-        assert others.is_dir(), "install.sh removed a pip folder it did not make"
-        assert used != Path("/tmp") and not used.exists(), used  # its own, and removed
-        assert not wheels.exists() and stat.S_IMODE(pkg.stat().st_mode) & 0o077 == 0
-    finally:
-        shutil.rmtree(others, ignore_errors=True)
 
 
 def test_a_bad_namespace_is_a_usage_error(

@@ -67,7 +67,6 @@ def _outputs(folder: Path) -> list[str]:
         "gradescope": "gs.json",
         "prairielearn": "pl.json",
         "junit": "junit.xml",
-        "classroom": "classroom.json",
     }
     args = []
     for flag, name in names.items():
@@ -77,7 +76,7 @@ def _outputs(folder: Path) -> list[str]:
 
 def _read_outputs(folder: Path) -> dict[str, str]:
     texts = {}
-    for name in ("score.json", "gs.json", "pl.json", "classroom.json", "junit.xml"):
+    for name in ("score.json", "gs.json", "pl.json", "junit.xml"):
         text = (folder / name).read_text(encoding="utf-8")
         if name.endswith(".json"):
             json.loads(text)
@@ -523,47 +522,39 @@ def test_learner_text_cannot_wrap_onto_a_line_of_its_own(pytester: pytest.Pytest
     assert points == ["Points 70/100"], points  # the grader's own line, and only it
 
 
-def test_classroom_kit_never_runs_a_pytest_rlsys_folder_of_the_learners(tmp_path: Path) -> None:
-    """In GitHub Classroom the grader runs in the learner's repository: a `pytest_rlsys/`
+def test_actions_kit_never_runs_a_pytest_rlsys_folder_of_the_learners(tmp_path: Path) -> None:
+    """On GitHub's runners the grader runs in the learner's repository: a `pytest_rlsys/`
     folder there must not stand in for the grader (`python -P -m`, not `python -m`)."""
-    import base64
-
     from pytest_rlsys.cli import main
 
     repo = tmp_path / "repo"
-    assert main(["kit", "classroom", str(repo)]) == 0
+    assert main(["kit", "actions", str(repo)]) == 0
     decoy = repo / "pytest_rlsys"
     decoy.mkdir()
     (decoy / "__init__.py").write_text("", encoding="utf-8")
     (decoy / "__main__.py").write_text(
         "import os, pathlib\n"
         "pathlib.Path('decoy-ran').write_text('yes')\n"
-        "out = pathlib.Path(os.environ['RUNNER_TEMP']) / 'rlsys-result.json'\n"
-        'out.write_text(\'{"version": 1, "status": "pass", "max_score": 100, '
-        '"tests": [{"name": "all", "status": "pass", "score": 100}]}\')\n',
+        "out = pathlib.Path(os.environ['RUNNER_TEMP']) / 'rlsys' / 'score.json'\n"
+        'out.write_text(\'{"score": 100, "max_score": 100, "sections": {}}\')\n',
         encoding="utf-8",
     )
-    output = tmp_path / "github_output"
+    summary = tmp_path / "summary.md"
     env = dict(
         os.environ,
         RLSYS_PYTHON=sys.executable,
-        GITHUB_OUTPUT=str(output),
+        GITHUB_STEP_SUMMARY=str(summary),
         RUNNER_TEMP=str(tmp_path),
         RLSYS_SEED="1",  # the course's secret (without it the kit grades nothing)
     )
     env.pop("PYTHONPATH", None)
-    subprocess.run(
-        ["bash", ".github/classroom/grade.sh"],
-        cwd=repo,
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=300,
+    done = subprocess.run(
+        ["bash", ".github/rlsys/grade.sh"], cwd=repo, env=env, capture_output=True, timeout=300
     )
     assert not (repo / "decoy-ran").exists()
-    line = next(x for x in output.read_text().splitlines() if x.startswith("result="))
-    result = json.loads(base64.b64decode(line.removeprefix("result=")))
-    assert sum(test["score"] for test in result["tests"]) == 0  # the untouched starter
+    assert done.returncode == 1  # the untouched starter: below full marks
+    artifact = json.loads((tmp_path / "rlsys" / "rlsys-score.json").read_text("utf-8"))
+    assert artifact["score"] == 0 and "Points 0/100" in summary.read_text("utf-8")
 
 
 def test_a_file_name_with_escapes_is_shown_escaped(pytester: pytest.Pytester) -> None:

@@ -9,7 +9,6 @@ Rules and their sources: tests/data/README.md.
 
 from __future__ import annotations
 
-import base64
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -33,7 +32,6 @@ from pytest_rlsys.grading.scoring import (
 from pytest_rlsys.grading.verdicts import HIDDEN_KINDS, PROBLEM_KINDS
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import registry, terminal
-from pytest_rlsys.outputs.classroom import exact_running_scores
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.junit import points_from_suite
 from pytest_rlsys.outputs.registry import MODULES, RenderOptions, renderer
@@ -41,13 +39,10 @@ from pytest_rlsys.outputs.text import clean, is_clean
 from tests.corpora.test_scenarios import SEED, limits_for, load_expected, submission_path
 from tests.platform_checks import (
     check_all,
-    check_classroom,
     check_gradescope,
     check_junit,
     check_prairielearn,
     junit_schema,
-    reporter_decode,
-    reporter_points,
 )
 
 # Fast scenarios covering each kind: honest, failing, hostile text, unloadable.
@@ -121,8 +116,6 @@ def test_unloadable_submission_is_not_gradable_on_prairielearn(
     assert any("SyntaxError" in error for error in doc["format_errors"])
     gradescope = json.loads(registry.render("gradescope", report))
     assert gradescope["score"] == 0 and "SyntaxError" in gradescope["output"]
-    classroom = json.loads(registry.render("classroom", report))
-    assert classroom["status"] == "error"
 
 
 def test_no_cases_at_all_still_gives_valid_files() -> None:
@@ -215,56 +208,6 @@ def test_gradescope_schema_rejects_a_wrong_visibility() -> None:
     assert not validator.is_valid({"score": 1, "tests": [{"visibility": "later"}]})
     assert not validator.is_valid({"tests": [{"name": "no score anywhere"}]})
     assert not validator.is_valid({"score": 1, "output_format": "markdown"})
-
-
-# -- GitHub Classroom ---------------------------------------------------------------------
-
-
-def test_classroom_step_output_decodes_like_the_reporter(corpus: dict[str, ScoreReport]) -> None:
-    report = corpus["mutates_inputs"]
-    results = check_classroom(
-        registry.render("classroom", report), report, RenderOptions(), node=True
-    )
-    assert results["max_score"] == 100 and results["status"] == "fail"
-    earned = sum(c.cents for c in report.cases)
-    assert reporter_points(results) == f"Points {earned / 100!r}/100"
-
-
-@given(st.lists(st.integers(min_value=0, max_value=5000), max_size=300))
-@settings(max_examples=300, deadline=None)
-def test_reporter_float_sum_is_the_exact_total(cents: list[int]) -> None:
-    scores = exact_running_scores(cents)
-    total = 0.0
-    for score in scores:
-        total += score
-    assert total == sum(cents) / 100
-    for score, value in zip(scores, cents, strict=True):
-        assert score == 0.0 if value == 0 else abs(score - value / 100) < 1e-9
-
-
-def test_float_sum_tie_case() -> None:
-    """3.42 + x can never round to 20.73 (a rounding tie): the earlier score moves."""
-    cents = [342, 1731]
-    assert 3.42 + (20.73 - 3.42) != 20.73
-    scores = exact_running_scores(cents)
-    assert scores[0] + scores[1] == 20.73
-
-
-def test_float_sum_tie_the_previous_score_cannot_move_by_its_own_ulps() -> None:
-    """8.91 + x never rounds to 49.71, and 0.52 moved by a few of its own ulps leaves
-    0.13 + 8.26 + 0.52 unchanged: the previous score moves by an ulp of the running sum."""
-    cents = [13, 826, 52, 4080]
-    scores = exact_running_scores(cents)
-    total = 0.0
-    for score in scores:
-        total += score
-    assert total == 49.71
-    assert all(abs(score - value / 100) < 1e-9 for score, value in zip(scores, cents, strict=True))
-
-
-def test_reporter_decoding_is_strict_utf8() -> None:
-    with pytest.raises(UnicodeDecodeError):
-        reporter_decode(base64.b64encode(b'{"name": "\xff"}').decode())
 
 
 # -- arbitrary text through every renderer ------------------------------------------------

@@ -1,0 +1,25 @@
+"""The fence that graded, in one line for an instructor: every kit records it where an
+instructor sees it (PrairieLearn's ``message``, Gradescope's instructor-only script
+output, the Actions job summary, Classroom 50's ``release-body.md``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_rlsys.messages import Msg
+
+__all__ = ["fence_text"]
+
+FENCE = Msg("Graded behind the fence: {fence}", "评分时的隔离：{fence}")
+NO_FENCE = Msg("no fence recorded (nothing of the submission ran)", "未记录隔离（提交未运行）")
+
+
+def fence_text(fence: Mapping[str, Any] | None, lang: str = "en") -> str:
+    """'Graded behind the fence: bubblewrap (bubblewrap, seccomp-allow-list, ...)' from
+    ``Fence.record()`` (``ScoreReport.fence``, the score report's ``fence``)."""
+    if not isinstance(fence, Mapping):
+        return NO_FENCE.get(lang)
+    level = str(fence.get("level", "?"))
+    mechanisms = ", ".join(str(m) for m in fence.get("mechanisms") or ())
+    return FENCE.fill(lang, {"fence": f"{level} ({mechanisms})" if mechanisms else level})

@@ -1,0 +1,310 @@
+"""What a kit's run script leaves for its platform after ``rlsys grade --report SCORE``:
+the fence that graded, for the instructor, and the files GitHub-hosted platforms read.
+
+``python -P -m pytest_rlsys.outputs.kits.reports KIND SCORE [--problem P] [--error E]``
+
+- ``note``: one line on stdout naming the fence (Gradescope shows a script's output to
+  instructors only).
+- ``actions``: the score table, the fence and any reason, appended to
+  ``$GITHUB_STEP_SUMMARY``; the score report copied to ``$RLSYS_ARTIFACT`` for
+  ``actions/upload-artifact``; the ``Points X/Y`` notice; exit 1 below full marks (the job
+  fails, as a failed test would), 0 at full marks.
+- ``classroom50``: ``./result.json`` valid against ``classroom50/result/v1``
+  (schemas/result-v1.schema.json of foundation50/classroom50: integer scores, the fixed
+  top-level keys, one test per TODO) and ``./release-body.md`` with the fence.  Exit 0
+  when graded (a learner's problem, such as no file, is a grade of 0 with its reason);
+  1 on an infrastructure error (no score report without a learner's problem, a variable
+  the runner sets missing): the runner then records an error, not a score.
+
+Only numbers, our own words and the fence (the machine's) are written unescaped; a reason
+can hold a learner's file names and is escaped for Markdown and HTML, and kept off column 0
+of the log (GitHub reads ``::command::`` lines there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import html
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_rlsys.escaping import say
+from pytest_rlsys.messages import Msg, section_label
+from pytest_rlsys.outputs import fenceline
+from pytest_rlsys.outputs.text import js_number
+from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
+
+__all__ = [
+    "Outcome",
+    "actions_summary",
+    "classroom50_result",
+    "fence_text",
+    "integer_points",
+    "main",
+    "points_line",
+    "release_body",
+]
+
+MAX_SCORE_BYTES = 4 * 1024 * 1024  # our own report; a cap all the same
+MAX_REASON = 500
+RESULT_SCHEMA = "classroom50/result/v1"
+# What the Classroom 50 runner sets for autograder.py (runner.py run_entrypoint); the
+# runner stamps owner, assignment_type, datetime and submitted_by itself afterwards.
+C50_REQUIRED = ("CLASSROOM", "ASSIGNMENT", "SUBMISSION_TAG", "COMMIT_URL", "RELEASE_URL")
+
+NOT_GRADED = Msg("Not graded: {why}", "未评分：{why}")
+SCORE_HEAD = Msg("rlsys score: {points}", "rlsys 得分：{points}")
+TABLE_HEAD = Msg("| Part | Points | Max |", "| 部分 | 得分 | 满分 |")
+TOTAL = Msg("total", "总计")
+ADVISORY = Msg(
+    "Advisory: the learner owns this repository and its workflow.",
+    "仅供参考：学习者拥有此仓库及其工作流。",
+)
+
+
+class Outcome:
+    """One grading as the run script left it: the score report (None when there is
+    none), a learner's problem, or the reason it could not grade."""
+
+    def __init__(self, doc: dict[str, Any] | None, problem: str = "", error: str = "") -> None:
+        self.doc = doc
+        self.problem = problem
+        self.error = error
+
+    @property
+    def lang(self) -> str:
+        repro = (self.doc or {}).get("reproducibility") or {}
+        return "zh" if repro.get("lang") == "zh" else "en"
+
+    @property
+    def why(self) -> str:
+        """Why there is no score: the learner's problem first."""
+        return _reason(self.problem or self.error or "the grader produced no score report")
+
+    def sections(self) -> list[tuple[str, float, float]]:
+        """(section, points, max points) in the report's order; none without a report."""
+        sections = (self.doc or {}).get("sections") or {}
+        return [
+            (name, float(s.get("score", 0)), float(s.get("max_score", 0)))
+            for name, s in sections.items()
+            if isinstance(s, dict)
+        ]
+
+
+def _reason(text: str) -> str:
+    """A reason as one inert line: printable characters only, bounded."""
+    text = "".join(c if c.isprintable() else " " for c in text).strip()
+    return text[:MAX_REASON]
+
+
+def _md(text: str) -> str:
+    """Text a learner may have named, made inert in GitHub Markdown (HTML and markup)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~>])", r"\\\1", html.escape(_reason(text)))
+
+
+def fence_text(doc: Mapping[str, Any] | None, lang: str = "en") -> str:
+    """The fence line of a score report (``fenceline.fence_text`` of its ``fence``)."""
+    return fenceline.fence_text((doc or {}).get("fence"), lang)
+
+
+def points_line(outcome: Outcome) -> str:
+    """``Points X/Y``, as the terminal's last line says it (0/100 when ungraded)."""
+    doc = outcome.doc or {}
+    got, top = float(doc.get("score", 0)), float(doc.get("max_score", 100))
+    return f"Points {js_number(got)}/{js_number(top)}"
+
+
+def _apportion(cents: Sequence[int]) -> list[int]:
+    """Whole points adding up to the total rounded half up: each part rounded down, then
+    one more point to the parts with the largest remainders (stable order)."""
+    extra = (sum(cents) + 50) // 100 - sum(c // 100 for c in cents)
+    lifted = sorted((i for i, c in enumerate(cents) if c % 100), key=lambda i: -(cents[i] % 100))
+    bonus = set(lifted[: max(0, extra)])
+    return [c // 100 + (i in bonus) for i, c in enumerate(cents)]
+
+
+def integer_points(sections: Sequence[tuple[str, float, float]]) -> list[tuple[str, int, int]]:
+    """Whole points per section for a platform that takes integers only (Classroom 50).
+
+    The earned total is the exact total rounded half up, shared out by the largest
+    remainder, so the parts add up to it and a full section keeps its full points; the
+    maxima are shared out the same way, and no part exceeds its maximum."""
+    got = _apportion([round(g * 100) for _, g, _ in sections])
+    top = _apportion([round(t * 100) for _, _, t in sections])
+    return [(name, min(g, t), t) for (name, _, _), g, t in zip(sections, got, top, strict=True)]
+
+
+def _table(outcome: Outcome) -> list[str]:
+    lang = outcome.lang
+    rows = [TABLE_HEAD.get(lang), "|---|--:|--:|"]
+    for name, got, top in outcome.sections():
+        rows.append(f"| {section_label(name, lang)} | {js_number(got)} | {js_number(top)} |")
+    doc = outcome.doc or {}
+    total = TOTAL.get(lang)
+    rows.append(
+        f"| **{total}** | **{js_number(float(doc.get('score', 0)))}** "
+        f"| **{js_number(float(doc.get('max_score', 0)))}** |"
+    )
+    return rows
+
+
+def actions_summary(outcome: Outcome) -> str:
+    """The job summary: the score, per TODO, the fence that graded; or why not graded."""
+    lang = outcome.lang
+    lines = [f"### {SCORE_HEAD.fill(lang, {'points': points_line(outcome)})}", ""]
+    if outcome.doc is None:
+        lines.append(NOT_GRADED.fill(lang, {"why": _md(outcome.why)}))
+    else:
+        lines += _table(outcome)
+    lines += ["", fence_text(outcome.doc, lang), "", f"_{ADVISORY.get(lang)}_", ""]
+    return "\n".join(lines)
+
+
+def full_marks(outcome: Outcome) -> bool:
+    doc = outcome.doc or {}
+    top = float(doc.get("max_score", 0))
+    return top > 0 and round(float(doc.get("score", 0)) * 100) == round(top * 100)
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def classroom50_result(outcome: Outcome, env: Mapping[str, str]) -> dict[str, Any]:
+    """``result.json`` for Classroom 50 (``classroom50/result/v1``).  ``owner``,
+    ``assignment_type`` and ``datetime`` are written as the runner will stamp them (it
+    overwrites them: they are its to say), so the file is valid on its own."""
+    if outcome.doc is None:  # a learner's problem: one test, failed, worth the assignment
+        tests = [
+            {
+                "test-name": "rlsys",
+                "passed": False,
+                "score": 0,
+                "max-score": 100,
+                "message": _reason(outcome.why),
+            }
+        ]
+    else:
+        exact = outcome.sections()
+        tests = [
+            {
+                "test-name": section_label(name, outcome.lang),
+                "passed": round(real[1] * 100) == round(real[2] * 100),  # not a rounded pass
+                "score": got,
+                "max-score": top,
+            }
+            for (name, got, top), real in zip(integer_points(exact), exact, strict=True)
+        ]
+    owner = env.get("OWNER") or env.get("USERNAME") or env.get("GITHUB_ACTOR") or "unknown"
+    now = _utc_now()
+    return {
+        "schema": RESULT_SCHEMA,
+        "classroom": env["CLASSROOM"],
+        "assignment": env["ASSIGNMENT"],
+        "assignment_type": "group" if env.get("ASSIGNMENT_TYPE") == "group" else "individual",
+        "owner": owner,
+        "submission": env["SUBMISSION_TAG"],
+        "commit": env["COMMIT_URL"],
+        "release": env["RELEASE_URL"],
+        "review": env.get("REVIEW_URL") or env["COMMIT_URL"],
+        "datetime": now,
+        "graded_at": now,
+        "score": sum(t["score"] for t in tests),
+        "max-score": sum(t["max-score"] for t in tests),
+        "tests": tests,
+    }
+
+
+def release_body(outcome: Outcome, result: Mapping[str, Any]) -> str:
+    """``release-body.md``: what the runner would synthesize (score line, per-test
+    table), then the exact points, the fence that graded, and any reason."""
+    lang = outcome.lang
+    lines = [f"### classroom50 autograde: {result['score']}/{result['max-score']}", ""]
+    lines += ["| Test | Result | Score |", "|---|---|---|"]
+    for test in result["tests"]:
+        verdict = "PASS" if test["passed"] else "FAIL"
+        lines.append(f"| {test['test-name']} | {verdict} | {test['score']} / {test['max-score']} |")
+    lines.append("")
+    if outcome.doc is None:
+        lines.append(NOT_GRADED.fill(lang, {"why": _md(outcome.why)}))
+    else:
+        lines.append(SCORE_HEAD.fill(lang, {"points": points_line(outcome)}))
+    lines += ["", fence_text(outcome.doc, lang), ""]
+    return "\n".join(lines)
+
+
+def load(path: str) -> dict[str, Any] | None:
+    """The score report, or None when there is none (or it is not ours)."""
+    try:
+        doc = json.loads(read_regular_file(path, MAX_SCORE_BYTES))
+    except (OSError, UnsafeFile, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and "sections" in doc else None
+
+
+def _append(path: str | None, text: str) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def _actions(outcome: Outcome, score_path: str) -> int:
+    _append(os.environ.get("GITHUB_STEP_SUMMARY"), actions_summary(outcome))
+    artifact = os.environ.get("RLSYS_ARTIFACT")
+    if artifact:
+        doc = outcome.doc or {"not_graded": outcome.why, "score": 0, "max_score": 100}
+        Path(artifact).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    if outcome.doc is None:
+        say(f"  rlsys: not graded: {outcome.why}")  # indented: never a workflow command
+    # The notice is printed by the grade step once workflow commands are on again.
+    points = os.environ.get("RLSYS_POINTS")
+    if points:
+        Path(points).write_text(points_line(outcome) + "\n", encoding="utf-8")
+    else:
+        say(f"::notice title=rlsys::{points_line(outcome)}")
+    return 0 if full_marks(outcome) else 1
+
+
+def _classroom50(outcome: Outcome) -> int:
+    missing = [name for name in C50_REQUIRED if not os.environ.get(name)]
+    if missing:
+        say(
+            f"rlsys: {', '.join(missing)} not set: Classroom 50's runner sets them; run "
+            "autograder.py through it (or set them by hand to try it)",
+            err=True,
+        )
+        return 1
+    if outcome.doc is None and not outcome.problem:  # no learner to blame: an error
+        say(f"rlsys: could not grade: {outcome.why}", err=True)
+        return 1
+    result = classroom50_result(outcome, os.environ)
+    Path("result.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    Path("release-body.md").write_text(release_body(outcome, result), encoding="utf-8")
+    say(f"  rlsys: {points_line(outcome)}; {fence_text(outcome.doc)}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_rlsys.outputs.kits.reports")
+    parser.add_argument("kind", choices=("note", "actions", "classroom50"))
+    parser.add_argument("score")
+    parser.add_argument("--problem", default="")
+    parser.add_argument("--error", default="")
+    args = parser.parse_args(argv)
+    outcome = Outcome(load(args.score), args.problem, args.error)
+    if args.kind == "note":
+        say(f"rlsys: {fence_text(outcome.doc)}")
+        return 0
+    if args.kind == "actions":
+        return _actions(outcome, args.score)
+    return _classroom50(outcome)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
