@@ -355,8 +355,11 @@ def _gradescope_grade(
     for other, text in others.items():
         (ag / "submission" / f"{other}.py").write_text(text, encoding="utf-8")
     env = _env(ag.parent, RLSYS_AUTOGRADER_ROOT=str(ag), **(view or {}))
-    _sh([str(ag / "run_autograder")], env, ag, check=False)
+    done = subprocess.run(
+        [str(ag / "run_autograder")], env=env, cwd=ag, capture_output=True, text=True, timeout=300
+    )
     doc: dict[str, Any] = json.loads((ag / "results" / "results.json").read_text("utf-8"))
+    doc["_stdout"] = done.stdout  # what Gradescope shows instructors only
     return doc
 
 
@@ -567,7 +570,10 @@ def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) 
         assert _others_cannot_read(ag / folder), folder
     assert (ag / "rlsys-secret" / "seed").stat().st_mode & 0o777 == 0o600
     reference = solution_path().read_text(encoding="utf-8")
-    assert _gradescope_grade(ag, reference)["score"] == 100
+    doc = _gradescope_grade(ag, reference)
+    assert doc["score"] == 100 and doc["stdout_visibility"] == "hidden"
+    assert "rlsys: Graded behind the fence: " in doc["_stdout"]  # for instructors only
+    assert "Graded behind" not in doc["output"]
     template = _gradescope_grade(ag, exercise_path().read_text(encoding="utf-8"))
     assert template["score"] == 0
     # The kit's hidden visibility reaches every field that carries hidden results.
