@@ -260,6 +260,47 @@ def overflow_at(html: Path, browser: str, width: int = 420) -> str:
     return found.group(2).strip()
 
 
+_WRAPPED = """<pre id="wrapped"></pre><script>
+addEventListener("load", function () {
+  var broken = [];
+  document.querySelectorAll("td.n").forEach(function (cell) {
+    var range = document.createRange();
+    range.selectNodeContents(cell);
+    var lines = {};
+    Array.prototype.forEach.call(range.getClientRects(), function (r) {
+      if (r.width > 0) { lines[Math.round(r.top)] = true; }
+    });
+    if (Object.keys(lines).length > 1) { broken.push(cell.textContent); }
+  });
+  document.getElementById("wrapped").textContent = "checked: " + broken.join(" | ");
+});
+</script>"""
+
+
+def wrapped_numbers_at(html: Path, browser: str, width: int = 1280) -> str:
+    """The number cells (``td.n``) whose text Chromium lays out on more than one
+    line in a ``width``-pixel-wide window, joined with " | " ('' when none)."""
+    page = html.read_text(encoding="utf-8")
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    probe = html.with_name(f".{html.stem}-wrapped.html")
+    probe.write_text(page.replace("</body>", _WRAPPED + "</body>"), encoding="utf-8")
+    flags = ["--headless", "--disable-gpu", "--hide-scrollbars", f"--window-size={width},2000"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        flags.append("--no-sandbox")
+    with tempfile.TemporaryDirectory(prefix="rlsys-chromium-") as profile:
+        dom = subprocess.run(
+            [browser, *flags, f"--user-data-dir={profile}", "--dump-dom", probe.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        ).stdout
+    found = re.search(r'<pre id="wrapped">checked: ([^<]*)</pre>', dom)
+    if found is None:
+        return "the measuring script did not run"
+    return found.group(1).strip()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(

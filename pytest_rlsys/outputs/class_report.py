@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from pytest_rlsys.grading.scoring import ScoreReport, bounded
 from pytest_rlsys.messages import LOAD_FAILED, TODO_OF
 from pytest_rlsys.outputs.batch import SECTIONS, BatchResult, BatchRow
 from pytest_rlsys.outputs.files import write_atomic
+from pytest_rlsys.outputs.near_copies import NearCell, near_cells, similarity_section
 from pytest_rlsys.outputs.wording import category, load_error_text
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "class_report_html",
     "is_graded",
     "render_html",
+    "similarity_section",
     "summarize",
     "write_class_report",
 ]
@@ -283,6 +285,7 @@ th,td{border:1px solid #888;padding:.2rem .55rem;text-align:left;vertical-align:
 overflow-wrap:anywhere}
 table{max-width:100%}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n{white-space:nowrap;overflow-wrap:normal}
 thead th{background:#eee}
 code{font-size:.85rem;word-break:break-all}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(330px,100%),1fr));
@@ -296,6 +299,12 @@ overflow-wrap:anywhere}
 .muted{color:#444}
 .nw{white-space:nowrap}
 p{overflow-wrap:anywhere}
+nav ul{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;list-style:none;padding:0;margin:.6rem 0}
+.sbs{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(420px,100%),1fr));gap:1rem}
+.sbs pre{overflow:auto;max-height:36rem;font-size:.8rem;border:1px solid #888;padding:.4rem;
+margin:0;white-space:pre}
+mark{background:#ffe08a;color:#111;text-decoration:underline 2px}
+details.pair{margin:.6rem 0}details.pair>summary{font-weight:600;cursor:pointer}
 """
 
 
@@ -499,10 +508,26 @@ def _script_hash() -> str:
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
-def _roster_block(summary: ClassSummary) -> str:
+# The roster's similarity column sorts flagged first (its data-v), then worth a look.
+_NEAR_ORDER = {"flagged": 0, "built at run time": 1, "worth a look": 2, "not compared": 3}
+
+
+def _near_cell(cell: NearCell | None) -> str:
+    if cell is None or not cell.mark:
+        return '<td data-v="9">—</td>'
+    closest = f" {_e(cell.closest)}" if cell.closest else ""
+    sign = f' <span class="nw">({_e(cell.sign)})</span>' if cell.sign else ""
+    link = f' <a href="#{cell.pair}">side by side</a>' if cell.pair else ""
+    order = _NEAR_ORDER.get(cell.mark, 9)
+    return f'<td data-v="{order}"><strong>{_e(cell.mark)}</strong>{closest}{sign}{link}</td>'
+
+
+def _roster_block(summary: ClassSummary, near: Mapping[str, NearCell] | None = None) -> str:
     if not summary.roster:
         return "<p>No submission.</p>"
     heads = ["submission", "status", "score", "TODO 1", "TODO 2", "TODO 3", "why below full marks"]
+    if near is not None:
+        heads.append("similarity (flag, closest, sign)")
     head = "".join(
         f'<th scope="col"><button type="button" data-col="{i}">{_e(h)}</button></th>'
         for i, h in enumerate(heads)
@@ -516,7 +541,9 @@ def _roster_block(summary: ClassSummary) -> str:
         f'<tr><td data-v="{_e(r.submission)}">{_e(r.submission)}</td>'
         f'<td data-v="{_e(r.status)}">{_e(r.status)}</td>{num(r.score)}'
         + "".join(num(r.sections.get(s)) for s in ("todo1", "todo2", "todo3"))
-        + f'<td data-v="{_e(r.why)}">{_e(r.why)}</td></tr>'
+        + f'<td data-v="{_e(r.why)}">{_e(r.why)}</td>'
+        + (_near_cell(near.get(r.submission)) if near is not None else "")
+        + "</tr>"
         for r in summary.roster
     )
     return (
@@ -560,8 +587,26 @@ def _slowest_block(summary: ClassSummary) -> str:
     )
 
 
-def render_html(summary: ClassSummary) -> str:
-    """The page: inline CSS and SVG only, no script, no external reference."""
+def _nav(near: Mapping[str, NearCell] | None) -> str:
+    """Every section one click from the top; the near copies with their count."""
+    flagged = sum(c.mark == "flagged" for c in (near or {}).values())
+    look = sum(c.mark == "worth a look" for c in (near or {}).values())
+    links = [
+        ("h-similarity", f"Near copies ({flagged} flagged, {look} worth a look)"),
+        ("h-roster", "Roster"),
+        ("h-scores", "Score distribution"),
+        ("h-categories", "Hidden categories"),
+        ("h-problems", "Problems"),
+        ("h-slowest", "Slowest"),
+    ]
+    items = "".join(f'<li><a href="#{ident}">{_e(text)}</a></li>' for ident, text in links)
+    return f'<nav aria-label="sections" id="toc"><ul>{items}</ul></nav>'
+
+
+def render_html(summary: ClassSummary, near: Mapping[str, NearCell] | None = None) -> str:
+    """The page: inline CSS and SVG only, no script, no external reference; ``near``
+    (each file's similarity cell) adds the roster's similarity column and the link to
+    the near copies at the top."""
     hashes = "".join(f"<code>{_e(h)}</code><br>" for h in summary.battery_sha256) or "—"
     kinds = {
         kind: sum(p.kind == kind for p in summary.problems)
@@ -583,6 +628,7 @@ def render_html(summary: ClassSummary) -> str:
 <body>
 <main>
 <h1>rlsys class report</h1>
+{_nav(near)}
 <dl class="facts" id="facts">
 <dt>submissions</dt><dd id="n-submissions">{summary.submissions}</dd>
 <dt>graded</dt><dd id="n-graded">{summary.graded}</dd>
@@ -600,7 +646,7 @@ below); each range includes its lower bound, and 100% falls in 90–100.</p>
 <div class="charts">{histograms}</div>
 {_histogram_table(summary.histograms)}</section>
 <section aria-labelledby="h-roster"><h2 id="h-roster">Roster</h2>
-{_roster_block(summary)}</section>
+{_roster_block(summary, near)}</section>
 <section aria-labelledby="h-categories"><h2 id="h-categories">Hidden categories most often
 failed</h2>{_category_block(summary)}</section>
 <section aria-labelledby="h-problems"><h2 id="h-problems">Submissions that did not load or
@@ -614,113 +660,11 @@ timed out</h2>{_problems_block(summary)}</section>
 """
 
 
-# One line of the flagged pairs: the file, its match, shared code, reference sentences,
-# behaviour (each as shown), and the signs that flagged it.
-Pair = tuple[str, str, str, int | str, str, str]
-
-
-def _pairs_of(row: BatchRow) -> list[Pair]:
-    """The flagged lines of one row: its closest classmate when code flagged it, and the
-    reference when it is the closest or the file is over a reference's own signs (even
-    when a classmate's code is closer: else the pair's line hides that flag)."""
-    from pytest_rlsys.similarity import REFERENCE
-
-    found, mine = row.similarity, row.name
-    signs = [sign for sign in found.flagged_by if sign != "hidden"]
-    if not signs or found.score is None:
-        return []
-    theirs, code = found.closest or "", f"{found.score:.2f}"
-    out: list[Pair] = []
-    if theirs != REFERENCE and any(sign.startswith("code") for sign in signs):
-        # Between classmates the behaviour shown is the pair's (birthmark.alike), and
-        # sentences are a reference's: "–".
-        both = "–" if found.alike is None else f"{found.alike:.2f}"
-        out.append((mine, theirs, code, "–", both, ", ".join(signs)))
-    own = [sign for sign in signs if sign in ("sentences", "behaviour")]
-    if theirs == REFERENCE or own:
-        acts = "–" if found.behaviour is None else f"{found.behaviour:.2f}"
-        shared, by = (code, signs) if theirs == REFERENCE else ("–", own)
-        out.append((mine, REFERENCE, shared, found.sentences, acts, ", ".join(by)))
-    return out
-
-
-def similarity_section(rows: Sequence[BatchRow]) -> str:
-    """The flagged near copies, one pair a line with the signs that flagged it, the files
-    whose code is built at run time and the files not compared, each with the reason
-    (instructor-only; docs/similarity.md)."""
-    from pytest_rlsys.similarity import CONFIRMED_ABOVE as CONFIRMED
-    from pytest_rlsys.similarity import MIN_SHARED_SENTENCES, THRESHOLD
-    from pytest_rlsys.similarity.birthmark import THRESHOLD as BEHAVES_AT
-
-    pairs: dict[frozenset[str], Pair] = {}
-    for row in rows:
-        for pair in _pairs_of(row):
-            pairs.setdefault(frozenset(pair[:2]), pair)
-    unread = [
-        f"{r.name} ({r.similarity.not_compared})" if r.similarity.not_compared else r.name
-        for r in rows
-        if r.similarity.score is None
-    ]
-    hidden = [r.name for r in rows if r.similarity.score is not None and r.similarity.hidden]
-    body = "".join(
-        f'<tr><td>{_e(a)}</td><td>{_e(b)}</td><td class="n">{code}</td>'
-        f'<td class="n">{said}</td><td class="n">{_e(acts)}</td><td>{_e(by)}</td></tr>'
-        for a, b, code, said, acts, by in sorted(
-            pairs.values(), key=lambda p: (p[2] == "–", -float(p[2]) if p[2] != "–" else 0, p[0])
-        )
-    )
-    compared = "compared " if unread else ""
-    table = (
-        '<table id="similarity-table"><caption>Flagged pairs</caption><thead><tr>'
-        '<th scope="col">submission</th><th scope="col">near copy of</th>'
-        '<th scope="col" class="n">shared code</th>'
-        '<th scope="col" class="n">reference sentences</th>'
-        '<th scope="col" class="n">behaviour</th>'
-        f'<th scope="col">flagged by</th></tr></thead><tbody>{body}'
-        "</tbody></table>"
-        if pairs
-        else f"<p>No {compared}submission is a near copy of the reference or of a classmate"
-        + (" by its code, sentences or behaviour (but see below).</p>" if hidden else ".</p>")
-    )
-    built = (
-        '<p id="similarity-hidden">Code built at run time (the file reaches exec, eval, '
-        "compile or the like, or a function it gives is named nowhere in it: its code "
-        f"cannot all be compared; read them yourself): {_e(', '.join(sorted(hidden)))}.</p>"
-        if hidden
-        else ""
-    )
-    not_compared = (
-        '<p id="similarity-unread">Not compared (not read: not a .py file, a link, a folder '
-        "without one .py file, a FIFO or a file over the size limit; or its analysis went "
-        "past a limit; read them yourself): "
-        f"{_e(', '.join(sorted(unread)))}.</p>"
-        if unread
-        else ""
-    )
-    return (
-        '<section aria-labelledby="h-similarity"><h2 id="h-similarity">Near copies</h2>'
-        '<p class="muted">Each file is listed with its closest match, and with the reference '
-        "too when it is over the reference's own signs. Shared code: the "
-        "share of the smaller file's fingerprints (winnowed, names and layout ignored) the "
-        f"other has; {THRESHOLD:.2f} or more is flagged. Reference sentences: how many of the "
-        "reference's own string literals (its error messages) the file holds word for word; "
-        f"{MIN_SHARED_SENTENCES} or more is flagged. Behaviour: the weighted share of about "
-        "60 calls on inputs the template leaves open (strings for numbers, odd fabric ids, "
-        "reports missing keys) on which the file does what the other does; against the "
-        f"reference {BEHAVES_AT:.2f} or more is flagged; two classmates whose shared code is "
-        f"under {CONFIRMED:.2f} are flagged only if both were probed and they also reach it "
-        "(a file the probes could not judge is never evidence of likeness). Flagged by: "
-        "the signs that flagged the pair. A flag is a reason "
-        "to read both files, not proof of copying: it changes no score.</p>"
-        f"{table}{built}{not_compared}</section>"
-    )
-
-
 def class_report_html(result: BatchResult) -> str:
-    """The whole page for a batch."""
-    return render_html(summarize(result)).replace(
-        "</main>", similarity_section(result.rows) + "</main>", 1
-    )
+    """The whole page for a batch: the near copies' side-by-side views come from the bytes
+    each row graded (``BatchRow.data``), never from a path."""
+    page = render_html(summarize(result), near_cells(result.rows))
+    return page.replace("</main>", similarity_section(result.rows) + "</main>", 1)
 
 
 def write_class_report(path: Path, result: BatchResult) -> None:

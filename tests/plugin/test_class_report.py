@@ -200,11 +200,12 @@ def test_roster_lists_every_submission_and_why(demo: dict[str, Any]) -> None:
         "TODO 2",
         "TODO 3",
         "why below full marks",
+        "similarity (flag, closest, sign)",
     ]
     body = {r[0]: r[1:] for r in table[1:]}
     assert list(body) == sorted(r["submission"] for r in rows)
     for row in rows:
-        status, score, *_, why = body[row["submission"]]
+        status, score, *_, why, _near = body[row["submission"]]
         assert status == row["status"]
         if "score" in row:
             assert float(score) == row["score"]
@@ -212,8 +213,10 @@ def test_roster_lists_every_submission_and_why(demo: dict[str, Any]) -> None:
         assert bool(why) is not full, row["submission"]  # below full marks: one line why
         assert why == row["message"][: class_report.MESSAGE_LIMIT - 1] or why == row["message"]
     # The CSV message says why too (the same text): the template, the hang, the bomb.
-    assert "not implemented yet" in body["bob.py"][-1]
-    assert "timed out" in body["hang.py"][-1] or "not run" in body["hang.py"][-1]
+    assert "not implemented yet" in body["bob.py"][-2]
+    assert "timed out" in body["hang.py"][-2] or "not run" in body["hang.py"][-2]
+    # The similarity column: alice handed in the reference itself.
+    assert body["alice.py"][-1].startswith("flagged reference (code")
 
 
 def test_problems_and_slowest_tables(demo: dict[str, Any]) -> None:
@@ -245,7 +248,11 @@ def test_learner_strings_are_escaped_and_the_page_is_self_contained(demo: dict[s
     assert f"script-src '{class_report._script_hash()}'" in text
     assert "unsafe-inline" not in text.split("script-src", 1)[1].split('"', 1)[0]
     assert not [a for a in page.attrs if a[1].startswith("on")]
-    assert not [a for a in page.attrs if a[1] in ("src", "href")]
+    assert not [a for a in page.attrs if a[1] == "src"]
+    # Links only within the page (the contents, the side-by-side views), each to an id on it.
+    ids = {v for _, k, v in page.attrs if k == "id"}
+    hrefs = [v or "" for _, k, v in page.attrs if k == "href"]
+    assert hrefs and all(h.startswith("#") and h[1:] in ids for h in hrefs), hrefs
     assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in text
     assert "<img" not in text and "<script>alert" not in text
@@ -469,9 +476,10 @@ def test_near_copies_list_a_reference_flag_behind_a_classmate_and_hidden_code() 
     table = page[page.index('id="similarity-table"') : page.index("</table>")]
     assert table.count("<tr><td>") == 2, table
     assert '<td>dora.py</td><td>eve.py</td><td class="n">0.92</td><td class="n">–</td>' in table
-    assert '<td class="n">0.86</td><td>code, behaviour</td></tr>' in table  # the pair's own
+    view = '<td><a href="#pair-1">side by side</a></td></tr>'
+    assert f'<td class="n">0.86</td><td>code, behaviour</td>{view}' in table  # the pair's own
     assert '<td>dora.py</td><td>reference</td><td class="n">–</td>' in table
-    assert '<td class="n">0.90</td><td>behaviour</td></tr>' in table
+    assert '<td class="n">0.90</td><td>behaviour</td><td><a href="#pair-2">' in table
     assert 'id="similarity-hidden"' in page and "blob.py." in page
     assert "blob.py</td>" not in table
     assert "deep.py (over)" in page  # not compared, with the reason
