@@ -32,7 +32,10 @@ Sections (each bounded; the whole run has ``--budget`` seconds, then exit 2):
 Without a GPU it runs in a degraded mode: what can run on the CPU does (the sampler
 without NVML, FSDP1 over gloo for the hash and the two-process updates), and it exits 3
 with the line ``NO GPU: ...``. Exit codes: 0 every check passed; 1 a check failed;
-2 out of time; 3 no GPU (degraded mode). A JSON report goes to ``--out``/device_check.json.
+2 out of time; 3 no GPU (degraded mode). A JSON report goes to ``--out``/device_check.json;
+the terminal gets one line per section, and everything the libraries print (transformers'
+progress bars and warnings, torch's, NCCL's, preflight's table) goes to
+``--out``/device_check.log.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -82,7 +85,8 @@ class OutOfTime(Exception):
 
 
 class Report:
-    def __init__(self, out: Path, budget_s: float) -> None:
+    def __init__(self, out: Path, budget_s: float, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout  # where the one line per section goes
         self.out = out
         self.budget_s = budget_s
         self.t0 = time.monotonic()
@@ -97,7 +101,7 @@ class Report:
         self.sections.append(
             {"name": name, "status": status, "detail": detail, "at_s": took, "data": data}
         )
-        print(f"[{status:<4}] {name:<12} {detail}", flush=True)
+        print(f"[{status:<4}] {name:<12} {detail}", file=self.stream, flush=True)
 
     def write(self, exit_code: int, verdict: str) -> None:
         doc = {
@@ -111,6 +115,25 @@ class Report:
         with contextlib.suppress(OSError):
             self.out.mkdir(parents=True, exist_ok=True)
             (self.out / "device_check.json").write_text(json.dumps(doc, indent=1) + "\n")
+
+
+LOG_NAME = "device_check.log"
+
+
+def _to_the_log(log: Path) -> TextIO:
+    """From here on, everything else this process and its children write to stdout or
+    stderr (transformers' and torch's warnings and progress bars, NCCL's, preflight's
+    table) goes to ``log``; the report's own lines go to the stream returned, the
+    original stdout: one line per section."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    report_fd = os.dup(1)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    return os.fdopen(report_fd, "w", buffering=1, encoding="utf-8", errors="replace")
 
 
 def section(report: Report, name: str, need_s: float, fn: Callable[[], None]) -> None:
@@ -631,7 +654,7 @@ def check_preflight(report: Report) -> None:
     )
     results = pf.run_checks(opts)
     code = pf.exit_code(results)
-    print(pf.format_results(results), flush=True)
+    print(pf.format_results(results), flush=True)  # the whole table: to the log
     decisive = ("build_tools", *pf.MECHANISMS, "shm")
     mechanisms = {r.name: r.status for r in results if r.name in decisive}
     bad = [n for n, s in mechanisms.items() if s == "fail"]
@@ -663,7 +686,14 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(fsdp_update(*args.fsdp_update)), flush=True)
         return EXIT_OK
     out = args.out or Path(tempfile.mkdtemp(prefix="rlsys_device_check_"))
-    report = Report(out, args.budget)
+    try:
+        stream = _to_the_log(out / LOG_NAME)
+    except OSError as exc:
+        print(f"device_check: cannot write its log in {out}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    say = functools.partial(print, file=stream, flush=True)
+    report = Report(out, args.budget, stream)
+    say(f"device_check: libraries' output (warnings, progress bars) in {out / LOG_NAME}")
 
     def out_of_time(signum: int, frame: object) -> None:
         raise OutOfTime
@@ -678,10 +708,9 @@ def main(argv: list[str] | None = None) -> int:
             report.write(EXIT_FAILED, "missing packages")
             return EXIT_FAILED
         if not report.gpu:
-            print(
+            say(
                 "NO GPU: torch sees no CUDA device; running the degraded CPU mode "
-                "(nothing about a GPU is proven by this run)",
-                flush=True,
+                "(nothing about a GPU is proven by this run)"
             )
         section(report, "sampler", 10, lambda: check_sampler(report, args.interval))
         section(report, "lora_fsdp", 30, lambda: check_lora_fsdp(report))
@@ -702,10 +731,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         code, verdict = EXIT_OK, "every check passed"
     report.write(code, verdict)
-    print(
+    say(
         f"device_check: {verdict} ({time.monotonic() - report.t0:.0f} s); "
-        f"report {out / 'device_check.json'}",
-        flush=True,
+        f"report {out / 'device_check.json'}"
     )
     return code
 

@@ -176,6 +176,9 @@ class PlotView:
     gpu_name: str | None
     failure: str | None
     groups: dict[str, GroupView] = field(default_factory=dict)
+    # The file's own checks (what ``rlsys result`` grades) when any fails: said in the
+    # title, so a picture of a contradicted or failing run never passes for a good one.
+    checks: str | None = None
 
 
 def _group_view(name: str, group: Mapping[str, Any]) -> GroupView:
@@ -286,7 +289,25 @@ def view_of(doc: Mapping[str, Any], path: str = "<document>") -> PlotView:
         group = groups.get(name)
         if isinstance(group, Mapping):
             view.groups[name] = _group_view(name, group)
+    view.checks = _checks_text(doc, path)
     return view
+
+
+def _checks_text(doc: Mapping[str, Any], path: str) -> str | None:
+    """'CONTRADICTED: 2 of 8 of the file's own checks fail (...)', or None when all pass."""
+    from pytest_rlsys.resultfile.grade import grade_document
+
+    try:
+        grade = grade_document(doc, path=path)
+    except Exception:  # the picture never depends on the grade; say it could not run
+        return "the file's own checks could not run (see rlsys result)"
+    failed = [c.id.split(".", 1)[-1] for c in grade.cases if c.status != "passed"]
+    if grade.gradable and not failed:
+        return None
+    return _one_line(
+        f"{grade.verdict.upper()}: {len(failed)} of {len(grade.cases)} of the file's own "
+        f"checks fail ({', '.join(failed)}); see rlsys result"
+    )
 
 
 # Beyond these a picture has nothing to show and matplotlib's tick and limit arithmetic
@@ -599,7 +620,8 @@ def _suptitle(view: PlotView, what: str) -> str:
         first += f" ({view.gpu_name})"
     if view.status != "completed":
         first += f" - {view.status.upper()} RUN, partial record"
-    return first + (f"\n{view.failure}" if view.failure else "")
+    lines = [first, *(x for x in (view.checks, view.failure) if x)]
+    return "\n".join(lines)
 
 
 def timeline_figure(view: PlotView) -> Figure:

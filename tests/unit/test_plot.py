@@ -270,6 +270,20 @@ def test_a_failed_runs_partial_file_is_drawn(
     assert "failed-peaks.png" in capsys.readouterr().out
 
 
+def test_a_completed_file_whose_own_checks_fail_says_so_in_the_title(tmp_path: Path) -> None:
+    # Trial: a file whose checks fail was drawn like a good run.
+    good = plot.read_view(write(tmp_path, example()))
+    assert good.checks is None
+    assert "checks fail" not in plot.timeline_figure(good).get_suptitle()
+    doc = example()
+    doc["groups"]["retain"]["updated_lora_sha256"] = "0" * 64  # the updates now differ
+    view = plot.read_view(write(tmp_path, doc))
+    assert view.status == "completed" and view.checks is not None
+    for figure in (plot.timeline_figure(view), plot.peaks_figure(view)):
+        title = figure.get_suptitle()
+        assert "of the file's own checks fail (updated_lora_match)" in title, title
+
+
 # ---------------------------------------------------------------- the command
 
 
