@@ -12,9 +12,9 @@
 #                Ubuntu 22.04's is: setup.sh takes python3.11 from the archive
 #   gs-py312     Gradescope kit, Debian 12 root whose python3 is a CPython 3.12 (pyenv), as
 #                Ubuntu 24.04's is
-#   pl-py311     PrairieLearn kit: its Dockerfile's RUN line on a Debian 13 root with a
-#                CPython 3.11 at /usr/local/bin/python (as python:3.11-slim), then
-#                tests/run.sh as the external grader runs it
+#   pl-py311     PrairieLearn kit: its Dockerfile's RUN line (the dependencies) on a Debian
+#                13 root with a CPython 3.11 at /usr/local/bin/python (as python:3.11-slim),
+#                then tests/run.sh (which installs pytest-rlsys) as the external grader runs it
 #   cr-py311     Actions kit: the workflow's install and grading steps as a non-root user
 #                (as GitHub's runner), `python` a CPython 3.11 (as actions/setup-python)
 #   gs-jammy     Gradescope kit, Ubuntu 22.04 root (Gradescope's default image), its python3
@@ -207,12 +207,14 @@ prairielearn() {
   kit="$WORK/kit-$CASE"
   "$RLSYS" kit prairielearn "$kit" >/dev/null
   grep -q "^FROM python:3.11-slim" "$kit/docker/Dockerfile"
+  # The Dockerfile's one RUN: the dependencies from docker/wheels, bind-mounted (then gone:
+  # no layer holds them); pytest-rlsys itself comes with tests/ and installs as grading starts.
   cp -r "$kit/docker/wheels" "$R/tmp/rlsys-wheels"
-  cp "$kit/docker/install.sh" "$R/tmp/rlsys-install.sh"
-  NET=none in_root sh /tmp/rlsys-install.sh python /tmp/rlsys-wheels >"$WORK/$CASE.log" \
-    2>&1 ||
+  NET=none in_root python -m pip install --no-cache-dir --disable-pip-version-check \
+    --no-index --find-links /tmp/rlsys-wheels -r /tmp/rlsys-wheels/constraints.txt \
+    >"$WORK/$CASE.log" 2>&1 ||
     { tail -n 20 "$WORK/$CASE.log"; echo "FAIL $CASE: install"; return 1; }
-  offline "$WORK/$CASE.log"
+  rm -rf "$R/tmp/rlsys-wheels"
   got=()
   for file in "$REFERENCE" "$TEMPLATE"; do
     rm -rf "$R/grade"
@@ -222,6 +224,7 @@ prairielearn() {
     NET=none in_root bash /grade/tests/run.sh >>"$WORK/$CASE.log" 2>&1 || true
     got+=("$(score "$R/grade/results/results.json" 100)")
   done
+  offline "$WORK/$CASE.log"
   started "$WORK/$CASE.log"
   report "$(in_root python -V 2>&1)" "${got[@]}"
 }

@@ -164,7 +164,8 @@ makes them root-only and deletes the wheels. `rlsys-seed` is this assignment's s
 which Gradescope shows to instructors only, names the fence that graded and how near a
 copy of the reference the file is. Try it elsewhere: unzip into a scratch copy (setup.sh
 consumes its own folder as on Gradescope), then `RLSYS_AUTOGRADER_ROOT=/tmp/ag bash
-setup.sh` and `run_autograder`.
+setup.sh` and `run_autograder`. What Gradescope promises: a fresh container per submission
+that the learner cannot change, run as root: the score is the record, nothing is advisory.
 """
     files: dict[str, str | bytes] = {
         "setup.sh": script("gradescope-setup.sh"),
@@ -275,6 +276,8 @@ The image holds Python and the pinned dependencies only (no answer: it may be pu
 question's secret seed: keep the course repository private. `tests/run.sh` installs
 pytest-rlsys offline, root-only, and grades `{SUBMISSION_NAME}` as an unprivileged uid
 (the same `run.sh` as the other kits); the results' `message` names the fence that graded.
+What PrairieLearn promises: a fresh container per submission, networking off, the question's
+files out of the learner's reach: the score is the record, nothing is advisory.
 """
     deps = tuple(name for name in bundle.wheels if name != bundle.main)
     files: dict[str, str | bytes] = {
