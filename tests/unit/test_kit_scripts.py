@@ -116,3 +116,15 @@ def test_the_install_script_removes_only_what_it_made(tmp_path: Path) -> None:
         assert not wheels.exists() and stat.S_IMODE(pkg.stat().st_mode) & 0o077 == 0
     finally:
         shutil.rmtree(others, ignore_errors=True)
+
+
+def test_a_reason_is_inert_in_the_job_summary_and_the_release_body() -> None:
+    """reports._md: a learner's file name in a reason shows as written, never as markup."""
+    from pytest_rlsys.outputs.kits.reports import Outcome, actions_summary
+
+    why = "submit one file (found: it's_<img src=x>.py, [a](http://x), *b*, \x1b[31m)"
+    text = actions_summary(Outcome(None, problem=why))
+    line = next(x for x in text.splitlines() if x.startswith("Not graded"))
+    assert "<img" not in line and "&lt;img src=x&gt;" in line and "it's" in line
+    assert "\\[a\\]\\(http://x\\)" in line and "\\*b\\*" in line
+    assert "\x1b" not in text and "Points 0/100" in text

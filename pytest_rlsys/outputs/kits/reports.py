@@ -105,7 +105,7 @@ def _reason(text: str) -> str:
 
 def _md(text: str) -> str:
     """Text a learner may have named, made inert in GitHub Markdown (HTML and markup)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~>])", r"\\\1", html.escape(_reason(text)))
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~>])", r"\\\1", html.escape(_reason(text), quote=False))
 
 
 def fence_text(doc: Mapping[str, Any] | None, lang: str = "en") -> str:
