@@ -17,6 +17,8 @@ gradescope/autograder_samples docs/specs.md): top-level ``score``, ``output`` an
   while any test is ``after_due_date`` or ``after_published``, but not for ``hidden``
   tests, which it means for tests worth no points (specs.md, "Controlling Test Case
   Visibility").
+- The fence that graded is in the top-level ``extra_data`` (stored, not shown to students);
+  the kit's run_autograder also prints it to its instructor-only output.
 """
 
 from __future__ import annotations
@@ -100,4 +102,6 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+    if report.fence is not None:  # stored, never shown to students (specs.md extra_data)
+        doc["extra_data"] = {"fence": report.fence}
     return dump_json(doc)

@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.outputs import terminal
+from pytest_rlsys.outputs.fenceline import fence_text
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, seconds
 from pytest_rlsys.outputs.wording import message
@@ -88,6 +89,9 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         ET.SubElement(props, "property", name=name, value=_attr(value))
     if report.load_error is not None:
         ET.SubElement(props, "property", name="load_error", value=_attr(report.load_error))
+    if report.fence is not None:  # the fence that graded (fenceline), for whoever reads it
+        fence = fence_text(report.fence).split(": ", 1)[-1]
+        ET.SubElement(props, "property", name="fence", value=_attr(fence))
     for case in report.cases:
         ET.SubElement(
             props,
