@@ -323,7 +323,8 @@ def _actions(target: Path, bundle: Bundle, wheels: Path, seed: int) -> Kit:
    repository" in its Settings, and make each learner's repository from it (by hand,
    ghclass, Classmoji, ...).
 2. Add an organisation secret `RLSYS_SEED` (visible to those repositories) with the seed
-   `rlsys kit actions` printed; without it nothing is graded.
+   `rlsys kit actions` printed; without it nothing is graded. A workflow a learner pushes
+   can read it too: it keeps the hidden cases from a casual look, no more.
 
 Each push runs `.github/workflows/rlsys.yml` on `ubuntu-latest`: Python
 {bundle.python} (`.github/rlsys/python-version`), the grader installed from
