@@ -286,6 +286,7 @@ overflow-wrap:anywhere}
 table{max-width:100%}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 td.n{white-space:nowrap;overflow-wrap:normal}
+@media (max-width:600px){body{padding:.5rem}th,td{padding:.15rem .25rem}}
 thead th{background:#eee}
 code{font-size:.85rem;word-break:break-all}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(330px,100%),1fr));
@@ -516,7 +517,7 @@ def _near_cell(cell: NearCell | None) -> str:
     if cell is None or not cell.mark:
         return '<td data-v="9">—</td>'
     closest = f" {_e(cell.closest)}" if cell.closest else ""
-    sign = f' <span class="nw">({_e(cell.sign)})</span>' if cell.sign else ""
+    sign = f" ({_e(cell.sign)})" if cell.sign else ""
     link = f' <a href="#{cell.pair}">side by side</a>' if cell.pair else ""
     order = _NEAR_ORDER.get(cell.mark, 9)
     return f'<td data-v="{order}"><strong>{_e(cell.mark)}</strong>{closest}{sign}{link}</td>'
