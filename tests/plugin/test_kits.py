@@ -1031,13 +1031,25 @@ def test_classroom50_result_words_every_outcome(
     assert reports.main(["classroom50", str(score)]) == 1
 
 
+FULL = [3000, 3500, 3500]  # the default rubric's TODO maxima, in hundredths
+ODD = [3350, 3350, 3300]  # a rubric whose maxima are not whole points
+
+
 @pytest.mark.parametrize(
-    "cents", [[3000, 3500, 3500], [2950, 2025, 30], [3350, 3350, 3300], [1, 1, 1], [49, 1, 0]]
+    ("cents", "tops"),
+    [
+        (FULL, FULL),
+        ([2950, 2025, 30], FULL),
+        ([1, 1, 1], FULL),
+        ([49, 1, 0], FULL),
+        ([2950, 3449, 3499], FULL),
+        (ODD, ODD),
+        ([3350, 0, 3300], ODD),
+    ],
 )
-def test_integer_points_add_up_to_the_rounded_total(cents: list[int]) -> None:
+def test_integer_points_add_up_to_the_rounded_total(cents: list[int], tops: list[int]) -> None:
     from pytest_rlsys.outputs.kits.reports import integer_points
 
-    tops = [3000, 3500, 3500] if max(cents) <= 3000 else [3350, 3350, 3300]
     parts = integer_points(
         [(str(i), c / 100, t / 100) for i, (c, t) in enumerate(zip(cents, tops, strict=True))]
     )

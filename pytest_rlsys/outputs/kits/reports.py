@@ -134,7 +134,8 @@ def integer_points(sections: Sequence[tuple[str, float, float]]) -> list[tuple[s
 
     The earned total is the exact total rounded half up, shared out by the largest
     remainder, so the parts add up to it and a full section keeps its full points; the
-    maxima are shared out the same way, and no part exceeds its maximum."""
+    maxima are shared out the same way, and no part exceeds its maximum (with maxima that
+    are not whole points, as no default rubric has, that cap can cost the total a point)."""
     got = _apportion([round(g * 100) for _, g, _ in sections])
     top = _apportion([round(t * 100) for _, _, t in sections])
     return [(name, min(g, t), t) for (name, _, _), g, t in zip(sections, got, top, strict=True)]
