@@ -304,7 +304,7 @@ nav ul{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;list-style:none;padding:0;ma
 .sbs{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(420px,100%),1fr));gap:1rem}
 .sbs pre{overflow:auto;max-height:36rem;font-size:.8rem;border:1px solid #888;padding:.4rem;
 margin:0;white-space:pre}
-mark{background:#ffe08a;color:#111;text-decoration:underline 2px}
+mark{background:#ffe08a;color:#111;text-decoration:underline 2px;text-underline-offset:.35em}
 details.pair{margin:.6rem 0}details.pair>summary{font-weight:600;cursor:pointer}
 """
 
