@@ -29,9 +29,19 @@ from __future__ import annotations
 import functools
 import re
 import sys
+import unicodedata
 from typing import TextIO
 
-__all__ = ["clean", "clean_document", "clean_line", "clean_output", "csv_cell", "is_clean", "say"]
+__all__ = [
+    "clean",
+    "clean_document",
+    "clean_line",
+    "clean_output",
+    "csv_cell",
+    "is_clean",
+    "roster_name",
+    "say",
+]
 
 # Blocks in which every code point is printable (checked by tests/unit/test_interop.py):
 # printable ASCII, Latin-1 without NBSP and the soft hyphen, Greek and Cyrillic,
@@ -102,6 +112,16 @@ def clean(text: object, *, newlines: bool = True) -> str:
 
     replace = _replace_multiline if newlines else _replace_one_line
     return _candidates(newlines).sub(replace, text)
+
+
+def roster_name(name: str) -> str:
+    """A file name as a roster shows it: two names that are one text to Unicode (``café``
+    composed, and ``cafe`` + U+0301 as macOS writes it) draw the same row, so a name not
+    in NFC shows its combining marks escaped (``cafe\\u0301.py``) and every row stays
+    told apart.  A name in NFC, nearly every name, is shown as it is."""
+    if unicodedata.is_normalized("NFC", name):
+        return name
+    return "".join(_escape(ch) if unicodedata.combining(ch) else ch for ch in name)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_rlsys import similarity
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.cli.commands import _request
-from pytest_rlsys.escaping import clean, say
+from pytest_rlsys.escaping import clean, roster_name, say
 from pytest_rlsys.outputs.batch import BatchResult, BatchRow, Status, csv_text, json_text
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.resources import exercise_path
@@ -47,39 +47,40 @@ Found = tuple[str, Path | None, str]
 
 
 def find_submissions(folder: Path) -> list[Found]:
-    """(name, file or None, problem) for each submission: a .py file, or a folder with one."""
+    """(name, file or None, problem) for each submission: a .py file, or a folder with one;
+    each named as the roster shows it (escaping.roster_name)."""
     found: list[Found] = []
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith(".") or entry.name == "__pycache__":  # Python's, no one's
             continue
-        if entry.is_symlink() or not entry.is_dir():
-            # Graded as `rlsys grade` grades it: a link is never followed (it could point
-            # at the reference or a classmate's work) and a FIFO or device never read;
-            # each scores 0 with the reason.
-            if entry.suffix == ".py" or entry.is_dir():
-                found.append((entry.name, entry, ""))
-            else:  # a row all the same: a learner who handed in notes.txt must not vanish
-                found.append((entry.name, None, NOT_PY.format(name=entry.name)))
-        else:
-            files, problem = _python_files(entry)
-            named = entry / exercise_path().name  # the kits' rule: the template's name first
-            if problem:
-                found.append((entry.name, None, problem))
-            elif len(files) == 1:
-                found.append((entry.name, files[0], ""))
-            elif named in files:
-                found.append((entry.name, named, ""))
-            else:
-                found.append(
-                    (
-                        entry.name,
-                        None,
-                        f"expected one .py file in {entry.name}/, or one named "
-                        f"{exercise_path().name} among several, found {len(files)}"
-                        + (f": {', '.join(sorted(f.name for f in files)[:5])}" if files else ""),
-                    )
-                )
+        path, problem = _submission(entry)
+        found.append((roster_name(entry.name), path, problem))
     return found
+
+
+def _submission(entry: Path) -> tuple[Path | None, str]:
+    """The file to grade for ``entry`` (or None) and the problem that stops it."""
+    if entry.is_symlink() or not entry.is_dir():
+        # Graded as `rlsys grade` grades it: a link is never followed (it could point
+        # at the reference or a classmate's work) and a FIFO or device never read;
+        # each scores 0 with the reason.
+        if entry.suffix == ".py" or entry.is_dir():
+            return entry, ""
+        # a row all the same: a learner who handed in notes.txt must not vanish
+        return None, NOT_PY.format(name=entry.name)
+    files, problem = _python_files(entry)
+    named = entry / exercise_path().name  # the kits' rule: the template's name first
+    if problem:
+        return None, problem
+    if len(files) == 1:
+        return files[0], ""
+    if named in files:
+        return named, ""
+    listed = f": {', '.join(sorted(f.name for f in files)[:5])}" if files else ""
+    return None, (
+        f"expected one .py file in {entry.name}/, or one named "
+        f"{exercise_path().name} among several, found {len(files)}{listed}"
+    )
 
 
 # A submission folder is walked without recursion, to a bounded size: a folder 1,100

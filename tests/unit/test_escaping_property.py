@@ -23,6 +23,7 @@ import io
 import json
 import os
 import tempfile
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from rlsys_closure import cli as closure
 
 from pytest_rlsys.cli import batch as batch_cli
 from pytest_rlsys.cli import main
-from pytest_rlsys.escaping import clean, is_clean
+from pytest_rlsys.escaping import clean, is_clean, roster_name
 from pytest_rlsys.grading.scoring import OUTPUT_KINDS, CaseResult, RenderOptions, ScoreReport
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import registry, terminal
@@ -239,3 +240,15 @@ def test_closure_preflight_shows_a_hostile_model_name_escaped(tmp_path: Path) ->
     assert "\\x1b]0;pwned\\x07\\x1b[2J\\u202e" in shown and is_clean(shown)
     written = report.read_text(encoding="utf-8")
     assert is_clean(written) and json.loads(written)["model"] == clean(text)
+
+
+def test_two_spellings_of_one_name_are_two_roster_rows(tmp_path: Path) -> None:
+    """café.py composed and decomposed (as macOS writes it) draw the same text; the roster
+    escapes the decomposed one's combining mark so the rows are told apart."""
+    composed, decomposed = "caf\u00e9.py", "cafe\u0301.py"
+    for name in (composed, decomposed, "zo\u00eb.py"):
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    names = [name for name, _, _ in batch_cli.find_submissions(tmp_path)]
+    assert composed in names and "cafe\\u0301.py" in names
+    assert len({unicodedata.normalize("NFC", n) for n in names}) == 3
+    assert roster_name(composed) == composed  # a name in NFC is shown as it is
