@@ -885,6 +885,30 @@ def test_nothing_a_child_writes_survives_it(
         leftovers.remove_tree(str(outer))
 
 
+def test_the_walk_reads_a_leaf_only_where_its_link_count_is_exact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A world-writable folder below a folder that has no other subfolder: found whether
+    # or not the file system's link counts are trusted (the walk skips reading a folder
+    # of link count 2 only where that count is exact), and the same folders either way.
+    outer = Path(tempfile.mkdtemp(prefix="rlsys-leaf-", dir="/var/tmp"))
+    outer.chmod(0o755)
+    (outer / "inner").mkdir(mode=0o755)
+    nest = outer / "inner" / "open"
+    nest.mkdir()
+    nest.chmod(0o1777)
+    try:
+        trusted: list[str] = []
+        leftovers._walk(65534, trusted)
+        monkeypatch.setattr(leftovers, "_counting_devices", frozenset)
+        untrusted: list[str] = []
+        leftovers._walk(65534, untrusted)
+        assert str(nest) in trusted
+        assert sorted(trusted) == sorted(untrusted)
+    finally:
+        leftovers.remove_tree(str(outer))
+
+
 _HANGER = r"""
 import os, time
 def pipeline_capacity(*a, **k):
