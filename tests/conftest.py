@@ -28,6 +28,14 @@ else:
 
 REPO = Path(__file__).resolve().parent.parent
 
+# The pytest runs that tests start in subprocesses (pytester's, the kits') grade with our
+# plugin and pytest-timeout, as a learner's pytest does: hypothesis, installed for this
+# suite, would load its pytest plugin in each of them (about 1 s apiece on 2 cores, most
+# of a grading run).  Set here, after this run read its own PYTEST_ADDOPTS.
+os.environ["PYTEST_ADDOPTS"] = " ".join(
+    [*os.environ.get("PYTEST_ADDOPTS", "").split(), "-p", "no:hypothesispytest"]
+)
+
 # The slow-marker policy (pyproject.toml): a plain `pytest` is the developer's quick loop
 # and leaves the tests marked slow out; `pytest --run-slow` (the README's whole-suite
 # command, what .ci/run runs) runs them too, as does naming a test file or folder.  An
