@@ -572,7 +572,7 @@ def pytest_collection_modifyitems(items):
     "order",
     [
         pytest.param("not item.name.endswith('.hidden')", id="hidden_first"),
-        pytest.param("hash(item.name) % 3", id="shuffled"),
+        pytest.param("hash(item.name) % 3", id="shuffled", marks=pytest.mark.slow),
     ],
 )
 def test_order_of_the_items_never_lets_a_hidden_input_reach_a_visible_case(
