@@ -892,6 +892,7 @@ def test_nothing_a_child_writes_survives_it(
         leftovers.remove_tree(str(outer))
 
 
+@pytest.mark.slow  # two walks of the whole machine: 1-9 s on 2 cores with the load
 def test_the_walk_reads_a_leaf_only_where_its_link_count_is_exact(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
