@@ -31,10 +31,10 @@ REPO = Path(__file__).resolve().parent.parent
 # The pytest runs that tests start in subprocesses (pytester's, the kits') grade with our
 # plugin and pytest-timeout, as a learner's pytest does: hypothesis, installed for this
 # suite, would load its pytest plugin in each of them (about 1 s apiece on 2 cores, most
-# of a grading run).  Set here, after this run read its own PYTEST_ADDOPTS.
-os.environ["PYTEST_ADDOPTS"] = " ".join(
-    [*os.environ.get("PYTEST_ADDOPTS", "").split(), "-p", "no:hypothesispytest"]
-)
+# of a grading run).  Set here, after this run read its own PYTEST_ADDOPTS, and again in
+# each pytester (which clears it, ``pytester`` below).
+NO_HYPOTHESIS = "-p no:hypothesispytest"
+os.environ["PYTEST_ADDOPTS"] = " ".join([os.environ.get("PYTEST_ADDOPTS", ""), NO_HYPOTHESIS])
 
 # The slow-marker policy (pyproject.toml): a plain `pytest` is the developer's quick loop
 # and leaves the tests marked slow out; `pytest --run-slow` (the README's whole-suite
@@ -121,6 +121,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
         for nodeid, seconds in sorted(_unmarked_slow, key=lambda row: -row[1]):
             terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own, its runs without hypothesis's plugin (``NO_HYPOTHESIS``)."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", NO_HYPOTHESIS)
+    return pytester
 
 
 @pytest.fixture
