@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,14 +28,25 @@ else:
 
 REPO = Path(__file__).resolve().parent.parent
 
+# The pytest runs that tests start in subprocesses (pytester's, the kits') grade with our
+# plugin and pytest-timeout, as a learner's pytest does: hypothesis, installed for this
+# suite, would load its pytest plugin in each of them (about 1 s apiece on 2 cores, most
+# of a grading run).  Set here, after this run read its own PYTEST_ADDOPTS, and again in
+# each pytester (which clears it, ``pytester`` below).
+NO_HYPOTHESIS = "-p no:hypothesispytest"
+os.environ["PYTEST_ADDOPTS"] = " ".join([os.environ.get("PYTEST_ADDOPTS", ""), NO_HYPOTHESIS])
+
 # The slow-marker policy (pyproject.toml): a plain `pytest` is the developer's quick loop
 # and leaves the tests marked slow out; `pytest --run-slow` (the README's whole-suite
-# command, what .ci/run runs) runs them too, as does naming a test file or folder.  A
-# test that runs far past the policy without the marker fails the run: over
-# UNMARKED_SLOW_S times the machine's pace when it ended (``pace``: a loaded machine gets
-# the time its load takes from every test).
+# command, what .ci/run runs) runs them too, as does naming a test file or folder.  An
+# unmarked test over UNMARKED_SLOW_S is named at the end of the run (it should be marked,
+# or made quicker); only under --run-slow, and only past UNMARKED_FAIL_S, does it fail the
+# run.  That line is a fixed margin, not one scaled by the load: the slowest unmarked test
+# took 20.9 s at load 12-24 on 2 cores (architecture review, round 5), and a verdict that
+# moves with the load is a flaky test.
 UNMARKED_SLOW_S = 5.0
-_unmarked_slow: list[tuple[str, float, float]] = []  # node id, seconds, limit there
+UNMARKED_FAIL_S = 60.0
+_unmarked_slow: list[tuple[str, float]] = []  # node id, seconds
 _deselected_slow: list[int] = []  # how many a plain run left out
 _RUN_SLOW = False  # set from --run-slow once the options are parsed
 _POLICED = False  # whether this run is the suite's (the testpaths)
@@ -74,15 +84,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         _deselected_slow.append(len(slow))
 
 
-def pace(cpu_s: float = 0.05) -> float:
-    """How many times longer than its CPU time a short piece of pure Python takes here now
-    (at least 1): the share of a core the load of this machine leaves a process."""
-    wall, cpu = time.perf_counter(), time.thread_time()
-    while time.thread_time() - cpu < cpu_s:
-        sum(range(10_000))
-    return max(1.0, (time.perf_counter() - wall) / (time.thread_time() - cpu))
-
-
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if (
         _POLICED
@@ -90,16 +91,16 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         and report.duration > UNMARKED_SLOW_S
         and "slow" not in report.keywords
     ):
-        # The whole suite (--run-slow, CI on a shared machine) holds the line at three
-        # times the plain loop's: it names a test that should be marked, without failing
-        # a run on one moment of load the pace did not see.
-        limit = UNMARKED_SLOW_S * pace() * (3 if _RUN_SLOW else 1)
-        if report.duration > limit:
-            _unmarked_slow.append((report.nodeid, report.duration, limit))
+        _unmarked_slow.append((report.nodeid, report.duration))
+
+
+def _over_the_line() -> list[tuple[str, float]]:
+    """The unmarked tests that fail the run: under --run-slow, past UNMARKED_FAIL_S."""
+    return [(n, s) for n, s in _unmarked_slow if _RUN_SLOW and s > UNMARKED_FAIL_S]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _unmarked_slow and session.exitstatus == pytest.ExitCode.OK:
+    if _over_the_line() and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -109,14 +110,24 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"{_deselected_slow[0]} tests marked slow were left out; --run-slow runs them too"
         )
     if _unmarked_slow:
+        failed = _over_the_line()
         terminalreporter.write_sep(
             "-",
-            f"FAILED: slow without @pytest.mark.slow "
-            f"({UNMARKED_SLOW_S:.0f} s x the pace; x3 with --run-slow)",
-            red=True,
+            f"{'FAILED: ' if failed else ''}over {UNMARKED_SLOW_S:.0f} s without "
+            f"@pytest.mark.slow (the run fails on one over {UNMARKED_FAIL_S:.0f} s "
+            "with --run-slow)",
+            red=bool(failed),
+            yellow=not failed,
         )
-        for nodeid, seconds, limit in _unmarked_slow:
-            terminalreporter.write_line(f"{seconds:6.1f} s (limit {limit:.0f} s)  {nodeid}")
+        for nodeid, seconds in sorted(_unmarked_slow, key=lambda row: -row[1]):
+            terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own, its runs without hypothesis's plugin (``NO_HYPOTHESIS``)."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", NO_HYPOTHESIS)
+    return pytester
 
 
 @pytest.fixture

@@ -592,6 +592,7 @@ def test_a_copy_padded_with_comments_is_still_compared(tmp_path: Path) -> None:
     assert found.flagged and found.closest == similarity.REFERENCE, found
 
 
+@pytest.mark.slow  # 4-14 s on 2 cores: the padding is what it measures
 def test_a_copy_padded_with_dead_code_past_the_canonical_form_is_still_flagged() -> None:
     dead = "".join(
         f"def _dead{i}(a, b):\n    c = [x * 2 for x in a if x > b]\n    return len(c)\n"

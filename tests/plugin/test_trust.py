@@ -91,7 +91,14 @@ def _read_outputs(folder: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize(
     "layout",
-    ["ini_beside", "pyproject_beside", "conftest_beside", "ini_above", "pythonpath_plugin"],
+    # One grading in a subprocess each: the plain loop keeps one layout (slow policy).
+    [
+        "conftest_beside",
+        *(
+            pytest.param(layout, marks=pytest.mark.slow)
+            for layout in ("ini_beside", "pyproject_beside", "ini_above", "pythonpath_plugin")
+        ),
+    ],
 )
 def test_folder_config_takes_no_part_in_plain_pytest(
     pytester: pytest.Pytester, layout: str
@@ -872,6 +879,33 @@ def test_nothing_a_child_writes_survives_it(
         assert _left_behind(nest) == []
         assert not uids & _key_users()  # no kernel key of the child's uid exists
         assert not [p for p in processes() if p[2] in uids]
+    finally:
+        leftovers.remove_tree(str(outer))
+
+
+@pytest.mark.slow  # two walks of the whole machine: 1-9 s on 2 cores with the load
+def test_the_walk_reads_a_leaf_only_where_its_link_count_is_exact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A world-writable folder below a folder that has no other subfolder: found whether
+    # or not the file system's link counts are trusted (the walk skips reading a folder
+    # of link count 2 only where that count is exact), and the same folders either way.
+    outer = Path(tempfile.mkdtemp(prefix="rlsys-leaf-", dir="/var/tmp"))
+    outer.chmod(0o755)
+    (outer / "inner").mkdir(mode=0o755)
+    nest = outer / "inner" / "open"
+    nest.mkdir()
+    nest.chmod(0o1777)
+    try:
+        trusted: list[str] = []
+        leftovers._walk(65534, trusted)
+        monkeypatch.setattr(leftovers, "_counting_devices", frozenset)
+        untrusted: list[str] = []
+        leftovers._walk(65534, untrusted)
+        # Only this test's own tree is compared: the rest of the machine changes while
+        # it runs (other tests make and remove world-writable folders).
+        ours = [sorted(p for p in f if p.startswith(str(outer))) for f in (trusted, untrusted)]
+        assert ours[0] == ours[1] == [str(nest)]
     finally:
         leftovers.remove_tree(str(outer))
 

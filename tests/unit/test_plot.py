@@ -15,6 +15,10 @@ from rlsys_closure.cli import main as closure_main
 from pytest_rlsys.resultfile import checks as cc
 from pytest_rlsys.resultfile.loading import validate_document
 
+# Drawing with matplotlib: 5-9 s a test on 2 cores, about a minute for the module (slow
+# policy, tests/conftest.py); `pytest --run-slow` and `pytest tests/unit/test_plot.py` run it.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "schemas" / "examples" / "pt-verl-closure.example.json"
 NO_SAMPLE_PHASES = (
