@@ -14,16 +14,17 @@ tolerance, math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12): a bottleneck's rate
 "equals" the capacity, and a fabric's bandwidths are "different" (1e12 and 1e12 + 1
 are equal; 1.0 and 1.0 + 1e-8 are different, and so are values 1e-6 apart). Every other
 comparison is exact, as Python's <, > and == are: a negative margin is any margin
-below 0 (even -1e-15), "more than its limit" and "above max_exposed_s_per_s" are
-strict, and "at that maximum" means == (an exposure 1e-12 below the maximum is not at
-it; inputs whose sums round differently in another edge order are not graded). Names
-are sorted as sorted() sorts them, by code point ('B' < 'a' < 'é'). "Blank" means made
-only of whitespace, all that str.strip() removes (spaces, tabs, newlines, and Unicode
-spaces such as U+00A0 and U+3000). Results are graded by type too: a list is a list (not
-a tuple or a generator), a number is an int or a float (not a bool, a Fraction or a numpy
-number), queue_stable and cross_pool are True or False (not 1 or 0). "never modified"
-means every argument is exactly as it was after the call (converting 2 to 2.0 in
-place, or sorting a list in place, modifies it).
+below 0 (even -1e-15; -0.0 is not below 0, so it is not negative but zero), ints
+are compared as ints (10**20 + 1 is more than 10**20), "more than its limit" and
+"above max_exposed_s_per_s" are strict, and "at that maximum" means == (an exposure
+1e-12 below the maximum is not at it; inputs whose sums round differently in another
+edge order are not graded). Names are sorted as sorted() sorts them, by code point
+('B' < 'a' < 'é'). "Blank" means made only of whitespace, all that str.strip() removes
+(spaces, tabs, newlines, and Unicode spaces such as U+00A0 and U+3000). Results are
+graded by type too: a list is a list (not a tuple or a generator), a number is an int
+or a float (not a bool, a Fraction or a numpy number), queue_stable and cross_pool are
+True or False (not 1 or 0). "never modified" means every argument is exactly as it was
+after the call (converting 2 to 2.0 in place, or sorting a list in place, modifies it).
 
 补全三个函数，然后用上面的命令检查。只使用 Python 标准库，文件以 UTF-8 保存（其他编码即使
 写了 coding 声明也无法加载）。评分检查的每条规则都写在
@@ -33,7 +34,8 @@ place, or sorting a list in place, modifies it).
 对结果取整会改变结果。两条规则使用同一容差 math.isclose(a, b, rel_tol=1e-9,
 abs_tol=1e-12)：瓶颈阶段的速率“等于”capacity，以及同一互连域的带宽“不同”（1e12 与
 1e12 + 1 相等；1.0 与 1.0 + 1e-8 不同，相差 1e-6 的值也不同）。其余比较都是精确的，
-与 Python 的 <、> 和 == 相同：余量低于 0 即为负（即使是 -1e-15），“超过其上限”与
+与 Python 的 <、> 和 == 相同：余量低于 0 即为负（即使是 -1e-15；-0.0 不低于 0，
+它不是负数而是零），int 按 int 比较（10**20 + 1 大于 10**20），“超过其上限”与
 “高于 max_exposed_s_per_s”都是严格比较，“达到该最大值”指 ==（比最大值低 1e-12 的
 暴露不算达到；换一种边的顺序求和会舍入出不同结果的输入不评分）。名称按 sorted()
 的方式排序，即按码位（'B' < 'a' < 'é'）。“空白”指只含空白字符，即 str.strip() 会
@@ -58,7 +60,8 @@ def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
     exactly 0 is stable. queue_stable is True exactly when no stage is unstable.
 
     Every number may be an int or a float, including values between 0 and 1; the
-    arrival rate may be 0. The arguments are never modified, and the order of dict
+    arrival rate may be 0. Stage names are used exactly as given: 'rollout' and
+    'rollout ' are two stages. The arguments are never modified, and the order of dict
     entries does not change the result.
 
     Raises ValueError when stage_rates and items_per_work_unit name different stages,
@@ -74,6 +77,7 @@ def pipeline_capacity(stage_rates, arrival_rate, items_per_work_unit):
     当且仅当没有积压阶段时 queue_stable 为 True。
 
     每个数都可能是 int 或 float，包括 0 与 1 之间的值；到达率可以为 0。
+    阶段名称按原样使用：'rollout' 与 'rollout ' 是两个阶段。
     不得修改任何参数；字典条目的顺序不影响结果。
 
     以下情况抛出 ValueError：stage_rates 与 items_per_work_unit 的阶段不一致，
@@ -108,9 +112,11 @@ def transfer_ledger(edges, placement):
     sorted by name.
 
     Every number may be an int or a float; bytes_per_item and work_units_per_second
-    may be 0, and a bandwidth may lie between 0 and 1. The arguments are never
-    modified, and neither the order of the edges nor the order of placement's entries
-    changes the totals.
+    may be 0, and a bandwidth may lie between 0 and 1. Pool and endpoint names are
+    used exactly as given: pools 'A' and 'A ' are different pools (a fabric_id is only
+    tested for blank; one with spaces around other characters is not graded). The
+    arguments are never modified, and neither the order of the edges nor the order of
+    placement's entries changes the totals.
 
     Raises ValueError when an endpoint has no pool in placement; when
     overlap_fraction is NaN or outside [0, 1]; when bandwidth_bytes_per_s or
@@ -137,8 +143,9 @@ def transfer_ledger(edges, placement):
     critical_fabrics 列出达到该最大值（==）的全部互连域，按名称排序。
 
     每个数都可能是 int 或 float；bytes_per_item 与 work_units_per_second 可以为 0，
-    带宽可以在 0 与 1 之间。不得修改任何参数；边的顺序与 placement 条目的顺序都
-    不影响汇总结果。
+    带宽可以在 0 与 1 之间。资源池与端点名称按原样使用：资源池 'A' 与 'A ' 是不同的
+    资源池（fabric_id 只检查是否为空白；两侧带空格的 fabric_id 不评分）。
+    不得修改任何参数；边的顺序与 placement 条目的顺序都不影响汇总结果。
 
     以下情况抛出 ValueError：某个端点在 placement 中没有资源池；overlap_fraction
     为 NaN 或不在 [0, 1] 内；bandwidth_bytes_per_s 或 items_per_work_unit 为 NaN、
@@ -182,7 +189,8 @@ def evaluate_topology(
     decision, each sorted by name.
 
     max_exposed_s_per_s defaults to 0.1; it, memory, limits and exposures may be 0,
-    and every number may be an int or a float. The arguments are never modified, and
+    and every number may be an int or a float. Pool names are used exactly as given:
+    a limit declared for 'gpu' is no limit for 'gpu '. The arguments are never modified, and
     the order of dict entries does not change the result.
 
     Raises ValueError when a pool's memory, a memory limit, a fabric exposure or
@@ -204,7 +212,8 @@ def evaluate_topology(
     overloaded_fabrics，各自按名称排序。
 
     max_exposed_s_per_s 默认为 0.1；它、显存、上限与暴露都可以为 0，每个数都可能是
-    int 或 float。不得修改任何参数；字典条目的顺序不影响结果。
+    int 或 float。资源池名称按原样使用：为 'gpu' 声明的上限不是 'gpu ' 的上限。
+    不得修改任何参数；字典条目的顺序不影响结果。
 
     以下情况抛出 ValueError：某资源池显存、显存上限、互连域暴露或
     max_exposed_s_per_s 为 NaN、无穷或负数。

@@ -162,10 +162,12 @@ def evaluate_topology(
     _ledger_values(fabric_exposure.values(), "fabric exposure")
 
     # A pool without a declared limit cannot be admitted: treat it as over the limit.
+    # Compared as sent, as Python's > compares: 10**20 + 1 is more than 10**20 (float()
+    # first would make them equal).
     over_limit = sorted(
         pool
         for pool, used in memory_by_pool.items()
-        if pool not in memory_limits or float(used) > float(memory_limits[pool])
+        if pool not in memory_limits or used > memory_limits[pool]
     )
     hard: list[str] = []
     if over_limit:
@@ -176,11 +178,11 @@ def evaluate_topology(
         hard.append("recovery_not_ready")
 
     unstable = sorted(capacity_report.get("unstable_stages", []))
-    overloaded = sorted(name for name, value in fabric_exposure.items() if float(value) > budget)
+    overloaded = sorted(name for name, value in fabric_exposure.items() if value > budget)
     pressures: list[str] = []
     if unstable or not capacity_report["queue_stable"]:
         pressures.append("unstable_queue")
-    if overloaded or float(transfer_report["critical_exposed_seconds_per_s"]) > budget:
+    if overloaded or transfer_report["critical_exposed_seconds_per_s"] > budget:
         pressures.append("exposed_transfer")
 
     if hard:

@@ -74,6 +74,10 @@ RULES: dict[str, Msg] = {
         "某个速率或倍率为 NaN、无穷、零或负数",
     ),
     "arrival": Msg("the arrival rate is NaN, infinite or negative", "到达率为 NaN、无穷或负数"),
+    "names": Msg(
+        "Stage names are used exactly as given: 'rollout' and 'rollout ' are two stages",
+        "阶段名称按原样使用：'rollout' 与 'rollout ' 是两个阶段",
+    ),
 }
 
 

@@ -99,6 +99,10 @@ RULES: dict[str, Msg] = {
         "cross-pool edge of its fabric (even 1000 and 1000.5)",
         "某条跨池边声明的带宽与其互连域第一条跨池边的带宽不同（即使是 1000 与 1000.5）",
     ),
+    "names": Msg(
+        "Pool and endpoint names are used exactly as given: pools 'A' and 'A ' are different pools",
+        "资源池与端点名称按原样使用：资源池 'A' 与 'A ' 是不同的资源池",
+    ),
 }
 
 EDGE_NUMBERS: dict[str, tuple[Msg, str, tuple[str, ...]]] = {

@@ -77,6 +77,10 @@ RULES: dict[str, Msg] = {
         "is NaN, infinite or negative",
         "某资源池显存、显存上限、互连域暴露或 max_exposed_s_per_s 为 NaN、无穷或负数",
     ),
+    "names": Msg(
+        "Pool names are used exactly as given: a limit declared for 'gpu' is no limit for 'gpu '",
+        "资源池名称按原样使用：为 'gpu' 声明的上限不是 'gpu ' 的上限",
+    ),
 }
 
 

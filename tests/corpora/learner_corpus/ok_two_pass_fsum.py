@@ -82,10 +82,14 @@ def transfer_ledger(edges, placement):
 
 def evaluate_topology(capacity_report, memory_by_pool, memory_limits, transfer_report,
                       version_sync_ok, recovery_ok, max_exposed_s_per_s=0.1):
-    thr = _num(max_exposed_s_per_s, zero_ok=True)
-    mem = {p: _num(v, zero_ok=True) for p, v in memory_by_pool.items()}
-    lim = {p: _num(v, zero_ok=True) for p, v in memory_limits.items()}
-    fab = {f: _num(v, zero_ok=True) for f, v in dict(transfer_report.get("fabric_exposed_seconds_per_s", {})).items()}
+    # Validated through float(), compared as sent: "ints are compared as ints" (issue 42;
+    # this file compared the float() copies until the template said so).
+    _num(max_exposed_s_per_s, zero_ok=True)
+    thr = max_exposed_s_per_s
+    mem = {p: v for p, v in memory_by_pool.items() if _num(v, zero_ok=True) is not None}
+    lim = {p: v for p, v in memory_limits.items() if _num(v, zero_ok=True) is not None}
+    fab = {f: v for f, v in dict(transfer_report.get("fabric_exposed_seconds_per_s", {})).items()
+           if _num(v, zero_ok=True) is not None}
     over = [p for p in sorted(set(mem) | set(lim)) if p in mem and (p not in lim or mem[p] > lim[p])]
     unstable = sorted(capacity_report["unstable_stages"])
     overloaded = sorted(f for f in fab if fab[f] > thr)
