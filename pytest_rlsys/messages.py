@@ -122,9 +122,23 @@ HIDDEN_WORDS: dict[str, Msg] = {
 }
 
 
-def hidden_message(kind: str, path: str, lang: str) -> str:
-    """A hidden case's message: its kind's words, with the schema path where one is due."""
-    return HIDDEN_WORDS[kind].get(lang).replace("{path}", path or "$")
+# A key problem whose keys may be named (``Verdict.shown_names``): the template's own
+# field names and the submission's own misspellings, never a name the hidden input chose.
+HIDDEN_NAMED: dict[str, Msg] = {
+    "missing_key": Msg("missing key {names} at {path}", "{path} 处缺少键 {names}"),
+    "unexpected_key": Msg("unexpected key {names} at {path}", "{path} 处有多余的键 {names}"),
+}
+
+
+def hidden_message(kind: str, path: str, lang: str, names: tuple[str, ...] = ()) -> str:
+    """A hidden case's message: its kind's words, with the schema path where one is due
+    and the keys where they may be named."""
+    words = HIDDEN_NAMED[kind] if names and kind in HIDDEN_NAMED else HIDDEN_WORDS[kind]
+    return words.fill(lang, {"path": path or "$", "names": ", ".join(map(repr, names))})
+
+
+# How a hidden case's category names the rule of the template it grades.
+WITH_RULE = Msg("{category} (rule: “{rule}”)", "{category}（规则：“{rule}”）")
 
 
 LOAD_FAILED = Msg("the submission could not be loaded: {error}", "无法加载提交文件：{error}")

@@ -38,7 +38,7 @@ from pytest_rlsys.grading.scoring import (
 )
 from pytest_rlsys.grading.signature import signature_notes
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
-from pytest_rlsys.messages import Said, said
+from pytest_rlsys.messages import HIDDEN_NAMED, Said, said
 from pytest_rlsys.resources import FUNCTIONS, solution_path
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
@@ -339,6 +339,8 @@ class Grader:
         line, exit code, value, key of the submission's or per-case time reaches it, so
         the submission cannot choose what it says beyond which word of that list."""
         if case.visibility == "hidden":
+            from pytest_rlsys.grading.battery import rule_of  # loaded by now (prepare_battery)
+
             hidden = HIDDEN_KIND[verdict.kind]
             path = verdict.schema_path if hidden in PATH_KINDS else ""
             return CaseResult(
@@ -350,6 +352,8 @@ class Grader:
                 category=case.category,
                 kind=hidden,
                 path=path,
+                names=verdict.shown_names if hidden in HIDDEN_NAMED else (),
+                rule=rule_of(case, path),
             )
         shown = bounded_pair(verdict.expected or "", verdict.got or "", MAX_SHOWN_CHARS)
         return CaseResult(

@@ -159,6 +159,8 @@ class CaseResult:
     names: tuple[str, ...] = ()
     todo: str = ""
     limit: float | None = None
+    # Hidden cases: the template's sentence of the rule the case grades (where it failed).
+    rule: Msg = UNNAMED
 
     @property
     def cents(self) -> int:

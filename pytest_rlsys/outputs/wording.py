@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, ScoreReport, bounded
 from pytest_rlsys.grading.verdicts import ValueDiff
-from pytest_rlsys.messages import LOAD_FAILED, TODO_OF, Msg, hidden_message
+from pytest_rlsys.messages import LOAD_FAILED, TODO_OF, WITH_RULE, Msg, hidden_message
 
 __all__ = ["category", "diff_text", "load_error_text", "message", "shared_message"]
 
@@ -205,7 +205,7 @@ def _visible(case: CaseResult, lang: str) -> str:
 def message(case: CaseResult, lang: str = "en") -> str:
     """What went wrong in ``case``, in ``lang``; "" for a passed case."""
     if case.visibility == "hidden":
-        return hidden_message(case.kind, case.path, lang) if case.kind else ""
+        return hidden_message(case.kind, case.path, lang, case.names) if case.kind else ""
     return bounded(_visible(case, lang), MAX_MESSAGE_CHARS)
 
 
@@ -222,7 +222,12 @@ def shared_message(case: CaseResult, lang: str = "en") -> str:
 
 
 def category(case: CaseResult, lang: str = "en") -> str:
-    """The battery's name for what ``case`` checks, in ``lang``."""
+    """The battery's name for what ``case`` checks, in ``lang``; a failed hidden case's
+    names the template's rule it grades too, so its few words point at one sentence."""
+    if case.visibility == "hidden" and case.status != "passed" and case.rule.get(lang):
+        return WITH_RULE.fill(
+            lang, {"category": case.category.get(lang), "rule": case.rule.get(lang)}
+        )
     return case.category.get(lang)
 
 

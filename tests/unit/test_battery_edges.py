@@ -23,7 +23,10 @@ from pytest_rlsys.grading.battery import BATTERY_VERSION, RULES, build_battery, 
 from pytest_rlsys.grading.battery import edges as edges_module
 from pytest_rlsys.grading.battery.edges import STATEMENTS, band_gaps, exact_edges
 from pytest_rlsys.grading.battery.model import Call, Case, load_reference, run_reference
+from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.grading.outcomes import CallOutcome
+from pytest_rlsys.grading.scoring import CaseResult
+from pytest_rlsys.outputs.wording import category, message
 from pytest_rlsys.resources import solution_path
 
 REFERENCE = solution_path().read_text(encoding="utf-8")
@@ -374,3 +377,44 @@ def _numbers(value: object) -> list[object]:
     if isinstance(value, list | tuple):
         return [n for v in value for n in _numbers(v)]
     return [value] if type(value) in (int, float) else []
+
+
+# -- feedback: names chosen by the template are said, the rule is named ----------------
+
+
+def _hidden_failures(tmp_path: Path, source: str) -> list[CaseResult]:
+    path = tmp_path / "submission.py"
+    path.write_text(source, encoding="utf-8")
+    report = grade_file(path, seed=3)
+    return [c for c in report.cases if c.visibility == "hidden" and c.status != "passed"]
+
+
+def test_a_misspelled_key_is_named_in_hidden_feedback(tmp_path: Path) -> None:
+    source = REFERENCE.replace('"cross_pool": cross_pool,', '"crosspool": cross_pool,').replace(
+        '"queue_stable": not unstable,', '"queue_stable": not unstable, "bottleneck": 1,'
+    )
+    said = {message(c) for c in _hidden_failures(tmp_path, source)}
+    assert "missing key 'cross_pool' at $.rows" in said
+    assert "unexpected key 'bottleneck' at $" in said
+    assert "missing key at $.rows" not in said and "unexpected key at $" not in said
+
+
+def test_a_key_the_hidden_input_chose_is_never_named(tmp_path: Path) -> None:
+    # The result echoes a stage name (a hidden input) as a key: the key stays unnamed.
+    source = REFERENCE.replace(
+        '"queue_stable": not unstable,', '"queue_stable": not unstable, **stage_rates,'
+    )
+    failed = [c for c in _hidden_failures(tmp_path, source) if c.kind == "unexpected_key"]
+    assert failed and all(not c.names and message(c) == "unexpected key at $" for c in failed)
+
+
+def test_a_hidden_failure_names_the_rule_of_the_key_it_failed_at(tmp_path: Path) -> None:
+    source = REFERENCE.replace(
+        "margins = {name: rate - arrival", "margins = {name: (rate - arrival) * 2"
+    )
+    failed = _hidden_failures(tmp_path, source)
+    assert failed
+    margins = RULES["todo1"]["margins"]
+    for case in failed:
+        assert case.rule == margins, (case.id, case.rule)
+        assert margins.en in category(case, "en") and margins.zh in category(case, "zh")

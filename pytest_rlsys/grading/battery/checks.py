@@ -136,7 +136,58 @@ def mismatch_kind(found: Mismatch) -> ProblemKind:
 MAX_DIFFERENCES = 3
 
 
-def _value_problem(found: Mismatch, func: str, want: Any, got: Any, key: str) -> Verdict:
+# The longest key a hidden case names: a misspelling, never a paragraph.
+MAX_SHOWN_NAME = 60
+
+
+def input_strings(calls: Sequence[Call]) -> frozenset[str]:
+    """Every str an input of ``calls`` holds, as a key or a value, at any depth."""
+    found: set[str] = set()
+    stack: list[Any] = [[list(c.args), dict(c.kwargs)] for c in calls]
+    while stack:
+        value = stack.pop()
+        if type(value) is str:
+            found.add(value)
+        elif type(value) is dict:
+            stack += [*value.keys(), *value.values()]
+        elif type(value) in (list, tuple):
+            stack += list(value)
+    return frozenset(found)
+
+
+# The field names the template itself chose (result keys, an edge's fields, a row's
+# added fields): naming one never shows what a hidden input chose.
+TEMPLATE_NAMES = frozenset(
+    {key for keys in RESULT_KEYS.values() for key in keys}
+    | {
+        "source",
+        "target",
+        "bytes_per_item",
+        "items_per_work_unit",
+        "work_units_per_second",
+        "bandwidth_bytes_per_s",
+        "overlap_fraction",
+        "fabric_id",
+        "cross_pool",
+        "traffic_bytes_per_s",
+        "transfer_seconds_per_s",
+        "exposed_seconds_per_s",
+    }
+)
+
+
+def shown_names(names: Sequence[str], inputs: frozenset[str]) -> tuple[str, ...]:
+    """The keys of a key problem a hidden case may name: every one, or none when any is
+    a string the case's inputs chose (naming the others would hint at it)."""
+    chosen = inputs - TEMPLATE_NAMES
+    if any(name in chosen or len(name) > MAX_SHOWN_NAME for name in names):
+        return ()
+    return tuple(names)
+
+
+def _value_problem(
+    found: Mismatch, func: str, want: Any, got: Any, key: str, inputs: frozenset[str]
+) -> Verdict:
     """The verdict for a value that differs from the reference's, from the record: the
     first difference, and the next ones (``ValueDiff.also``)."""
     more = find_mismatches(want, got, f"$.{key}", MAX_DIFFERENCES)[1:]
@@ -149,6 +200,7 @@ def _value_problem(found: Mismatch, func: str, want: Any, got: Any, key: str) ->
         schema_path=schema_path(RESULT_KEYS.get(func, ()), found.path),
         diff=dataclasses.replace(found.diff(), also=tuple(m.diff() for m in more)),
         names=found.missing or found.extra,
+        shown_names=shown_names(found.missing or found.extra, inputs),
     )
 
 
@@ -156,6 +208,8 @@ def expect_only_keys(keys: Sequence[str]) -> CheckFactory:
     """The first call returns a dict with no key outside ``keys``."""
 
     def factory(calls: tuple[Call, ...]) -> Check:
+        inputs = input_strings(calls)
+
         def check(outcomes: Sequence[CallOutcome]) -> Verdict:
             early = first_problem(outcomes[:1], calls[:1])
             if early:
@@ -173,6 +227,7 @@ def expect_only_keys(keys: Sequence[str]) -> CheckFactory:
                 schema_path="$",
                 diff=ValueDiff("$", "keys", extra=extra),
                 names=extra,
+                shown_names=shown_names(extra, inputs),
             )
 
         return check
@@ -191,6 +246,7 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
 
     def factory(calls: tuple[Call, ...]) -> Check:
         func = calls[0].func
+        inputs = input_strings(calls)
 
         def check(outcomes: Sequence[CallOutcome]) -> Verdict:
             early = first_problem(outcomes[:1], calls[:1])
@@ -212,7 +268,7 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
                     )
                 found = find_mismatch(want, got[key], f"$.{key}")
                 if found is not None:
-                    return _value_problem(found, func, want, got[key], key)
+                    return _value_problem(found, func, want, got[key], key, inputs)
             return PASSED
 
         return check

@@ -384,7 +384,7 @@ def _edge_signs(b: BatteryBuilder, rng: random.Random, s: Statement) -> None:
             Msg(f"refuses a {field} one ulp below 0", f"拒绝比 0 低一个 ulp 的 {field}"),
             rule,
             valid,
-            Call(P2, ([_edge(**{field: -TINY})], PLACEMENT)),
+            Call(P2, ([_edge() | {field: -TINY}], PLACEMENT)),
         )
         if field in positive:
             b.refusal(
@@ -392,7 +392,7 @@ def _edge_signs(b: BatteryBuilder, rng: random.Random, s: Statement) -> None:
                 Msg(f"refuses a {field} of -0.0 (zero)", f"拒绝 -0.0（即零）的 {field}"),
                 rule,
                 valid,
-                Call(P2, ([_edge(**{field: -0.0})], PLACEMENT)),
+                Call(P2, ([_edge() | {field: -0.0}], PLACEMENT)),
             )
         else:
             b.diff(
@@ -401,7 +401,7 @@ def _edge_signs(b: BatteryBuilder, rng: random.Random, s: Statement) -> None:
                     f"accepts a {field} of -0.0 (not below 0)", f"接受 -0.0 的 {field}（不低于 0）"
                 ),
                 rule,
-                Call(P2, ([_edge(**{field: -0.0}), _edge("reward", "critic")], PLACEMENT)),
+                Call(P2, ([_edge() | {field: -0.0}, _edge("reward", "critic")], PLACEMENT)),
                 K2,
                 EDGE_WEIGHT,
             )
@@ -418,7 +418,7 @@ def _edge_signs(b: BatteryBuilder, rng: random.Random, s: Statement) -> None:
             ),
             rule,
             valid,
-            Call(P2, ([_edge(**{one: -2, two: -4})], PLACEMENT)),
+            Call(P2, ([_edge() | {one: -2, two: -4}], PLACEMENT)),
         )
     for value in (0.5, 1.5):
         b.diff(
