@@ -141,6 +141,46 @@ def hidden_message(kind: str, path: str, lang: str, names: tuple[str, ...] = ())
 WITH_RULE = Msg("{category} (rule: “{rule}”)", "{category}（规则：“{rule}”）")
 
 
+# The pytest plugin's own lines (``pytest_rlsys.plugin``), said before any report exists.
+PLUGIN_WORDS: dict[str, Msg] = {
+    "way_out": Msg(
+        "rlsys: pytest stops on this project's own settings ({cause}) before the grading "
+        "starts; `rlsys grade {file}` grades the file without them",
+        "rlsys：pytest 在评分开始前就因本项目自己的设置（{cause}）而停止；"
+        "`rlsys grade {file}` 不使用这些设置为该文件评分",
+    ),
+    "no_import": Msg("{where} does not import", "{where} 无法导入"),
+    "no_plugin": Msg("no installed plugin takes {args}", "没有已安装的插件接受 {args}"),
+    "set_aside": Msg(
+        "rlsys: this project's pytest settings ({files}) are set aside: the grade is made "
+        "by a clean pytest of its own, without the folder's addopts, plugins or conftest.py",
+        "rlsys：本项目的 pytest 设置（{files}）已被搁置：评分由一个干净的 pytest 完成，"
+        "不使用该文件夹的 addopts、插件或 conftest.py",
+    ),
+    "kept": Msg("; kept: {keys}", "；保留：{keys}"),
+    "not_kept": Msg(
+        "; not kept (limits come from the command line): {keys}",
+        "；未保留（限制只来自命令行）：{keys}",
+    ),
+    "cache_set_aside": Msg(
+        "rlsys: {args} set aside: the clean pytest keeps no cache, so every case is graded",
+        "rlsys：已忽略 {args}：干净的 pytest 不使用缓存，因此所有用例都会评分",
+    ),
+    "xdist_set_aside": Msg(
+        "rlsys: {args} set aside: a grading runs in one pytest process (the submission in "
+        "a child of its own), so the cases are graded as without it",
+        "rlsys：已忽略 {args}：评分在一个 pytest 进程中进行（提交在它自己的子进程中运行），"
+        "因此按未使用该选项的方式评分",
+    ),
+    "named_tests": Msg(
+        "pytest read {files} from this folder, so the grading runs in a clean pytest of "
+        "its own; run the tests named here ({named}) in a pytest run of their own, without "
+        "--rlsys-submission",
+        "pytest 从此文件夹读取了 {files}，因此评分在一个干净的 pytest 中进行；"
+        "请在不带 --rlsys-submission 的单独 pytest 运行中运行这里指定的测试（{named}）",
+    ),
+}
+
 LOAD_FAILED = Msg("the submission could not be loaded: {error}", "无法加载提交文件：{error}")
 HIDDEN_NOTE = Msg("hidden case: only its category is shown", "隐藏用例：只显示类别")
 HIDDEN_GROUP = Msg("{n} of {total} hidden cases failed", "{total} 个隐藏用例中有 {n} 个未通过")
@@ -300,5 +340,11 @@ SAID_WORDS: dict[str, Msg] = {
     "file_bad_name": Msg("{path}: not a usable file name", "{path}：文件名不可用"),
     "file_unreadable": Msg("{path}: cannot be read ({detail})", "{path}：无法读取（{detail}）"),
     "ran_as": Msg("the submission ran as {user}", "提交以 {user} 的身份运行"),
+    # ``grading.signature``: a fact of the submission's source, said to learners.
+    "missing_parameter": Msg(
+        "your function lacks a parameter of the template: {func}() has no parameter "
+        "{param}; a call that passes it raises TypeError",
+        "你的函数缺少模板中的一个参数：{func}() 没有参数 {param}；传入该参数的调用会抛出 TypeError",
+    ),
     "fresh_uid": Msg("a fresh unprivileged uid", "一个新的非特权 uid"),
 }

@@ -135,23 +135,33 @@ class GradingSession:
         self.write_errors += write_outputs(self.request.outputs, self.final, self.request.render)
         return self.final
 
-    def header_lines(self, here: Path) -> list[str]:
-        """What is graded (paths shown relative to ``here`` when below it)."""
-        lines = []
+    def header_lines(self, here: Path, width: int = terminal.WIDTH) -> list[str]:
+        """What is graded (paths shown relative to ``here`` when below it), in the run's
+        language, each line fitted to ``width`` columns."""
+        facts: list[tuple[str, dict[str, str]]] = []
         if self.grader is not None:
             g = self.grader
             shown = os.path.relpath(g.path, here)
-            lines.append(f"rlsys: submission {g.path if shown.startswith('..') else shown}")
-            lines.append(
-                f"rlsys: seed {g.seed}, {len(g.cases)} cases, max "
-                f"{sum(g.cents.values()) / 100:g} points, sha256 "
-                f"{g.submission_sha256[:12] if g.submission_sha256 else 'none (not read)'}"
+            facts.append(
+                ("head_submission", {"path": str(g.path if shown.startswith("..") else shown)})
             )
-            lines.append(f"rlsys: fence {fence.for_limits(g.limits).line()}")
+            sha = g.submission_sha256[:12] if g.submission_sha256 else ""
+            facts.append(
+                (
+                    "head_battery",
+                    {
+                        "seed": str(g.seed),
+                        "n": str(len(g.cases)),
+                        "p": f"{sum(g.cents.values()) / 100:g}",
+                        "sha": sha or terminal.labels(self.lang)["head_not_read"],
+                    },
+                )
+            )
+            facts.append(("head_fence", {"fence": fence.for_limits(g.limits).line()}))
         if self.result is not None:
-            lines.append(f"rlsys: result file {self.result.summary['path']}")
+            facts.append(("head_result", {"path": str(self.result.summary["path"])}))
         # A learner may name the file (or the result file) with escapes: shown escaped.
-        return [clean(line, newlines=False) for line in lines]
+        return terminal.header_lines(facts, self.lang, width)
 
     def summary_lines(self, verbose: bool, width: int) -> list[str]:
         """The terminal summary: what the submission printed (fenced), the score table

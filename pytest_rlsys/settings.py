@@ -363,7 +363,7 @@ OPTIONS: tuple[Option, ...] = (
         _either("zh", "en"),
         pytest=True,
         ini=True,
-        commands=BOTH,
+        commands=(*BOTH, "template"),  # template: its prose in one language (default both)
     ),
     Option(
         "rubric",

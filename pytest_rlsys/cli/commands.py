@@ -92,8 +92,11 @@ def similarity_note(args: argparse.Namespace) -> ExitCode:
 
 
 def template(args: argparse.Namespace) -> ExitCode:
+    from pytest_rlsys.cli.template import WROTE, in_language
+
     prog = "rlsys template"
-    text = exercise_path().read_text(encoding="utf-8")
+    lang = args.lang or "both"
+    text = in_language(exercise_path().read_text(encoding="utf-8"), lang)
     if not args.path:
         say(text, end="")
         return ExitCode.OK
@@ -106,7 +109,7 @@ def template(args: argparse.Namespace) -> ExitCode:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CommandError(f"cannot write {target}: {exc.strerror}", prog) from None
-    say(f"wrote {target}; grade it with: pytest --rlsys-submission {target}")
+    say(WROTE.fill("zh" if lang == "zh" else "en", {"path": str(target)}))
     return ExitCode.OK
 
 

@@ -175,6 +175,7 @@ class Grader:
         self._heard_hidden = False  # whether the running child has had a hidden input
         self._stopped = False  # ``stop``: no case starts any more
         self.decode_error: Said | None = None
+        self.learner_notes: list[Said] = []
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
             self.source = self.data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
@@ -191,7 +192,8 @@ class Grader:
         if self.decode_error is None:
             # A hidden case that passes an optional parameter the file's function lacks
             # fails with only "raised an exception"; this says why from the source alone.
-            self.notes += signature_notes(self.source)
+            self.learner_notes = signature_notes(self.source)
+            self.notes += [note.text("en") for note in self.learner_notes]
         # The private files are protected by now: only then may it load anything.
         adopted = ChildProcess.adopt(self.standby, self.source, str(self.path), self.limits)
         if adopted is not None:
@@ -469,6 +471,7 @@ class Grader:
             battery_sha256=self.battery_sha256,
             notes=notes,
             ran_as=ran_as,
+            learner_notes=list(self.learner_notes),
             ungraded_cents=ungraded,
             elapsed_s=(time.monotonic() - self.started) if self.started else 0.0,
             load_error=None if load_error is None else load_error.text("en"),

@@ -177,6 +177,9 @@ class ScoreReport:
     # Instructor detail (how the grader ran), but for the notes that start GRADER_FAULT.
     notes: list[str] = field(default_factory=list)
     ran_as: Said | None = None  # who the submission ran as (a note for instructors)
+    # The notes a learner is shown (a parameter of the template the file lacks), as facts
+    # worded in the output's language; ``notes`` holds their English for instructors.
+    learner_notes: list[Said] = field(default_factory=list)
     ungraded_cents: int = 0
     elapsed_s: float = 0.0
     gpu_result: dict[str, Any] | None = None  # path, gradable, errors, notes

@@ -18,6 +18,7 @@ from pytest_rlsys.messages import Said
 __all__ = [
     "HIDDEN_KIND",
     "HIDDEN_KINDS",
+    "MISSING",
     "PASSED",
     "PATH_KINDS",
     "PROBLEM_KINDS",
@@ -195,6 +196,8 @@ class Verdict:
 
 
 PASSED = Verdict("passed")
+# What a missing key's ``got`` holds; worded in the output's language when shown.
+MISSING = "(missing)"
 
 
 def schema_path(keys: Sequence[str], path: str) -> str:

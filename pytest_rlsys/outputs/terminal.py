@@ -12,7 +12,8 @@ from typing import Any
 
 from pytest_rlsys.grading.comparison import float_source
 from pytest_rlsys.grading.scoring import GRADER_FAULT, CaseResult, ScoreReport
-from pytest_rlsys.grading.signature import SIGNATURE_NOTE, parse_expression
+from pytest_rlsys.grading.signature import parse_expression
+from pytest_rlsys.grading.verdicts import MISSING
 from pytest_rlsys.messages import (
     HIDDEN_GROUP,
     HIDDEN_NOTE,
@@ -34,6 +35,7 @@ __all__ = [
     "failure_text",
     "fit",
     "group_failure_text",
+    "header_lines",
     "hidden_heading",
     "hidden_later_line",
     "labels",
@@ -102,8 +104,17 @@ LABELS: dict[str, Msg] = {
         "to instructors only (your score includes their points)",
         "只向教师（你的总分包含这部分分数）",
     ),
+    # The run's header (``header_lines``): what is graded, and behind which fence.
+    "head_submission": Msg("rlsys: submission {path}", "rlsys：提交文件 {path}"),
+    "head_battery": Msg(
+        "rlsys: seed {seed}, {n} cases, max {p} points, sha256 {sha}",
+        "rlsys：种子 {seed}，{n} 个用例，满分 {p}，sha256 {sha}",
+    ),
+    "head_not_read": Msg("none (not read)", "无（未读取）"),
+    "head_fence": Msg("rlsys: fence {fence}", "rlsys：隔离 {fence}"),
+    "head_result": Msg("rlsys: result file {path}", "rlsys：结果文件 {path}"),
+    "missing": Msg("(missing)", "（缺失）"),
 }
-LEARNER_NOTES = (GRADER_FAULT, SIGNATURE_NOTE)  # the notes a learner is shown
 # The learner's terminal (rules):
 # - The grader's own text is wrapped, never cut, at the terminal's width (WIDTH when it
 #   is not known, e.g. a log).  Every continuation line starts with its line's indent and
@@ -113,6 +124,17 @@ LEARNER_NOTES = (GRADER_FAULT, SIGNATURE_NOTE)  # the notes a learner is shown
 #   not fit on a line is pretty-printed, one argument per line.
 WIDTH = 80
 CONTINUED = "  ↳ "
+
+
+def header_lines(facts: Sequence[tuple[str, dict[str, str]]], lang: str, width: int) -> list[str]:
+    """The run's header, from (label key, fields) facts, in ``lang``, each line fitted to
+    ``width`` columns (``fit``: wrapped at spaces, continued with CONTINUED)."""
+    words = {key: LABELS[key] for key, _ in facts}
+    return [
+        piece
+        for key, fields in facts
+        for piece in fit(clean(words[key].fill(lang, fields), newlines=False), width)
+    ]
 
 
 def labels(lang: str) -> dict[str, str]:
@@ -342,7 +364,8 @@ def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
     # How the grader ran (the uid, the interpreter) is instructor detail, kept in the score
     # JSON; a learner reads only a note that their score is affected by the grader's fault.
-    lines += [f"{text['note']}: {note}" for note in report.notes if note.startswith(LEARNER_NOTES)]
+    lines += [f"{text['note']}: {note}" for note in report.notes if note.startswith(GRADER_FAULT)]
+    lines += [f"{text['note']}: {note.text(lang)}" for note in report.learner_notes]
     return [clean(line, newlines=False) for line in lines]
 
 
@@ -374,7 +397,10 @@ def failure_text(case: CaseResult, lang: str = "en", width: int | None = None) -
         if case.expected:
             lines.append(f"  {text['expected']}: {case.expected}")
         if case.got:
-            lines.append(f"  {text['got']}: {case.got}")
+            got = (
+                text["missing"] if case.kind == "missing_key" and case.got == MISSING else case.got
+            )
+            lines.append(f"  {text['got']}: {got}")
     lines = [clean(line, newlines=False) for line in lines]  # the submission's text
     lines[1:1] = [clean(line, newlines=False) for line in calls]  # the battery's own data
     if width is None:
@@ -428,7 +454,7 @@ def terminal_summary(
     lines = table_lines(report, lang)
     not_run = [c for c in report.cases if c.status == "not_run"]
     if not_run:
-        lines += wrap(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
+        lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
     # Failures that say the same thing for many cases (load error, crash, a resource
     # exhausted whatever the input): once, visible and hidden cases together.  Grouped
     # by the records' facts (kind, detail), never by their words.
@@ -485,10 +511,11 @@ def terminal_summary(
         lines.append(hidden_heading(hidden, lang))
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
     if verbose:  # how the grader ran (the uid, ...): for instructors, not learners
-        notes = [*report.notes, *([report.ran_as.text(lang)] if report.ran_as else [])]
+        learners = {note.text("en") for note in report.learner_notes}
+        notes = [n for n in report.notes if n not in learners]
+        notes += [report.ran_as.text(lang)] if report.ran_as else []
         lines += [f"{text['note']}: {note}" for note in notes]
-    else:
-        lines += [f"{text['note']}: {n}" for n in report.notes if n.startswith(SIGNATURE_NOTE)]
+    lines += [f"{text['note']}: {note.text(lang)}" for note in report.learner_notes]
     # The submission's text is in some lines: cleaned again here, whoever built them.
     return [piece for line in lines for piece in fit(clean(line, newlines=False), width)]
 

@@ -65,7 +65,7 @@ def pytest_load_initial_conftests(
         outcome = yield
     except Exception as exc:
         where = getattr(exc, "path", None) or "a conftest.py"  # ConftestImportFailure's
-        _say_way_out(submission, f"{where} does not import")
+        _say_way_out(early_config, submission, "no_import", where=str(where))
         raise
     typed = set(early_config.invocation_params.args)
     try:
@@ -73,20 +73,37 @@ def pytest_load_initial_conftests(
     except pytest.UsageError:  # pytest's own parse says what is wrong, and stops
         unknown = []
     if foreign := [a for a in unknown if a.startswith("-") and a not in typed]:
-        _say_way_out(submission, f"no installed plugin takes {' '.join(foreign)}")
+        _say_way_out(early_config, submission, "no_plugin", args=" ".join(foreign))
     return outcome
 
 
-def _say_way_out(submission: str, cause: str) -> None:
+def _lang(config: pytest.Config) -> str:
+    """The feedback language this run asks for: ``--rlsys-lang``, the ini key, the locale."""
+    from pytest_rlsys.messages import default_lang
+
+    option = settings.by_name("lang")
+    chosen = getattr(config.option, f"rlsys_{option.name}", None)
+    if not chosen and option.ini_key:
+        with contextlib.suppress(ValueError, KeyError):
+            chosen = config.getini(option.ini_key)
+    return chosen if chosen in ("en", "zh") else default_lang()
+
+
+def _say(config: pytest.Config, key: str, **fields: str) -> None:
+    """One of the plugin's own lines (``messages.PLUGIN_WORDS``), in the run's language."""
+    from pytest_rlsys.escaping import say  # after the rewrite hook is stopped
+    from pytest_rlsys.messages import PLUGIN_WORDS
+
+    say(PLUGIN_WORDS[key].fill(_lang(config), fields), err=True)
+
+
+def _say_way_out(config: pytest.Config, submission: str, cause: str, **fields: str) -> None:
     import shlex
 
-    from pytest_rlsys.escaping import say  # after the rewrite hook is stopped
+    from pytest_rlsys.messages import PLUGIN_WORDS
 
-    say(
-        f"rlsys: pytest stops on this project's own settings ({cause}) before the grading "
-        f"starts; `rlsys grade {shlex.quote(submission)}` grades the file without them",
-        err=True,
-    )
+    said = PLUGIN_WORDS[cause].fill(_lang(config), fields)
+    _say(config, "way_out", cause=said, file=shlex.quote(submission))
 
 
 def clean_args() -> list[str]:
@@ -155,17 +172,23 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
     import subprocess
     import sys
 
+    from pytest_rlsys.messages import PLUGIN_WORDS
+
+    lang = _lang(config)
     named = [a for a in config.getoption("file_or_dir") or [] if a]
     if named:
         raise pytest.UsageError(
-            f"pytest read {', '.join(foreign)} from this folder, so the grading runs in a "
-            f"clean pytest of its own; run the tests named here ({', '.join(named)}) in a "
-            "pytest run of their own, without --rlsys-submission"
+            PLUGIN_WORDS["named_tests"].fill(
+                lang, {"files": ", ".join(foreign), "named": ", ".join(named)}
+            )
         )
-    # What the learner typed, then the files to grade (they may have come from the
+    # What the learner typed (less the options of the plugins the clean run blocks: a
+    # learner's --lf or --sw habit), then the files to grade (they may have come from the
     # folder's addopts, which the clean run does not read), the project's values of our
     # own ini keys, and the clean arguments, which win over the same options typed earlier.
-    args = [str(a) for a in config.invocation_params.args]
+    args, dropped_args = _without_blocked_options(
+        config, [str(a) for a in config.invocation_params.args]
+    )
     for name in ("submission", "result"):
         if value := config.getoption(f"rlsys_{name}"):
             args += [settings.by_name(name).pytest_flag, str(config.invocation_params.dir / value)]
@@ -179,17 +202,13 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
 
     keys = ", ".join(k.partition("=")[0] for k in kept[1::2])  # a seed's value is private
     say(
-        f"rlsys: this project's pytest settings ({', '.join(foreign)}) are set aside: the "
-        "grade is made by a clean pytest of its own, without the folder's addopts, plugins "
-        "or conftest.py"
-        + (f"; kept: {keys}" if kept else "")
-        + (
-            f"; not kept (limits come from the command line): {', '.join(dropped)}"
-            if dropped
-            else ""
-        ),
+        PLUGIN_WORDS["set_aside"].fill(lang, {"files": ", ".join(foreign)})
+        + (PLUGIN_WORDS["kept"].fill(lang, {"keys": keys}) if kept else "")
+        + (PLUGIN_WORDS["not_kept"].fill(lang, {"keys": ", ".join(dropped)}) if dropped else ""),
         err=True,
     )
+    if dropped_args:
+        _say(config, "cache_set_aside", args=" ".join(dropped_args))
     # A Ctrl-C reaches both runs (one process group, the terminal's foreground one, so the
     # inner run can still read the terminal, e.g. --pdb); this one then waits for the
     # inner run to end its own way (its children killed, its scratch folder removed)
@@ -212,11 +231,78 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
     return code if code >= 0 else 128 - code  # killed by a signal: as a shell reports it
 
 
+# The plugins ``clean_args`` blocks (``-p no:cacheprovider`` blocks stepwise with it).
+BLOCKED_PLUGINS = ("cacheprovider", "stepwise")
+
+
+class _OptionRecorder:
+    """A stand-in for pytest's parser that records the options a plugin adds: which
+    option strings it knows, and whether each takes a value."""
+
+    def __init__(self) -> None:
+        self.takes_value: dict[str, bool] = {}
+
+    def getgroup(self, *args: Any, **kwargs: Any) -> _OptionRecorder:
+        return self
+
+    def addoption(self, *names: str, **attrs: Any) -> None:
+        store = attrs.get("action", "store") in ("store", "append")
+        for name in names:
+            self.takes_value[name] = store and attrs.get("nargs") not in ("?", 0)
+
+    _addoption = addoption
+
+    def addini(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _without_blocked_options(config: pytest.Config, args: list[str]) -> tuple[list[str], list[str]]:
+    """``args`` less the options of the plugins the clean re-run blocks (asked of those
+    plugins themselves), and the options dropped: the clean pytest would refuse them as
+    "unrecognized arguments"."""
+    recorder = _OptionRecorder()
+    for name in BLOCKED_PLUGINS:
+        plugin = config.pluginmanager.get_plugin(name)
+        add = getattr(plugin, "pytest_addoption", None)
+        with contextlib.suppress(Exception):  # a plugin's own hook: never our failure
+            if add is not None:
+                add(recorder)
+    kept: list[str] = []
+    dropped: list[str] = []
+    skip_next = False
+    for arg in args:
+        if skip_next:
+            skip_next = False
+            continue
+        option = arg.partition("=")[0]
+        if option in recorder.takes_value:
+            dropped.append(option)
+            skip_next = recorder.takes_value[option] and "=" not in arg
+            continue
+        kept.append(arg)
+    return kept, list(dict.fromkeys(dropped))
+
+
+def _without_xdist(config: pytest.Config) -> None:
+    """pytest-xdist's ``-n``/``--dist``/``--tx`` set aside, before its own
+    ``pytest_configure`` (trylast) starts any worker: one grading is one process and its
+    child, and a worker cannot grade (it would crash, and the score read 0)."""
+    dist = getattr(config.option, "dist", "no")
+    if dist == "no" and not getattr(config.option, "tx", None):
+        return
+    config.option.dist = "no"
+    config.option.tx = []
+    config.option.numprocesses = None
+    typed = [a for a in config.invocation_params.args if a.startswith(("-n", "--dist", "--tx"))]
+    _say(config, "xdist_set_aside", args=" ".join(typed) or "-n")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("rlsys_submission") and not config.getoption("rlsys_result"):
         return
     if hasattr(config, "workerinput"):
         raise pytest.UsageError("rlsys grading does not run under xdist workers; drop -n")
+    _without_xdist(config)
     try:
         request = settings.request_from_pytest(config)
     except SettingError as exc:

@@ -81,6 +81,9 @@ class GradingRun(GradingSession):
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if session.config.option.collectonly:  # nothing was graded: no score, no files
+            self.close()
+            return
         self.finish()  # every process of the submission is gone before anything is written
         if self.write_errors:
             # A grade that was not recorded must not look like a normal run.
@@ -101,9 +104,13 @@ class GradingRun(GradingSession):
             reporter.reportchars = ""
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        return self.header_lines(config.invocation_params.dir)
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        width = getattr(getattr(reporter, "_tw", None), "fullwidth", terminal.WIDTH)
+        return self.header_lines(config.invocation_params.dir, max(40, width))
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        if config.option.collectonly:
+            return
         tr = terminalreporter
         width = max(40, getattr(getattr(tr, "_tw", None), "fullwidth", terminal.WIDTH))
         for line in self.summary_lines(config.get_verbosity() > 0, width):

@@ -33,7 +33,7 @@ from pytest_rlsys.grading.comparison import (
     type_name,
 )
 from pytest_rlsys.grading.outcomes import CallOutcome
-from pytest_rlsys.grading.verdicts import ValueDiff
+from pytest_rlsys.grading.verdicts import MISSING, ValueDiff
 
 __all__ = [
     "CheckFactory",
@@ -261,7 +261,7 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
                         "failed",
                         "missing_key",
                         show(want),
-                        "(missing)",
+                        MISSING,
                         path=f"$.{key}",
                         schema_path=schema_path(RESULT_KEYS.get(func, ()), f"$.{key}"),
                         names=(key,),
