@@ -340,6 +340,13 @@ SAID_WORDS: dict[str, Msg] = {
     "file_bad_name": Msg("{path}: not a usable file name", "{path}：文件名不可用"),
     "file_unreadable": Msg("{path}: cannot be read ({detail})", "{path}：无法读取（{detail}）"),
     "ran_as": Msg("the submission ran as {user}", "提交以 {user} 的身份运行"),
+    # ``grading.alone``: a failed case passed when run again alone, in a fresh process.
+    "keeps_state": Msg(
+        "{func}() seems to keep state between calls: a case it failed passes when run "
+        "alone in a fresh process (a module-level cache, counter or mutable default?)",
+        "{func}() 似乎在调用之间保留了状态：它未通过的一个用例在新进程中单独运行时通过了"
+        "（是否使用了模块级缓存、计数器或可变默认参数？）",
+    ),
     # ``grading.signature``: a fact of the submission's source, said to learners.
     "missing_parameter": Msg(
         "your function lacks a parameter of the template: {func}() has no parameter "

@@ -176,6 +176,7 @@ class Grader:
         self._stopped = False  # ``stop``: no case starts any more
         self.decode_error: Said | None = None
         self.learner_notes: list[Said] = []
+        self._alone_done = False  # failed cases run again alone (grading.alone), once
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
             self.source = self.data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
@@ -448,6 +449,13 @@ class Grader:
     def report(self) -> ScoreReport:
         """Every case, run or not: cases never reached score 0 and count in the maximum."""
         self.close()
+        if not self._alone_done and not self._stopped:
+            self._alone_done = True
+            from pytest_rlsys.grading.alone import keeps_state  # only where a case failed
+
+            if (note := keeps_state(self)) is not None:
+                self.learner_notes.append(note)
+                self.notes.append(note.text("en"))
         results = []
         for case in self.cases:
             result = self.results.get(case.id)

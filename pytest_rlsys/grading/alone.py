@@ -1,0 +1,61 @@
+"""Whether a failure comes from state the submission keeps between calls (issue 42).
+
+A function that keeps state (a module-level cache, a counter, a default list it appends
+to) fails cases scattered among passing ones, and each failure reads as a wrong value.
+After the run, a few failed cases are run again, each alone in a fresh child; one that
+passes there is said as a fact about the function (its name is the template's, so the
+note says nothing a hidden input chose).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from pytest_rlsys.grading.isolation import ChildProcess
+from pytest_rlsys.messages import Said, said
+from pytest_rlsys.resources import FUNCTIONS
+
+if TYPE_CHECKING:
+    from pytest_rlsys.grading.grader import Grader
+
+__all__ = ["MAX_ALONE", "keeps_state"]
+
+MAX_ALONE = 3  # failed cases run again alone, at most: each costs an interpreter's start
+
+
+def _candidates(grader: Grader) -> list[str]:
+    """Failed cases (a value, not an error, a timeout or template code) of a function
+    that passed other cases: the pattern state leaves."""
+    passed = {
+        grader.by_id[i].calls[0].func for i, r in grader.results.items() if r.status == "passed"
+    }
+    return [
+        case_id
+        for case_id, result in grader.results.items()
+        if result.status == "failed"
+        and not result.not_implemented
+        and grader.by_id[case_id].calls[0].func in passed
+    ][:MAX_ALONE]
+
+
+def keeps_state(grader: Grader) -> Said | None:
+    """The note that a function seems to keep state, when a failed case passes alone in
+    a fresh child; None otherwise (or when the budget is spent or the run was stopped)."""
+    if grader.decode_error is not None or grader.started is None:
+        return None
+    for case_id in _candidates(grader):
+        if time.monotonic() - grader.started > grader.limits.budget_s:
+            return None
+        case = grader.by_id[case_id]
+        child = ChildProcess(grader.source, str(grader.path), list(FUNCTIONS), grader.limits)
+        try:
+            if not child.ensure_loaded().ok:
+                return None
+            child.seal_output()  # its output is never shown: hidden inputs reach it
+            outcomes = [child.call(c.func, list(c.args), dict(c.kwargs)) for c in case.calls]
+        finally:
+            child.close()
+        if case.check(outcomes).status == "passed":
+            return said("keeps_state", func=case.calls[0].func)
+    return None
