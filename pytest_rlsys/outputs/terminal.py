@@ -443,21 +443,9 @@ def with_hint(message: str, exc_type: str, lang: str = "en") -> str:
     return message
 
 
-def terminal_summary(
-    report: ScoreReport, lang: str = "en", verbose: bool = False, width: int = WIDTH
-) -> list[str]:
-    """The learner's summary: the table, each failed visible case once, one line per kind of
-    hidden failure, a failure shared by many cases (a load error, a crash) once; every
-    line wrapped at ``width`` columns (``fit``)."""
-    text = labels(lang)
-    failed = [c for c in report.cases if c.status not in ("passed", "not_run")]
-    lines = table_lines(report, lang)
-    not_run = [c for c in report.cases if c.status == "not_run"]
-    if not_run:
-        lines.append(text["ungraded"].format(p=report.ungraded_cents / 100, n=len(not_run)))
-    # Failures that say the same thing for many cases (load error, crash, a resource
-    # exhausted whatever the input): once, visible and hidden cases together.  Grouped
-    # by the records' facts (kind, detail), never by their words.
+def _shared_failures(failed: list[CaseResult]) -> dict[tuple[str, str], list[CaseResult]]:
+    """Failures that say the same thing for many cases (load error, crash, a resource
+    exhausted whatever the input), grouped by the records' facts, never by their words."""
     by_fact: dict[tuple[str, str], list[CaseResult]] = {}
     for case in failed:
         if case.not_implemented:
@@ -474,50 +462,107 @@ def terminal_summary(
         else:
             continue
         by_fact.setdefault(key, []).append(case)
-    shared = {k: cases for k, cases in by_fact.items() if len(cases) > 1}
-    done = {c.id for cases in shared.values() for c in cases}
-    for cases in shared.values():
-        where = ", ".join(dict.fromkeys(section_label(c.section, lang) for c in cases))
-        lines.append(text["same_failure"].format(n=len(cases), where=where))
-        said = next(
-            (shared_message(c, lang) for c in cases if c.visibility == "visible"),
-            resource_failure(cases[0]) or message(cases[0], lang),
-        )
-        hint = report.load_exc_type if cases[0].kind == "load_failed" else ""
-        lines.append(f"  {with_hint(said, hint, lang)}")  # said once, so said in full
-        if cases[0].kind == "timed_out":  # which checks hung: their categories, once each
-            lines += list(
-                dict.fromkeys(
-                    f"  - [{section_label(c.section, lang)}] {category(c, lang)}" for c in cases
-                )
+    return {k: cases for k, cases in by_fact.items() if len(cases) > 1}
+
+
+class _Summary:
+    """The learner's summary, built by small named passes (as pytest's ``summary_*``):
+    each appends its lines and marks the cases it said, so no case is said twice."""
+
+    def __init__(self, report: ScoreReport, lang: str, verbose: bool, width: int) -> None:
+        self.report, self.lang, self.verbose, self.width = report, lang, verbose, width
+        self.text = labels(lang)
+        self.failed = [c for c in report.cases if c.status not in ("passed", "not_run")]
+        self.done: set[str] = set()
+        self.lines: list[str] = []
+
+    def summary_table(self) -> None:
+        self.lines += table_lines(self.report, self.lang)
+
+    def summary_ungraded(self) -> None:
+        not_run = [c for c in self.report.cases if c.status == "not_run"]
+        if not_run:  # one line: ``fit`` wraps it at the terminal's width
+            p = self.report.ungraded_cents / 100
+            self.lines.append(self.text["ungraded"].format(p=p, n=len(not_run)))
+
+    def summary_shared(self) -> None:
+        for cases in _shared_failures(self.failed).values():
+            self.done |= {c.id for c in cases}
+            where = ", ".join(dict.fromkeys(section_label(c.section, self.lang) for c in cases))
+            self.lines.append(self.text["same_failure"].format(n=len(cases), where=where))
+            said = next(
+                (shared_message(c, self.lang) for c in cases if c.visibility == "visible"),
+                resource_failure(cases[0]) or message(cases[0], self.lang),
             )
-    # Template code: one line per TODO, unless the table already says so.
-    sections = report.sections()
-    not_impl: dict[str, int] = {}
-    for case in failed:
-        if case.not_implemented and case.id not in done:
-            not_impl[case.section] = not_impl.get(case.section, 0) + 1
-            done.add(case.id)
-    for section, count in not_impl.items():
-        if sections[section]["not_implemented"] != sections[section]["cases"]:
-            lines.append(text["not_implemented"].format(todo=section_label(section, lang), n=count))
-    visible = [c for c in failed if c.visibility == "visible" and c.id not in done]
-    if visible:
-        lines.append(text["visible_failed"].format(n=len(visible)))
-        for case in visible:
-            lines += failure_text(case, lang, width).splitlines()
-    hidden = _hidden_groups(report, lang, done)
-    if hidden:
-        lines.append(hidden_heading(hidden, lang))
-        lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
-    if verbose:  # how the grader ran (the uid, ...): for instructors, not learners
-        learners = {note.text("en") for note in report.learner_notes}
-        notes = [n for n in report.notes if n not in learners]
-        notes += [report.ran_as.text(lang)] if report.ran_as else []
-        lines += [f"{text['note']}: {note}" for note in notes]
-    lines += [f"{text['note']}: {note.text(lang)}" for note in report.learner_notes]
-    # The submission's text is in some lines: cleaned again here, whoever built them.
-    return [piece for line in lines for piece in fit(clean(line, newlines=False), width)]
+            hint = self.report.load_exc_type if cases[0].kind == "load_failed" else ""
+            self.lines.append(f"  {with_hint(said, hint, self.lang)}")  # said once, in full
+            if cases[0].kind == "timed_out":  # which checks hung: their categories, once
+                self.lines += list(
+                    dict.fromkeys(
+                        f"  - [{section_label(c.section, self.lang)}] {category(c, self.lang)}"
+                        for c in cases
+                    )
+                )
+
+    def summary_not_implemented(self) -> None:
+        """Template code: one line per TODO, unless the table already says so."""
+        sections = self.report.sections()
+        counts: dict[str, int] = {}
+        for case in self.failed:
+            if case.not_implemented and case.id not in self.done:
+                counts[case.section] = counts.get(case.section, 0) + 1
+                self.done.add(case.id)
+        for section, count in counts.items():
+            if sections[section]["not_implemented"] != sections[section]["cases"]:
+                todo = section_label(section, self.lang)
+                self.lines.append(self.text["not_implemented"].format(todo=todo, n=count))
+
+    def summary_visible(self) -> None:
+        visible = [c for c in self.failed if c.visibility == "visible" and c.id not in self.done]
+        if visible:
+            self.lines.append(self.text["visible_failed"].format(n=len(visible)))
+            for case in visible:
+                self.lines += failure_text(case, self.lang, self.width).splitlines()
+
+    def summary_hidden(self) -> None:
+        hidden = _hidden_groups(self.report, self.lang, self.done)
+        if hidden:
+            self.lines.append(hidden_heading(hidden, self.lang))
+            self.lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
+
+    def summary_notes(self) -> None:
+        """Instructor detail (how the grader ran) with -v; a learner's notes always."""
+        note, report = self.text["note"], self.report
+        if self.verbose:
+            learners = {n.text("en") for n in report.learner_notes}
+            notes = [n for n in report.notes if n not in learners]
+            notes += [report.ran_as.text(self.lang)] if report.ran_as else []
+            self.lines += [f"{note}: {n}" for n in notes]
+        self.lines += [f"{note}: {n.text(self.lang)}" for n in report.learner_notes]
+
+    def render(self) -> list[str]:
+        for summary in (
+            self.summary_table,
+            self.summary_ungraded,
+            self.summary_shared,
+            self.summary_not_implemented,
+            self.summary_visible,
+            self.summary_hidden,
+            self.summary_notes,
+        ):
+            summary()
+        # The submission's text is in some lines: cleaned again here, whoever built them.
+        fitted = (fit(clean(line, newlines=False), self.width) for line in self.lines)
+        return [piece for pieces in fitted for piece in pieces]
+
+
+def terminal_summary(
+    report: ScoreReport, lang: str = "en", verbose: bool = False, width: int = WIDTH
+) -> list[str]:
+    """The learner's summary: the table, each failed visible case once, one line per kind of
+    hidden failure, a failure shared by many cases (a load error, a crash) once; every
+    line wrapped at ``width`` columns (``fit``)."""
+    return _Summary(report, lang, verbose, width).render()
 
 
 def points_line(report: ScoreReport) -> str:

@@ -21,8 +21,9 @@ import pytest
 
 from pytest_rlsys.grading.battery import BATTERY_VERSION, RULES, build_battery, self_check
 from pytest_rlsys.grading.battery import edges as edges_module
-from pytest_rlsys.grading.battery.edges import STATEMENTS, band_gaps, exact_edges
+from pytest_rlsys.grading.battery.edges import band_gaps, exact_edges
 from pytest_rlsys.grading.battery.model import Call, Case, load_reference, run_reference
+from pytest_rlsys.grading.battery.statements import STATEMENTS
 from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.grading.outcomes import CallOutcome
 from pytest_rlsys.grading.scoring import CaseResult

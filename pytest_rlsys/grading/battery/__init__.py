@@ -16,8 +16,8 @@ from types import ModuleType
 
 from pytest_rlsys.grading.battery import todo1, todo2, todo3
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
-from pytest_rlsys.grading.battery.edges import add_edges
 from pytest_rlsys.grading.battery.model import Call, Case, load_reference, run_reference
+from pytest_rlsys.grading.battery.statements import add_edges
 from pytest_rlsys.grading.outcomes import CallOutcome
 from pytest_rlsys.messages import Msg
 
