@@ -340,6 +340,10 @@ SAID_WORDS: dict[str, Msg] = {
     "file_bad_name": Msg("{path}: not a usable file name", "{path}：文件名不可用"),
     "file_unreadable": Msg("{path}: cannot be read ({detail})", "{path}：无法读取（{detail}）"),
     "ran_as": Msg("the submission ran as {user}", "提交以 {user} 的身份运行"),
+    # ``grading.grader``: the grader failed around a case (it scores 0).
+    "grader_fault_note": Msg(
+        "internal grader error in case {case}: {exc}", "评分器内部错误（用例 {case}）：{exc}"
+    ),
     # ``grading.alone``: a failed case passed when run again alone, in a fresh process.
     "keeps_state": Msg(
         "{func}() seems to keep state between calls: a case it failed passes when run "

@@ -25,7 +25,6 @@ from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric, assign_points
 from pytest_rlsys.grading.scoring import (
-    GRADER_FAULT,
     MAX_MESSAGE_CHARS,
     MAX_SHOWN_CHARS,
     CaseResult,
@@ -254,7 +253,9 @@ class Grader:
         # Which exception a hidden case provoked could be the submission's choice: the
         # note names it for visible cases only.
         name = type(exc).__name__ if case.visibility == "visible" else "hidden case"
-        self.notes.append(f"{GRADER_FAULT} in case {case.id}: {name}")
+        note = said("grader_fault_note", case=case.id, exc=name)
+        self.learner_notes.append(note)
+        self.notes.append(note.text("en"))
         # The grader's own exception class: never the submission's.
         return self._result(case, Verdict("error", "grader_fault", exc_type=type(exc).__name__))
 

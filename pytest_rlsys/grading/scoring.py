@@ -17,7 +17,6 @@ from pytest_rlsys.grading.verdicts import ValueDiff
 from pytest_rlsys.messages import Msg, Said
 
 __all__ = [
-    "GRADER_FAULT",
     "OUTPUT_KINDS",
     "PLATFORM_VISIBILITIES",
     "SCORE_SCHEMA_ID",
@@ -39,7 +38,6 @@ __all__ = [
 ]
 
 SCORE_SCHEMA_ID = "https://rlsys.invalid/schemas/rlsys-score.v1.json"
-GRADER_FAULT = "internal grader error"  # how a note of a grader fault starts
 
 # How one case ended.  "not_run": never tried (budget, deselected, self-check); it counts 0.
 Status = Literal["passed", "failed", "error", "timeout", "not_run"]
@@ -174,7 +172,7 @@ class ScoreReport:
     submission: str | None
     submission_sha256: str | None
     battery_sha256: str | None
-    # Instructor detail (how the grader ran), but for the notes that start GRADER_FAULT.
+    # Instructor detail (how the grader ran), in English; a learner's notes: learner_notes.
     notes: list[str] = field(default_factory=list)
     ran_as: Said | None = None  # who the submission ran as (a note for instructors)
     # The notes a learner is shown (a parameter of the template the file lacks), as facts

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_rlsys.grading.comparison import float_source
-from pytest_rlsys.grading.scoring import GRADER_FAULT, CaseResult, ScoreReport
+from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.grading.signature import parse_expression
 from pytest_rlsys.grading.verdicts import MISSING
 from pytest_rlsys.messages import (
@@ -364,7 +364,6 @@ def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
         lines += [f"  - {m}" + (f" ×{n}" if n > 1 else "") for m, n in hidden.items()]
     # How the grader ran (the uid, the interpreter) is instructor detail, kept in the score
     # JSON; a learner reads only a note that their score is affected by the grader's fault.
-    lines += [f"{text['note']}: {note}" for note in report.notes if note.startswith(GRADER_FAULT)]
     lines += [f"{text['note']}: {note.text(lang)}" for note in report.learner_notes]
     return [clean(line, newlines=False) for line in lines]
 

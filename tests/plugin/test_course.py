@@ -16,7 +16,7 @@ import pytest
 from pytest_rlsys.cli import ExitCode, main
 from pytest_rlsys.grading.grader import Grader, prepare_battery
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
-from pytest_rlsys.messages import CLAIMS_EN, Msg, claim_text, has_cjk
+from pytest_rlsys.messages import CLAIMS_EN, Msg, claim_text, has_cjk, said
 from pytest_rlsys.outputs import batchline, registry, terminal
 from pytest_rlsys.outputs.wording import message
 from pytest_rlsys.resources import solution_path
@@ -328,9 +328,13 @@ def test_platform_summaries_do_not_show_how_the_grader_ran() -> None:
         submission_sha256=None,
         battery_sha256=None,
         notes=["the submission ran as a fresh unprivileged uid", "internal grader error: x"],
+        learner_notes=[said("grader_fault_note", case="todo1.hidden.x", exc="KeyError")],
     )
     lines = "\n".join(terminal.terminal_lines(report, "en"))
-    assert "unprivileged uid" not in lines and "internal grader error: x" in lines
+    assert "unprivileged uid" not in lines and "internal grader error: x" not in lines
+    assert "internal grader error in case todo1.hidden.x: KeyError" in lines
+    # The learner's notes are catalogue entries, in the output's language (issue 44).
+    assert "评分器内部错误" in "\n".join(terminal.terminal_lines(report, "zh"))
 
 
 def test_seed_from_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
