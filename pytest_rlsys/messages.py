@@ -123,10 +123,13 @@ HIDDEN_WORDS: dict[str, Msg] = {
 
 
 # A key problem whose keys may be named (``Verdict.shown_names``): the template's own
-# field names and the submission's own misspellings, never a name the hidden input chose.
+# field names only (a key missing, or the one a key the submission added misspells).
 HIDDEN_NAMED: dict[str, Msg] = {
     "missing_key": Msg("missing key {names} at {path}", "{path} 处缺少键 {names}"),
-    "unexpected_key": Msg("unexpected key {names} at {path}", "{path} 处有多余的键 {names}"),
+    "unexpected_key": Msg(
+        "unexpected key at {path} (a misspelling of {names}?)",
+        "{path} 处有多余的键（是否拼错了 {names}？）",
+    ),
 }
 
 

@@ -189,9 +189,9 @@ class Verdict:
     names: tuple[str, ...] = ()
     todo: str = ""  # not_implemented: the section of the function that is not yet written
     limit: float | None = None  # over_budget: the budget (s); too_many_timeouts: the count
-    # missing_key / unexpected_key: the keys a hidden case may name too, those no input
-    # of the case holds (a template's field name, the submission's own misspelling; never
-    # a stage, pool or fabric name the hidden input chose).
+    # missing_key / unexpected_key: the template's names a hidden case may say too (the
+    # key missing; the one a key the submission added misspells), never a key the
+    # submission or a hidden input chose (``battery.checks.shown_names``).
     shown_names: tuple[str, ...] = ()
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from pytest_rlsys.grading.battery import BATTERY_VERSION, RULES, build_battery, self_check
 from pytest_rlsys.grading.battery import edges as edges_module
+from pytest_rlsys.grading.battery.checks import TEMPLATE_NAMES
 from pytest_rlsys.grading.battery.edges import band_gaps, exact_edges
 from pytest_rlsys.grading.battery.model import Call, Case, load_reference, run_reference
 from pytest_rlsys.grading.battery.statements import STATEMENTS
@@ -396,7 +397,7 @@ def test_a_misspelled_key_is_named_in_hidden_feedback(tmp_path: Path) -> None:
     )
     said = {message(c) for c in _hidden_failures(tmp_path, source)}
     assert "missing key 'cross_pool' at $.rows" in said
-    assert "unexpected key 'bottleneck' at $" in said
+    assert "unexpected key at $ (a misspelling of 'bottlenecks'?)" in said
     assert "missing key at $.rows" not in said and "unexpected key at $" not in said
 
 
@@ -407,6 +408,18 @@ def test_a_key_the_hidden_input_chose_is_never_named(tmp_path: Path) -> None:
     )
     failed = [c for c in _hidden_failures(tmp_path, source) if c.kind == "unexpected_key"]
     assert failed and all(not c.names and message(c) == "unexpected key at $" for c in failed)
+
+
+def test_a_key_built_from_a_hidden_input_is_never_shown(tmp_path: Path) -> None:
+    # A key the submission made from its input: only template names are ever said.
+    source = REFERENCE.replace(
+        '"queue_stable": not unstable,',
+        '"queue_stable": not unstable, "bottleneck" + repr(arrival_rate): 1,',
+    )
+    failed = [c for c in _hidden_failures(tmp_path, source) if c.kind == "unexpected_key"]
+    assert failed
+    assert all(set(c.names) <= TEMPLATE_NAMES for c in failed)
+    assert not any(repr(c.names).count("bottleneck") > 1 for c in failed)
 
 
 def test_a_hidden_failure_names_the_rule_of_the_key_it_failed_at(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ no inputs in it, so a harness failure can never print a hidden case's data).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -136,10 +137,6 @@ def mismatch_kind(found: Mismatch) -> ProblemKind:
 MAX_DIFFERENCES = 3
 
 
-# The longest key a hidden case names: a misspelling, never a paragraph.
-MAX_SHOWN_NAME = 60
-
-
 def input_strings(calls: Sequence[Call]) -> frozenset[str]:
     """Every str an input of ``calls`` holds, as a key or a value, at any depth."""
     found: set[str] = set()
@@ -176,13 +173,23 @@ TEMPLATE_NAMES = frozenset(
 )
 
 
-def shown_names(names: Sequence[str], inputs: frozenset[str]) -> tuple[str, ...]:
-    """The keys of a key problem a hidden case may name: every one, or none when any is
-    a string the case's inputs chose (naming the others would hint at it)."""
+def shown_names(
+    names: Sequence[str], inputs: frozenset[str], *, extra: bool = False
+) -> tuple[str, ...]:
+    """The keys of a key problem a hidden case may name, from the template's own names
+    only (a closed vocabulary, like the words): the missing keys when every one is a
+    template name no input chose; for keys the submission added (``extra``), the
+    template names they misspell, never the keys themselves (a submission can build a
+    key from a hidden input)."""
+    if extra:
+        close = (
+            difflib.get_close_matches(name, TEMPLATE_NAMES, n=1, cutoff=0.75) for name in names
+        )
+        return tuple(dict.fromkeys(match[0] for match in close if match))
     chosen = inputs - TEMPLATE_NAMES
-    if any(name in chosen or len(name) > MAX_SHOWN_NAME for name in names):
-        return ()
-    return tuple(names)
+    if all(name in TEMPLATE_NAMES and name not in chosen for name in names):
+        return tuple(names)
+    return ()
 
 
 def _value_problem(
@@ -200,7 +207,7 @@ def _value_problem(
         schema_path=schema_path(RESULT_KEYS.get(func, ()), found.path),
         diff=dataclasses.replace(found.diff(), also=tuple(m.diff() for m in more)),
         names=found.missing or found.extra,
-        shown_names=shown_names(found.missing or found.extra, inputs),
+        shown_names=shown_names(found.missing or found.extra, inputs, extra=not found.missing),
     )
 
 
@@ -227,7 +234,7 @@ def expect_only_keys(keys: Sequence[str]) -> CheckFactory:
                 schema_path="$",
                 diff=ValueDiff("$", "keys", extra=extra),
                 names=extra,
-                shown_names=shown_names(extra, inputs),
+                shown_names=shown_names(extra, inputs, extra=True),
             )
 
         return check
