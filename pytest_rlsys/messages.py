@@ -133,11 +133,17 @@ HIDDEN_NAMED: dict[str, Msg] = {
 }
 
 
-def hidden_message(kind: str, path: str, lang: str, names: tuple[str, ...] = ()) -> str:
-    """A hidden case's message: its kind's words, with the schema path where one is due
-    and the keys where they may be named."""
+ALSO_AT = Msg("; also at {paths}", "；另外 {paths} 处也不同")
+
+
+def hidden_message(
+    kind: str, path: str, lang: str, names: tuple[str, ...] = (), also: tuple[str, ...] = ()
+) -> str:
+    """A hidden case's message: its kind's words, with the schema path where one is due,
+    the keys where they may be named, and the other schema paths that differ."""
     words = HIDDEN_NAMED[kind] if names and kind in HIDDEN_NAMED else HIDDEN_WORDS[kind]
-    return words.fill(lang, {"path": path or "$", "names": ", ".join(map(repr, names))})
+    said = words.fill(lang, {"path": path or "$", "names": ", ".join(map(repr, names))})
+    return said + (ALSO_AT.fill(lang, {"paths": ", ".join(also)}) if also else "")
 
 
 # How a hidden case's category names the rule of the template it grades.

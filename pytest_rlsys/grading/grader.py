@@ -358,6 +358,7 @@ class Grader:
                 path=path,
                 names=verdict.shown_names if hidden in HIDDEN_NAMED else (),
                 rule=rule_of(case, path),
+                also=verdict.also_paths if hidden in PATH_KINDS else (),
             )
         shown = bounded_pair(verdict.expected or "", verdict.got or "", MAX_SHOWN_CHARS)
         return CaseResult(

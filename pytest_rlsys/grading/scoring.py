@@ -159,6 +159,7 @@ class CaseResult:
     limit: float | None = None
     # Hidden cases: the template's sentence of the rule the case grades (where it failed).
     rule: Msg = UNNAMED
+    also: tuple[str, ...] = ()  # hidden cases: the schema paths of other keys that differ
 
     @property
     def cents(self) -> int:

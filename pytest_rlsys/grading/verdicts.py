@@ -193,6 +193,9 @@ class Verdict:
     # key missing; the one a key the submission added misspells), never a key the
     # submission or a hidden input chose (``battery.checks.shown_names``).
     shown_names: tuple[str, ...] = ()
+    # The schema paths of the other keys that differ too (a value problem): a hidden case
+    # names them, so two slips in one function cost one attempt, not two.
+    also_paths: tuple[str, ...] = ()
 
 
 PASSED = Verdict("passed")

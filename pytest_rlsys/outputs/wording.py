@@ -205,7 +205,9 @@ def _visible(case: CaseResult, lang: str) -> str:
 def message(case: CaseResult, lang: str = "en") -> str:
     """What went wrong in ``case``, in ``lang``; "" for a passed case."""
     if case.visibility == "hidden":
-        return hidden_message(case.kind, case.path, lang, case.names) if case.kind else ""
+        return (
+            hidden_message(case.kind, case.path, lang, case.names, case.also) if case.kind else ""
+        )
     return bounded(_visible(case, lang), MAX_MESSAGE_CHARS)
 
 

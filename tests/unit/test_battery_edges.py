@@ -432,3 +432,14 @@ def test_a_hidden_failure_names_the_rule_of_the_key_it_failed_at(tmp_path: Path)
     for case in failed:
         assert case.rule == margins, (case.id, case.rule)
         assert margins.en in category(case, "en") and margins.zh in category(case, "zh")
+
+
+def test_two_slips_in_one_function_are_named_at_once(tmp_path: Path) -> None:
+    source = REFERENCE.replace('"capacity": capacity,', '"capacity": capacity + 1,').replace(
+        '"queue_stable": not unstable,', '"queue_stable": bool(unstable),'
+    )
+    failed = _hidden_failures(tmp_path, source)
+    said = {message(c) for c in failed}
+    assert "wrong value at $.capacity; also at $.queue_stable" in said, said
+    zh = {message(c, "zh") for c in failed}
+    assert "$.capacity 处的值错误；另外 $.queue_stable 处也不同" in zh, zh

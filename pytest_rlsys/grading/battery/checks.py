@@ -262,9 +262,12 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
             got = outcomes[0].value
             if type(got) is not dict or NONPLAIN_MARK in got:
                 return _not_a_dict(got)
+            first: Verdict | None = None
+            also: list[str] = []  # the other keys that differ: a hidden case says them too
             for key, want in expected.items():
+                verdict: Verdict | None = None
                 if key not in got:
-                    return Verdict(
+                    verdict = Verdict(
                         "failed",
                         "missing_key",
                         show(want),
@@ -273,10 +276,15 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
                         schema_path=schema_path(RESULT_KEYS.get(func, ()), f"$.{key}"),
                         names=(key,),
                     )
-                found = find_mismatch(want, got[key], f"$.{key}")
-                if found is not None:
-                    return _value_problem(found, func, want, got[key], key, inputs)
-            return PASSED
+                elif (found := find_mismatch(want, got[key], f"$.{key}")) is not None:
+                    verdict = _value_problem(found, func, want, got[key], key, inputs)
+                if verdict is not None and first is None:
+                    first = verdict
+                elif verdict is not None and verdict.schema_path not in also:
+                    also.append(verdict.schema_path)
+            if first is None:
+                return PASSED
+            return dataclasses.replace(first, also_paths=tuple(also))
 
         return check
 
