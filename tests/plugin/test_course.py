@@ -564,9 +564,13 @@ def test_one_kind_of_failure_over_several_categories_lists_each_category() -> No
     line = batchline.below_full_marks(
         _graded((REPO / "examples" / "learner_example.py").read_text("utf-8"))
     )
-    assert "raised an exception where a result was due ×4 (+6 other kinds): " in line, line
-    assert "(equal within 1e-9) ×4" not in line
-    assert "accepts one fabric with bandwidths 1e12 and 1e12 + 1" in line, line
+    # (The counts follow the battery: its derived edges, issue 42, add cases of the kind.)
+    said = re.search(
+        r"raised an exception where a result was due ×(\d+) \(\+\d+ other kinds\): ", line
+    )
+    assert said and int(said.group(1)) >= 4, line
+    assert not re.search(r"\(equal within 1e-9\) ×\d", line)
+    assert "accepts one fabric with bandwidths" in line, line
 
 
 def test_a_function_without_a_template_parameter_is_told_why_its_hidden_cases_raise() -> None:
