@@ -485,7 +485,8 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     ]
     assert "&lt;i&gt;&quot;x&quot;&amp;.py</td><td>reference</td>" in table
     assert '<i>"x"' not in page and table.count("<tr><td>") == 1
-    assert re.search(r"<td class=\"n\">1.00</td><td>[a-z, ]*behaviour</td></tr>", table), table
+    flagged_by = r"<td class=\"n\">1.00</td><td>[a-z, ]*behaviour</td>"
+    assert re.search(flagged_by + r"<td><a href=\"#pair-1\">side by side</a></td></tr>", table)
     unread_line = page[page.index('id="similarity-unread"') :]
     assert "Not compared" in page and all(f"{n} (not read: " in unread_line for n in names[3:])
     assert "not a .py file" in page  # each reason named
