@@ -11,9 +11,18 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from typing import Literal
 
-__all__ = ["UnsafeFile", "UnsafeKind", "read_regular_file", "read_text", "shorten"]
+__all__ = [
+    "MISSING_INPUT",
+    "UnsafeFile",
+    "UnsafeKind",
+    "missing_inputs",
+    "read_regular_file",
+    "read_text",
+    "shorten",
+]
 
 UnsafeKind = Literal["missing", "directory", "link", "special", "too_big", "unreadable", "bad_name"]
 _OPEN_FLAGS = (
@@ -108,3 +117,17 @@ def shorten(text: str, limit: int = 300) -> str:
         return text
     head, tail = limit * 2 // 3, limit // 3
     return f"{text[:head]} …({len(text) - head - tail} characters)… {text[-tail:]}"
+
+
+# The one rule for an input file named on the command line that is not there, in every
+# command (grade, batch, validate, result, ledger, closure summary and plot, and every
+# option naming an input): a usage error, exit USAGE, saying "PATH: no such file", before
+# anything is read or graded.  (A file that is there but is no valid input keeps its
+# command's own code: validate 1, result 3, closure 1.)
+MISSING_INPUT = "{path}: no such file"
+
+
+def missing_inputs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The usage error's words for each of ``paths`` that is not there (a link is there,
+    even a dangling one: the safe-read rule then says what it is)."""
+    return [MISSING_INPUT.format(path=path) for path in paths if not os.path.lexists(path)]

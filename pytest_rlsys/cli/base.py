@@ -4,20 +4,17 @@ instead of printing, and the argparse subclass that turns a bad argument into th
 from __future__ import annotations
 
 import argparse
-import os
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from enum import IntEnum
 from typing import Any, NoReturn
 
 __all__ = [
-    "MISSING_INPUT",
     "CommandError",
     "ExitCode",
     "Parser",
     "UsageError",
     "exit_codes_help",
-    "missing_inputs",
 ]
 
 
@@ -59,20 +56,6 @@ def exit_codes_help(*codes: ExitCode, meanings: Mapping[ExitCode, str] | None = 
             said[code], 76, initial_indent=f"  {int(code)}  ", subsequent_indent=" " * 5
         )
     return "\n".join(lines)
-
-
-# The one rule for an input file named on the command line that is not there, in every
-# command (grade, batch, validate, result, ledger, closure summary and plot, and every
-# option naming an input): a usage error, exit USAGE, saying "PATH: no such file", before
-# anything is read or graded.  (A file that is there but is no valid input keeps its
-# command's own code: validate 1, result 3, closure 1.)
-MISSING_INPUT = "{path}: no such file"
-
-
-def missing_inputs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
-    """The usage error's words for each of ``paths`` that is not there (a link is there,
-    even a dangling one: the safe-read rule then says what it is)."""
-    return [MISSING_INPUT.format(path=path) for path in paths if not os.path.lexists(path)]
 
 
 class _EpilogAsWritten(argparse.HelpFormatter):

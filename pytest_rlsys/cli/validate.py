@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_rlsys.cli.base import ExitCode, UsageError, missing_inputs
+from pytest_rlsys.cli.base import ExitCode, UsageError
 from pytest_rlsys.escaping import clean, say
 from pytest_rlsys.outputs.text import dump_json
+from pytest_rlsys.safe_read import missing_inputs
 
 if TYPE_CHECKING:  # imported when a command runs, not when any rlsys parser is built
     from pytest_rlsys.resultfile.grade import ResultGrade
