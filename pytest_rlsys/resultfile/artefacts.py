@@ -30,7 +30,7 @@ import re
 import struct
 import sys
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -420,10 +420,41 @@ def _adapter_rules(
     return found
 
 
+_Cannot = Callable[[str, str, str, ArtefactError, str], None]
+
+
 def _cannot_check(name: str, what: str, exc: ArtefactError, root: Path, rel: str) -> str:
     if exc.absent:
         return f"{name}'s {what} is not there: no {rel} under {root}"
     return f"{name}'s {what} cannot be checked: {exc}"
+
+
+def _hash_problems(
+    name: str, group: Mapping[str, Any], folder: Path, ran: bool, cannot: _Cannot
+) -> Iterator[tuple[str, str]]:
+    """Each saved adapter whose hash is not the one the group claims (check, problem)."""
+    for label, (field_name, check) in ADAPTERS.items():
+        claimed = group.get(field_name)
+        if not isinstance(claimed, str):
+            continue  # nothing claimed (an update that never completed)
+        path = folder / "adapters" / label / ADAPTER_WEIGHTS
+        if not ran and not path.exists():
+            continue  # the group never ran: its adapter was never saved
+        try:
+            actual = adapter_sha256(folder / "adapters" / label)
+        except ArtefactError as exc:
+            rel = f"{name}/adapters/{label}/{ADAPTER_WEIGHTS}"
+            cannot(check, name, f"{label} adapter", exc, rel)
+            continue
+        if actual != claimed:
+            a, b, where = hash_pair(claimed, actual)
+            yield (
+                check,
+                (
+                    f"artefacts: {name}'s {field_name} is {a} but its saved {label} adapter "
+                    f"hashes to {b}{where}"
+                ),
+            )
 
 
 def artefact_problems(doc: Mapping[str, Any], root: Path) -> ArtefactFindings:
@@ -450,25 +481,8 @@ def artefact_problems(doc: Mapping[str, Any], root: Path) -> ArtefactFindings:
             continue
         folder = root / name
         ran = bool(group.get("events"))
-        for label, (field_name, check) in ADAPTERS.items():
-            claimed = group.get(field_name)
-            if not isinstance(claimed, str):
-                continue  # nothing claimed (an update that never completed)
-            path = folder / "adapters" / label / ADAPTER_WEIGHTS
-            if not ran and not path.exists():
-                continue  # the group never ran: its adapter was never saved
-            try:
-                actual = adapter_sha256(folder / "adapters" / label)
-            except ArtefactError as exc:
-                rel = f"{name}/adapters/{label}/{ADAPTER_WEIGHTS}"
-                cannot(check, name, f"{label} adapter", exc, rel)
-                continue
-            if actual != claimed:
-                a, b, where = hash_pair(claimed, actual)
-                found.refuted.setdefault(check, []).append(
-                    f"artefacts: {name}'s {field_name} is {a} but its saved {label} adapter "
-                    f"hashes to {b}{where}"
-                )
+        for check, problem in _hash_problems(name, group, folder, ran, cannot):
+            found.refuted.setdefault(check, []).append(problem)
         for check, problems in _adapter_rules(name, group, doc, folder).items():
             found.refuted.setdefault(check, []).extend(problems)
         if not ran and not (folder / "samples.jsonl").exists():
