@@ -6,7 +6,7 @@ rollout_source_match, update_and_sync).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.coherence import (
@@ -133,73 +133,70 @@ def _merged(found: dict[tuple[str, str], list[str]]) -> list[str]:
     ]
 
 
+# The workload block's numbers and the config keys that must say the same.
+_WORKLOAD_KEYS = (
+    ("lora_rank", "actor_rollout_ref.model.lora_rank"),
+    ("lora_alpha", "actor_rollout_ref.model.lora_alpha"),
+    ("update_count", "actor_rollout_ref.actor.optim.total_training_steps"),
+    ("update_count", "trainer.total_training_steps"),
+    ("prompt_count", "data.train_batch_size"),
+)
+
+
+def _model_templates(model: str, revision: object, path: str) -> Iterator[str]:
+    """How a config's model path contradicts the workload's model and revision."""
+    mine, theirs = model_identity(model), model_identity(path)
+    # Compare what can be compared: two hub ids, or two local paths.
+    if mine and theirs and mine[0] == theirs[0] and mine[1] != theirs[1]:
+        yield f"the workload names model {model!r} but the model path is {path!r} in {{who}}"
+    elif mine and theirs and mine[0] != theirs[0] and not revision:
+        # A local folder against a hub id: only the pinned revision identifies it.
+        yield (
+            f"the workload names model {model!r} and {{who}} loads {path!r}, and with no "
+            "model_revision nothing says they are the same weights"
+        )
+    snapshot = _SNAPSHOT.search(path)
+    if snapshot and isinstance(revision, str) and revision:
+        a, b = snapshot.group(1).lower(), revision.lower()
+        if not (a.startswith(b) or b.startswith(a)):
+            yield (
+                f"the workload pins model_revision {revision!r} but {{who}} loads the "
+                f"cache snapshot {snapshot.group(1)!r}"
+            )
+
+
+def _config_templates(workload: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[str]:
+    """How one config contradicts the workload block (model, LoRA, counts)."""
+    present, path = lookup(config, "actor_rollout_ref.model.path")
+    model = workload.get("model")
+    if present and isinstance(path, str) and isinstance(model, str):
+        yield from _model_templates(model, workload.get("model_revision"), path)
+    for key, dotted in _WORKLOAD_KEYS:
+        present, value = lookup(config, dotted)
+        known = present and key in workload and value is not None
+        if known and not _same_number(workload[key], value):
+            yield f"the workload's {key} is {workload[key]!r} but {dotted}={value!r} in {{who}}"
+
+
 def _workload_problems(doc: Doc, configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The workload block must say what both configs say (model, LoRA, update count)."""
     workload = doc.get("workload")
     if not isinstance(workload, Mapping):
         return []
     found: dict[tuple[str, str], list[str]] = {}
-    model = workload.get("model")
-    revision = workload.get("model_revision")
     for name, config in configs.items():
-        present, path = lookup(config, "actor_rollout_ref.model.path")
-        if present and isinstance(path, str) and isinstance(model, str):
-            mine, theirs = model_identity(model), model_identity(path)
-            # Compare what can be compared: two hub ids, or two local paths.
-            if mine and theirs and mine[0] == theirs[0] and mine[1] != theirs[1]:
-                template = (
-                    f"the workload names model {model!r} but the model path is {path!r} in {{who}}"
-                )
-                found.setdefault((template, "config"), []).append(name)
-            elif mine and theirs and mine[0] != theirs[0] and not revision:
-                # A local folder against a hub id: only the pinned revision identifies it.
-                template = (
-                    f"the workload names model {model!r} and {{who}} loads {path!r}, and with no "
-                    "model_revision nothing says they are the same weights"
-                )
-                found.setdefault((template, "config"), []).append(name)
-            snapshot = _SNAPSHOT.search(path)
-            if snapshot and isinstance(revision, str) and revision:
-                a, b = snapshot.group(1).lower(), revision.lower()
-                if not (a.startswith(b) or b.startswith(a)):
-                    template = (
-                        f"the workload pins model_revision {revision!r} but {{who}} loads the "
-                        f"cache snapshot {snapshot.group(1)!r}"
-                    )
-                    found.setdefault((template, "config"), []).append(name)
-        for key, dotted in (
-            ("lora_rank", "actor_rollout_ref.model.lora_rank"),
-            ("lora_alpha", "actor_rollout_ref.model.lora_alpha"),
-            ("update_count", "actor_rollout_ref.actor.optim.total_training_steps"),
-            ("update_count", "trainer.total_training_steps"),
-            ("prompt_count", "data.train_batch_size"),
-        ):
-            present, value = lookup(config, dotted)
-            if (
-                present
-                and key in workload
-                and value is not None
-                and not _same_number(workload[key], value)
-            ):
-                template = (
-                    f"the workload's {key} is {workload[key]!r} but {dotted}={value!r} in {{who}}"
-                )
-                found.setdefault((template, "config"), []).append(name)
+        for template in _config_templates(workload, config):
+            found.setdefault((template, "config"), []).append(name)
     count = as_number(workload.get("update_count"))
-    if count is not None:
-        for name in GROUP_NAMES:
-            group = group_of(doc, name)
-            updates = sum(
-                1
-                for e in mappings(group.get("events"))
-                if e.get("phase") == "update" and e.get("kind") == "start"
+    for name in GROUP_NAMES if count is not None else ():
+        events = mappings(group_of(doc, name).get("events"))
+        updates = sum(1 for e in events if e.get("phase") == "update" and e.get("kind") == "start")
+        if updates and updates != count:
+            template = (
+                f"the workload's update_count is {workload.get('update_count')!r} but "
+                f"there are {updates} update phase(s) in {{who}}"
             )
-            if updates and updates != count:
-                template = (
-                    f"the workload's update_count is {workload.get('update_count')!r} but "
-                    f"there are {updates} update phase(s) in {{who}}"
-                )
-                found.setdefault((template, "event list"), []).append(name)
+            found.setdefault((template, "event list"), []).append(name)
     return _merged(found)
 
 
