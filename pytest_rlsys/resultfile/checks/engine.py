@@ -57,20 +57,35 @@ _RESUME_WORD = re.compile(r"resum|wake", re.IGNORECASE)
 
 def _retain_resume_problems(name: str, group: Mapping[str, Any], series: Series) -> list[str]:
     """A retained engine never sleeps and never resumes, however it is recorded."""
-    problems: list[str] = []
-    calls = mappings(group.get("resume_calls"))
     events = mappings(group.get("events"))
     windows = phase_windows(events)
-    if calls:
-        times = ", ".join(
-            f"{t:.3f} s {phase_at(t, windows)}"
-            for c in calls[:MAX_LISTED]
-            if (t := as_number(c.get("t_s"))) is not None
-        )
-        problems.append(
-            f"{name} (free_cache_engine false) made {len(calls)} resume call(s); expected none"
-            + (f" (at {times})" if times else "")
-        )
+    return [
+        *_retain_calls(name, mappings(group.get("resume_calls")), windows),
+        *_retain_phases(name, events),
+        *_retain_tags(name, events),
+        *_retain_init_steps(name, group),
+        *_retain_sleep(name, events, windows, series),
+    ]
+
+
+def _retain_calls(
+    name: str, calls: Sequence[Mapping[str, Any]], windows: Mapping[str, tuple[float, float]]
+) -> list[str]:
+    if not calls:
+        return []
+    times = ", ".join(
+        f"{t:.3f} s {phase_at(t, windows)}"
+        for c in calls[:MAX_LISTED]
+        if (t := as_number(c.get("t_s"))) is not None
+    )
+    return [
+        f"{name} (free_cache_engine false) made {len(calls)} resume call(s); expected none"
+        + (f" (at {times})" if times else "")
+    ]
+
+
+def _retain_phases(name: str, events: Sequence[Mapping[str, Any]]) -> list[str]:
+    problems: list[str] = []
     for phase in RESUME_PHASES:
         found = [e for e in events if e.get("phase") == phase]
         if found:
@@ -80,6 +95,10 @@ def _retain_resume_problems(name: str, group: Mapping[str, Any], series: Series)
                 + (f", the first at {secs(t)}" if t is not None else "")
                 + ": a retained engine is never resumed"
             )
+    return problems
+
+
+def _retain_tags(name: str, events: Sequence[Mapping[str, Any]]) -> list[str]:
     tagged = [
         (e, key)
         for e in events
@@ -88,32 +107,44 @@ def _retain_resume_problems(name: str, group: Mapping[str, Any], series: Series)
         if value not in (None, False, [], "", 0)
         and (key == "tags" or _RESUME_WORD.search(str(key)))
     ]
-    if tagged:
-        e, key = tagged[0]
-        problems.append(
-            f"{name}'s {e.get('phase')} {e.get('kind')} event at {e.get('t_s')} s records a "
-            f"resume (detail.{key} = {e['detail'][key]!r}): a retained engine is never resumed"
-        )
-    steps = mappings(
-        group.get("init", {}).get("steps") if isinstance(group.get("init"), Mapping) else []
-    )
-    for step in steps:
-        label = str(step.get("name", ""))
-        if _RESUME_WORD.search(label):
-            problems.append(f"{name}'s init step {label!r} resumes the engine: retain never does")
-    if "engine_sleep" in windows or any(e.get("phase") == "engine_sleep" for e in events):
-        details = end_details(events, "engine_sleep")
-        effective = [d.get("effective") for d in details if "effective" in d]
-        window = windows.get("engine_sleep")
-        where = f" ({window_text(window)})" if window else ""
-        if True in effective or False not in effective:
-            problems.append(
-                f"{name} (free_cache_engine false) records an engine_sleep phase{where} that is "
-                "not marked as a no-op (detail.effective false): a retained engine never sleeps"
-            )
-        elif window is not None:
-            problems += _sleep_drop(name, series, window, windows)
-    return problems
+    if not tagged:
+        return []
+    e, key = tagged[0]
+    return [
+        f"{name}'s {e.get('phase')} {e.get('kind')} event at {e.get('t_s')} s records a "
+        f"resume (detail.{key} = {e['detail'][key]!r}): a retained engine is never resumed"
+    ]
+
+
+def _retain_init_steps(name: str, group: Mapping[str, Any]) -> list[str]:
+    init = group.get("init")
+    steps = mappings(init.get("steps") if isinstance(init, Mapping) else [])
+    labels = [str(step.get("name", "")) for step in steps]
+    return [
+        f"{name}'s init step {label!r} resumes the engine: retain never does"
+        for label in labels
+        if _RESUME_WORD.search(label)
+    ]
+
+
+def _retain_sleep(
+    name: str,
+    events: Sequence[Mapping[str, Any]],
+    windows: Mapping[str, tuple[float, float]],
+    series: Series,
+) -> list[str]:
+    if "engine_sleep" not in windows and not any(e.get("phase") == "engine_sleep" for e in events):
+        return []
+    details = end_details(events, "engine_sleep")
+    effective = [d.get("effective") for d in details if "effective" in d]
+    window = windows.get("engine_sleep")
+    where = f" ({window_text(window)})" if window else ""
+    if True in effective or False not in effective:
+        return [
+            f"{name} (free_cache_engine false) records an engine_sleep phase{where} that is "
+            "not marked as a no-op (detail.effective false): a retained engine never sleeps"
+        ]
+    return _sleep_drop(name, series, window, windows) if window is not None else []
 
 
 def _sleep_drop(
