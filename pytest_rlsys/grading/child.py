@@ -261,18 +261,26 @@ def _plain(value: Any, depth: int, budget: list[int]) -> Any:
     if kind is _list:
         return [_plain(item, depth + 1, budget) for item in _list_iter(value)]
     if kind is _dict:
-        out: dict[str, Any] = {}
-        for key, item in _dict_items(value):
-            if _type(key) is not _str:
-                if not _isinstance(key, _str):
-                    return {_MARK: "dict with a key of type " + _type(key).__name__}
-                key = _str_str(key)  # str subclasses (str enums) as keys: their real text
-            out[key] = _plain(item, depth + 1, budget)
-        if _len(out) != _len(value):  # a str subclass key and its plain twin
-            return {_MARK: "dict with two keys that are the same string"}
-        if _MARK in out:
-            return {_MARK: "dict using a reserved key"}
-        return out
+        return _plain_dict(value, depth, budget)
+    return _plain_subclass(value, kind, depth, budget)
+
+
+def _plain_dict(value: dict[Any, Any], depth: int, budget: list[int]) -> Any:
+    out: dict[str, Any] = {}
+    for key, item in _dict_items(value):
+        if _type(key) is not _str:
+            if not _isinstance(key, _str):
+                return {_MARK: "dict with a key of type " + _type(key).__name__}
+            key = _str_str(key)  # str subclasses (str enums) as keys: their real text
+        out[key] = _plain(item, depth + 1, budget)
+    if _len(out) != _len(value):  # a str subclass key and its plain twin
+        return {_MARK: "dict with two keys that are the same string"}
+    if _MARK in out:
+        return {_MARK: "dict using a reserved key"}
+    return out
+
+
+def _plain_subclass(value: Any, kind: type, depth: int, budget: list[int]) -> Any:
     # Subclasses of float/int/str/dict/list cross as their real value, read through the
     # base type's own methods so an overridden __eq__/__repr__/__float__ cannot lie.
     if _isinstance(value, _float):
