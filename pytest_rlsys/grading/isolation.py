@@ -22,7 +22,6 @@ import os
 import pwd
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,17 +30,21 @@ from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from typing import Any
 
-from pytest_rlsys.escaping import clean_line
 from pytest_rlsys.grading import fence, identity, leftovers, supervision
-from pytest_rlsys.grading.comparison import NONPLAIN_MARK
 from pytest_rlsys.grading.fence import fence_arguments
-from pytest_rlsys.grading.identity import child_identity, ipc_namespace_wrapper
+from pytest_rlsys.grading.identity import ChildIdentity, child_identity, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
-from pytest_rlsys.messages import SAID_WORDS, Said, said
+from pytest_rlsys.grading.replies import (
+    ProtocolError,
+    decode_frame,
+    describe_exit,
+    parse_call,
+    parse_load,
+)
+from pytest_rlsys.messages import Said, said
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 MAX_STRAY_BYTES = 1024 * 1024  # replies to no call in progress, per call
-EXIT_CHANNEL_LOST = 87  # child.py exits with this when its reply fd was closed or replaced
 OUTPUT_SEALED = said("output_sealed")
 SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
 FENCED_SCRATCH = "/tmp/rlsys-child"  # the child's folder, inside its private /tmp
@@ -71,49 +74,6 @@ def _child_code() -> str:
     child.py compiled by it (marshal, base64)."""
     code = marshal.dumps(compile(_CHILD_SOURCE, "<string>", "exec"))
     return MAGIC_NUMBER.hex().ljust(32) + base64.b64encode(code).decode("ascii")
-
-
-class ProtocolError(Exception):
-    pass
-
-
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ProtocolError(f"duplicate key {key!r} in a reply")
-        if key == NONPLAIN_MARK:
-            # A type name, shown in visible messages: a bounded string, whatever was sent
-            # (a forged list here once made a score file of 830 MB).
-            value = clean_line(value, 200) if type(value) is str else "object"
-        out[key] = value
-    return out
-
-
-def decode_frame(body: bytes) -> Any:
-    """Decode a reply into exact JSON types; duplicate keys are a protocol error."""
-    try:
-        return json.loads(body.decode("utf-8"), object_pairs_hook=_reject_duplicates)
-    except RecursionError:  # a forged frame nested deeper than the parent's stack allows
-        raise ProtocolError("reply nested too deeply") from None
-
-
-def describe_exit(returncode: int | None) -> Said:
-    """How the child's process ended, as a fact (``messages.SAID_WORDS`` words it)."""
-    if returncode is None:
-        return said("stopped_answering")
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        hint = name if name in SAID_WORDS and name.startswith("SIG") else "signal"
-        return said("died", signal=name, hint=said(hint))
-    if returncode == fence.EXIT_FENCE_FAILED:
-        return said("fence_failed")
-    if returncode == EXIT_CHANNEL_LOST:
-        return said("channel_lost", code=returncode)
-    return said("exited", code=returncode)
 
 
 def _own_name() -> str:
@@ -181,21 +141,7 @@ class ChildProcess:
         interpreter = self._find_interpreter()
         user = self.user
         tools = fence.bwrap_fence() if user else None
-        if tools:
-            # Inside the fence: the scratch folder lives in the child's private /tmp and
-            # vanishes with it; nothing is made on the host's disk.
-            self.scratch, scratch, self.fenced = None, FENCED_SCRATCH, True
-        else:
-            _remove_stale_scratch()
-            # The grader's pid in the name: a later grader can tell a folder whose grader
-            # was SIGKILLed (nothing of it could remove its scratch) from a live one's.
-            self.scratch = scratch = tempfile.mkdtemp(prefix=f"rlsys-child-{os.getpid()}-")
-            self.fenced = False
-            leftovers.scratch_made.append(self.scratch)
-            if user:
-                os.chown(self.scratch, user.uid, user.gid)
-                if self._sweeps():
-                    leftovers.start_walk(user.gid)  # for the sweep after this child
+        scratch = self._make_scratch(fenced=bool(tools))
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -215,32 +161,9 @@ class ChildProcess:
         command += [str(rep_w), parent, plan]
         self.fence = fence.machine_fence(own_uid=user is not None, namespaces=self.fenced)
         wrapper = ipc_namespace_wrapper() if user and not self.fenced else []
-        drop = bool(user) and not wrapper and not self.fenced
+        drop = user if user and not wrapper and not self.fenced else None
         if user and tools:
-            bwrap, setpriv = tools
-            # bwrap (as root) builds the namespaces and mounts, setpriv drops to the
-            # child's uid/gid with no groups and no capabilities, then Python starts.
-            # Inside, a root shell waits for the child (its exit status is the child's)
-            # and the child gets a session of its own: signals the submission sends
-            # (kill(-1), killpg of its parent's group) mean what they mean outside.
-            command = [
-                bwrap,
-                *fence_arguments(scratch, interpreter),
-                "--",
-                "/bin/sh",
-                "-c",
-                '"$@"; exit $?',
-                "sh",
-                SETSID,
-                setpriv,
-                f"--reuid={user.uid}",
-                f"--regid={user.gid}",
-                "--clear-groups",
-                "--inh-caps=-all",
-                "--bounding-set=-all",
-                "--",
-                *command,
-            ]
+            command = _in_bubblewrap(command, scratch, interpreter, user, tools)
         elif user and wrapper:
             # unshare enters the new IPC namespace as root, then drops to the child's
             # uid/gid (and clears supplementary groups) before running Python.
@@ -256,20 +179,43 @@ class ChildProcess:
                 env=env,
                 start_new_session=True,
                 close_fds=True,
-                user=user.uid if user and drop else None,
-                group=user.gid if user and drop else None,
-                extra_groups=[] if user and drop else None,
+                user=drop.uid if drop else None,
+                group=drop.gid if drop else None,
+                extra_groups=[] if drop else None,
             )
         finally:
             for fd in (req_r, rep_w, out_w):
                 os.close(fd)
+        self._watch(self.proc.pid, req_w, rep_r, out_r)
+
+    def _make_scratch(self, fenced: bool) -> str:
+        """The child's folder as the child sees it (``self.scratch``: on the host's disk)."""
+        if fenced:
+            # Inside the fence: the scratch folder lives in the child's private /tmp and
+            # vanishes with it; nothing is made on the host's disk.
+            self.scratch, self.fenced = None, True
+            return FENCED_SCRATCH
+        _remove_stale_scratch()
+        # The grader's pid in the name: a later grader can tell a folder whose grader
+        # was SIGKILLed (nothing of it could remove its scratch) from a live one's.
+        self.scratch = scratch = tempfile.mkdtemp(prefix=f"rlsys-child-{os.getpid()}-")
+        self.fenced = False
+        leftovers.scratch_made.append(self.scratch)
+        if self.user:
+            os.chown(self.scratch, self.user.uid, self.user.gid)
+            if self._sweeps():
+                leftovers.start_walk(self.user.gid)  # for the sweep after this child
+        return scratch
+
+    def _watch(self, pid: int, req_w: int, rep_r: int, out_r: int) -> None:
+        """The started child's pipes, output drain and supervision."""
         os.set_blocking(req_w, False)
         os.set_blocking(rep_r, False)
         self.request_w, self.reply_r = req_w, rep_r
         self.drain = supervision.OutputDrain(out_r, self.limits.output_kb * 1024)
         self.drain.start()
         if self.fenced:
-            supervision.OUTERS.add(self.proc.pid)
+            supervision.OUTERS.add(pid)
             supervision.become_subreaper()
         supervision.LIVE.add(self)
         supervision.install_signal_handlers()
@@ -489,7 +435,7 @@ class ChildProcess:
         try:
             self._send(hello, deadline)
             reply = self._recv(deadline)
-            result = self._parse_load(reply)
+            result = parse_load(reply)
         except TimeoutError:
             result = SubmissionLoad(
                 False,
@@ -516,36 +462,6 @@ class ChildProcess:
         self._interpreter_confirmed = True
         self.load = result
         return result
-
-    @staticmethod
-    def _parse_load(reply: Any) -> SubmissionLoad:
-        if type(reply) is not dict or type(reply.get("ok")) is not bool:
-            raise ProtocolError("load reply is not an object with 'ok'")
-        if reply["ok"]:
-            funcs = reply.get("functions")
-            if type(funcs) is not dict:
-                raise ProtocolError("load reply lacks 'functions'")
-            return SubmissionLoad(True, functions={str(k): v is True for k, v in funcs.items()})
-        error: dict[str, Any] = reply["error"] if type(reply.get("error")) is dict else {}
-        line = reply.get("line") if type(reply.get("line")) is int else None
-        text: str = reply["text"] if type(reply.get("text")) is str else ""
-        exc_type = clean_line(_text(error.get("type"), "Error"), 200)
-        account = said(
-            "load_raised", exc=exc_type, message=clean_line(_text(error.get("message"), ""))
-        )
-        if reply.get("stage") == "syntax" and line is not None and text.strip():
-            # str(SyntaxError) already names the line; add the offending source text.
-            account = Said(
-                "load_raised_at",
-                (*account.values, ("line", str(line)), ("text", clean_line(text.strip(), 200))),
-            )
-        return SubmissionLoad(
-            False,
-            stage=clean_line(str(reply.get("stage", "import")), 20),
-            said=account,
-            line=line,
-            exc_type=exc_type,
-        )
 
     def call(self, func: str, args: list[Any], kwargs: dict[str, Any]) -> CallOutcome:
         sent = self.begin_call(func, args, kwargs)
@@ -604,7 +520,7 @@ class ChildProcess:
             UnicodeDecodeError,
         ) as exc:
             return self._failed(sent, exc)
-        return self._parse_call(reply, time.monotonic() - sent.started)
+        return parse_call(reply, time.monotonic() - sent.started)
 
     def _failed(self, sent: SentCall, exc: Exception) -> CallOutcome:
         """The outcome of a call whose exchange failed; the child is killed (the next call
@@ -624,40 +540,12 @@ class ChildProcess:
         self.kill()
         return CallOutcome("protocol", said=said("garbled", error=str(exc)), seconds=seconds)
 
-    @staticmethod
-    def _parse_call(reply: dict[str, Any], seconds: float) -> CallOutcome:
-        args_after = reply.get("args_after")
-        if reply.get("ok") is True and "value" in reply:
-            return CallOutcome(
-                "returned", value=reply["value"], args_after=args_after, seconds=seconds
-            )
-        error = reply.get("error")
-        if type(error) is not dict:
-            return CallOutcome("protocol", said=said("empty_reply"), seconds=seconds)
-        return CallOutcome(
-            "raised",
-            args_after=args_after,
-            seconds=seconds,
-            exc_type=clean_line(_text(error.get("type"), "?"), 200),
-            value_error=error.get("value_error") is True,
-            not_implemented=error.get("not_implemented") is True,
-            is_exception=error.get("exception") is not False,
-            message=clean_line(_text(error.get("message"), "")),
-            line=_line_number(error.get("line")),
-        )
-
 
 def _wait(waiter: select.poll, deadline: float) -> None:
     """Until ``waiter``'s fd is ready, or TimeoutError at ``deadline``."""
     remaining = deadline - time.monotonic()
     if remaining <= 0 or not waiter.poll(max(1, math.ceil(remaining * 1000))):
         raise TimeoutError
-
-
-def _text(value: Any, default: str) -> str:
-    """A string the child sent, or ``default`` when it sent anything else (``str`` of a
-    forged 16 MiB list would be a 16 MiB message)."""
-    return value if type(value) is str else default
 
 
 _STALE_SWEPT: list[bool] = []  # once per grading process
@@ -679,6 +567,30 @@ def _remove_stale_scratch() -> None:
             leftovers.remove_tree(os.path.join(base, name), timeout_s=1.0)
 
 
-def _line_number(value: Any) -> int | None:
-    """A line number from the child, trusted only as a plain int in a sane range."""
-    return value if type(value) is int and 0 < value <= 10_000_000 else None
+def _in_bubblewrap(
+    command: list[str], scratch: str, interpreter: str, user: ChildIdentity, tools: tuple[str, str]
+) -> list[str]:
+    """bwrap (as root) builds the namespaces and mounts, setpriv drops to the child's
+    uid/gid with no groups and no capabilities, then Python starts.  Inside, a root shell
+    waits for the child (its exit status is the child's) and the child gets a session of
+    its own: signals the submission sends (kill(-1), killpg of its parent's group) mean
+    what they mean outside."""
+    bwrap, setpriv = tools
+    return [
+        bwrap,
+        *fence_arguments(scratch, interpreter),
+        "--",
+        "/bin/sh",
+        "-c",
+        '"$@"; exit $?',
+        "sh",
+        SETSID,
+        setpriv,
+        f"--reuid={user.uid}",
+        f"--regid={user.gid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+        *command,
+    ]

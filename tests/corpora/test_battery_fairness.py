@@ -362,11 +362,11 @@ def test_exception_names_the_line_of_the_learners_file(tmp_path: Path) -> None:
 
 
 def test_line_number_from_the_child_is_trusted_only_as_a_small_int() -> None:
-    from pytest_rlsys.grading.isolation import ChildProcess
+    from pytest_rlsys.grading.replies import parse_call
 
     def parsed(line: Any) -> Any:
         reply = {"ok": False, "error": {"type": "KeyError", "message": "x", "line": line}}
-        return ChildProcess._parse_call(reply, 0.0).line
+        return parse_call(reply, 0.0).line
 
     assert parsed(12) == 12
     for bad in (True, "3", -1, 0, 2**40, 3.0, None, [1]):

@@ -530,7 +530,8 @@ def test_child_is_not_dumpable_and_cannot_fork() -> None:
 
 
 def test_child_marks_oversized_values_clearly() -> None:
-    from pytest_rlsys.grading.isolation import NONPLAIN_MARK, ChildProcess
+    from pytest_rlsys.grading.comparison import NONPLAIN_MARK
+    from pytest_rlsys.grading.isolation import ChildProcess
 
     source = (
         "def big():\n    return {'a': 'x' * (20 * 1024 * 1024)}\n"
