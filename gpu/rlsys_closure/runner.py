@@ -292,6 +292,18 @@ def _say(out: TextIO, msg: str) -> None:
     out.flush()
 
 
+@dataclass
+class _Prepared:
+    """What the CPU side made before any GPU work: the settings, the initial adapter's
+    hash, the rollout source and its hash, and the two composed configs."""
+
+    settings: RunSettings
+    lora_sha: str
+    source: dict[str, Any]
+    source_sha: str
+    configs: dict[str, dict[str, Any]]
+
+
 def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None) -> int:
     steps = steps or Steps()
     out = out or sys.stdout
@@ -302,7 +314,22 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
             "overwritten. Use a new --run-label.",
         )
         return pf.EXIT_EXISTS
+    code, checks, model_path = _preflight(opts, steps, out)
+    if code != pf.EXIT_OK:
+        return code
+    prepared = _prepare(opts, steps, out, checks, model_path)
+    if prepared is None:
+        return pf.EXIT_NOT_READY
+    records: dict[str, dict[str, Any] | None] = {g: None for g in GROUPS}
+    failure = _run_groups(opts, steps, out, prepared, records)
+    return _finish(opts, steps, out, prepared, checks, records, failure)
 
+
+def _preflight(
+    opts: RunOptions, steps: Steps, out: TextIO
+) -> tuple[int, list[pf.CheckResult], Path | None]:
+    """The preflight checks (fetching the model when only its cache is missing): the exit
+    code, the checks, and the model's folder."""
     popts = pf.PreflightOptions(
         engine=opts.engine,
         model=opts.model,
@@ -317,22 +344,32 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
     if code == pf.EXIT_MODEL_CACHE:
         if not opts.fetch:
             _say(out, "run: the model cache is missing and --no-fetch was given")
-            return code
+            return code, checks, None
         _say(out, f"run: fetching {opts.model}@{opts.model_revision} ...")
         try:
             model_path = steps.fetch_model(opts.model, opts.model_revision)
         except Exception as exc:
             _say(out, f"run: could not fetch the model: {type(exc).__name__}: {exc}")
-            return pf.EXIT_MODEL_CACHE
+            return pf.EXIT_MODEL_CACHE, checks, None
         checks = steps.preflight(popts)
         code = pf.exit_code(checks)
     if code != pf.EXIT_OK:
         _say(out, f"run: preflight exit {code}; no GPU work started")
-        return code
+        return code, checks, None
     if model_path is None:
         mc = next(c for c in checks if c.name == "model_cache")
         model_path = Path(mc.data["path"])
+    return code, checks, model_path
 
+
+def _prepare(
+    opts: RunOptions,
+    steps: Steps,
+    out: TextIO,
+    checks: list[pf.CheckResult],
+    model_path: Path | None,
+) -> _Prepared | None:
+    """The CPU-side preparation; None (said) when it failed, before any GPU work."""
     work = opts.work_dir
     work.mkdir(parents=True, exist_ok=True)
     attention = next((c for c in checks if c.name == "attention"), None)
@@ -349,7 +386,6 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         seed=opts.seed,
         extra_overrides=opts.extra_overrides,
     )
-    # CPU-side preparation; any failure here ends the run before GPU work.
     try:
         lora_sha = steps.make_adapter(settings, Path(settings.adapter_path))
         source = build_rollout_source(opts.n_prompts, opts.seed, opts.max_new_tokens)
@@ -360,19 +396,26 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
             out,
             f"run: CPU-side preparation failed, no GPU work started: {type(exc).__name__}: {exc}",
         )
-        return pf.EXIT_NOT_READY
+        return None
     _say(
         out,
         f"run: initial adapter {lora_sha[:12]}, rollout source {source_sha[:12]}, "
         "configs differ only in free_cache_engine",
     )
+    return _Prepared(settings, lora_sha, source, source_sha, configs)
 
-    overrides = pair_overrides(settings)
-    records: dict[str, dict[str, Any] | None] = {g: None for g in GROUPS}
-    failure: dict[str, Any] | None = None
+
+def _run_groups(
+    opts: RunOptions,
+    steps: Steps,
+    out: TextIO,
+    prepared: _Prepared,
+    records: dict[str, dict[str, Any] | None],
+) -> dict[str, Any] | None:
+    """Each group in turn, its record into ``records``; the failure that ended the run."""
+    overrides = pair_overrides(prepared.settings)
     baseline: float | None = None
     for group in GROUP_ORDER:  # one after the other; the first failure ends the run
-        flag = GROUPS[group]
         memory = wait_for_baseline(steps, baseline, opts.memory_tolerance_mb, opts.memory_wait_s)
         baseline = memory["baseline_mb"]
         if not memory["ok"]:
@@ -387,29 +430,14 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
                 "look for leftover engine processes (nvidia-smi)",
             }
             _say(out, f"run: {failure['message']}")
-            break
-        spec = {
-            "group": group,
-            "free_cache_engine": flag,
-            "overrides": overrides[group],
-            "settings": settings.as_dict(),
-            "model_path": settings.model_path,
-            "rollout_source": source,
-            "rollout_source_sha256": source_sha,
-            "initial_lora_sha256": lora_sha,
-            "seed": opts.seed,
-            "sample_interval_s": opts.sample_interval_s,
-            "boundary_samples": opts.boundary_samples,
-            "artefacts_dir": str(opts.artefacts_dir),
-            "phase_timeout_s": opts.phase_timeout_s,
-        }
-        spec_path = work / f"{group}.spec.json"
-        record_path = work / f"{group}.record.json"
-        spec_path.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+            return failure
+        spec_path = _write_spec(opts, prepared, group, overrides[group])
+        record_path = opts.work_dir / f"{group}.record.json"
         # What an earlier attempt of this label left must not pass for this one's: its
         # record, and the step note the runner reads after a kill (stuck_step).
         record_path.unlink(missing_ok=True)
         phase_file(record_path).unlink(missing_ok=True)
+        flag = GROUPS[group]
         _say(out, f"run: group {group} (free_cache_engine={flag}) -> log {opts.log_path(group)}")
         t0 = time.monotonic()
         interrupted = False
@@ -427,44 +455,84 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         if records[group] is not None:
             records[group]["gpu_memory_at_start"] = memory  # type: ignore[index]
         _say(out, f"run: group {group} exit {rc} after {time.monotonic() - t0:.1f} s")
-        if interrupted:
-            note = stuck_step(record_path)
-            failure = {
-                "group": group,
-                "phase": note.get("phase") or "init",
-                "type": "Interrupted",
-                "message": f"the run was interrupted (SIGINT/SIGTERM) while group {group} was "
-                f"in {note.get('step') or 'start'!r}; its processes were killed",
-            }
-            _say(out, f"run: {failure['message']}")
-            break
-        if rc != 0:
-            rec = records[group] or {}
-            if (
-                rec.get("status") != "completed"
-                and rc == EXIT_GROUP_TIMEOUT
-                and not rec.get("failure")
-            ):
-                note = stuck_step(record_path)
-                step = note.get("step") or "start"
-                failure = {
-                    "group": group,
-                    "phase": note.get("phase") or "init",
-                    "type": "GroupTimeout",
-                    "message": f"group {group} exceeded --group-timeout "
-                    f"{opts.group_timeout_s:g} s while in {step!r} and was killed; "
-                    f"see {opts.log_path(group)}",
-                }
-                _say(out, f"run: {failure['message']}")
-            elif rec.get("status") == "completed" or not rec.get("failure"):
-                failure = {
-                    "group": group,
-                    "phase": None,
-                    "type": "GroupProcessFailed",
-                    "message": f"group process exited with {rc}; see {opts.log_path(group)}",
-                }
-            break  # a failed group spoils the pair; do not spend GPU time on the other
+        if interrupted or rc != 0:
+            # A failed group spoils the pair; do not spend GPU time on the other.
+            return _group_failure(opts, out, group, rc, interrupted, records[group] or {})
+    return None
 
+
+def _write_spec(opts: RunOptions, prepared: _Prepared, group: str, overrides: Any) -> Path:
+    """The group process's spec file (what it runs, with which settings)."""
+    spec = {
+        "group": group,
+        "free_cache_engine": GROUPS[group],
+        "overrides": overrides,
+        "settings": prepared.settings.as_dict(),
+        "model_path": prepared.settings.model_path,
+        "rollout_source": prepared.source,
+        "rollout_source_sha256": prepared.source_sha,
+        "initial_lora_sha256": prepared.lora_sha,
+        "seed": opts.seed,
+        "sample_interval_s": opts.sample_interval_s,
+        "boundary_samples": opts.boundary_samples,
+        "artefacts_dir": str(opts.artefacts_dir),
+        "phase_timeout_s": opts.phase_timeout_s,
+    }
+    spec_path = opts.work_dir / f"{group}.spec.json"
+    spec_path.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
+    return spec_path
+
+
+def _group_failure(
+    opts: RunOptions, out: TextIO, group: str, rc: int, interrupted: bool, rec: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The run's failure when a group was interrupted or its process failed; None when
+    the group's own record already says how it failed."""
+    record_path = opts.work_dir / f"{group}.record.json"
+    if interrupted:
+        note = stuck_step(record_path)
+        failure = {
+            "group": group,
+            "phase": note.get("phase") or "init",
+            "type": "Interrupted",
+            "message": f"the run was interrupted (SIGINT/SIGTERM) while group {group} was "
+            f"in {note.get('step') or 'start'!r}; its processes were killed",
+        }
+        _say(out, f"run: {failure['message']}")
+        return failure
+    if rec.get("status") != "completed" and rc == EXIT_GROUP_TIMEOUT and not rec.get("failure"):
+        note = stuck_step(record_path)
+        step = note.get("step") or "start"
+        failure = {
+            "group": group,
+            "phase": note.get("phase") or "init",
+            "type": "GroupTimeout",
+            "message": f"group {group} exceeded --group-timeout "
+            f"{opts.group_timeout_s:g} s while in {step!r} and was killed; "
+            f"see {opts.log_path(group)}",
+        }
+        _say(out, f"run: {failure['message']}")
+        return failure
+    if rec.get("status") == "completed" or not rec.get("failure"):
+        return {
+            "group": group,
+            "phase": None,
+            "type": "GroupProcessFailed",
+            "message": f"group process exited with {rc}; see {opts.log_path(group)}",
+        }
+    return None
+
+
+def _finish(
+    opts: RunOptions,
+    steps: Steps,
+    out: TextIO,
+    prepared: _Prepared,
+    checks: list[pf.CheckResult],
+    records: dict[str, dict[str, Any] | None],
+    failure: dict[str, Any] | None,
+) -> int:
+    """The artefacts, then the result file assembled from the records and written."""
     write_artefacts(opts.artefacts_dir, records)
     l2 = _updated_l2(opts.artefacts_dir)
     if l2 is not None:
@@ -483,7 +551,7 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
         "update_kind": "sft",
         "update_count": 1,
         "prompt_count": opts.n_prompts,
-        "rollout_source_sha256": source_sha,
+        "rollout_source_sha256": prepared.source_sha,
     }
     sampling = {
         "interval_s": opts.sample_interval_s,
@@ -494,11 +562,11 @@ def run(opts: RunOptions, steps: Steps | None = None, out: TextIO | None = None)
     doc = assemble(
         run_label=opts.run_label,
         records=records,
-        configs=configs,
+        configs=prepared.configs,
         environment=environment,
         workload=workload,
         sampling=sampling,
-        initial_lora_sha256=lora_sha,
+        initial_lora_sha256=prepared.lora_sha,
         failure=failure,
     )
     try:

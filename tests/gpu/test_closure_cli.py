@@ -64,7 +64,7 @@ def test_every_closure_command_says_what_it_does_and_its_true_exit_codes(
     # Besides what each function returns: argparse's 2 and main's 130 (Ctrl-C).
     returns = {
         "preflight": _returned(cli.cmd_preflight, pf.exit_code),
-        "run": _returned(cli.cmd_run, runner.run, pf.exit_code),
+        "run": _returned(cli.cmd_run, runner.run, runner._preflight, runner._finish, pf.exit_code),
         "summary": _returned(cli.cmd_summary),
         "plot": _returned(cli.cmd_plot, plot.plot_main),
         "tiny-model": _returned(cli.cmd_tiny_model),
