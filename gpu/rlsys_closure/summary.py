@@ -111,9 +111,16 @@ def format_summary(s: Mapping[str, Any]) -> str:
             f"FAILED in group {f.get('group') or '?'}, phase {f.get('phase') or '?'}: "
             f"{f['type']}: {f['message'].splitlines()[0] if f['message'] else ''}"
         )
-    checks = s["checks"]
+    lines += _check_lines(s["checks"])
+    for g, data in s["groups"].items():
+        lines += _group_lines(g, data)
+    lines += [""] + [f"note: {n}" for n in s["notes"]]
+    return "\n".join(lines)
+
+
+def _check_lines(checks: Mapping[str, Any]) -> list[str]:
     n_ok = sum(1 for c in checks.values() if c["derived"])
-    lines += ["", f"checks ({n_ok}/{len(checks)} pass on the evidence)"]
+    lines = ["", f"checks ({n_ok}/{len(checks)} pass on the evidence)"]
     width = max(len(n) for n in checks)
     for name, c in checks.items():
         mark = "pass" if c["derived"] else "FAIL"
@@ -121,24 +128,24 @@ def format_summary(s: Mapping[str, Any]) -> str:
             " (file claims pass: false claim)" if c["claimed"] and not c["derived"] else ""
         )
         lines.append(f"  [{mark}] {name:<{width}}  {c['detail']}{false_claim}")
-    for g, data in s["groups"].items():
-        lines += [
-            "",
-            f"group {g} (free_cache_engine={'true' if data['free_cache_engine'] else 'false'})",
-            f"  {'phase':<22} {'duration_s':>10} {'samples':>8} {'sampled_peak_MiB':>17}",
-        ]
-        for phase, row in data["phases"].items():
-            lines.append(
-                f"  {phase:<22} {_num(row['duration_s'], '.3f'):>10} "
-                f"{_num(row['sample_count'], 'd'):>8} "
-                f"{_num(row['sampled_gpu_peak_mb'], '.0f'):>17}"
-            )
-        peak = _num(data["sampled_gpu_peak_mb"], ".0f")
-        where = data["sampled_gpu_peak_phase"] or "no phase"
+    return lines
+
+
+def _group_lines(g: str, data: Mapping[str, Any]) -> list[str]:
+    lines = [
+        "",
+        f"group {g} (free_cache_engine={'true' if data['free_cache_engine'] else 'false'})",
+        f"  {'phase':<22} {'duration_s':>10} {'samples':>8} {'sampled_peak_MiB':>17}",
+    ]
+    for phase, row in data["phases"].items():
         lines.append(
-            f"  whole-run sampled peak: {peak} MiB" + (f" in {where}" if peak != NULL else "")
+            f"  {phase:<22} {_num(row['duration_s'], '.3f'):>10} "
+            f"{_num(row['sample_count'], 'd'):>8} "
+            f"{_num(row['sampled_gpu_peak_mb'], '.0f'):>17}"
         )
-        calls = ", ".join("+".join(t) for t in data["resume_calls"]) or "none"
-        lines.append(f"  resume calls: {calls}")
-    lines += [""] + [f"note: {n}" for n in s["notes"]]
-    return "\n".join(lines)
+    peak = _num(data["sampled_gpu_peak_mb"], ".0f")
+    where = data["sampled_gpu_peak_phase"] or "no phase"
+    lines.append(f"  whole-run sampled peak: {peak} MiB" + (f" in {where}" if peak != NULL else ""))
+    calls = ", ".join("+".join(t) for t in data["resume_calls"]) or "none"
+    lines.append(f"  resume calls: {calls}")
+    return lines
