@@ -18,13 +18,12 @@ battery's seed) supply them.  No pytest import here.
 from __future__ import annotations
 
 import argparse
-import math
-import os
-import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
+
+from pytest_rlsys import option_values as parsers
 
 if TYPE_CHECKING:
     import pytest
@@ -38,21 +37,15 @@ __all__ = [
     "OutputPathError",
     "SettingError",
     "add_arguments",
-    "argparse_type",
     "by_name",
     "check_outputs",
     "for_command",
     "for_pytest",
     "limits_from",
-    "positive_float",
-    "positive_int",
     "request_from_args",
     "request_from_pytest",
     "resolve",
 ]
-
-
-T = TypeVar("T")
 
 
 class SettingError(ValueError):
@@ -67,129 +60,6 @@ class OutputPathError(SettingError):
     def __init__(self, message: str, missing_folder: bool) -> None:
         super().__init__(message)
         self.missing_folder = missing_folder
-
-
-# -- parsers: raise ValueError with a message that reads after "--flag=VALUE: " -------------
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError("must be a number") from None
-
-
-def _whole(text: str) -> int:
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise ValueError("must be a whole number") from None
-
-
-def _positive_float(text: str) -> float:
-    value = _number(text)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError("must be a positive number")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = _whole(text)
-    except ValueError:
-        raise ValueError("must be a positive whole number") from None
-    if value <= 0:
-        raise ValueError("must be a positive whole number")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = _whole(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ValueError("must be a whole number, 0 or more")
-    return value
-
-
-def _seed(text: str) -> int:
-    if text.startswith("@"):
-        # @FILE: the seed kept in a root-only file (the kits' per-assignment secret), so it
-        # is never on a command line, which every uid can read in /proc/<pid>/cmdline.
-        try:
-            # Non-blocking: a FIFO is refused by its type, not waited on.
-            fd = os.open(text[1:], os.O_RDONLY | os.O_NONBLOCK)
-            try:
-                _check_seed_file(text[1:], os.fstat(fd))
-                text = os.read(fd, 64).decode("ascii").strip()
-            finally:
-                os.close(fd)
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) else "not a number"
-            raise ValueError(f"cannot read the seed file ({reason})") from None
-    try:
-        value = _whole(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value < 2**63:
-        raise ValueError("must be a whole number between 0 and 2**63 - 1")
-    return value
-
-
-def _check_seed_file(path: str, info: os.stat_result) -> None:
-    """A seed file is a secret: a regular file of the grader's own user that nobody else
-    can read or write (docs/threat-model.md, "The fence, per mode")."""
-    if not stat.S_ISREG(info.st_mode):
-        raise ValueError(
-            f"cannot read the seed file {path}: it is not a regular file; put the seed in one"
-        )
-    if info.st_uid != os.geteuid():
-        raise ValueError(
-            f"the seed file {path} is owned by uid {info.st_uid}, not by the grader's user "
-            f"(uid {os.geteuid()}); run `chown {os.geteuid()} {path}`"
-        )
-    if info.st_mode & 0o077:
-        raise ValueError(
-            f"the seed file {path} can be read or written by other users (mode "
-            f"{stat.filemode(info.st_mode)}); run `chmod 600 {path}`"
-        )
-
-
-def _require_fence(text: str) -> str:
-    # Imported here: POSIX-only, and only when the option is given.
-    from pytest_rlsys.grading import fence
-
-    if text not in fence.LEVELS:
-        raise ValueError(f"must be one of {', '.join(fence.LEVELS)}")
-    fence.require(text, fence.machine_fence())
-    return text
-
-
-def _either(a: str, b: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text not in (a, b):
-            raise ValueError(f"must be {a!r} or {b!r}")
-        return text
-
-    return parse
-
-
-def _child_user(text: str) -> str:
-    # Imported here: the plugin imports this module in every pytest run, and isolation
-    # needs POSIX-only modules that a plain test run must not depend on.
-    from pytest_rlsys.grading.identity import child_identity
-
-    child_identity(text)  # an unknown user is an error, never a silent fall back to root
-    return text
-
-
-def _hidden_visibility(text: str) -> str:
-    from pytest_rlsys.grading.scoring import PLATFORM_VISIBILITIES
-
-    if text not in PLATFORM_VISIBILITIES:
-        raise ValueError(f"must be one of {', '.join(PLATFORM_VISIBILITIES)}")
-    return text
 
 
 # -- the table ---------------------------------------------------------------------------
@@ -326,7 +196,7 @@ OPTIONS: tuple[Option, ...] = (
         "Gradescope visibility of the hidden cases: visible, after_due_date, "
         "after_published or hidden (default {default}; rlsys kit gradescope: what its "
         "run_autograder grades with).",
-        _hidden_visibility,
+        parsers.hidden_visibility,
         pytest=True,
         ini=True,
         commands=("grade", "kit"),
@@ -340,7 +210,7 @@ OPTIONS: tuple[Option, ...] = (
         "so the same file always gets the same score; set one per assignment). @FILE reads "
         "it from a file (keep that file root-only; a command line is readable by every "
         "user). Always recorded in the report.",
-        _seed,
+        parsers.seed,
         pytest=True,
         ini=True,
         commands=BOTH,
@@ -351,7 +221,7 @@ OPTIONS: tuple[Option, ...] = (
         "Refuse to grade behind a weaker fence than LEVEL: none, seccomp, landlock or "
         "bubblewrap (`rlsys fence` prints what this machine gives; the kits require "
         "seccomp).",
-        _require_fence,
+        parsers.require_fence,
         pytest=True,
         ini=True,
         commands=BOTH,
@@ -360,7 +230,7 @@ OPTIONS: tuple[Option, ...] = (
         "lang",
         "zh|en",
         "Language of learner feedback: zh or en (default: from the locale).",
-        _either("zh", "en"),
+        parsers.either("zh", "en"),
         pytest=True,
         ini=True,
         commands=(*BOTH, "template"),  # template: its prose in one language (default both)
@@ -377,7 +247,7 @@ OPTIONS: tuple[Option, ...] = (
         "timeout",
         "SECONDS",
         "Wall-clock seconds allowed for one call into the submission (default {default}).",
-        _positive_float,
+        parsers.positive_number,
         pytest=True,
         ini=True,
         commands=LIMITED,
@@ -388,7 +258,7 @@ OPTIONS: tuple[Option, ...] = (
         "SECONDS",
         "Wall-clock seconds for the whole submission; cases after it are not run "
         "(default {default}).",
-        _positive_float,
+        parsers.positive_number,
         pytest=True,
         ini=True,
         commands=BOTH,
@@ -398,7 +268,7 @@ OPTIONS: tuple[Option, ...] = (
         "memory_mb",
         "MIB",
         "Address-space limit of the submission's process in MiB (default {default}).",
-        _positive_int,
+        parsers.positive_whole,
         pytest=True,
         ini=True,
         commands=LIMITED,
@@ -408,7 +278,7 @@ OPTIONS: tuple[Option, ...] = (
         "cpu_seconds",
         "SECONDS",
         "CPU-time limit of the submission's process in seconds (default {default}).",
-        _positive_int,
+        parsers.positive_whole,
         pytest=True,
         ini=True,
         commands=LIMITED,
@@ -419,7 +289,7 @@ OPTIONS: tuple[Option, ...] = (
         "USER",
         "When grading as root, run the submission as: auto (a fresh unused uid for each "
         "child), a user name, or none (keep root); default {default}.",
-        _child_user,
+        parsers.child_user,
         pytest=True,
         ini=True,
         commands=LIMITED,
@@ -453,7 +323,7 @@ OPTIONS: tuple[Option, ...] = (
         "jobs",
         "N",
         "Submissions graded at once (default: the CPU count).",
-        _positive_int,
+        parsers.positive_whole,
         commands=BATCH,
         short="-j",
     ),
@@ -487,7 +357,7 @@ OPTIONS: tuple[Option, ...] = (
         "group",
         "release|retain",
         "Which group of the result file to read (default {default}).",
-        _either("release", "retain"),
+        parsers.either("release", "retain"),
         commands=("ledger",),
         default="release",
     ),
@@ -510,7 +380,7 @@ OPTIONS: tuple[Option, ...] = (
         "max_errors",
         "N",
         "Show at most N errors per file in text output (0: all; default {default}).",
-        _count,
+        parsers.count,
         commands=("validate",),
         default=100,
     ),
@@ -518,7 +388,7 @@ OPTIONS: tuple[Option, ...] = (
         "max_mib",
         "MIB",
         "Refuse result files larger than this many MiB (default {default}).",
-        _positive_float,
+        parsers.positive_number,
         commands=("validate", "result", "ledger"),
         record=("result_file", "max_mib"),
     ),
@@ -526,7 +396,7 @@ OPTIONS: tuple[Option, ...] = (
         "points",
         "N",
         "Points per check (default {default}; 8 checks).",
-        _positive_float,
+        parsers.positive_number,
         commands=("result",),
         record=("rubric", "per_check"),
     ),
@@ -557,28 +427,10 @@ def for_command(command: str) -> Iterator[Option]:
     return (o for o in OPTIONS if command in o.commands)
 
 
-def argparse_type(parse: Callable[[str], T], name: str) -> Callable[[str], T]:
-    """``parse`` as an argparse type: its ValueError reads after "argument --flag: 'VALUE': ".
-    Every parser of every ``rlsys`` command (``closure`` too) is made with this."""
-
-    def convert(text: str) -> T:
-        try:
-            return parse(text)
-        except ValueError as exc:  # argparse adds "argument --flag: " in front
-            raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
-
-    convert.__name__ = name  # argparse names the type in some messages
-    return convert
-
-
 def _argparse_type(option: Option) -> Callable[[str], Any]:
     parse = option.parse
     assert parse is not None
-    return argparse_type(parse, option.name)
-
-
-positive_float = argparse_type(_positive_float, "positive number")
-positive_int = argparse_type(_positive_int, "positive whole number")
+    return parsers.argparse_type(parse, option.name)
 
 
 def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:

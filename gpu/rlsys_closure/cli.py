@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.escaping import say
+from pytest_rlsys.option_values import positive_float, positive_int
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.safe_read import missing_inputs
-from pytest_rlsys.settings import positive_float, positive_int
 from rlsys_closure import preflight as pf
 
 RUN_DESCRIPTION = """\
