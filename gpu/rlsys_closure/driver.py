@@ -18,11 +18,9 @@ module must import on a CPU box for the CLI and the tests.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib
 import json
-import math
 import os
 import signal
 import sys
@@ -37,72 +35,27 @@ from pytest_rlsys.resultfile.runner_states import FLUSHED_AFTER, OrderError, Ste
 from rlsys_closure.deadline import MARKER_ENV, Watchdog, interrupt_main_thread
 from rlsys_closure.determinism import DETERMINISM_ENV
 from rlsys_closure.events import EventRecorder
+from rlsys_closure.group_record import GroupRecord, init_steps, merge_samples, write_json_atomic
 from rlsys_closure.optional import optional_module
 from rlsys_closure.preflight import installed_versions
 from rlsys_closure.sampler import (
-    MIB,
     ChildSampling,
     MemorySampler,
     cuda_device_index,
     host_used_mb,
     load_nvml,
 )
-from rlsys_closure.workload import score, sft_batch, verl_sft_tensordict
-
-
-def json_safe(value: Any) -> Any:
-    """A copy JSON can hold: non-finite floats become None (a skipped step's
-    grad_norm is NaN), other odd values their text."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    # Made safe first: a record that cannot be written would lose the failure it holds.
-    tmp.write_text(json.dumps(json_safe(data), indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-class GroupRecord:
-    """The raw evidence of one group, flushed to disk as it grows."""
-
-    def __init__(self, path: Path, spec: dict[str, Any]) -> None:
-        self.path = path
-        self.data: dict[str, Any] = {
-            "group": spec["group"],
-            "free_cache_engine": spec["free_cache_engine"],
-            "status": "running",
-            "failure": None,
-            "overrides": spec["overrides"],
-            "config": None,
-            "rollout_source_sha256": spec["rollout_source_sha256"],
-            "adapter_sha256": spec["initial_lora_sha256"],
-            "initial_lora_sha256": None,
-            "updated_lora_sha256": None,
-            "update_completed": False,
-            "sync_completed": False,
-            "init_steps": [],
-            "events": [],
-            "resume_calls": [],
-            "samples": [],
-            "actor_memory": {},
-            "generation": {},
-            "update": {},
-            "environment": {},
-            "sampler_errors": [],
-        }
-
-    def flush(self) -> None:
-        write_json_atomic(self.path, self.data)
-
+from rlsys_closure.verl_calls import (
+    chat_ids,
+    checkpoint_manager,
+    first,
+    generate,
+    gpu_processes,
+    load_tokenizer,
+    require_global_steps,
+    scored,
+    sft_update,
+)
 
 _UNSET: Any = object()
 
@@ -126,11 +79,6 @@ class PhaseTimeout(TimeoutError):
 def phase_file(record_path: Path) -> Path:
     """Where the driver notes the step it is in (read by the runner after a kill)."""
     return record_path.with_name(record_path.name.removesuffix(".json") + ".phase.json")
-
-
-def _first(result: Any) -> Any:
-    # ONE_TO_ALL methods return one value per worker; there is one worker.
-    return result[0] if isinstance(result, list) and result else result
 
 
 def runtime_env_without_cuda(cfg: Any) -> dict[str, Any]:
@@ -306,7 +254,7 @@ class GroupDriver:
             d["events"].extend(e.as_dict() for e in list(self.recorder.events))
             d["events"].sort(key=lambda e: e["t_s"])
             self.sampler.stop()
-            d["samples"] = _merge_samples(
+            d["samples"] = merge_samples(
                 d["samples"], [s.as_dict() for s in self.sampler.snapshot()]
             )
             d["sampler_errors"] = [*self.sampler.errors, *self.drain_errors]
@@ -321,7 +269,7 @@ class GroupDriver:
         if self.wg is None or phase.startswith("init_") or self.timed_out is not None:
             return
         try:
-            mb = _first(self.wg.closure_actor_memory_mb())
+            mb = first(self.wg.closure_actor_memory_mb())
         except Exception:
             mb = None
         self.record.data["actor_memory"].setdefault(phase, [None, None])[
@@ -338,7 +286,7 @@ class GroupDriver:
                 self.drain_errors.append(note)
         elif self.wg is not None:
             try:
-                drained = _first(self.wg.closure_drain())
+                drained = first(self.wg.closure_drain())
                 d["resume_calls"].extend(drained.get("resume_calls", []))
                 d["events"].extend(drained.get("events", []))
                 d["samples"].extend(drained.get("samples", []))
@@ -350,8 +298,8 @@ class GroupDriver:
         d["events"].extend(e.as_dict() for e in self.recorder.events)
         self.recorder.events.clear()
         d["events"].sort(key=lambda e: e["t_s"])
-        d["init_steps"] = _init_steps(self.recorder.init_events)
-        d["samples"] = _merge_samples(d["samples"], [s.as_dict() for s in self.sampler.snapshot()])
+        d["init_steps"] = init_steps(self.recorder.init_events)
+        d["samples"] = merge_samples(d["samples"], [s.as_dict() for s in self.sampler.snapshot()])
         d["periodic_sampler_priority"] = self.sampler.child_priority
         # Both sources, in order: a drain error never hides the sampler's own.
         d["sampler_errors"] = [*self.sampler.errors, *self.drain_errors]
@@ -456,7 +404,7 @@ class GroupDriver:
             wg.closure_install_probes(self.device_index)
             self.wg = wg
         with rec.phase("init_lora_check"):
-            initial = _first(wg.closure_lora(self._adapter_dir("initial")))
+            initial = first(wg.closure_lora(self._adapter_dir("initial")))
             d["initial_lora"] = initial
             d["initial_lora_sha256"] = initial["sha256"]
             if initial["sha256"] != spec["initial_lora_sha256"]:
@@ -479,30 +427,30 @@ class GroupDriver:
         self._check_streamed("initial_sync", d["initial_lora_sha256"])
         self._flush_after("initial_sync")
 
-        tokenizer = _tokenizer(spec["model_path"])
+        tokenizer = load_tokenizer(spec["model_path"])
         source = spec["rollout_source"]
-        prompt_ids = [_chat_ids(tokenizer, p["messages"]) for p in source["prompts"]]
+        prompt_ids = [chat_ids(tokenizer, p["messages"]) for p in source["prompts"]]
         client = servers.get_client()
 
         with self.phase("rollout_before_update") as info:
-            outs, steps = _generate(client, prompt_ids, source, tag="before")
+            outs, steps = generate(client, prompt_ids, source, tag="before")
             info["responses"] = len(outs)
             info["global_steps"] = sorted(set(steps), key=repr)
-        _require_global_steps("rollout_before_update", steps, 0)
+        require_global_steps("rollout_before_update", steps, 0)
         with self.phase("engine_sleep") as info:
             manager.sleep_replicas()
             info["effective"] = bool(spec["free_cache_engine"])
         with self.phase("score_before_update"):
-            d["generation"]["before"] = _scored(tokenizer, source, outs)
+            d["generation"]["before"] = scored(tokenizer, source, outs)
         self._flush_after("score_before_update")
 
         with self.phase("update") as info:
-            metrics = _update(wg, tokenizer, source, prompt_ids, int(spec["seed"]))
+            metrics = sft_update(wg, tokenizer, source, prompt_ids, int(spec["seed"]))
             info["loss"] = metrics.get("loss")
             d["update"] = metrics
         d["update_completed"] = True
         self.current_phase = "update"
-        updated = _first(wg.closure_lora(self._adapter_dir("updated")))
+        updated = first(wg.closure_lora(self._adapter_dir("updated")))
         d["updated_lora"] = updated
         d["updated_lora_sha256"] = updated["sha256"]
         self._flush_after("update")
@@ -517,15 +465,15 @@ class GroupDriver:
         self._flush_after("sync")
 
         with self.phase("rollout_after_update") as info:
-            outs, steps = _generate(client, prompt_ids, source, tag="after")
+            outs, steps = generate(client, prompt_ids, source, tag="after")
             info["responses"] = len(outs)
             info["global_steps"] = sorted(set(steps), key=repr)
         d["rollout_after_update_global_steps"] = sorted(set(steps), key=repr)
         # verl sets global_steps on the server after each sync
         # (vllm_rollout.py:248-250): 1 proves these rollouts came after it.
-        _require_global_steps("rollout_after_update", steps, 1)
+        require_global_steps("rollout_after_update", steps, 1)
         with self.phase("score_after_update"):
-            d["generation"]["after"] = _scored(tokenizer, source, outs)
+            d["generation"]["after"] = scored(tokenizer, source, outs)
         self.current_phase = None
 
     def _check_streamed(self, label: str, expected: str) -> None:
@@ -542,7 +490,7 @@ class GroupDriver:
         -- the load did not raise. The initial adapter's ``lora_B`` is zero, so the
         rollout before the update cannot tell which adapter is served either.
         """
-        streamed = _first(self.wg.closure_streamed_lora(label))
+        streamed = first(self.wg.closure_streamed_lora(label))
         self.record.data.setdefault("streamed_lora", {})[label] = streamed
         sha = streamed.get("sha256") if isinstance(streamed, dict) else None
         # The phase has closed; its end event (not yet collected) carries the hash.
@@ -556,168 +504,6 @@ class GroupDriver:
                 f"{label}: verl's weight sender was handed LoRA {sha} but the actor holds "
                 f"{expected}" + ("" if streamed else " (no adapter update was streamed)")
             )
-
-
-def checkpoint_manager(cls: Any, cfg: Any, wg: Any, replicas: Any) -> Any:
-    """verl's CheckpointEngineManager, built as verl's own trainer builds it.
-
-    verl 0.9.1: ``CheckpointEngineManager(config, actor_wg, replicas)``
-    (``checkpoint_engine/base.py:409-418``; ``trainer/ppo/v1/trainer_base.py:381-388``).
-    No fallback: a signature change must fail here, loudly, before any phase.
-    """
-    from verl.utils.config import omega_conf_to_dataclass
-
-    ce_cfg = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout.checkpoint_engine)
-    if ce_cfg.backend != "naive":
-        raise ValueError(
-            f"checkpoint_engine.backend is {ce_cfg.backend!r}; the colocated "
-            "closure run needs 'naive' (verl's sync trainer forces it too)"
-        )
-    return cls(config=ce_cfg, actor_wg=wg, replicas=list(replicas))
-
-
-def _require_global_steps(phase: str, steps: Sequence[Any], expected: int) -> None:
-    if not steps or any(s != expected for s in steps):
-        seen = sorted(set(map(repr, steps)))
-        raise RuntimeError(
-            f"{phase}: the rollout reported global_steps {seen}, "
-            f"expected {expected} for every response"
-        )
-
-
-def gpu_processes(nvml: Any, index: int) -> tuple[list[dict[str, Any]] | None, str | None]:
-    """Processes holding memory on the GPU as NVML lists them, or None and why not.
-
-    NVML's process list raises in some virtualised setups, and inside a PID
-    namespace (a container) it lists host pids, which never equal ours: the
-    caller must treat "None" as unknown, and an empty match as weak evidence.
-    """
-    if nvml is None:
-        return None, "no NVML"
-    try:
-        nvml.nvmlInit()
-        handle = nvml.nvmlDeviceGetHandleByIndex(index)
-        procs = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
-        out = [
-            {
-                "pid": int(p.pid),
-                "used_mb": (float(p.usedGpuMemory) / MIB if p.usedGpuMemory is not None else None),
-            }
-            for p in procs
-        ]
-        nvml.nvmlShutdown()
-        return out, None
-    except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}"[:300]
-
-
-def _tokenizer(model_path: str) -> Any:
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(model_path)
-
-
-def _chat_ids(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
-    out = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-    # transformers 5 returns a BatchEncoding here.
-    ids = out["input_ids"] if hasattr(out, "keys") else out
-    return [int(x) for x in ids]
-
-
-def _generate(
-    client: Any, prompt_ids: Sequence[list[int]], source: dict[str, Any], tag: str
-) -> tuple[list[list[int]], list[Any]]:
-    """Token ids of each response, and the global_steps each was served at."""
-
-    async def one(i: int, ids: list[int]) -> tuple[list[int], Any]:
-        params = dict(source["sampling_params"])
-        params["seed"] = source["prompts"][i]["seed"]
-        out = await client.generate(request_id=f"{tag}-{i}", prompt_ids=ids, sampling_params=params)
-        extra = getattr(out, "extra_fields", None) or {}
-        return [int(t) for t in out.token_ids], extra.get("global_steps")
-
-    async def all_() -> list[tuple[list[int], Any]]:
-        return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(prompt_ids))))
-
-    pairs = asyncio.run(all_())
-    return [p[0] for p in pairs], [p[1] for p in pairs]
-
-
-def _scored(tokenizer: Any, source: dict[str, Any], outs: list[list[int]]) -> dict[str, Any]:
-    texts = [tokenizer.decode(o, skip_special_tokens=True) for o in outs]
-    scores = [score(t, p["ground_truth"]) for t, p in zip(texts, source["prompts"], strict=True)]
-    return {
-        "scores": scores,
-        "mean_score": sum(scores) / len(scores),
-        "response_tokens": [len(o) for o in outs],
-        "samples": [
-            {"id": p["id"], "response": t[:500]}
-            for p, t in zip(source["prompts"], texts, strict=True)
-        ][:4],
-    }
-
-
-def _update(
-    wg: Any, tokenizer: Any, source: dict[str, Any], prompt_ids: list[list[int]], seed: int
-) -> dict[str, Any]:
-    """One supervised step with verl's own sft_loss, on the frozen references."""
-    import functools
-
-    from verl.workers.utils.losses import sft_loss
-
-    eos = tokenizer.eos_token_id
-    responses = [
-        [*tokenizer.encode(p["reference"], add_special_tokens=False), eos]
-        for p in source["prompts"]
-    ]
-    batch = sft_batch(prompt_ids, responses, pad_id=int(tokenizer.pad_token_id or 0))
-    b = len(prompt_ids)
-    td = verl_sft_tensordict(batch, seed)
-    # What verl's SFT trainer does (trainer/sft_trainer.py:163).
-    wg.set_loss_fn(functools.partial(sft_loss, config=None))
-    out = _first(wg.update_actor(td))
-    # verl 0.9.1: update_actor returns a TensorDict whose "metrics" is a dict
-    # (workers/engine_workers.py:336; the trainer reads it so, trainer_base.py:1861).
-    metrics = out["metrics"]
-    return {
-        "n_sequences": b,
-        "target_tokens": int(sum(len(r) for r in responses)),
-        **plain_metrics(metrics),
-    }
-
-
-def plain_metrics(metrics: Any) -> dict[str, Any]:
-    """verl's metrics as finite floats; a non-finite value (a skipped step's
-    grad_norm) becomes None rather than breaking the record."""
-    if not isinstance(metrics, dict):
-        return {}
-    out: dict[str, Any] = {}
-    for k, v in metrics.items():
-        if isinstance(v, list) and v:
-            v = v[-1]
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            continue
-        out[str(k)] = f if math.isfinite(f) else None
-    return out
-
-
-def _init_steps(events: list[Any]) -> list[dict[str, Any]]:
-    starts: dict[str, float] = {}
-    steps = []
-    for ev in events:
-        if ev.kind == "start":
-            starts[ev.phase] = ev.t_s
-        elif ev.phase in starts:
-            steps.append({"name": ev.phase, "start_s": starts.pop(ev.phase), "end_s": ev.t_s})
-    return steps
-
-
-def _merge_samples(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen = {(s["t_s"], s.get("reason")) for s in a}
-    merged = a + [s for s in b if (s["t_s"], s.get("reason")) not in seen]
-    return sorted(merged, key=lambda s: s["t_s"])
 
 
 def main(

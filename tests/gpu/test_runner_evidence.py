@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from fakes import FakeNvml
-from rlsys_closure import assemble, driver, runner
+from rlsys_closure import assemble, driver, runner, verl_calls
 from rlsys_closure import preflight as pf
 from rlsys_closure.sampler import DeviceSelectionError, cuda_device_index
 from test_run import Fakes, _opts
@@ -146,7 +146,7 @@ def test_a_nan_metric_does_not_stop_the_failure_record(tmp_path: Path) -> None:
     saved = json.loads((tmp_path / "rec.json").read_text())
     assert saved["update"] == {"grad_norm": None, "loss": None, "lr": 1e-4}
     assert saved["failure"]["phase"] == "update"
-    assert driver.plain_metrics(
+    assert verl_calls.plain_metrics(
         {"actor/grad_norm": [1.0, float("nan")], "x": "text", "actor/loss": 0.5}
     ) == {"actor/grad_norm": None, "actor/loss": 0.5}
 

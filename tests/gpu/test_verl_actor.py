@@ -35,7 +35,7 @@ verl = pytest.importorskip("verl", reason="verl is not installed (tox -e verl-ac
 torch = pytest.importorskip("torch")
 
 import verl_fake_rollout as fake  # noqa: E402
-from rlsys_closure import driver  # noqa: E402
+from rlsys_closure import driver, verl_calls  # noqa: E402
 from rlsys_closure.config import RunSettings, compose_verl_config, group_overrides  # noqa: E402
 from rlsys_closure.lora import adapter_sha256, create_initial_adapter, lora_tensors_sha256  # noqa: E402
 
@@ -164,7 +164,7 @@ def test_release_cycle_streams_exactly_the_actors_adapter(
     batch = sft_batch([[5, 6, 7], [8, 9]], [[10, 11, 3], [12, 13, 14, 3]], pad_id=0)
     worker.set_loss_fn(functools.partial(sft_loss, config=None))
     out = worker.update_actor(verl_sft_tensordict(batch, seed=1))
-    metrics = driver.plain_metrics(out["metrics"])
+    metrics = verl_calls.plain_metrics(out["metrics"])
     assert "loss" in " ".join(metrics)
     updated = worker.closure_lora(str(model_dirs["root"] / "saved_updated"))
     assert updated["sha256"] != initial
@@ -223,7 +223,7 @@ def test_checkpoint_manager_is_verls_class_built_the_runners_way(
     cfg = compose_verl_config(group_overrides(_settings(model_dirs), True))
     replicas = [_Replica()]
     wg = object()
-    manager = driver.checkpoint_manager(CheckpointEngineManager, cfg, wg, replicas)
+    manager = verl_calls.checkpoint_manager(CheckpointEngineManager, cfg, wg, replicas)
     assert type(manager) is CheckpointEngineManager
     assert manager.actor_wg is wg and manager.replicas == replicas and manager.backend == "naive"
     manager.sleep_replicas()  # auto-awaited from sync code, as the driver calls it
