@@ -36,8 +36,8 @@ from rlsys_closure.deadline import MARKER_ENV, Watchdog, interrupt_main_thread
 from rlsys_closure.determinism import DETERMINISM_ENV
 from rlsys_closure.events import EventRecorder
 from rlsys_closure.group_record import GroupRecord, init_steps, merge_samples, write_json_atomic
+from rlsys_closure.machine_probes import installed_versions
 from rlsys_closure.optional import optional_module
-from rlsys_closure.preflight import installed_versions
 from rlsys_closure.sampler import (
     ChildSampling,
     MemorySampler,

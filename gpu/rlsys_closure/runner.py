@@ -47,6 +47,7 @@ from rlsys_closure.assemble import (
 from rlsys_closure.config import GROUPS, RunSettings, compose_pair, pair_overrides
 from rlsys_closure.deadline import MARKER_ENV, descendants, sweep_marked, terminate
 from rlsys_closure.driver import phase_file
+from rlsys_closure.machine_probes import installed_versions
 from rlsys_closure.workload import build_rollout_source, rollout_source_sha256
 
 
@@ -225,7 +226,7 @@ class Steps:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     versions: Callable[[], dict[str, str | None]] = field(
-        default_factory=lambda: pf.installed_versions
+        default_factory=lambda: installed_versions
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from rlsys_closure import cli
+from rlsys_closure import machine_probes as probes
 from rlsys_closure import preflight as pf
 
 GOOD_VERSIONS = {
@@ -56,12 +57,12 @@ def make_model_folder(folder: Path) -> Path:
 def healthy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pf.PreflightOptions:
     """Every probe reports a ready GPU machine; tests then break one thing."""
     modules: dict[str, Any] = {
-        "verl": pf.ModuleProbe(True, "0.9.1"),
-        "vllm": pf.ModuleProbe(True, "0.24.0"),
-        "flash_attn": pf.ModuleProbe(True, "2.8.3"),
+        "verl": probes.ModuleProbe(True, "0.9.1"),
+        "vllm": probes.ModuleProbe(True, "0.24.0"),
+        "flash_attn": probes.ModuleProbe(True, "2.8.3"),
     }
     monkeypatch.setattr(
-        pf, "probe_module", lambda name: modules.get(name, pf.ModuleProbe(True, "1.0"))
+        pf, "probe_module", lambda name: modules.get(name, probes.ModuleProbe(True, "1.0"))
     )
     monkeypatch.setattr(pf, "dist_version", lambda dist: GOOD_VERSIONS.get(dist))
     monkeypatch.setattr(
@@ -145,10 +146,10 @@ def _raise(exc: BaseException) -> Any:
 
 
 def _module_broken(name: str, error: str) -> Any:
-    def probe(mod: str) -> pf.ModuleProbe:
+    def probe(mod: str) -> probes.ModuleProbe:
         if mod == name or mod.startswith(name + "."):
-            return pf.ModuleProbe(False, None, error)
-        return {"verl": pf.ModuleProbe(True, "0.9.1")}.get(mod, pf.ModuleProbe(True, "1.0"))
+            return probes.ModuleProbe(False, None, error)
+        return {"verl": probes.ModuleProbe(True, "0.9.1")}.get(mod, probes.ModuleProbe(True, "1.0"))
 
     return probe
 
@@ -182,14 +183,14 @@ BREAKAGES: dict[str, tuple[str, str, Any]] = {
         "verl",
         _module_broken("verl", "ModuleNotFoundError: No module named 'verl'"),
     ),
-    "verl wrong version": ("probe_module", "verl", lambda m: pf.ModuleProbe(True, "0.8.0")),
+    "verl wrong version": ("probe_module", "verl", lambda m: probes.ModuleProbe(True, "0.8.0")),
     "verl core broken": (
         "probe_module",
         "verl_core",
         lambda m: (
-            pf.ModuleProbe(False, None, "ModuleNotFoundError: No module named 'uvicorn'")
+            probes.ModuleProbe(False, None, "ModuleNotFoundError: No module named 'uvicorn'")
             if m == "verl.checkpoint_engine"
-            else pf.ModuleProbe(True, "0.9.1" if m == "verl" else "1")
+            else probes.ModuleProbe(True, "0.9.1" if m == "verl" else "1")
         ),
     ),
     "vllm absent": (
@@ -201,9 +202,9 @@ BREAKAGES: dict[str, tuple[str, str, Any]] = {
         "probe_module",
         "rollout_engine",
         lambda m: (
-            pf.ModuleProbe(False, None, "ValueError: vllm version None not supported")
+            probes.ModuleProbe(False, None, "ValueError: vllm version None not supported")
             if m == "verl.workers.rollout.vllm_rollout"
-            else pf.ModuleProbe(True, "0.9.1" if m == "verl" else "1")
+            else probes.ModuleProbe(True, "0.9.1" if m == "verl" else "1")
         ),
     ),
     "transformers out of range": (
@@ -282,13 +283,13 @@ def test_probe_module_turns_any_import_failure_into_a_result(
     name = f"rlsys_broken_{kind.lower()}"
     (tmp_path / f"{name}.py").write_text(body + "\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    probe = pf.probe_module(name)
+    probe = probes.probe_module(name)
     assert not probe.ok
     assert probe.error is not None and probe.error.startswith(kind)
 
 
 def test_probe_module_reads_the_version() -> None:
-    probe = pf.probe_module("json")
+    probe = probes.probe_module("json")
     assert probe.ok and probe.error is None
 
 
@@ -422,20 +423,20 @@ def test_no_compiler_or_python_h_fails_preflight_with_the_install_line(
 
 def test_the_real_build_tools_probe(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
-    assert pf.build_tools_probe()["cc"] is None
+    assert probes.build_tools_probe()["cc"] is None
     monkeypatch.delenv("CC")
-    monkeypatch.setattr(pf, "python_include_dir", lambda: str(tmp_path))
-    assert pf.build_tools_probe()["python_h"] is False
+    monkeypatch.setattr(probes, "python_include_dir", lambda: str(tmp_path))
+    assert probes.build_tools_probe()["python_h"] is False
     monkeypatch.undo()
-    if pf.c_compiler() is None:
+    if probes.c_compiler() is None:
         pytest.skip("no C compiler on this machine")
     # Headers present but broken: the compile itself must fail, not just a file test.
     (tmp_path / "Python.h").write_text("#error not the real header\n")
-    monkeypatch.setattr(pf, "python_include_dir", lambda: str(tmp_path))
-    broken = pf.build_tools_probe()
+    monkeypatch.setattr(probes, "python_include_dir", lambda: str(tmp_path))
+    broken = probes.build_tools_probe()
     assert broken["python_h"] is True and "not the real header" in broken["compile_error"]
     monkeypatch.undo()
-    real = pf.build_tools_probe()
+    real = probes.build_tools_probe()
     if not real["python_h"]:
         pytest.skip("this interpreter has no Python.h")
     assert real["compile_error"] is None
