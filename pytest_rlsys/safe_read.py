@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from typing import Literal
 
 __all__ = [
-    "MISSING_INPUT",
     "UnsafeFile",
     "UnsafeKind",
     "missing_inputs",
@@ -119,15 +118,13 @@ def shorten(text: str, limit: int = 300) -> str:
     return f"{text[:head]} …({len(text) - head - tail} characters)… {text[-tail:]}"
 
 
-# The one rule for an input file named on the command line that is not there, in every
-# command (grade, batch, validate, result, ledger, closure summary and plot, and every
-# option naming an input): a usage error, exit USAGE, saying "PATH: no such file", before
-# anything is read or graded.  (A file that is there but is no valid input keeps its
-# command's own code: validate 1, result 3, closure 1.)
-MISSING_INPUT = "{path}: no such file"
-
-
 def missing_inputs(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """The usage error's words for each of ``paths`` that is not there (a link is there,
-    even a dangling one: the safe-read rule then says what it is)."""
-    return [MISSING_INPUT.format(path=path) for path in paths if not os.path.lexists(path)]
+    even a dangling one: the safe-read rule then says what it is).
+
+    The one rule for an input file named on the command line that is not there, in every
+    command (grade, batch, validate, result, ledger, closure summary and plot, and every
+    option naming an input): a usage error, exit USAGE, saying "PATH: no such file", before
+    anything is read or graded.  (A file that is there but is no valid input keeps its
+    command's own code: validate 1, result 3, closure 1.)"""
+    return [f"{path}: no such file" for path in paths if not os.path.lexists(path)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,8 @@ from pytest_rlsys.resultfile.checks.vocabulary import (
 )
 
 _RESUME_WORD = re.compile(r"resum|wake", re.IGNORECASE)
+Events = Sequence[Mapping[str, Any]]
+Windows = Mapping[str, tuple[float, float]]
 
 
 def _retain_resume_problems(name: str, group: Mapping[str, Any], series: Series) -> list[str]:
@@ -68,71 +70,53 @@ def _retain_resume_problems(name: str, group: Mapping[str, Any], series: Series)
     ]
 
 
-def _retain_calls(
-    name: str, calls: Sequence[Mapping[str, Any]], windows: Mapping[str, tuple[float, float]]
-) -> list[str]:
-    if not calls:
-        return []
-    times = ", ".join(
-        f"{t:.3f} s {phase_at(t, windows)}"
-        for c in calls[:MAX_LISTED]
-        if (t := as_number(c.get("t_s"))) is not None
-    )
-    return [
-        f"{name} (free_cache_engine false) made {len(calls)} resume call(s); expected none"
-        + (f" (at {times})" if times else "")
-    ]
+def _retain_calls(name: str, calls: Events, windows: Windows) -> Iterator[str]:
+    if calls:
+        times = ", ".join(
+            f"{t:.3f} s {phase_at(t, windows)}"
+            for c in calls[:MAX_LISTED]
+            if (t := as_number(c.get("t_s"))) is not None
+        )
+        yield (
+            f"{name} (free_cache_engine false) made {len(calls)} resume call(s); expected none"
+            + (f" (at {times})" if times else "")
+        )
 
 
-def _retain_phases(name: str, events: Sequence[Mapping[str, Any]]) -> list[str]:
-    problems: list[str] = []
+def _retain_phases(name: str, events: Events) -> Iterator[str]:
     for phase in RESUME_PHASES:
-        found = [e for e in events if e.get("phase") == phase]
-        if found:
+        if found := [e for e in events if e.get("phase") == phase]:
             t = as_number(found[0].get("t_s"))
-            problems.append(
+            yield (
                 f"{name} (free_cache_engine false) records {len(found)} {phase} event(s)"
                 + (f", the first at {secs(t)}" if t is not None else "")
                 + ": a retained engine is never resumed"
             )
-    return problems
 
 
-def _retain_tags(name: str, events: Sequence[Mapping[str, Any]]) -> list[str]:
-    tagged = [
-        (e, key)
-        for e in events
-        if e.get("phase") not in RESUME_PHASES and isinstance(e.get("detail"), Mapping)
-        for key, value in e["detail"].items()
-        if value not in (None, False, [], "", 0)
-        and (key == "tags" or _RESUME_WORD.search(str(key)))
-    ]
-    if not tagged:
-        return []
-    e, key = tagged[0]
-    return [
-        f"{name}'s {e.get('phase')} {e.get('kind')} event at {e.get('t_s')} s records a "
-        f"resume (detail.{key} = {e['detail'][key]!r}): a retained engine is never resumed"
-    ]
+def _retain_tags(name: str, events: Events) -> Iterator[str]:
+    for e in events:
+        if e.get("phase") in RESUME_PHASES or not isinstance(e.get("detail"), Mapping):
+            continue
+        for key, value in e["detail"].items():
+            if value not in (None, False, [], "", 0) and (
+                key == "tags" or _RESUME_WORD.search(str(key))
+            ):
+                yield (
+                    f"{name}'s {e.get('phase')} {e.get('kind')} event at {e.get('t_s')} s records "
+                    f"a resume (detail.{key} = {value!r}): a retained engine is never resumed"
+                )
+                return  # the first says it
 
 
-def _retain_init_steps(name: str, group: Mapping[str, Any]) -> list[str]:
+def _retain_init_steps(name: str, group: Mapping[str, Any]) -> Iterator[str]:
     init = group.get("init")
-    steps = mappings(init.get("steps") if isinstance(init, Mapping) else [])
-    labels = [str(step.get("name", "")) for step in steps]
-    return [
-        f"{name}'s init step {label!r} resumes the engine: retain never does"
-        for label in labels
-        if _RESUME_WORD.search(label)
-    ]
+    for step in mappings(init.get("steps") if isinstance(init, Mapping) else []):
+        if _RESUME_WORD.search(label := str(step.get("name", ""))):
+            yield f"{name}'s init step {label!r} resumes the engine: retain never does"
 
 
-def _retain_sleep(
-    name: str,
-    events: Sequence[Mapping[str, Any]],
-    windows: Mapping[str, tuple[float, float]],
-    series: Series,
-) -> list[str]:
+def _retain_sleep(name: str, events: Events, windows: Windows, series: Series) -> list[str]:
     if "engine_sleep" not in windows and not any(e.get("phase") == "engine_sleep" for e in events):
         return []
     details = end_details(events, "engine_sleep")
@@ -148,10 +132,7 @@ def _retain_sleep(
 
 
 def _sleep_drop(
-    name: str,
-    series: Series,
-    window: tuple[float, float],
-    windows: Mapping[str, tuple[float, float]],
+    name: str, series: Series, window: tuple[float, float], windows: Windows
 ) -> list[str]:
     before_index = bisect_right(series.times, window[0]) - 1
     if before_index < 0:
