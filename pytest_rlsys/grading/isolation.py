@@ -357,9 +357,6 @@ class ChildProcess:
             if view and time.monotonic() > deadline:
                 raise TimeoutError  # a child that drains the pipe a trickle at a time
 
-    def _recv(self, deadline: float) -> Any:
-        return self._recv_sized(deadline)[0]
-
     def _recv_sized(self, deadline: float) -> tuple[Any, int]:
         """One reply frame, decoded, and its size in bytes."""
         waiter = select.poll()
@@ -434,8 +431,7 @@ class ChildProcess:
         deadline = time.monotonic() + lim.load_timeout_s
         try:
             self._send(hello, deadline)
-            reply = self._recv(deadline)
-            result = parse_load(reply)
+            result = parse_load(self._recv_sized(deadline)[0])
         except TimeoutError:
             result = SubmissionLoad(
                 False,

@@ -429,7 +429,7 @@ def _cannot_check(name: str, what: str, exc: ArtefactError, root: Path, rel: str
     return f"{name}'s {what} cannot be checked: {exc}"
 
 
-def _hash_problems(
+def _compare_hashes(
     name: str, group: Mapping[str, Any], folder: Path, ran: bool, cannot: _Cannot
 ) -> Iterator[tuple[str, str]]:
     """Each saved adapter whose hash is not the one the group claims (check, problem)."""
@@ -448,13 +448,8 @@ def _hash_problems(
             continue
         if actual != claimed:
             a, b, where = hash_pair(claimed, actual)
-            yield (
-                check,
-                (
-                    f"artefacts: {name}'s {field_name} is {a} but its saved {label} adapter "
-                    f"hashes to {b}{where}"
-                ),
-            )
+            said = f"is {a} but its saved {label} adapter hashes to {b}{where}"
+            yield check, f"artefacts: {name}'s {field_name} {said}"
 
 
 def artefact_problems(doc: Mapping[str, Any], root: Path) -> ArtefactFindings:
@@ -481,7 +476,7 @@ def artefact_problems(doc: Mapping[str, Any], root: Path) -> ArtefactFindings:
             continue
         folder = root / name
         ran = bool(group.get("events"))
-        for check, problem in _hash_problems(name, group, folder, ran, cannot):
+        for check, problem in _compare_hashes(name, group, folder, ran, cannot):
             found.refuted.setdefault(check, []).append(problem)
         for check, problems in _adapter_rules(name, group, doc, folder).items():
             found.refuted.setdefault(check, []).extend(problems)
