@@ -14,43 +14,33 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError("must be a number") from None
-
-
-def whole(text: str) -> int:
+def _int_or_none(text: str) -> int | None:
     try:
         return int(text.strip())
     except ValueError:
-        raise ValueError("must be a whole number") from None
+        return None
 
 
 def positive_number(text: str) -> float:
-    value = number(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("must be a number") from None
     if not math.isfinite(value) or value <= 0:
         raise ValueError("must be a positive number")
     return value
 
 
 def positive_whole(text: str) -> int:
-    try:
-        value = whole(text)
-    except ValueError:
-        raise ValueError("must be a positive whole number") from None
-    if value <= 0:
+    value = _int_or_none(text)
+    if value is None or value <= 0:
         raise ValueError("must be a positive whole number")
     return value
 
 
 def count(text: str) -> int:
-    try:
-        value = whole(text)
-    except ValueError:
-        value = -1
-    if value < 0:
+    value = _int_or_none(text)
+    if value is None or value < 0:
         raise ValueError("must be a whole number, 0 or more")
     return value
 
@@ -70,11 +60,8 @@ def seed(text: str) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else "not a number"
             raise ValueError(f"cannot read the seed file ({reason})") from None
-    try:
-        value = whole(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value < 2**63:
+    value = _int_or_none(text)
+    if value is None or not 0 <= value < 2**63:
         raise ValueError("must be a whole number between 0 and 2**63 - 1")
     return value
 

@@ -50,6 +50,7 @@ SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
 FENCED_SCRATCH = "/tmp/rlsys-child"  # the child's folder, inside its private /tmp
 RELOAD_FAILED = said("reload_failed")
 _CHILD_SOURCE = (Path(__file__).parent / "child.py").read_text(encoding="utf-8")
+_CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
 # The child runs ``_LOADER``: it executes the child's code as this process compiled it
 # (marshal data, argv[1]) when its interpreter reads this bytecode version, else compiles
 # the source (argv[2]) itself; then the child sees only its own arguments.  Compiling
@@ -145,13 +146,7 @@ class ChildProcess:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         out_r, out_w = os.pipe()
-        env = {
-            "PATH": "/usr/bin:/bin",
-            "LANG": "C.UTF-8",
-            "PYTHONIOENCODING": "utf-8",
-            "HOME": scratch,
-            "TMPDIR": scratch,
-        }
+        env = {**_CHILD_ENV, "HOME": scratch, "TMPDIR": scratch}
         # argv[2]: the grader's pid, for the child's parent-death check (0: the fence's
         # init is its parent, and the fence dies with the grader).
         parent = "0" if self.fenced else str(os.getpid())
@@ -572,21 +567,7 @@ def _in_bubblewrap(
     its own: signals the submission sends (kill(-1), killpg of its parent's group) mean
     what they mean outside."""
     bwrap, setpriv = tools
-    return [
-        bwrap,
-        *fence_arguments(scratch, interpreter),
-        "--",
-        "/bin/sh",
-        "-c",
-        '"$@"; exit $?',
-        "sh",
-        SETSID,
-        setpriv,
-        f"--reuid={user.uid}",
-        f"--regid={user.gid}",
-        "--clear-groups",
-        "--inh-caps=-all",
-        "--bounding-set=-all",
-        "--",
-        *command,
-    ]
+    waiter = ["/bin/sh", "-c", '"$@"; exit $?', "sh", SETSID]
+    drop = [setpriv, f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups"]
+    drop += ["--inh-caps=-all", "--bounding-set=-all", "--"]
+    return [bwrap, *fence_arguments(scratch, interpreter), "--", *waiter, *drop, *command]
