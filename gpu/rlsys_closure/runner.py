@@ -420,18 +420,16 @@ def _run_groups(
         memory = wait_for_baseline(steps, baseline, opts.memory_tolerance_mb, opts.memory_wait_s)
         baseline = memory["baseline_mb"]
         if not memory["ok"]:
-            failure = {
-                "group": group,
-                "phase": None,
-                "type": "GpuMemoryNotReleased",
-                "message": f"whole-GPU memory {memory['used_mb']:.0f} MiB did not return "
-                f"to the baseline {baseline:.0f} MiB "
-                f"(+{opts.memory_tolerance_mb:g}) within "
+            return _failure(
+                out,
+                group,
+                None,
+                "GpuMemoryNotReleased",
+                f"whole-GPU memory {memory['used_mb']:.0f} MiB did not return to the baseline "
+                f"{baseline:.0f} MiB (+{opts.memory_tolerance_mb:g}) within "
                 f"{opts.memory_wait_s:g} s after the previous group; "
                 "look for leftover engine processes (nvidia-smi)",
-            }
-            _say(out, f"run: {failure['message']}")
-            return failure
+            )
         spec_path = _write_spec(opts, prepared, group, overrides[group])
         record_path = opts.work_dir / f"{group}.record.json"
         # What an earlier attempt of this label left must not pass for this one's: its
@@ -489,39 +487,39 @@ def _group_failure(
 ) -> dict[str, Any] | None:
     """The run's failure when a group was interrupted or its process failed; None when
     the group's own record already says how it failed."""
-    record_path = opts.work_dir / f"{group}.record.json"
+    note = stuck_step(opts.work_dir / f"{group}.record.json")
+    phase, step = note.get("phase") or "init", note.get("step") or "start"
     if interrupted:
-        note = stuck_step(record_path)
-        failure = {
-            "group": group,
-            "phase": note.get("phase") or "init",
-            "type": "Interrupted",
-            "message": f"the run was interrupted (SIGINT/SIGTERM) while group {group} was "
-            f"in {note.get('step') or 'start'!r}; its processes were killed",
-        }
-        _say(out, f"run: {failure['message']}")
-        return failure
+        return _failure(
+            out,
+            group,
+            phase,
+            "Interrupted",
+            f"the run was interrupted (SIGINT/SIGTERM) while group {group} was in {step!r}; "
+            "its processes were killed",
+        )
     if rec.get("status") != "completed" and rc == EXIT_GROUP_TIMEOUT and not rec.get("failure"):
-        note = stuck_step(record_path)
-        step = note.get("step") or "start"
-        failure = {
-            "group": group,
-            "phase": note.get("phase") or "init",
-            "type": "GroupTimeout",
-            "message": f"group {group} exceeded --group-timeout "
-            f"{opts.group_timeout_s:g} s while in {step!r} and was killed; "
-            f"see {opts.log_path(group)}",
-        }
-        _say(out, f"run: {failure['message']}")
-        return failure
+        return _failure(
+            out,
+            group,
+            phase,
+            "GroupTimeout",
+            f"group {group} exceeded --group-timeout {opts.group_timeout_s:g} s while in "
+            f"{step!r} and was killed; see {opts.log_path(group)}",
+        )
     if rec.get("status") == "completed" or not rec.get("failure"):
-        return {
-            "group": group,
-            "phase": None,
-            "type": "GroupProcessFailed",
-            "message": f"group process exited with {rc}; see {opts.log_path(group)}",
-        }
+        message = f"group process exited with {rc}; see {opts.log_path(group)}"
+        return _failure(None, group, None, "GroupProcessFailed", message)
     return None
+
+
+def _failure(
+    out: TextIO | None, group: str, phase: str | None, kind: str, message: str
+) -> dict[str, Any]:
+    """The run's failure record, said on ``out`` when given."""
+    if out is not None:
+        _say(out, f"run: {message}")
+    return {"group": group, "phase": phase, "type": kind, "message": message}
 
 
 def _finish(
