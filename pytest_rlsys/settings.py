@@ -427,30 +427,17 @@ def for_command(command: str) -> Iterator[Option]:
     return (o for o in OPTIONS if command in o.commands)
 
 
-def _argparse_type(option: Option) -> Callable[[str], Any]:
-    parse = option.parse
-    assert parse is not None
-    return parsers.argparse_type(parse, option.name)
-
-
 def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     """Give ``parser`` every option the table lists for ``rlsys COMMAND``."""
     for option in for_command(command):
         flags = [option.cli_flag] + ([option.short] if option.short else [])
+        kwargs: dict[str, Any] = {"dest": option.name, "help": option.help_text}
         if option.metavar is None:
-            parser.add_argument(
-                *flags, dest=option.name, action="store_true", help=option.help_text
-            )
+            parser.add_argument(*flags, action="store_true", **kwargs)
             continue
-        kwargs: dict[str, Any] = {
-            "dest": option.name,
-            "metavar": option.metavar,
-            "default": option.default,
-            "help": option.help_text,
-        }
         if option.parse is not None:
-            kwargs["type"] = _argparse_type(option)
-        parser.add_argument(*flags, **kwargs)
+            kwargs["type"] = parsers.argparse_type(option.parse, option.name)
+        parser.add_argument(*flags, metavar=option.metavar, default=option.default, **kwargs)
 
 
 def resolve(name: str, cli_value: Any, ini_value: Any = None, flag: str | None = None) -> Any:
