@@ -425,7 +425,7 @@ def test_the_help_names_the_level_the_kits_require() -> None:
 
     from pytest_rlsys.outputs import kits
 
-    level = re.search(r"--require-fence (\w+)", kits._GRADE)
+    level = re.search(r"--require-fence (\w+)", kits.script("run.sh"))
     assert level is not None
     helped = re.search(r"the kits require (\w+)", settings.by_name("require_fence").help_text)
     assert helped is not None
@@ -446,7 +446,7 @@ def test_the_kits_level_grades_in_a_container_without_landlock(tmp_path: Path) -
 
     from pytest_rlsys.outputs import kits
 
-    level = re.search(r"--require-fence (\w+)", kits._GRADE)
+    level = re.search(r"--require-fence (\w+)", kits.script("run.sh"))
     assert level is not None
     report = tmp_path / "score.json"
     options = ["--report", str(report), "--require-fence", level.group(1)]
