@@ -92,7 +92,7 @@ PYTHON
     # reference the file is.  No score changes.
     if [ "$KIND" = gradescope ] && [ -s "$SCORE" ]; then
       "$PY" -P -m pytest_rlsys.outputs.kits.reports note "$SCORE" || true
-      "$PY" -I -m pytest_rlsys.similarity "$SUBMISSION" || true
+      "$PY" -I -m pytest_rlsys similarity "$SUBMISSION" || true
     fi
     exit 0
     ;;
