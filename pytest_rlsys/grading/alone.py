@@ -10,21 +10,42 @@ note says nothing a hidden input chose).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
+from pytest_rlsys.grading.battery.model import Case
 from pytest_rlsys.grading.isolation import ChildProcess
+from pytest_rlsys.grading.outcomes import Limits
+from pytest_rlsys.grading.scoring import CaseResult
 from pytest_rlsys.messages import Said, said
 from pytest_rlsys.resources import FUNCTIONS
 
-if TYPE_CHECKING:
-    from pytest_rlsys.grading.grader import Grader
+
+class Graded(Protocol):
+    """What this step reads of a grading that has run (the grader, which calls it)."""
+
+    @property
+    def decode_error(self) -> Said | None: ...
+    @property
+    def started(self) -> float | None: ...
+    @property
+    def results(self) -> Mapping[str, CaseResult]: ...
+    @property
+    def by_id(self) -> Mapping[str, Case]: ...
+    @property
+    def limits(self) -> Limits: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def path(self) -> object: ...
+
 
 __all__ = ["MAX_ALONE", "keeps_state"]
 
 MAX_ALONE = 3  # failed cases run again alone, at most: each costs an interpreter's start
 
 
-def _candidates(grader: Grader) -> list[str]:
+def _candidates(grader: Graded) -> list[str]:
     """Failed cases (a value, not an error, a timeout or template code) of a function
     that passed other cases: the pattern state leaves."""
     passed = {
@@ -39,7 +60,7 @@ def _candidates(grader: Grader) -> list[str]:
     ][:MAX_ALONE]
 
 
-def keeps_state(grader: Grader) -> Said | None:
+def keeps_state(grader: Graded) -> Said | None:
     """The note that a function seems to keep state, when a failed case passes alone in
     a fresh child; None otherwise (or when the budget is spent or the run was stopped)."""
     if grader.decode_error is not None or grader.started is None:
