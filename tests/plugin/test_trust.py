@@ -17,6 +17,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -306,6 +307,7 @@ def test_cleanup_failure_cannot_stop_the_reports(
 
     class Session:
         exitstatus = 0
+        config = SimpleNamespace(option=SimpleNamespace(collectonly=False))
 
     run.pytest_sessionfinish(Session())  # type: ignore[arg-type]
     assert json.loads(report.read_text("utf-8"))["score"] == 0  # written all the same

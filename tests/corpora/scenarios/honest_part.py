@@ -73,16 +73,16 @@ def _evaluate_topology(capacity_report, memory_by_pool, memory_limits, transfer_
         for value in values.values():
             _number(value, "ledger value")
     over = sorted(pool for pool, used in memory_by_pool.items()
-                  if pool not in memory_limits or float(used) > float(memory_limits[pool]))
+                  if pool not in memory_limits or used > memory_limits[pool])
     hard = [reason for reason, failed in (("memory_limit", bool(over)),
                                           ("version_sync", not version_sync_ok),
                                           ("recovery_not_ready", not recovery_ok)) if failed]
     unstable = sorted(capacity_report.get("unstable_stages", []))
-    overloaded = sorted(name for name, value in exposure.items() if float(value) > budget)
+    overloaded = sorted(name for name, value in exposure.items() if value > budget)
     pressures = []
     if unstable or not capacity_report["queue_stable"]:
         pressures.append("unstable_queue")
-    if overloaded or float(transfer_report["critical_exposed_seconds_per_s"]) > budget:
+    if overloaded or transfer_report["critical_exposed_seconds_per_s"] > budget:
         pressures.append("exposed_transfer")
     decision = "reject" if hard else "tune" if pressures else "accept"
     return {"decision": decision, "reasons": hard or pressures, "over_limit_pools": over,
