@@ -275,6 +275,58 @@ def loads_strict(data: bytes | str) -> Any:
     return _parse(data, raw_surrogates=not _encodable(data))
 
 
+_SLOW = object()
+# Digits all read as 0 (a run of them is one search), whitespace dropped (a key's closing
+# quote then meets its colon): what ``_fast_parse`` counts and looks for.
+_MARKS = bytes.maketrans(b"123456789", b"000000000")
+_WHITESPACE = b" \t\n\r"
+_CONTAINERS = frozenset((dict, list))
+
+
+def _key_count(doc: Any) -> int:
+    """How many keys the parsed document's objects hold, all levels together."""
+    keys = 0
+    stack = [doc] if type(doc) in _CONTAINERS else []
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            keys += len(node)
+            node = node.values()
+        elif all(type(item) is dict for item in node):
+            # A list of objects (the samples): their sizes summed in C, and only the
+            # containers among their values walked.
+            keys += sum(map(len, node))
+            stack += [v for item in node for v in item.values() if type(v) in _CONTAINERS]
+            continue
+        stack += [v for v in node if type(v) in _CONTAINERS]
+    return keys
+
+
+def _fast_parse(text: str) -> Any:
+    """The document parsed by the C scanner without the per-integer and per-object
+    hooks, or ``_SLOW`` where the text may hold what only those hooks refuse or it fails (issue 40:
+    they were most of the parse). The same document or refusal either way:
+
+    * an integer literal overflows a double only with more than ``_FLOAT_DIGITS`` digits
+      (the bound ``_float_sized_int`` applies): no digit run that long, no such integer;
+    * each key written ends in a closing quote then (past whitespace) its colon, so the
+      text holds at least as many ``":`` as keys written; a repeated key leaves the parsed
+      objects with fewer. Equal counts: no key repeats;
+    * a text this parse refuses goes to the hooked parse, which tells the first problem.
+    """
+    marks = text.encode("utf-8", "surrogatepass").translate(_MARKS, _WHITESPACE)
+    if b"0" * (_FLOAT_DIGITS + 1) in marks:
+        return _SLOW
+    written = marks.count(b'":')
+    del marks
+    try:
+        doc = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except (ValueError, RecursionError):
+        # A refusal is told by the hooked parse, which meets the problems in text order.
+        return _SLOW
+    return doc if _key_count(doc) == written else _SLOW
+
+
 def _parse(text: str, *, raw_surrogates: bool) -> Any:
     text = text.removeprefix("\ufeff")
     # isspace() rather than strip(): no copy of a 64 MiB text.
@@ -286,13 +338,15 @@ def _parse(text: str, *, raw_surrogates: bool) -> Any:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        doc = json.loads(
-            text,
-            object_pairs_hook=_no_duplicates,
-            parse_constant=_reject_constant,
-            parse_float=_finite_float,
-            parse_int=_float_sized_int,
-        )
+        doc = _fast_parse(text)
+        if doc is _SLOW:
+            doc = json.loads(
+                text,
+                object_pairs_hook=_no_duplicates,
+                parse_constant=_reject_constant,
+                parse_float=_finite_float,
+                parse_int=_float_sized_int,
+            )
     except _Refused as exc:
         raise StrictJSONError(str(exc), _locate(text, exc.kind)) from None
     except StrictJSONError:
