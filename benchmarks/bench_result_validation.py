@@ -311,6 +311,19 @@ def main() -> int:
             f"{t_whole / t_bare:5.1f} x a bare json.load of the file ({t_bare:.3f} s)  "
             f"[target <= 3 x; score {whole.score:g}/{whole.max_score:g}]"
         )
+        # A long run: the same shape with as many samples as make a ~13 MB file (issue 40's
+        # size), written with indent=1 as the runner writes it.
+        long_path = Path(tmp) / "long_run.json"
+        long_doc = build_one_hour_doc(SAMPLES * 4)
+        long_path.write_text(json.dumps(long_doc, indent=1), encoding="utf-8")
+        del long_doc
+        t_bare_long, _ = _time(lambda: _bare_json_load(long_path), repeat)
+        t_long, graded = _time(lambda: grade_result_file(long_path), repeat)
+        print(
+            f"  long run ({long_path.stat().st_size / 1e6:.1f} MB): grade_result_file "
+            f"{t_long:.3f} s  {t_long / t_bare_long:5.1f} x a bare json.load "
+            f"({t_bare_long:.3f} s)  [target <= 3 x; score {graded.score:g}/{graded.max_score:g}]"
+        )
         per_check = _per_check(doc, repeat)
         print("  per check: " + ", ".join(f"{k} {v / t_bare:.2f} x" for k, v in per_check))
 

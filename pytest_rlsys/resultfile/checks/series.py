@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import pairwise
+from operator import sub
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.evidence import as_number, listing, secs
@@ -67,12 +68,33 @@ class Sampled:
     def times(self, keep: Callable[[Mapping[str, Any]], bool]) -> list[float]:
         """Sorted times of the samples ``keep`` accepts."""
         return sorted(
-            t for s in self.samples if keep(s) and (t := as_number(s.get("t_s"))) is not None
+            t for s, t in zip(self.samples, self._times, strict=True) if keep(s) and t is not None
+        )
+
+    @cached_property
+    def _times(self) -> list[float | None]:
+        """Each sample's time, read once for every pass (issue 40)."""
+        return [as_number(s.get("t_s")) for s in self.samples]
+
+    @cached_property
+    def _reasons(self) -> list[object]:
+        return [s.get("reason") for s in self.samples]
+
+    def times_for(self, *reasons: object) -> list[float]:
+        """Sorted times of the samples whose ``reason`` (None: none given) is one of these."""
+        return sorted(
+            t
+            for r, t in zip(self._reasons, self._times, strict=True)
+            if r in reasons and t is not None
         )
 
     @cached_property
     def periodic(self) -> list[float]:
-        return self.times(lambda s: s.get("reason") != "boundary")
+        return sorted(
+            t
+            for r, t in zip(self._reasons, self._times, strict=True)
+            if r != "boundary" and t is not None
+        )
 
     @cached_property
     def series(self) -> list[float]:
@@ -88,6 +110,8 @@ class Sampled:
             t = as_number(s.get("t_s"))
             return t is not None and not any(abs(t - e) <= RESUME_LEAD_S for e in edges)
 
+        if all(r == "periodic" or r == "boundary" for r in self._reasons):
+            return self.times_for("periodic")  # every sample says what it is
         return self.times(own)
 
 
@@ -97,6 +121,8 @@ def _gap(g: Sampled) -> list[str]:
     start = min(g.span[0], g.periodic[0]) if g.periodic else g.span[0]
     inside = [t for t in g.periodic if start <= t <= g.span[1]]
     edges = [start, *inside, g.span[1]]
+    if max(map(sub, edges[1:], edges)) <= limit + TIME_TOLERANCE_S:
+        return []
     gap, at = max(((b - a, (a, b)) for a, b in pairwise(edges)), default=(0.0, (0.0, 0.0)))
     if gap <= limit + TIME_TOLERANCE_S:
         return []
@@ -123,6 +149,8 @@ def _too_close(g: Sampled) -> list[str]:
     times, interval = g.series, g.interval
     for m in SPAN_COUNTS:
         floor = (m - 1) * interval - SCHEDULE_SLACK_S
+        if min(map(sub, times[m:], times), default=floor) >= floor:
+            continue  # no span too short: the pairs need not be read one by one
         for a, b in zip(times, times[m:], strict=False):
             if b - a < floor:
                 return [
@@ -163,6 +191,9 @@ def _no_common_phase(times: Sequence[float], interval: float) -> bool:
 def _off_schedule(g: Sampled) -> list[str]:
     """One tick phase fits each stretch of the series."""
     times = g.series
+    closest = min(map(sub, times[1:], times), default=g.interval)
+    if g.interval - closest - 2 * SCHEDULE_SLACK_S <= 0:
+        return []  # no pair makes an arc (_no_common_phase), so every stretch fits
     for first in range(0, max(len(times) - 1, 0), PHASE_STRETCH):
         stretch = times[first : first + PHASE_STRETCH + 1]
         if _no_common_phase(stretch, g.interval):
@@ -183,7 +214,7 @@ def _stray_boundary(g: Sampled) -> list[str]:
     subs = [w for p, w in g.windows.items() if p in SYNC_SUB_PHASES]
     stray = [
         t
-        for t in g.times(lambda s: s.get("reason") == "boundary")
+        for t in g.times_for("boundary")
         if not any(abs(t - edge) <= RESUME_LEAD_S for w in subs for edge in w)
     ]
     if not stray:
@@ -199,7 +230,7 @@ def _boundary_present(g: Sampled) -> list[str]:
     """With boundary sampling on, a sample at every phase start and end."""
     if not g.boundary:
         return []
-    capable = g.times(lambda s: s.get("reason") in (None, "boundary"))
+    capable = g.times_for(None, "boundary")
     reach = BOUNDARY_REACH * g.interval
     missing: list[str] = []
     for phase, (start, end) in g.windows.items():
