@@ -23,6 +23,7 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Literal
 
 from pytest_rlsys.resultfile import schemas as schema_registry
@@ -283,35 +284,41 @@ _WHITESPACE = b" \t\n\r"
 _CONTAINERS = frozenset((dict, list))
 
 
-def _key_count(doc: Any) -> int:
-    """How many keys the parsed document's objects hold, all levels together."""
+def _unhooked_keys(doc: Any) -> int | None:
+    """How many keys the document's objects hold, all levels together; None where it holds
+    an infinity (a float literal too large for a double, which ``_finite_float`` refuses).
+    Walked in C where it can be: a list of objects (the samples) is summed and searched
+    whole."""
     keys = 0
-    stack = [doc] if type(doc) in _CONTAINERS else []
+    stack: list[Any] = [[doc]]  # a top-level number is searched like any other
     while stack:
         node = stack.pop()
+        values: Any = node
         if type(node) is dict:
             keys += len(node)
-            node = node.values()
-        elif all(type(item) is dict for item in node):
-            # A list of objects (the samples): their sizes summed in C, and only the
-            # containers among their values walked.
+            values = node.values()
+        elif node and set(map(type, node)) == {dict}:
             keys += sum(map(len, node))
-            stack += [v for item in node for v in item.values() if type(v) in _CONTAINERS]
-            continue
-        stack += [v for v in node if type(v) in _CONTAINERS]
+            values = list(chain.from_iterable(map(dict.values, node)))
+        if math.inf in values or -math.inf in values:
+            return None
+        if not _CONTAINERS.isdisjoint(map(type, values)):
+            stack += [v for v in values if type(v) in _CONTAINERS]
     return keys
 
 
 def _fast_parse(text: str) -> Any:
-    """The document parsed by the C scanner without the per-integer and per-object
-    hooks, or ``_SLOW`` where the text may hold what only those hooks refuse or it fails (issue 40:
-    they were most of the parse). The same document or refusal either way:
+    """The document parsed by the C scanner without the per-number and per-object
+    hooks, or ``_SLOW`` where the text may hold what only those hooks refuse, or fails
+    (issue 40: the hooks were most of the parse). The same document or refusal either way:
 
     * an integer literal overflows a double only with more than ``_FLOAT_DIGITS`` digits
       (the bound ``_float_sized_int`` applies): no digit run that long, no such integer;
     * each key written ends in a closing quote then (past whitespace) its colon, so the
       text holds at least as many ``":`` as keys written; a repeated key leaves the parsed
       objects with fewer. Equal counts: no key repeats;
+    * a float literal beyond a double parses to an infinity, which the document then holds
+      (NaN and Infinity themselves still meet ``parse_constant``);
     * a text this parse refuses goes to the hooked parse, which tells the first problem.
     """
     marks = text.encode("utf-8", "surrogatepass").translate(_MARKS, _WHITESPACE)
@@ -320,11 +327,11 @@ def _fast_parse(text: str) -> Any:
     written = marks.count(b'":')
     del marks
     try:
-        doc = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        doc = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         # A refusal is told by the hooked parse, which meets the problems in text order.
         return _SLOW
-    return doc if _key_count(doc) == written else _SLOW
+    return doc if _unhooked_keys(doc) == written else _SLOW
 
 
 def _parse(text: str, *, raw_surrogates: bool) -> Any:

@@ -89,6 +89,8 @@ def test_the_fast_path_parses_and_refuses_exactly_as_the_hooked_parse(text: str)
         '{"s": "x\\":", "a": 1, "a": 2}',  # a quote-colon inside a string, and a repeat
         '{"n": [' + "9" * 309 + "]}",  # a digit run too long for the unhooked parse
         '{"a": {"k": 1, "k": 2}, "b": 1e999}',  # two refusals: the first in the text told
+        '{"s": [{"t": 1.0}, {"t": 1e400}]}',  # a float beyond a double among the samples
+        "-1e999",  # ... or alone
     ],
 )
 def test_what_the_unhooked_parse_cannot_judge_goes_to_the_hooked_one(text: str) -> None:
