@@ -26,6 +26,7 @@ from pytest_rlsys.resultfile.checks.series import Sampled, coverage_problems
 from pytest_rlsys.resultfile.checks.timeline import (
     SamplesLike,
     Series,
+    column,
     phase_windows,
     phases_holding,
     run_span,
@@ -120,8 +121,8 @@ def _duplicate_problems(name: str, samples: Sequence[Mapping[str, Any]]) -> list
     """Sample times strictly increase. The one exception: a boundary sample may share its
     time with another sample (the boundary hook and the sampler thread read the clock
     independently); two periodic samples never do."""
-    times: list[Any] = [sample.get("t_s") for sample in samples]
-    if all(type(t) is float for t in times) and all(map(lt, times, times[1:])):
+    times = column(samples, "t_s")
+    if set(map(type, times)) <= {float} and all(map(lt, times, times[1:])):
         return []  # strictly increasing: neither fault below can be (issue 40)
     problems: list[str] = []
     previous: Mapping[str, Any] | None = None
@@ -183,7 +184,9 @@ def _beyond(
 ) -> bool:
     """Whether some sample's reading of ``key`` may be at or below ``low`` or above
     ``high``: one C-speed pass that spares the careful per-sample scan an honest file."""
-    values = [v for s in samples if type(v := s.get(key)) is int or type(v) is float]
+    values = column(samples, key)
+    if not set(map(type, values)) <= {int, float}:
+        values = [v for v in values if type(v) is int or type(v) is float]
     return bool(values) and (min(values) <= low or max(values) > high)
 
 

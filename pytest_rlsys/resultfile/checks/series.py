@@ -28,12 +28,12 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import pairwise
-from operator import sub
-from typing import Any
+from itertools import pairwise, repeat
+from operator import eq, sub
+from typing import Any, cast
 
 from pytest_rlsys.resultfile.checks.evidence import as_number, listing, secs
-from pytest_rlsys.resultfile.checks.timeline import phase_at, window_text
+from pytest_rlsys.resultfile.checks.timeline import column, phase_at, window_text
 from pytest_rlsys.resultfile.checks.vocabulary import (
     BOUNDARY_REACH,
     GAP_FACTOR,
@@ -74,11 +74,12 @@ class Sampled:
     @cached_property
     def _times(self) -> list[float | None]:
         """Each sample's time, read once for every pass (issue 40)."""
-        return [as_number(s.get("t_s")) for s in self.samples]
+        times = column(self.samples, "t_s")
+        return times if set(map(type, times)) <= {float} else list(map(as_number, times))
 
     @cached_property
     def _reasons(self) -> list[object]:
-        return [s.get("reason") for s in self.samples]
+        return column(self.samples, "reason")
 
     def times_for(self, *reasons: object) -> list[float]:
         """Sorted times of the samples whose ``reason`` (None: none given) is one of these."""
@@ -89,7 +90,14 @@ class Sampled:
         )
 
     @cached_property
+    def _only_periodic(self) -> bool:
+        """Every sample a periodic reading with a float time (no sample to sift)."""
+        return all(map(eq, self._reasons, repeat("periodic"))) and None not in self._times
+
+    @cached_property
     def periodic(self) -> list[float]:
+        if self._only_periodic:
+            return sorted(cast(list[float], self._times))
         return sorted(
             t
             for r, t in zip(self._reasons, self._times, strict=True)
@@ -110,6 +118,8 @@ class Sampled:
             t = as_number(s.get("t_s"))
             return t is not None and not any(abs(t - e) <= RESUME_LEAD_S for e in edges)
 
+        if self._only_periodic:
+            return self.periodic
         if all(r == "periodic" or r == "boundary" for r in self._reasons):
             return self.times_for("periodic")  # every sample says what it is
         return self.times(own)
@@ -119,7 +129,7 @@ def _gap(g: Sampled) -> list[str]:
     """The series covers the run, from its first reading (before init) to the run's end."""
     limit = GAP_FACTOR * g.interval + STALL_SLACK_S
     start = min(g.span[0], g.periodic[0]) if g.periodic else g.span[0]
-    inside = [t for t in g.periodic if start <= t <= g.span[1]]
+    inside = g.periodic[bisect_left(g.periodic, start) : bisect_right(g.periodic, g.span[1])]
     edges = [start, *inside, g.span[1]]
     if max(map(sub, edges[1:], edges)) <= limit + TIME_TOLERANCE_S:
         return []

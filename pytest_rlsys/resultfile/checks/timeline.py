@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import pairwise
+from itertools import repeat
+from operator import le
 from typing import Any, cast
 
 from pytest_rlsys.resultfile.checks.evidence import as_number, listing, mappings
@@ -39,6 +40,14 @@ def phase_windows(events: Iterable[Mapping[str, Any]]) -> dict[str, tuple[float,
     return dict(sorted(windows.items(), key=lambda item: (item[1][0], item[1][1])))
 
 
+def column(samples: Sequence[Mapping[str, Any]], key: str) -> list[Any]:
+    """Each sample's ``key`` (None where it has none): read in C where the samples are
+    plain objects, as parsed (issue 40)."""
+    if set(map(type, samples)) <= {dict}:
+        return list(map(dict.get, cast(Sequence[dict[str, Any]], samples), repeat(key)))
+    return [sample.get(key) for sample in samples]
+
+
 class Series:
     """A group's samples sorted by time, so a window query is two bisections.
 
@@ -49,6 +58,20 @@ class Series:
     __slots__ = ("times", "values")
 
     def __init__(self, samples: Sequence[Mapping[str, Any]]) -> None:
+        times: list[Any] = column(samples, "t_s")
+        values: list[Any] = column(samples, "gpu_used_mb")
+        if not (set(map(type, times)) <= {float} and set(map(type, values)) <= {int, float}):
+            times, values = self._readings(samples)
+        if not all(map(le, times, times[1:])):
+            order = sorted(range(len(times)), key=times.__getitem__)
+            times = [times[i] for i in order]
+            values = [values[i] for i in order]
+        self.times: list[float] = times
+        self.values: list[float] = values
+
+    @staticmethod
+    def _readings(samples: Sequence[Mapping[str, Any]]) -> tuple[list[float], list[float]]:
+        """The samples that are readings (a time and a number), as written."""
         times: list[float] = []
         values: list[float] = []
         number = (int, float)
@@ -60,12 +83,7 @@ class Series:
             times.append(t)
             # Keep the value as written (an int stays an int in the output).
             values.append(cast(float, used))
-        if any(b < a for a, b in pairwise(times)):
-            order = sorted(range(len(times)), key=times.__getitem__)
-            times = [times[i] for i in order]
-            values = [values[i] for i in order]
-        self.times = times
-        self.values = values
+        return times, values
 
     def inside(self, start: float, end: float) -> list[float]:
         """gpu_used_mb of the samples with start <= t_s <= end."""
