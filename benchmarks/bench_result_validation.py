@@ -26,8 +26,16 @@ Measured (issue 40, CPU time, best of 9, the one-hour file written with indent=1
 tables judge, a 2-core host at load 10): grade_result_file was 6.3 x a bare json.load on
 main 28c8133 and is 5.4 x after this round (resume_calls 0.71 -> 0.51 x, the notes no
 longer derive the measurements twice, no oversized-integer walk after the strict parse).
-What is left: the strict parse 1.7 x (its duplicate-key and finite-number hooks; plain
-json.loads is 0.85 x), the schema 0.26 x, resource_sampling 2.3 x.
+Then (rf-speed, CPU time, best of 5, old and new alternated on one 2-core host at load
+~10, this script's files): grade_result_file 6.0-6.2 x -> 4.4-4.6 x on the one-hour file
+(2.4 MiB) and 4.6 x -> 3.8-3.9 x on the long run (57,600 samples a group, indent=1,
+13.5 MB). The strict parse runs the C scanner without its per-number and per-object hooks
+where a byte scan and a key count prove they would refuse nothing; resource_sampling
+reads each column once, in C, and runs its per-sample and per-pair scans only where a
+C-speed bound says a fault may be (2.5 x -> 1.5 x); grading runs without the cyclic
+collector. What is left above 3 x: the fast parse's own checks (the marks scan and the
+key walk, ~0.5 x), the schema (0.25 x), resume_calls (0.5 x: it builds a second Series),
+resource_sampling's remaining passes (~1.2 x).
 
 Run:  .venv/bin/python benchmarks/bench_result_validation.py [--repeat N] [--no-64mib]
 """
