@@ -348,8 +348,11 @@ def _hollow_phase_problems(name: str, table: Mapping[str, Any], series: Series) 
         if a0 is None or a1 is None or start is None or end is None or min(a0, a1) <= 0:
             continue
         floor = HOLLOW_FRACTION * min(a0, a1)
+        inside = series.inside(start, end)
         low = [
-            v for x in series.inside(start, end) if (v := as_number(x)) is not None and v < floor
+            v
+            for x in (inside if inside and min(inside) < floor else ())
+            if (v := as_number(x)) is not None and v < floor
         ]
         if low:
             found.append(

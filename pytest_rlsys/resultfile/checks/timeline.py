@@ -155,7 +155,8 @@ def phases_holding(
     for name, (start, end) in windows.items():
         # Compared directly (exact for int and float alike, never overflowing).
         low, high = value - MEMORY_TOLERANCE_MB, value + MEMORY_TOLERANCE_MB
-        if any(low <= v <= high for v in series.inside(start, end)):
+        # low and high are floats (the tolerance is), whose comparisons take any number.
+        if any(map(high.__ge__, filter(low.__le__, series.inside(start, end)))):
             holding.append(name)
     return holding
 
