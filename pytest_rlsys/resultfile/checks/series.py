@@ -78,21 +78,21 @@ class Sampled:
         return times if set(map(type, times)) <= {float} else list(map(as_number, times))
 
     @cached_property
-    def _reasons(self) -> list[object]:
+    def reasons(self) -> list[object]:
         return column(self.samples, "reason")
 
     def times_for(self, *reasons: object) -> list[float]:
         """Sorted times of the samples whose ``reason`` (None: none given) is one of these."""
         return sorted(
             t
-            for r, t in zip(self._reasons, self._times, strict=True)
+            for r, t in zip(self.reasons, self._times, strict=True)
             if r in reasons and t is not None
         )
 
     @cached_property
     def _only_periodic(self) -> bool:
         """Every sample a periodic reading with a float time (no sample to sift)."""
-        return all(map(eq, self._reasons, repeat("periodic"))) and None not in self._times
+        return all(map(eq, self.reasons, repeat("periodic"))) and None not in self._times
 
     @cached_property
     def periodic(self) -> list[float]:
@@ -100,7 +100,7 @@ class Sampled:
             return sorted(cast(list[float], self._times))
         return sorted(
             t
-            for r, t in zip(self._reasons, self._times, strict=True)
+            for r, t in zip(self.reasons, self._times, strict=True)
             if r != "boundary" and t is not None
         )
 
@@ -120,7 +120,7 @@ class Sampled:
 
         if self._only_periodic:
             return self.periodic
-        if all(r == "periodic" or r == "boundary" for r in self._reasons):
+        if all(r == "periodic" or r == "boundary" for r in self.reasons):
             return self.times_for("periodic")  # every sample says what it is
         return self.times(own)
 
@@ -219,7 +219,7 @@ def _off_schedule(g: Sampled) -> list[str]:
 
 def _stray_boundary(g: Sampled) -> list[str]:
     """With boundary sampling off, only the actor's probes sample at sub-phase edges."""
-    if g.boundary:
+    if g.boundary or "boundary" not in g.reasons:
         return []
     subs = [w for p, w in g.windows.items() if p in SYNC_SUB_PHASES]
     stray = [
