@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Literal
@@ -282,28 +283,38 @@ _SLOW = object()
 _MARKS = bytes.maketrans(b"123456789", b"000000000")
 _WHITESPACE = b" \t\n\r"
 _CONTAINERS = frozenset((dict, list))
+_INFINITIES = frozenset((math.inf, -math.inf))
+
+
+def _values(node: Any) -> tuple[Iterable[Any], int]:
+    """A container's values and how many keys it holds; a list of objects (the samples)
+    as one run of all their values, summed and searched in C."""
+    if type(node) is dict:
+        return node.values(), len(node)
+    if node and set(map(type, node)) == {dict}:
+        return chain.from_iterable(map(dict.values, node)), sum(map(len, node))
+    return node, 0
 
 
 def _unhooked_keys(doc: Any) -> int | None:
     """How many keys the document's objects hold, all levels together; None where it holds
-    an infinity (a float literal too large for a double, which ``_finite_float`` refuses).
-    Walked in C where it can be: a list of objects (the samples) is summed and searched
-    whole."""
+    an infinity (a float literal too large for a double, which ``_finite_float`` refuses)."""
     keys = 0
     stack: list[Any] = [[doc]]  # a top-level number is searched like any other
     while stack:
         node = stack.pop()
-        values: Any = node
-        if type(node) is dict:
-            keys += len(node)
-            values = node.values()
-        elif node and set(map(type, node)) == {dict}:
-            keys += sum(map(len, node))
-            values = list(chain.from_iterable(map(dict.values, node)))
+        values, held = _values(node)
+        keys += held
+        try:
+            # One hashing pass, which only an object or array (unhashable) stops.
+            if not _INFINITIES.isdisjoint(values):
+                return None
+            continue
+        except TypeError:
+            values = list(_values(node)[0])
         if math.inf in values or -math.inf in values:
             return None
-        if not _CONTAINERS.isdisjoint(map(type, values)):
-            stack += [v for v in values if type(v) in _CONTAINERS]
+        stack += [v for v in values if type(v) in _CONTAINERS]
     return keys
 
 
