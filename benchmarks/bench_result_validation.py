@@ -26,16 +26,16 @@ Measured (issue 40, CPU time, best of 9, the one-hour file written with indent=1
 tables judge, a 2-core host at load 10): grade_result_file was 6.3 x a bare json.load on
 main 28c8133 and is 5.4 x after this round (resume_calls 0.71 -> 0.51 x, the notes no
 longer derive the measurements twice, no oversized-integer walk after the strict parse).
-Then (rf-speed, CPU time, best of 5, old and new alternated on one 2-core host at load
-~10, this script's files): grade_result_file 6.0-6.2 x -> 4.4-4.6 x on the one-hour file
-(2.4 MiB) and 4.6 x -> 3.8-3.9 x on the long run (57,600 samples a group, indent=1,
-13.5 MB). The strict parse runs the C scanner without its per-number and per-object hooks
-where a byte scan and a key count prove they would refuse nothing; resource_sampling
-reads each column once, in C, and runs its per-sample and per-pair scans only where a
-C-speed bound says a fault may be (2.5 x -> 1.5 x); grading runs without the cyclic
-collector. What is left above 3 x: the fast parse's own checks (the marks scan and the
-key walk, ~0.5 x), the schema (0.25 x), resume_calls (0.5 x: it builds a second Series),
-resource_sampling's remaining passes (~1.2 x).
+Then (rf-speed, CPU time, best of 5, main bfff387 and the branch alternated 3 times on one
+2-core host at load ~4; the one-hour file compact, 2.4 MiB; the long run of this script,
+57,600 samples a group, indent=1, 13.5 MB): grade_result_file 5.8-6.1 x -> 3.9-4.1 x on
+the one-hour file and 4.6-5.2 x -> 3.1-3.5 x on the long run. loads_strict 39 -> 30 ms and
+178 -> 141 ms: the C scanner runs without the per-number and per-object hooks where a
+byte scan and one walk (key count, infinities) prove they would refuse nothing.
+resource_sampling 2.5 x -> 1.4 x: each column read once, in C, the per-sample and
+per-pair scans only where a C-speed bound says a fault may be; grading runs without the
+cyclic collector. Left above 3 x: the fast parse's own checks (~0.4 x), the schema
+(0.25 x), resume_calls (0.45 x: a second Series), resource_sampling's passes (1.4 x).
 
 Run:  .venv/bin/python benchmarks/bench_result_validation.py [--repeat N] [--no-64mib]
 """
