@@ -10,9 +10,11 @@ edge-biased strategies derive them (Hypothesis favours the same points):
   at ``c == 0``: ``-0.0`` (not negative: ``-0.0 < 0`` is False) and the smallest
   subnormal either side;
 - a stated tolerance (``math.isclose(rel_tol=1e-9, abs_tol=1e-12)``): gaps of 0.5x,
-  1.5x and 2x the tolerance, relative (at 1 and 1e12) and absolute (near 0).  The edge
-  itself (1x) is not sent: there a formula's own rounding decides, and two correct
-  spellings of the same tolerance may round apart;
+  0.99x, 1.01x, 1.5x and 2x the tolerance, relative (at 1 and 1e12) and absolute (near
+  0).  The edge itself (1x) is not sent: there a formula's own rounding decides, and two
+  correct spellings of the same tolerance may round apart; 1 % either side is a
+  million times wider than any rounding of them, and closes a band off by any factor
+  over 1.02 (a tolerance of 1.1e-9 for 1e-9);
 - an exact comparison of values the learner's code receives as they are (TODO 3's
   memory, limits, exposures): ints past 2**53, where ``float()`` loses the difference;
 - a pairwise rule: both orders of the pair (the larger value first, then last);
@@ -74,9 +76,9 @@ def exact_edges(c: float) -> list[tuple[str, float]]:
 
 def band_gaps() -> list[tuple[str, float, float, float]]:
     """(label, base, other, k): ``other`` lies k tolerances from ``base``, relative at 1
-    and at 1e12, absolute near 0; k in 0.5 (inside), 1.5 and 2 (outside)."""
+    and at 1e12, absolute near 0; k in 0.5 and 0.99 (inside), 1.01, 1.5 and 2 (outside)."""
     out = []
-    for k in (0.5, 1.5, 2.0):
+    for k in (0.5, 0.99, 1.01, 1.5, 2.0):
         tag = str(k).replace(".", "_")
         out.append((f"rel_{tag}x", 1.0, 1.0 * (1 + k * REL_TOL), k))
         out.append((f"rel_large_{tag}x", 1e12, 1e12 * (1 + k * REL_TOL), k))
