@@ -29,6 +29,12 @@ def _positive(value: Any, what: str) -> float:
     return number
 
 
+def _as_sent(value: Any) -> Any:
+    """A number as sent (an int stays an int: Python compares it exactly), anything else
+    as float() reads it."""
+    return value if isinstance(value, (int, float)) else float(value)
+
+
 def _non_negative(value: Any, what: str) -> float:
     number = _finite(value, what)
     if number < 0:
@@ -161,9 +167,13 @@ def evaluate_topology(
     fabric_exposure: Mapping[str, Any] = transfer_report.get("fabric_exposed_seconds_per_s", {})
     _ledger_values(fabric_exposure.values(), "fabric exposure")
 
+    # Numbers are compared as sent, as Python's > compares: 10**20 + 1 is more than 10**20
+    # (float() first would make them equal); anything else as float() reads it.
+    memory_by_pool = {pool: _as_sent(used) for pool, used in memory_by_pool.items()}
+    memory_limits = {pool: _as_sent(limit) for pool, limit in memory_limits.items()}
+    fabric_exposure = {name: _as_sent(value) for name, value in fabric_exposure.items()}
+
     # A pool without a declared limit cannot be admitted: treat it as over the limit.
-    # Compared as sent, as Python's > compares: 10**20 + 1 is more than 10**20 (float()
-    # first would make them equal).
     over_limit = sorted(
         pool
         for pool, used in memory_by_pool.items()
@@ -182,7 +192,7 @@ def evaluate_topology(
     pressures: list[str] = []
     if unstable or not capacity_report["queue_stable"]:
         pressures.append("unstable_queue")
-    if overloaded or transfer_report["critical_exposed_seconds_per_s"] > budget:
+    if overloaded or _as_sent(transfer_report["critical_exposed_seconds_per_s"]) > budget:
         pressures.append("exposed_transfer")
 
     if hard:

@@ -86,13 +86,13 @@ def test_the_calibration_figures_are_the_docs_s(tmp_path: Path) -> None:
     assert max(independent.values()) < birthmark.THRESHOLD <= min(copies.values())
     assert round(max(independent.values()), 3) == 0.865
     assert {n.split("/")[1] for n, s in independent.items() if s > 0.7} == KNEW_THE_REFERENCE
-    assert round(max(s for n, s in independent.items() if "cleanroom" in n), 3) == 0.217
+    assert round(max(s for n, s in independent.items() if "cleanroom" in n), 3) == 0.215
     assert round(min(copies.values()), 3) == 0.896  # cleanroom3/copy4_reordered_loops.py
     for missed in ("copy3_inlined_no_temps.py", "copy6_mix_30min.py", "copy7_copy_of_copy6.py"):
         assert copies[f"cleanroom3/{missed}"] >= birthmark.THRESHOLD
-    assert len(copies) == 40 and len(independent) == 27
+    assert len(copies) == 40 and len(independent) == 28
     assert max(partial.values()) < birthmark.THRESHOLD
-    assert round(max(partial.values()), 3) == 0.514
+    assert round(max(partial.values()), 3) == 0.519
 
 
 HOSTILE = textwrap.dedent(
