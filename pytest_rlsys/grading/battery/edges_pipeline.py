@@ -56,6 +56,17 @@ def derive_ties(b: BatteryBuilder, rng: random.Random, s: Statement) -> None:
             )
 
 
+# exact_edges' labels, as a zh learner reads them (the en text spells the label out).
+_ZH_EDGE = {
+    "ulp_below": "比容量小一个 ulp",
+    "at": "等于容量",
+    "ulp_above": "比容量大一个 ulp",
+    "half": "为容量的一半",
+    "one_and_a_half": "为容量的 1.5 倍",
+    "double": "为容量的 2 倍",
+}
+
+
 def derive_margins(b: BatteryBuilder, rng: random.Random, s: Statement) -> None:
     """unstable: the arrival rate at the capacity's exact edges (a margin below 0 is
     negative, exactly 0 is stable); the bottleneck's multiplier 2, the other's 0.5."""
@@ -71,7 +82,7 @@ def derive_margins(b: BatteryBuilder, rng: random.Random, s: Statement) -> None:
                 Msg(
                     f"an arrival rate {label.replace('_', ' ')} the capacity {magnitude:g}: "
                     f"the margin is {sign}",
-                    f"到达率与容量 {magnitude:g} 的关系为 {label}：余量"
+                    f"到达率{_ZH_EDGE[label]}（容量 {magnitude:g}）：余量"
                     + ("为负" if arrival > magnitude else "不为负"),
                 ),
                 s.rule,
