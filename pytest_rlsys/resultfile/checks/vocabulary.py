@@ -9,6 +9,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# Sub-phases inside the sync window, in this order when present (the runner's own table).
+from pytest_rlsys.resultfile.runner_states import SYNC_SUB_PHASES as SYNC_SUB_PHASES
+
 CHECK_NAMES: tuple[str, ...] = (
     "initial_lora_match",
     "updated_lora_match",
@@ -47,10 +50,6 @@ REQUIRED_PHASE_ORDER: tuple[str, ...] = (
     "rollout_after_update",
     "score_after_update",
 )
-
-
-# Sub-phases inside the sync window, in this order when present.
-SYNC_SUB_PHASES: tuple[str, ...] = ("resume_weights", "weight_transfer", "resume_kv_cache")
 
 
 # Phases required only when the engine is released (free_cache_engine true).
