@@ -62,6 +62,7 @@ def test_grading_modules_are_not_rewritten(tmp_path: Path) -> None:
         "pytest_rlsys.plugin",
         "pytest_rlsys.plugin.norewrite",
         "pytest_rlsys.settings",
+        "pytest_rlsys.option_values",  # the settings table's value parsers
     }
 
 
