@@ -16,7 +16,10 @@ import pytest
 from pytest_rlsys.outputs.kits import SCRIPTS, script
 from tests.conftest import REPO
 
-SHELL_SCRIPTS = sorted(p for p in SCRIPTS.iterdir() if p.suffix != ".py" and p.suffix != ".yml")
+# Files only: an installed package may hold a __pycache__ beside the scripts.
+SHELL_SCRIPTS = sorted(
+    p for p in SCRIPTS.iterdir() if p.is_file() and p.suffix not in (".py", ".yml", ".pyc")
+)
 
 
 def test_every_kit_script_passes_shellcheck() -> None:
