@@ -8,7 +8,6 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,14 +17,7 @@ pytest.importorskip("torch", reason="torch is not installed (tox -e verl-config 
 
 from pytest_rlsys.resultfile.checks import configuration, engines_own
 from pytest_rlsys.resultfile.grade import JUDGE_NOTE, grade_document
-from tests.unit.test_result_engine_rules import ACCEPTED, REFUSED
-
-REALISTIC = (
-    Path(__file__).resolve().parents[2]
-    / "schemas"
-    / "examples"
-    / "pt-verl-closure.v1-realistic.example.json"
-)
+from tests.unit.test_result_engine_rules import ACCEPTED, REALISTIC, REFUSED
 
 
 @pytest.fixture(autouse=True)
