@@ -9,10 +9,8 @@ Two figures, drawn from the file alone (nothing is re-run):
 * the peaks: each phase's sampled peak, release and retain side by side, the
   update phase highlighted.
 
-Per-phase figures are re-derived from the events and samples with the same
-helpers the grader uses (``pytest_rlsys.resultfile.checks``), so the picture
-shows the evidence, not what the file claims about it. A failed run's partial
-file works: a phase that started and never ended is drawn as "unfinished".
+What they show is read by ``plot_view`` (the evidence, re-derived as the grader derives
+it); a failed run's partial file works, a phase that never ended drawn "unfinished".
 
 matplotlib is optional (``pip install matplotlib``, or the ``plot`` extra); it is imported
 only when a figure is drawn, through the Agg/SVG canvases (no display, no
@@ -32,14 +30,23 @@ Public API::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_rlsys.escaping import clean, say
+from pytest_rlsys.escaping import say
 from pytest_rlsys.resultfile import checks as cc
-from pytest_rlsys.resultfile.loading import load_result_file
+from rlsys_closure.plot_view import (
+    LABELS,
+    NO_SAMPLE,
+    UNFINISHED,
+    GroupView,
+    PlotError,
+    PlotView,
+    label,
+    read_view,
+    undrawable,
+    view_of,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -76,22 +83,10 @@ FORMATS = (".png", ".svg")
 # Exit codes shared with the rest of ``rlsys closure`` (preflight.EXIT_CODES).
 _EXIT_OK, _EXIT_ERROR, _EXIT_USAGE, _EXIT_NOT_READY = 0, 1, 2, 3
 
-LABELS: dict[str, str] = {
-    "initial_sync": "initial sync",
-    "rollout_before_update": "rollout",
-    "engine_sleep": "engine sleep",
-    "score_before_update": "score",
-    "update": "update",
-    "sync": "sync",
-    "resume_weights": "resume weights",
-    "weight_transfer": "weight transfer",
-    "resume_kv_cache": "resume KV cache",
-    "rollout_after_update": "rollout 2",
-    "score_after_update": "score 2",
-}
-NO_SAMPLE = "no sample"
+
 MAX_MARKED = 1500  # periodic samples per group drawn as dots; more are drawn as the line only
-UNFINISHED = "unfinished"
+
+
 # Alternating greys for neighbouring bands: they must stay apart in greyscale too.
 _BAND_SHADES = ("#d9d9d9", "#efefef")
 _UPDATE_SHADE = "#ffe08a"
@@ -102,10 +97,6 @@ _GROUP_STYLE: dict[str, dict[str, Any]] = {
 }
 
 
-class PlotError(ValueError):
-    """The file cannot be drawn; the message says why and what to do."""
-
-
 class MatplotlibMissing(ImportError):
     """matplotlib (the ``plot`` extra) is not installed."""
 
@@ -114,247 +105,6 @@ def _mib(value: float | None) -> str:
     if value is None:
         return NO_SAMPLE
     return f"{value:.0f} MiB" if float(value).is_integer() else f"{value:.1f} MiB"
-
-
-def _num(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
-def label(phase: str) -> str:
-    """The short, human name of a phase drawn on the pictures."""
-    return LABELS.get(phase, phase.replace("_", " "))
-
-
-# --------------------------------------------------------------------------- plain data
-
-
-@dataclass
-class GroupView:
-    """One group, with every time already relative to ``origin_s`` (its first cycle phase)."""
-
-    name: str
-    free_cache_engine: bool | None
-    origin_s: float
-    init: tuple[float, float] | None
-    init_steps: list[tuple[str, float, float]]
-    windows: dict[str, tuple[float, float]]  # phases that started and ended
-    unfinished: dict[str, float]  # started, never ended: start
-    sample_count: dict[str, int]
-    peaks: dict[str, float | None]  # per phase, None = no sample
-    times: list[float]
-    gpu_mb: list[float]
-    host_mb: list[float | None]
-    boundary: list[bool]
-    run_peak_mb: float | None
-    run_peak_phase: str | None
-    run_peak_t: float | None = None
-
-    @property
-    def top_phases(self) -> list[str]:
-        return [p for p in self.windows if p not in cc.SYNC_SUB_PHASES]
-
-    @property
-    def sub_phases(self) -> list[str]:
-        return [p for p in self.windows if p in cc.SYNC_SUB_PHASES]
-
-    @property
-    def end_s(self) -> float:
-        ends = [w[1] for w in self.windows.values()] + list(self.unfinished.values())
-        ends += self.times[-1:]
-        return max(ends, default=0.0)
-
-
-@dataclass
-class PlotView:
-    """What the pictures show, as plain data (tests read it without matplotlib)."""
-
-    path: str
-    run_label: str
-    status: str
-    gpu_name: str | None
-    failure: str | None
-    groups: dict[str, GroupView] = field(default_factory=dict)
-    # The file's own checks (what ``rlsys result`` grades) when any fails: said in the
-    # title, so a picture of a contradicted or failing run never passes for a good one.
-    checks: str | None = None
-
-
-def _group_view(name: str, group: Mapping[str, Any]) -> GroupView:
-    events = [e for e in group.get("events", []) if isinstance(e, Mapping)]
-    samples = [s for s in group.get("resource_samples", []) if isinstance(s, Mapping)]
-    table = cc.summarize_phases(events, samples)
-    run_peak, run_peak_phase = cc.whole_run_peak(samples, table)
-    windows = cc.phase_windows(events)
-    started: dict[str, float] = {}
-    for event in events:
-        t = _num(event.get("t_s"))
-        phase = event.get("phase")
-        if event.get("kind") == "start" and isinstance(phase, str) and t is not None:
-            started.setdefault(phase, t)
-    unfinished = {p: t for p, t in started.items() if p not in windows}
-
-    init_raw = group.get("init")
-    init: tuple[float, float] | None = None
-    steps: list[tuple[str, float, float]] = []
-    if isinstance(init_raw, Mapping):
-        start, end = _num(init_raw.get("start_s")), _num(init_raw.get("end_s"))
-        if start is not None and end is not None:
-            init = (start, end)
-        for step in init_raw.get("steps", []) or []:
-            if isinstance(step, Mapping):
-                s0, s1 = _num(step.get("start_s")), _num(step.get("end_s"))
-                if s0 is not None and s1 is not None:
-                    steps.append((str(step.get("name", "")), s0, s1))
-
-    firsts = [w[0] for w in windows.values()] + list(unfinished.values())
-    # The zero of the shared time axis: the first cycle phase, so both groups'
-    # cycles line up whatever their initialisation took.
-    if firsts:
-        origin = min(firsts)
-    elif init is not None:
-        origin = init[1]
-    else:
-        origin = 0.0
-
-    ordered = sorted(
-        (
-            (float(s["t_s"]), s)
-            for s in samples
-            if _num(s.get("t_s")) is not None and _num(s.get("gpu_used_mb")) is not None
-        ),
-        key=lambda pair: pair[0],
-    )
-    times = [t - origin for t, _ in ordered]
-    gpu = [float(s["gpu_used_mb"]) for _, s in ordered]
-    host = [_num(s.get("host_used_mb")) for _, s in ordered]
-    boundary = [s.get("reason") == "boundary" for _, s in ordered]
-    peak_t: float | None = None
-    if run_peak is not None:
-        lo = windows[run_peak_phase][0] if run_peak_phase in windows else None
-        for t, v in zip(times, gpu, strict=True):
-            if v == run_peak and (lo is None or t + origin >= lo):
-                peak_t = t
-                break
-
-    fce = group.get("free_cache_engine")
-    return GroupView(
-        name=name,
-        free_cache_engine=fce if isinstance(fce, bool) else None,
-        origin_s=origin,
-        init=(init[0] - origin, init[1] - origin) if init else None,
-        init_steps=[(n, a - origin, b - origin) for n, a, b in steps],
-        windows={p: (a - origin, b - origin) for p, (a, b) in windows.items()},
-        unfinished={p: t - origin for p, t in unfinished.items()},
-        sample_count={p: int(e["sample_count"]) for p, e in table.items()},
-        peaks={p: _num(e["sampled_gpu_peak_mb"]) for p, e in table.items()},
-        times=times,
-        gpu_mb=gpu,
-        host_mb=host,
-        boundary=boundary,
-        run_peak_mb=run_peak,
-        run_peak_phase=run_peak_phase,
-        run_peak_t=peak_t,
-    )
-
-
-def _one_line(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def view_of(doc: Mapping[str, Any], path: str = "<document>") -> PlotView:
-    """The pictures' data from a document that is valid against its schema."""
-    failure = doc.get("failure")
-    failure_text: str | None = None
-    if isinstance(failure, Mapping):
-        where = " / ".join(str(failure[k]) for k in ("group", "phase") if failure.get(k))
-        failure_text = _one_line(
-            f"run failed{' in ' + where if where else ''}: "
-            f"{failure.get('type', '')}: {failure.get('message', '')}"
-        )
-    env = doc.get("environment")
-    gpu_name = env.get("gpu_name") if isinstance(env, Mapping) else None
-    groups = doc.get("groups")
-    groups = groups if isinstance(groups, Mapping) else {}
-    view = PlotView(
-        path=path,
-        run_label=str(doc.get("run_label", "")),
-        status=str(doc.get("status", "")),
-        gpu_name=gpu_name if isinstance(gpu_name, str) else None,
-        failure=failure_text,
-    )
-    for name in cc.GROUP_NAMES:
-        group = groups.get(name)
-        if isinstance(group, Mapping):
-            view.groups[name] = _group_view(name, group)
-    view.checks = _checks_text(doc, path)
-    return view
-
-
-def _checks_text(doc: Mapping[str, Any], path: str) -> str | None:
-    """'CONTRADICTED: 2 of 8 of the file's own checks fail (...)', or None when all pass."""
-    from pytest_rlsys.resultfile.grade import grade_document
-
-    try:
-        grade = grade_document(doc, path=path)
-    except Exception:  # the picture never depends on the grade; say it could not run
-        return "the file's own checks could not run (see rlsys result)"
-    failed = [c.id.split(".", 1)[-1] for c in grade.cases if c.status != "passed"]
-    if grade.gradable and not failed:
-        return None
-    return _one_line(
-        f"{grade.verdict.upper()}: {len(failed)} of {len(grade.cases)} of the file's own "
-        f"checks fail ({', '.join(failed)}); see rlsys result"
-    )
-
-
-# Beyond these a picture has nothing to show and matplotlib's tick and limit arithmetic
-# overflows: no run lasts 30 years, no card or host holds an exabyte.
-DRAWABLE_S = 1e9
-DRAWABLE_MB = 1e12
-
-
-def undrawable(view: PlotView) -> list[str]:
-    """Why the view's numbers cannot be drawn (empty when they can)."""
-    found: list[str] = []
-    for group in view.groups.values():
-        spans = [t for w in group.windows.values() for t in w] + list(group.unfinished.values())
-        spans += group.times + ([t for w in [group.init] if w for t in w])
-        spans += [t for _, a, b in group.init_steps for t in (a, b)]
-        far = [t for t in spans if not abs(t) <= DRAWABLE_S]
-        if far:
-            found.append(
-                f"{group.name}: a time {max(far, key=abs):.6g} s from its first cycle phase "
-                f"(beyond {DRAWABLE_S:g} s)"
-            )
-        values = group.gpu_mb + [v for v in group.host_mb if v is not None]
-        big = [v for v in values if not abs(v) <= DRAWABLE_MB]
-        if big:
-            found.append(f"{group.name}: a memory reading of {max(big, key=abs):.6g} MiB")
-    return found
-
-
-def read_view(path: str | Path) -> PlotView:
-    """Load and validate a result file, then build its :class:`PlotView`."""
-    loaded = load_result_file(path)
-    if not loaded.ok or loaded.doc is None:
-        shown = list(loaded.errors[:10])
-        if len(loaded.errors) > len(shown):
-            shown.append(f"... and {len(loaded.errors) - len(shown)} more")
-        what = (
-            "cannot read it"
-            if loaded.stage == "read"
-            else ("not a valid result file (check it with 'rlsys validate')")
-        )
-        # A problem names the file's own keys: each stays one inert line.
-        lines = (clean(line, newlines=False) for line in shown)
-        raise PlotError(f"{path}: {what}:\n" + "\n".join(f"  {line}" for line in lines))
-    return view_of(loaded.doc, str(path))
-
-
-# --------------------------------------------------------------------------- drawing
 
 
 def _matplotlib() -> None:
@@ -508,20 +258,23 @@ def _draw_init(ax: Axes, group: GroupView) -> None:
         )
 
 
+def _note(ax: Axes, text: str, fontsize: float) -> None:
+    """A panel's one centred line saying why it holds no data."""
+    _text(ax, 0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=fontsize)
+
+
+def _marks(ax: Axes, points: list[tuple[float, float]], label: str | None, **style: Any) -> None:
+    """Samples drawn as markers alone, no line between them."""
+    if points:
+        style.setdefault("zorder", 4)
+        ax.plot(*zip(*points, strict=True), linestyle="none", label=label, **style)
+
+
 def _draw_samples(ax: Axes, host_ax: Axes, group: GroupView, *, legend: bool) -> None:
     style = _GROUP_STYLE.get(group.name, {"color": "black"})
     color = style["color"]
     if not group.times:
-        _text(
-            ax,
-            0.5,
-            0.5,
-            "no resource samples recorded",
-            transform=ax.transAxes,
-            ha="center",
-            va="center",
-            fontsize=10,
-        )
+        _note(ax, "no resource samples recorded", 10)
         return
     ax.plot(
         group.times,
@@ -532,72 +285,55 @@ def _draw_samples(ax: Axes, host_ax: Axes, group: GroupView, *, legend: bool) ->
         label="GPU used (whole device)" if legend else None,
         gid=f"gpu:{group.name}",
     )
-    periodic = [
-        (t, v) for t, v, b in zip(group.times, group.gpu_mb, group.boundary, strict=True) if not b
-    ]
-    boundary = [
-        (t, v) for t, v, b in zip(group.times, group.gpu_mb, group.boundary, strict=True) if b
-    ]
+    samples = list(zip(group.times, group.gpu_mb, group.boundary, strict=True))
+    periodic = [(t, v) for t, v, b in samples if not b]
     # A one-hour run has 14,400 samples per group: a dot each would be a smear
     # (and megabytes of SVG), so past MAX_MARKED the line alone shows them.
-    if periodic and len(periodic) <= MAX_MARKED:
-        ax.plot(
-            *zip(*periodic, strict=True),
-            linestyle="none",
+    if len(periodic) <= MAX_MARKED:
+        _marks(
+            ax,
+            periodic,
+            "periodic sample" if legend else None,
             marker="o",
             ms=3,
             color=color,
-            zorder=4,
-            label="periodic sample" if legend else None,
             gid=f"periodic:{group.name}",
         )
-    if boundary:
-        ax.plot(
-            *zip(*boundary, strict=True),
-            linestyle="none",
-            marker="D",
-            ms=5,
-            markerfacecolor="white",
-            markeredgecolor="black",
-            zorder=4,
-            label="boundary sample" if legend else None,
-            gid=f"boundary:{group.name}",
-        )
+    _marks(
+        ax,
+        [(t, v) for t, v, b in samples if b],
+        "boundary sample" if legend else None,
+        marker="D",
+        ms=5,
+        markerfacecolor="white",
+        markeredgecolor="black",
+        gid=f"boundary:{group.name}",
+    )
     if group.run_peak_mb is not None and group.run_peak_t is not None:
-        ax.plot(
-            [group.run_peak_t],
-            [group.run_peak_mb],
-            linestyle="none",
+        _marks(
+            ax,
+            [(group.run_peak_t, group.run_peak_mb)],
+            "whole-run sampled peak" if legend else None,
             marker="*",
             ms=15,
             markerfacecolor="gold",
             markeredgecolor="black",
             zorder=6,
-            label="whole-run sampled peak" if legend else None,
             gid=f"run-peak:{group.name}",
         )
     host = [(t, v) for t, v in zip(group.times, group.host_mb, strict=True) if v is not None]
-    if host:
-        host_ax.plot(
-            *zip(*host, strict=True),
-            color="#555555",
-            lw=1.0,
-            linestyle="--",
-            marker="." if len(host) <= MAX_MARKED else "",
-            ms=2,
-            gid=f"host:{group.name}",
-        )
-    else:
-        _text(
-            host_ax,
-            0.5,
-            0.5,
-            "host memory not measured",
-            transform=host_ax.transAxes,
-            ha="center",
-            va="center",
-            fontsize=8,
-        )
+    if not host:
+        _note(host_ax, "host memory not measured", 8)
+        return
+    host_ax.plot(
+        *zip(*host, strict=True),
+        color="#555555",
+        lw=1.0,
+        linestyle="--",
+        marker="." if len(host) <= MAX_MARKED else "",
+        ms=2,
+        gid=f"host:{group.name}",
+    )
 
 
 def _group_title(group: GroupView) -> str:
@@ -682,80 +418,54 @@ def timeline_figure(view: PlotView) -> Figure:
     return fig
 
 
-def peaks_figure(view: PlotView) -> Figure:
-    """Each phase's sampled peak, release vs retain side by side, the update highlighted."""
-    fig = _new_figure(13.0, 6.0)
-    fig.suptitle(_suptitle(view, "Sampled whole-GPU peak per phase"), fontsize=12, parse_math=False)
-    ax = fig.add_subplot(1, 1, 1)
-    groups = list(view.groups.values())
-    present = {p for g in groups for p in list(g.windows) + list(g.unfinished)}
-    phases = [p for p in cc.PHASE_NAMES if p in present]
-    width = 0.8 / max(len(groups), 1)
-    top = max((v for g in groups for v in g.peaks.values() if v is not None), default=1000.0)
-    top = max([top] + [g.run_peak_mb for g in groups if g.run_peak_mb is not None]) or 1000.0
-    if "update" in phases:
-        at = phases.index("update")
-        ax.axvspan(
-            at - 0.5,
-            at + 0.5,
-            color=_UPDATE_SHADE,
-            hatch="xx",
-            lw=0,
-            zorder=0,
-            label="update phase",
-        )
-    for gi, group in enumerate(groups):
-        style = _GROUP_STYLE.get(group.name, {"color": "grey", "hatch": ""})
-        offset = (gi - (len(groups) - 1) / 2) * width
-        xs = [i + offset for i in range(len(phases))]
-        heights = [group.peaks.get(p) or 0.0 for p in phases]
-        fce = {True: "true", False: "false", None: "?"}[group.free_cache_engine]
-        bars = ax.bar(
-            xs,
-            heights,
-            width * 0.95,
-            color=style["color"],
-            hatch=style["hatch"],
-            edgecolor="black",
-            lw=0.6,
-            zorder=2,
-            label=f"{group.name} (free_cache_engine={fce})",
-            gid=f"bars:{group.name}",
-        )
-        for bar, phase, x in zip(bars, phases, xs, strict=True):
-            peak = group.peaks.get(phase)
-            if peak is not None:
-                _text(
-                    ax,
-                    x,
-                    peak + top * 0.01,
-                    f"{peak:.0f}",
-                    ha="center",
-                    va="bottom",
-                    rotation=90,
-                    fontsize=8,
-                    gid=f"peak:{group.name}:{phase}",
-                )
-                continue
+def _bar_caption(group: GroupView, phase: str) -> str:
+    """What stands over a phase's bar: its peak, or why it has none."""
+    peak = group.peaks.get(phase)
+    if peak is not None:
+        return f"{peak:.0f}"
+    if phase in group.unfinished:
+        return UNFINISHED
+    return NO_SAMPLE if phase in group.windows else "not run"
+
+
+def _draw_bars(
+    ax: Axes, group: GroupView, xs: list[float], phases: list[str], width: float, top: float
+) -> None:
+    """One group's bars, each captioned with its peak (or drawn hidden, captioned why)."""
+    style = _GROUP_STYLE.get(group.name, {"color": "grey", "hatch": ""})
+    fce = {True: "true", False: "false", None: "?"}[group.free_cache_engine]
+    bars = ax.bar(
+        xs,
+        [group.peaks.get(p) or 0.0 for p in phases],
+        width * 0.95,
+        color=style["color"],
+        hatch=style["hatch"],
+        edgecolor="black",
+        lw=0.6,
+        zorder=2,
+        label=f"{group.name} (free_cache_engine={fce})",
+        gid=f"bars:{group.name}",
+    )
+    for bar, phase, x in zip(bars, phases, xs, strict=True):
+        peak = group.peaks.get(phase)
+        if peak is None:
             bar.set_visible(False)
-            if phase in group.unfinished:
-                caption = UNFINISHED
-            elif phase in group.windows:
-                caption = NO_SAMPLE
-            else:
-                caption = "not run"
-            _text(
-                ax,
-                x,
-                top * 0.02,
-                caption,
-                ha="center",
-                va="bottom",
-                rotation=90,
-                fontsize=8,
-                style="italic",
-                gid=f"peak:{group.name}:{phase}",
-            )
+        _text(
+            ax,
+            x,
+            top * 0.02 if peak is None else peak + top * 0.01,
+            _bar_caption(group, phase),
+            ha="center",
+            va="bottom",
+            rotation=90,
+            fontsize=8,
+            gid=f"peak:{group.name}:{phase}",
+            **({"style": "italic"} if peak is None else {}),
+        )
+
+
+def _draw_run_peaks(ax: Axes, groups: list[GroupView]) -> None:
+    """Each group's whole-run peak as a horizontal line."""
     for group in groups:
         if group.run_peak_mb is None:
             continue
@@ -770,6 +480,39 @@ def peaks_figure(view: PlotView) -> Figure:
             label=f"{group.name} whole-run peak {_mib(group.run_peak_mb)}{where}",
             gid=f"run-peak:{group.name}",
         )
+
+
+def _highest(groups: list[GroupView]) -> float:
+    """The highest peak drawn (a phase's or a whole run's), 1000 MiB when none is."""
+    top = max((v for g in groups for v in g.peaks.values() if v is not None), default=1000.0)
+    return max([top] + [g.run_peak_mb for g in groups if g.run_peak_mb is not None]) or 1000.0
+
+
+def peaks_figure(view: PlotView) -> Figure:
+    """Each phase's sampled peak, release vs retain side by side, the update highlighted."""
+    fig = _new_figure(13.0, 6.0)
+    fig.suptitle(_suptitle(view, "Sampled whole-GPU peak per phase"), fontsize=12, parse_math=False)
+    ax = fig.add_subplot(1, 1, 1)
+    groups = list(view.groups.values())
+    present = {p for g in groups for p in list(g.windows) + list(g.unfinished)}
+    phases = [p for p in cc.PHASE_NAMES if p in present]
+    width = 0.8 / max(len(groups), 1)
+    top = _highest(groups)
+    if "update" in phases:
+        at = phases.index("update")
+        ax.axvspan(
+            at - 0.5,
+            at + 0.5,
+            color=_UPDATE_SHADE,
+            hatch="xx",
+            lw=0,
+            zorder=0,
+            label="update phase",
+        )
+    for gi, group in enumerate(groups):
+        offset = (gi - (len(groups) - 1) / 2) * width
+        _draw_bars(ax, group, [i + offset for i in range(len(phases))], phases, width, top)
+    _draw_run_peaks(ax, groups)
     update_parts = [
         f"{g.name} {_mib(g.peaks.get('update'))}" for g in groups if "update" in g.windows
     ]
@@ -790,9 +533,6 @@ def peaks_figure(view: PlotView) -> Figure:
     ax.grid(axis="y", color="#cccccc", lw=0.5, zorder=0)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=9)
     return fig
-
-
-# --------------------------------------------------------------------------- files and CLI
 
 
 def output_paths(output: Path) -> tuple[Path, Path]:

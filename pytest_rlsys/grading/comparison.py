@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import reprlib
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pytest_rlsys.grading.verdicts import ValueDiff
 
@@ -137,47 +137,43 @@ def find_mismatch(expected: Any, got: Any, path: str = "$") -> Mismatch | None:
     follows the expected value only: keys ``got`` invented never appear in it."""
     if type(got) is dict and NONPLAIN_MARK in got:
         return Mismatch(path, "nonplain", expected, got)
-    if type(expected) is bool and type(got) is not bool:
-        return Mismatch(path, "not_a_bool", expected, got)
-    if type(expected) is bool or expected is None:
-        return Mismatch(path, "wrong_value", expected, got) if got is not expected else None
-    if _number(expected):
-        if not _number(got):
-            return Mismatch(path, "not_a_number", expected, got)
-        if not numbers_match(expected, got):
-            return Mismatch(path, "wrong_value", expected, got)
-        return None
-    if type(expected) is str:
-        if type(got) is not str:
-            return Mismatch(path, "not_a_str", expected, got)
-        if got != expected:
-            return Mismatch(path, "wrong_value", expected, got)
-        return None
-    if type(expected) is list:
-        if type(got) is not list:
-            return Mismatch(path, "not_a_list", expected, got)
-        if len(got) != len(expected):
-            return Mismatch(path, "wrong_value", expected, got)
-        for index, (want, have) in enumerate(zip(expected, got, strict=True)):
-            problem = find_mismatch(want, have, f"{path}[{index}]")
-            if problem:
-                if _same_items(expected, got):
-                    return Mismatch(path, "wrong_order", expected, got)
-                return problem
-        return None
-    if type(expected) is dict:
-        if type(got) is not dict:
-            return Mismatch(path, "not_a_dict", expected, got)
-        missing = tuple(k for k in expected if k not in got)
-        extra = tuple(k for k in got if k not in expected)
-        if missing or extra:
-            return Mismatch(path, "keys", expected, got, missing, extra)
-        for key, want in expected.items():
-            problem = find_mismatch(want, got[key], f"{path}.{key}")
-            if problem:
-                return problem
-        return None
-    raise TypeError(f"expected value at {path} is not plain data: {type(expected).__name__}")
+    kind = type(expected)
+    if expected is not None and kind not in EXPECTED_TYPE:
+        raise TypeError(f"expected value at {path} is not plain data: {kind.__name__}")
+    if expected is not None and not (type(got) is kind or (_number(expected) and _number(got))):
+        return Mismatch(path, cast(MismatchHow, "not_a_" + EXPECTED_TYPE[kind]), expected, got)
+    if kind is list:
+        return _list_mismatch(expected, got, path)
+    if kind is dict:
+        return _dict_mismatch(expected, got, path)
+    same = numbers_match(expected, got) if _number(expected) else got == expected
+    return None if same else Mismatch(path, "wrong_value", expected, got)
+
+
+def _list_mismatch(expected: list[Any], got: list[Any], path: str) -> Mismatch | None:
+    if len(got) != len(expected):
+        return Mismatch(path, "wrong_value", expected, got)
+    for index, (want, have) in enumerate(zip(expected, got, strict=True)):
+        problem = find_mismatch(want, have, f"{path}[{index}]")
+        if problem:
+            return (
+                Mismatch(path, "wrong_order", expected, got)
+                if _same_items(expected, got)
+                else problem
+            )
+    return None
+
+
+def _dict_mismatch(expected: dict[str, Any], got: dict[str, Any], path: str) -> Mismatch | None:
+    missing = tuple(k for k in expected if k not in got)
+    extra = tuple(k for k in got if k not in expected)
+    if missing or extra:
+        return Mismatch(path, "keys", expected, got, missing, extra)
+    for key, want in expected.items():
+        problem = find_mismatch(want, got[key], f"{path}.{key}")
+        if problem:
+            return problem
+    return None
 
 
 def find_mismatches(expected: Any, got: Any, path: str = "$", limit: int = 3) -> list[Mismatch]:

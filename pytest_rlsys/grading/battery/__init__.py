@@ -1,7 +1,8 @@
 """The scored battery: the chapter's assertions (visible) and generated cases (hidden).
 
-Arranged by subject: ``todo1``/``todo2``/``todo3`` hold each TODO's visible and hidden
-cases and the rules (``RULES``) the template states for them; ``model`` says what a case
+Arranged by subject: ``todo1``/``todo2``/``todo3`` hold each TODO's rules (``RULES``, as the
+template states them) and visible cases, ``todoN_hidden`` its hidden cases and
+``todoN_probes`` the fixed-input ones among them; ``model`` says what a case
 is, ``checks`` judges outcomes, ``generators`` makes inputs, ``builder`` collects cases.
 The battery hash (``grader.prepare_battery``) covers every file of this package.
 """
@@ -14,7 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from pytest_rlsys.grading.battery import todo1, todo2, todo3
+from pytest_rlsys.grading.battery import (
+    todo1,
+    todo1_hidden,
+    todo2,
+    todo2_hidden,
+    todo3,
+    todo3_hidden,
+)
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
 from pytest_rlsys.grading.battery.model import Call, Case, load_reference, run_reference
 from pytest_rlsys.grading.battery.statements import add_edges
@@ -38,6 +46,7 @@ __all__ = [
 # Bump when the cases change: the default seed (and so every default score) follows it.
 BATTERY_VERSION = "4"
 TODOS = {"todo1": todo1, "todo2": todo2, "todo3": todo3}
+HIDDEN = {"todo1": todo1_hidden, "todo2": todo2_hidden, "todo3": todo3_hidden}
 RULES: dict[str, dict[str, Msg]] = {section: module.RULES for section, module in TODOS.items()}
 
 
@@ -99,7 +108,7 @@ def build_battery(
         builder.outcomes = outcomes
     for module in TODOS.values():
         module.add_visible(builder)
-    for section, module in TODOS.items():
+    for section, module in HIDDEN.items():
         module.add_hidden(builder, random.Random(f"rlsys:{seed}:{section}"))
         # The edges derived from the template's statements (issue 42), names seeded apart
         # so that the listed cases keep their inputs.
