@@ -35,20 +35,19 @@ with the line ``NO GPU: ...``. Exit codes: 0 every check passed; 1 a check faile
 2 out of time; 3 no GPU (degraded mode). A JSON report goes to ``--out``/device_check.json;
 the terminal gets one line per section, and everything the libraries print (transformers'
 progress bars and warnings, torch's, NCCL's, preflight's table) goes to
-``--out``/device_check.log.
+``--out``/device_check.log.  The update of section 4 (and its single-rank group) is in
+``device_check_fsdp.py``, section 5 in ``device_check_cumem.py``, beside this script.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import functools
 import itertools
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -63,12 +62,17 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # rlsys_closure lives beside this script
 
+from device_check_cumem import check_cumem  # noqa: E402
+from device_check_fsdp import (  # noqa: E402  (no torch import)
+    DETERMINISM_SWITCH,
+    fsdp_update,
+    init_single_rank,
+    lora_linear,
+)
 from rlsys_closure.determinism import DETERMINISM_ENV  # noqa: E402  (no torch import)
 
 # Nothing here downloads: the tiny model and its tokenizer are built locally.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# The determinism section's update processes run with it on ("1") or off ("0").
-DETERMINISM_SWITCH = "RLSYS_DEVICE_CHECK_DETERMINISM"
 # Before torch initialises CUDA: cuBLAS reads its workspace setting once.
 if os.environ.get(DETERMINISM_SWITCH, "1") == "1":
     for _key, _value in DETERMINISM_ENV.items():
@@ -77,7 +81,6 @@ if os.environ.get(DETERMINISM_SWITCH, "1") == "1":
 EXIT_OK, EXIT_FAILED, EXIT_OUT_OF_TIME, EXIT_NO_GPU = 0, 1, 2, 3
 GIB = 1024**3
 MIB = 1024**2
-SEED = 1234
 
 
 class OutOfTime(Exception):
@@ -191,8 +194,49 @@ def _hold_gil(seconds: float) -> float:
     return time.monotonic() - t
 
 
-def check_sampler(report: Report, interval: float) -> None:
+def _exercise(report: Report, rec: Any) -> float:
+    """The four phases the sampler watches: idle, a 2 GiB allocation, a GIL-holding C
+    call in this process, the free.  Returns how long the GIL was held."""
     import torch
+
+    with rec.phase("init_idle"):
+        time.sleep(1.0)
+    with rec.phase("update"):  # an allocation the size of a small KV pool
+        x = torch.empty(2 * GIB, dtype=torch.uint8, device="cuda") if report.gpu else None
+        if x is not None:
+            x.fill_(1)
+            torch.cuda.synchronize()
+        time.sleep(0.5)
+    with rec.phase("score_before_update"):
+        held = _hold_gil(0.6)
+    with rec.phase("engine_sleep"):
+        del x
+        if report.gpu:
+            torch.cuda.empty_cache()
+            torch.cuda.synchronize()
+        time.sleep(0.5)
+    return held
+
+
+def _nvml_problems(samples: list[Any], data: dict[str, Any]) -> list[str]:
+    """Whether NVML's boundary samples saw the 2 GiB come and go (readings into ``data``)."""
+
+    def boundary(at: str) -> float | None:
+        got = [s.gpu_used_mb for s in samples if s.at == at]
+        return got[0] if got else None
+
+    before, after = boundary("update:start"), boundary("update:end")
+    freed_to = boundary("engine_sleep:end")
+    data.update(nvml_before_mb=before, nvml_allocated_mb=after, nvml_after_free_mb=freed_to)
+    problems = []
+    if before is None or after is None or after - before < 1800:
+        problems.append(f"NVML did not see the 2 GiB allocation ({before} -> {after} MiB)")
+    if after is not None and freed_to is not None and after - freed_to < 1800:
+        problems.append(f"NVML did not see the free ({after} -> {freed_to} MiB)")
+    return problems
+
+
+def check_sampler(report: Report, interval: float) -> None:
     from rlsys_closure.events import EventRecorder, phase_windows
     from rlsys_closure.sampler import (
         ChildSampling,
@@ -206,10 +250,9 @@ def check_sampler(report: Report, interval: float) -> None:
     if report.gpu:
         nvml = load_nvml()
         nvml.nvmlInit()
-    index = cuda_device_index(nvml) if nvml is not None else 0
     sampler = MemorySampler(
         nvml,
-        device_index=index,
+        device_index=cuda_device_index(nvml) if nvml is not None else 0,
         interval_s=interval,
         host_probe=host_used_mb,
         child=ChildSampling(
@@ -219,24 +262,8 @@ def check_sampler(report: Report, interval: float) -> None:
     )
     rec = EventRecorder(hooks=[sampler.boundary_hook])
     sampler.start()
-    held = 0.0
     try:
-        with rec.phase("init_idle"):
-            time.sleep(1.0)
-        with rec.phase("update"):  # an allocation the size of a small KV pool
-            x = torch.empty(2 * GIB, dtype=torch.uint8, device="cuda") if report.gpu else None
-            if x is not None:
-                x.fill_(1)
-                torch.cuda.synchronize()
-            time.sleep(0.5)
-        with rec.phase("score_before_update"):
-            held = _hold_gil(0.6)
-        with rec.phase("engine_sleep"):
-            del x
-            if report.gpu:
-                torch.cuda.empty_cache()
-                torch.cuda.synchronize()
-            time.sleep(0.5)
+        held = _exercise(report, rec)
     finally:
         sampler.stop()
     samples = sampler.snapshot()
@@ -244,13 +271,13 @@ def check_sampler(report: Report, interval: float) -> None:
     start = min(s for s, _ in windows.values())
     end = max(e for _, e in windows.values())
     periodic = [s.t_s for s in samples if s.reason == "periodic" and start <= s.t_s <= end]
-    gaps = [b - a for a, b in itertools.pairwise([start, *periodic, end])]
+    gap = max(b - a for a, b in itertools.pairwise([start, *periodic, end]))
     spacings = [b - a for a, b in itertools.pairwise(periodic)]
     data: dict[str, Any] = {
         "interval_s": interval,
         "source": sampler.periodic_source,
         "periodic_samples": len(periodic),
-        "max_gap_s": round(max(gaps), 4),
+        "max_gap_s": round(gap, 4),
         "median_spacing_s": round(statistics.median(spacings), 4) if spacings else None,
         "gil_hold_s": round(held, 3),
         "errors": sampler.errors[:5],
@@ -258,25 +285,14 @@ def check_sampler(report: Report, interval: float) -> None:
     problems = []
     if sampler.periodic_source != "process":
         problems.append("periodic samples did not come from the sampler process")
-    if max(gaps) > 2 * interval + 0.05:
-        problems.append(f"a {max(gaps):.3f} s gap (limit {2 * interval:g} s)")
+    if gap > 2 * interval + 0.05:
+        problems.append(f"a {gap:.3f} s gap (limit {2 * interval:g} s)")
     if report.gpu:
-
-        def boundary(at: str) -> float | None:
-            got = [s.gpu_used_mb for s in samples if s.at == at]
-            return got[0] if got else None
-
-        before, after = boundary("update:start"), boundary("update:end")
-        freed_to = boundary("engine_sleep:end")
-        data.update(nvml_before_mb=before, nvml_allocated_mb=after, nvml_after_free_mb=freed_to)
-        if before is None or after is None or after - before < 1800:
-            problems.append(f"NVML did not see the 2 GiB allocation ({before} -> {after} MiB)")
-        if after is not None and freed_to is not None and after - freed_to < 1800:
-            problems.append(f"NVML did not see the free ({after} -> {freed_to} MiB)")
+        problems += _nvml_problems(samples, data)
         nvml.nvmlShutdown()
     status = "fail" if problems else ("pass" if report.gpu else "cpu")
     detail = "; ".join(problems) or (
-        f"{len(periodic)} samples, max gap {max(gaps):.3f} s at {interval:g} s through a "
+        f"{len(periodic)} samples, max gap {gap:.3f} s at {interval:g} s through a "
         f"{held:.2f} s GIL hold"
         + (", NVML saw 2 GiB come and go" if report.gpu else " (host memory only: no NVML)")
     )
@@ -297,12 +313,6 @@ def _tiny(report: Report) -> tuple[Path, Path, str]:
     return model, adapter, sha
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def check_lora_fsdp(report: Report) -> None:
     import torch
     import torch.distributed as dist
@@ -317,13 +327,13 @@ def check_lora_fsdp(report: Report) -> None:
     peft_model = PeftModel.from_pretrained(base, str(adapter_dir), is_trainable=True)
     device = torch.device("cuda", 0) if report.gpu else torch.device("cpu")
     backend = "nccl" if report.gpu else "gloo"
-    _init_single_rank(backend)
+    init_single_rank(backend)
     try:
         if report.gpu:
             torch.cuda.set_device(0)
         wrapped = FSDP(
             peft_model.to(device),
-            auto_wrap_policy=functools.partial(lambda_auto_wrap_policy, lambda_fn=_lora_linear),
+            auto_wrap_policy=functools.partial(lambda_auto_wrap_policy, lambda_fn=lora_linear),
             use_orig_params=False,
             device_id=device,
         )
@@ -353,121 +363,7 @@ def check_lora_fsdp(report: Report) -> None:
 
 
 # -- 4. determinism -----------------------------------------------------------------------
-def _lora_linear(m: Any) -> bool:
-    # verl 0.9.1: one FSDP unit per LoRA Linear (utils/fsdp_utils.py:115-125), so
-    # each flat parameter is uniformly trainable (use_orig_params=False).
-    import torch
-
-    return isinstance(m, torch.nn.Linear) and m.weight.requires_grad
-
-
-def _init_single_rank(backend: str) -> None:
-    import datetime
-
-    import torch.distributed as dist
-
-    os.environ.update(
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(_free_port()),
-        RANK="0",
-        WORLD_SIZE="1",
-        LOCAL_RANK="0",
-    )
-    dist.init_process_group(backend, rank=0, world_size=1, timeout=datetime.timedelta(seconds=60))
-
-
-def fsdp_update(model_dir: Path, adapter_dir: Path, out_dir: Path) -> dict[str, Any]:
-    """One SFT update as a group's actor makes it, in this process (a group of its own):
-    FSDP1 over one rank (NCCL on a GPU, gloo on the CPU), one unit per LoRA Linear,
-    ``use_orig_params=False``, verl's mixed precision (bf16 compute over fp32 master
-    weights, fp32 reduce), AdamW on the flat parameters. The updated LoRA tensors, read
-    under ``summon_full_params``, go to ``out_dir``; returns their hash and the settings."""
-    import torch
-    import torch.distributed as dist
-    from peft import PeftModel
-    from rlsys_closure.determinism import deterministic_attention
-    from rlsys_closure.lora import save_lora_tensors
-    from rlsys_closure.workload import build_rollout_source, sft_batch
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-    from torch.distributed.fsdp import MixedPrecision
-    from torch.distributed.fsdp.wrap import lambda_auto_wrap_policy
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    deterministic = os.environ.get(DETERMINISM_SWITCH, "1") == "1"
-    gpu = torch.cuda.is_available()
-    device = torch.device("cuda", 0) if gpu else torch.device("cpu")
-    if deterministic:  # verl's full_determinism first, then the actor's sdpa backend
-        torch.use_deterministic_algorithms(True, warn_only=True)
-        settings = deterministic_attention()
-    else:
-        torch.use_deterministic_algorithms(False)
-        for name in ("enable_flash_sdp", "enable_mem_efficient_sdp"):
-            getattr(torch.backends.cuda, name)(True)
-        settings = {"deterministic_algorithms": False}
-    settings["cublas_workspace_config"] = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
-    backend = "nccl" if gpu else "gloo"
-    _init_single_rank(backend)
-    try:
-        if gpu:
-            torch.cuda.set_device(0)
-        torch.manual_seed(SEED)
-        tok = AutoTokenizer.from_pretrained(str(model_dir))
-        base = AutoModelForCausalLM.from_pretrained(
-            str(model_dir), dtype=torch.float32, attn_implementation="sdpa"
-        )
-        peft_model = PeftModel.from_pretrained(base, str(adapter_dir), is_trainable=True)
-        model = FSDP(
-            peft_model.to(device),
-            auto_wrap_policy=functools.partial(lambda_auto_wrap_policy, lambda_fn=_lora_linear),
-            use_orig_params=False,
-            mixed_precision=MixedPrecision(
-                param_dtype=torch.bfloat16, reduce_dtype=torch.float32, buffer_dtype=torch.float32
-            ),
-            device_id=device,
-        )
-        source = build_rollout_source(8, SEED, 16)
-        prompts = []
-        for p in source["prompts"]:
-            encoded: Any = tok.apply_chat_template(
-                p["messages"], add_generation_prompt=True, tokenize=True
-            )
-            # transformers 5 returns a BatchEncoding here (as the driver handles it).
-            token_ids = encoded["input_ids"] if hasattr(encoded, "keys") else encoded
-            prompts.append([int(x) for x in token_ids])
-        responses = [
-            [*tok.encode(p["reference"], add_special_tokens=False), tok.eos_token_id]
-            for p in source["prompts"]
-        ]
-        batch = sft_batch(prompts, responses, pad_id=int(tok.pad_token_id or 0))
-        ids = batch["input_ids"].to(device)
-        labels = ids.clone()
-        prompt_len = batch["prompts"].shape[1]
-        labels[:, :prompt_len] = -100
-        labels[:, prompt_len:][batch["response_mask"].to(device) == 0] = -100
-        opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
-        # verl's actor runs its forward under bf16 autocast as well (dp_actor).
-        with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
-            out = model(
-                input_ids=ids,
-                attention_mask=batch["attention_mask"].to(device),
-                position_ids=batch["position_ids"].to(device),
-            )
-        logits = out.logits.float()[:, :-1]
-        loss: Any = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1), ignore_index=-100
-        )
-        loss.backward()
-        opt.step()
-        with FSDP.summon_full_params(model, writeback=False):
-            full = [
-                (n, p.detach().cpu().clone()) for n, p in model.named_parameters() if "lora_" in n
-            ]
-        sha = save_lora_tensors(full, out_dir)
-    finally:
-        dist.destroy_process_group()
-    return {"sha256": sha, "backend": backend, "loss": float(loss), "settings": settings}
-
-
+# -- 4. determinism -----------------------------------------------------------------------
 def _update_in_a_process(
     report: Report, model_dir: Path, adapter_dir: Path, out_dir: Path, deterministic: bool
 ) -> dict[str, Any]:
@@ -521,125 +417,6 @@ def check_determinism(report: Report) -> None:
     )
     status = ("pass" if report.gpu else "cpu") if on["match"] and moved else "fail"
     report.add("determinism", status, detail, backend=backend, **results)
-
-
-# -- 5. cuMem: vLLM's sleep mechanism, without vLLM ----------------------------------------
-class _CuMemLocation(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
-
-
-class _CuMemAllocFlags(ctypes.Structure):
-    _fields_ = [
-        ("compressionType", ctypes.c_ubyte),
-        ("gpuDirectRDMACapable", ctypes.c_ubyte),
-        ("usage", ctypes.c_ushort),
-        ("reserved", ctypes.c_ubyte * 4),
-    ]
-
-
-class CuMemAllocationProp(ctypes.Structure):
-    """``CUmemAllocationProp`` of cuda.h (32 bytes on x86-64)."""
-
-    _fields_ = [
-        ("type", ctypes.c_int),  # CU_MEM_ALLOCATION_TYPE_PINNED = 1
-        ("requestedHandleTypes", ctypes.c_int),  # CU_MEM_HANDLE_TYPE_NONE = 0
-        ("location", _CuMemLocation),  # CU_MEM_LOCATION_TYPE_DEVICE = 1, device ordinal
-        ("win32HandleMetaData", ctypes.c_void_p),
-        ("allocFlags", _CuMemAllocFlags),
-    ]
-
-
-class CuMemAccessDesc(ctypes.Structure):
-    """``CUmemAccessDesc`` of cuda.h."""
-
-    _fields_ = [("location", _CuMemLocation), ("flags", ctypes.c_int)]  # PROT_READWRITE = 3
-
-
-def check_cumem(report: Report, mib: int = 1024) -> None:
-    """Map ``mib`` MiB of CUDA virtual memory (the driver calls vLLM's CuMemAllocator makes
-    to sleep and wake), NVML must see it come; unmap and release, NVML must see it go; map
-    again, write and read back. Through libcuda itself: no vLLM or cuda-python needed."""
-    if not report.gpu:
-        report.add("cumem", "skip", "no GPU: the cuMem map/release/remap needs one")
-        return
-    import torch
-    from rlsys_closure.sampler import cuda_device_index, load_nvml
-
-    torch.zeros(1, device="cuda:0")  # the primary context is current in this thread
-    torch.cuda.synchronize()
-    cuda = ctypes.CDLL("libcuda.so.1")
-
-    def call(name: str, *args: Any) -> None:
-        rc = getattr(cuda, name)(*args)
-        if rc != 0:
-            text = ctypes.c_char_p()
-            cuda.cuGetErrorName(rc, ctypes.byref(text))
-            raise RuntimeError(f"{name}: {(text.value or b'?').decode()} ({rc})")
-
-    nvml: Any = load_nvml()
-    nvml.nvmlInit()
-    handle = nvml.nvmlDeviceGetHandleByIndex(cuda_device_index(nvml))
-
-    def used_mb() -> float:
-        return float(nvml.nvmlDeviceGetMemoryInfo(handle).used) / MIB
-
-    prop = CuMemAllocationProp()
-    prop.type, prop.location.type, prop.location.id = 1, 1, torch.cuda.current_device()
-    access = CuMemAccessDesc()
-    access.location.type, access.location.id, access.flags = 1, prop.location.id, 3
-    gran = ctypes.c_size_t()
-    call("cuMemGetAllocationGranularity", ctypes.byref(gran), ctypes.byref(prop), 0)
-    size = -(-mib * MIB // gran.value) * gran.value
-    ptr, mem = ctypes.c_uint64(), ctypes.c_uint64()
-    readings: dict[str, float] = {}
-
-    def map_and_fill(value: int) -> None:
-        call("cuMemCreate", ctypes.byref(mem), ctypes.c_size_t(size), ctypes.byref(prop), 0)
-        call("cuMemMap", ptr, ctypes.c_size_t(size), ctypes.c_size_t(0), mem, 0)
-        call("cuMemSetAccess", ptr, ctypes.c_size_t(size), ctypes.byref(access), 1)
-        call("cuMemsetD8_v2", ptr, ctypes.c_ubyte(value), ctypes.c_size_t(size))
-        call("cuCtxSynchronize")
-
-    def unmap() -> None:
-        call("cuMemUnmap", ptr, ctypes.c_size_t(size))
-        call("cuMemRelease", mem)
-        call("cuCtxSynchronize")
-
-    try:
-        readings["base"] = used_mb()
-        call("cuMemAddressReserve", ctypes.byref(ptr), ctypes.c_size_t(size), 0, 0, 0)
-        map_and_fill(5)
-        readings["mapped"] = used_mb()
-        unmap()
-        readings["released"] = used_mb()
-        map_and_fill(7)
-        readings["remapped"] = used_mb()
-        back = (ctypes.c_ubyte * 4096)()
-        call("cuMemcpyDtoH_v2", back, ptr, ctypes.c_size_t(4096))
-        unmap()
-        call("cuMemAddressFree", ptr, ctypes.c_size_t(size))
-    finally:
-        nvml.nvmlShutdown()
-    want = 0.9 * size / MIB
-    seen = {
-        "map": readings["mapped"] - readings["base"],
-        "release": readings["mapped"] - readings["released"],
-        "remap": readings["remapped"] - readings["released"],
-    }
-    problems = [f"NVML saw {v:.0f} MiB at {k}" for k, v in seen.items() if v < want]
-    if set(back) != {7}:
-        problems.append("the remapped memory did not read back what was written")
-    report.add(
-        "cumem",
-        "fail" if problems else "pass",
-        "; ".join(problems)
-        or (
-            f"cuMem {size // MIB} MiB: NVML saw it mapped (+{seen['map']:.0f} MiB), released "
-            f"(-{seen['release']:.0f}) and remapped (+{seen['remap']:.0f}); read back intact"
-        ),
-        size_mb=size // MIB,
-        nvml_mb=readings,
-    )
 
 
 # -- 6. preflight -------------------------------------------------------------------------

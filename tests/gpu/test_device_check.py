@@ -134,7 +134,9 @@ def test_the_cumem_structures_have_cuda_h_layout() -> None:
     import ctypes
     from unittest import mock
 
-    spec = importlib.util.spec_from_file_location("device_check", SCRIPT)
+    spec = importlib.util.spec_from_file_location(
+        "device_check_cumem", SCRIPT.with_name("device_check_cumem.py")
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     with mock.patch.dict(os.environ):  # the script sets its environment on import

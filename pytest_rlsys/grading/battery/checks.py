@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pytest_rlsys.grading.battery.model import (
     PARAMETERS,
@@ -106,30 +106,16 @@ def first_problem(outcomes: Sequence[CallOutcome], calls: Sequence[Call]) -> Ver
     return None
 
 
-# A mismatch's kind, by what failed: the type due (named by the expected value), a key,
-# the order, or else the value.
-_WRONG_TYPE: dict[str, ProblemKind] = {
-    "list": "wrong_type_list",
-    "dict": "wrong_type_dict",
-    "number": "wrong_type_number",
-    "str": "wrong_type_str",
-    "bool": "wrong_type_bool",
-}
-_TYPE_HOWS = frozenset(
-    {"nonplain", "not_a_number", "not_a_list", "not_a_dict", "not_a_str", "not_a_bool"}
-)
-
-
 def mismatch_kind(found: Mismatch) -> ProblemKind:
-    """What failed in ``found``, from the grader's closed vocabulary."""
+    """What failed in ``found``, from the grader's closed vocabulary: the type due (named
+    by the expected value), a key, the order, or else the value."""
     if found.how == "wrong_order":
         return "wrong_order"
     if found.how == "keys":
         return "missing_key" if found.missing else "unexpected_key"
-    if found.how in _TYPE_HOWS:
-        due = EXPECTED_TYPE.get(type(found.expected))
-        if due is not None:
-            return _WRONG_TYPE[due]
+    due = EXPECTED_TYPE.get(type(found.expected))
+    if due is not None and (found.how == "nonplain" or found.how.startswith("not_a_")):
+        return cast(ProblemKind, f"wrong_type_{due}")
     return "wrong_value"
 
 
@@ -218,12 +204,9 @@ def expect_only_keys(keys: Sequence[str]) -> CheckFactory:
         inputs = input_strings(calls)
 
         def check(outcomes: Sequence[CallOutcome]) -> Verdict:
-            early = first_problem(outcomes[:1], calls[:1])
+            got, early = _returned_dict(outcomes, calls)
             if early:
                 return early
-            got = outcomes[0].value
-            if type(got) is not dict or NONPLAIN_MARK in got:
-                return _not_a_dict(got)
             extra = tuple(sorted(str(k) for k in got if k not in keys))
             if not extra:
                 return PASSED
@@ -242,10 +225,18 @@ def expect_only_keys(keys: Sequence[str]) -> CheckFactory:
     return factory
 
 
-def _not_a_dict(got: Any) -> Verdict:
-    return Verdict(
-        "failed", "not_a_dict", "a dict", show(got), path="$", schema_path="$", note=type_name(got)
-    )
+def _returned_dict(
+    outcomes: Sequence[CallOutcome], calls: Sequence[Call]
+) -> tuple[Any, Verdict | None]:
+    """The first call's value, and the verdict when it did not return a plain dict."""
+    early = first_problem(outcomes[:1], calls[:1])
+    got = outcomes[0].value
+    if early is None and (type(got) is not dict or NONPLAIN_MARK in got):
+        note = type_name(got)
+        early = Verdict(
+            "failed", "not_a_dict", "a dict", show(got), path="$", schema_path="$", note=note
+        )
+    return got, early
 
 
 def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
@@ -256,12 +247,9 @@ def expect_keys(expected: Mapping[str, Any]) -> CheckFactory:
         inputs = input_strings(calls)
 
         def check(outcomes: Sequence[CallOutcome]) -> Verdict:
-            early = first_problem(outcomes[:1], calls[:1])
+            got, early = _returned_dict(outcomes, calls)
             if early:
                 return early
-            got = outcomes[0].value
-            if type(got) is not dict or NONPLAIN_MARK in got:
-                return _not_a_dict(got)
             first: Verdict | None = None
             also: list[str] = []  # the other keys that differ: a hidden case says them too
             for key, want in expected.items():
