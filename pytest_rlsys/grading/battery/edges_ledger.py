@@ -18,6 +18,7 @@ from pytest_rlsys.grading.battery.edges import (
     magnitudes,
     number_tag,
 )
+from pytest_rlsys.grading.battery.generators import edge
 from pytest_rlsys.grading.battery.model import RESULT_KEYS, Call
 from pytest_rlsys.messages import Msg
 
@@ -37,18 +38,9 @@ PLACEMENT = {"rollout": "pool-a", "learner": "pool-b", "reward": "pool-a", "crit
 
 
 def _edge(source: str = "rollout", target: str = "learner", **fields: Any) -> dict[str, Any]:
-    edge: dict[str, Any] = {
-        "source": source,
-        "target": target,
-        "bytes_per_item": 8,
-        "items_per_work_unit": 1,
-        "work_units_per_second": 1,
-        "bandwidth_bytes_per_s": 1024,
-        "overlap_fraction": 0,
-        "fabric_id": "fabric-a",
-    }
-    edge.update(fields)
-    return edge
+    return edge(
+        source, target, "fabric-a", **{"bytes_per_item": 8, "bandwidth_bytes_per_s": 1024, **fields}
+    )
 
 
 def _pair_orders(first: float, later: float) -> Iterator[tuple[str, float, float]]:

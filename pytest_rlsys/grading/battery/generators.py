@@ -27,6 +27,7 @@ __all__ = [
     "Arrival",
     "cross",
     "declared_backwards",
+    "edge",
     "gen_edges",
     "gen_pipeline",
     "num",
@@ -114,6 +115,22 @@ def gen_pipeline(
     )
 
 
+def edge(source: str, target: str, fabric: str, **fields: Any) -> dict[str, Any]:
+    """A valid edge, its fields in the template's order, with plain default numbers;
+    ``fields`` override them or add fields."""
+    return {
+        "source": source,
+        "target": target,
+        "bytes_per_item": 1000,
+        "items_per_work_unit": 1,
+        "work_units_per_second": 1,
+        "bandwidth_bytes_per_s": 1000,
+        "overlap_fraction": 0,
+        "fabric_id": fabric,
+        **fields,
+    }
+
+
 def gen_edges(
     rng: random.Random,
     count: int,
@@ -151,30 +168,30 @@ def gen_edges(
             fabric = names[index % fabrics] if index < fabrics else rng.choice(names)
         overlap = 0.25 if index == 0 else 0 if index == 1 else rng.choice([0, 0.25, 0.5, 0.75])
         edges.append(
-            {
-                "source": source,
-                "target": target,
-                "bytes_per_item": rng.choice([64, 100, 250, 500, 1000, 4096]),
-                "items_per_work_unit": num(1 if index == 0 else rng.choice([2, 3, 4]), ints),
-                "work_units_per_second": num(0.5 if index == 0 else rng.choice([1, 2, 5]), ints),
-                "bandwidth_bytes_per_s": num(bandwidth[fabric], ints),
-                "overlap_fraction": num(overlap, ints),
-                "fabric_id": fabric,
-            }
+            edge(
+                source,
+                target,
+                fabric,
+                bytes_per_item=rng.choice([64, 100, 250, 500, 1000, 4096]),
+                items_per_work_unit=num(1 if index == 0 else rng.choice([2, 3, 4]), ints),
+                work_units_per_second=num(0.5 if index == 0 else rng.choice([1, 2, 5]), ints),
+                bandwidth_bytes_per_s=num(bandwidth[fabric], ints),
+                overlap_fraction=num(overlap, ints),
+            )
         )
     if tie:
         edges += [dict(e, fabric_id="aux-fabric") for e in edges]
     if same_pool:
-        local = {
-            "source": pool_a[0],
-            "target": pool_a[1],
-            "bytes_per_item": 4096,
-            "items_per_work_unit": num(2, ints),
-            "work_units_per_second": num(4, ints),
-            "bandwidth_bytes_per_s": edges[0]["bandwidth_bytes_per_s"],
-            "overlap_fraction": num(0, ints),
-            "fabric_id": edges[0]["fabric_id"],
-        }
+        local = edge(
+            pool_a[0],
+            pool_a[1],
+            edges[0]["fabric_id"],
+            bytes_per_item=4096,
+            items_per_work_unit=num(2, ints),
+            work_units_per_second=num(4, ints),
+            bandwidth_bytes_per_s=edges[0]["bandwidth_bytes_per_s"],
+            overlap_fraction=num(0, ints),
+        )
         edges.insert(rng.randrange(1, len(edges) + 1), local)
     return edges, placement
 

@@ -10,6 +10,7 @@ from pytest_rlsys.grading.battery.checks import (
     expect_keys,
     expect_value_error,
 )
+from pytest_rlsys.grading.battery.generators import edge
 from pytest_rlsys.grading.battery.model import RESULT_KEYS, Call
 from pytest_rlsys.messages import Msg
 
@@ -123,46 +124,25 @@ EDGE_NUMBERS: dict[str, tuple[Msg, str, tuple[str, ...]]] = {
 
 
 def _chapter_edges() -> tuple[list[dict[str, Any]], dict[str, str]]:
-    e0 = {
-        "source": "rollout",
-        "target": "reward",
-        "bytes_per_item": 100,
-        "items_per_work_unit": 2,
-        "work_units_per_second": 5,
-        "bandwidth_bytes_per_s": 1000,
-        "overlap_fraction": 0.5,
-        "fabric_id": "pcie-0",
-    }
-    e1 = {
-        "source": "learner",
-        "target": "rollout",
-        "bytes_per_item": 1000,
-        "items_per_work_unit": 1,
-        "work_units_per_second": 1,
-        "bandwidth_bytes_per_s": 2000,
-        "overlap_fraction": 0.0,
-        "fabric_id": "pcie-1",
-    }
-    e2 = {
-        "source": "reward",
-        "target": "learner",
-        "bytes_per_item": 500,
-        "items_per_work_unit": 1,
-        "work_units_per_second": 1,
-        "bandwidth_bytes_per_s": 2000,
-        "overlap_fraction": 0.0,
-        "fabric_id": "pcie-1",
-    }
-    e3 = {
-        "source": "verifier",
-        "target": "learner",
-        "bytes_per_item": 1000,
-        "items_per_work_unit": 1,
-        "work_units_per_second": 1,
-        "bandwidth_bytes_per_s": 2000,
-        "overlap_fraction": 0.5,
-        "fabric_id": "pcie-2",
-    }
+    e0 = edge(
+        "rollout",
+        "reward",
+        "pcie-0",
+        bytes_per_item=100,
+        items_per_work_unit=2,
+        work_units_per_second=5,
+        overlap_fraction=0.5,
+    )
+    e1 = edge("learner", "rollout", "pcie-1", bandwidth_bytes_per_s=2000, overlap_fraction=0.0)
+    e2 = edge(
+        "reward",
+        "learner",
+        "pcie-1",
+        bytes_per_item=500,
+        bandwidth_bytes_per_s=2000,
+        overlap_fraction=0.0,
+    )
+    e3 = edge("verifier", "learner", "pcie-2", bandwidth_bytes_per_s=2000, overlap_fraction=0.5)
     return [e0, e1, e2, e3], {"rollout": "A", "reward": "A", "learner": "B", "verifier": "C"}
 
 

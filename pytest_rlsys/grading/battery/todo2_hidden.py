@@ -15,13 +15,14 @@ from pytest_rlsys.grading.battery.checks import (
 from pytest_rlsys.grading.battery.generators import (
     BAD_VALUES,
     cross,
+    edge,
     gen_edges,
     num,
     shuffled,
 )
 from pytest_rlsys.grading.battery.model import Call
 from pytest_rlsys.grading.battery.todo2 import EDGE_NUMBERS, FUNC, KEYS, SUMMARY
-from pytest_rlsys.grading.battery.todo2_probes import FIXED_PLACEMENT, edge, fixed_probes
+from pytest_rlsys.grading.battery.todo2_probes import FIXED_PLACEMENT, fixed_probes
 from pytest_rlsys.grading.comparison import numbers_match
 from pytest_rlsys.messages import Msg
 
@@ -64,26 +65,24 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
     # Same-pool edges that name fabrics: none of those fabrics gets an entry.
     same = {"rollout": "A", "reward": "A", "learner": "A"}
     local = [
-        {
-            "source": "rollout",
-            "target": "reward",
-            "bytes_per_item": 100,
-            "items_per_work_unit": 2,
-            "work_units_per_second": 4,
-            "bandwidth_bytes_per_s": 1024,
-            "overlap_fraction": 0.5,
-            "fabric_id": "nvlink",
-        },
-        {
-            "source": "reward",
-            "target": "learner",
-            "bytes_per_item": 64,
-            "items_per_work_unit": 1,
-            "work_units_per_second": 2,
-            "bandwidth_bytes_per_s": 2048,
-            "overlap_fraction": 0,
-            "fabric_id": "pcie",
-        },
+        edge(
+            "rollout",
+            "reward",
+            "nvlink",
+            bytes_per_item=100,
+            items_per_work_unit=2,
+            work_units_per_second=4,
+            bandwidth_bytes_per_s=1024,
+            overlap_fraction=0.5,
+        ),
+        edge(
+            "reward",
+            "learner",
+            "pcie",
+            bytes_per_item=64,
+            work_units_per_second=2,
+            bandwidth_bytes_per_s=2048,
+        ),
     ]
     b.diff(
         "no_cross_pool_edges",
@@ -168,16 +167,15 @@ def _properties(b: BatteryBuilder, rng: random.Random) -> None:
     edges, placement = gen_edges(rng, 4, same_pool=False)
     pool_a = next(c for c, p in placement.items() if p == "A")
     placement2 = dict(placement, **{"colocated-extra": "A"})
-    local_edge = {
-        "source": pool_a,
-        "target": "colocated-extra",
-        "bytes_per_item": 4096,
-        "items_per_work_unit": 4,
-        "work_units_per_second": 5,
-        "bandwidth_bytes_per_s": 1024,
-        "overlap_fraction": 0,
-        "fabric_id": "local",
-    }
+    local_edge = edge(
+        pool_a,
+        "colocated-extra",
+        "local",
+        bytes_per_item=4096,
+        items_per_work_unit=4,
+        work_units_per_second=5,
+        bandwidth_bytes_per_s=1024,
+    )
     b.anchored(
         "same_pool_edge_added",
         Msg("an added same-pool edge changes nothing", "新增同池边不改变结果"),

@@ -13,28 +13,13 @@ from pytest_rlsys.grading.battery.checks import (
 )
 from pytest_rlsys.grading.battery.generators import (
     BAD_VALUES,
+    edge,
 )
 from pytest_rlsys.grading.battery.model import Call, plain
 from pytest_rlsys.grading.battery.todo2 import EDGE_NUMBERS, FUNC, KEYS, SUMMARY
 from pytest_rlsys.messages import Msg
 
-__all__ = ["FIXED_PLACEMENT", "edge", "fixed_probes"]
-
-
-def edge(source: str, target: str, fabric: str, **fields: Any) -> dict[str, Any]:
-    """A valid edge with plain default numbers; ``fields`` override or add fields."""
-    edge: dict[str, Any] = {
-        "source": source,
-        "target": target,
-        "bytes_per_item": 1000,
-        "items_per_work_unit": 1,
-        "work_units_per_second": 1,
-        "bandwidth_bytes_per_s": 1000,
-        "overlap_fraction": 0,
-        "fabric_id": fabric,
-    }
-    edge.update(fields)
-    return edge
+__all__ = ["FIXED_PLACEMENT", "fixed_probes"]
 
 
 # Pool names of several characters: equal ones decoded from JSON are distinct objects, so
@@ -56,8 +41,8 @@ def _rows_copy_fields(edges: list[dict[str, Any]]) -> CheckFactory:
 
     def relation(values: list[Any]) -> str | None:
         rows = values[0]["rows"]
-        for index, (row, edge) in enumerate(zip(rows, edges, strict=True)):
-            for key, value in plain(edge).items():
+        for index, (row, sent) in enumerate(zip(rows, edges, strict=True)):
+            for key, value in plain(sent).items():
                 if key not in row or not identical(value, row[key]):
                     return f"$.rows[{index}].{key}: not a copy of the edge's own field"
         return None
