@@ -198,40 +198,48 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
         b.refusal(case_id, msg, "ledger", valid, call)
 
 
-def _boundary_probes(stable: Any, calm: dict[str, Any]) -> list[tuple[str, Msg, str, Call]]:
-    """The edges of the strict comparisons (issue 31): memory > limit and exposure >
-    threshold are exact, at every magnitude, and names sort by code point."""
-    probes: list[tuple[str, Msg, str, Call]] = []
-    for case_id, en, zh, used, limit in (
+def _strict_edges(
+    what: str, bound: str, the_bound: str, zh: str, base: float
+) -> list[tuple[str, str, str, float, float]]:
+    """(case id, en, zh, value, bound) at the edges of one exact ``value > bound``:
+    1e-10 (relative) either side of ``base``, 1 above 1e12, 1e-15 above 0.002."""
+    return [
         (
-            "memory_1e_10_above_limit",
-            "1e-10 (relative) above its limit",
-            "比上限高 1e-10（相对）",
-            40 * (1 + 1e-10),
-            40,
+            f"{what}_1e_10_above_{bound}",
+            f"1e-10 (relative) above {the_bound}",
+            f"比{zh}高 1e-10（相对）",
+            base * (1 + 1e-10),
+            base,
         ),
         (
-            "memory_1e_10_below_limit",
-            "1e-10 (relative) below its limit",
-            "比上限低 1e-10（相对）",
-            40 * (1 - 1e-10),
-            40,
+            f"{what}_1e_10_below_{bound}",
+            f"1e-10 (relative) below {the_bound}",
+            f"比{zh}低 1e-10（相对）",
+            base * (1 - 1e-10),
+            base,
         ),
         (
-            "large_memory_1_above_limit",
-            "1 above a limit of 1e12",
-            "比 1e12 的上限高 1",
+            f"large_{what}_1_above_{bound}",
+            f"1 above a {bound} of 1e12",
+            f"比 1e12 的{zh}高 1",
             10**12 + 1,
             10**12,
         ),
         (
-            "tiny_memory_just_above_limit",
-            "1e-15 above a limit of 0.002",
-            "比 0.002 的上限高 1e-15",
+            f"tiny_{what}_just_above_{bound}",
+            f"1e-15 above a {bound} of 0.002",
+            f"比 0.002 的{zh}高 1e-15",
             0.002 + 1e-15,
             0.002,
         ),
-    ):
+    ]
+
+
+def _boundary_probes(stable: Any, calm: dict[str, Any]) -> list[tuple[str, Msg, str, Call]]:
+    """The edges of the strict comparisons (issue 31): memory > limit and exposure >
+    threshold are exact, at every magnitude, and names sort by code point."""
+    probes: list[tuple[str, Msg, str, Call]] = []
+    for case_id, en, zh, used, limit in _strict_edges("memory", "limit", "its limit", "上限", 40):
         over = "above" in en
         probes.append(
             (
@@ -244,35 +252,8 @@ def _boundary_probes(stable: Any, calm: dict[str, Any]) -> list[tuple[str, Msg, 
                 Call(FUNC, (stable, {"A": used, "B": 1}, {"A": limit, "B": 2}, calm, True, True)),
             )
         )
-    for case_id, en, zh, exposure, threshold in (
-        (
-            "exposure_1e_10_above_threshold",
-            "1e-10 (relative) above the threshold",
-            "比阈值高 1e-10（相对）",
-            0.25 * (1 + 1e-10),
-            0.25,
-        ),
-        (
-            "exposure_1e_10_below_threshold",
-            "1e-10 (relative) below the threshold",
-            "比阈值低 1e-10（相对）",
-            0.25 * (1 - 1e-10),
-            0.25,
-        ),
-        (
-            "large_exposure_1_above_threshold",
-            "1 above a threshold of 1e12",
-            "比 1e12 的阈值高 1",
-            10**12 + 1,
-            10**12,
-        ),
-        (
-            "tiny_exposure_just_above_threshold",
-            "1e-15 above a threshold of 0.002",
-            "比 0.002 的阈值高 1e-15",
-            0.002 + 1e-15,
-            0.002,
-        ),
+    for case_id, en, zh, exposure, threshold in _strict_edges(
+        "exposure", "threshold", "the threshold", "阈值", 0.25
     ):
         over = "above" in en
         probes.append(
