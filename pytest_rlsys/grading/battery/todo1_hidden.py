@@ -205,72 +205,63 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
     rates, arrival, mult = gen_pipeline(rng, 3, arrival="below")
     valid = Call(FUNC, (rates, arrival, mult))
     first = next(iter(rates))
-    bad: list[tuple[str, Msg, str, Call]] = []
     for label, en, zh, value in (
         ("nan", "a NaN", " NaN ", float("nan")),
         ("inf", "an infinite", "无穷", float("inf")),
         ("zero", "a zero", "零", 0),
         ("negative", "a negative", "负", -40),
     ):
-        bad.append(
-            (
-                f"{label}_rate",
-                Msg(f"refuses {en} stage rate", f"拒绝{zh}阶段速率"),
-                "positive",
-                Call(FUNC, (dict(rates, **{first: value}), arrival, mult)),
-            )
+        b.refusal(
+            f"{label}_rate",
+            Msg(f"refuses {en} stage rate", f"拒绝{zh}阶段速率"),
+            "positive",
+            valid,
+            Call(FUNC, (dict(rates, **{first: value}), arrival, mult)),
         )
-        bad.append(
-            (
-                f"{label}_multiplier",
-                Msg(f"refuses {en} multiplier", f"拒绝{zh}工作单位倍率"),
-                "positive",
-                Call(FUNC, (rates, arrival, dict(mult, **{first: value}))),
-            )
+        b.refusal(
+            f"{label}_multiplier",
+            Msg(f"refuses {en} multiplier", f"拒绝{zh}工作单位倍率"),
+            "positive",
+            valid,
+            Call(FUNC, (rates, arrival, dict(mult, **{first: value}))),
         )
     for label, en, zh, value in (
         ("nan", "a NaN", " NaN ", float("nan")),
         ("inf", "an infinite", "无穷", float("inf")),
         ("negative", "a negative", "负", -1),
     ):
-        bad.append(
-            (
-                f"{label}_arrival",
-                Msg(f"refuses {en} arrival rate", f"拒绝{zh}到达率"),
-                "arrival",
-                Call(FUNC, (rates, value, mult)),
-            )
+        b.refusal(
+            f"{label}_arrival",
+            Msg(f"refuses {en} arrival rate", f"拒绝{zh}到达率"),
+            "arrival",
+            valid,
+            Call(FUNC, (rates, value, mult)),
         )
-    bad.append(
-        (
-            "extra_multiplier",
-            Msg("refuses a multiplier for an unknown stage", "拒绝多出阶段的倍率"),
-            "stage_sets",
-            Call(FUNC, (rates, arrival, dict(mult, judge_extra=1))),
-        )
+    b.refusal(
+        "extra_multiplier",
+        Msg("refuses a multiplier for an unknown stage", "拒绝多出阶段的倍率"),
+        "stage_sets",
+        valid,
+        Call(FUNC, (rates, arrival, dict(mult, judge_extra=1))),
     )
-    bad.append(
-        (
-            "missing_multiplier",
-            Msg("refuses a stage without a multiplier", "拒绝缺少倍率的阶段"),
-            "stage_sets",
-            Call(FUNC, (rates, arrival, {k: v for k, v in mult.items() if k != first})),
-        )
+    b.refusal(
+        "missing_multiplier",
+        Msg("refuses a stage without a multiplier", "拒绝缺少倍率的阶段"),
+        "stage_sets",
+        valid,
+        Call(FUNC, (rates, arrival, {k: v for k, v in mult.items() if k != first})),
     )
     renamed = {("judge_extra" if k == first else k): v for k, v in mult.items()}
-    bad.append(
-        (
-            "renamed_multiplier",
-            Msg(
-                "refuses multipliers for as many stages but another one",
-                "拒绝阶段数相同但名称不同的倍率",
-            ),
-            "stage_sets",
-            Call(FUNC, (rates, arrival, renamed)),
-        )
+    b.refusal(
+        "renamed_multiplier",
+        Msg(
+            "refuses multipliers for as many stages but another one",
+            "拒绝阶段数相同但名称不同的倍率",
+        ),
+        "stage_sets",
+        valid,
+        Call(FUNC, (rates, arrival, renamed)),
     )
-    for case_id, msg, rule, call in bad:
-        b.refusal(case_id, msg, rule, valid, call)
     single = Call(FUNC, ({first: rates[first]}, arrival, {first: mult[first]}))
     b.refusal(
         "empty_pipeline",

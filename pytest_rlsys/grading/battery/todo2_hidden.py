@@ -240,35 +240,37 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
     def with_solo(edge: dict[str, Any]) -> Call:
         return Call(FUNC, ([*rest, edge], placement))
 
-    bad: list[tuple[str, Msg, str, Call]] = [
-        (
-            "unknown_source",
-            Msg("refuses an edge endpoint without a pool", "拒绝没有资源池的边端点"),
-            "endpoint",
-            with_solo(dict(solo, source="nowhere")),
+    b.refusal(
+        "unknown_source",
+        Msg("refuses an edge endpoint without a pool", "拒绝没有资源池的边端点"),
+        "endpoint",
+        valid,
+        with_solo(dict(solo, source="nowhere")),
+    )
+    b.refusal(
+        "unknown_target",
+        Msg("refuses an edge endpoint without a pool", "拒绝没有资源池的边端点"),
+        "endpoint",
+        valid,
+        with_solo(dict(solo, target="nowhere")),
+    )
+    b.refusal(
+        "empty_fabric",
+        Msg("refuses a cross-pool edge with an empty fabric_id", "拒绝 fabric_id 为空的跨池边"),
+        "fabric_id",
+        valid,
+        with_solo(dict(solo, fabric_id="")),
+    )
+    b.refusal(
+        "blank_fabric",
+        Msg(
+            "refuses a cross-pool edge with a blank fabric_id",
+            "拒绝 fabric_id 只含空白的跨池边",
         ),
-        (
-            "unknown_target",
-            Msg("refuses an edge endpoint without a pool", "拒绝没有资源池的边端点"),
-            "endpoint",
-            with_solo(dict(solo, target="nowhere")),
-        ),
-        (
-            "empty_fabric",
-            Msg("refuses a cross-pool edge with an empty fabric_id", "拒绝 fabric_id 为空的跨池边"),
-            "fabric_id",
-            with_solo(dict(solo, fabric_id="")),
-        ),
-        (
-            "blank_fabric",
-            Msg(
-                "refuses a cross-pool edge with a blank fabric_id",
-                "拒绝 fabric_id 只含空白的跨池边",
-            ),
-            "fabric_id",
-            with_solo(dict(solo, fabric_id="   ")),
-        ),
-    ]
+        "fabric_id",
+        valid,
+        with_solo(dict(solo, fabric_id="   ")),
+    )
     # A fabric_id of white space only is empty, whichever white space it is.
     for name, en, zh, fabric in (
         ("tab", "a tab", "制表符", "\t"),
@@ -287,30 +289,26 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
             f"refuses a cross-pool edge whose fabric_id is only {en}",
             f"拒绝 fabric_id 只含{zh}的跨池边",
         )
-        bad.append(
-            (f"blank_fabric_{name}", msg, "fabric_id", with_solo(dict(solo, fabric_id=fabric)))
+        b.refusal(
+            f"blank_fabric_{name}", msg, "fabric_id", valid, with_solo(dict(solo, fabric_id=fabric))
         )
-    bad.append(
-        (
-            "missing_fabric",
-            Msg("refuses a cross-pool edge without fabric_id", "拒绝缺少 fabric_id 的跨池边"),
-            "fabric_id",
-            with_solo({k: v for k, v in solo.items() if k != "fabric_id"}),
-        )
+    b.refusal(
+        "missing_fabric",
+        Msg("refuses a cross-pool edge without fabric_id", "拒绝缺少 fabric_id 的跨池边"),
+        "fabric_id",
+        valid,
+        with_solo({k: v for k, v in solo.items() if k != "fabric_id"}),
     )
     for name, (what, rule, kinds) in EDGE_NUMBERS.items():
         for kind in kinds:
             value, label = BAD_VALUES[kind]
-            bad.append(
-                (
-                    f"{kind}_{name}",
-                    Msg(f"refuses {label.en} {what.en}", f"拒绝{label.zh}{what.zh}"),
-                    rule,
-                    with_solo(dict(solo, **{name: value})),
-                )
+            b.refusal(
+                f"{kind}_{name}",
+                Msg(f"refuses {label.en} {what.en}", f"拒绝{label.zh}{what.zh}"),
+                rule,
+                valid,
+                with_solo(dict(solo, **{name: value})),
             )
-    for case_id, msg, rule, call in bad:
-        b.refusal(case_id, msg, rule, valid, call)
     # One fabric, two bandwidths: the valid input declares the twin with the same one.
     twin = dict(solo, bytes_per_item=64)
     both = Call(FUNC, ([*rest, solo, twin], placement))
