@@ -4,8 +4,8 @@ Fairness: generated numbers are exact binary fractions, so every sum is exact wh
 the order, and values that are not tied differ by far more than any tolerance.  No case
 probes where the chapter's reference and a stricter reading differ (exact vs tolerant
 float ties closer than 1e-9, numeric strings, fabric ids with surrounding spaces); see
-docs/battery-rules.md.  A rule's probe is a fixed input in its TODO module: the random
-cases here add coverage, they are never the only case that shows a misreading.
+docs/battery-rules.md.  A rule's probe is a fixed input in its TODO's ``todoN_probes``:
+the random cases here add coverage, they are never the only case that shows a misreading.
 
 Stability: the seed picks names and magnitudes only.  The shape of every input (how many
 stages, whether there is a tie, where the arrival rate lies, ints or floats, a same-pool
