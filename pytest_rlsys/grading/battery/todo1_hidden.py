@@ -7,18 +7,8 @@ import random
 from typing import Any
 
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
-from pytest_rlsys.grading.battery.checks import (
-    expect_relation,
-    expect_unchanged_inputs,
-    same_keys,
-)
-from pytest_rlsys.grading.battery.generators import (
-    STAGES,
-    Arrival,
-    gen_pipeline,
-    num,
-    out_of_order,
-)
+from pytest_rlsys.grading.battery.checks import expect_relation, expect_unchanged_inputs, same_keys
+from pytest_rlsys.grading.battery.generators import STAGES, Arrival, gen_pipeline, num, out_of_order
 from pytest_rlsys.grading.battery.model import Call
 from pytest_rlsys.grading.battery.todo1 import FUNC, KEYS
 from pytest_rlsys.grading.battery.todo1_probes import fixed_probes

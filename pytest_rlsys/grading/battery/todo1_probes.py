@@ -6,9 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
-from pytest_rlsys.grading.battery.checks import (
-    expect_only_keys,
-)
+from pytest_rlsys.grading.battery.checks import expect_only_keys
 from pytest_rlsys.grading.battery.model import Call
 from pytest_rlsys.grading.battery.todo1 import FUNC, KEYS
 from pytest_rlsys.messages import Msg

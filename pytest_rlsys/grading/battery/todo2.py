@@ -6,10 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
-from pytest_rlsys.grading.battery.checks import (
-    expect_keys,
-    expect_value_error,
-)
+from pytest_rlsys.grading.battery.checks import expect_keys, expect_value_error
 from pytest_rlsys.grading.battery.generators import edge
 from pytest_rlsys.grading.battery.model import RESULT_KEYS, Call
 from pytest_rlsys.messages import Msg

@@ -7,11 +7,7 @@ import random
 from typing import Any
 
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
-from pytest_rlsys.grading.battery.checks import (
-    expect_relation,
-    expect_unchanged_inputs,
-    same_keys,
-)
+from pytest_rlsys.grading.battery.checks import expect_relation, expect_unchanged_inputs, same_keys
 from pytest_rlsys.grading.battery.generators import (
     BAD_VALUES,
     cross,

@@ -6,15 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
-from pytest_rlsys.grading.battery.checks import (
-    CheckFactory,
-    expect_relation,
-    identical,
-)
-from pytest_rlsys.grading.battery.generators import (
-    BAD_VALUES,
-    edge,
-)
+from pytest_rlsys.grading.battery.checks import CheckFactory, expect_relation, identical
+from pytest_rlsys.grading.battery.generators import BAD_VALUES, edge
 from pytest_rlsys.grading.battery.model import Call, plain
 from pytest_rlsys.grading.battery.todo2 import EDGE_NUMBERS, FUNC, KEYS, SUMMARY
 from pytest_rlsys.messages import Msg

@@ -4,10 +4,7 @@ assertions (the visible cases).  The hidden cases: ``todo3_hidden``, ``todo3_pro
 from __future__ import annotations
 
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
-from pytest_rlsys.grading.battery.checks import (
-    expect_keys,
-    expect_value_error,
-)
+from pytest_rlsys.grading.battery.checks import expect_keys, expect_value_error
 from pytest_rlsys.grading.battery.model import RESULT_KEYS, Call, plain
 from pytest_rlsys.messages import Msg
 
