@@ -3,12 +3,14 @@ assertions (the visible cases).  The hidden cases: ``todo3_hidden``, ``todo3_pro
 
 from __future__ import annotations
 
+from typing import Any
+
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
 from pytest_rlsys.grading.battery.checks import expect_keys, expect_value_error
 from pytest_rlsys.grading.battery.model import RESULT_KEYS, Call, plain
 from pytest_rlsys.messages import Msg
 
-__all__ = ["FUNC", "KEYS", "RULES", "add_visible"]
+__all__ = ["FUNC", "KEYS", "RULES", "add_visible", "topology"]
 
 
 FUNC = "evaluate_topology"
@@ -70,6 +72,19 @@ RULES: dict[str, Msg] = {
 }
 
 
+def topology(
+    capacity: Any,
+    used: Any,
+    limits: Any,
+    transfer: Any,
+    sync: Any = True,
+    recovery: Any = True,
+    **kwargs: Any,
+) -> Call:
+    """A call of ``evaluate_topology``: version sync and recovery ok unless said."""
+    return Call(FUNC, (capacity, used, limits, transfer, sync, recovery), kwargs)
+
+
 def add_visible(b: BatteryBuilder) -> None:
     """The chapter's ``test_evaluate_topology``, one case per assertion."""
     mult = {"rollout": 1, "reward": 1}
@@ -80,9 +95,9 @@ def add_visible(b: BatteryBuilder) -> None:
         "fabric_exposed_seconds_per_s": {"pcie-0": 0.20},
         "critical_exposed_seconds_per_s": 0.20,
     }
-    accepted = Call(FUNC, (stable_rep, {"A": 30}, {"A": 40}, low, True, True))
-    tuned = Call(FUNC, (unstable_rep, {"A": 30}, {"A": 40}, high, True, True))
-    rejected = Call(FUNC, (stable_rep, {"A": 50}, {"A": 40}, high, False, False))
+    accepted = topology(stable_rep, {"A": 30}, {"A": 40}, low)
+    tuned = topology(unstable_rep, {"A": 30}, {"A": 40}, high)
+    rejected = topology(stable_rep, {"A": 50}, {"A": 40}, high, False, False)
     b.visible(
         "accept",
         Msg("accepts with no reasons", "无原因时接受"),
@@ -129,7 +144,7 @@ def add_visible(b: BatteryBuilder) -> None:
     b.visible(
         "nan_memory",
         Msg("refuses a NaN pool memory", "拒绝 NaN 显存账本"),
-        [Call(FUNC, (stable_rep, {"A": float("nan")}, {"A": 40}, low, True, True))],
+        [topology(stable_rep, {"A": float("nan")}, {"A": 40}, low)],
         expect_value_error,
         claim="raises ValueError: 非有限显存账本应失败",
     )

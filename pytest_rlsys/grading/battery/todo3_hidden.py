@@ -16,7 +16,7 @@ from pytest_rlsys.grading.battery.generators import (
     out_of_order,
 )
 from pytest_rlsys.grading.battery.model import Call, plain
-from pytest_rlsys.grading.battery.todo3 import FUNC, KEYS
+from pytest_rlsys.grading.battery.todo3 import FUNC, KEYS, topology
 from pytest_rlsys.grading.battery.todo3_probes import fixed_probes
 from pytest_rlsys.messages import Msg
 
@@ -109,9 +109,7 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
             f"differential_{i}",
             Msg("matches the reference on random topologies", "随机拓扑上与参考实现一致"),
             "decision",
-            Call(
-                FUNC, (_capacity(b, rng, backlog), used, limits, transfer, sync, recovery), kwargs
-            ),
+            topology(_capacity(b, rng, backlog), used, limits, transfer, sync, recovery, **kwargs),
             KEYS,
         )
     stable = _capacity(b, rng, False)
@@ -139,43 +137,31 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
             "exposure_at_threshold",
             Msg("exposure exactly at the threshold is not overloaded", "暴露恰好等于阈值不算过载"),
             "pressures",
-            Call(
-                FUNC, (stable, {"A": 10}, {"A": 20}, at, True, True), {"max_exposed_s_per_s": 0.25}
-            ),
+            topology(stable, {"A": 10}, {"A": 20}, at, max_exposed_s_per_s=0.25),
         ),
         (
             "memory_at_limit",
             Msg("memory exactly at the limit is within it", "显存恰好等于上限不算超限"),
             "no_limit",
-            Call(FUNC, (stable, {"A": 40, "B": 8}, {"A": 40, "B": 16}, calm, True, True)),
+            topology(stable, {"A": 40, "B": 8}, {"A": 40, "B": 16}, calm),
         ),
         (
             "pool_without_limit",
             Msg("a pool with no declared limit is over it", "未声明上限的资源池按超限处理"),
             "no_limit",
-            Call(FUNC, (stable, {"B": 8, "A": 4}, {"A": 40}, calm, True, True)),
+            topology(stable, {"B": 8, "A": 4}, {"A": 40}, calm),
         ),
         (
             "several_over_limit",
             Msg("lists several over-limit pools, sorted", "多个超限资源池按名称排序"),
             "evidence",
-            Call(
-                FUNC,
-                (
-                    stable,
-                    {"C": 90, "A": 50, "B": 10},
-                    {"C": 80, "A": 40, "B": 40},
-                    calm,
-                    True,
-                    True,
-                ),
-            ),
+            topology(stable, {"C": 90, "A": 50, "B": 10}, {"C": 80, "A": 40, "B": 40}, calm),
         ),
         (
             "several_overloaded",
             Msg("lists several overloaded fabrics, sorted", "多个过载互连域按名称排序"),
             "evidence",
-            Call(FUNC, (stable, {"A": 1}, {"A": 2}, over, True, True)),
+            topology(stable, {"A": 1}, {"A": 2}, over),
         ),
         (
             "reject_keeps_evidence",
@@ -184,81 +170,69 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
                 "decision 为 reject 时仍报告积压阶段与过载互连域",
             ),
             "evidence",
-            Call(FUNC, (unstable, {"A": 1}, {"A": 2}, over, False, True)),
+            topology(unstable, {"A": 1}, {"A": 2}, over, False),
         ),
         (
             "only_recovery",
             Msg("a recovery failure alone rejects", "仅恢复路径缺失也判为 reject"),
             "hard",
-            Call(FUNC, (stable, {"A": 1}, {"A": 2}, calm, True, False)),
+            topology(stable, {"A": 1}, {"A": 2}, calm, True, False),
         ),
         (
             "only_version",
             Msg("a version sync failure alone rejects", "仅版本同步失败也判为 reject"),
             "hard",
-            Call(FUNC, (stable, {"A": 1}, {"A": 2}, calm, False, True)),
+            topology(stable, {"A": 1}, {"A": 2}, calm, False),
         ),
         (
             "only_transfer",
             Msg("exposed transfer alone gives tune", "仅传输暴露过高即调优"),
             "pressures",
-            Call(FUNC, (stable, {"A": 1}, {"A": 2}, over, True, True)),
+            topology(stable, {"A": 1}, {"A": 2}, over),
         ),
         (
             "only_queue",
             Msg("an unstable queue alone gives tune", "仅队列积压即调优"),
             "pressures",
-            Call(FUNC, (unstable, {"A": 1}, {"A": 2}, calm, True, True)),
+            topology(unstable, {"A": 1}, {"A": 2}, calm),
         ),
         (
             "default_threshold",
             Msg("the default threshold is 0.1", "默认阈值为 0.1"),
             "numbers",
-            Call(
-                FUNC,
-                (
-                    stable,
-                    {"A": 1},
-                    {"A": 2},
-                    {
-                        "fabric_exposed_seconds_per_s": {"x": 0.125, "y": 0.0625},
-                        "critical_exposed_seconds_per_s": 0.125,
-                    },
-                    True,
-                    True,
-                ),
+            topology(
+                stable,
+                {"A": 1},
+                {"A": 2},
+                {
+                    "fabric_exposed_seconds_per_s": {"x": 0.125, "y": 0.0625},
+                    "critical_exposed_seconds_per_s": 0.125,
+                },
             ),
         ),
         (
             "zero_memory",
             Msg("accepts zero memory and a zero limit", "接受为零的显存与上限"),
             "numbers",
-            Call(FUNC, (stable, {"A": 0, "B": 0.0}, {"A": 0.0, "B": 0}, calm, True, True)),
+            topology(stable, {"A": 0, "B": 0.0}, {"A": 0.0, "B": 0}, calm),
         ),
         (
             "zero_threshold",
             Msg("accepts a threshold of 0", "接受为 0 的阈值"),
             "numbers",
-            Call(
-                FUNC,
-                (
-                    stable,
-                    {"A": 1},
-                    {"A": 2},
-                    dict(over, fabric_exposed_seconds_per_s=dict(over_fabrics, quiet=0.0)),
-                    True,
-                    True,
-                ),
-                {"max_exposed_s_per_s": 0},
+            topology(
+                stable,
+                {"A": 1},
+                {"A": 2},
+                dict(over, fabric_exposed_seconds_per_s=dict(over_fabrics, quiet=0.0)),
+                max_exposed_s_per_s=0,
             ),
         ),
         (
             "zero_exposure",
             Msg("accepts fabrics with zero exposure", "接受暴露为零的互连域"),
             "numbers",
-            Call(
-                FUNC, (stable, {"A": 1}, {"A": 2}, zero, True, True), {"max_exposed_s_per_s": 0.0}
-            ),
+            topology(stable, {"A": 1}, {"A": 2}, zero, max_exposed_s_per_s=0.0),
         ),
     ]
     for case_id, msg, rule, call in diffs:
@@ -273,19 +247,15 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
         Msg("leaves its inputs unchanged", "不修改输入参数"),
         "pure",
         [
-            Call(
-                FUNC,
-                (
-                    unstable,
-                    {"C": 90, "A": 50, "B": 10.0},
-                    {"C": 80, "A": 40},
-                    {
-                        "fabric_exposed_seconds_per_s": {"pcie-b": 0.5, "pcie-a": 1, "ib": 0},
-                        "critical_exposed_seconds_per_s": 1,
-                    },
-                    False,
-                    True,
-                ),
+            topology(
+                unstable,
+                {"C": 90, "A": 50, "B": 10.0},
+                {"C": 80, "A": 40},
+                {
+                    "fabric_exposed_seconds_per_s": {"pcie-b": 0.5, "pcie-a": 1, "ib": 0},
+                    "critical_exposed_seconds_per_s": 1,
+                },
+                False,
             )
         ],
         expect_unchanged_inputs,
@@ -297,29 +267,14 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
         Msg("gives the same result whatever the dict order", "结果与字典顺序无关"),
         "pure",
         [
-            Call(
-                FUNC,
-                (
-                    stable,
-                    {"C": 90, "A": 50, "B": 10},
-                    {"C": 80, "A": 40, "B": 40},
+            topology(stable, {"C": 90, "A": 50, "B": 10}, {"C": 80, "A": 40, "B": 40}, over),
+            topology(
+                stable,
+                {"B": 10, "A": 50, "C": 90},
+                {"B": 40, "C": 80, "A": 40},
+                dict(
                     over,
-                    True,
-                    True,
-                ),
-            ),
-            Call(
-                FUNC,
-                (
-                    stable,
-                    {"B": 10, "A": 50, "C": 90},
-                    {"B": 40, "C": 80, "A": 40},
-                    dict(
-                        over,
-                        fabric_exposed_seconds_per_s=dict(reversed(list(over_fabrics.items()))),
-                    ),
-                    True,
-                    True,
+                    fabric_exposed_seconds_per_s=dict(reversed(list(over_fabrics.items()))),
                 ),
             ),
         ],

@@ -7,7 +7,7 @@ from typing import Any
 
 from pytest_rlsys.grading.battery.builder import BatteryBuilder
 from pytest_rlsys.grading.battery.model import Call
-from pytest_rlsys.grading.battery.todo3 import FUNC, KEYS
+from pytest_rlsys.grading.battery.todo3 import FUNC, KEYS, topology
 from pytest_rlsys.messages import Msg
 
 __all__ = ["fixed_probes"]
@@ -31,13 +31,13 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "显存为 0 但未声明上限的资源池也按超限处理",
             ),
             "no_limit",
-            Call(FUNC, (stable, {"A": 0, "B": 4}, {"B": 8}, calm, True, True)),
+            topology(stable, {"A": 0, "B": 4}, {"B": 8}, calm),
         ),
         (
             "memory_over_zero_limit",
             Msg("memory above a limit of 0 is over it", "显存高于为 0 的上限即超限"),
             "numbers",
-            Call(FUNC, (stable, {"A": 5, "B": 1}, {"A": 0, "B": 2}, calm, True, True)),
+            topology(stable, {"A": 5, "B": 1}, {"A": 0, "B": 2}, calm),
         ),
         (
             "limit_without_memory",
@@ -46,7 +46,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "只有上限、没有显存条目的资源池不算超限",
             ),
             "hard",
-            Call(FUNC, (stable, {"A": 10}, {"A": 20, "Z": 5}, calm, True, True)),
+            topology(stable, {"A": 10}, {"A": 20, "Z": 5}, calm),
         ),
         (
             "small_memory_just_above_limit",
@@ -55,7 +55,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "很小的显存比上限高 1e-6（相对）也超限",
             ),
             "hard",
-            Call(FUNC, (stable, {"A": 0.002 * (1 + 1e-6)}, {"A": 0.002}, calm, True, True)),
+            topology(stable, {"A": 0.002 * (1 + 1e-6)}, {"A": 0.002}, calm),
         ),
         (
             "small_exposure_just_above_threshold",
@@ -64,10 +64,12 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "很小的暴露比很小的阈值高 1e-6（相对）即过载",
             ),
             "pressures",
-            Call(
-                FUNC,
-                (stable, {"A": 1}, {"A": 2}, _exposures({"pcie": 0.002 * (1 + 1e-6)}), True, True),
-                {"max_exposed_s_per_s": 0.002},
+            topology(
+                stable,
+                {"A": 1},
+                {"A": 2},
+                _exposures({"pcie": 0.002 * (1 + 1e-6)}),
+                max_exposed_s_per_s=0.002,
             ),
         ),
         (
@@ -77,7 +79,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "显存比上限高 1e-6（相对）即超限",
             ),
             "hard",
-            Call(FUNC, (stable, {"A": 40 * (1 + 1e-6)}, {"A": 40}, calm, True, True)),
+            topology(stable, {"A": 40 * (1 + 1e-6)}, {"A": 40}, calm),
         ),
         (
             "zero_threshold_small_exposure",
@@ -86,10 +88,12 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "阈值为 0 时低于 0.1 的暴露也算过载",
             ),
             "numbers",
-            Call(
-                FUNC,
-                (stable, {"A": 1}, {"A": 2}, _exposures({"nvlink": 0.0, "ib": 0.05}), True, True),
-                {"max_exposed_s_per_s": 0},
+            topology(
+                stable,
+                {"A": 1},
+                {"A": 2},
+                _exposures({"nvlink": 0.0, "ib": 0.05}),
+                max_exposed_s_per_s=0,
             ),
         ),
         (
@@ -99,17 +103,12 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "暴露比阈值高 1e-6（相对）即过载",
             ),
             "pressures",
-            Call(
-                FUNC,
-                (
-                    stable,
-                    {"A": 1},
-                    {"A": 2},
-                    _exposures({"pcie": 0.25 * (1 + 1e-6), "ib": 0.125}),
-                    True,
-                    True,
-                ),
-                {"max_exposed_s_per_s": 0.25},
+            topology(
+                stable,
+                {"A": 1},
+                {"A": 2},
+                _exposures({"pcie": 0.25 * (1 + 1e-6), "ib": 0.125}),
+                max_exposed_s_per_s=0.25,
             ),
         ),
         (
@@ -119,10 +118,12 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "暴露比阈值低 1e-6（相对）不算过载",
             ),
             "pressures",
-            Call(
-                FUNC,
-                (stable, {"A": 1}, {"A": 2}, _exposures({"pcie": 0.25 * (1 - 1e-6)}), True, True),
-                {"max_exposed_s_per_s": 0.25},
+            topology(
+                stable,
+                {"A": 1},
+                {"A": 2},
+                _exposures({"pcie": 0.25 * (1 - 1e-6)}),
+                max_exposed_s_per_s=0.25,
             ),
         ),
         (
@@ -132,17 +133,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "默认阈值恰为 0.1（0.1 不算高于）",
             ),
             "numbers",
-            Call(
-                FUNC,
-                (
-                    stable,
-                    {"A": 1},
-                    {"A": 2},
-                    _exposures({"x": 0.1, "y": 0.1 * (1 + 1e-6)}),
-                    True,
-                    True,
-                ),
-            ),
+            topology(stable, {"A": 1}, {"A": 2}, _exposures({"x": 0.1, "y": 0.1 * (1 + 1e-6)})),
         ),
     ]
     probes += _boundary_probes(stable, calm)
@@ -160,7 +151,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "refuses a NaN limit of a pool that uses no memory",
                 "拒绝未使用显存的资源池的 NaN 上限",
             ),
-            Call(FUNC, (stable, {"A": 10}, {"A": 20, "Z": nan}, calm, True, True)),
+            topology(stable, {"A": 10}, {"A": 20, "Z": nan}, calm),
         ),
         (
             "negative_limit_of_unused_pool",
@@ -168,7 +159,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "refuses a negative limit of a pool that uses no memory",
                 "拒绝未使用显存的资源池的负上限",
             ),
-            Call(FUNC, (stable, {"A": 10}, {"Z": -4, "A": 20}, calm, True, True)),
+            topology(stable, {"A": 10}, {"Z": -4, "A": 20}, calm),
         ),
         (
             "nan_memory_of_pool_without_limit",
@@ -176,7 +167,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "refuses a NaN memory of a pool without a limit",
                 "拒绝未声明上限的资源池的 NaN 显存",
             ),
-            Call(FUNC, (stable, {"A": 10, "Q": nan}, {"A": 20}, calm, True, True)),
+            topology(stable, {"A": 10, "Q": nan}, {"A": 20}, calm),
         ),
         (
             "nan_threshold_without_fabrics",
@@ -249,7 +240,7 @@ def _boundary_probes(stable: Any, calm: dict[str, Any]) -> list[tuple[str, Msg, 
                     f"显存{zh}，{'即超限' if over else '不算超限'}（精确的 >）",
                 ),
                 "hard",
-                Call(FUNC, (stable, {"A": used, "B": 1}, {"A": limit, "B": 2}, calm, True, True)),
+                topology(stable, {"A": used, "B": 1}, {"A": limit, "B": 2}, calm),
             )
         )
     for case_id, en, zh, exposure, threshold in _strict_edges(
@@ -264,17 +255,12 @@ def _boundary_probes(stable: Any, calm: dict[str, Any]) -> list[tuple[str, Msg, 
                     f"暴露{zh}，{'即过载' if over else '不算过载'}（精确的 >）",
                 ),
                 "pressures",
-                Call(
-                    FUNC,
-                    (
-                        stable,
-                        {"A": 1},
-                        {"A": 2},
-                        _exposures({"pcie": exposure, "ib": 0}),
-                        True,
-                        True,
-                    ),
-                    {"max_exposed_s_per_s": threshold},
+                topology(
+                    stable,
+                    {"A": 1},
+                    {"A": 2},
+                    _exposures({"pcie": exposure, "ib": 0}),
+                    max_exposed_s_per_s=threshold,
                 ),
             )
         )
@@ -286,16 +272,11 @@ def _boundary_probes(stable: Any, calm: dict[str, Any]) -> list[tuple[str, Msg, 
                 "资源池与互连域按 sorted() 的方式排序（'Z' < 'a' < 'é'）",
             ),
             "evidence",
-            Call(
-                FUNC,
-                (
-                    stable,
-                    {"éast": 3, "apool": 3, "Zpool": 3},
-                    {},
-                    _exposures({"élink": 1, "alink": 1, "Zlink": 1}),
-                    True,
-                    True,
-                ),
+            topology(
+                stable,
+                {"éast": 3, "apool": 3, "Zpool": 3},
+                {},
+                _exposures({"élink": 1, "alink": 1, "Zlink": 1}),
             ),
         )
     )
