@@ -20,6 +20,11 @@ def _exposures(values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _exposed(stable: Any, fabrics: dict[str, Any], **kwargs: Any) -> Call:
+    """A call whose memory is within its limit and whose fabrics expose ``fabrics``."""
+    return topology(stable, {"A": 1}, {"A": 2}, _exposures(fabrics), **kwargs)
+
+
 def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
     """Probes with fixed inputs: whether a misreading shows never depends on the seed."""
     calm = _exposures({})
@@ -64,13 +69,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "很小的暴露比很小的阈值高 1e-6（相对）即过载",
             ),
             "pressures",
-            topology(
-                stable,
-                {"A": 1},
-                {"A": 2},
-                _exposures({"pcie": 0.002 * (1 + 1e-6)}),
-                max_exposed_s_per_s=0.002,
-            ),
+            _exposed(stable, {"pcie": 0.002 * (1 + 1e-6)}, max_exposed_s_per_s=0.002),
         ),
         (
             "memory_just_above_limit",
@@ -88,13 +87,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "阈值为 0 时低于 0.1 的暴露也算过载",
             ),
             "numbers",
-            topology(
-                stable,
-                {"A": 1},
-                {"A": 2},
-                _exposures({"nvlink": 0.0, "ib": 0.05}),
-                max_exposed_s_per_s=0,
-            ),
+            _exposed(stable, {"nvlink": 0.0, "ib": 0.05}, max_exposed_s_per_s=0),
         ),
         (
             "exposure_just_above_threshold",
@@ -103,13 +96,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "暴露比阈值高 1e-6（相对）即过载",
             ),
             "pressures",
-            topology(
-                stable,
-                {"A": 1},
-                {"A": 2},
-                _exposures({"pcie": 0.25 * (1 + 1e-6), "ib": 0.125}),
-                max_exposed_s_per_s=0.25,
-            ),
+            _exposed(stable, {"pcie": 0.25 * (1 + 1e-6), "ib": 0.125}, max_exposed_s_per_s=0.25),
         ),
         (
             "exposure_just_below_threshold",
@@ -118,13 +105,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "暴露比阈值低 1e-6（相对）不算过载",
             ),
             "pressures",
-            topology(
-                stable,
-                {"A": 1},
-                {"A": 2},
-                _exposures({"pcie": 0.25 * (1 - 1e-6)}),
-                max_exposed_s_per_s=0.25,
-            ),
+            _exposed(stable, {"pcie": 0.25 * (1 - 1e-6)}, max_exposed_s_per_s=0.25),
         ),
         (
             "default_threshold_exact",
@@ -133,7 +114,7 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
                 "默认阈值恰为 0.1（0.1 不算高于）",
             ),
             "numbers",
-            topology(stable, {"A": 1}, {"A": 2}, _exposures({"x": 0.1, "y": 0.1 * (1 + 1e-6)})),
+            _exposed(stable, {"x": 0.1, "y": 0.1 * (1 + 1e-6)}),
         ),
     ]
     probes += _boundary_probes(stable, calm)
@@ -255,13 +236,7 @@ def _boundary_probes(stable: Any, calm: dict[str, Any]) -> list[tuple[str, Msg, 
                     f"暴露{zh}，{'即过载' if over else '不算过载'}（精确的 >）",
                 ),
                 "pressures",
-                topology(
-                    stable,
-                    {"A": 1},
-                    {"A": 2},
-                    _exposures({"pcie": exposure, "ib": 0}),
-                    max_exposed_s_per_s=threshold,
-                ),
+                _exposed(stable, {"pcie": exposure, "ib": 0}, max_exposed_s_per_s=threshold),
             )
         )
     probes.append(
