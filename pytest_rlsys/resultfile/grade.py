@@ -458,16 +458,17 @@ def grade_document(
 
         found = artefact_problems(doc, Path(artefacts))
         refuted, unverified = found.refuted, found.unverified
-    cases = tuple(
-        _grade_check(name, doc, points, refuted.get(name, ()), unverified.get(name, ()))
-        for name in closure_checks.CHECK_NAMES
-    )
-    try:
-        sampled = next(c for c in cases if c.id == f"{SECTION}.resource_sampling")
-        verified = sampled.finding == "confirmed" and not refuted.get("resource_sampling")
-        notes = tuple(interpretation_notes(doc) + _evidence_notes(doc, verified))
-    except Exception as exc:  # notes are advisory; never let them break the grade
-        notes = (f"could not produce interpretation notes: {exc!r}",)
+    with closure_checks.shared_readings():  # each group's samples read once for all checks
+        cases = tuple(
+            _grade_check(name, doc, points, refuted.get(name, ()), unverified.get(name, ()))
+            for name in closure_checks.CHECK_NAMES
+        )
+        try:
+            sampled = next(c for c in cases if c.id == f"{SECTION}.resource_sampling")
+            verified = sampled.finding == "confirmed" and not refuted.get("resource_sampling")
+            notes = tuple(interpretation_notes(doc) + _evidence_notes(doc, verified))
+        except Exception as exc:  # notes are advisory; never let them break the grade
+            notes = (f"could not produce interpretation notes: {exc!r}",)
     notes = (f"{JUDGE_NOTE} {judge_label()}", *notes)
     return ResultGrade(path, True, cases, (), notes, points * len(closure_checks.CHECK_NAMES))
 

@@ -57,7 +57,12 @@ from pytest_rlsys.resultfile.checks.evidence import hash_pair
 from pytest_rlsys.resultfile.checks.identity import config_diff, config_sha256
 from pytest_rlsys.resultfile.checks.phases import check_phase_events
 from pytest_rlsys.resultfile.checks.sampling import check_resource_sampling, derive_measurements
-from pytest_rlsys.resultfile.checks.timeline import phase_windows, summarize_phases, whole_run_peak
+from pytest_rlsys.resultfile.checks.timeline import (
+    phase_windows,
+    shared_readings,
+    summarize_phases,
+    whole_run_peak,
+)
 from pytest_rlsys.resultfile.checks.vocabulary import (
     CHECK_NAMES,
     FREE_CACHE_ENGINE_PATH,
@@ -92,6 +97,7 @@ __all__ = [
     "hash_pair",
     "phase_windows",
     "record_problems",
+    "shared_readings",
     "summarize_phases",
     "whole_run_peak",
 ]
@@ -116,9 +122,10 @@ def derive_checks(doc: Doc) -> dict[str, CheckResult]:
     ``{name: r.as_dict() for name, r in derive_checks(doc).items()}``.
     """
     results: dict[str, CheckResult] = {}
-    for name in CHECK_NAMES:
-        try:
-            results[name] = CHECK_FUNCTIONS[name](doc)
-        except Exception as exc:  # a check that cannot be derived is not passed
-            results[name] = CheckResult(False, f"could not re-derive this check: {exc!r}")
+    with shared_readings():  # each group's samples read once for all eight
+        for name in CHECK_NAMES:
+            try:
+                results[name] = CHECK_FUNCTIONS[name](doc)
+            except Exception as exc:  # a check that cannot be derived is not passed
+                results[name] = CheckResult(False, f"could not re-derive this check: {exc!r}")
     return results

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from pytest_rlsys.resultfile.checks.timeline import (
     open_windows,
     phase_at,
     phase_windows,
+    series_of,
     window_text,
     within,
 )
@@ -314,15 +315,22 @@ def _release_resume_problems(name: str, group: Mapping[str, Any]) -> list[str]:
     return [p for check in RELEASE_PASSES for p in check(released)]
 
 
-def _held_high(values: Sequence[float]) -> float | None:
+def _held_high(values: list[float]) -> float | None:
     """The highest level two readings reach (the second highest), from at least three:
     one stray reading, high or low, can neither set it nor hide it."""
-    return sorted(values)[-2] if len(values) >= 3 else None
+    return _second(values, max) if len(values) >= 3 else None
 
 
-def _held_low(values: Sequence[float]) -> float | None:
+def _held_low(values: list[float]) -> float | None:
     """The lowest level two readings stay at or below (the second lowest), from three."""
-    return sorted(values)[1] if len(values) >= 3 else None
+    return _second(values, min) if len(values) >= 3 else None
+
+
+def _second(values: list[float], pick: Callable[[list[float]], float]) -> float:
+    """The second highest (``max``) or lowest (``min``) value: ``pick`` again without
+    one instance of the first (a few C-speed passes, not a sort of an hour's readings)."""
+    at = values.index(pick(values))
+    return pick(values[:at] + values[at + 1 :])
 
 
 def _readings(series: Series, start: float, end: float) -> list[float]:
@@ -535,7 +543,7 @@ def check_resume_calls(doc: Doc) -> CheckResult:
     for name in GROUP_NAMES:
         group = group_of(doc, name)
         # One time-sorted series per group, read by every memory rule below.
-        series = Series(mappings(group.get("resource_samples")))
+        series = series_of(group)
         if group.get("free_cache_engine") is not True:
             problems += _retain_resume_problems(name, group, series)
             problems += _retain_holds(name, group, series, environment)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
-from operator import lt
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.cards import gpu_bound, reader_problems
@@ -24,13 +23,15 @@ from pytest_rlsys.resultfile.checks.evidence import (
 from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.resultfile.checks.series import Sampled, coverage_problems
 from pytest_rlsys.resultfile.checks.timeline import (
+    Readings,
     SamplesLike,
     Series,
-    column,
     phase_windows,
     phases_holding,
+    readings,
     run_span,
     run_window,
+    series_of,
     summarize_phases,
     whole_run_peak,
     windows_of,
@@ -117,16 +118,15 @@ def _peak_problems(
     return []
 
 
-def _duplicate_problems(name: str, samples: Sequence[Mapping[str, Any]]) -> list[str]:
+def _duplicate_problems(name: str, read: Readings) -> list[str]:
     """Sample times strictly increase. The one exception: a boundary sample may share its
     time with another sample (the boundary hook and the sampler thread read the clock
     independently); two periodic samples never do."""
-    times = column(samples, "t_s")
-    if set(map(type, times)) <= {float} and all(map(lt, times, times[1:])):
-        return []  # strictly increasing: neither fault below can be (issue 40)
+    if read.increasing:
+        return []  # strictly increasing (one C-speed pass): neither fault below can be
     problems: list[str] = []
     previous: Mapping[str, Any] | None = None
-    for index, sample in enumerate(samples):
+    for index, sample in enumerate(read.samples):
         t = as_number(sample.get("t_s"))
         before = as_number(previous.get("t_s")) if previous is not None else None
         if previous is not None and t is not None and before is not None:
@@ -154,7 +154,7 @@ def _duplicate_problems(name: str, samples: Sequence[Mapping[str, Any]]) -> list
 def _coverage_problems(
     name: str,
     group: Mapping[str, Any],
-    samples: Sequence[Mapping[str, Any]],
+    read: Readings,
     interval: float | None,
     boundary: bool,
 ) -> list[str]:
@@ -164,7 +164,7 @@ def _coverage_problems(
     if span is None or interval is None or not interval > 0:
         return []
     windows = phase_windows(mappings(group.get("events")))
-    return coverage_problems(Sampled(name, samples, interval, boundary, span, windows))
+    return coverage_problems(Sampled(name, read, interval, boundary, span, windows))
 
 
 def _neighbours(series: Series, t: float) -> list[tuple[float, float]]:
@@ -176,68 +176,54 @@ def _neighbours(series: Series, t: float) -> list[tuple[float, float]]:
     return [(series.times[i], series.values[i]) for i in (lo - 1, lo) if 0 <= i < len(series.times)]
 
 
-def _beyond(
-    samples: Sequence[Mapping[str, Any]],
-    key: str,
-    low: float = -math.inf,
-    high: float = math.inf,
-) -> bool:
+def _beyond(read: Readings, key: str, low: float = -math.inf, high: float = math.inf) -> bool:
     """Whether some sample's reading of ``key`` may be at or below ``low`` or above
-    ``high``: one C-speed pass that spares the careful per-sample scan an honest file."""
-    values = column(samples, key)
-    if not set(map(type, values)) <= {int, float}:
-        values = [v for v in values if type(v) is int or type(v) is float]
-    return bool(values) and (min(values) <= low or max(values) > high)
+    ``high``: the column's extent spares an honest file the careful per-sample scan."""
+    extent = read.extent(key)
+    return extent is not None and (extent[0] <= low or extent[1] > high)
 
 
-def _physical_problems(
-    doc: Doc,
-    name: str,
-    group: Mapping[str, Any],
-    samples: Sequence[Mapping[str, Any]],
-    series: Series,
-) -> list[str]:
+def _at(read: Readings, key: str, hit: Callable[[float], bool]) -> list[tuple[float, float]]:
+    """(time, reading) of each sample whose ``key`` reading ``hit`` accepts."""
+    return [
+        (t, v)
+        for s in read.samples
+        if (v := as_number(s.get(key))) is not None
+        and hit(v)
+        and (t := as_number(s.get("t_s"))) is not None
+    ]
+
+
+def _bound_problems(doc: Doc, name: str, read: Readings, gpu: tuple[float, str]) -> list[str]:
+    """Whole-GPU and host readings within their memory, host readings above zero."""
     environment = doc.get("environment")
     environment = environment if isinstance(environment, Mapping) else {}
     host_total = as_number(environment.get("host_total_mb"))
-    gpu_limit, gpu_what, card_problems = gpu_bound(environment)
+    host = (host_total, "the host's total") if host_total else (HOST_CEILING_MB, "any host's")
     problems: list[str] = []
-    if name == GROUP_NAMES[0]:  # facts of the environment: said once
-        problems += card_problems + reader_problems(environment, doc.get("sampling"))
-    host_limit, host_what = (
-        (host_total, "the host's total") if host_total else (HOST_CEILING_MB, "any host's")
-    )
-    zero_host = [
-        t
-        for s in (samples if _beyond(samples, "host_used_mb", low=0) else ())
-        if (v := as_number(s.get("host_used_mb"))) is not None
-        and v <= 0
-        and (t := as_number(s.get("t_s"))) is not None
-    ]
+    zero_host = _at(read, "host_used_mb", (0.0).__ge__) if _beyond(read, "host_used_mb", 0) else []
     if zero_host:
         problems.append(
             f"{name} has {len(zero_host)} host sample(s) at 0 MiB or below (the first at "
-            f"{secs(zero_host[0])}): a host running Python, CUDA and the run uses memory"
+            f"{secs(zero_host[0][0])}): a host running Python, CUDA and the run uses memory"
         )
-    for key, kind, limit, what in (
-        ("gpu_used_mb", "whole-GPU", gpu_limit, gpu_what),
-        ("host_used_mb", "host", host_limit, host_what),
+    for key, kind, (limit, what) in (
+        ("gpu_used_mb", "whole-GPU", gpu),
+        ("host_used_mb", "host", host),
     ):
-        over = [
-            (t, v)
-            for s in (samples if _beyond(samples, key, high=limit + MEMORY_TOLERANCE_MB) else ())
-            if (v := as_number(s.get(key))) is not None
-            and v > limit + MEMORY_TOLERANCE_MB
-            and (t := as_number(s.get("t_s"))) is not None
-        ]
+        ceiling = limit + MEMORY_TOLERANCE_MB
+        over = _at(read, key, ceiling.__lt__) if _beyond(read, key, high=ceiling) else []
         if over:
             t, v = max(over, key=lambda pair: pair[1])
             problems.append(
                 f"{name} has {len(over)} {kind} sample(s) above {what} memory of "
                 f"{limit:.0f} MiB (the highest {v:g} MiB at {secs(t)})"
             )
-    table = group.get("phases")
-    table = table if isinstance(table, Mapping) else {}
+    return problems
+
+
+def _actor_edges(table: Mapping[str, Any]) -> Iterator[tuple[str, str, float, float]]:
+    """(phase, edge, time, actor MiB) of each actor reading the phases table records."""
     for phase, entry in table.items():
         if not isinstance(entry, Mapping):
             continue
@@ -246,24 +232,49 @@ def _physical_problems(
             ("end", "actor_memory_end_mb", "end_s"),
         ):
             actor, t = as_number(entry.get(key)), as_number(entry.get(when))
-            if actor is None or t is None:
-                continue
-            if actor > gpu_limit + MEMORY_TOLERANCE_MB:
-                problems.append(
-                    f"{name}'s actor memory at the {edge} of {phase} is {actor:g} MiB, above "
-                    f"{gpu_what} memory of {gpu_limit:.0f} MiB"
-                )
-                continue
-            near = _neighbours(series, t)
-            values = [n for _, v in near if (n := as_number(v)) is not None]
-            if values and actor > max(values) + MEMORY_TOLERANCE_MB:
-                shown = ", ".join(f"{as_number(v):g} MiB at {secs(x)}" for x, v in near)
-                problems.append(
-                    f"{name}'s actor memory at the {edge} of {phase} ({secs(t)}) is {actor:g} MiB, "
-                    f"above the whole-GPU sample(s) next to it ({shown}); the actor's memory "
-                    "is part of the whole GPU's"
-                )
-    problems += _hollow_phase_problems(name, table, series)
+            if actor is not None and t is not None:
+                yield phase, edge, t, actor
+
+
+def _actor_problems(
+    name: str, table: Mapping[str, Any], series: Series, gpu: tuple[float, str]
+) -> list[str]:
+    """The actor's memory is part of the whole GPU's: within the card, and within the
+    whole-GPU readings next to it."""
+    limit, what = gpu
+    problems: list[str] = []
+    for phase, edge, t, actor in _actor_edges(table):
+        if actor > limit + MEMORY_TOLERANCE_MB:
+            problems.append(
+                f"{name}'s actor memory at the {edge} of {phase} is {actor:g} MiB, above "
+                f"{what} memory of {limit:.0f} MiB"
+            )
+            continue
+        near = _neighbours(series, t)
+        values = [n for _, v in near if (n := as_number(v)) is not None]
+        if values and actor > max(values) + MEMORY_TOLERANCE_MB:
+            shown = ", ".join(f"{as_number(v):g} MiB at {secs(x)}" for x, v in near)
+            problems.append(
+                f"{name}'s actor memory at the {edge} of {phase} ({secs(t)}) is {actor:g} MiB, "
+                f"above the whole-GPU sample(s) next to it ({shown}); the actor's memory "
+                "is part of the whole GPU's"
+            )
+    return problems
+
+
+def _physical_problems(doc: Doc, name: str, group: Mapping[str, Any], read: Readings) -> list[str]:
+    environment = doc.get("environment")
+    environment = environment if isinstance(environment, Mapping) else {}
+    gpu_limit, gpu_what, card_problems = gpu_bound(environment)
+    problems: list[str] = []
+    if name == GROUP_NAMES[0]:  # facts of the environment: said once
+        problems += card_problems + reader_problems(environment, doc.get("sampling"))
+    gpu = (gpu_limit, gpu_what)
+    problems += _bound_problems(doc, name, read, gpu)
+    table = group.get("phases")
+    table = table if isinstance(table, Mapping) else {}
+    problems += _actor_problems(name, table, read.series, gpu)
+    problems += _hollow_phase_problems(name, table, read)
     return problems
 
 
@@ -315,52 +326,109 @@ def _model_fits_problems(doc: Doc, name: str, group: Mapping[str, Any]) -> list[
     return []
 
 
-def _hollow_phase_problems(name: str, table: Mapping[str, Any], series: Series) -> list[str]:
-    """Whole-GPU memory inside a phase is never below half the actor's own memory at
-    both its edges (the actor's memory is part of the GPU's; the caching allocator
-    does not hand memory back inside a phase but at empty_cache, hence the half)."""
-    found: list[str] = []
-    empty = bool(series.values) and min(series.values) <= 0
-    zero = [
-        (phase, t)
-        for phase, entry in (table.items() if empty else ())
-        if isinstance(entry, Mapping)
-        and (start := as_number(entry.get("start_s"))) is not None
-        and (end := as_number(entry.get("end_s"))) is not None
-        for t, v in zip(series.times, series.values, strict=True)
-        if start <= t <= end and (n := as_number(v)) is not None and n <= 0
-    ]
-    if zero:
-        phase, t = zero[0]
-        found.append(
-            f"{name}'s whole-GPU memory reads 0 MiB at {secs(t)} inside {phase}: with the "
-            "actor's model and the engine loaded the card is never empty"
-        )
-        return found
+def _zero_inside(name: str, table: Mapping[str, Any], series: Series) -> list[str]:
+    """No whole-GPU reading of 0 MiB (or below) inside a phase."""
     for phase, entry in table.items():
         if not isinstance(entry, Mapping):
             continue
-        a0, a1 = (
-            as_number(entry.get("actor_memory_start_mb")),
-            as_number(entry.get("actor_memory_end_mb")),
-        )
         start, end = as_number(entry.get("start_s")), as_number(entry.get("end_s"))
+        if start is None or end is None:
+            continue
+        for t, v in zip(*series.between(start, end), strict=True):
+            if v <= 0:
+                return [
+                    f"{name}'s whole-GPU memory reads 0 MiB at {secs(t)} inside {phase}: with "
+                    "the actor's model and the engine loaded the card is never empty"
+                ]
+    return []
+
+
+def _hollow_phase_problems(name: str, table: Mapping[str, Any], read: Readings) -> list[str]:
+    """Whole-GPU memory inside a phase is never below half the actor's own memory at
+    both its edges (the actor's memory is part of the GPU's; the caching allocator
+    does not hand memory back inside a phase but at empty_cache, hence the half)."""
+    series = read.series
+    extent = read.extent("gpu_used_mb")
+    if extent is not None and extent[0] <= 0 and (zero := _zero_inside(name, table, series)):
+        return zero
+    found: list[str] = []
+    for phase, entry in table.items():
+        if not isinstance(entry, Mapping):
+            continue
+        a0, a1, start, end = (
+            as_number(entry.get(key))
+            for key in ("actor_memory_start_mb", "actor_memory_end_mb", "start_s", "end_s")
+        )
         if a0 is None or a1 is None or start is None or end is None or min(a0, a1) <= 0:
             continue
         floor = HOLLOW_FRACTION * min(a0, a1)
-        inside = series.inside(start, end)
-        low = [
-            v
-            for x in (inside if inside and min(inside) < floor else ())
-            if (v := as_number(x)) is not None and v < floor
-        ]
-        if low:
+        low = series.lowest(start, end)
+        if low is not None and low < floor:
             found.append(
-                f"{name}'s whole-GPU memory reads {min(low):g} MiB inside {phase} while its actor "
+                f"{name}'s whole-GPU memory reads {low:g} MiB inside {phase} while its actor "
                 f"holds {min(a0, a1):g} MiB or more at both edges: the GPU cannot hold less than "
                 "the actor on it"
             )
     return found
+
+
+def _table_problems(
+    name: str, group: Mapping[str, Any], series: Series, boundary: bool
+) -> list[str]:
+    """Each phase's sample count and peak, and the group's whole-run peak, are the
+    samples'."""
+    problems: list[str] = []
+    table = group.get("phases")
+    table = table if isinstance(table, Mapping) else {}
+    windows = windows_of(table)
+    for phase, (start, end) in windows.items():
+        entry = table[phase]
+        count, peak = entry.get("sample_count"), entry.get("sampled_gpu_peak_mb")
+        held, want_peak = series.peak(start, end)
+        if count != held:
+            problems.append(f"{name}'s {phase} claims {count} samples; {held} lie in its window")
+        if not held and peak is not None:
+            problems.append(
+                f"{name}'s {phase} has peak {mib(peak)} but no sample in its window: "
+                "it must be null (no sample is not zero)"
+            )
+        elif not same_mb(peak, want_peak):
+            problems.append(
+                f"{name}'s {phase} claims peak {mib(peak)}; its samples peak at {mib(want_peak)}"
+            )
+        if boundary and not held:
+            problems.append(f"{name}'s {phase} has no sample although boundary samples are claimed")
+    span = run_window(windows)
+    return problems + _peak_problems(
+        name,
+        group.get("sampled_gpu_peak_mb"),
+        group.get("sampled_gpu_peak_phase"),
+        series.peak(span[0], span[1])[1] if span else None,
+        series,
+        windows,
+    )
+
+
+def _interval_problems(interval: float | None) -> list[str]:
+    if interval is not None and interval > MAX_INTERVAL_S:
+        return [
+            f"sampling.interval_s is {interval:g} s; a sampler that can see a phase reads at "
+            f"most every {MAX_INTERVAL_S:g} s (times written in milliseconds?)"
+        ]
+    return []
+
+
+def _unknown_measurements(measurements: object) -> list[str]:
+    if not isinstance(measurements, Mapping):
+        return []
+    unknown = sorted(str(key) for key in measurements if key not in MEASUREMENT_KEYS)
+    if not unknown:
+        return []
+    return [
+        f"measurements holds {listing([f'measurements.{k}' for k in unknown])}, which "
+        "the grader cannot re-derive from the samples and events; every figure in "
+        "measurements must be (readings belong in system_decision.interpretation)"
+    ]
 
 
 def check_resource_sampling(doc: Doc) -> CheckResult:
@@ -376,74 +444,26 @@ def check_resource_sampling(doc: Doc) -> CheckResult:
     whole-GPU reading next to it. The measurements section repeats the same figures and nothing
     the grader cannot re-derive.
     """
-    problems: list[str] = []
     sampling = doc.get("sampling")
     sampling = sampling if isinstance(sampling, Mapping) else {}
     boundary = sampling.get("boundary_samples") is True
     interval = as_number(sampling.get("interval_s"))
-    if interval is not None and interval > MAX_INTERVAL_S:
-        problems.append(
-            f"sampling.interval_s is {interval:g} s; a sampler that can see a phase reads at "
-            f"most every {MAX_INTERVAL_S:g} s (times written in milliseconds?)"
-        )
+    problems = _interval_problems(interval)
     decision = doc.get("system_decision")
     measurements = decision.get("measurements") if isinstance(decision, Mapping) else None
     for name in GROUP_NAMES:
         group = group_of(doc, name)
-        samples = mappings(group.get("resource_samples"))
-        series = Series(samples)
-        problems += _duplicate_problems(name, samples)
-        problems += _coverage_problems(name, group, samples, interval, boundary)
-        problems += _physical_problems(doc, name, group, samples, series)
+        read = readings(group.get("resource_samples"))
+        problems += _duplicate_problems(name, read)
+        problems += _coverage_problems(name, group, read, interval, boundary)
+        problems += _physical_problems(doc, name, group, read)
         problems += _model_fits_problems(doc, name, group)
-        table = group.get("phases")
-        table = table if isinstance(table, Mapping) else {}
-        for phase, (start, end) in windows_of(table).items():
-            entry = table[phase]
-            inside = series.inside(start, end)
-            count, peak = entry.get("sample_count"), entry.get("sampled_gpu_peak_mb")
-            want_peak = max(inside) if inside else None
-            if count != len(inside):
-                problems.append(
-                    f"{name}'s {phase} claims {count} samples; {len(inside)} lie in its window"
-                )
-            if not inside and peak is not None:
-                problems.append(
-                    f"{name}'s {phase} has peak {mib(peak)} but no sample in its window: "
-                    "it must be null (no sample is not zero)"
-                )
-            elif not same_mb(peak, want_peak):
-                problems.append(
-                    f"{name}'s {phase} claims peak {mib(peak)}; "
-                    f"its samples peak at {mib(want_peak)}"
-                )
-            if boundary and not inside:
-                problems.append(
-                    f"{name}'s {phase} has no sample although boundary samples are claimed"
-                )
-        windows = windows_of(table)
-        span = run_window(windows)
-        inside_run = series.inside(span[0], span[1]) if span else []
-        problems += _peak_problems(
-            name,
-            group.get("sampled_gpu_peak_mb"),
-            group.get("sampled_gpu_peak_phase"),
-            max(inside_run) if inside_run else None,
-            series,
-            windows,
-        )
+        problems += _table_problems(name, group, read.series, boundary)
         claimed = measurements.get(name) if isinstance(measurements, Mapping) else None
         event_windows = phase_windows(mappings(group.get("events")))
-        derived = _group_measurement(group, series)
-        problems += _measurement_problems(name, claimed, derived, series, event_windows)
-    if isinstance(measurements, Mapping):
-        unknown = sorted(str(key) for key in measurements if key not in MEASUREMENT_KEYS)
-        if unknown:
-            problems.append(
-                f"measurements holds {listing([f'measurements.{k}' for k in unknown])}, which "
-                "the grader cannot re-derive from the samples and events; every figure in "
-                "measurements must be (readings belong in system_decision.interpretation)"
-            )
+        derived = _group_measurement(group, read.series)
+        problems += _measurement_problems(name, claimed, derived, read.series, event_windows)
+    problems += _unknown_measurements(measurements)
     return outcome(
         problems,
         "the samples cover the run at the recorded interval within physical bounds, and every "
@@ -461,7 +481,7 @@ def derive_measurements(doc: Doc) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in GROUP_NAMES:
         group = group_of(doc, name)
-        out[name] = _group_measurement(group, Series(mappings(group.get("resource_samples"))))
+        out[name] = _group_measurement(group, series_of(group))
     return out
 
 

@@ -15,6 +15,7 @@ from pytest_rlsys.resultfile.checks.evidence import as_number, group_of, listing
 from pytest_rlsys.resultfile.checks.timeline import (
     closed_as_failed,
     phase_windows,
+    readings,
     required_phases,
 )
 from pytest_rlsys.resultfile.checks.vocabulary import TIME_TOLERANCE_S, Doc
@@ -60,7 +61,14 @@ def _bounds(group: Group) -> tuple[float, float] | None:
         for k in ("start_s", "end_s")
         if (t := as_number(step.get(k))) is not None
     ]
-    for key in ("events", "resume_calls", "resource_samples"):
+    read = readings(group.get("resource_samples"))
+    if read.increasing and read.times:  # the samples' first and last, read once (issue 40)
+        times += [read.times[0], read.times[-1]]
+    for key in (
+        ("events", "resume_calls")
+        if read.increasing
+        else ("events", "resume_calls", "resource_samples")
+    ):
         value = group.get(key)
         if not isinstance(value, list) or not value:
             continue
