@@ -37,7 +37,13 @@ per-pair scans only where a C-speed bound says a fault may be; grading runs with
 cyclic collector. Left above 3 x: the fast parse's own checks (~0.4 x), the schema
 (0.25 x), resume_calls (0.45 x: a second Series), resource_sampling's passes (1.4 x).
 
+With ``--against DIR`` (another checkout, e.g. ``git worktree add /tmp/old main``), the
+issue-40 ratio first, old and new alternated: child processes, one per version and file,
+each timing a bare json.load and grade_result_file in turn (CPU time, best of --repeat),
+--rounds times over, so that both versions see the same load on the host.
+
 Run:  .venv/bin/python benchmarks/bench_result_validation.py [--repeat N] [--no-64mib]
+          [--against DIR [--rounds N] [--only-against]]
 """
 
 from __future__ import annotations
@@ -260,6 +266,55 @@ def _bare_json_load(path: Path) -> Any:
         return json.load(fh)
 
 
+# One version's issue-40 ratio on one file, in a child process of its own (CPU time, the
+# bare json.load and the grading alternated, each the best of its runs).
+_RATIO_CHILD = """
+import gc, json, sys, time
+sys.path.insert(0, sys.argv[1])
+from pytest_rlsys.resultfile.grade import grade_result_file
+path, repeat = sys.argv[2], int(sys.argv[3])
+def bare():
+    with open(path, "rb") as fh:
+        json.load(fh)
+def cpu(fn):
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+grade = grade_result_file(path)  # compiles the validator once, as a long-lived process would
+assert grade.gradable, grade.errors
+best_bare = best_grade = float("inf")
+for _ in range(repeat):
+    best_bare = min(best_bare, cpu(bare))
+    gc.collect()
+    best_grade = min(best_grade, cpu(lambda: grade_result_file(path)))
+    gc.collect()
+print(json.dumps([best_bare, best_grade, grade.score]))
+"""
+
+
+def _alternated(against: Path, files: list[Path], rounds: int, repeat: int) -> None:
+    """grade_result_file / bare json.load for the old checkout and this one, alternated."""
+    roots = (("old", against.resolve()), ("new", HERE.parent))
+    ratios: dict[tuple[str, str], list[float]] = {}
+    for _ in range(rounds):
+        for path in files:
+            for label, root in roots:
+                done = subprocess.run(
+                    [sys.executable, "-c", _RATIO_CHILD, str(root), str(path), str(repeat)],
+                    capture_output=True,
+                    check=True,
+                    text=True,
+                )
+                bare, graded, _ = json.loads(done.stdout.splitlines()[-1])
+                ratios.setdefault((path.name, label), []).append(graded / bare)
+    for path in files:
+        shown = "; ".join(
+            f"{label} " + ", ".join(f"{r:.2f}" for r in ratios[(path.name, label)]) + " x"
+            for label, _ in roots
+        )
+        print(f"  {path.name} ({path.stat().st_size / 1e6:.1f} MB), {rounds} rounds: {shown}")
+
+
 def _per_check(doc: Any, repeat: int) -> list[tuple[str, float]]:
     """Seconds each of the eight checks takes on ``doc`` (the profile's first cut)."""
     return [
@@ -272,6 +327,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
     parser.add_argument("--no-64mib", action="store_true", help="skip the 64 MiB file")
+    parser.add_argument("--against", type=Path, help="another checkout to alternate with")
+    parser.add_argument("--rounds", type=int, default=3, help="alternations with --against")
+    parser.add_argument("--only-against", action="store_true", help="only the alternation")
     args = parser.parse_args()
     repeat = max(1, args.repeat)
     schema = schema_dir() / "pt-verl-closure.v1.json"
@@ -285,6 +343,13 @@ def main() -> int:
         path.write_text(json.dumps(build_one_hour_doc()), encoding="utf-8")
         data = path.read_bytes()
         print(f"file: {SAMPLES} samples x 2 groups, {len(data) / 2**20:.1f} MiB")
+        if args.against is not None:
+            long_path = Path(tmp) / "long_run.json"
+            long_path.write_text(json.dumps(build_one_hour_doc(SAMPLES * 4), indent=1), "utf-8")
+            print("grade_result_file / a bare json.load (CPU time; target <= 3 x), alternated:")
+            _alternated(args.against, [path, long_path], max(1, args.rounds), repeat)
+            if args.only_against:
+                return 0
 
         # 1. in process
         load_result_file(path)  # compile the validators once, as a long-lived process would

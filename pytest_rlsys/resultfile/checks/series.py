@@ -99,13 +99,13 @@ class Sampled:
         )
 
     @cached_property
-    def _only_periodic(self) -> bool:
+    def only_periodic(self) -> bool:
         """Every sample a periodic reading with a float time (no sample to sift)."""
         return self._read.plain and self.reasons.count("periodic") == len(self.reasons)
 
     @cached_property
     def periodic(self) -> list[float]:
-        if self._only_periodic:
+        if self.only_periodic:
             # In time order already where they strictly increase (one pass proved it).
             times = cast(list[float], self._times)
             return times if self._read.increasing else sorted(times)
@@ -129,7 +129,7 @@ class Sampled:
             t = as_number(s.get("t_s"))
             return t is not None and not any(abs(t - e) <= RESUME_LEAD_S for e in edges)
 
-        if self._only_periodic:
+        if self.only_periodic:
             return self.periodic
         if all(r == "periodic" or r == "boundary" for r in self.reasons):
             return self.times_for("periodic")  # every sample says what it is
@@ -253,7 +253,7 @@ def _off_schedule(g: Sampled) -> list[str]:
 
 def _stray_boundary(g: Sampled) -> list[str]:
     """With boundary sampling off, only the actor's probes sample at sub-phase edges."""
-    if g.boundary or "boundary" not in g.reasons:
+    if g.boundary or g.only_periodic or "boundary" not in g.reasons:
         return []
     subs = [w for p, w in g.windows.items() if p in SYNC_SUB_PHASES]
     stray = [
