@@ -140,8 +140,14 @@ class Sampled:
         computed once for every pass that asks."""
         if m not in self._shortest:
             times = self.series
-            self._shortest[m] = min(map(sub, times[m:], times), default=math.inf)
+            spans = self.steps if m == 1 else map(sub, times[m:], times)
+            self._shortest[m] = min(spans, default=math.inf)
         return self._shortest[m]
+
+    @cached_property
+    def steps(self) -> list[float]:
+        """Each reading of the series less the one before it."""
+        return list(map(sub, self.series[1:], self.series))
 
     @cached_property
     def _shortest(self) -> dict[int, float]:
@@ -152,10 +158,16 @@ def _gap(g: Sampled) -> list[str]:
     """The series covers the run, from its first reading (before init) to the run's end."""
     limit = GAP_FACTOR * g.interval + STALL_SLACK_S
     start = min(g.span[0], g.periodic[0]) if g.periodic else g.span[0]
-    inside = g.periodic[bisect_left(g.periodic, start) : bisect_right(g.periodic, g.span[1])]
-    edges = [start, *inside, g.span[1]]
-    if max(map(sub, edges[1:], edges)) <= limit + TIME_TOLERANCE_S:
+    lo, hi = bisect_left(g.periodic, start), bisect_right(g.periodic, g.span[1])
+    inside = g.periodic[lo:hi]
+    if inside and g.periodic is g.series:  # its steps are already taken (issue 40)
+        inner = max(g.steps[lo : hi - 1], default=-math.inf)
+        widest = max(inside[0] - start, g.span[1] - inside[-1], inner)
+    else:
+        widest = max(map(sub, [*inside, g.span[1]], [start, *inside]))
+    if widest <= limit + TIME_TOLERANCE_S:
         return []
+    edges = [start, *inside, g.span[1]]
     gap, at = max(((b - a, (a, b)) for a, b in pairwise(edges)), default=(0.0, (0.0, 0.0)))
     if gap <= limit + TIME_TOLERANCE_S:
         return []

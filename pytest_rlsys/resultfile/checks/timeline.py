@@ -128,11 +128,10 @@ class Readings:
         self.reasons: list[object] = column(self.samples, "reason")
         # As the runner writes them (and the schema allows): every time a float, every
         # whole-GPU reading a number. Then the columns are the series as they stand.
-        self.plain: bool = set(map(type, self.times)) <= {float} and set(map(type, self.gpu)) <= {
-            int,
-            float,
-        }
+        numbers = set(map(type, self.gpu)) <= {int, float}
+        self.plain: bool = numbers and set(map(type, self.times)) <= {float}
         self.increasing: bool = self.plain and all(map(lt, self.times, self.times[1:]))
+        self._numbers = {"gpu_used_mb": numbers}  # columns known to hold numbers only
         self._extents: dict[str, tuple[float, float] | None] = {}
 
     @cached_property
@@ -144,7 +143,7 @@ class Readings:
         ``host_used_mb``), None where it holds none: a bound on every reading at once."""
         if key not in self._extents:
             values = self.gpu if key == "gpu_used_mb" else self.host
-            if not set(map(type, values)) <= {int, float}:
+            if not (self._numbers.get(key) or set(map(type, values)) <= {int, float}):
                 values = [v for v in values if type(v) is int or type(v) is float]
             self._extents[key] = (min(values), max(values)) if values else None
         return self._extents[key]
