@@ -95,6 +95,35 @@ def test_readings_of_an_earlier_attempt_fail() -> None:
     assert problems(this, 0.25, init) == []
 
 
+def _over(times: list[float], interval: float, span: tuple[float, float]) -> list[str]:
+    samples = [{"t_s": t, "gpu_used_mb": 1000.0, "reason": "periodic"} for t in sorted(times)]
+    return coverage_problems(Sampled("release", samples, interval, False, span, {}))
+
+
+def test_readings_of_an_earlier_attempt_after_the_run_fail() -> None:
+    """A clock that restarted (a reboot between attempts) puts the earlier attempt's
+    readings after this run's; the sampler stops right after the last phase, so a reading
+    beyond a gap after the run is no reading of this run's."""
+    this = _jittered(100.0, 0.25, 400, 6)
+    span = (this[0] + 5.0, this[-1] - 0.1)  # init after the first reading; the last phase
+    earlier = _jittered(this[-1] + 40.0, 0.25, 200, 7)
+    found = _over(this + earlier, 0.25, span)
+    assert found and "after the run" in found[0] and "an earlier attempt" in found[0]
+    # the sampler's own tail after the last phase, without a break, is this run's
+    tail = _jittered(this[-1] + 0.25, 0.25, 40, 8)
+    assert _over(this + tail, 0.25, span) == []
+
+
+def test_readings_of_an_earlier_attempt_between_the_groups_fail() -> None:
+    """Between the groups' windows: readings after a pause that ended this group's
+    series (the runner's wait between groups) are not its sampler's."""
+    this = _jittered(100.0, 0.25, 400, 9)
+    span = (this[0] + 5.0, this[-1])
+    between = _jittered(this[-1] + 3.0, 0.25, 20, 10)  # a pause of ~3 s, then more
+    found = _over(this + between, 0.25, span)
+    assert found and "after the run" in found[0]
+
+
 def test_the_sampler_never_hands_on_an_earlier_series(tmp_path: Path) -> None:
     out = tmp_path / "release.periodic.jsonl"
     out.write_text(json.dumps({"t_s": 1.0, "gpu_used_mb": 1.0, "host_used_mb": 1.0}) + "\n")

@@ -160,6 +160,44 @@ REFUSED = [
     ({"actor_rollout_ref__rollout__repetition_penalty": 0}, "repetition_penalty"),
     ({"actor_rollout_ref__rollout__max_num_seqs": 0}, "max_num_seqs"),
     ({"actor_rollout_ref__rollout__max_model_len": 65536}, "max_position_embeddings"),
+    # each family's own config.json (issue 40): Qwen3 states 40960, Llama 3 8192, Qwen2.5's
+    # instruction-tuned 7B 32768; verl's SGLang server applies the same check
+    (
+        {
+            "actor_rollout_ref__rollout__max_model_len": 65536,
+            "actor_rollout_ref__model__path": "Qwen/Qwen3-8B",
+        },
+        "max_position_embeddings 40960",
+    ),
+    (
+        {
+            "actor_rollout_ref__rollout__max_model_len": 16384,
+            "actor_rollout_ref__model__path": "meta-llama/Meta-Llama-3-8B-Instruct",
+        },
+        "max_position_embeddings 8192",
+    ),
+    (
+        {
+            "actor_rollout_ref__rollout__max_model_len": 65536,
+            "actor_rollout_ref__model__path": "qwen/qwen2.5-7b-instruct",
+        },
+        "max_position_embeddings",
+    ),
+    (
+        {
+            "actor_rollout_ref__rollout__name": "sglang",
+            "actor_rollout_ref__rollout__max_model_len": 40961,
+            "actor_rollout_ref__model__path": "Qwen/Qwen3-0.6B",
+        },
+        "sglang server raises",
+    ),
+    (
+        {
+            "actor_rollout_ref__rollout__max_model_len": 262144,
+            "actor_rollout_ref__model__path": "meta-llama/Llama-3.1-8B-Instruct",
+        },
+        "max_position_embeddings 131072",
+    ),
     (
         {
             "actor_rollout_ref__rollout__tensor_model_parallel_size": 4,
@@ -198,6 +236,18 @@ ACCEPTED: list[dict[str, object]] = [
      "trainer__n_gpus_per_node": 2},
     {"actor_rollout_ref__rollout__max_model_len": 65536,
      "actor_rollout_ref__model__path": "/models/my-long-qwen"},
+    # the bases from 7B on state 131072; Llama 3.1 131072; a model no table holds, or a
+    # config that may override the model's own, is not judged
+    {"actor_rollout_ref__rollout__max_model_len": 131072,
+     "actor_rollout_ref__model__path": "Qwen/Qwen2.5-7B"},
+    {"actor_rollout_ref__rollout__max_model_len": 131072,
+     "actor_rollout_ref__model__path": "meta-llama/Llama-3.1-8B-Instruct"},
+    {"actor_rollout_ref__rollout__max_model_len": 40960,
+     "actor_rollout_ref__model__path": "Qwen/Qwen3-8B"},
+    {"actor_rollout_ref__rollout__max_model_len": 65536,
+     "actor_rollout_ref__model__path": "Qwen/Qwen2.5-Math-7B-Instruct"},
+    {"actor_rollout_ref__rollout__max_model_len": 131072,
+     "actor_rollout_ref__model__override_config": {"max_position_embeddings": 131072}},
     {"actor_rollout_ref__rollout__name": "sglang",
      "actor_rollout_ref__rollout__max_num_batched_tokens": 512},
 ]  # fmt: skip
@@ -247,6 +297,15 @@ def test_the_realistic_stack_goes_together() -> None:
         ({"cuda": None, "torch": "2.8.0+cu130", "vllm": None}, "needs driver >= 580"),
         ({"gpu_name": "NVIDIA GeForce RTX 3090", "gpu_total_mb": 24576.0, "driver": "470.256.02"},
          "needs driver >= 525.60.13"),
+        # a notebook part never has CUDA's forward-compatibility package, known to the card
+        # table or not (issue 40: it was not judged)
+        ({"gpu_name": "NVIDIA GeForce RTX 5090 Laptop GPU", "gpu_total_mb": 24463.0,
+          "cuda": "13.0", "torch": "2.8.0+cu130", "vllm": None}, "needs driver >= 580"),
+        ({"gpu_name": "NVIDIA RTX 2000 Ada Generation Laptop GPU", "gpu_total_mb": 8188.0,
+          "cuda": "12.4", "torch": "2.5.1+cu124", "vllm": None, "driver": "470.239.06"},
+         "needs driver >= 525.60.13"),
+        ({"gpu_name": "NVIDIA TITAN RTX", "gpu_total_mb": 24576.0, "cuda": "12.1",
+          "torch": "2.3.0+cu121", "vllm": None, "driver": "515.65.01"}, "no forward-compat"),
     ],
 )  # fmt: skip
 def test_versions_that_cannot_go_together(environment: dict[str, object], fragment: str) -> None:
@@ -262,9 +321,18 @@ def test_versions_that_cannot_go_together(environment: dict[str, object], fragme
         # a data-centre card may run CUDA 13 on an older driver (forward compatibility)
         {"gpu_name": "NVIDIA H100 80GB HBM3", "gpu_total_mb": 81559.0, "cuda": "13.0",
          "torch": "2.8.0+cu130", "vllm": None},
-        # an unknown card: not judged
-        {"gpu_name": "NVIDIA GeForce RTX 5090 Laptop GPU", "gpu_total_mb": 24463.0,
+        # a professional board may have the forward-compatibility package (NVIDIA: data
+        # centre and select professional RTX): not judged (issue 40: it was refuted)
+        {"gpu_name": "NVIDIA RTX A6000", "gpu_total_mb": 49140.0, "cuda": "13.0",
+         "torch": "2.8.0+cu130", "vllm": None},
+        {"gpu_name": "NVIDIA RTX 6000 Ada Generation", "gpu_total_mb": 49140.0,
          "cuda": "13.0", "torch": "2.8.0+cu130", "vllm": None},
+        # minor-version compatibility: any CUDA 12.x on the CUDA 12.0 minimum driver
+        {"gpu_name": "NVIDIA GeForce RTX 3090", "gpu_total_mb": 24576.0, "cuda": "12.8",
+         "torch": "2.7.0+cu128", "vllm": None, "driver": "525.60.13"},
+        # an unknown card whose name does not rule the package out: not judged
+        {"gpu_name": "NVIDIA Graphics Device", "cuda": "13.0", "torch": "2.8.0+cu130",
+         "vllm": None, "gpu_total_mb": 24463.0},
     ],
 )  # fmt: skip
 def test_versions_that_go_together_or_are_not_known_pass(environment: dict[str, object]) -> None:

@@ -120,6 +120,28 @@ def card_of(name: object) -> tuple[Card, float] | None:
     return None
 
 
+# NVIDIA's CUDA Compatibility guide (docs.nvidia.com/deploy/cuda-compatibility, "Forward
+# Compatibility"): the forward-compatibility package, which lets a newer CUDA major run on
+# an older driver, is supported on data-centre GPUs and select professional (NGC-ready RTX)
+# boards only; GeForce and TITAN cards, and every notebook part, never get it. NVML names a
+# consumer card "NVIDIA GeForce ..." or "NVIDIA TITAN ...", a notebook part "... Laptop
+# GPU" (older: "Mobile", "Max-Q"): the name alone tells a card that cannot have it, whether
+# or not the table knows its memory.
+_NO_FORWARD_COMPAT = re.compile(r"\b(geforce|titan|laptop|mobile|max[- ]?q)\b", re.IGNORECASE)
+
+
+def forward_compatible(name: object) -> bool | None:
+    """Whether CUDA's forward-compatibility package can run on the card NVML names: False
+    for a GeForce, TITAN or notebook part, True for a data-centre card the table knows,
+    None otherwise (a professional board, any other name: it may, so it is not judged)."""
+    if not isinstance(name, str):
+        return None
+    if _NO_FORWARD_COMPAT.search(name):
+        return False
+    found = card_of(name)
+    return True if found is not None and found[0].datacenter else None
+
+
 # The reading methods a result records (schema: sampling.source) read NVIDIA GPUs only:
 # NVML is libnvidia-ml.so, shipped with NVIDIA's driver, and nvidia-smi is built on it.
 NVIDIA_READERS = frozenset({"nvml", "nvidia-smi"})

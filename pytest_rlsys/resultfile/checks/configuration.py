@@ -196,16 +196,48 @@ def _betas(config: Mapping[str, Any], engine: str) -> list[str]:
     ]
 
 
-# A model's max_position_embeddings (its config.json) for the models the runner is run
-# with; verl refuses a larger max_model_len, "max_model_len (...) should be less than or
-# equal to max_position_embeddings" (vLLMHttpServer._validate_configs,
-# workers/rollout/vllm_rollout/vllm_async_server.py:1103-1110). A model not listed (a
-# local folder, another hub model) is not judged: the file does not hold its config.
+# Each model's max_position_embeddings, as its config.json on the Hugging Face Hub states it,
+# for the families and sizes the runner and docs name (Qwen2.5 0.5B-72B, Qwen3, Llama 3.x).
+# verl reads exactly this field (get_max_position_embeddings, workers/rollout/utils.py:26-35:
+# max_position_embeddings, else text_config's) and refuses a larger max_model_len before
+# the engine starts, in the vLLM server ("max_model_len (...) should be less than or equal
+# to max_position_embeddings", vLLMHttpServer._validate_configs,
+# workers/rollout/vllm_rollout/vllm_async_server.py:1103-1110) and the SGLang server alike
+# (async_sglang_server.py:171-179). The field as written, not times a RoPE-scaling factor:
+# verl does not scale it (Qwen2.5-Instruct's config.json ships 32768 with rope_scaling
+# null; YaRN is an edit of the file, a local model; Llama 3.1+ state 131072 with their
+# llama3 rope_scaling). Matched on the whole hub id, case-insensitively (the Hub resolves
+# ids so); a model not listed (a local folder, another hub model) is not judged: the file
+# does not hold its config; nor is a config whose model.override_config may change it.
+_QWEN25 = ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")
 MODEL_MAX_POSITIONS: dict[str, int] = {
-    f"Qwen/Qwen2.5-{size}{kind}": 32768
-    for size in ("0.5B", "1.5B", "3B")
-    for kind in ("", "-Instruct")
+    # Qwen2.5: the instruction-tuned models and the small bases state 32768; the bases
+    # from 7B on state 131072 (their config.json; the Qwen2.5 report, context lengths).
+    **{f"qwen/qwen2.5-{size.lower()}-instruct": 32768 for size in _QWEN25},
+    **{f"qwen/qwen2.5-{size.lower()}": 32768 for size in ("0.5B", "1.5B", "3B")},
+    **{f"qwen/qwen2.5-{size.lower()}": 131072 for size in ("7B", "14B", "32B", "72B")},
+    # Qwen3 (post-trained, hybrid thinking): 40960 in every size's config.json.
+    **{
+        f"qwen/qwen3-{size}": 40960
+        for size in ("0.6b", "1.7b", "4b", "8b", "14b", "32b", "30b-a3b", "235b-a22b")
+    },
+    # Llama 3: 8192; Llama 3.1, 3.2 and 3.3: 131072 (rope_scaling llama3, factor 8 over
+    # original_max_position_embeddings 8192, already counted in the stated 131072).
+    **{
+        f"meta-llama/meta-llama-3-{size}{kind}": 8192
+        for size in ("8b", "70b")
+        for kind in ("", "-instruct")
+    },
+    **{
+        f"meta-llama/llama-3.{minor}-{size}{kind}": 131072
+        for minor, sizes in (("1", ("8b", "70b", "405b")), ("2", ("1b", "3b")), ("3", ("70b",)))
+        for size in sizes
+        for kind in ("", "-instruct")
+        if not (minor == "3" and kind == "")  # Llama 3.3 is released as -Instruct only
+    },
 }
+# The engines whose verl server applies that check.
+MAX_POSITION_ENGINES = frozenset({"vllm", "sglang"})
 # Their num_attention_heads (config.json; the Qwen2.5 report's table): vLLM shards the
 # heads over the tensor-parallel GPUs and raises "Total number of attention heads (14) must
 # be divisible by tensor parallel size (4)" (ModelConfig.verify_with_parallel_config,
@@ -240,14 +272,18 @@ def _heads(config: Mapping[str, Any], engine: str) -> list[str]:
 def _max_model_len(config: Mapping[str, Any], engine: str) -> list[str]:
     length = _number(lookup(config, f"{ROLLOUT}.max_model_len")[1])
     model = _hub_model(config)
-    limit = MODEL_MAX_POSITIONS.get(model) if model else None
-    if engine != "vllm" or length is None or limit is None or length <= limit:
+    limit = MODEL_MAX_POSITIONS.get(model.lower()) if model else None
+    override = lookup(config, "actor_rollout_ref.model.override_config")[1]
+    if engine not in MAX_POSITION_ENGINES or length is None or limit is None or override:
+        return []
+    if length <= limit:
         return []
     return [
         f"sets {ROLLOUT}.max_model_len={length:g}, beyond {model}'s "
-        f'max_position_embeddings {limit} (its config.json): verl raises "max_model_len '
-        '(...) should be less than or equal to max_position_embeddings" '
-        "(workers/rollout/vllm_rollout/vllm_async_server.py:1103-1110)"
+        f"max_position_embeddings {limit} (its config.json): verl's {engine} server raises "
+        '"max_model_len (...) should be less than or equal to max_position_embeddings" before '
+        "the engine starts (get_max_position_embeddings; vllm_async_server.py:1103-1110, "
+        "async_sglang_server.py:171-179)"
     ]
 
 

@@ -155,38 +155,45 @@ class Sampled:
 
 
 def _gap(g: Sampled) -> list[str]:
-    """The series covers the run, from its first reading (before init) to the run's end."""
+    """The series is one sampler's life: from its first reading (before init) to its last
+    (after the run's end), no gap over the allowance, and it covers the run."""
     limit = GAP_FACTOR * g.interval + STALL_SLACK_S
-    start = min(g.span[0], g.periodic[0]) if g.periodic else g.span[0]
-    lo, hi = bisect_left(g.periodic, start), bisect_right(g.periodic, g.span[1])
-    inside = g.periodic[lo:hi]
-    if inside and g.periodic is g.series:  # its steps are already taken (issue 40)
-        inner = max(g.steps[lo : hi - 1], default=-math.inf)
-        widest = max(inside[0] - start, g.span[1] - inside[-1], inner)
+    p = g.periodic
+    start = min(g.span[0], p[0]) if p else g.span[0]
+    end = max(g.span[1], p[-1]) if p else g.span[1]
+    if p and p is g.series:  # its steps are already taken (issue 40)
+        inner = max(g.steps, default=-math.inf)
+        widest = max(p[0] - start, end - p[-1], inner)
     else:
-        widest = max(map(sub, [*inside, g.span[1]], [start, *inside]))
+        widest = max(map(sub, [*p, end], [start, *p]))
     if widest <= limit + TIME_TOLERANCE_S:
         return []
-    edges = [start, *inside, g.span[1]]
+    edges = [start, *p, end]
     gap, at = max(((b - a, (a, b)) for a, b in pairwise(edges)), default=(0.0, (0.0, 0.0)))
     if gap <= limit + TIME_TOLERANCE_S:
         return []
-    if not inside:
-        where = f"none of its {len(g.periodic)} periodic samples lies in the run"
-    elif at[1] <= g.span[0]:
-        where = (
-            f"from {secs(at[0])} to {secs(at[1])}, before the run: the sampler runs "
-            "from before init without a break, so readings before such a gap are not this "
-            "run's (an earlier attempt's?)"
-        )
-    else:
-        where = f"from {secs(at[0])} to {secs(at[1])}, {phase_at((at[0] + at[1]) / 2, g.windows)}"
+    inside = p[bisect_left(p, g.span[0]) : bisect_right(p, g.span[1])]
     return [
         f"{g.name}'s periodic samples leave a {gap:.3f} s gap in its run "
-        f"({window_text(g.span)}): {where}; at most {GAP_FACTOR:g} x the {g.interval:g} s "
-        f"interval + {STALL_SLACK_S:g} s is allowed (a sampler that stopped or ran on "
-        "another clock)"
+        f"({window_text(g.span)}): {_gap_where(g, at, inside)}; at most {GAP_FACTOR:g} x the "
+        f"{g.interval:g} s interval + {STALL_SLACK_S:g} s is allowed (a sampler that stopped "
+        "or ran on another clock)"
     ]
+
+
+def _gap_where(g: Sampled, at: tuple[float, float], inside: Sequence[float]) -> str:
+    if not inside:
+        return f"none of its {len(g.periodic)} periodic samples lies in the run"
+    where = f"from {secs(at[0])} to {secs(at[1])}"
+    if at[1] <= g.span[0] or at[0] >= g.span[1]:
+        when = "before" if at[1] <= g.span[0] else "after"
+        return (
+            f"{where}, {when} the run: one sampler process reads from before init until the "
+            "driver stops it right after the last phase, without a break, into a log the "
+            f"runner clears for each attempt, so readings {when} such a gap are not this "
+            "run's (an earlier attempt's?)"
+        )
+    return f"{where}, {phase_at((at[0] + at[1]) / 2, g.windows)}"
 
 
 def _spans_clear(g: Sampled, m: int, floor: float) -> bool:

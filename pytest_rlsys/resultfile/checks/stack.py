@@ -7,9 +7,11 @@ against the engines' own requirement metadata, CUDA's driver table and the card 
   the wheels' METADATA. A vLLM release in neither is not judged.
 - A CUDA build of torch needs a driver at least CUDA's minimum for that major version
   (``CUDA_DRIVER_MINIMUM``: NVIDIA's CUDA release notes, table "CUDA Toolkit and Minimum
-  Required Driver Version for CUDA Minor Version Compatibility", Linux). A data-centre card
-  can run a newer CUDA on an older driver through CUDA's forward-compatibility package, so
-  the rule is applied only to a known card that is not a data-centre part.
+  Required Driver Version for CUDA Minor Version Compatibility", Linux). A data-centre or
+  professional card may run a newer CUDA on an older driver through CUDA's
+  forward-compatibility package, so the rule is applied only to a card whose NVML name
+  says it never can: GeForce, TITAN, a notebook part (``cards.forward_compatible``; NVIDIA's
+  CUDA Compatibility guide), whether or not the card table knows its memory.
 - vLLM refuses bfloat16 below compute capability 8.0 (``CudaPlatform.check_if_supports_
   dtype``, ``vllm/platforms/cuda.py:610-628``); the rollout's dtype is verl's
   ``rollout.dtype`` (default ``bfloat16``, ``workers/config/rollout.py``).
@@ -29,7 +31,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_rlsys.resultfile.checks.cards import card_of, gpu_total
+from pytest_rlsys.resultfile.checks.cards import card_of, forward_compatible, gpu_total
 from pytest_rlsys.resultfile.checks.evidence import as_number, group_of
 from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.resultfile.checks.machine import engine_name, kv_cache_bytes
@@ -112,9 +114,12 @@ def _cuda_major(environment: Mapping[str, Any]) -> int | None:
 
 
 def _driver(environment: Mapping[str, Any]) -> list[str]:
-    found = card_of(environment.get("gpu_name"))
+    """CUDA's minor-version compatibility runs any CUDA X.y on a driver of at least X.0's
+    minimum; only the forward-compatibility package runs it on an older one, and a GeForce,
+    TITAN or notebook card never has that package (``cards.forward_compatible``)."""
+    name = environment.get("gpu_name")
     major, driver = _cuda_major(environment), _numbers(environment.get("driver"))
-    if found is None or found[0].datacenter or major is None or driver is None:
+    if forward_compatible(name) is not False or major is None or driver is None:
         return []
     least = CUDA_DRIVER_MINIMUM.get(major)
     if least is None or driver >= least:
@@ -123,7 +128,8 @@ def _driver(environment: Mapping[str, Any]) -> list[str]:
         f"environment records CUDA {major} (torch {environment.get('torch')}) on driver "
         f"{environment.get('driver')}, but CUDA {major} needs driver >= "
         f"{'.'.join(map(str, least))} (CUDA's minor-version compatibility table, Linux) and "
-        f"a {found[0].label} has no forward-compatibility path: torch finds no GPU"
+        f"a {name} has no forward-compatibility path (GeForce, TITAN and notebook parts "
+        "never get CUDA's forward-compatibility package): torch finds no GPU"
     ]
 
 
