@@ -197,14 +197,18 @@ def _gap_where(g: Sampled, at: tuple[float, float], inside: Sequence[float]) -> 
 
 
 def _spans_clear(g: Sampled, m: int, floor: float) -> bool:
-    """No m + 1 consecutive readings span less than ``floor``. Where m > 2, first from the
-    shortest step and the shortest two-step span, which that many readings hold (m // 2
-    two-step spans, and a step where m is odd): a bound clearing the floor by more than
-    float rounding (an ulp of the clock per difference taken) spares the pass (issue 40)."""
-    if m > 2 and g.series:
-        rounding = (m + 2) * math.ulp(max(abs(g.series[0]), abs(g.series[-1]), floor))
-        if (m // 2) * g.shortest(2) + (m % 2) * g.shortest(1) - rounding >= floor:
-            return True
+    """No m + 1 consecutive readings span less than ``floor``. First from bounds: they hold
+    m steps, and m // 2 two-step spans (and a step where m is odd), so m x the shortest
+    step, or m // 2 x the shortest two-step span (+ the shortest step), is the least they
+    can span; a bound clearing the floor by more than float rounding (an ulp of the clock
+    per difference taken) spares the pass over the spans themselves (issue 40)."""
+    if not g.series:
+        return True
+    rounding = (m + 2) * math.ulp(max(abs(g.series[0]), abs(g.series[-1]), floor))
+    if m * g.shortest(1) - rounding >= floor:
+        return True
+    if m > 2 and (m // 2) * g.shortest(2) + (m % 2) * g.shortest(1) - rounding >= floor:
+        return True
     return g.shortest(m) >= floor
 
 
