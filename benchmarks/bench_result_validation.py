@@ -37,14 +37,14 @@ per-pair scans only where a C-speed bound says a fault may be; grading runs with
 cyclic collector. Left above 3 x: the fast parse's own checks (~0.4 x), the schema
 (0.25 x), resume_calls (0.45 x: a second Series), resource_sampling's passes (1.4 x).
 Then (rf5, --against main 7fcfb89, CPU time, best of 7, 3 rounds alternated, one 2-core
-host at load 7-8): 4.30-4.36 x -> 2.81-3.17 x on the one-hour file, 3.85-3.94 x ->
-2.73-2.84 x on the long run (2 rounds at load ~4: 2.82-2.89 x and 2.66-2.71 x). Each
+host at load 10-11): 4.02-4.50 x -> 2.62-2.77 x on the one-hour file, 3.76-4.14 x ->
+2.49-2.71 x on the long run. Each
 group's samples are read once for all eight checks (timeline.Readings, shared inside a
 grading): their columns were read a score of times, by resource_sampling, resume_calls
 and update_and_sync each; window peaks read once; the span and gap passes share the
 series' steps and are bounded from its shortest step and two-step span; second highest
 and lowest without a sort; the parse's marks drop letters. Per check now (one-hour file,
-ratio to the bare load): the shared readings 0.38, resource_sampling 0.29,
+ratio to the bare load): the shared readings 0.28, resource_sampling 0.25,
 resume_calls 0.08; the parse's own checks ~0.3, the schema 0.25-0.3, json.loads itself
 0.8 (with the collector off), sha256 0.06-0.1.
 
