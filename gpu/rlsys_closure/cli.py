@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.escaping import say
-from pytest_rlsys.option_values import positive_float, positive_int
+from pytest_rlsys.option_values import argparse_type, positive_float, positive_int, positive_number
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.text import dump_json
+from pytest_rlsys.resultfile.checks.vocabulary import MAX_INTERVAL_S
 from pytest_rlsys.safe_read import missing_inputs
 from rlsys_closure import preflight as pf
 
@@ -105,6 +106,21 @@ _EXITS: dict[str, tuple[tuple[int, str], ...]] = {
         (3, "matplotlib is not installed, or OUTPUT's folder does not exist"),
     ),
 }
+
+
+def _interval(text: str) -> float:
+    """A sampling interval the grader takes: a sampler reading less often than every
+    MAX_INTERVAL_S seconds cannot see a phase, and the grader refutes such a file."""
+    value = positive_number(text)
+    if value > MAX_INTERVAL_S:
+        raise ValueError(
+            f"must be at most {MAX_INTERVAL_S:g} s (a coarser sampler cannot see a phase, "
+            "and the grader refuses its file; docs/result-files.md)"
+        )
+    return value
+
+
+sample_interval = argparse_type(_interval, "sampling interval in seconds")
 
 
 def _exit_epilog(command: str) -> str:
@@ -237,9 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--lora-alpha", type=positive_int, default=32, help="LoRA alpha (default 32)")
     r.add_argument(
         "--sample-interval",
-        type=positive_float,
+        type=sample_interval,
         default=0.25,
-        help="seconds between memory samples (default 0.25)",
+        help="seconds between memory samples (default 0.25, at most 10)",
     )
     r.add_argument(
         "--no-boundary-samples",
