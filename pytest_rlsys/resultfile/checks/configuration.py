@@ -211,11 +211,13 @@ def _betas(config: Mapping[str, Any], engine: str) -> list[str]:
 # does not hold its config; nor is a config whose model.override_config may change it.
 _QWEN25 = ("0.5B", "1.5B", "3B", "7B", "14B", "32B", "72B")
 MODEL_MAX_POSITIONS: dict[str, int] = {
-    # Qwen2.5: the instruction-tuned models and the small bases state 32768; the bases
-    # from 7B on state 131072 (their config.json; the Qwen2.5 report, context lengths).
+    # Qwen2.5: the instruction-tuned models and the 0.5B and 3B bases state 32768; the
+    # other bases state 131072 (their config.json; the Qwen2.5 report, context lengths).
+    # Where a source left doubt (the 1.5B base), the larger figure: a missed refusal costs
+    # less than an honest run contradicted.
     **{f"qwen/qwen2.5-{size.lower()}-instruct": 32768 for size in _QWEN25},
-    **{f"qwen/qwen2.5-{size.lower()}": 32768 for size in ("0.5B", "1.5B", "3B")},
-    **{f"qwen/qwen2.5-{size.lower()}": 131072 for size in ("7B", "14B", "32B", "72B")},
+    **{f"qwen/qwen2.5-{size.lower()}": 32768 for size in ("0.5B", "3B")},
+    **{f"qwen/qwen2.5-{size.lower()}": 131072 for size in ("1.5B", "7B", "14B", "32B", "72B")},
     # Qwen3 (post-trained, hybrid thinking): 40960 in every size's config.json.
     **{
         f"qwen/qwen3-{size}": 40960
