@@ -289,6 +289,70 @@ def _max_model_len(config: Mapping[str, Any], engine: str) -> list[str]:
     ]
 
 
+# The rollout's dtype strings, as both engines read them: vLLM 0.24 ``ModelConfig.dtype``
+# (``ModelDType`` Literal) and ``_get_and_verify_dtype`` (``vllm/config/model.py``: lower-cased,
+# then "auto" or a key of ``_STR_DTYPE_TO_TORCH_DTYPE``, else ``ValueError("Unknown dtype")``);
+# SGLang ``ServerArgs`` ``--dtype`` choices and its ``_get_and_verify_dtype``
+# (``sglang/srt/configs/model_config.py``), the same six. verl hands ``rollout.dtype`` to
+# both unchanged (``vllm_async_server.py``, ``async_sglang_server.py``).
+ENGINE_DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
+# verl's own precision names (``verl/utils/torch_dtypes.py`` ``PrecisionType.to_dtype``:
+# membership in HALF_LIST, FLOAT_LIST or BFLOAT_LIST, else ``RuntimeError("unexpected
+# precision")``), read for the FSDP model and mixed-precision dtypes by
+# ``fsdp_workers.py`` ``_build_model_optimizer`` (actor, ref) and the critic's.
+VERL_PRECISIONS: tuple[object, ...] = (16, "16", "fp16", "float16", 32, "32", "fp32")
+VERL_PRECISIONS += ("float32", "bf16", "bfloat16")
+VERL_DTYPE_PATHS = engines_own.VERL_DTYPE_PATHS
+
+
+def rollout_dtype_refused(value: object) -> bool:
+    """Whether vLLM / SGLang refuse this ``rollout.dtype`` (both lower-case the string)."""
+    return not (isinstance(value, str) and value.lower() in ENGINE_DTYPES)
+
+
+def verl_precision_refused(value: object) -> bool:
+    """Whether verl's ``PrecisionType.to_dtype`` refuses this value (a list membership: 16
+    and 16.0 compare equal, True does not equal 16)."""
+    return isinstance(value, bool) or value not in VERL_PRECISIONS
+
+
+def _rollout_dtype(config: Mapping[str, Any], engine: str) -> list[str]:
+    present, value = lookup(config, f"{ROLLOUT}.dtype")
+    if not present or value is None:
+        return []
+    if not rollout_dtype_refused(value):
+        return []
+    shown = "vLLM" if engine == "vllm" else "SGLang"
+    return [
+        f"sets {ROLLOUT}.dtype={value!r}, which {shown} refuses (it accepts one of "
+        + ", ".join(f"`{d}`" for d in ENGINE_DTYPES)
+        + ", any case; _get_and_verify_dtype raises on any other: vllm/config/model.py, "
+        "sglang/srt/configs/model_config.py)"
+    ]
+
+
+def _vllm_dtype(config: Mapping[str, Any], engine: str) -> list[str]:
+    return _rollout_dtype(config, engine) if engine == "vllm" else []
+
+
+def _sglang_dtype(config: Mapping[str, Any], engine: str) -> list[str]:
+    return _rollout_dtype(config, engine) if engine == "sglang" else []
+
+
+def _verl_dtypes(config: Mapping[str, Any], engine: str) -> list[str]:
+    problems: list[str] = []
+    for path in VERL_DTYPE_PATHS:
+        present, value = lookup(config, path)
+        if present and value is not None and verl_precision_refused(value):
+            problems.append(
+                f"sets {path}={value!r}, which verl refuses (PrecisionType.to_dtype, "
+                "verl/utils/torch_dtypes.py, accepts 16, 32, fp16, float16, fp32, float32, "
+                'bf16, bfloat16 and raises "unexpected precision" on any other; read by '
+                "fsdp_workers.py _build_model_optimizer before the model is built)"
+            )
+    return problems
+
+
 # Rules across several values, each with the engine whose validation it stands for.
 CROSS_RULES: tuple[tuple[str, Callable[[Mapping[str, Any], str], list[str]]], ...] = (
     ("vllm", _lora_rank),
@@ -298,6 +362,10 @@ CROSS_RULES: tuple[tuple[str, Callable[[Mapping[str, Any], str], list[str]]], ..
     ("torch", _betas),
     ("model", _max_model_len),  # no engine here holds the model's config: always the table
     ("model", _heads),
+    # vLLM's own code judges its rollouts where installed; SGLang's always by the table.
+    ("vllm", _vllm_dtype),
+    ("sglang", _sglang_dtype),  # no SGLang judges here: always the table
+    ("verl", _verl_dtypes),
 )
 
 

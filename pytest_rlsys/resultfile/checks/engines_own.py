@@ -36,6 +36,21 @@ OPTIM = "actor_rollout_ref.actor.optim"
 # Set to "tables" to judge with the built-in tables even where the engines are installed.
 JUDGE_ENV = "RLSYS_CONFIG_JUDGE"
 ENGINES = ("verl", "vllm", "torch")
+# The FSDP dtypes verl reads through PrecisionType.to_dtype (fsdp_workers.py).
+VERL_DTYPE_PATHS = tuple(
+    f"{section}.{key}"
+    for section in (
+        "actor_rollout_ref.actor.fsdp_config",
+        "actor_rollout_ref.ref.fsdp_config",
+        "critic.model.fsdp_config",
+    )
+    for key in (
+        "model_dtype",
+        "mixed_precision.param_dtype",
+        "mixed_precision.reduce_dtype",
+        "mixed_precision.buffer_dtype",
+    )
+)
 
 
 def installed() -> dict[str, str]:
@@ -133,6 +148,22 @@ def _verl(config: Mapping[str, Any], engine: str) -> list[str]:
             "is refused by verl's FSDPOptimizerConfig / build_optimizer (torch's optimizer; "
             f"optimizer section): {_said(exc)}"
         )
+    return problems + _verl_precisions(config)
+
+
+def _verl_precisions(config: Mapping[str, Any]) -> list[str]:
+    """The FSDP model and mixed-precision dtypes through verl's own ``PrecisionType``."""
+    from verl.utils.torch_dtypes import PrecisionType
+
+    problems: list[str] = []
+    for path in VERL_DTYPE_PATHS:
+        present, value = lookup(config, path)
+        if not present or value is None:
+            continue
+        try:
+            PrecisionType.to_dtype(value)
+        except Exception as exc:
+            problems.append(f"sets {path}={value!r}, refused by verl's PrecisionType: {_said(exc)}")
     return problems
 
 
@@ -188,12 +219,27 @@ def _vllm(config: Mapping[str, Any], engine: str) -> list[str]:
     rank = lookup(config, "actor_rollout_ref.model.lora_rank")[1]
     if isinstance(rank, int) and not isinstance(rank, bool) and rank > 0:
         checks.append(("MaxLoRARanks (verl's get_vllm_max_lora_rank)", lambda: _lora_rank(rank)))
+    dtype = rollout.get("dtype")
+    if dtype is not None:
+        checks.append(("ModelConfig dtype (_get_and_verify_dtype's names)", lambda: _dtype(dtype)))
     for what, build in checks:
         try:
             build()
         except Exception as exc:
             problems.append(f"is refused by vLLM's {what} (rollout section): {_said(exc)}")
     return problems
+
+
+def _dtype(dtype: object) -> None:
+    """The installed vLLM's own dtype names (``ModelDType``, the keys of
+    ``_STR_DTYPE_TO_TORCH_DTYPE``): ``_get_and_verify_dtype`` lower-cases a string and
+    raises "Unknown dtype" on any other."""
+    from vllm.config import model
+
+    names = {"auto", *getattr(model, "_STR_DTYPE_TO_TORCH_DTYPE", {})}
+    names |= set(typing.get_args(getattr(model, "ModelDType", None)))
+    if not isinstance(dtype, str) or dtype.lower() not in names:
+        raise ValueError(f"Unknown dtype: {dtype!r} (vLLM accepts {sorted(names)})")
 
 
 def _lora_rank(rank: int) -> None:
