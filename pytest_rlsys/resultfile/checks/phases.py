@@ -50,6 +50,7 @@ def _init_problems(name: str, group: Mapping[str, Any], first: float | None) -> 
         problems.append(
             f"{name}'s first phase starts at {first:.3f} s, before init ends at {end:.3f} s"
         )
+    problems += _init_span(name, init, start, end)
     for index, step in enumerate(mappings(init.get("steps"))):
         label = f"{name}'s init step {index} ({step.get('name')})"
         s0, s1 = as_number(step.get("start_s")), as_number(step.get("end_s"))
@@ -62,6 +63,25 @@ def _init_problems(name: str, group: Mapping[str, Any], first: float | None) -> 
                 f"{label} ({s0:.3f}–{s1:.3f} s) lies outside init ({start:.3f}–{end:.3f} s)"
             )
     return problems
+
+
+def _init_span(
+    name: str, init: Mapping[str, Any], start: float | None, end: float | None
+) -> list[str]:
+    """init's start and end are its steps' first start and last end: the runner writes
+    nothing else (assemble.py ``_init``), so a wider or narrower init is edited (issue 40)."""
+    steps = mappings(init.get("steps"))
+    starts = [t for s in steps if (t := as_number(s.get("start_s"))) is not None]
+    ends = [t for s in steps if (t := as_number(s.get("end_s"))) is not None]
+    if not starts or not ends or len(starts) != len(steps) or len(ends) != len(steps):
+        return []
+    if same_s(start, min(starts)) and same_s(end, max(ends)):
+        return []
+    return [
+        f"{name}'s init says {start}–{end} s, but its steps run from {secs(min(starts))} to "
+        f"{secs(max(ends))}: the runner writes init's span as its steps' first start and "
+        "last end (assemble.py _init)"
+    ]
 
 
 Events = list[Mapping[str, Any]]

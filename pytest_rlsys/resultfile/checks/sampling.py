@@ -64,6 +64,11 @@ def _measurement_problems(
         problems.append(f"measurements.{name}.free_cache_engine disagrees with the group")
     phases = claimed.get("phases")
     phases = phases if isinstance(phases, Mapping) else {}
+    problems += _underived(f"measurements.{name}", claimed, derived)
+    for phase, want in derived["phases"].items():
+        got = phases.get(phase)
+        if isinstance(got, Mapping):
+            problems += _underived(f"measurements.{name}.phases.{phase}", got, want)
     if set(phases) != set(derived["phases"]):
         problems.append(f"measurements.{name}.phases does not list the group's phases")
     for phase, want in derived["phases"].items():
@@ -93,6 +98,17 @@ def _measurement_problems(
     return problems
 
 
+def _underived(where: str, claimed: Mapping[str, Any], derived: Mapping[str, Any]) -> list[str]:
+    """Keys the runner's derive_measurements does not write: figures no one re-derives."""
+    extra = sorted(str(key) for key in claimed if key not in derived)
+    if not extra:
+        return []
+    return [
+        f"{where} holds {listing(extra)}, which the grader cannot re-derive from the samples "
+        "and events (derive_measurements writes no such figure)"
+    ]
+
+
 def _peak_problems(
     where: str,
     claimed_peak: object,
@@ -109,12 +125,22 @@ def _peak_problems(
         if claimed_phase is not None:
             return [f"{where} names peak phase {claimed_phase} but there is no peak"]
         return []
-    holding = phases_holding(peak, samples, windows)
+    # The runner names the earliest phase (by start) holding a peak-valued sample
+    # (whole_run_peak): a later one is never its choice (issue 40). Phases that start at
+    # the same instant (a sync and its first sub-phase, on a coarse clock) are not told
+    # apart: the docs say "by start", and nothing is gained by naming either.
+    holding = sorted(phases_holding(peak, samples, windows), key=windows.__getitem__)
     if claimed_phase is None and holding:
         return [f"{where} gives no peak phase; the peak sample is in {listing(holding)}"]
     if claimed_phase is not None and claimed_phase not in holding:
         found = listing(holding) if holding else "no phase"
         return [f"{where} puts the peak in {claimed_phase}; the peak sample is in {found}"]
+    if holding and windows[str(claimed_phase)][0] > windows[holding[0]][0]:
+        return [
+            f"{where} puts the peak in {claimed_phase}; the peak value is also reached in "
+            f"{holding[0]}, which starts earlier, and the runner names the earliest phase "
+            "holding it (whole_run_peak)"
+        ]
     return []
 
 
