@@ -99,3 +99,56 @@ def test_any_other_fsdp_precision_is_refused(path: str, value: object) -> None:
 
 def test_the_realistic_example_records_accepted_dtypes() -> None:
     assert _dtype_problems(copy.deepcopy(BASE)) == []
+
+
+def _fake_modules(monkeypatch: pytest.MonkeyPatch, **modules: dict[str, object]) -> None:
+    import sys
+    import types
+
+    for dotted, attrs in modules.items():
+        name = dotted.replace("__", ".")
+        module = types.ModuleType(name)
+        for key, value in attrs.items():
+            setattr(module, key, value)
+        monkeypatch.setitem(sys.modules, name, module)
+        parent, _, leaf = name.rpartition(".")
+        if parent in sys.modules:
+            setattr(sys.modules[parent], leaf, module)
+
+
+@pytest.mark.parametrize("table", [{"half": 1, "float16": 1, "bfloat16": 1, "float": 1}, {}])
+def test_vllms_own_names_judge_the_rollout_dtype(
+    monkeypatch: pytest.MonkeyPatch, table: dict[str, int]
+) -> None:
+    # The installed vLLM's own table where it has one; the 0.24 names where it keeps them
+    # elsewhere (never every dtype refused because a private name moved).
+    _fake_modules(
+        monkeypatch,
+        vllm={},
+        vllm__config={},
+        vllm__config__model={"_STR_DTYPE_TO_TORCH_DTYPE": table},
+    )
+    engines_own._dtype("BFloat16")
+    engines_own._dtype("auto")
+    with pytest.raises(ValueError, match="Unknown dtype"):
+        engines_own._dtype("fp8")
+
+
+def test_verls_own_precision_type_judges_the_fsdp_dtypes(monkeypatch: pytest.MonkeyPatch) -> None:
+    class PrecisionType:
+        @staticmethod
+        def to_dtype(precision: object) -> str:
+            if precision in configuration.VERL_PRECISIONS:
+                return "dtype"
+            raise RuntimeError(f"unexpected precision: {precision}")
+
+    _fake_modules(
+        monkeypatch,
+        verl={},
+        verl__utils={},
+        verl__utils__torch_dtypes={"PrecisionType": PrecisionType},
+    )
+    config = _with("actor_rollout_ref.actor.fsdp_config.mixed_precision.param_dtype", "fp8")
+    (problem,) = engines_own._verl_precisions(config)
+    assert "param_dtype='fp8'" in problem and "unexpected precision" in problem
+    assert engines_own._verl_precisions(copy.deepcopy(BASE)) == []

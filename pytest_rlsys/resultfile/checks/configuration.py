@@ -289,13 +289,7 @@ def _max_model_len(config: Mapping[str, Any], engine: str) -> list[str]:
     ]
 
 
-# The rollout's dtype strings, as both engines read them: vLLM 0.24 ``ModelConfig.dtype``
-# (``ModelDType`` Literal) and ``_get_and_verify_dtype`` (``vllm/config/model.py``: lower-cased,
-# then "auto" or a key of ``_STR_DTYPE_TO_TORCH_DTYPE``, else ``ValueError("Unknown dtype")``);
-# SGLang ``ServerArgs`` ``--dtype`` choices and its ``_get_and_verify_dtype``
-# (``sglang/srt/configs/model_config.py``), the same six. verl hands ``rollout.dtype`` to
-# both unchanged (``vllm_async_server.py``, ``async_sglang_server.py``).
-ENGINE_DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
+ENGINE_DTYPES = engines_own.ENGINE_DTYPES
 # verl's own precision names (``verl/utils/torch_dtypes.py`` ``PrecisionType.to_dtype``:
 # membership in HALF_LIST, FLOAT_LIST or BFLOAT_LIST, else ``RuntimeError("unexpected
 # precision")``), read for the FSDP model and mixed-precision dtypes by

@@ -36,6 +36,13 @@ OPTIM = "actor_rollout_ref.actor.optim"
 # Set to "tables" to judge with the built-in tables even where the engines are installed.
 JUDGE_ENV = "RLSYS_CONFIG_JUDGE"
 ENGINES = ("verl", "vllm", "torch")
+# The rollout's dtype strings, as both engines read them: vLLM 0.24 ``ModelConfig.dtype``
+# (``ModelDType`` Literal) and ``_get_and_verify_dtype`` (``vllm/config/model.py``: lower-cased,
+# then "auto" or a key of ``_STR_DTYPE_TO_TORCH_DTYPE``, else ``ValueError("Unknown dtype")``);
+# SGLang ``ServerArgs`` ``--dtype`` choices and its ``_get_and_verify_dtype``
+# (``sglang/srt/configs/model_config.py``), the same six. verl hands ``rollout.dtype`` to
+# both unchanged (``vllm_async_server.py``, ``async_sglang_server.py``).
+ENGINE_DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
 # The FSDP dtypes verl reads through PrecisionType.to_dtype (fsdp_workers.py).
 VERL_DTYPE_PATHS = tuple(
     f"{section}.{key}"
@@ -238,6 +245,8 @@ def _dtype(dtype: object) -> None:
 
     names = {"auto", *getattr(model, "_STR_DTYPE_TO_TORCH_DTYPE", {})}
     names |= set(typing.get_args(getattr(model, "ModelDType", None)))
+    if names == {"auto"}:  # a release that keeps them elsewhere: the table's, read from 0.24
+        names = set(ENGINE_DTYPES)
     if not isinstance(dtype, str) or dtype.lower() not in names:
         raise ValueError(f"Unknown dtype: {dtype!r} (vLLM accepts {sorted(names)})")
 
