@@ -358,8 +358,12 @@ def _gradescope_grade(
     done = subprocess.run(
         [str(ag / "run_autograder")], env=env, cwd=ag, capture_output=True, text=True, timeout=300
     )
-    doc: dict[str, Any] = json.loads((ag / "results" / "results.json").read_text("utf-8"))
+    results = ag / "results" / "results.json"
+    # No results.json is Gradescope's infrastructure error ("The autograder failed to
+    # execute correctly"): no score is recorded.
+    doc: dict[str, Any] = json.loads(results.read_text("utf-8")) if results.exists() else {}
     doc["_stdout"] = done.stdout  # what Gradescope shows instructors only
+    doc["_code"] = done.returncode
     return doc
 
 
@@ -588,10 +592,15 @@ def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) 
     assert "submit one file named rlsys_ledger.py (found: mine.py, other.py)" in doc["output"]
     # Another single .py name is graded.
     assert _gradescope_grade(ag, reference, "mine.py")["score"] == 100
-    # No seed, no grade (never the constant default seed).
+    # An empty file: a reason, not a table of zeros.
+    doc = _gradescope_grade(ag, "\n")
+    assert doc["score"] == 0 and "the file rlsys_ledger.py is empty" in doc["output"]
+    # No seed, no grade (never the constant default seed), and no score either: an
+    # infrastructure error as Gradescope records one, the reason in the output.
     (ag / "rlsys-secret" / "seed").unlink()
     doc = _gradescope_grade(ag, reference)
-    assert doc["score"] == 0 and "no seed" in doc["output"]
+    assert doc["_code"] != 0 and "score" not in doc
+    assert "infrastructure error, not a grade: the autograder has no seed" in doc["_stdout"]
     shutil.copyfile(tmp_path / "kit" / "rlsys-seed", ag / "rlsys-secret" / "seed")
     if not ROOT_ONLY:
         return  # the child runs as another uid only when the grader is root
@@ -675,6 +684,15 @@ def test_prairielearn_kit_names_its_image_and_grades(root: Path, tmp_path: Path)
     assert doc["message"].splitlines()[-1].startswith("Graded behind the fence: ")
     doc = _pl_grade(root, kit, exercise_path().read_text(encoding="utf-8"))
     assert doc["score"] == 0.0
+    # An empty file: not gradable (no attempt charged), the reason shown.
+    doc = _pl_grade(root, kit, " \n")
+    assert doc["gradable"] is False and "rlsys_ledger.py is empty" in doc["format_errors"][0]
+    # No seed: PrairieLearn's "invalid, not gradable", saying it is the set-up's fault.
+    (kit / "tests" / "rlsys-seed").rename(tmp_path / "seed")
+    doc = _pl_grade(root, kit, reference.decode("utf-8"))
+    assert doc["gradable"] is False and "set-up is broken" in doc["message"]
+    assert "tell your course staff" in doc["message"] and "no seed" in doc["message"]
+    (tmp_path / "seed").rename(kit / "tests" / "rlsys-seed")
     if ROOT_ONLY:  # the thief scores 0, even with one readable copy of the kit
         assert _others_cannot_read(next((root / "image").rglob("site-packages/pytest_rlsys")))
         assert _pl_grade(root, kit, _thief(root))["score"] == 0.0
@@ -889,38 +907,82 @@ def test_actions_kit_grades_as_the_runner_runs_it(
     run = _actions_run(repo, root, seed.group(1))
     assert run["code"] == 0 and run["artifact"]["score"] == 100
     assert _commands(run["log"]) == ["::notice title=rlsys::Points 100/100"]
+    # The install step read the wheels and left them (a dry run on the repository too).
+    assert list((root / "runner" / "checkout" / ".github/rlsys/wheels").glob("pytest_rlsys-*"))
     # A broken upload (two files, one named as a workflow command): a clear reason, no
     # command of the learner's acted on, the names escaped in the summary.
     (repo / "rlsys_ledger.py").unlink()
     (repo / "a.py").write_text("x = 1\n", encoding="utf-8")
     (repo / "::error::b_<i>.py").write_text("x = 1\n", encoding="utf-8")
     run = _actions_run(repo, root, seed.group(1))
-    assert run["code"] == 1 and _commands(run["log"]) == ["::notice title=rlsys::Points 0/100"]
+    commands = _commands(run["log"])
+    assert run["code"] == 1 and commands[-1] == "::notice title=rlsys::Points 0/100"
+    assert len(commands) == 2 and commands[0].startswith("::warning title=rlsys::submit one")
     assert "Not graded: submit one file named rlsys\\_ledger\\.py" in run["summary"]
     assert "<i>" not in run["summary"] and "&lt;i&gt;" in run["summary"]
     assert "rlsys_ledger.py" in run["artifact"]["not_graded"]
-    # No RLSYS_SEED secret: nothing graded, and the reason.
+    # A file that does not load: graded 0, the reason in the summary and a warning.
     (repo / "::error::b_<i>.py").unlink()
+    (repo / "a.py").rename(repo / "rlsys_ledger.py")
+    (repo / "rlsys_ledger.py").write_text("def f(:\n", encoding="utf-8")
+    run = _actions_run(repo, root, seed.group(1))
+    assert run["code"] == 1 and "The file did not load" in run["summary"]
+    assert "SyntaxError" in run["summary"] and "SyntaxError" in _commands(run["log"])[0]
+    # No RLSYS_SEED secret: an infrastructure error, not a score: the job fails with an
+    # ::error::, no Points line, and the summary says why.
     run = _actions_run(repo, root, None)
     assert run["code"] == 1 and "RLSYS\\_SEED" in run["summary"]
+    assert "not a score" in run["summary"] and "Points" not in run["summary"]
+    commands = _commands(run["log"])
+    assert len(commands) == 1 and commands[0].startswith("::error title=rlsys::")
+    assert "RLSYS_SEED" in commands[0] and "Points" not in run["log"]
+    assert "RLSYS_SEED" in run["artifact"]["infrastructure_error"]
 
 
-def _c50_run(kit: Path, root: Path, source: str | None, slug: str = "hello") -> dict[str, Any]:
+def _digest(folder: Path) -> dict[str, tuple[int, str]]:
+    """Every file under ``folder``: its mode and a hash of its bytes."""
+    import hashlib
+
+    return {
+        str(p.relative_to(folder)): (p.stat().st_mode, hashlib.sha256(p.read_bytes()).hexdigest())
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _c50_run(
+    kit: Path,
+    root: Path,
+    source: str | None,
+    slug: str = "hello",
+    name: str = "rlsys_ledger.py",
+    in_place: bool = False,
+) -> dict[str, Any]:
     """Classroom 50's runner as runner.py runs an autograder.py: the bundle extracted to
     $RUNNER_TEMP/classroom50-runtime/SLUG/, `[sys.executable, autograder.py]` with the
     learner's checkout as the working folder and its environment (run_entrypoint), as the
-    runner's non-root user, offline."""
+    runner's non-root user, offline.  ``in_place``: a dry run on the kit's own folder (what
+    an instructor pushes), read-only to that user.  Either way the bundle is unchanged."""
     runner = root / "runner"
     shutil.rmtree(runner, ignore_errors=True)
-    bundle = runner / "temp" / "classroom50-runtime" / slug
-    shutil.copytree(kit / "autograders" / "rlsys-ledger", bundle)
+    runner.mkdir()
+    if in_place:
+        bundle = kit / "autograders" / "rlsys-ledger"
+        _reachable(bundle)
+        for folder in [bundle, *(p for p in bundle.rglob("*") if p.is_dir())]:
+            folder.chmod(0o555)  # read-only: a write would fail, not just show in the digest
+    else:
+        bundle = runner / "temp" / "classroom50-runtime" / slug
+        shutil.copytree(kit / "autograders" / "rlsys-ledger", bundle)
     checkout = runner / "checkout"
     checkout.mkdir()
     if source is not None:
-        (checkout / "rlsys_ledger.py").write_text(source, encoding="utf-8")
+        (checkout / name).write_text(source, encoding="utf-8")
     python = _setup_python(root)
+    (runner / "temp").mkdir(exist_ok=True)
     _runner_owns(runner)
     _reachable(root)
+    before = _digest(bundle)
     env = _env(
         root,
         PATH=f"{python}:/usr/bin:/bin",
@@ -939,6 +1001,10 @@ def _c50_run(kit: Path, root: Path, source: str | None, slug: str = "hello") -> 
         REVIEW_URL="https://github.com/o/cs-rl-hello-alice/compare/a...b",
     )
     done = _as_runner([str(python / "python"), str(bundle / "autograder.py")], env, checkout)
+    assert _digest(bundle) == before, "autograder.py changed its bundle"
+    if in_place:
+        for folder in [bundle, *(p for p in bundle.rglob("*") if p.is_dir())]:
+            folder.chmod(0o755)
     result = checkout / "result.json"
     body = checkout / "release-body.md"
     return {
@@ -961,8 +1027,8 @@ def _valid_classroom50(result: dict[str, Any]) -> None:
     assert result["score"] == sum(t["score"] for t in result["tests"])
 
 
-def test_classroom50_kit_grades_as_the_runner_runs_it(root: Path, tmp_path: Path) -> None:
-    kit = tmp_path / "c50"
+def test_classroom50_kit_grades_as_the_runner_runs_it(root: Path) -> None:
+    kit = root / "c50"  # in the test root: the dry run below reads it as the runner's user
     assert main(["kit", "classroom50", str(kit)]) == ExitCode.OK
     bundle = kit / "autograders" / "rlsys-ledger"
     assert sum(p.stat().st_size for p in bundle.rglob("*") if p.is_file()) < 10 * 2**20
@@ -974,16 +1040,53 @@ def test_classroom50_kit_grades_as_the_runner_runs_it(root: Path, tmp_path: Path
     assert all(t["passed"] for t in run["result"]["tests"])
     assert "Graded behind the fence: " in run["body"] and "100/100" in run["body"]
     assert "package index" not in run["log"]
-    run = _c50_run(kit, root, exercise_path().read_text("utf-8"))
-    assert run["code"] == 0
+    # A dry run on the pushed folder itself, read-only: it grades and the folder, wheels
+    # and all, is unchanged (_c50_run checks), so the next run grades as well.
+    for _ in range(2):
+        run = _c50_run(kit, root, exercise_path().read_text("utf-8"), in_place=True)
+        assert run["code"] == 0, run["log"]
+        _valid_classroom50(run["result"])
+        assert run["result"]["score"] == 0 and run["result"]["max-score"] == 100
+    assert list(bundle.glob("wheels/pytest_rlsys-*.whl"))
+
+
+BROKEN_UPLOADS = {  # the file the learner pushed, and what result.json must say about it
+    "nothing": (None, "rlsys_ledger.py", "submit one file named rlsys_ledger.py"),
+    "a wrong name": ("x = 1\n", "rlsys_ledger.txt", "other files: rlsys_ledger.txt"),
+    "empty": ("\n  \n", "rlsys_ledger.py", "the file rlsys_ledger.py is empty"),
+    "unparsable": ("def f(:\n", "rlsys_ledger.py", "SyntaxError"),
+    "not loading": ("import no_such_module\n", "rlsys_ledger.py", "ModuleNotFoundError"),
+}
+
+
+@pytest.mark.parametrize("upload", BROKEN_UPLOADS)
+def test_classroom50_kit_says_why_a_broken_upload_scores_nothing(
+    root: Path, tmp_path: Path, upload: str
+) -> None:
+    """A learner's broken upload is a grade of 0 (exit 0) whose reason is in result.json
+    (valid against the schema) and in release-body.md, the Release a learner reads."""
+    kit = tmp_path / "c50"
+    assert main(["kit", "classroom50", str(kit)]) == ExitCode.OK
+    source, name, why = BROKEN_UPLOADS[upload]
+    run = _c50_run(kit, root, source, name=name)
+    assert run["code"] == 0, run["log"]
     _valid_classroom50(run["result"])
-    assert run["result"]["score"] == 0 and run["result"]["max-score"] == 100
-    # A broken upload (no file): graded 0 with the reason, exit 0 (not an error).
-    run = _c50_run(kit, root, None)
-    assert run["code"] == 0
-    _valid_classroom50(run["result"])
-    assert "submit one file named rlsys_ledger.py" in run["result"]["tests"][0]["message"]
-    assert "Not graded: submit one file" in run["body"]
+    assert run["result"]["score"] == 0
+    assert all(why in t["message"] for t in run["result"]["tests"]), run["result"]
+    assert why.replace("_", "\\_").replace(".", "\\.") in run["body"], run["body"]
+
+
+def test_classroom50_kit_without_its_seed_is_an_infrastructure_error(
+    root: Path, tmp_path: Path
+) -> None:
+    """No seed in the bundle is the course's error, not the learner's: exit non-zero (the
+    runner records an error), no result.json that would read as a score of 0."""
+    kit = tmp_path / "c50"
+    assert main(["kit", "classroom50", str(kit)]) == ExitCode.OK
+    (kit / "autograders" / "rlsys-ledger" / "rlsys-seed").unlink()
+    run = _c50_run(kit, root, solution_path().read_text("utf-8"))
+    assert run["code"] != 0 and run["result"] is None and run["body"] is None
+    assert "infrastructure error, not a score: the bundle has no rlsys-seed" in run["log"]
 
 
 def test_classroom50_result_words_every_outcome(
@@ -1078,7 +1181,8 @@ def test_gradescope_readme_names_only_what_the_zip_holds(tmp_path: Path) -> None
         names = set(zf.namelist())
         assert zf.read("README.md").decode("utf-8") == readme
     folders = {n.split("/")[0] + "/" for n in names if "/" in n}
-    for token in re.findall(r"`([^`]+)`", readme):
+    prose = re.sub(r"```sh\n.*?```", "", readme, flags=re.S)  # the commands: run below
+    for token in re.findall(r"`([^`]+)`", prose):
         for word in token.split():
             word = word.removeprefix("@").rstrip(",")
             if word.startswith("/autograder") or "=" in word or not re.search(r"[./]", word):
@@ -1087,6 +1191,27 @@ def test_gradescope_readme_names_only_what_the_zip_holds(tmp_path: Path) -> None
                 continue  # the learner's file; the zip itself
             assert word in names or word in folders, word
     assert "rlsys template" in readme  # a real command (test_commands covers it)
+
+
+def test_gradescope_readme_commands_try_it_in_gradescope_s_layout(root: Path) -> None:
+    """The README's "try it elsewhere" commands, run as written (ROOT moved into the test
+    root), from the kit's folder: Gradescope's layout ($ROOT/source holds the zip, the
+    submission in $ROOT/submission), and the reference scores 100."""
+    kit = root / "kit"
+    assert main(["kit", "gradescope", str(kit)]) == ExitCode.OK
+    readme = (kit / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```sh\n(.*?)```", readme, re.S)
+    assert block is not None and block.group(1).startswith("ROOT=/tmp/ag\n")
+    ag = root / "ag"
+    commands = block.group(1).replace("ROOT=/tmp/ag", f"ROOT={ag}", 1)
+    shutil.copyfile(solution_path(), kit / "rlsys_ledger.py")
+    python = _python()
+    env = _env(root, PATH=f"{Path(python).parent}:/usr/bin:/bin")
+    log = _sh(["bash", "-e", "-c", commands], env, kit)
+    result = (ag / "results" / "results.json").read_text("utf-8")
+    assert result in log and json.loads(result)["score"] == 100, log
+    assert (ag / "source" / "setup.sh").is_file() and not (ag / "source" / "wheels").exists()
+    assert (kit / "autograder.zip").is_file()  # the zip itself is untouched
 
 
 def test_a_bad_namespace_is_a_usage_error(

@@ -5,6 +5,7 @@ tests/plugin/test_kits.py."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import stat
 import subprocess
@@ -66,7 +67,13 @@ def test_gradescope_and_prairielearn_share_one_run_script() -> None:
             "rlsys_ledger.py",
             "submit one file named rlsys_ledger.py (found: a.py, b.py)",
         ),
-        ([], "rlsys_ledger.py", "submit one file named rlsys_ledger.py (found: no .py file)"),
+        ([], "rlsys_ledger.py", "submit one file named rlsys_ledger.py (found no .py file)"),
+        (  # a renamed file is named, so the learner sees what went wrong
+            ["rlsys_ledger.txt", "README.md"],
+            "rlsys_ledger.py",
+            "submit one file named rlsys_ledger.py (found no .py file; other files: "
+            "rlsys_ledger.txt)",
+        ),
     ],
 )
 def test_the_kits_pick_the_file_the_readme_says(
@@ -116,7 +123,10 @@ def test_the_install_script_removes_only_what_it_made(tmp_path: Path) -> None:
         used = Path(seen.read_text(encoding="utf-8").strip())
         assert others.is_dir(), "install.sh removed a pip folder it did not make"
         assert used != Path("/tmp") and not used.exists(), used  # its own, and removed
-        assert not wheels.exists() and stat.S_IMODE(pkg.stat().st_mode) & 0o077 == 0
+        assert stat.S_IMODE(pkg.stat().st_mode) & 0o077 == 0
+        # The wheels are read, never changed: a Classroom 50 bundle or a dry run on the
+        # pushed folder stays whole (Gradescope's setup.sh deletes its own copy).
+        assert [p.name for p in wheels.iterdir()] == ["pytest_rlsys-0.1.0-py3-none-any.whl"]
     finally:
         shutil.rmtree(others, ignore_errors=True)
 
@@ -127,7 +137,82 @@ def test_a_reason_is_inert_in_the_job_summary_and_the_release_body() -> None:
 
     why = "submit one file (found: it's_<img src=x>.py, [a](http://x), *b*, \x1b[31m)"
     text = actions_summary(Outcome(None, problem=why))
-    line = next(x for x in text.splitlines() if x.startswith("Not graded"))
+    line = next(x for x in text.splitlines() if "Not graded" in x)
     assert "<img" not in line and "&lt;img src=x&gt;" in line and "it's" in line
     assert "\\[a\\]\\(http://x\\)" in line and "\\*b\\*" in line
     assert "\x1b" not in text and "Points 0/100" in text
+
+
+def _report(load_error: str | None = None) -> dict[str, object]:
+    return {
+        "score": 0,
+        "max_score": 100,
+        "load_error": load_error,
+        "fence": {"level": "seccomp", "mechanisms": ["x"]},
+        "sections": {
+            "todo1": {"score": 0, "max_score": 30},
+            "todo2": {"score": 0, "max_score": 35},
+            "todo3": {"score": 0, "max_score": 35},
+        },
+    }
+
+
+C50_ENV = {
+    "CLASSROOM": "c",
+    "ASSIGNMENT": "a",
+    "SUBMISSION_TAG": "submit/x",
+    "COMMIT_URL": "u",
+    "RELEASE_URL": "r",
+}
+
+
+def test_a_file_that_did_not_load_says_why_where_the_learner_looks() -> None:
+    """A score report whose file did not load: the reason in the Actions summary, in
+    every result.json row (valid against classroom50/result/v1) and in release-body.md."""
+    import jsonschema
+
+    from pytest_rlsys.outputs.kits.reports import (
+        Outcome,
+        actions_summary,
+        classroom50_result,
+        release_body,
+    )
+
+    outcome = Outcome(_report("SyntaxError: invalid syntax (x.py, line 1)"))
+    summary = actions_summary(outcome)
+    assert "The file did not load, so every case scores 0: SyntaxError" in summary
+    result = classroom50_result(outcome, C50_ENV)
+    schema = json.loads((REPO / "tests/data/classroom50-result-v1.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(result)
+    assert all("SyntaxError" in t["message"] for t in result["tests"])
+    assert "The file did not load" in release_body(outcome, result)
+    # A file that loaded and scored 0 carries no such line.
+    loaded = Outcome(_report())
+    assert "did not load" not in actions_summary(loaded)
+    assert all("message" not in t for t in classroom50_result(loaded, C50_ENV)["tests"])
+
+
+def test_no_seed_is_an_infrastructure_error_on_github_s_runners(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No score report and no learner's problem: not a score.  Actions: the summary says
+    so, an ::error:: and no Points line, exit 1; Classroom 50: exit 1, no result.json."""
+    from pytest_rlsys.outputs.kits import reports
+
+    monkeypatch.chdir(tmp_path)
+    summary, announce = tmp_path / "summary.md", tmp_path / "announce"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("RLSYS_ANNOUNCE", str(announce))
+    monkeypatch.setenv("RLSYS_ARTIFACT", str(tmp_path / "score.json"))
+    why = "the course has not set the RLSYS_SEED secret (50% done)"
+    assert reports.main(["actions", str(tmp_path / "none"), "--error", why]) == 1
+    text = summary.read_text("utf-8")
+    assert "infrastructure error" in text and "not a score" in text and "Points" not in text
+    (line,) = announce.read_text("utf-8").splitlines()
+    assert line.startswith("::error title=rlsys::") and "50%25 done" in line
+    artifact = json.loads((tmp_path / "score.json").read_text("utf-8"))
+    assert "score" not in artifact and "RLSYS_SEED" in artifact["infrastructure_error"]
+    for name, value in C50_ENV.items():
+        monkeypatch.setenv(name, value)
+    assert reports.main(["classroom50", str(tmp_path / "none"), "--error", why]) == 1
+    assert not (tmp_path / "result.json").exists()

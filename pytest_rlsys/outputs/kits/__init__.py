@@ -24,19 +24,24 @@ The rules every kit keeps (SPEC section 6, "Instructor kits"; docs/threat-model.
    for the same pinned versions.
 2. **No readable answer.**  After the install, nothing of the package is readable by the
    submission's uid: the installed package is root-only (``chmod -R go-rwx``), the wheels
-   (they hold the reference) are deleted, the venv and the kit's own folder are 0700.
+   (they hold the reference) are deleted by the platforms whose submission runs as another
+   uid (Gradescope's setup.sh, PrairieLearn's run.sh), the venv and the kit's own folder
+   are 0700; ``install.sh`` itself only reads the wheels (a Classroom 50 bundle, an Actions
+   checkout, a dry run on the pushed folder stay whole).
    The grader runs the submission as a fresh unprivileged uid where it runs as root
    (Gradescope, PrairieLearn); on GitHub's runners (Actions, Classroom 50) the learner
    owns the repository and the score is advisory.
 3. **A per-assignment secret seed.**  Generated when the kit is built
    (``secrets.randbits(63)``), stored root-only on the platform and passed as
    ``--seed @FILE`` (a command line is readable by every uid in ``/proc``); a kit never
-   grades with the package's constant default seed: without its seed file it writes
-   score 0 and the reason.
+   grades with the package's constant default seed: without its seed file it reports an
+   infrastructure error (rule 5).
 4. **One file name.**  Learners submit ``rlsys_ledger.py`` (the template's name); a script
    that finds another single ``.py`` file grades it.
-5. Every script writes the platform's result file even when grading itself fails (no
-   file, a crash): score 0 and the reason.
+5. A learner's problem (no file, several, an empty one, one that does not load) is a
+   grade of 0 whose reason reaches what the platform shows the learner; an
+   infrastructure error (no seed, a failed install, no score report) is never a score:
+   it is reported as the platform reports errors (``run.sh`` says how, per platform).
 6. **The fence that graded is recorded where an instructor sees it**: Gradescope's
    instructor-only script output, PrairieLearn's ``message``, the Actions job summary,
    Classroom 50's ``release-body.md``.
@@ -154,18 +159,24 @@ def _gradescope(
 2. Learners submit one file named `{SUBMISSION_NAME}` (the template, `rlsys template`).
    Hidden cases' results are shown: {hidden_visibility} (`--hidden-visibility`).
 
-`setup.sh` uses the image's python3 (its venv module, or python{MIN_PYTHON} where python3
-is older, from the archive where needed), then installs pytest-rlsys and its pinned
-dependencies (wheels for Python {_pythons(bundle)}) from the zip's `wheels/` (offline),
-makes them root-only and deletes the wheels. `rlsys-seed` is this assignment's secret seed
-(root-only after setup; keep the zip private; regrade locally with `--seed @rlsys-seed`).
-`run_autograder` grades `/autograder/submission` as an unprivileged uid into
-`/autograder/results/results.json` (the same `run.sh` as the other kits); its own output,
-which Gradescope shows to instructors only, names the fence that graded and how near a
-copy of the reference the file is. Try it elsewhere: unzip into a scratch copy (setup.sh
-consumes its own folder as on Gradescope), then `RLSYS_AUTOGRADER_ROOT=/tmp/ag bash
-setup.sh` and `run_autograder`. What Gradescope promises: a fresh container per submission
-that the learner cannot change, run as root: the score is the record, nothing is advisory.
+`setup.sh` installs pytest-rlsys and its pinned dependencies root-only, offline, from `wheels/`
+(Python {_pythons(bundle)}; python{MIN_PYTHON} from the archive where python3 is older), then
+deletes the wheels. `rlsys-seed` is the assignment's secret seed: keep the zip private
+(regrade locally with `--seed @rlsys-seed`). `run_autograder` grades `/autograder/submission`
+as an unprivileged uid; its output, shown to instructors only, names the fence that graded.
+A broken set-up (no seed) is no score: no results.json, and Gradescope says "The autograder
+failed to execute correctly"; fix it, then regrade. What Gradescope promises: a fresh
+container per submission, run as root, out of the learner's reach: the score is the record.
+
+Try it elsewhere, as root, in Gradescope's layout (`$ROOT` stands for `/autograder`):
+
+```sh
+ROOT=/tmp/ag
+mkdir -p $ROOT/submission && unzip -q autograder.zip -d $ROOT/source
+cp $ROOT/source/run_autograder $ROOT/ && export RLSYS_AUTOGRADER_ROOT=$ROOT
+bash $ROOT/source/setup.sh   # once, as Gradescope builds the image: it deletes source/wheels
+cp {SUBMISSION_NAME} $ROOT/submission/ && $ROOT/run_autograder && cat $ROOT/results/results.json
+```
 """
     files: dict[str, str | bytes] = {
         "setup.sh": script("gradescope-setup.sh"),
@@ -323,15 +334,17 @@ def _actions(target: Path, bundle: Bundle, wheels: Path, seed: int) -> Kit:
    repository" in its Settings, and make each learner's repository from it (by hand,
    ghclass, Classmoji, ...).
 2. Add an organisation secret `RLSYS_SEED` (visible to those repositories) with the seed
-   `rlsys kit actions` printed; without it nothing is graded. A workflow a learner pushes
-   can read it too: it keeps the hidden cases from a casual look, no more.
+   `rlsys kit actions` printed; without it no run is graded: the job fails with an
+   `::error::` and no score (the set-up's error, not the learner's). A workflow a learner
+   pushes can read the secret too: it keeps the hidden cases from a casual look, no more.
 
 Each push runs `.github/workflows/rlsys.yml` on `ubuntu-latest`: Python
 {bundle.python} (`.github/rlsys/python-version`), the grader installed from
-`.github/rlsys/wheels` (offline), `{SUBMISSION_NAME}` graded by `.github/rlsys/grade.sh`
-(the same `run.sh` as the other kits). What GitHub promises: the job summary shows the
-score per TODO and the fence that graded; the score report is uploaded as the artefact
-`rlsys-score`; the log ends with the notice `Points X/Y`; the job fails below full marks.
+`.github/rlsys/wheels` (offline, read only), `{SUBMISSION_NAME}` graded by
+`.github/rlsys/grade.sh` (the same `run.sh` as the other kits). What GitHub promises: the job
+summary shows the score per TODO, why a file scored nothing, and the fence that graded; the
+score report is the artefact `rlsys-score`; the log ends with the notice `Points X/Y`; the
+job fails below full marks.
 """
     files: dict[str, str | bytes] = {
         ".github/workflows/rlsys.yml": script("actions-workflow.yml"),
@@ -374,12 +387,14 @@ The bundle is served from your organisation's public Pages site: its seed is pub
 3. Put `template/{SUBMISSION_NAME}` in the assignment's template repository.
 
 On each submission the runner runs `autograder.py` in the learner's checkout: it installs
-the grader from the bundle's `wheels/` into a fresh venv (offline), grades
-`{SUBMISSION_NAME}` (the same `run.sh` as the other kits) and writes `result.json`
-(`classroom50/result/v1`: whole points per TODO, the exact total rounded half up) and
-`release-body.md` (the table, the exact points, the fence that graded). What Classroom 50
+the grader from the bundle's `wheels/` into a fresh venv outside the bundle (offline; the
+bundle is only read, so a dry run on this folder leaves it whole), grades `{SUBMISSION_NAME}`
+(the same `run.sh` as the other kits) and writes `result.json` (`classroom50/result/v1`:
+whole points per TODO, the exact total rounded half up) and `release-body.md` (the table,
+the exact points, the fence that graded, why a file scored nothing). What Classroom 50
 promises: the Release, the commit status and `scores.json` carry that score; exit 0 is a
-grade (a missing file is 0 with its reason), non-zero an infrastructure error.
+grade (a missing, empty or broken file is 0 with its reason), non-zero an infrastructure
+error (no seed: no score).
 """
     files: dict[str, str | bytes] = {
         f"{folder}/autograder.py": script("classroom50-autograder.py"),

@@ -7,8 +7,11 @@ the fence that graded, for the instructor, and the files GitHub-hosted platforms
   instructors only).
 - ``actions``: the score table, the fence and any reason, appended to
   ``$GITHUB_STEP_SUMMARY``; the score report copied to ``$RLSYS_ARTIFACT`` for
-  ``actions/upload-artifact``; the ``Points X/Y`` notice; exit 1 below full marks (the job
-  fails, as a failed test would), 0 at full marks.
+  ``actions/upload-artifact``; the ``Points X/Y`` notice (and a warning with the reason
+  when the file was not graded or did not load); exit 1 below full marks (the job fails, as
+  a failed test would), 0 at full marks.  An infrastructure error (``--error`` with no
+  learner's problem: no seed, no score report) is no score: the summary says so, the
+  workflow gets an ``::error::`` and no ``Points`` line, exit 1.
 - ``classroom50``: ``./result.json`` valid against ``classroom50/result/v1``
   (schemas/result-v1.schema.json of foundation50/classroom50: integer scores, the fixed
   top-level keys, one test per TODO) and ``./release-body.md`` with the fence.  Exit 0
@@ -59,6 +62,16 @@ RESULT_SCHEMA = "classroom50/result/v1"
 C50_REQUIRED = ("CLASSROOM", "ASSIGNMENT", "SUBMISSION_TAG", "COMMIT_URL", "RELEASE_URL")
 
 NOT_GRADED = Msg("Not graded: {why}", "未评分：{why}")
+DID_NOT_LOAD = Msg(
+    "The file did not load, so every case scores 0: {why}",
+    "文件未能加载，所有用例均为 0 分：{why}",
+)
+BROKEN_HEAD = Msg("rlsys: not graded (infrastructure error)", "rlsys：未评分（基础设施错误）")
+BROKEN = Msg(
+    "This is not a score: the course's grading set-up is broken ({why}). Nothing was "
+    "graded; the course staff must fix the set-up and run the grading again.",
+    "这不是分数：课程的评分配置有误（{why}）。未进行任何评分；需由课程教师修好配置后重新评分。",
+)
 SCORE_HEAD = Msg("rlsys score: {points}", "rlsys 得分：{points}")
 TABLE_HEAD = Msg("| Part | Points | Max |", "| 部分 | 得分 | 满分 |")
 TOTAL = Msg("total", "总计")
@@ -83,9 +96,29 @@ class Outcome:
         return "zh" if repro.get("lang") == "zh" else "en"
 
     @property
+    def broken(self) -> bool:
+        """An infrastructure error: no score report and no learner's problem to say why."""
+        return self.doc is None and not self.problem
+
+    @property
+    def load_error(self) -> str:
+        """Why the graded file did not load ('' when it loaded)."""
+        said = (self.doc or {}).get("load_error")
+        return _reason(said) if isinstance(said, str) else ""
+
+    @property
     def why(self) -> str:
         """Why there is no score: the learner's problem first."""
         return _reason(self.problem or self.error or "the grader produced no score report")
+
+    def reason(self) -> str:
+        """The learner-facing line saying why the file scored nothing ('' when graded),
+        Markdown-escaped: the learner's problem, or why the file did not load."""
+        if self.doc is None:
+            return NOT_GRADED.fill(self.lang, {"why": _md(self.why)})
+        if self.load_error:
+            return DID_NOT_LOAD.fill(self.lang, {"why": _md(self.load_error)})
+        return ""
 
     def sections(self) -> list[tuple[str, float, float]]:
         """(section, points, max points) in the report's order; none without a report."""
@@ -156,14 +189,17 @@ def _table(outcome: Outcome) -> list[str]:
 
 
 def actions_summary(outcome: Outcome) -> str:
-    """The job summary: the score, per TODO, the fence that graded; or why not graded."""
+    """The job summary: the score, per TODO, the fence that graded, why the file scored
+    nothing when it did; or, on an infrastructure error, that there is no score."""
     lang = outcome.lang
+    if outcome.broken:
+        return f"### {BROKEN_HEAD.get(lang)}\n\n{BROKEN.fill(lang, {'why': _md(outcome.why)})}\n"
     lines = [f"### {SCORE_HEAD.fill(lang, {'points': points_line(outcome)})}", ""]
-    if outcome.doc is None:
-        lines.append(NOT_GRADED.fill(lang, {"why": _md(outcome.why)}))
-    else:
-        lines += _table(outcome)
-    lines += ["", fence_text(outcome.doc, lang), "", f"_{ADVISORY.get(lang)}_", ""]
+    if outcome.doc is not None:
+        lines += [*_table(outcome), ""]
+    if outcome.reason():
+        lines += [f"**{outcome.reason()}**", ""]
+    lines += [fence_text(outcome.doc, lang), "", f"_{ADVISORY.get(lang)}_", ""]
     return "\n".join(lines)
 
 
@@ -193,12 +229,15 @@ def classroom50_result(outcome: Outcome, env: Mapping[str, str]) -> dict[str, An
         ]
     else:
         exact = outcome.sections()
+        # A file that did not load: the reason on every TODO's row (each scored 0 for it).
+        said = {"message": outcome.load_error} if outcome.load_error else {}
         tests = [
             {
                 "test-name": section_label(name, outcome.lang),
                 "passed": round(real[1] * 100) == round(real[2] * 100),  # not a rounded pass
                 "score": got,
                 "max-score": top,
+                **said,
             }
             for (name, got, top), real in zip(integer_points(exact), exact, strict=True)
         ]
@@ -232,11 +271,11 @@ def release_body(outcome: Outcome, result: Mapping[str, Any]) -> str:
         verdict = "PASS" if test["passed"] else "FAIL"
         lines.append(f"| {test['test-name']} | {verdict} | {test['score']} / {test['max-score']} |")
     lines.append("")
-    if outcome.doc is None:
-        lines.append(NOT_GRADED.fill(lang, {"why": _md(outcome.why)}))
-    else:
-        lines.append(SCORE_HEAD.fill(lang, {"points": points_line(outcome)}))
-    lines += ["", fence_text(outcome.doc, lang), ""]
+    if outcome.reason():
+        lines += [f"**{outcome.reason()}**", ""]
+    if outcome.doc is not None:
+        lines += [SCORE_HEAD.fill(lang, {"points": points_line(outcome)}), ""]
+    lines += [fence_text(outcome.doc, lang), ""]
     return "\n".join(lines)
 
 
@@ -255,20 +294,38 @@ def _append(path: str | None, text: str) -> None:
             handle.write(text)
 
 
-def _actions(outcome: Outcome, score_path: str) -> int:
+def workflow_data(text: str) -> str:
+    """Text made safe as a workflow command's message (GitHub's escapeData)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _actions(outcome: Outcome) -> int:
     _append(os.environ.get("GITHUB_STEP_SUMMARY"), actions_summary(outcome))
     artifact = os.environ.get("RLSYS_ARTIFACT")
     if artifact:
-        doc = outcome.doc or {"not_graded": outcome.why, "score": 0, "max_score": 100}
+        if outcome.broken:
+            doc: dict[str, Any] = {"infrastructure_error": outcome.why}
+        else:
+            doc = outcome.doc or {"not_graded": outcome.why, "score": 0, "max_score": 100}
         Path(artifact).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    if outcome.doc is None:
-        say(f"  rlsys: not graded: {outcome.why}")  # indented: never a workflow command
-    # The notice is printed by the grade step once workflow commands are on again.
-    points = os.environ.get("RLSYS_POINTS")
-    if points:
-        Path(points).write_text(points_line(outcome) + "\n", encoding="utf-8")
+    if outcome.broken:
+        say(f"  rlsys: infrastructure error, not a score: {outcome.why}")
+        commands = [
+            f"::error title=rlsys::{workflow_data(BROKEN.fill(outcome.lang, {'why': outcome.why}))}"
+        ]
     else:
-        say(f"::notice title=rlsys::{points_line(outcome)}")
+        commands = [f"::notice title=rlsys::{points_line(outcome)}"]
+        why = outcome.load_error or (outcome.why if outcome.doc is None else "")
+        if why:
+            say(f"  rlsys: not graded: {why}")  # indented: never a workflow command
+            commands.insert(0, f"::warning title=rlsys::{workflow_data(why)}")
+    # The grade step prints these once workflow commands are on again.
+    announce = os.environ.get("RLSYS_ANNOUNCE")
+    if announce:
+        Path(announce).write_text("".join(f"{c}\n" for c in commands), encoding="utf-8")
+    else:
+        for command in commands:
+            say(command)
     return 0 if full_marks(outcome) else 1
 
 
@@ -281,8 +338,9 @@ def _classroom50(outcome: Outcome) -> int:
             err=True,
         )
         return 1
-    if outcome.doc is None and not outcome.problem:  # no learner to blame: an error
-        say(f"rlsys: could not grade: {outcome.why}", err=True)
+    if outcome.broken:  # no learner to blame: the runner records an error, not a score
+        say(f"rlsys: infrastructure error, not a score: {outcome.why}", err=True)
+        _append(os.environ.get("GITHUB_STEP_SUMMARY"), actions_summary(outcome))
         return 1
     result = classroom50_result(outcome, os.environ)
     Path("result.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
@@ -303,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"rlsys: {fence_text(outcome.doc)}")
         return 0
     if args.kind == "actions":
-        return _actions(outcome, args.score)
+        return _actions(outcome)
     return _classroom50(outcome)
 
 

@@ -11,12 +11,13 @@ export RLSYS_KIND=actions RLSYS_WORK="$WORK"
 export RLSYS_PYTHON="${RLSYS_PYTHON:-python}"
 export RLSYS_SUBMITTED=.
 export RLSYS_SEED_FILE="$WORK/seed"
-export RLSYS_NO_SEED="the course has not set the RLSYS_SEED secret (see README.md); nothing was graded"
+export RLSYS_NO_SEED="the course has not set the RLSYS_SEED secret (README.md, step 2)"
 # What actions/upload-artifact uploads (the workflow names the same path).
 export RLSYS_ARTIFACT="$WORK/rlsys-score.json"
-# The Points line, for the notice below (written while workflow commands are stopped).
-export RLSYS_POINTS="$WORK/points"
-rm -f "$RLSYS_SEED_FILE" "$RLSYS_ARTIFACT" "$RLSYS_POINTS"
+# The workflow commands to act on (the Points notice, or the ::error:: of an
+# infrastructure error), written while workflow commands are stopped, printed after.
+export RLSYS_ANNOUNCE="$WORK/announce"
+rm -f "$RLSYS_SEED_FILE" "$RLSYS_ARTIFACT" "$RLSYS_ANNOUNCE"
 if [ -n "${RLSYS_SEED:-}" ]; then (umask 077 && printf '%s\n' "$RLSYS_SEED" >"$RLSYS_SEED_FILE"); fi
 # Nothing the grader prints (a learner's file name in a message, say) is read as a
 # workflow command while it runs: GitHub's stop-commands, with a token nobody knows.
@@ -25,6 +26,7 @@ echo "::stop-commands::$TOKEN"
 bash "$HERE/run.sh" </dev/null 2>&1 | sed 's/^::/  ::/'
 CODE=${PIPESTATUS[0]}
 echo "::$TOKEN::"
-echo "::notice title=rlsys::$(cat "$RLSYS_POINTS" 2>/dev/null || echo "Points 0/100")"
+cat "$RLSYS_ANNOUNCE" 2>/dev/null ||
+  echo "::error title=rlsys::the grader stopped before it reported (see this step's log); not a score"
 rm -f "$RLSYS_SEED_FILE"
 exit "$CODE"

@@ -37,6 +37,9 @@ if ! venv_from python3; then
   }
 fi
 sh "$HERE/install.sh" "$VENV/bin/python" "$HERE/wheels"
+# The wheels hold the reference: gone before any submission runs (Gradescope unzipped
+# this copy for the image; autograder.zip itself is untouched).
+rm -rf "$HERE/wheels"
 # The assignment's seed: root-only, read by run_autograder as --seed @FILE.
 install -d -m 700 "$ROOT/rlsys-secret"
 install -m 600 "$HERE/rlsys-seed" "$ROOT/rlsys-secret/seed"

@@ -2,8 +2,9 @@
 # Installs the bundled pytest-rlsys into the Python "$1" from the wheels in "$2" (every
 # kit): offline, with every dependency pinned (constraints.txt); only a wheel that does not
 # fit this Python falls back to the package index, for the same pins.  Then it makes the
-# installed package root-only and deletes the wheels (they hold the reference solution),
-# so that the submission's unprivileged uid can read no copy of it.
+# installed package root-only.  It reads "$2" and never changes it (a Classroom 50 bundle,
+# an Actions checkout or a dry run on the pushed folder stays whole): a platform whose
+# submission runs as another uid (Gradescope, PrairieLearn) deletes its wheels itself.
 # POSIX sh: python:*-slim images have dash.
 set -eu
 PY="$1"
@@ -28,4 +29,3 @@ if ! "$PY" -m pip install --no-cache-dir --disable-pip-version-check --no-index 
 fi
 PKG=$("$PY" -I -c 'import os, pytest_rlsys; print(os.path.dirname(pytest_rlsys.__file__))')
 chmod -R go-rwx "$PKG"
-rm -rf "$WHEELS"

@@ -19,13 +19,15 @@ mkdir -p "$ROOT/results"
 # it comes with the question's tests/ and is installed now, offline, root-only.
 if ! "$RLSYS_PYTHON" -I -c 'import pytest_rlsys' 2>/dev/null &&
   ! sh "$ROOT/tests/install.sh" "$RLSYS_PYTHON" "$ROOT/tests/wheels" >&2; then
-  export RLSYS_PROBLEM="the grader did not install from tests/wheels (see the log): rebuild the image and the question with the same rlsys kit"
+  export RLSYS_BROKEN="the grader did not install from tests/wheels (see the log): rebuild the image and the question with the same rlsys kit"
 fi
+# The wheels hold the reference: gone (from this job's copy of tests/) before grading.
+rm -rf "$ROOT/tests/wheels"
 # Fail closed: a seed other users could still reach (a read-only mount) is not used.
 if [ -e "$RLSYS_SEED_FILE" ] && ! "$RLSYS_PYTHON" -I -c 'import os, sys
 sys.exit(not any(os.stat(p).st_mode & 0o077 == 0 for p in sys.argv[1:]))' \
   "$ROOT" "$ROOT/tests" "$RLSYS_SEED_FILE"; then
-  export RLSYS_PROBLEM="the question's seed cannot be made root-only (a read-only mount?): not graded"
+  export RLSYS_BROKEN="the question's seed cannot be made root-only (a read-only mount?)"
 fi
 cd "$ROOT" || exit 1
 exec bash "$ROOT/tests/rlsys-run.sh"

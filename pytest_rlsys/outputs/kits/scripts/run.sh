@@ -9,9 +9,16 @@
 #                    every uid in /proc); RLSYS_NO_SEED says what to do when it is missing
 #   RLSYS_RESULT     the platform's result file (Gradescope, PrairieLearn)
 #   RLSYS_WORK       a private folder for the score report (default: a fresh one)
-#   RLSYS_PROBLEM    a reason not to grade found by the platform's script (optional)
+#   RLSYS_BROKEN     what is wrong with the platform's set-up, found by its script
 #   RLSYS_HIDDEN_VISIBILITY  Gradescope: when learners see the hidden cases' results
-# Whatever happens, the platform's file is written: score 0 and the reason at worst.
+# Two ways not to grade, told apart as each platform tells them apart:
+# - the learner's problem (no file, several, an empty one): a grade of 0 with the reason,
+#   in the platform's file;
+# - an infrastructure error (no seed, a failed install, no score report): never a score;
+#   the reason goes where the platform reports its errors (Gradescope: no results.json and
+#   a non-zero exit, "The autograder failed to execute correctly"; PrairieLearn:
+#   "gradable": false, no attempt charged; Actions: a failed job with an ::error::;
+#   Classroom 50: a non-zero exit).
 set -u
 KIND="${RLSYS_KIND:?}"
 PY="${RLSYS_PYTHON:?}"
@@ -39,24 +46,36 @@ pick_submission() {
     SUBMISSION="$1/$found"
     return
   fi
+  if [ "$count" = 0 ]; then # say what was there: a renamed file is found at a glance
+    found=$(cd "$1" 2>/dev/null && find . -maxdepth 3 -path './.*' -prune -o -type f \
+      ! -name README.md -print 2>/dev/null | sed 's|^\./||' | sort | head -n 5)
+    list=$(printf '%s\n' "$found" | grep . | paste -sd ',' - | sed 's/,/, /g')
+    PROBLEM="submit one file named rlsys_ledger.py (found no .py file${list:+; other files: $list})"
+    return
+  fi
   list=$(printf '%s\n' "$found" | grep . | paste -sd ',' - | sed 's/,/, /g')
-  PROBLEM="submit one file named rlsys_ledger.py (found: ${list:-no .py file})"
+  PROBLEM="submit one file named rlsys_ledger.py (found: $list)"
+}
+
+# An empty file (or white space only) is not graded: a reason, not a table of zeros.
+# At most 1 MiB is read: a huge file of blanks is not worth the wait.
+empty_submission() {
+  ! head -c 1048576 "$SUBMISSION" 2>/dev/null | grep -q '[^[:space:]]'
 }
 
 pick_submission "${RLSYS_SUBMITTED:?}"
-[ -n "$PROBLEM" ] || PROBLEM="${RLSYS_PROBLEM:-}"
+if [ -z "$PROBLEM" ] && empty_submission; then
+  PROBLEM="the file ${SUBMISSION##*/} is empty: submit rlsys_ledger.py with TODO 1-3 done"
+fi
+BROKEN="${RLSYS_BROKEN:-}"
+[ -n "$BROKEN" ] || [ -s "$SEED" ] || BROKEN="${RLSYS_NO_SEED:-the assignment has no seed ($SEED)}"
 OUTPUT=()
 case "$KIND" in
   gradescope | prairielearn) OUTPUT=(--"$KIND" "$RESULT") ;;
 esac
 [ -z "${RLSYS_HIDDEN_VISIBILITY:-}" ] ||
   OUTPUT+=(--hidden-visibility "$RLSYS_HIDDEN_VISIBILITY")
-WHY=""
-if [ -n "$PROBLEM" ]; then
-  WHY="$PROBLEM"
-elif [ ! -s "$SEED" ]; then
-  WHY="${RLSYS_NO_SEED:-the assignment has no seed ($SEED)}"
-else
+if [ -z "$BROKEN" ] && [ -z "$PROBLEM" ]; then
   # The kits require the seccomp allow-list, not Landlock: each platform discards its
   # container after one grading, and a container runtime whose seccomp profile predates
   # Landlock's calls would otherwise refuse every submission (docs/threat-model.md).
@@ -66,20 +85,33 @@ else
     --report "$SCORE" "${OUTPUT[@]}" 2>"$ERR"
   CODE=$?
   cat "$ERR" >&2
-  [ -s "$SCORE" ] || WHY="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
+  [ -s "$SCORE" ] || BROKEN="$(tail -n 1 "$ERR") (rlsys grade exit status $CODE)"
 fi
 
 case "$KIND" in
   gradescope | prairielearn)
+    if [ "$KIND" = gradescope ] && [ -n "$BROKEN" ]; then
+      # No results.json: Gradescope records "The autograder failed to execute correctly"
+      # (no score) and shows this output; fix the set-up, then "Regrade all submissions".
+      echo "rlsys: infrastructure error, not a grade: $BROKEN"
+      rm -f "$RESULT"
+      exit 1
+    fi
     if [ -n "$RESULT" ] && [ ! -s "$RESULT" ]; then
       # Needs only the standard library: it writes the file even when rlsys is broken.
       FPY="$PY"
       command -v "$FPY" >/dev/null 2>&1 || FPY=python3
-      "$FPY" -I - "$RESULT" "$KIND" "$WHY" <<'PYTHON'
+      "$FPY" -I - "$RESULT" "$KIND" "$PROBLEM" "$BROKEN" <<'PYTHON'
 import json, sys
-path, kind, why = sys.argv[1], sys.argv[2], sys.argv[3] or "the grader produced no result"
-why = "".join(c if c.isprintable() else "\\u%04x" % ord(c) for c in why)[:2000]
-message = "rlsys could not grade this submission: " + why
+path, kind, problem, broken = sys.argv[1:5]
+def line(text):
+    return "".join(c if c.isprintable() else "\\u%04x" % ord(c) for c in text)[:2000]
+if broken or not problem:
+    message = ("rlsys could not grade this submission: the grader's set-up is broken ("
+               + line(broken or "the grader produced no result") + "). This is not a grade "
+               "and not your file's fault: tell your course staff.")
+else:
+    message = "rlsys could not grade this submission: " + line(problem)
 doc = {"gradescope": {"score": 0, "output": message, "output_format": "text", "tests": []},
        "prairielearn": {"gradable": False, "score": 0.0, "points": 0, "max_points": 100,
                         "message": message, "format_errors": [message], "tests": []}}[kind]
@@ -100,6 +132,6 @@ PYTHON
     # The platform's own files (the Actions summary, Classroom 50's result.json) and the
     # exit status the platform reads.
     exec "$PY" -P -m pytest_rlsys.outputs.kits.reports "$KIND" "$SCORE" \
-      --problem "$PROBLEM" --error "$WHY"
+      --problem "$PROBLEM" --error "$BROKEN"
     ;;
 esac
