@@ -17,6 +17,8 @@ Exit 0 when the page passes, 1 when it does not, 77 when no Chromium is found.
 from __future__ import annotations
 
 import argparse
+import html as html_lib
+import json
 import os
 import re
 import shutil
@@ -299,6 +301,69 @@ def wrapped_numbers_at(html: Path, browser: str, width: int = 1280) -> str:
     if found is None:
         return "the measuring script did not run"
     return found.group(1).strip()
+
+
+_BROKEN_WORDS = """<pre id="words"></pre><script>
+addEventListener("load", function () {
+  var broken = [];
+  document.querySelectorAll(SELECTOR).forEach(function (cell) {
+    var walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), node;
+    while ((node = walk.nextNode())) {
+      var words = /\\S+/g, m;
+      while ((m = words.exec(node.data))) {
+        var range = document.createRange(), lines = {};
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        Array.prototype.forEach.call(range.getClientRects(), function (r) {
+          if (r.width > 0) { lines[Math.round(r.top)] = true; }
+        });
+        if (Object.keys(lines).length > 1) { broken.push(m[0]); }
+      }
+    }
+  });
+  document.getElementById("words").textContent = "checked: " + broken.join(" | ");
+});
+</script>"""
+
+
+def broken_words_at(html: Path, browser: str, selector: str, width: int = 1280) -> str:
+    """The words inside ``selector``'s elements that Chromium breaks across lines in a
+    ``width``-pixel-wide window, joined with " | " ('' when none)."""
+    page = html.read_text(encoding="utf-8")
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    probe = html.with_name(f".{html.stem}-words.html")
+    script = _BROKEN_WORDS.replace("SELECTOR", json.dumps(selector))
+    probe.write_text(page.replace("</body>", script + "</body>"), encoding="utf-8")
+    flags = ["--headless", "--disable-gpu", "--hide-scrollbars", f"--window-size={width},2000"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        flags.append("--no-sandbox")
+    with tempfile.TemporaryDirectory(prefix="rlsys-chromium-") as profile:
+        dom = subprocess.run(
+            [browser, *flags, f"--user-data-dir={profile}", "--dump-dom", probe.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        ).stdout
+    found = re.search(r'<pre id="words">checked: ([^<]*)</pre>', dom)
+    if found is None:
+        return "the measuring script did not run"
+    return html_lib.unescape(found.group(1).strip())
+
+
+def dom_at(url: str, browser: str) -> str:
+    """The DOM Chromium holds once ``url`` (a fragment kept) has loaded, its script run."""
+    flags = ["--headless", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,2000"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        flags.append("--no-sandbox")
+    with tempfile.TemporaryDirectory(prefix="rlsys-chromium-") as profile:
+        return subprocess.run(
+            [browser, *flags, f"--user-data-dir={profile}", "--dump-dom", url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        ).stdout
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_rlsys.escaping import clean
 from pytest_rlsys.outputs import pairview
 from pytest_rlsys.outputs.batch import BatchRow
+from pytest_rlsys.outputs.class_words import say
 from pytest_rlsys.resources import solution_path
 
 __all__ = ["NearCell", "Pair", "near_cells", "pairs_of", "similarity_section"]
@@ -55,14 +57,22 @@ class Pair:
     ident: str = ""  # its side-by-side view's id: "pair-1", in the table's order
 
 
+_SIGN_WORDS = re.compile(r"built at run time|code|sentences|behaviour")
+
+
 @dataclass(frozen=True)
 class NearCell:
-    """What the roster says of one file."""
+    """What the roster says of one file (an unmarked one: its closest file and shared
+    code, for comparison)."""
 
     mark: str  # "flagged" | "worth a look" | "built at run time" | "not compared" | ""
     closest: str
-    sign: str  # e.g. "code 0.92", "sentences 5", "behaviour 0.90"
+    sign: str  # e.g. "code 0.92", "code, behaviour"; unmarked: the shared code, "0.31"
     pair: str  # the id of its side-by-side view, or ""
+
+    def sign_text(self, lang: str) -> str:
+        """``sign`` in ``lang`` (its words are the similarity check's sign names)."""
+        return _SIGN_WORDS.sub(lambda m: say(m.group(), lang), self.sign)
 
 
 def _thresholds() -> tuple[float, float, int, float]:
@@ -141,8 +151,8 @@ def near_cells(rows: Sequence[BatchRow]) -> dict[str, NearCell]:
         else:
             mark = ""
         pair = views.get(_ordered(row.name, closest), "") if closest and mark else ""
-        sign = _sign(row, threshold) if mark else ""
-        out[row.name] = NearCell(mark, closest if mark else "", sign, pair)
+        sign = _sign(row, threshold) if mark else f"{found.score:.2f}"
+        out[row.name] = NearCell(mark, closest, sign, pair)
     return out
 
 
@@ -165,10 +175,54 @@ def _cell(value: float | int | None, fmt: str = "{:.2f}") -> str:
     return "–" if value is None else fmt.format(value)
 
 
-def similarity_section(rows: Sequence[BatchRow]) -> str:
+def _pairs_table(pairs: Sequence[Pair], lang: str) -> str:
+    body = "".join(
+        f"<tr><td>{_e(p.a)}</td><td>{_e(p.b)}</td>"
+        f'<td class="n">{_cell(p.code)}</td><td class="n">{_cell(p.sentences, "{}")}</td>'
+        f'<td class="n">{_cell(p.behaviour)}</td>'
+        f"<td>{_e(_SIGN_WORDS.sub(lambda m: say(m.group(), lang), p.flagged_by))}</td>"
+        f'<td><a href="#{p.ident}">{_e(say("side_by_side", lang))}</a></td></tr>'
+        for p in pairs
+    )
+    heads = "".join(
+        f'<th scope="col"{cls}>{_e(say(key, lang))}</th>'
+        for key, cls in (
+            ("file", ""),
+            ("file", ""),
+            ("shared_code", ' class="n"'),
+            ("reference_sentences", ' class="n"'),
+            ("behaviour", ' class="n"'),
+            ("flagged_by", ""),
+            ("view", ""),
+        )
+    )
+    return (
+        f'<table id="similarity-table"><caption>{_e(say("pairs_caption", lang))}</caption>'
+        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def _listed(ident: str, key: str, names: Sequence[str], lang: str, **fields: object) -> str:
+    """A paragraph listing files (empty when there is none)."""
+    if not names:
+        return ""
+    return f'<p id="{ident}">{_e(say(key, lang, files=", ".join(names), **fields))}</p>'
+
+
+def _views(rows: Sequence[BatchRow], pairs: Sequence[Pair], lang: str) -> str:
+    if not pairs:
+        return ""
+    named = {row.name: row for row in rows}
+    read = {name: _source(name, named) for p in pairs for name in (p.a, p.b)}
+    return f"<h3>{_e(say('views_head', lang))}</h3>" + "".join(
+        pairview.pair_view(p.ident, (p.a, read[p.a]), (p.b, read[p.b]), lang) for p in pairs
+    )
+
+
+def similarity_section(rows: Sequence[BatchRow], lang: str = "en") -> str:
     """The "Near copies" section: flagged pairs with the signs that flagged them, files
     worth a look, code built at run time, files not compared (each with the reason), and
-    each flagged pair side by side."""
+    each flagged pair side by side (a link to one opens it)."""
     threshold, confirmed, min_sentences, behaves_at = _thresholds()
     pairs = pairs_of(rows)
     cells = near_cells(rows)
@@ -178,70 +232,30 @@ def similarity_section(rows: Sequence[BatchRow]) -> str:
         if r.similarity.score is None
     )
     hidden = sorted(r.name for r in rows if r.similarity.score is not None and r.similarity.hidden)
-    look = sorted(name for name, cell in cells.items() if cell.mark == "worth a look")
-    body = "".join(
-        f'<tr><td>{_e(p.a)}</td><td>{_e(p.b)}</td><td class="n">{_cell(p.code)}</td>'
-        f'<td class="n">{_cell(p.sentences, "{}")}</td><td class="n">{_cell(p.behaviour)}</td>'
-        f'<td>{_e(p.flagged_by)}</td><td><a href="#{p.ident}">side by side</a></td></tr>'
-        for p in pairs
-    )
-    compared = "compared " if unread else ""
+    look = [
+        f"{name} ({cells[name].closest}, {cells[name].sign_text(lang)})"
+        for name in sorted(n for n, cell in cells.items() if cell.mark == "worth a look")
+    ]
+    compared = say("compared", lang) if unread else ""
     table = (
-        '<table id="similarity-table"><caption>Flagged pairs (each pair once, its files in '
-        "name order: a pair, not who copied whom)</caption><thead><tr>"
-        '<th scope="col">file</th><th scope="col">file</th>'
-        '<th scope="col" class="n">shared code</th>'
-        '<th scope="col" class="n">reference sentences</th>'
-        '<th scope="col" class="n">behaviour</th><th scope="col">flagged by</th>'
-        f'<th scope="col">view</th></tr></thead><tbody>{body}</tbody></table>'
+        _pairs_table(pairs, lang)
         if pairs
-        else f"<p>No {compared}submission is a near copy of the reference or of a classmate"
-        + (" by its code, sentences or behaviour (but see below).</p>" if hidden else ".</p>")
+        else f"<p>{_e(say('no_pair_but' if hidden else 'no_pair', lang, compared=compared))}</p>"
     )
-    worth = (
-        '<p id="similarity-look">Worth a look (not flagged: shared code within '
-        f"{LOOK_BELOW:.2f} under the line, or over it without the behaviour that confirms "
-        "it): "
-        + ", ".join(f"{_e(n)} ({_e(cells[n].closest)}, {_e(cells[n].sign)})" for n in look)
-        + ".</p>"
-        if look
-        else ""
+    note = say(
+        "near_note",
+        lang,
+        threshold=f"{threshold:.2f}",
+        sentences=min_sentences,
+        behaves=f"{behaves_at:.2f}",
+        confirmed=f"{confirmed:.2f}",
     )
-    built = (
-        '<p id="similarity-hidden">Code built at run time (the file reaches exec, eval, '
-        "compile or the like, or a function it gives is named nowhere in it: its code "
-        f"cannot all be compared; read them yourself): {_e(', '.join(hidden))}.</p>"
-        if hidden
-        else ""
-    )
-    not_compared = (
-        '<p id="similarity-unread">Not compared (not read: not a .py file, a link, a folder '
-        "without one .py file, a FIFO or a file over the size limit; or its analysis went "
-        f"past a limit; read them yourself): {_e(', '.join(unread))}.</p>"
-        if unread
-        else ""
-    )
-    views = ""
-    if pairs:
-        named = {row.name: row for row in rows}
-        read = {name: _source(name, named) for p in pairs for name in (p.a, p.b)}
-        views = "<h3>Side by side</h3>" + "".join(
-            pairview.pair_view(p.ident, (p.a, read[p.a]), (p.b, read[p.b])) for p in pairs
-        )
     return (
-        '<section aria-labelledby="h-similarity"><h2 id="h-similarity">Near copies</h2>'
-        '<p class="muted">Each file is listed with its closest match, and with the reference '
-        "too when it is over the reference's own signs. Shared code: the "
-        "share of the smaller file's fingerprints (winnowed, names and layout ignored) the "
-        f"other has; {threshold:.2f} or more is flagged. Reference sentences: how many of the "
-        "reference's own string literals (its error messages) the file holds word for word; "
-        f"{min_sentences} or more is flagged. Behaviour: the weighted share of about "
-        "60 calls on inputs the template leaves open (strings for numbers, odd fabric ids, "
-        "reports missing keys) on which the file does what the other does; against the "
-        f"reference {behaves_at:.2f} or more is flagged; two classmates whose shared code is "
-        f"under {confirmed:.2f} are flagged only if both were probed and they also reach it "
-        "(a file the probes could not judge is never evidence of likeness). Flagged by: "
-        "the signs that flagged the pair. A flag is a reason to read both files, not proof "
-        "of copying, and says nothing of which came first: it changes no score.</p>"
-        f"{table}{worth}{built}{not_compared}{views}</section>"
+        '<section aria-labelledby="h-similarity"><h2 id="h-similarity">'
+        f'{_e(say("near_head", lang))}</h2><p class="muted">{_e(note)}</p>{table}'
+        + _listed("similarity-look", "worth_look", look, lang, below=f"{LOOK_BELOW:.2f}")
+        + _listed("similarity-hidden", "built_files", hidden, lang)
+        + _listed("similarity-unread", "unread_files", unread, lang)
+        + _views(rows, pairs, lang)
+        + "</section>"
     )

@@ -19,6 +19,7 @@ import tokenize
 from collections.abc import Sequence
 
 from pytest_rlsys.escaping import clean, clean_output
+from pytest_rlsys.outputs.class_words import say
 from pytest_rlsys.resources import exercise_path
 
 __all__ = ["MAX_BYTES", "K", "pair_view", "shared_spans", "tokens"]
@@ -117,29 +118,30 @@ def _share(text: str, spans: Sequence[Span]) -> str:
     return f"{100 * sum(e - s for s, e in spans) / size:.0f}%"
 
 
-def pair_view(ident: str, a: tuple[str, str | None], b: tuple[str, str | None]) -> str:
+def pair_view(
+    ident: str, a: tuple[str, str | None], b: tuple[str, str | None], lang: str = "en"
+) -> str:
     """A flagged pair side by side: ``(name, source or None when it could not be read)``
     each; the shared passages highlighted in both, neither said to be the original."""
     (name_a, text_a), (name_b, text_b) = a, b
+    kib = MAX_BYTES // 1024
     if text_a is None or text_b is None:
         missing = name_a if text_a is None else name_b
-        return (
-            f'<p id="{ident}" class="muted">{_e(missing)}: not shown side by side (not a '
-            f"readable file of at most {MAX_BYTES // 1024} KiB).</p>"
-        )
+        said = say("pair_unread", lang, name=missing, kib=kib)
+        return f'<p id="{ident}" class="muted">{_e(said)}</p>'
     spans_a, spans_b = shared_spans(text_a, text_b)
     cut = any(len(t) > MAX_BYTES for t in (text_a, text_b))
-    note = f" (each file's first {MAX_BYTES // 1024} KiB)" if cut else ""
+    note = say("pair_note", lang, k=K, cut=say("pair_cut", lang, kib=kib) if cut else "")
     panes = "".join(
-        f'<figure><figcaption>{_e(name)} <span class="nw">— {_share(text, spans)} '
-        f"highlighted</span></figcaption><pre>{_marked(text, spans)}</pre></figure>"
+        f'<figure><figcaption>{_e(name)} <span class="nw">— '
+        f"{_e(say('highlighted', lang, share=_share(text, spans)))}</span></figcaption>"
+        f"<pre>{_marked(text, spans)}</pre></figure>"
         for name, text, spans in ((name_a, text_a, spans_a), (name_b, text_b, spans_b))
     )
+    summary = say("pair_summary", lang, a=name_a, b=name_b)
     return (
-        f'<details id="{ident}" class="pair"><summary>{_e(name_a)} and {_e(name_b)} side by '
-        f'side</summary><p class="muted">Highlighted: runs of {K} tokens or more both files '
-        f"hold (names and literals ignored), not counting the template's own{note}.</p>"
-        f'<div class="sbs">{panes}</div></details>'
+        f'<details id="{ident}" class="pair"><summary>{_e(summary)}</summary>'
+        f'<p class="muted">{_e(note)}</p><div class="sbs">{panes}</div></details>'
     )
 
 

@@ -406,7 +406,7 @@ def test_chinese_reports_are_read_too(tmp_path: Path) -> None:
     text = html.read_text(encoding="utf-8")
     page = Page(text)
     problems = {r[0]: r[1:] for r in page.tables["problems-table"][1:]}
-    assert problems == {"韩梅梅.py": ["did not load", problems["韩梅梅.py"][1]]}
+    assert problems == {"韩梅梅.py": ["未能加载", problems["韩梅梅.py"][1]]}
     assert problems["韩梅梅.py"][1].startswith("无法加载提交文件")
     categories = page.tables["categories-table"][1:]
     assert categories and all(int(r[2]) == 1 and int(r[3]) == 1 for r in categories)

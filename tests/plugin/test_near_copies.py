@@ -5,7 +5,9 @@ side with the passages it shares highlighted, escaped, linear in the files' size
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -182,12 +184,117 @@ def test_number_cells_never_break_at_1280_px(tmp_path: Path) -> None:
     rows[0].similarity = Similarity("reference", 0.97, ("code", "sentences"), 12, 0.93)
     page = tmp_path / "class.html"
     page.write_text(_page(rows), encoding="utf-8")
-    for width in (1280, 700):
+    for width in (1280, 700, 420):
         assert browser_check.wrapped_numbers_at(page, browser, width) == "", width
-    # The control: without the rule, the same page breaks them (94./51) at 700 px.
+    # The control: without the rule, the same page breaks them (94./51) at 420 px.
     loose = tmp_path / "loose.html"
     loose.write_text(
-        page.read_text("utf-8").replace("td.n{white-space:nowrap;overflow-wrap:normal}", ""),
+        page.read_text("utf-8").replace(
+            "td.n{white-space:nowrap;overflow-wrap:normal}", "td{overflow-wrap:anywhere}"
+        ),
         encoding="utf-8",
     )
-    assert "94.51" in browser_check.wrapped_numbers_at(loose, browser, 700)
+    assert "94.51" in browser_check.wrapped_numbers_at(loose, browser, 420)
+
+
+@pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+def test_the_roster_breaks_no_word_at_1280_px(tmp_path: Path) -> None:
+    """Roster columns wide enough for their words: headers, statuses, flags, and names of a
+    real class's length (Gradescope's submission_NNNNNNNNN) are never cut mid-word."""
+    browser = browser_check.find_browser()
+    assert browser is not None
+    rows = [_graded(f"submission_28193401{i:02d}", i) for i in range(30)]
+    for row in rows:
+        assert row.report is not None
+        cases = row.report.cases
+        cases[1] = dataclasses.replace(cases[1], note="the bottleneck stage is wrong " * 8)
+    rows[0].similarity = Similarity("reference", 0.97, ("code", "sentences"), 12, 0.93)
+    rows[1].similarity = Similarity("submission_2819340102", 0.81)
+    page = tmp_path / "class.html"
+    page.write_text(_page(rows), encoding="utf-8")
+    assert browser_check.broken_words_at(page, browser, "#roster th, #roster td") == ""
+    # The control: letting any cell break anywhere breaks the same roster's words.
+    loose = tmp_path / "loose.html"
+    text = page.read_text("utf-8").replace("overflow-wrap:break-word}", "overflow-wrap:anywhere}")
+    loose.write_text(re.sub(r"min-width:\d+rem", "min-width:0", text), encoding="utf-8")
+    assert browser_check.broken_words_at(loose, browser, "#roster th, #roster td") != ""
+
+
+class _Words(HTMLParser):
+    """The page's visible words outside code: text nodes, not in <pre>, <code>, <style>,
+    <script>; plus the title and aria labels a reader hears."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.words: list[str] = []
+        self.skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("pre", "code", "style", "script"):
+            self.skip += 1
+        self.words += [v for k, v in attrs if k == "aria-label" and v]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("pre", "code", "style", "script"):
+            self.skip -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.words.append(data)
+
+
+# What a zh page may still spell in Latin letters: names, identifiers and units.
+_LATIN_OK = re.compile(
+    r"TODO|SHA|pytest|rlsys|NotImplementedError|exec|eval|compile|fabric|id|FIFO|KiB|py|"
+    r"winnowing|n|s|reference|\w+\.py|submission_\w+"
+)
+
+
+def test_the_class_page_is_all_chinese_under_zh() -> None:
+    """rlsys_lang = "zh": every word of the page is the catalogue's Chinese (class_words),
+    the roster, the near copies and the side-by-side views included."""
+    source = solution_path().read_text("utf-8")
+    rows = [
+        _row("amy.py", "zed.py", 0.92, "code", data=source, alike=0.9),
+        _row("zed.py", "amy.py", 0.92, "code", data=_disguised(source), alike=0.9),
+        _row("near.py", "x.py", round(THRESHOLD - 0.04, 2)),
+        _row("x.py", "near.py", 0.2),
+        _row("gen.py", "x.py", 0.3, hidden=True),
+        _row("link.py", None, None, not_compared="a link"),  # type: ignore[arg-type]
+    ]
+    page = class_report_html(BatchResult(1, "zh", rows))
+    assert '<html lang="zh">' in page
+    parser = _Words()
+    parser.feed(page)
+    english = [
+        word
+        for text in parser.words
+        for word in re.findall(r"[A-Za-z][A-Za-z_.]*", text)
+        if not _LATIN_OK.fullmatch(word) and word != "a" and word != "link"
+    ]
+    assert english == [], sorted(set(english))
+    # The same page in English has the words the Chinese replaced (the check can fail).
+    parser = _Words()
+    parser.feed(class_report_html(BatchResult(1, "en", rows)))
+    assert any("flagged" in text for text in parser.words)
+
+
+@pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+def test_a_side_by_side_link_lands_on_an_opened_view(tmp_path: Path) -> None:
+    """The roster's "side by side" link (#pair-N) opens the view it lands on (the page's
+    one hashed script; without script a click on its summary opens it)."""
+    browser = browser_check.find_browser()
+    assert browser is not None
+    source = solution_path().read_text("utf-8")
+    rows = [
+        _row("amy.py", "zed.py", 0.92, "code", data=source, alike=0.9),
+        _row("zed.py", "amy.py", 0.92, "code", data=_disguised(source), alike=0.9),
+    ]
+    page = tmp_path / "class.html"
+    page.write_text(_page(rows), encoding="utf-8")
+    assert 'href="#pair-1"' in page.read_text("utf-8")
+    opened = browser_check.dom_at(page.as_uri() + "#pair-1", browser)
+    assert re.search(r'<details id="pair-1" class="pair" open="">', opened), opened[-2000:]
+    # The control: loaded without the fragment, the view stays folded.
+    plain = browser_check.dom_at(page.as_uri(), browser)
+    assert '<details id="pair-1" class="pair">' in plain
