@@ -22,6 +22,7 @@ from pytest_rlsys import similarity
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.cli.commands import _request
 from pytest_rlsys.escaping import clean, roster_name, say
+from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs.batch import BatchResult, BatchRow, Status, csv_text, json_text
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.resources import exercise_path
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["NOT_PY", "batch", "find_submissions"]
 
 
+# An empty file (or white space only) is not graded, as the kits do not grade one.
+EMPTY = Msg("not graded: the file is empty", "未评分：文件是空的")
 NOT_PY = (
     "{name} is not a .py file, so it was not graded "
     "(a submission is one .py file or a folder holding one)"
@@ -174,6 +177,9 @@ def _grade_row(
     status: Status = "not_loaded" if report.load_error else "graded"
     data = grader.data if grader.refusal is None else None
     seconds = round(time.monotonic() - began, 3)  # as every writer shows it
+    if data is not None and not data.strip():  # nothing handed in: no table of zeros
+        said = EMPTY.get(request.lang)
+        return _Graded(BatchRow(name, "not_graded", report, seconds=seconds, message=said), said)
     row = BatchRow(name, status, report, seconds=seconds, data=data)
     if data is None:
         return _Graded(row, f"not read: {report.load_error}")

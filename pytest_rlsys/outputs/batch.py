@@ -67,8 +67,8 @@ class BatchRow:
             }
         if self.seconds is not None:
             out["seconds"] = round(self.seconds, 3)
-        out["message"] = (
-            batchline.below_full_marks(report, lang) if report is not None else self.message
+        out["message"] = self.message or (
+            batchline.below_full_marks(report, lang) if report is not None else ""
         )
         return out
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND
-from pytest_rlsys.messages import NOT_IMPLEMENTED, section_label
+from pytest_rlsys.messages import NOT_IMPLEMENTED, Msg, section_label
 from pytest_rlsys.outputs.terminal import (
     clip,
     display_width,
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from pytest_rlsys.grading.verdicts import ProblemKind
 
 __all__ = ["below_full_marks"]
+
+OTHER_KINDS = Msg(" (+{n} other kind{s})", "（另有 {n} 类）")
 
 
 def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) -> str:
@@ -70,7 +72,7 @@ def _section_line(
         )
         listed = f": {'; '.join(named)}"
     others = len(kinds) - 1
-    more = f" (+{others} other kind{'s' if others > 1 else ''})" if others else ""
+    more = OTHER_KINDS.fill(lang, {"n": str(others), "s": "s" * (others > 1)}) if others else ""
     points = f"{points_text(entry['score'])}/{points_text(entry['max_score'])}"
     head, tail = f"{section_label(section, lang)} {points}: ", f" ×{len(cases)}{more}"
     # Each TODO below its maximum keeps its share of the line; the failure's words are

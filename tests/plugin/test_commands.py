@@ -443,6 +443,9 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
     # An empty file was read: the digest of its no bytes.  A refused file was never read:
     # no digest at all, or every refused file would look identical to the empty one.
     assert rows["fay.py"]["submission_sha256"] == hashlib.sha256(b"").hexdigest()
+    # ... and is not graded, and says so (not a table of zeros, not "graded").
+    assert rows["fay.py"]["status"] == "not_graded"
+    assert rows["fay.py"]["message"] == "not graded: the file is empty"
     reasons = {
         "bob.py": "symbolic link",
         "carol.py": "not a regular file",

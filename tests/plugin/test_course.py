@@ -829,3 +829,5 @@ def test_the_batch_line_keeps_the_count_and_the_other_kinds_when_the_words_are_l
         line = batchline.below_full_marks(report, "en", limit)
         assert line.endswith("… ×1 (+4 other kinds)"), line
         assert "word… " in line or "own… " in line, line  # cut at a whole word
+    # Under zh the count of the other kinds is Chinese too.
+    assert batchline.below_full_marks(report, "zh").endswith("×1（另有 4 类）")

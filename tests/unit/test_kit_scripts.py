@@ -216,3 +216,24 @@ def test_no_seed_is_an_infrastructure_error_on_github_s_runners(
         monkeypatch.setenv(name, value)
     assert reports.main(["classroom50", str(tmp_path / "none"), "--error", why]) == 1
     assert not (tmp_path / "result.json").exists()
+
+
+def test_the_score_line_a_person_reads_is_in_the_report_s_language() -> None:
+    """Under zh the summary and the Release say the points in Chinese; the notice keeps the
+    machine-read "Points X/Y"."""
+    from pytest_rlsys.outputs.kits.reports import (
+        Outcome,
+        actions_summary,
+        classroom50_result,
+        points_line,
+        release_body,
+    )
+
+    doc = {**_report(), "reproducibility": {"lang": "zh"}}
+    outcome = Outcome(doc)
+    assert "rlsys 得分：0/100" in actions_summary(outcome)
+    assert "Points" not in actions_summary(outcome)
+    body = release_body(outcome, classroom50_result(outcome, C50_ENV))
+    assert "rlsys 得分：0/100" in body and "| 测试 | 结果 | 得分 |" in body and "未通过" in body
+    assert points_line(outcome) == "Points 0/100"
+    assert "rlsys score: Points 0/100" in actions_summary(Outcome(_report()))

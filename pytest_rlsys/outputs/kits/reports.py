@@ -72,9 +72,14 @@ BROKEN = Msg(
     "graded; the course staff must fix the set-up and run the grading again.",
     "这不是分数：课程的评分配置有误（{why}）。未进行任何评分；需由课程教师修好配置后重新评分。",
 )
-SCORE_HEAD = Msg("rlsys score: {points}", "rlsys 得分：{points}")
+# The notice keeps "Points X/Y" in every language (the terminal's last line, a format
+# tools read); what a person reads says it in the report's language.
+SCORE_HEAD = Msg("rlsys score: Points {points}", "rlsys 得分：{points}")
 TABLE_HEAD = Msg("| Part | Points | Max |", "| 部分 | 得分 | 满分 |")
 TOTAL = Msg("total", "总计")
+C50_HEAD = Msg("classroom50 autograde", "classroom50 自动评分")
+C50_TABLE = Msg("| Test | Result | Score |", "| 测试 | 结果 | 得分 |")
+PASS, FAIL = Msg("PASS", "通过"), Msg("FAIL", "未通过")
 ADVISORY = Msg(
     "Advisory: the learner owns this repository and its workflow.",
     "仅供参考：学习者拥有此仓库及其工作流。",
@@ -146,11 +151,16 @@ def fence_text(doc: Mapping[str, Any] | None, lang: str = "en") -> str:
     return fenceline.fence_text((doc or {}).get("fence"), lang)
 
 
-def points_line(outcome: Outcome) -> str:
-    """``Points X/Y``, as the terminal's last line says it (0/100 when ungraded)."""
+def _points(outcome: Outcome) -> str:
+    """``X/Y``, the exact points (0/100 when ungraded)."""
     doc = outcome.doc or {}
     got, top = float(doc.get("score", 0)), float(doc.get("max_score", 100))
-    return f"Points {js_number(got)}/{js_number(top)}"
+    return f"{js_number(got)}/{js_number(top)}"
+
+
+def points_line(outcome: Outcome) -> str:
+    """``Points X/Y``, as the terminal's last line says it (0/100 when ungraded)."""
+    return f"Points {_points(outcome)}"
 
 
 def _apportion(cents: Sequence[int]) -> list[int]:
@@ -194,7 +204,7 @@ def actions_summary(outcome: Outcome) -> str:
     lang = outcome.lang
     if outcome.broken:
         return f"### {BROKEN_HEAD.get(lang)}\n\n{BROKEN.fill(lang, {'why': _md(outcome.why)})}\n"
-    lines = [f"### {SCORE_HEAD.fill(lang, {'points': points_line(outcome)})}", ""]
+    lines = [f"### {SCORE_HEAD.fill(lang, {'points': _points(outcome)})}", ""]
     if outcome.doc is not None:
         lines += [*_table(outcome), ""]
     if outcome.reason():
@@ -265,16 +275,16 @@ def release_body(outcome: Outcome, result: Mapping[str, Any]) -> str:
     """``release-body.md``: what the runner would synthesize (score line, per-test
     table), then the exact points, the fence that graded, and any reason."""
     lang = outcome.lang
-    lines = [f"### classroom50 autograde: {result['score']}/{result['max-score']}", ""]
-    lines += ["| Test | Result | Score |", "|---|---|---|"]
+    lines = [f"### {C50_HEAD.get(lang)}: {result['score']}/{result['max-score']}", ""]
+    lines += [C50_TABLE.get(lang), "|---|---|---|"]
     for test in result["tests"]:
-        verdict = "PASS" if test["passed"] else "FAIL"
+        verdict = (PASS if test["passed"] else FAIL).get(lang)
         lines.append(f"| {test['test-name']} | {verdict} | {test['score']} / {test['max-score']} |")
     lines.append("")
     if outcome.reason():
         lines += [f"**{outcome.reason()}**", ""]
     if outcome.doc is not None:
-        lines += [SCORE_HEAD.fill(lang, {"points": points_line(outcome)}), ""]
+        lines += [SCORE_HEAD.fill(lang, {"points": _points(outcome)}), ""]
     lines += [fence_text(outcome.doc, lang), ""]
     return "\n".join(lines)
 
