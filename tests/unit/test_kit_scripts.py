@@ -237,3 +237,18 @@ def test_the_score_line_a_person_reads_is_in_the_report_s_language() -> None:
     assert "rlsys 得分：0/100" in body and "| 测试 | 结果 | 得分 |" in body and "未通过" in body
     assert points_line(outcome) == "Points 0/100"
     assert "rlsys score: Points 0/100" in actions_summary(Outcome(_report()))
+
+
+def test_the_page_the_kit_readmes_point_to_exists_and_its_dry_run_sets_what_the_runner_sets() -> (
+    None
+):
+    import re
+
+    from pytest_rlsys.outputs.kits import DOCS
+    from pytest_rlsys.outputs.kits.reports import C50_REQUIRED
+
+    page = REPO / re.search(r"docs/\S+\.md", DOCS).group(0)  # type: ignore[union-attr]
+    text = page.read_text(encoding="utf-8")
+    recipe = text[text.index("**Classroom 50**") :]
+    recipe = recipe[recipe.index("```sh") : recipe.index("```", recipe.index("```sh") + 5)]
+    assert all(f"{name}=" in recipe for name in C50_REQUIRED), recipe

@@ -84,6 +84,10 @@ MIN_PYTHON = "3.11"
 GRADESCOPE_PYTHONS = ("3.11", "3.12", "3.13")
 
 
+# Where what a kit's one-screen README leaves out is written (a dry run, each outcome).
+DOCS = "A dry run, and what each outcome looks like: docs/kits.md in pytest-rlsys's repository."
+
+
 class KitError(Exception):
     """The kit cannot be written (bad wheel, unwritable folder, a dependency missing)."""
 
@@ -345,6 +349,7 @@ Each push runs `.github/workflows/rlsys.yml` on `ubuntu-latest`: Python
 summary shows the score per TODO, why a file scored nothing, and the fence that graded; the
 score report is the artefact `rlsys-score`; the log ends with the notice `Points X/Y`; the
 job fails below full marks.
+{DOCS}
 """
     files: dict[str, str | bytes] = {
         ".github/workflows/rlsys.yml": script("actions-workflow.yml"),
@@ -387,14 +392,13 @@ The bundle is served from your organisation's public Pages site: its seed is pub
 3. Put `template/{SUBMISSION_NAME}` in the assignment's template repository.
 
 On each submission the runner runs `autograder.py` in the learner's checkout: it installs
-the grader from the bundle's `wheels/` into a fresh venv outside the bundle (offline; the
-bundle is only read, so a dry run on this folder leaves it whole), grades `{SUBMISSION_NAME}`
-(the same `run.sh` as the other kits) and writes `result.json` (`classroom50/result/v1`:
-whole points per TODO, the exact total rounded half up) and `release-body.md` (the table,
-the exact points, the fence that graded, why a file scored nothing). What Classroom 50
-promises: the Release, the commit status and `scores.json` carry that score; exit 0 is a
-grade (a missing, empty or broken file is 0 with its reason), non-zero an infrastructure
-error (no seed: no score).
+the grader from `wheels/` into a venv outside the bundle (offline; the bundle is only read),
+grades `{SUBMISSION_NAME}` and writes `result.json` (`classroom50/result/v1`: whole points per
+TODO, the exact total rounded half up) and `release-body.md` (the table, the exact points,
+the fence that graded, why a file scored nothing). What Classroom 50 promises: the Release,
+the commit status and `scores.json` carry that score; exit 0 is a grade (a missing, empty or
+broken file is 0 with its reason), non-zero an infrastructure error (no seed: no score).
+{DOCS}
 """
     files: dict[str, str | bytes] = {
         f"{folder}/autograder.py": script("classroom50-autograder.py"),
