@@ -150,6 +150,185 @@ def hidden_message(
 WITH_RULE = Msg("{category} (rule: “{rule}”)", "{category}（规则：“{rule}”）")
 
 
+# A visible case's words, by its kind (``grading.verdicts.ProblemKind``; a test checks the
+# two agree).  ``{exc}``, ``{at}`` (``AT_LINE``), ``{note}`` (the call's own text, or a
+# ``Said`` of the grader's), ``{todo}``, ``{names}``, ``{key}``, ``{limit}`` and ``{path}``
+# are filled from the record (``outputs.wording``).  Where a hidden kind says the same,
+# its entry is shared.
+RAISED = Msg("raised {exc}{at}", "抛出了 {exc}{at}")  # also alone, for a failure many share
+AT_LINE = Msg(" at line {line} of your file", "（你的文件第 {line} 行）")
+PROBLEM_WORDS: dict[str, Msg] = {
+    **{
+        kind: HIDDEN_WORDS[kind]
+        for kind in ("passed", "wrong_value", "wrong_order", "inconsistent", "returned")
+    },
+    **{kind: words for kind, words in HIDDEN_WORDS.items() if kind.startswith("wrong_type_")},
+    "self_check": HIDDEN_WORDS["not_graded"],
+    "not_reached": HIDDEN_WORDS["not_run"],
+    "not_implemented": Msg(
+        "{todo} not implemented yet (raises NotImplementedError)",
+        "{todo} 尚未实现（抛出 NotImplementedError）",
+    ),
+    "raised": Msg("raised {exc}{at}: {note}", "抛出了 {exc}{at}：{note}"),
+    "not_exception": Msg(
+        "raised {exc}, which is not an Exception (SystemExit, KeyboardInterrupt and the like "
+        "must not escape a library function)",
+        "抛出了 {exc}，它不是 Exception（库函数不应抛出 SystemExit、KeyboardInterrupt 等）",
+    ),
+    "timed_out": Msg("{note} (an infinite loop?)", "超时：{note}（是否有死循环？）"),
+    "crashed": Msg("{note}", "进程异常结束：{note}"),
+    "missing_function": Msg("{note}", "{note}"),
+    "grader_setting": Msg(
+        "grading could not start: {note}",
+        "评分无法开始（评分器设置问题，不是提交的错误）：{note}",
+    ),
+    "load_failed": Msg("the submission could not be loaded: {note}", "无法加载提交文件：{note}"),
+    "garbled": Msg("the grader could not read the answer: {note}", "评分器无法读取返回值：{note}"),
+    "not_a_dict": Msg("the result is a {note}, not a plain dict", "返回值是 {note}，不是普通 dict"),
+    "missing_key": Msg("the result has no key {key}", "返回值缺少键 {key}"),
+    "unexpected_key": Msg("unexpected keys {names} at {path}", "{path} 处有多余的键 {names}"),
+    "raised_other": Msg(
+        "raised {exc}{at} instead of ValueError", "抛出了 {exc}{at}，应当是 ValueError"
+    ),
+    "unreadable_args": Msg(
+        "the arguments could not be read back after the call", "调用后无法读回参数"
+    ),
+    "mutated_input": Msg(
+        "the input argument {names} was modified in place", "输入参数 {names} 被原地修改"
+    ),
+    "refused_valid": Msg(
+        "the valid input next to the bad one (the same input with the bad field "
+        "repaired) was refused; refusing the bad one earns nothing then",
+        "与非法输入相邻的合法输入（修复了那个字段的同一输入）被拒绝；此时拒绝非法输入不得分",
+    ),
+    "twin_raised": Msg(
+        "raised {exc}{at} on the valid input next to the bad one (the same input with the "
+        "bad field repaired), where a result was due: {note}",
+        "与非法输入相邻的合法输入（修复了那个字段的同一输入）应当返回结果，"
+        "却抛出了 {exc}{at}：{note}",
+    ),
+    "battery_bug": Msg(
+        "the grader could not judge this answer (a fault of the battery, not "
+        "of your code); tell your instructor",
+        "评分器无法判定该答案（是题库的问题，不是你的代码的问题）；请告知教师",
+    ),
+    "grader_fault": Msg(
+        "the grader failed while checking this case ({exc}); "
+        "it scores 0 and the error is recorded for the instructor",
+        "评分器在检查此用例时出错（{exc}）；此用例记 0 分，错误已记录给教师",
+    ),
+    "over_budget": Msg(
+        "not run: the submission's time budget of {limit} s is used up",
+        "未运行：提交的总时间预算 {limit} 秒已用完",
+    ),
+    "too_many_timeouts": Msg(
+        "not run: {names}() already timed out {limit} times", "未运行：{names}() 已超时 {limit} 次"
+    ),
+}
+
+# How a value differs, by ``comparison.MismatchHow`` (the type kinds: ``wrong_type``, with
+# ``{due}``; a dict's keys: by which of them are wrong).  ``{path}``, ``{want}``, ``{got}``
+# (values as shown), ``{want_type}``, ``{got_type}``, ``{missing}`` and ``{extra}`` are
+# filled from the record (``outputs.wording.diff_text``).
+DIFF_WORDS: dict[str, Msg] = {
+    "nonplain": Msg(
+        "{path}: wrong type: got a {got_type} object, expected a plain {want_type}",
+        "{path}：类型错误：得到 {got_type} 对象，应为普通的 {want_type}",
+    ),
+    "wrong_type": Msg(
+        "{path}: wrong type: expected {due}, got {got_type} {got}",
+        "{path}：类型错误：应为 {due}，得到 {got_type} {got}",
+    ),
+    "wrong_order": Msg("{path}: right items, wrong order", "{path}：元素正确但顺序错误"),
+    "keys_missing": Msg("{path}: missing keys {missing}", "{path}：缺少键 {missing}"),
+    "keys_extra": Msg("{path}: unexpected keys {extra}", "{path}：多余的键 {extra}"),
+    "keys_both": Msg(
+        "{path}: missing keys {missing}, unexpected keys {extra}",
+        "{path}：缺少键 {missing}；多余的键 {extra}",
+    ),
+    "wrong_value": Msg(
+        "{path}: wrong value: expected {want}, got {got}", "{path}：值错误：应为 {want}，得到 {got}"
+    ),
+    "also": Msg("; also {also}", "；另外 {also}"),  # the next differences, joined by "and"
+    "and": Msg("; ", "；"),
+}
+
+# The terminal's words, in English and Chinese (``labels``).
+LABELS: dict[str, Msg] = {
+    "title": Msg("rlsys score", "rlsys 得分"),
+    "section": Msg("section", "部分"),
+    "score": Msg("score", "得分"),
+    "cases": Msg("cases", "通过用例"),
+    "total": Msg("total", "总分"),
+    "points": Msg("points", "分"),
+    "input": Msg("input", "输入"),
+    "claim": Msg("chapter check", "章节断言"),
+    "expected": Msg("expected", "期望"),
+    "got": Msg("got", "实际"),
+    "ungraded": Msg(
+        "{p:g} points not graded: {n} cases did not run (deselected, stopped early or out "
+        "of time); they count as 0",
+        "{p:g} 分未评：{n} 个用例未运行（被取消选择、提前停止或超出时间），按 0 分计",
+    ),
+    "hidden_failed": Msg(
+        "hidden cases failed (category only): {n}", "未通过的隐藏用例（只显示类别）：{n}"
+    ),
+    "not_run": Msg("not run", "未运行"),
+    "visible_failed": Msg(
+        "failed visible cases (the chapter's checks): {n}", "未通过的公开用例（章节断言）：{n} 个"
+    ),
+    "same_failure": Msg(
+        "{n} cases ({where}) failed the same way:", "{n} 个用例（{where}）以同样方式失败："
+    ),
+    "not_implemented": Msg(
+        "{todo}: not implemented yet ({n} cases score 0)", "{todo}：尚未实现（{n} 个用例计 0 分）"
+    ),
+    "note": Msg("note", "说明"),
+    "more": Msg("(-v shows every detail)", "（-v 显示全部细节）"),
+    "output": Msg(
+        "output of the submission (captured, first {n} characters)",
+        "提交文件的输出（已捕获，前 {n} 个字符）",
+    ),
+    "result_error": Msg("result file", "结果文件"),
+    "result_note": Msg("result file note", "结果文件说明"),
+    "hidden_later": Msg(
+        "hidden cases ({n} cases, {p:g} points): results shown {when}",
+        "隐藏用例（{n} 个，{p:g} 分）：结果{when}显示",
+    ),
+    "of_kinds": Msg("{n} cases of {k} kinds", "{n} 个，共 {k} 类"),
+    "of_one_kind": Msg("{n} cases of one kind", "{n} 个，共 1 类"),
+    "n_cases": Msg("{n}", "{n} 个"),
+    "stdlib_only": Msg("only the standard library is available", "只能使用 Python 标准库"),
+    "after_due_date": Msg("after the due date", "在截止日期之后"),
+    "after_published": Msg("when grades are published", "在成绩发布之后"),
+    # Gradescope still shows the learner the whole score: say so, or "total 32.29 / 34"
+    # above reads as a contradiction of the 94.42 beside it.
+    "hidden": Msg(
+        "to instructors only (your score includes their points)",
+        "只向教师（你的总分包含这部分分数）",
+    ),
+    # The run's header (``header_lines``): what is graded, and behind which fence.
+    "head_submission": Msg("rlsys: submission {path}", "rlsys：提交文件 {path}"),
+    "head_battery": Msg(
+        "rlsys: seed {seed}, {n} cases, max {p} points, sha256 {sha}",
+        "rlsys：种子 {seed}，{n} 个用例，满分 {p}，sha256 {sha}",
+    ),
+    "head_not_read": Msg("none (not read)", "无（未读取）"),
+    "head_fence": Msg("rlsys: fence {fence}", "rlsys：隔离 {fence}"),
+    "head_result": Msg("rlsys: result file {path}", "rlsys：结果文件 {path}"),
+    "missing": Msg("(missing)", "（缺失）"),
+}
+# The platform files' words (``outputs.cases``, ``outputs.fenceline``).
+CASE_KIND = {"visible": Msg("visible", "公开"), "hidden": Msg("hidden", "隐藏")}
+FENCE = Msg("Graded behind the fence: {fence}", "评分时的隔离：{fence}")
+NO_FENCE = Msg("no fence recorded (nothing of the submission ran)", "未记录隔离（提交未运行）")
+# ``rlsys template PATH``, said to the learner who asked for the template.
+WROTE = Msg(
+    "wrote {path}; grade it with: pytest --rlsys-submission {path}",
+    "已写入 {path}；用以下命令评分：pytest --rlsys-submission {path}",
+)
+
+
 # The pytest plugin's own lines (``pytest_rlsys.plugin``), said before any report exists.
 PLUGIN_WORDS: dict[str, Msg] = {
     "way_out": Msg(
@@ -193,37 +372,36 @@ PLUGIN_WORDS: dict[str, Msg] = {
 LOAD_FAILED = Msg("the submission could not be loaded: {error}", "无法加载提交文件：{error}")
 HIDDEN_NOTE = Msg("hidden case: only its category is shown", "隐藏用例：只显示类别")
 HIDDEN_GROUP = Msg("{n} of {total} hidden cases failed", "{total} 个隐藏用例中有 {n} 个未通过")
-NOT_IMPLEMENTED = Msg("not implemented yet", "尚未实现")
+NOT_IMPLEMENTED = HIDDEN_WORDS["not_implemented"]
 
-# The chapter's own check texts ("claims") are Chinese where they are prose; English
-# feedback shows them through this table, keyed by the chapter's text.  A test checks that
-# every visible case's claim is covered.
-CLAIMS_EN = {
-    "阶段集合不一致时应失败": "mismatched stage sets must fail",
-    "非有限阶段速率应失败": "a non-finite stage rate must fail",
-    "非法重叠比例应失败": "an overlap fraction outside [0, 1] must fail",
-    "同一互连域使用不同带宽口径时应失败": "one fabric given two different bandwidths must fail",
-    "非有限显存账本应失败": "a non-finite memory ledger must fail",
+# The chapter's check texts ("claims") that are prose, keyed by the battery's text of the
+# claim, whole: a claim without an entry is the chapter's code, the same in both languages.
+# A test checks that every visible case's prose claim has one, and that none is stale.
+CLAIMS: dict[str, Msg] = {
+    f"raises ValueError: {zh}": Msg(f"raises ValueError: {en}", f"应抛出 ValueError：{zh}")
+    for zh, en in (
+        ("阶段集合不一致时应失败", "mismatched stage sets must fail"),
+        ("非有限阶段速率应失败", "a non-finite stage rate must fail"),
+        ("非法重叠比例应失败", "an overlap fraction outside [0, 1] must fail"),
+        (
+            "同一互连域使用不同带宽口径时应失败",
+            "one fabric given two different bandwidths must fail",
+        ),
+        ("非有限显存账本应失败", "a non-finite memory ledger must fail"),
+    )
 }
 
-# How the battery writes a claim that a call raises (``battery`` visible cases).
-RAISES_CLAIM = Msg("raises ValueError: ", "应抛出 ValueError：")
+
+def claim_text(claim: str, lang: str) -> str:
+    """A visible case's check, in ``lang`` (the chapter's code stays as it is)."""
+    return CLAIMS[claim].get(lang) if claim in CLAIMS else claim
+
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 
 
 def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
-
-
-def claim_text(claim: str, lang: str) -> str:
-    """A visible case's check, in ``lang`` (the chapter's code stays as it is)."""
-    if lang == "zh":
-        # The battery's own prefix of an error assertion, in Chinese; the code stays.
-        return claim.replace(RAISES_CLAIM.en, RAISES_CLAIM.zh, 1)
-    for zh, en in CLAIMS_EN.items():
-        claim = claim.replace(zh, en)
-    return claim
 
 
 @dataclass(frozen=True)
@@ -367,4 +545,12 @@ SAID_WORDS: dict[str, Msg] = {
         "你的函数缺少模板中的一个参数：{func}() 没有参数 {param}；传入该参数的调用会抛出 TypeError",
     ),
     "fresh_uid": Msg("a fresh unprivileged uid", "一个新的非特权 uid"),
+    # ``grading.isolation``: how the child ran, for instructors (``ScoreReport.notes``).
+    "root_fallback": Msg(
+        "no Python executable by {user}; the child runs as root",
+        "{user} 无法执行 Python；子进程以 root 身份运行",
+    ),
+    "cleanup_failed": Msg(
+        "cleanup after the submission failed ({exc})", "提交运行后的清理失败（{exc}）"
+    ),
 }

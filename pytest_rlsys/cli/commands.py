@@ -92,7 +92,8 @@ def similarity_note(args: argparse.Namespace) -> ExitCode:
 
 
 def template(args: argparse.Namespace) -> ExitCode:
-    from pytest_rlsys.cli.template import WROTE, in_language
+    from pytest_rlsys.cli.template import in_language
+    from pytest_rlsys.messages import WROTE
 
     prog = "rlsys template"
     lang = args.lang or "both"
@@ -109,7 +110,7 @@ def template(args: argparse.Namespace) -> ExitCode:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CommandError(f"cannot write {target}: {exc.strerror}", prog) from None
-    say(WROTE.fill("zh" if lang == "zh" else "en", {"path": str(target)}))
+    say(WROTE.fill(lang, {"path": str(target)}))  # "both": English
     return ExitCode.OK
 
 

@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import ast
 
-from pytest_rlsys.messages import Msg, has_cjk
+from pytest_rlsys.messages import has_cjk
 
-__all__ = ["LANGS", "WROTE", "in_language"]
+__all__ = ["LANGS", "in_language"]
 
 LANGS = ("both", "en", "zh")
-WROTE = Msg(
-    "wrote {path}; grade it with: pytest --rlsys-submission {path}",
-    "已写入 {path}；用以下命令评分：pytest --rlsys-submission {path}",
-)
 
 
 def _keep(paragraph: str, lang: str, base: int) -> bool:

@@ -167,7 +167,6 @@ class Grader:
             private.protect_private_files()  # as root: the child must not read the reference
         self.timeouts: dict[str, int] = {}
         self.started: float | None = None
-        self.notes: list[str] = []
         self.child: ChildProcess | None = None
         self.results: dict[str, CaseResult] = {}
         self._begun: dict[str, _Begun] = {}  # the next case, its first call already sent
@@ -193,7 +192,6 @@ class Grader:
             # A hidden case that passes an optional parameter the file's function lacks
             # fails with only "raised an exception"; this says why from the source alone.
             self.learner_notes = signature_notes(self.source)
-            self.notes += [note.text("en") for note in self.learner_notes]
         # The private files are protected by now: only then may it load anything.
         adopted = ChildProcess.adopt(self.standby, self.source, str(self.path), self.limits)
         if adopted is not None:
@@ -255,7 +253,6 @@ class Grader:
         name = type(exc).__name__ if case.visibility == "visible" else "hidden case"
         note = said("grader_fault_note", case=case.id, exc=name)
         self.learner_notes.append(note)
-        self.notes.append(note.text("en"))
         # The grader's own exception class: never the submission's.
         return self._result(case, Verdict("error", "grader_fault", exc_type=type(exc).__name__))
 
@@ -457,7 +454,6 @@ class Grader:
 
             if (note := keeps_state(self)) is not None:
                 self.learner_notes.append(note)
-                self.notes.append(note.text("en"))
         results = []
         for case in self.cases:
             result = self.results.get(case.id)
@@ -465,8 +461,6 @@ class Grader:
                 result = self._result(case, Verdict("not_run", "not_reached"))
             results.append(result)
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
-        children = self.child.notes if self.child else []
-        notes = list(dict.fromkeys(self.notes + children))
         ran_as = None
         if self.child is not None:
             user = self.child.user
@@ -479,7 +473,7 @@ class Grader:
             submission=str(self.path),
             submission_sha256=self.submission_sha256,
             battery_sha256=self.battery_sha256,
-            notes=notes,
+            notes=list(dict.fromkeys(self.child.notes)) if self.child else [],
             ran_as=ran_as,
             learner_notes=list(self.learner_notes),
             ungraded_cents=ungraded,

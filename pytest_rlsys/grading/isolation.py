@@ -100,7 +100,7 @@ class ChildProcess:
         self.fence: fence.Fence | None = None  # what the last child started ran behind
         self.next_id = 0
         self.load: SubmissionLoad | None = None
-        self.notes: list[str] = []
+        self.notes: list[Said] = []  # how it ran, for instructors (ScoreReport.notes)
         self._outputs: list[str] = []
         self._sealed: str | None = None  # the output shown, once hidden cases began
         self.user = child_identity(limits.child_user)
@@ -112,7 +112,7 @@ class ChildProcess:
     def _use_interpreter(self, found: str | None) -> None:
         user = self.user
         if user and found is None:
-            self.notes.append(f"no Python executable by {user.name}; child runs as root")
+            self.notes.append(said("root_fallback", user=user.name))
             self.user = None
             self.run_as = _own_name()
         self.interpreter = found or sys.executable
@@ -248,7 +248,7 @@ class ChildProcess:
             if self.scratch:
                 leftovers.remove_tree(self.scratch)
         except Exception as exc:  # cleanup must never cost a grade
-            self.notes.append(f"cleanup after the submission failed ({type(exc).__name__})")
+            self.notes.append(said("cleanup_failed", exc=type(exc).__name__))
         self.scratch = None
         self.proc = None
         supervision.LIVE.discard(self)

@@ -173,11 +173,11 @@ class ScoreReport:
     submission: str | None
     submission_sha256: str | None
     battery_sha256: str | None
-    # Instructor detail (how the grader ran), in English; a learner's notes: learner_notes.
-    notes: list[str] = field(default_factory=list)
+    # Notes as the grader's own facts, worded in the output's language; the field says
+    # who reads them: instructor detail (how the child ran) with -v and in the score
+    # JSON, a learner's notes (a parameter the file lacks, a grader fault) everywhere.
+    notes: list[Said] = field(default_factory=list)
     ran_as: Said | None = None  # who the submission ran as (a note for instructors)
-    # The notes a learner is shown (a parameter of the template the file lacks), as facts
-    # worded in the output's language; ``notes`` holds their English for instructors.
     learner_notes: list[Said] = field(default_factory=list)
     ungraded_cents: int = 0
     elapsed_s: float = 0.0

@@ -125,7 +125,7 @@ def _failure_kind(case: CaseResult, lang: str) -> str:
         return NOT_IMPLEMENTED.get(lang)
     if case.status == "not_run":
         return labels(lang)["not_run"]
-    resource = resource_failure(case)
+    resource = resource_failure(case, lang)
     if resource is not None:
         return resource
     if case.status in ("error", "timeout"):

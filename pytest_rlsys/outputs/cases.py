@@ -5,24 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from pytest_rlsys.grading.scoring import CaseResult
-from pytest_rlsys.messages import TODO_OF, Msg
+from pytest_rlsys.messages import CASE_KIND, section_label
 from pytest_rlsys.outputs.text import clean
 from pytest_rlsys.outputs.wording import category
 
 __all__ = ["numbered", "title"]
 
-_KIND = {"visible": Msg("visible", "公开"), "hidden": Msg("hidden", "隐藏")}
 _SECTION_ORDER = ("todo1", "todo2", "todo3", "gpu_result")
 
 
 def title(case: CaseResult, lang: str = "en") -> str:
     """``TODO 1 · hidden · lists every tied bottleneck``: the section, the kind and the category
     (a hidden case's id says nothing a learner can use; its category does)."""
-    todo = TODO_OF.get(case.section, case.section)
+    todo = section_label(case.section, lang)
     named = category(case, lang) or case.id.rsplit(".", 1)[-1]
     if case.section == "gpu_result":
         return clean(f"{todo} · {named}", newlines=False)
-    kind = _KIND[case.visibility].get(lang) if case.visibility in _KIND else case.visibility
+    kind = CASE_KIND[case.visibility].get(lang) if case.visibility in CASE_KIND else case.visibility
     return clean(f"{todo} · {kind} · {named}", newlines=False)
 
 

@@ -7,12 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_rlsys.messages import Msg
+from pytest_rlsys.messages import FENCE, NO_FENCE
 
 __all__ = ["fence_text"]
-
-FENCE = Msg("Graded behind the fence: {fence}", "评分时的隔离：{fence}")
-NO_FENCE = Msg("no fence recorded (nothing of the submission ran)", "未记录隔离（提交未运行）")
 
 
 def fence_text(fence: Mapping[str, Any] | None, lang: str = "en") -> str:

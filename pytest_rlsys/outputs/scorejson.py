@@ -54,7 +54,8 @@ def document(report: ScoreReport, lang: str = "en") -> dict[str, Any]:
         ],
         "ungraded_points": report.ungraded_cents / 100,
         "load_error": report.load_said.text(lang) if report.load_said else report.load_error,
-        "notes": [*report.notes, *([report.ran_as.text(lang)] if report.ran_as else [])],
+        "notes": [n.text(lang) for n in (*report.learner_notes, *report.notes)]
+        + ([report.ran_as.text(lang)] if report.ran_as else []),
         "elapsed_s": round(report.elapsed_s, 3),
         "reproducibility": {
             "seed": report.seed,

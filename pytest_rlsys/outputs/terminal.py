@@ -17,8 +17,9 @@ from pytest_rlsys.grading.verdicts import MISSING
 from pytest_rlsys.messages import (
     HIDDEN_GROUP,
     HIDDEN_NOTE,
+    LABELS,
     NOT_IMPLEMENTED,
-    Msg,
+    RAISED,
     claim_text,
     section_label,
 )
@@ -50,71 +51,6 @@ __all__ = [
     "wrap",
 ]
 
-# The terminal's words, in English and Chinese (``labels``).
-LABELS: dict[str, Msg] = {
-    "title": Msg("rlsys score", "rlsys 得分"),
-    "section": Msg("section", "部分"),
-    "score": Msg("score", "得分"),
-    "cases": Msg("cases", "通过用例"),
-    "total": Msg("total", "总分"),
-    "points": Msg("points", "分"),
-    "input": Msg("input", "输入"),
-    "claim": Msg("chapter check", "章节断言"),
-    "expected": Msg("expected", "期望"),
-    "got": Msg("got", "实际"),
-    "ungraded": Msg(
-        "{p:g} points not graded: {n} cases did not run (deselected, stopped early or out "
-        "of time); they count as 0",
-        "{p:g} 分未评：{n} 个用例未运行（被取消选择、提前停止或超出时间），按 0 分计",
-    ),
-    "hidden_failed": Msg(
-        "hidden cases failed (category only): {n}", "未通过的隐藏用例（只显示类别）：{n}"
-    ),
-    "not_run": Msg("not run", "未运行"),
-    "visible_failed": Msg(
-        "failed visible cases (the chapter's checks): {n}", "未通过的公开用例（章节断言）：{n} 个"
-    ),
-    "same_failure": Msg(
-        "{n} cases ({where}) failed the same way:", "{n} 个用例（{where}）以同样方式失败："
-    ),
-    "not_implemented": Msg(
-        "{todo}: not implemented yet ({n} cases score 0)", "{todo}：尚未实现（{n} 个用例计 0 分）"
-    ),
-    "note": Msg("note", "说明"),
-    "more": Msg("(-v shows every detail)", "（-v 显示全部细节）"),
-    "output": Msg(
-        "output of the submission (captured, first {n} characters)",
-        "提交文件的输出（已捕获，前 {n} 个字符）",
-    ),
-    "result_error": Msg("result file", "结果文件"),
-    "result_note": Msg("result file note", "结果文件说明"),
-    "hidden_later": Msg(
-        "hidden cases ({n} cases, {p:g} points): results shown {when}",
-        "隐藏用例（{n} 个，{p:g} 分）：结果{when}显示",
-    ),
-    "of_kinds": Msg("{n} cases of {k} kinds", "{n} 个，共 {k} 类"),
-    "of_one_kind": Msg("{n} cases of one kind", "{n} 个，共 1 类"),
-    "n_cases": Msg("{n}", "{n} 个"),
-    "stdlib_only": Msg("only the standard library is available", "只能使用 Python 标准库"),
-    "after_due_date": Msg("after the due date", "在截止日期之后"),
-    "after_published": Msg("when grades are published", "在成绩发布之后"),
-    # Gradescope still shows the learner the whole score: say so, or "total 32.29 / 34"
-    # above reads as a contradiction of the 94.42 beside it.
-    "hidden": Msg(
-        "to instructors only (your score includes their points)",
-        "只向教师（你的总分包含这部分分数）",
-    ),
-    # The run's header (``header_lines``): what is graded, and behind which fence.
-    "head_submission": Msg("rlsys: submission {path}", "rlsys：提交文件 {path}"),
-    "head_battery": Msg(
-        "rlsys: seed {seed}, {n} cases, max {p} points, sha256 {sha}",
-        "rlsys：种子 {seed}，{n} 个用例，满分 {p}，sha256 {sha}",
-    ),
-    "head_not_read": Msg("none (not read)", "无（未读取）"),
-    "head_fence": Msg("rlsys: fence {fence}", "rlsys：隔离 {fence}"),
-    "head_result": Msg("rlsys: result file {path}", "rlsys：结果文件 {path}"),
-    "missing": Msg("(missing)", "（缺失）"),
-}
 # The learner's terminal (rules):
 # - The grader's own text is wrapped, never cut, at the terminal's width (WIDTH when it
 #   is not known, e.g. a log).  Every continuation line starts with its line's indent and
@@ -426,11 +362,11 @@ def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en
 _RESOURCE_ERRORS = ("MemoryError", "RecursionError")
 
 
-def resource_failure(case: CaseResult) -> str | None:
+def resource_failure(case: CaseResult, lang: str = "en") -> str | None:
     """``raised MemoryError`` (the grader's own words) when ``case`` failed that way."""
     # From the typed record, never the message: only a visible case keeps its class.
     if case.kind in ("raised", "raised_other") and case.exc_type in _RESOURCE_ERRORS:
-        return f"raised {case.exc_type}"
+        return RAISED.fill(lang, {"exc": case.exc_type, "at": ""})
     return None
 
 
@@ -491,7 +427,7 @@ class _Summary:
             self.lines.append(self.text["same_failure"].format(n=len(cases), where=where))
             said = next(
                 (shared_message(c, self.lang) for c in cases if c.visibility == "visible"),
-                resource_failure(cases[0]) or message(cases[0], self.lang),
+                resource_failure(cases[0], self.lang) or message(cases[0], self.lang),
             )
             hint = self.report.load_exc_type if cases[0].kind == "load_failed" else ""
             self.lines.append(f"  {with_hint(said, hint, self.lang)}")  # said once, in full
@@ -532,12 +468,9 @@ class _Summary:
     def summary_notes(self) -> None:
         """Instructor detail (how the grader ran) with -v; a learner's notes always."""
         note, report = self.text["note"], self.report
-        if self.verbose:
-            learners = {n.text("en") for n in report.learner_notes}
-            notes = [n for n in report.notes if n not in learners]
-            notes += [report.ran_as.text(self.lang)] if report.ran_as else []
-            self.lines += [f"{note}: {n}" for n in notes]
-        self.lines += [f"{note}: {n.text(self.lang)}" for n in report.learner_notes]
+        shown = [*report.notes, *filter(None, [report.ran_as])] if self.verbose else []
+        shown += report.learner_notes
+        self.lines += [f"{note}: {n.text(self.lang)}" for n in shown]
 
     def render(self) -> list[str]:
         for summary in (

@@ -38,7 +38,7 @@ from pytest_rlsys.cli import batch as batch_cli
 from pytest_rlsys.cli import main
 from pytest_rlsys.escaping import clean, is_clean, roster_name
 from pytest_rlsys.grading.scoring import OUTPUT_KINDS, CaseResult, RenderOptions, ScoreReport
-from pytest_rlsys.messages import Msg
+from pytest_rlsys.messages import Msg, said
 from pytest_rlsys.outputs import registry, terminal
 from pytest_rlsys.outputs.batch import BatchRow
 from pytest_rlsys.outputs.files import write_atomic
@@ -123,7 +123,7 @@ def hostile_report(text: str) -> ScoreReport:
         submission=text,
         submission_sha256=text,
         battery_sha256=text,
-        notes=[text],
+        notes=[said("as_is", text=text)],
         load_error=text,
         load_exc_type="ModuleNotFoundError",
     )

@@ -30,7 +30,7 @@ from pytest_rlsys.grading.scoring import (
     as_status,
 )
 from pytest_rlsys.grading.verdicts import HIDDEN_KINDS, PROBLEM_KINDS
-from pytest_rlsys.messages import Msg
+from pytest_rlsys.messages import Msg, said
 from pytest_rlsys.outputs import registry, terminal
 from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.junit import points_from_suite
@@ -257,7 +257,7 @@ def score_reports(draw: st.DrawFn) -> ScoreReport:
         submission=draw(st.one_of(st.none(), TEXT)),
         submission_sha256=draw(st.one_of(st.none(), TEXT)),
         battery_sha256=draw(st.one_of(st.none(), TEXT)),
-        notes=draw(st.lists(TEXT, max_size=3)),
+        notes=draw(st.lists(TEXT.map(lambda t: said("as_is", text=t)), max_size=3)),
         elapsed_s=draw(st.one_of(st.floats(min_value=0, max_value=1e5), st.floats())),
         gpu_result=draw(st.one_of(st.none(), st.dictionaries(TEXT, TEXT, max_size=3))),
         load_error=draw(st.one_of(st.none(), TEXT)),
