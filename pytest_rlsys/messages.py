@@ -318,7 +318,8 @@ LABELS: dict[str, Msg] = {
     "head_result": Msg("rlsys: result file {path}", "rlsys：结果文件 {path}"),
     "missing": Msg("(missing)", "（缺失）"),
 }
-# The platform files' words (``outputs.cases``, ``outputs.fenceline``).
+# The platform files' words (``outputs.cases``, ``outputs.fenceline``, ``outputs.text``).
+CLIPPED = Msg("\n… ({n} more characters not shown)", "\n…（另有 {n} 个字符未显示）")
 CASE_KIND = {"visible": Msg("visible", "公开"), "hidden": Msg("hidden", "隐藏")}
 FENCE = Msg("Graded behind the fence: {fence}", "评分时的隔离：{fence}")
 NO_FENCE = Msg("no fence recorded (nothing of the submission ran)", "未记录隔离（提交未运行）")

@@ -71,7 +71,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
                 "max_score": case.max_cents / 100,
                 "status": "passed" if case.status == "passed" else "failed",
                 "output": (
-                    clip(clean(terminal.failure_text(case, lang)), MAX_TEST_OUTPUT)
+                    clip(clean(terminal.failure_text(case, lang)), MAX_TEST_OUTPUT, lang)
                     if case.status != "passed"
                     else ""
                 ),

@@ -20,7 +20,7 @@ from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.fenceline import fence_text
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, seconds
-from pytest_rlsys.outputs.wording import message
+from pytest_rlsys.outputs.wording import load_error_text, message
 
 __all__ = ["points_from_suite", "render"]
 
@@ -32,8 +32,8 @@ def _num(cents: int) -> str:
     return f"{cents / 100:g}" if cents % 100 == 0 else f"{cents / 100:.2f}"
 
 
-def _attr(text: object) -> str:
-    return clip(clean(text, newlines=False), MAX_MESSAGE)
+def _attr(text: object, lang: str = "en") -> str:
+    return clip(clean(text, newlines=False), MAX_MESSAGE, lang)
 
 
 def _case(suite: ET.Element, case: CaseResult, options: RenderOptions) -> None:
@@ -45,18 +45,27 @@ def _case(suite: ET.Element, case: CaseResult, options: RenderOptions) -> None:
         name=_attr(name or case.id),
         time=f"{seconds(case.seconds):.3f}",
     )
-    body = clip(clean(terminal.failure_text(case, options.lang)), MAX_TEXT)
+    body = clip(clean(terminal.failure_text(case, options.lang)), MAX_TEXT, options.lang)
     if case.status == "failed":
         ET.SubElement(
-            element, "failure", type="failed", message=_attr(message(case, options.lang))
+            element,
+            "failure",
+            type="failed",
+            message=_attr(message(case, options.lang), options.lang),
         ).text = body
     elif case.status in ("error", "timeout"):
         ET.SubElement(
-            element, "error", type=case.status, message=_attr(message(case, options.lang))
+            element,
+            "error",
+            type=case.status,
+            message=_attr(message(case, options.lang), options.lang),
         ).text = body
     elif case.status == "not_run":
         ET.SubElement(
-            element, "skipped", type="not_run", message=_attr(message(case, options.lang))
+            element,
+            "skipped",
+            type="not_run",
+            message=_attr(message(case, options.lang), options.lang),
         )
 
 
@@ -88,7 +97,8 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
     ):
         ET.SubElement(props, "property", name=name, value=_attr(value))
     if report.load_error is not None:
-        ET.SubElement(props, "property", name="load_error", value=_attr(report.load_error))
+        said = load_error_text(report, options.lang)
+        ET.SubElement(props, "property", name="load_error", value=_attr(said, options.lang))
     if report.fence is not None:  # the fence that graded (fenceline), for whoever reads it
         fence = fence_text(report.fence).split(": ", 1)[-1]
         ET.SubElement(props, "property", name="fence", value=_attr(fence))

@@ -36,11 +36,11 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
             "description": clean(case.id, newlines=False),
             "points": case.cents / 100,
             "max_points": case.max_cents / 100,
-            "message": clip(clean(message(case, lang)), MAX_TEXT)
+            "message": clip(clean(message(case, lang)), MAX_TEXT, lang)
             if case.status != "passed"
             else "",
             "output": (
-                clip(clean(terminal.failure_text(case, lang)), MAX_TEXT)
+                clip(clean(terminal.failure_text(case, lang)), MAX_TEXT, lang)
                 if case.status != "passed"
                 else ""
             ),
@@ -54,14 +54,16 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         "max_points": total / 100,
         # The fence that graded, last: PrairieLearn shows the message to instructors too.
         "message": clip(
-            "\n".join(clean(line) for line in terminal.terminal_lines(report, lang)), 20 * MAX_TEXT
+            "\n".join(clean(line) for line in terminal.terminal_lines(report, lang)),
+            20 * MAX_TEXT,
+            lang,
         )
         + "\n\n"
         + fence_text(report.fence, lang),
         "tests": tests,
     }
     if report.load_error is not None:
-        doc["format_errors"] = [clip(clean(load_error_text(report, lang)), MAX_TEXT)]
+        doc["format_errors"] = [clip(clean(load_error_text(report, lang)), MAX_TEXT, lang)]
     text = dump_json(doc)
     if len(text.encode("utf-8")) > MAX_BYTES:  # keep the grade, drop the detail
         for test in tests:

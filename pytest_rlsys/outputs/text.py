@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from pytest_rlsys.escaping import SAFE_BLOCKS, clean, is_clean
+from pytest_rlsys.messages import CLIPPED
 
 __all__ = [
     "SAFE_BLOCKS",
@@ -26,11 +27,11 @@ __all__ = [
 ]
 
 
-def clip(text: str, limit: int) -> str:
-    """At most about ``limit`` characters, saying how much was cut."""
+def clip(text: str, limit: int, lang: str = "en") -> str:
+    """At most about ``limit`` characters, saying in ``lang`` how much was cut."""
     if len(text) <= limit:
         return text
-    return text[:limit] + f"\n… ({len(text) - limit} more characters not shown)"
+    return text[:limit] + CLIPPED.fill(lang, {"n": str(len(text) - limit)})
 
 
 def clean_tree(value: Any) -> Any:
