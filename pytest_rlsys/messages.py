@@ -466,6 +466,12 @@ SAID_WORDS: dict[str, Msg] = {
     "no_python": Msg("Python could not be started ({error})", "无法启动 Python（{error}）"),
     "garbled_load": Msg("garbled load reply: {error}", "无法解析加载应答：{error}"),
     "garbled": Msg("garbled reply: {error}", "无法解析应答：{error}"),
+    "reply_too_large": Msg(
+        "the answer is too large to send to the grader", "返回值太大，无法发送给评分器"
+    ),
+    "reply_not_sent": Msg(
+        "the answer could not be sent to the grader ({exc})", "返回值无法发送给评分器（{exc}）"
+    ),
     "empty_reply": Msg("reply has neither a value nor an error", "应答中既没有返回值也没有错误"),
     "reload_failed": Msg(
         "the submission did not load again after its process was restarted (its first load "

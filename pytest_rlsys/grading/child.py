@@ -440,9 +440,8 @@ def _reply(fd: int, message: dict[str, Any], max_bytes: int) -> None:
                 "value_error": False,
                 "not_implemented": False,
                 "exception": True,
-                "message": "the answer is too large to send to the grader"
-                if too_big
-                else "the answer could not be sent to the grader (" + _type_name(_type(exc)) + ")",
+                # Worded by the grader (replies.parse_call): the failure's class only.
+                "message": "" if too_big else _type_name(_type(exc)),
             },
         }
         if "id" in message:
@@ -489,7 +488,7 @@ def main() -> None:
         loaded: dict[str, Any] = {
             "ok": False,
             "stage": "limits",
-            "error": {"type": "MemoryError", "message": "the address-space limit leaves no room"},
+            "error": {"type": "MemoryError", "message": ""},  # worded by the grader
         }
     else:
         loaded = _load(hello)

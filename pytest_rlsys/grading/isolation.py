@@ -441,6 +441,10 @@ class ChildProcess:
             result = SubmissionLoad(
                 False, stage="protocol", said=said("garbled_load", error=str(exc))
             )
+        if result.stage == "limits":  # said before any learner code ran: the grader's words
+            result = SubmissionLoad(
+                False, stage="limits", said=said("memory_too_low", limit=lim.address_space_mb)
+            )
         if not result.ok:
             self.kill()
             if result.stage == "crashed" and self._recheck_interpreter():

@@ -95,15 +95,23 @@ def parse_call(reply: dict[str, Any], seconds: float) -> CallOutcome:
     error = reply.get("error")
     if type(error) is not dict:
         return CallOutcome("protocol", said=said("empty_reply"), seconds=seconds)
+    kind = clean_line(_text(error.get("type"), "?"), 200)
+    text = clean_line(_text(error.get("message"), ""))
+    # The child's own account of an answer it could not send (child._reply), by its class.
+    told = {
+        "ReplyTooLarge": said("reply_too_large"),
+        "ReplyNotSent": said("reply_not_sent", exc=text),
+    }
     return CallOutcome(
         "raised",
+        said=told.get(kind),
         args_after=args_after,
         seconds=seconds,
-        exc_type=clean_line(_text(error.get("type"), "?"), 200),
+        exc_type=kind,
         value_error=error.get("value_error") is True,
         not_implemented=error.get("not_implemented") is True,
         is_exception=error.get("exception") is not False,
-        message=clean_line(_text(error.get("message"), "")),
+        message=text,
         line=_line_number(error.get("line")),
     )
 

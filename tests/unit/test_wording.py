@@ -371,3 +371,19 @@ def test_a_file_that_is_not_utf8_is_named_by_its_line() -> None:
         assert "(byte 0xe9 on line 3)" in (grader.report().load_error or "")
     finally:
         grader.close()
+
+
+@pytest.mark.parametrize(
+    "error",
+    [{"type": "ReplyTooLarge", "message": ""}, {"type": "ReplyNotSent", "message": "OSError"}],
+)
+def test_the_childs_account_of_an_unsent_answer_is_the_graders_words(
+    error: dict[str, str],
+) -> None:
+    from pytest_rlsys.grading.battery.checks import outcome_problem
+    from pytest_rlsys.grading.replies import parse_call
+
+    verdict = outcome_problem(parse_call({"ok": False, "error": error}, 0.0), "todo1")
+    case = _visible("raised", exc_type=verdict.exc_type, note=verdict.note, said=verdict.said)
+    zh = wording.message(case, "zh")
+    assert has_cjk(zh) and not english_sentences(zh), zh

@@ -74,7 +74,8 @@ def outcome_problem(outcome: CallOutcome, section: str) -> Verdict:
     if kind == "raised" and outcome.not_implemented:
         return Verdict("failed", "not_implemented", exc_type=exc, todo=section)
     if kind == "raised" and outcome.is_exception:
-        return Verdict("failed", "raised", exc_type=exc, line=line, note=outcome.message)
+        note, told = outcome.message, outcome.said  # the exception's text; the child's, worded
+        return Verdict("failed", "raised", exc_type=exc, line=line, note=note, said=told)
     if kind == "raised":
         return Verdict("error", "not_exception", exc_type=exc)
     status = "timeout" if kind == "timeout" else "error"
