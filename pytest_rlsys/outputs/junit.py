@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 
 from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.outputs import terminal
-from pytest_rlsys.outputs.fenceline import fence_text
+from pytest_rlsys.outputs.fenceline import fence_name
 from pytest_rlsys.outputs.registry import RenderOptions
 from pytest_rlsys.outputs.text import clean, clip, seconds
 from pytest_rlsys.outputs.wording import load_error_text, message
@@ -100,8 +100,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         said = load_error_text(report, options.lang)
         ET.SubElement(props, "property", name="load_error", value=_attr(said, options.lang))
     if report.fence is not None:  # the fence that graded (fenceline), for whoever reads it
-        fence = fence_text(report.fence).split(": ", 1)[-1]
-        ET.SubElement(props, "property", name="fence", value=_attr(fence))
+        ET.SubElement(props, "property", name="fence", value=_attr(fence_name(report.fence)))
     for case in report.cases:
         ET.SubElement(
             props,
