@@ -387,3 +387,30 @@ def test_the_childs_account_of_an_unsent_answer_is_the_graders_words(
     case = _visible("raised", exc_type=verdict.exc_type, note=verdict.note, said=verdict.said)
     zh = wording.message(case, "zh")
     assert has_cjk(zh) and not english_sentences(zh), zh
+
+
+def test_every_note_is_worded_in_the_output_language() -> None:
+    """Instructor and learner notes are facts (``Said``), chosen by the record's field:
+    the score JSON and the -v summary word them all in zh, none matched by its text."""
+    import json
+
+    from pytest_rlsys.grading.scoring import RenderOptions
+    from pytest_rlsys.messages import said
+    from pytest_rlsys.outputs import registry, terminal
+
+    report = ScoreReport(
+        cases=[],
+        seed=1,
+        submission=None,
+        submission_sha256=None,
+        battery_sha256=None,
+        notes=[said("cleanup_failed", exc="OSError"), said("root_fallback", user="nobody")],
+        learner_notes=[said("missing_parameter", func="evaluate_topology", param="slack")],
+        ran_as=said("ran_as", user=said("fresh_uid")),
+    )
+    notes = json.loads(registry.render("report", report, RenderOptions(lang="zh")))["notes"]
+    quiet = terminal.terminal_summary(report, "zh", verbose=False)
+    loud = terminal.terminal_summary(report, "zh", verbose=True)
+    assert len(notes) == 4 and len(loud) == len(quiet) + 3
+    for text in (*notes, *loud):
+        assert not english_sentences(text), text
