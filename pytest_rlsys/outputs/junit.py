@@ -45,28 +45,15 @@ def _case(suite: ET.Element, case: CaseResult, options: RenderOptions) -> None:
         name=_attr(name or case.id),
         time=f"{seconds(case.seconds):.3f}",
     )
-    body = clip(clean(terminal.failure_text(case, options.lang)), MAX_TEXT, options.lang)
+    lang = options.lang
+    body = clip(clean(terminal.failure_text(case, lang)), MAX_TEXT, lang)
+    said = _attr(message(case, lang), lang)
     if case.status == "failed":
-        ET.SubElement(
-            element,
-            "failure",
-            type="failed",
-            message=_attr(message(case, options.lang), options.lang),
-        ).text = body
+        ET.SubElement(element, "failure", type="failed", message=said).text = body
     elif case.status in ("error", "timeout"):
-        ET.SubElement(
-            element,
-            "error",
-            type=case.status,
-            message=_attr(message(case, options.lang), options.lang),
-        ).text = body
+        ET.SubElement(element, "error", type=case.status, message=said).text = body
     elif case.status == "not_run":
-        ET.SubElement(
-            element,
-            "skipped",
-            type="not_run",
-            message=_attr(message(case, options.lang), options.lang),
-        )
+        ET.SubElement(element, "skipped", type="not_run", message=said)
 
 
 def render(report: ScoreReport, options: RenderOptions) -> str:
