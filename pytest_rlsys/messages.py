@@ -49,6 +49,13 @@ def default_lang() -> str:
     return "zh" if code.lower().startswith("zh") else "en"
 
 
+# The type due where another was returned, by the grader's name of it (the ``wrong_type_*``
+# kinds; ``comparison``'s ``not_a_*`` mismatches).
+TYPE_DUE = {
+    **{due: Msg.same(due) for due in ("list", "dict", "str", "bool")},
+    "number": Msg("int or float", "int 或 float"),
+}
+
 # Every word a hidden case may say, one per kind of the grader's closed vocabulary
 # (``grading.verdicts.HiddenKind``; a test checks the two agree).  ``{path}`` is a path
 # of the battery's own result schema.  Nothing here is filled from the submission.
@@ -58,19 +65,13 @@ HIDDEN_WORDS: dict[str, Msg] = {
     "wrong_order": Msg("right items, wrong order at {path}", "元素正确但顺序错误（{path}）"),
     "missing_key": Msg("missing key at {path}", "{path} 处缺少键"),
     "unexpected_key": Msg("unexpected key at {path}", "{path} 处有多余的键"),
-    "wrong_type_list": Msg(
-        "wrong type at {path} (expected list)", "{path} 处的类型错误（应为 list）"
-    ),
-    "wrong_type_dict": Msg(
-        "wrong type at {path} (expected dict)", "{path} 处的类型错误（应为 dict）"
-    ),
-    "wrong_type_number": Msg(
-        "wrong type at {path} (expected int or float)", "{path} 处的类型错误（应为 int 或 float）"
-    ),
-    "wrong_type_str": Msg("wrong type at {path} (expected str)", "{path} 处的类型错误（应为 str）"),
-    "wrong_type_bool": Msg(
-        "wrong type at {path} (expected bool)", "{path} 处的类型错误（应为 bool）"
-    ),
+    **{
+        f"wrong_type_{due}": Msg(
+            f"wrong type at {{path}} (expected {words.en})",
+            f"{{path}} 处的类型错误（应为 {words.zh}）",
+        )
+        for due, words in TYPE_DUE.items()
+    },
     "raised": Msg("raised an exception where a result was due", "应当返回结果，却抛出了异常"),
     "returned": Msg(
         "returned a result where ValueError was due", "应当抛出 ValueError，却返回了结果"

@@ -17,6 +17,7 @@ from pytest_rlsys.messages import (
     PROBLEM_WORDS,
     RAISED,
     TODO_OF,
+    TYPE_DUE,
     WITH_RULE,
     Msg,
     hidden_message,
@@ -24,20 +25,15 @@ from pytest_rlsys.messages import (
 
 __all__ = ["category", "diff_text", "load_error_text", "message", "shared_message"]
 
-_TYPE_DUE = {
-    "not_a_number": "int or float",
-    "not_a_list": "list",
-    "not_a_dict": "dict",
-    "not_a_str": "str",
-    "not_a_bool": "bool",
-}
+_DUE_OF = {f"not_a_{due}": words for due, words in TYPE_DUE.items()}  # comparison's names
 _KEYS = {(True, False): "keys_missing", (False, True): "keys_extra", (True, True): "keys_both"}
 
 
 def diff_text(diff: ValueDiff, lang: str = "en") -> str:
     """Where and how a value differs: the path, then what failed (a type, keys, the order
     or the value) in ``lang``, with the values and type names as they are."""
-    how = "wrong_type" if diff.how in _TYPE_DUE else diff.how
+    due = _DUE_OF.get(diff.how)
+    how = "wrong_type" if due else diff.how
     if how == "keys":
         how = _KEYS.get((bool(diff.missing), bool(diff.extra)), "wrong_value")
     fields = {
@@ -46,7 +42,7 @@ def diff_text(diff: ValueDiff, lang: str = "en") -> str:
         "got": diff.got,
         "want_type": diff.want_type,
         "got_type": diff.got_type,
-        "due": _TYPE_DUE.get(diff.how, ""),
+        "due": due.get(lang) if due else "",
         "missing": str(list(diff.missing)),
         "extra": str(list(diff.extra)),
     }

@@ -414,3 +414,12 @@ def test_every_note_is_worded_in_the_output_language() -> None:
     assert len(notes) == 4 and len(loud) == len(quiet) + 3
     for text in (*notes, *loud):
         assert not english_sentences(text), text
+
+
+@pytest.mark.parametrize(
+    "how", ["not_a_number", "not_a_list", "not_a_dict", "not_a_str", "not_a_bool"]
+)
+def test_the_type_due_is_worded_in_the_output_language(how: str) -> None:
+    diff = ValueDiff(path="$.capacity", how=how, got="'1'", got_type="str")
+    zh = wording.diff_text(diff, "zh")
+    assert has_cjk(zh) and not english_sentences(zh), zh
