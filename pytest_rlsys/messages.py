@@ -285,6 +285,7 @@ LABELS: dict[str, Msg] = {
         "{todo}: not implemented yet ({n} cases score 0)", "{todo}：尚未实现（{n} 个用例计 0 分）"
     ),
     "note": Msg("note", "说明"),
+    "warning": Msg("warning", "警告"),
     "more": Msg("(-v shows every detail)", "（-v 显示全部细节）"),
     "output": Msg(
         "output of the submission (captured, first {n} characters)",

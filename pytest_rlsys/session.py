@@ -15,7 +15,7 @@ from pytest_rlsys.grading.isolation import ChildProcess
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.grading.rubric import Rubric
 from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, ScoreReport, as_status
-from pytest_rlsys.messages import Msg
+from pytest_rlsys.messages import Msg, Said, said
 from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.files import write_outputs
 from pytest_rlsys.outputs.text import clean
@@ -76,7 +76,7 @@ class GradingSession:
     request: GradingRequest
     final: ScoreReport | None = None
     write_errors: list[str] = field(default_factory=list)
-    cleanup_errors: list[str] = field(default_factory=list)  # shown; the grade still stands
+    cleanup_errors: list[Said] = field(default_factory=list)  # shown; the grade still stands
 
     @property
     def lang(self) -> str:
@@ -109,7 +109,7 @@ class GradingSession:
             try:
                 self.grader.close()
             except Exception as exc:  # cleanup never stops the reports from being written
-                self.cleanup_errors.append(f"cleanup after the submission failed: {exc!r}")
+                self.cleanup_errors.append(said("cleanup_failed", exc=repr(exc)))
 
     def build_report(self) -> ScoreReport:
         if self.grader is not None:
@@ -195,6 +195,7 @@ class GradingSession:
                     p for item in self.result.summary[key] for p in fit(f"{text[label]}: {item}")
                 ]
         lines += [clean(f"ERROR: {error}", newlines=False) for error in self.write_errors]
-        lines += [f"warning: {clean(error, newlines=False)}" for error in self.cleanup_errors]
+        warned = [f"{text['warning']}: {error.text(self.lang)}" for error in self.cleanup_errors]
+        lines += [clean(line, newlines=False) for line in warned]
         lines.append(terminal.points_line(report))
         return lines

@@ -423,3 +423,42 @@ def test_the_type_due_is_worded_in_the_output_language(how: str) -> None:
     diff = ValueDiff(path="$.capacity", how=how, got="'1'", got_type="str")
     zh = wording.diff_text(diff, "zh")
     assert has_cjk(zh) and not english_sentences(zh), zh
+
+
+def test_no_entry_of_the_catalogue_says_an_english_sentence_in_chinese() -> None:
+    """Every entry of the one catalogue (``messages``), its fields filled, reads as
+    Chinese in zh: English only in code, identifiers and quoted values."""
+    from pytest_rlsys import messages
+
+    entries = [
+        (f"{name}[{key}]", words)
+        for name, value in vars(messages).items()
+        if isinstance(value, dict)
+        for key, words in value.items()
+        if isinstance(words, Msg)
+    ]
+    entries += [(name, v) for name, v in vars(messages).items() if isinstance(v, Msg)]
+    assert len(entries) > 150
+    for name, words in entries:
+        zh = words.fill("zh", {f: "1" for f in re.findall(r"\{(\w+)\}", words.zh)})
+        assert not english_sentences(zh), (name, zh)
+
+
+def test_a_cleanup_warning_is_worded_in_the_output_language() -> None:
+    from pytest_rlsys.grading.request import GradingRequest
+    from pytest_rlsys.grading.scoring import RenderOptions
+    from pytest_rlsys.session import GradingSession
+
+    class Stuck:
+        def close(self) -> None:
+            raise OSError("busy")
+
+    report = ScoreReport(
+        cases=[], seed=1, submission=None, submission_sha256=None, battery_sha256=None
+    )
+    request = GradingRequest(render=RenderOptions(lang="zh"))
+    session = GradingSession(Stuck(), None, request, final=report)  # type: ignore[arg-type]
+    session.close()
+    session.grader = None  # closed: the summary reads the final report only
+    warned = [line for line in session.summary_lines(False, 200) if "OSError" in line]
+    assert warned == ["警告: 提交运行后的清理失败（OSError('busy')）"]  # as "说明: " is written
