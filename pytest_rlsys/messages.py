@@ -317,6 +317,7 @@ LABELS: dict[str, Msg] = {
     ),
     "head_not_read": Msg("none (not read)", "无（未读取）"),
     "head_fence": Msg("rlsys: fence {fence}", "rlsys：隔离 {fence}"),
+    "head_open": Msg("; not protected: {what}", "；未防护：{what}"),  # grading.fence
     "head_result": Msg("rlsys: result file {path}", "rlsys：结果文件 {path}"),
     "missing": Msg("(missing)", "（缺失）"),
 }
@@ -325,6 +326,25 @@ CLIPPED = Msg("\n… ({n} more characters not shown)", "\n…（另有 {n} 个�
 CASE_KIND = {"visible": Msg("visible", "公开"), "hidden": Msg("hidden", "隐藏")}
 FENCE = Msg("Graded behind the fence: {fence}", "评分时的隔离：{fence}")
 NO_FENCE = Msg("no fence recorded (nothing of the submission ran)", "未记录隔离（提交未运行）")
+# What a fence leaves open (``grading.fence``), in the run header's fence line.
+FENCE_OPEN = {
+    "seccomp": Msg(
+        "processes, IPC objects, sockets and kernel keys: the child can create them",
+        "进程、IPC 对象、套接字和内核密钥：子进程可以创建它们",
+    ),
+    "landlock": Msg(
+        "files: the child reads and writes whatever its uid can",
+        "文件：子进程可以读写其 uid 能读写的任何文件",
+    ),
+    "reads": Msg(
+        "files: the child reads whatever its uid can (it can write, create or remove none)",
+        "文件：子进程可以读取其 uid 能读取的任何文件（不能写入、创建或删除）",
+    ),
+    "signals": Msg(
+        "signals: the child can signal every process of its uid",
+        "信号：子进程可以向其 uid 的所有进程发送信号",
+    ),
+}
 # ``rlsys template PATH``, said to the learner who asked for the template.
 WROTE = Msg(
     "wrote {path}; grade it with: pytest --rlsys-submission {path}",

@@ -157,7 +157,7 @@ class GradingSession:
                     },
                 )
             )
-            facts.append(("head_fence", {"fence": fence.for_limits(g.limits).line()}))
+            facts.append(("head_fence", {"fence": fence.for_limits(g.limits).line(self.lang)}))
         if self.result is not None:
             facts.append(("head_result", {"path": str(self.result.summary["path"])}))
         # A learner may name the file (or the result file) with escapes: shown escaped.

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 
 from pytest_rlsys.grading.outcomes import Limits
+from pytest_rlsys.messages import FENCE_OPEN, LABELS
 
 __all__ = [
     "EXIT_FENCE_FAILED",
@@ -43,12 +44,7 @@ LEVELS = ("none", "seccomp", "landlock", "bubblewrap")
 EXIT_FENCE_FAILED = 86  # child.py exits with this when a mechanism of its plan failed
 
 # What each missing mechanism leaves open (printed by ``rlsys fence``).
-UNPROTECTED = {
-    "seccomp": "processes, IPC objects, sockets and kernel keys: the child can create them",
-    "landlock": "files: the child reads and writes whatever its uid can",
-    "reads": "files: the child reads whatever its uid can (it can write, create or remove none)",
-    "signals": "signals: the child can signal every process of its uid",
-}
+UNPROTECTED = {key: words.en for key, words in FENCE_OPEN.items()}  # ``rlsys fence``
 PLATFORM = "left to the platform: memory and CPU shares, disk quotas, kernel escapes"
 
 
@@ -62,11 +58,12 @@ class Fence:
 
     level: str
     mechanisms: tuple[str, ...]
-    unprotected: tuple[str, ...] = ()
+    unprotected: tuple[str, ...] = ()  # what stays open, by its key in FENCE_OPEN
 
-    def line(self) -> str:
+    def line(self, lang: str = "en") -> str:
         """One line for the terminal header: the level, its mechanisms, what stays open."""
-        open_ = f"; not protected: {'; '.join(self.unprotected)}" if self.unprotected else ""
+        named = "; ".join(FENCE_OPEN[key].get(lang) for key in self.unprotected)
+        open_ = LABELS["head_open"].fill(lang, {"what": named}) if named else ""
         return f"{self.level} ({', '.join(self.mechanisms)}){open_}"
 
     def record(self) -> dict[str, object]:
@@ -217,11 +214,11 @@ def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -
         level = "seccomp"
         if abi:
             level = "bubblewrap" if namespaces else "landlock"
-    unprotected = [] if seccomp else [UNPROTECTED["seccomp"]]
+    unprotected = [] if seccomp else ["seccomp"]
     if not abi and not namespaces:  # without confinement the allow-list refuses writes
-        unprotected.append(UNPROTECTED["reads" if seccomp else "landlock"])
+        unprotected.append("reads" if seccomp else "landlock")
     if abi < 6 and not namespaces and not seccomp:  # seccomp allows only kill(0, ...)
-        unprotected.append(UNPROTECTED["signals"])
+        unprotected.append("signals")
     return Fence(level, tuple(mechanisms), tuple(unprotected))
 
 
@@ -234,7 +231,7 @@ def describe(have: Fence) -> str:
     """What ``rlsys fence`` prints: the level, its mechanisms, what stays open."""
     lines = [f"fence: {have.level}", *(f"  {m}" for m in have.mechanisms)]
     if have.unprotected:
-        lines += ["not protected:", *(f"  {text}" for text in have.unprotected)]
+        lines += ["not protected:", *(f"  {UNPROTECTED[key]}" for key in have.unprotected)]
     lines.append(PLATFORM)
     levels = " < ".join(LEVELS)
     lines.append(f"levels: {levels} (--require-fence LEVEL refuses a weaker one)")

@@ -267,9 +267,11 @@ def test_without_any_mechanism_the_fence_says_so(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(fence, "seccomp_program", lambda: None)
     bare = fence.machine_fence(own_uid=False, namespaces=False)
     assert bare.level == "none"
-    expected = {fence.UNPROTECTED[k] for k in ("seccomp", "landlock", "signals")}
-    assert set(bare.unprotected) == expected
+    assert set(bare.unprotected) == {"seccomp", "landlock", "signals"}
     assert "not protected:" in fence.describe(bare)
+    assert fence.UNPROTECTED["signals"] in fence.describe(bare)
+    # The run's header says it in the learner's language (issue 44).
+    assert "信号：子进程可以向其 uid 的所有进程发送信号" in bare.line("zh")
 
 
 @needs_root
