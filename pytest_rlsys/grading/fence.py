@@ -44,7 +44,6 @@ LEVELS = ("none", "seccomp", "landlock", "bubblewrap")
 EXIT_FENCE_FAILED = 86  # child.py exits with this when a mechanism of its plan failed
 
 # What each missing mechanism leaves open (printed by ``rlsys fence``).
-UNPROTECTED = {key: words.en for key, words in FENCE_OPEN.items()}  # ``rlsys fence``
 PLATFORM = "left to the platform: memory and CPU shares, disk quotas, kernel escapes"
 
 
@@ -231,7 +230,7 @@ def describe(have: Fence) -> str:
     """What ``rlsys fence`` prints: the level, its mechanisms, what stays open."""
     lines = [f"fence: {have.level}", *(f"  {m}" for m in have.mechanisms)]
     if have.unprotected:
-        lines += ["not protected:", *(f"  {UNPROTECTED[key]}" for key in have.unprotected)]
+        lines += ["not protected:", *(f"  {FENCE_OPEN[key].en}" for key in have.unprotected)]
     lines.append(PLATFORM)
     levels = " < ".join(LEVELS)
     lines.append(f"levels: {levels} (--require-fence LEVEL refuses a weaker one)")

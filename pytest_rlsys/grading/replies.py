@@ -98,13 +98,10 @@ def parse_call(reply: dict[str, Any], seconds: float) -> CallOutcome:
     kind = clean_line(_text(error.get("type"), "?"), 200)
     text = clean_line(_text(error.get("message"), ""))
     # The child's own account of an answer it could not send (child._reply), by its class.
-    told = {
-        "ReplyTooLarge": said("reply_too_large"),
-        "ReplyNotSent": said("reply_not_sent", exc=text),
-    }
+    told = {"ReplyTooLarge": "reply_too_large", "ReplyNotSent": "reply_not_sent"}.get(kind)
     return CallOutcome(
         "raised",
-        said=told.get(kind),
+        said=said(told, exc=text) if told else None,
         args_after=args_after,
         seconds=seconds,
         exc_type=kind,

@@ -24,6 +24,7 @@ from pytest_rlsys import settings
 from pytest_rlsys.cli.base import ExitCode
 from pytest_rlsys.grading import fence
 from pytest_rlsys.grading.outcomes import Limits
+from pytest_rlsys.messages import FENCE_OPEN
 from pytest_rlsys.settings import SettingError
 
 HERE = Path(__file__).parent
@@ -150,7 +151,7 @@ def test_non_root_without_landlock_says_what_is_open(grader_files: Path) -> None
         check=True,
     ).stdout
     assert shown.startswith("fence: seccomp\n")
-    assert fence.UNPROTECTED["reads"] in shown
+    assert FENCE_OPEN["reads"].en in shown
 
 
 @needs_root
@@ -269,7 +270,7 @@ def test_without_any_mechanism_the_fence_says_so(monkeypatch: pytest.MonkeyPatch
     assert bare.level == "none"
     assert set(bare.unprotected) == {"seccomp", "landlock", "signals"}
     assert "not protected:" in fence.describe(bare)
-    assert fence.UNPROTECTED["signals"] in fence.describe(bare)
+    assert FENCE_OPEN["signals"].en in fence.describe(bare)
     # The run's header says it in the learner's language (issue 44).
     assert "信号：子进程可以向其 uid 的所有进程发送信号" in bare.line("zh")
 
