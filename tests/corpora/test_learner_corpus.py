@@ -20,6 +20,7 @@ import pytest
 
 from pytest_rlsys.grading.battery import default_seed
 from pytest_rlsys.grading.grader import grade_file
+from tests.english import check_chinese
 
 CORPUS = Path(__file__).parent / "learner_corpus"
 # correct.py, the writer's own full solution that every mistake starts from, is not in
@@ -48,6 +49,7 @@ Scores = Callable[[str, int], dict[str, float]]
 
 def _grade(name: str, seed: int) -> dict[str, float]:
     report = grade_file(CORPUS / name, seed=seed)
+    check_chinese(report)  # an honest mistake's feedback, as a zh learner reads it
     return {section: value["score"] for section, value in report.sections().items()}
 
 
