@@ -124,12 +124,13 @@ HIDDEN_WORDS: dict[str, Msg] = {
 
 
 # A key problem whose keys may be named (``Verdict.shown_names``): the template's own
-# field names only (a key missing, or the one a key the submission added misspells).
+# field names only (a key missing, or the one a key the submission added is, where it does
+# not belong, or misspells: a template name added to a row whose edge lacks it is the first).
 HIDDEN_NAMED: dict[str, Msg] = {
     "missing_key": Msg("missing key {names} at {path}", "{path} 处缺少键 {names}"),
     "unexpected_key": Msg(
-        "unexpected key at {path} (a misspelling of {names}?)",
-        "{path} 处有多余的键（是否拼错了 {names}？）",
+        "unexpected key at {path} (a misplaced or misspelled {names}?)",
+        "{path} 处有多余的键（是否放错了位置或拼错了 {names}？）",
     ),
 }
 

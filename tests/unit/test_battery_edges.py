@@ -397,8 +397,24 @@ def test_a_misspelled_key_is_named_in_hidden_feedback(tmp_path: Path) -> None:
     )
     said = {message(c) for c in _hidden_failures(tmp_path, source)}
     assert "missing key 'cross_pool' at $.rows" in said
-    assert "unexpected key at $ (a misspelling of 'bottlenecks'?)" in said
+    assert "unexpected key at $ (a misplaced or misspelled 'bottlenecks'?)" in said
     assert "missing key at $.rows" not in said and "unexpected key at $" not in said
+
+
+def test_a_template_key_added_where_it_does_not_belong_is_not_called_a_misspelling(
+    tmp_path: Path,
+) -> None:
+    # A row given the overlap_fraction its edge lacks (setdefault on the input edge): the
+    # key is the template's own name, added where the reference has none, not misspelled.
+    source = REFERENCE.replace(
+        "    rows: list[dict[str, Any]] = []\n",
+        "    edges = [dict(e, overlap_fraction=e.get('overlap_fraction', 0.0)) for e in edges]\n"
+        "    rows: list[dict[str, Any]] = []\n",
+        1,
+    )
+    said = {message(c) for c in _hidden_failures(tmp_path, source)}
+    assert "unexpected key at $.rows (a misplaced or misspelled 'overlap_fraction'?)" in said
+    assert not any("misspelling of" in s for s in said)
 
 
 def test_a_key_the_hidden_input_chose_is_never_named(tmp_path: Path) -> None:
