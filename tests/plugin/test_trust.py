@@ -296,6 +296,12 @@ def test_cleanup_failure_cannot_stop_the_reports(
 
     monkeypatch.setattr(leftovers, "remove_tree", broken)
     monkeypatch.setattr(leftovers, "clean_uid", broken)  # no sweep behind Landlock
+    # Another grader's leftover (its pid gone), swept as the first child starts: its
+    # removal raising must cost neither that child nor the note of the child's own.
+    dead = next(p for p in range(4_000_000, 4_100_000) if not os.path.exists(f"/proc/{p}"))
+    stale = Path(tempfile.gettempdir()) / f"rlsys-child-{dead}-stale"
+    stale.mkdir()
+    monkeypatch.setattr(isolation, "_STALE_SWEPT", [])
     # Outside bubblewrap, so that the child's scratch folder is on the host's disk.
     monkeypatch.setattr(fence_mod, "_BWRAP_PROBED", True)
     monkeypatch.setattr(fence_mod, "_BWRAP", None)
@@ -316,6 +322,7 @@ def test_cleanup_failure_cannot_stop_the_reports(
     from pytest_rlsys.messages import said
 
     assert said("cleanup_failed", exc="RecursionError") in run.final.notes  # for instructors
+    stale.rmdir()
 
 
 # -- 5. kernel objects --------------------------------------------------------------------------
