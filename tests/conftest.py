@@ -6,7 +6,7 @@ import json
 import os
 import resource
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,24 @@ _unmarked_slow: list[tuple[str, float]] = []  # node id, seconds
 _deselected_slow: list[int] = []  # how many a plain run left out
 _RUN_SLOW = False  # set from --run-slow once the options are parsed
 _POLICED = False  # whether this run is the suite's (the testpaths)
+
+
+def sampled(keep: bool) -> list[pytest.MarkDecorator]:
+    """The marks of one member of a parametrized corpus: the plain loop runs a sample of
+    it (``keep``), ``--run-slow`` (CI) every member; nothing is skipped, only deferred."""
+    return [] if keep else [pytest.mark.slow]
+
+
+def first_of_each(names: Iterable[str], group: Callable[[str], object], n: int = 1) -> set[str]:
+    """The first ``n`` names of each group, in sorted order: a sample that keeps every kind."""
+    seen: dict[object, int] = {}
+    kept = set()
+    for name in sorted(names):
+        key = group(name)
+        if seen.get(key, 0) < n:
+            seen[key] = seen.get(key, 0) + 1
+            kept.add(name)
+    return kept
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
