@@ -215,6 +215,16 @@ def template_source() -> str:
     return exercise_path().read_text(encoding="utf-8")
 
 
+def slowness(cpu_s: float = 0.1) -> float:
+    """How many times its CPU time a CPU-bound step takes on this machine now: 1 when idle,
+    about (load + 1) / cores when loaded.  A wall-clock bound meant for an idle machine is
+    multiplied by it, so that the verdict does not move with other people's load."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    while time.process_time() - cpu < cpu_s:
+        sum(range(10_000))
+    return max(1.0, (time.perf_counter() - wall) / (time.process_time() - cpu))
+
+
 def validate_score_report(doc: Any) -> None:
     """Fail the test when a score report does not match the published schema."""
     from pytest_rlsys.resultfile.schemas import error_lines, validator
