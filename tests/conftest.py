@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import resource
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +31,29 @@ else:
 REPO = Path(__file__).resolve().parent.parent
 
 # The pytest runs that tests start in subprocesses (pytester's, the kits') grade with our
-# plugin and pytest-timeout, as a learner's pytest does: hypothesis, installed for this
-# suite, would load its pytest plugin in each of them (about 1 s apiece on 2 cores, most
-# of a grading run).  Set here, after this run read its own PYTEST_ADDOPTS, and again in
-# each pytester (which clears it, ``pytester`` below).
-NO_HYPOTHESIS = "-p no:hypothesispytest"
-os.environ["PYTEST_ADDOPTS"] = " ".join([os.environ.get("PYTEST_ADDOPTS", ""), NO_HYPOTHESIS])
+# plugin and pytest-timeout, as a learner's pytest does.  The plugins of tools installed
+# for this suite (hypothesis; anyio, which httpx brings; platformdirs, which tox brings)
+# would load in each of them: about 0.25 s of CPU apiece, a third of a grading run.  Set
+# here, after this run read its own PYTEST_ADDOPTS, and again in each pytester (which
+# clears it, ``pytester`` below).
+SUITE_ONLY_PLUGINS = "-p no:hypothesispytest -p no:anyio -p no:platformdirs"
+os.environ["PYTEST_ADDOPTS"] = " ".join([os.environ.get("PYTEST_ADDOPTS", ""), SUITE_ONLY_PLUGINS])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The Pythons this run starts share one bytecode cache, in pytest's cache folder.
+
+    Where the environment sets PYTHONDONTWRITEBYTECODE (this project's machines do),
+    every one of them would compile our package and the tools it imports from source
+    again: the larger part of a subprocess pytest's start.  A prefix keeps the tree as
+    clean as the variable does, and ``--cache-clear`` or ``-p no:cacheprovider`` drop it.
+    The graded child runs ``python -I``, which reads no such variable.
+    """
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        os.environ["PYTHONPYCACHEPREFIX"] = str(cache.mkdir("pycache"))
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 # The slow-marker policy (pyproject.toml): a plain `pytest` is the developer's quick loop
 # and leaves the tests marked slow out; `pytest --run-slow` (the README's whole-suite
@@ -50,6 +69,24 @@ _unmarked_slow: list[tuple[str, float]] = []  # node id, seconds
 _deselected_slow: list[int] = []  # how many a plain run left out
 _RUN_SLOW = False  # set from --run-slow once the options are parsed
 _POLICED = False  # whether this run is the suite's (the testpaths)
+
+
+def sampled(keep: bool) -> list[pytest.MarkDecorator]:
+    """The marks of one member of a parametrized corpus: the plain loop runs a sample of
+    it (``keep``), ``--run-slow`` (CI) every member; nothing is skipped, only deferred."""
+    return [] if keep else [pytest.mark.slow]
+
+
+def first_of_each(names: Iterable[str], group: Callable[[str], object], n: int = 1) -> set[str]:
+    """The first ``n`` names of each group, in sorted order: a sample that keeps every kind."""
+    seen: dict[object, int] = {}
+    kept = set()
+    for name in sorted(names):
+        key = group(name)
+        if seen.get(key, 0) < n:
+            seen[key] = seen.get(key, 0) + 1
+            kept.add(name)
+    return kept
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -123,10 +160,48 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
 
 
+# RLSYS_TEST_CPU=FILE: one JSON line per test (node id; wall seconds; CPU seconds of this
+# process and of its waited-for children, setup to teardown), for weighing the loop on a
+# machine that others load: wall time moves with their load, CPU time does not.  A fenced
+# child's CPU escapes getrusage (its PID namespace's init reaps it); RLSYS_TEST_CGROUP=a
+# cgroup's cpuacct.usage (v1, ns) or cpu.stat (v2), the run started inside that cgroup,
+# adds "cgroup": everything the test started, however it ended.
+_CPU_LOG = os.environ.get("RLSYS_TEST_CPU")
+_CGROUP = os.environ.get("RLSYS_TEST_CGROUP")
+
+
+def _cpu_seconds() -> tuple[float, float, float]:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    group = 0.0
+    if _CGROUP:
+        text = Path(_CGROUP).read_text(encoding="ascii")
+        if _CGROUP.endswith("cpu.stat"):
+            group = float(text.split("usage_usec", 1)[1].split()[0]) / 1e6
+        else:
+            group = float(text) / 1e9
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime, group
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    if not _CPU_LOG:
+        yield
+        return
+    wall, before = time.monotonic(), _cpu_seconds()
+    yield
+    after = _cpu_seconds()
+    row: dict[str, object] = {"id": item.nodeid, "wall": round(time.monotonic() - wall, 3)}
+    for key, start, end in zip(("cpu", "children", "cgroup"), before, after, strict=True):
+        row[key] = round(end - start, 3)
+    with open(_CPU_LOG, "a", encoding="utf-8") as log:
+        log.write(json.dumps(row) + "\n")
+
+
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """pytest's own, its runs without hypothesis's plugin (``NO_HYPOTHESIS``)."""
-    monkeypatch.setenv("PYTEST_ADDOPTS", NO_HYPOTHESIS)
+    """pytest's own, its runs without the suite's tools' plugins (``SUITE_ONLY_PLUGINS``)."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", SUITE_ONLY_PLUGINS)
     return pytester
 
 
@@ -138,6 +213,16 @@ def reference_source() -> str:
 @pytest.fixture
 def template_source() -> str:
     return exercise_path().read_text(encoding="utf-8")
+
+
+def slowness(cpu_s: float = 0.1) -> float:
+    """How many times its CPU time a CPU-bound step takes on this machine now: 1 when idle,
+    about (load + 1) / cores when loaded.  A wall-clock bound meant for an idle machine is
+    multiplied by it, so that the verdict does not move with other people's load."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    while time.process_time() - cpu < cpu_s:
+        sum(range(10_000))
+    return max(1.0, (time.perf_counter() - wall) / (time.process_time() - cpu))
 
 
 def validate_score_report(doc: Any) -> None:

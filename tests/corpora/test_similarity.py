@@ -21,6 +21,7 @@ from pytest_rlsys.outputs.class_report import class_report_html
 from pytest_rlsys.resources import FUNCTIONS
 from pytest_rlsys.similarity import birthmark, decide, winnow
 from pytest_rlsys.similarity import note as similarity_note
+from tests.conftest import first_of_each, sampled
 
 CORPORA = Path(__file__).parent
 # The clean-room sets (cleanroom*/README.md) were written by sessions that never saw the
@@ -37,6 +38,10 @@ ALL_COPIES = sorted(
     ]
 )
 COPIES = [p for p in ALL_COPIES if p.name not in MISSED]
+# The plain loop's share: the first copy of each set (each set's writer disguised them in
+# their own way); --run-slow checks every copy.
+_FIRSTS = first_of_each([str(p) for p in COPIES], lambda path: Path(path).parent.parent.name)
+COPY_PARAMS = [pytest.param(p, marks=sampled(str(p) in _FIRSTS), id=p.name) for p in COPIES]
 # Correct solutions written without the references (the clean-room learner corpus's own
 # solution and its independent rewrite, the README's example, two written for this set):
 # pairwise they are independent of each other too.
@@ -63,7 +68,7 @@ def test_the_chapter_fingerprints_shipped_are_the_chapter_reference_s() -> None:
     assert winnow.reference_fingerprints()[1] == similarity.fingerprints(CHAPTER.read_text())
 
 
-@pytest.mark.parametrize("copy", COPIES, ids=[p.name for p in COPIES])
+@pytest.mark.parametrize("copy", COPY_PARAMS)
 def test_every_disguised_copy_of_a_reference_is_flagged(copy: Path) -> None:
     found = similarity.compare_class({copy.name: copy.read_text("utf-8")})[copy.name]
     assert found.flagged and found.closest == similarity.REFERENCE, found
@@ -94,7 +99,7 @@ class _Swapped(ast.NodeTransformer):
         return node
 
 
-@pytest.mark.parametrize("copy", COPIES, ids=[p.name for p in COPIES])
+@pytest.mark.parametrize("copy", COPY_PARAMS)
 def test_a_copy_with_its_operands_swapped_is_flagged_too(copy: Path) -> None:
     swapped = ast.unparse(_Swapped().visit(ast.parse(copy.read_text("utf-8"))))
     found = similarity.compare_class({copy.name: swapped})[copy.name]
@@ -340,7 +345,11 @@ def _one_todo(path: Path, todo: str) -> str:
     return "\n".join(text for text in keep if text)
 
 
-@pytest.mark.parametrize("todo", FUNCTIONS)
+# About 2 s of CPU a TODO (the whole independent set, each file analysed in a child): the
+# plain loop takes TODO 1, --run-slow all three.
+@pytest.mark.parametrize(
+    "todo", [pytest.param(todo, marks=sampled(todo == FUNCTIONS[0])) for todo in FUNCTIONS]
+)
 def test_an_independent_solution_of_one_todo_alone_is_not_flagged(todo: str) -> None:
     # A smaller file is judged on its own fingerprints: the share that is common to every
     # correct answer grows, so this is where false flags would come first.

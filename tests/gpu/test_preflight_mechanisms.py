@@ -301,7 +301,10 @@ def test_triton_probe_builds_and_checks_one_kernel(
         (package / name).write_text(text.format(mode=mode))
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("triton", "triton.language", "rlsys_triton_probe"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
+        # Recorded as absent, so that the stand-in this test imports is gone after it: a
+        # later first import of torch._dynamo would take it for the real Triton.
+        monkeypatch.setitem(sys.modules, name, None)
+        monkeypatch.delitem(sys.modules, name)
     got = gpu_probe.probe_triton(torch, device="cpu")
     assert got["status"] == status and said in got["detail"], got
     if mode == "no_compiler":

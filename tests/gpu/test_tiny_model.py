@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -11,9 +12,15 @@ from rlsys_closure import cli
 from rlsys_closure.lora import normalize_lora_name
 from rlsys_closure.preflight import model_files_problem
 
-torch = pytest.importorskip("torch", reason="torch is not installed (requirements/ci-gpu-cpu.txt)")
-transformers = pytest.importorskip("transformers", reason="transformers is not installed")
-pytest.importorskip("tokenizers", reason="tokenizers is not installed")
+# Found here, imported by the tests that use them: importing torch and transformers costs
+# about 3 s of CPU, which the plain loop leaves to the tests marked slow.
+pytestmark = pytest.mark.skipif(
+    any(importlib.util.find_spec(n) is None for n in ("torch", "transformers", "tokenizers")),
+    reason="needs torch, transformers and tokenizers (requirements/ci-gpu-cpu.txt)",
+)
+# The model is built with torch and loaded with transformers (about 4 s of CPU with their
+# imports); --run-slow, as CI runs it, runs these.
+TORCH = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +30,11 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@TORCH
 def test_tiny_model_loads_and_runs_offline(tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+    import transformers
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert (tiny / "tokenizer.json").is_file()  # a fast tokenizer, which vLLM can load
     assert model_files_problem(tiny) is None  # preflight accepts it as --model-path
@@ -47,6 +58,7 @@ def test_tiny_model_loads_and_runs_offline(tiny: Path, monkeypatch: pytest.Monke
     assert generated.shape[1] <= ids.shape[1] + 4
 
 
+@TORCH
 def test_tiny_model_is_reproducible(tiny: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
     assert cli.main(["tiny-model", str(again)]) == 0
@@ -55,6 +67,7 @@ def test_tiny_model_is_reproducible(tiny: Path, tmp_path: Path) -> None:
     assert facts["layers"] == 2 and facts["parameters"] > 0
 
 
+@TORCH  # the command imports torch before it looks at the folder
 def test_tiny_model_into_an_unwritable_place(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -73,8 +86,11 @@ def test_lora_names_normalise_across_sources() -> None:
     }
 
 
+@TORCH
 def test_initial_adapter_is_shared_and_hashed(tiny: Path, tmp_path: Path) -> None:
     pytest.importorskip("peft", reason="peft is not installed")
+    import torch
+    import transformers
     from peft import PeftModel
     from rlsys_closure.lora import adapter_sha256, create_initial_adapter, lora_tensors_sha256
 

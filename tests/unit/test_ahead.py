@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.outputs import scorejson
 from pytest_rlsys.outputs.registry import RenderOptions
+from tests.conftest import slowness
 
 
 def test_one_standby_pool_starts_the_next_child_and_closes_the_rest() -> None:
@@ -42,6 +44,14 @@ def test_one_standby_pool_starts_the_next_child_and_closes_the_rest() -> None:
 # -- pipelined (the next case's first call sent early) vs one case at a time -------------
 
 SHORT = Limits(call_timeout_s=0.5, load_timeout_s=5, budget_s=30)
+
+
+def _short() -> Limits:
+    """SHORT, its budget times this machine's slowness now: two gradings compared must
+    both finish, and where a budget runs out depends on the load (crash_on_call, a child
+    started again for each call, used up 30 s beside two CPU hogs)."""
+    return dataclasses.replace(SHORT, budget_s=SHORT.budget_s * slowness())
+
 
 SUBMISSIONS = {
     "reference": None,  # the packaged reference, unchanged
@@ -91,7 +101,7 @@ def _grade(
     """The score JSON (without wall time) of grading ``path`` case by case in the order
     ``pick`` makes of the battery's; ``pipelined``: each call names the case asked next
     (``told``: what it names instead)."""
-    grader = open_grader(GradingRequest(submission=path, seed=3, limits=SHORT))
+    grader = open_grader(GradingRequest(submission=path, seed=3, limits=_short()))
     ids = pick([case.id for case in grader.cases])
     following: list[str | None] = [*ids[1:], None]
     if told is not None:
