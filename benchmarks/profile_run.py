@@ -26,14 +26,17 @@ def _add(phase: str, seconds: float) -> None:
     entry[1] += 1
 
 
-def timed(owner: Any, name: str, phase: str, hides: str = "") -> None:
-    """Wrap ``owner.name`` so that its time (outermost call only) counts to ``phase``;
-    while it runs, ``hides`` (a phase inside it) does not count."""
+def timed(
+    owner: Any, name: str, phase: str, hides: str = "", when: Callable[..., bool] | None = None
+) -> None:
+    """Wrap ``owner.name`` so that its time (outermost call only, and only the calls whose
+    arguments ``when`` accepts) counts to ``phase``; while it runs, ``hides`` (a phase
+    inside it) does not count."""
     inner: Callable[..., Any] = getattr(owner, name)
 
     @functools.wraps(inner)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if _DEPTH.get(phase):
+        if _DEPTH.get(phase) or (when is not None and not when(*args)):
             return inner(*args, **kwargs)
         _DEPTH[phase] = _DEPTH[hides] = 1
         began = time.perf_counter()
@@ -86,12 +89,20 @@ def install() -> None:
     timed(leftovers, "writable_folders", "fence: walk for writable folders (wait)")
     timed(leftovers, "clean_uid", "fence: sweep after the child")
     timed(leftovers, "remove_tree", "fence: scratch removal")
-    # _recv is the load's reply only (calls take _recv_sized): the child's start, its
-    # fence and the submission's load, as far as they did not overlap the grader's work.
-    timed(child, "_recv", "child: wait for the load reply", hides="round trips: wait + receive")
+    # The load's request and reply (the first ensure_loaded of each child): the child's
+    # start, its fence and the submission's load, as far as they did not overlap the
+    # grader's work; its frames are not counted as round trips.
+    timed(
+        child,
+        "ensure_loaded",
+        "child: wait for the load reply",
+        hides="round trips: wait + receive",
+        when=lambda c: c.load is None,
+    )
     timed(child, "_send", "round trips: send")
     timed(child, "_recv_sized", "round trips: wait + receive")
     timed(child, "kill", "child: stop and clean up")
+    child.close = child.kill  # the alias named the unwrapped function
     timed(session.GradingSession, "finish", "report: build + write files")
     timed(session.GradingSession, "summary_lines", "report: summary lines")
 
@@ -136,7 +147,7 @@ def child_start(count: int) -> None:
     source = solution_path().read_text(encoding="utf-8")
     fenced_plan = fence.plan
 
-    def bare(scratch: str, limits: Limits) -> str:
+    def bare(scratch: str, limits: Limits, confined: bool = False) -> str:
         return json.dumps({"scratch": scratch, "landlock": 0, "seccomp": "", "limits": {}})
 
     for phase, plan in (

@@ -25,6 +25,7 @@ if _STARTING and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
 
 import argparse  # noqa: E402  (after the handler: these imports are what takes time)
 import contextlib  # noqa: E402
+import importlib  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
 
 from pytest_rlsys import settings  # noqa: E402
@@ -71,9 +72,14 @@ USAGE = (
 )
 
 
+# Each command's function as "module:name" of this package, imported only when that
+# command runs: `rlsys grade` does not load the batch's similarity report and thread pool.
+Run = Callable[[argparse.Namespace], ExitCode] | str
+
+
 def build_parser() -> Parser:
     """Every command's arguments: positionals here, options from the settings table."""
-    from pytest_rlsys.cli import batch, commands, validate
+    from pytest_rlsys.cli import validate  # its exit codes are the result command's help
 
     root = Parser(prog="rlsys", add_help=False)
     sub = root.add_subparsers(dest="command", parser_class=Parser)
@@ -83,7 +89,7 @@ def build_parser() -> Parser:
     def command(
         name: str,
         description: str,
-        run: Callable[[argparse.Namespace], ExitCode],
+        run: Run,
         epilog: str = exit_codes_help(*codes),
     ) -> Parser:
         parser: Parser = sub.add_parser(
@@ -97,7 +103,7 @@ def build_parser() -> Parser:
         "Grade one submission with the packaged battery, as pytest --rlsys-submission "
         "grades it but without pytest, so the current folder's pytest.ini/conftest "
         "take no part. Every option is the pytest plugin's --rlsys-NAME as --NAME.",
-        commands.grade,
+        "commands:grade",
     )
     p.add_argument("submission", help="the learner's .py file")
     settings.add_arguments(p, "grade")
@@ -107,7 +113,7 @@ def build_parser() -> Parser:
         "Grade every submission in a folder (each a .py file, or a subfolder "
         "holding one) in parallel, one row per submission, every one with the same "
         "seed. Output paths are checked before anything is graded.",
-        batch.batch,
+        "batch:batch",
     )
     p.add_argument(
         "folder",
@@ -124,13 +130,13 @@ def build_parser() -> Parser:
         "Instructors only: each file against the chapter's references, one line each (its "
         "code read in a bounded child, its behaviour probed behind the grading fence; "
         "docs/similarity.md). It changes no score.",
-        commands.similarity_note,
+        "commands:similarity_note",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="submission files (.py)")
     settings.add_arguments(p, "similarity")
 
     p = command(
-        "template", "Write the learner template (TODO 1-3) to PATH or stdout.", commands.template
+        "template", "Write the learner template (TODO 1-3) to PATH or stdout.", "commands:template"
     )
     p.add_argument("path", nargs="?", help="where to write it (default: stdout)")
     settings.add_arguments(p, "template")
@@ -140,7 +146,7 @@ def build_parser() -> Parser:
         "Validate pt-verl-closure result files against the schema their schema_version "
         "names. This checks the schema only (structure, types, ranges): it does not "
         "re-derive the checks from the evidence; 'rlsys result FILE' does.",
-        validate.validate,
+        "validate:validate",
         exit_codes_help(
             ExitCode.OK,
             ExitCode.FAILED,
@@ -158,7 +164,7 @@ def build_parser() -> Parser:
         "evidence in the file (sampling coverage, phase order, resume calls, physical "
         "bounds, coherence) and compare with what the file claims. No file can prove "
         "itself: with --artefacts, the run's raw artefacts are checked too.",
-        validate.result,
+        "validate:result",
         exit_codes_help(
             *validate.RESULT_MEANINGS, ExitCode.INTERRUPTED, meanings=validate.RESULT_MEANINGS
         ),
@@ -171,7 +177,7 @@ def build_parser() -> Parser:
         "Capacity, transfer and admission report for a topology file "
         "(JSON or TOML; YAML with PyYAML installed), computed by the reference "
         "implementation.",
-        commands.ledger,
+        "commands:ledger",
     )
     p.add_argument("topology")
     settings.add_arguments(p, "ledger")
@@ -185,7 +191,7 @@ def build_parser() -> Parser:
         "(autograder.zip: setup.sh, run_autograder), prairielearn (an external-grader "
         "question folder), actions (a GitHub Actions template repository) or classroom50 "
         "(a Classroom 50 autograder bundle).",
-        commands.kit,
+        "commands:kit",
     )
     p.add_argument("platform", choices=("gradescope", "prairielearn", "actions", "classroom50"))
     p.add_argument("dir", metavar="DIR", help="folder to write the kit into (created)")
@@ -225,7 +231,11 @@ def _run(args: list[str]) -> int:
         return int(exc.code) if isinstance(exc.code, int) else ExitCode.USAGE
     if extra:  # argparse would name the root parser ("rlsys:"); the command's is meant
         raise UsageError(f"unrecognized arguments: {' '.join(extra)}", f"rlsys {args[0]}")
-    return int(namespace.run(namespace))
+    run = namespace.run
+    if isinstance(run, str):
+        module, _, name = run.partition(":")
+        run = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return int(run(namespace))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -50,17 +50,28 @@ def _request(args: argparse.Namespace, command: str) -> GradingRequest:
 def grade(args: argparse.Namespace) -> ExitCode:
     """Grade one submission as ``pytest --rlsys-submission`` does, without pytest (so no
     pytest config or conftest of the current folder takes part): a batch of one."""
-    from pytest_rlsys.grading.grader import SubmissionPathError
-    from pytest_rlsys.session import GradingSession
+    from pytest_rlsys.grading.isolation import ChildProcess
+    from pytest_rlsys.resources import FUNCTIONS
 
     prog = "rlsys grade"
     request = _request(args, "grade")
     if request.submission is None:  # argparse requires it; a namespace built elsewhere
         raise UsageError("the submission file is required", prog)
+    # As the plugin does: the child's interpreter starts first, so that its start-up
+    # overlaps the import of the grading modules and the battery's build (it runs nothing
+    # of the submission's until the grader has protected its private files and loads it).
+    standby = ChildProcess.on_standby(list(FUNCTIONS), request.limits)
     try:
-        session = GradingSession.open(request)
-    except SubmissionPathError as exc:  # nothing to grade: its files say 0 and the reason
-        raise UsageError(str(exc), prog) from None
+        from pytest_rlsys.session import GradingSession
+
+        session = GradingSession.open(request, standby)
+    except BaseException as exc:
+        standby.close()  # no grader took it (closing twice is harmless)
+        from pytest_rlsys.grading.grader import SubmissionPathError
+
+        if isinstance(exc, SubmissionPathError):  # nothing to grade: 0 and the reason
+            raise UsageError(str(exc), prog) from None
+        raise
     if args.verbose:
         say("\n".join(session.header_lines(Path.cwd())))
     try:

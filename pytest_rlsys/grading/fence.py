@@ -206,7 +206,7 @@ def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -
     mechanisms.append("rlimits")
     if own_uid:
         mechanisms.append("own-uid")
-        if not abi:
+        if not abi and not seccomp:  # the allow-list leaves nothing to sweep (isolation)
             mechanisms.append("sweep")
     level = "none"
     if seccomp:

@@ -264,10 +264,15 @@ class ChildProcess:
             supervision.kill_tree(proc, self.fenced)
 
     def _sweeps(self) -> bool:
-        """Whether what the child's uid owns is swept after it: only for a fresh uid on a
-        kernel without Landlock (with it, the child can write nothing outside scratch,
-        and the allow-list lets it create no process or IPC object)."""
-        return self.user is not None and self.user.fresh and not fence.landlock_abi()
+        """Whether what the child's uid owns is swept after it: only for a fresh uid whose
+        child runs without the seccomp allow-list (no libseccomp) and without Landlock.
+        The allow-list lets it create no process, IPC object or key, and lets it write
+        only where something confines where: beneath scratch (Landlock), in bubblewrap's
+        private tmpfs, or, with neither, nowhere (files open only to read, no name made,
+        moved or removed): the child can leave nothing for a sweep to find."""
+        abi = fence.landlock_abi()
+        unfenced = not abi and fence.seccomp_program(writes=self.fenced) is None  # as plan()
+        return self.user is not None and self.user.fresh and unfenced
 
     @staticmethod
     def adopt(

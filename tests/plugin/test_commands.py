@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,6 +48,33 @@ def test_grade_ignores_the_users_pytest_config(
     (tmp_path / "mine.py").write_text(solution_path().read_text(encoding="utf-8"))
     assert main(["grade", "mine.py", "--seed", "3", "--report", "score.json"]) == 0
     assert load_report(tmp_path / "score.json")["score"] == 100
+
+
+def test_grade_loads_into_a_child_started_first_and_leaves_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The child's interpreter starts before the grading modules load and the battery is
+    # built (its start-up overlaps them, as in the plugin); a path with nothing to grade
+    # closes it again.
+    from pytest_rlsys import session
+    from pytest_rlsys.grading import supervision
+
+    real = session.GradingSession.open.__func__  # type: ignore[attr-defined]
+    started: list[bool] = []
+
+    def spy(cls: Any, request: Any, standby: Any = None, row: bool = False) -> Any:
+        started.append(standby is not None and standby.proc is not None)
+        return real(cls, request, standby, row)
+
+    monkeypatch.setattr(session.GradingSession, "open", classmethod(spy))
+    mine = tmp_path / "mine.py"
+    mine.write_text(solution_path().read_text(encoding="utf-8"))
+    report = tmp_path / "score.json"
+    assert main(["grade", str(mine), "--seed", "3", "--report", str(report)]) == 0
+    assert load_report(report)["score"] == 100
+    assert main(["grade", str(tmp_path / "missing.py"), "--seed", "3"]) == ExitCode.USAGE
+    assert started == [True, True]
+    assert not supervision.LIVE  # neither child is left running
 
 
 def test_batch_grades_a_folder_and_survives_broken_submissions(

@@ -120,13 +120,14 @@ def test_behind_landlock_every_attack_is_refused(mode: str, level: str, grader_f
 @needs_root
 @pytest.mark.parametrize("mode", ["no-landlock", "container+no-landlock"])
 @pytest.mark.slow
-def test_root_without_landlock_refuses_processes_and_sweeps_files(
+def test_root_without_landlock_refuses_processes_and_leaves_nothing(
     mode: str, grader_files: Path
 ) -> None:
     found = _probe(mode, grader_files)
     assert found["fence"]["level"] == "seccomp"
     refused = {name for name, what in found["attacks"].items() if what == "refused"}
-    # The fresh uid keeps the grader's 0600/0700 files out of reach; /tmp is swept.
+    # The fresh uid keeps the grader's 0600/0700 files out of reach; the allow-list lets
+    # the child write only in bubblewrap's private tmpfs, or (in a container) nowhere.
     assert PROCESS_ATTACKS | {"venv_write", "reference", "battery", "seed"} <= refused
     assert found["left"] == []
 
@@ -490,3 +491,35 @@ def test_a_child_runs_the_code_compiled_here_or_compiles_its_own(
         assert outcome.kind == "returned" and outcome.value["queue_stable"] is True, outcome
     finally:
         child.close()
+
+
+@needs_root
+@pytest.mark.parametrize("libseccomp", [True, False])
+def test_without_landlock_only_a_child_without_the_allow_list_is_swept(
+    libseccomp: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Behind the allow-list alone a child can create no process, IPC object or key and
+    # write nowhere: nothing is left to find, so no walk of the machine (a second of CPU
+    # per grading process) and no sweep after each child.  Without libseccomp they are
+    # what keeps "nothing outlives a child" (the slow test above: nothing is left).
+    from pytest_rlsys.grading import leftovers
+    from pytest_rlsys.grading.isolation import ChildProcess
+    from pytest_rlsys.resources import FUNCTIONS
+
+    monkeypatch.setattr(fence, "landlock_abi", lambda: 0)
+    monkeypatch.setattr(fence, "_BWRAP_PROBED", True)
+    monkeypatch.setattr(fence, "_BWRAP", None)
+    if not libseccomp:
+        monkeypatch.setattr(fence, "seccomp_program", lambda writes=True: None)
+    walks: list[int] = []
+    sweeps: list[int] = []
+    monkeypatch.setattr(leftovers, "start_walk", lambda gid=0: walks.append(gid))
+    monkeypatch.setattr(leftovers, "clean_uid", lambda uid, *a, **k: sweeps.append(uid))
+    child = ChildProcess(SOLUTION.read_text("utf-8"), "mine.py", list(FUNCTIONS), Limits())
+    try:
+        assert child.ensure_loaded().ok
+    finally:
+        child.close()
+    assert child.user is not None and child.user.fresh
+    assert (bool(walks), bool(sweeps)) == (not libseccomp, not libseccomp)
+    assert ("sweep" in fence.machine_fence(own_uid=True).mechanisms) is not libseccomp

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import io
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -311,3 +313,17 @@ def test_pytest_and_the_commands_build_the_same_request(
     assert from_cli.rubric.points["todo1"]["visible"] == 4
     assert from_cli.limits.child_user is None and from_cli.render.lang == "zh"
     assert set(from_cli.outputs) == {"report", "junit"}
+
+
+def test_a_command_imports_only_its_own_modules() -> None:
+    # The parser names each command's function; its module loads when that command runs:
+    # `rlsys grade` and `rlsys template` never load the batch's similarity report.
+    code = (
+        "import sys; from pytest_rlsys.cli import main; main(['template']); "
+        "print(sorted(m for m in sys.modules if m.startswith(('pytest_rlsys.cli.batch', "
+        "'pytest_rlsys.similarity'))), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stderr.strip() == "[]"
