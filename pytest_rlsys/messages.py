@@ -561,11 +561,11 @@ SAID_WORDS: dict[str, Msg] = {
     "grader_fault_note": Msg(
         "internal grader error in case {case}: {exc}", "评分器内部错误（用例 {case}）：{exc}"
     ),
-    # ``grading.alone``: a failed case passed when run again alone, in a fresh process.
+    # ``grading.alone``: a failed case passed when run again, in a fresh process.
     "keeps_state": Msg(
         "{func}() seems to keep state between calls: a case it failed passes when run "
-        "alone in a fresh process (a module-level cache, counter or mutable default?)",
-        "{func}() 似乎在调用之间保留了状态：它未通过的一个用例在新进程中单独运行时通过了"
+        "again in a fresh process (a module-level cache, counter or mutable default?)",
+        "{func}() 似乎在调用之间保留了状态：它未通过的一个用例在新进程中重新运行时通过了"
         "（是否使用了模块级缓存、计数器或可变默认参数？）",
     ),
     # ``grading.signature``: a fact of the submission's source, said to learners.

@@ -2,9 +2,13 @@
 
 A function that keeps state (a module-level cache, a counter, a default list it appends
 to) fails cases scattered among passing ones, and each failure reads as a wrong value.
-After the run, a few failed cases are run again, each alone in a fresh child; one that
-passes there is said as a fact about the function (its name is the template's, so the
-note says nothing a hidden input chose).
+After the run, a few failed cases are run again, in turn, in one fresh child; one that
+passes there (after none or a few of the other reruns, not the battery's hundreds of
+calls) answered the same input differently after a different history, which is what
+keeping state is, and is said as a fact about the function (its name is the template's,
+so the note says nothing a hidden input chose).  One child serves them all: a child per
+rerun cost an interpreter's start each, most often for a plain bug, where none passes
+(benchmarks/bench_class.py).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ class Graded(Protocol):
 
 __all__ = ["MAX_ALONE", "keeps_state"]
 
-MAX_ALONE = 3  # failed cases run again alone, at most: each costs an interpreter's start
+MAX_ALONE = 3  # failed cases run again, at most
 
 
 def _candidates(grader: Graded) -> list[str]:
@@ -61,22 +65,24 @@ def _candidates(grader: Graded) -> list[str]:
 
 
 def keeps_state(grader: Graded) -> Said | None:
-    """The note that a function seems to keep state, when a failed case passes alone in
-    a fresh child; None otherwise (or when the budget is spent or the run was stopped)."""
-    if grader.decode_error is not None or grader.started is None:
+    """The note that a function seems to keep state, when a failed case passes when run
+    again in a fresh child; None otherwise (or when the budget is spent or the run was
+    stopped).  A call that kills the child gets the next one a fresh child of its own."""
+    candidates = _candidates(grader)
+    if grader.decode_error is not None or grader.started is None or not candidates:
         return None
-    for case_id in _candidates(grader):
-        if time.monotonic() - grader.started > grader.limits.budget_s:
+    child = ChildProcess(grader.source, str(grader.path), list(FUNCTIONS), grader.limits)
+    try:
+        if not child.ensure_loaded().ok:
             return None
-        case = grader.by_id[case_id]
-        child = ChildProcess(grader.source, str(grader.path), list(FUNCTIONS), grader.limits)
-        try:
-            if not child.ensure_loaded().ok:
+        child.seal_output()  # its output is never shown: hidden inputs reach it
+        for case_id in candidates:
+            if time.monotonic() - grader.started > grader.limits.budget_s:
                 return None
-            child.seal_output()  # its output is never shown: hidden inputs reach it
+            case = grader.by_id[case_id]
             outcomes = [child.call(c.func, list(c.args), dict(c.kwargs)) for c in case.calls]
-        finally:
-            child.close()
-        if case.check(outcomes).status == "passed":
-            return said("keeps_state", func=case.calls[0].func)
+            if case.check(outcomes).status == "passed":
+                return said("keeps_state", func=case.calls[0].func)
+    finally:
+        child.close()
     return None

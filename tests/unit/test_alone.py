@@ -4,6 +4,9 @@ passes alone in a fresh child says so; a plain bug says nothing of the kind."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from pytest_rlsys.grading.grader import grade_file
 from pytest_rlsys.outputs.terminal import terminal_summary
@@ -44,3 +47,26 @@ def test_a_plain_bug_is_not_called_state(tmp_path: Path) -> None:
         tmp_path, REFERENCE.replace('"capacity": capacity,', '"capacity": capacity + 1,')
     )
     assert not any("keep state" in line for line in en)
+
+
+def test_the_reruns_share_one_fresh_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A plain bug fails every rerun: they run in turn in one fresh child, not one child
+    # (an interpreter's start) each; a stateful function is still named from there.
+    from pytest_rlsys.grading import alone
+
+    made: list[object] = []
+
+    class Counted(alone.ChildProcess):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            made.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(alone, "ChildProcess", Counted)
+    en, _ = _grade(
+        tmp_path, REFERENCE.replace('"capacity": capacity,', '"capacity": capacity + 1,')
+    )
+    assert not any("keep state" in line for line in en)
+    assert len(made) == 1
+    en, _ = _grade(tmp_path, REFERENCE + STATEFUL)
+    assert any("pipeline_capacity() seems to keep state between calls" in line for line in en)
+    assert len(made) == 2
