@@ -84,11 +84,20 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--old", required=True, help="the older build's python")
     parser.add_argument("--old-name", default="bf9335a")
+    parser.add_argument(
+        "--also",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("PYTHON", "NAME"),
+        help="another build measured in the same rounds (e.g. main before a change)",
+    )
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     builds = {
         args.old_name: (args.old, []),
+        **{name: (python, []) for python, name in args.also},
         "today": (sys.executable, []),
         "today --no-behaviour": (sys.executable, ["--no-behaviour"]),
     }
@@ -106,6 +115,7 @@ def main() -> None:
                     times[name].append(took)
         graded = {name: scores(out / f"{name}.csv") for name in builds}
     print(f"{count} files, rlsys batch --jobs {args.jobs}, {args.repeat} interleaved rounds")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"{'build':24} {'median s':>9} {'min s':>7} {'files/min':>10} {'(best)':>7}")
     for name, runs in times.items():
         med, best = statistics.median(runs), min(runs)
