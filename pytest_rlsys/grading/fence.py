@@ -193,9 +193,10 @@ def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -
     if own_uid is None:
         own_uid = os.geteuid() == 0
     abi = landlock_abi()
-    seccomp = seccomp_program() is not None
     if namespaces is None:
         namespaces = own_uid and bwrap_fence() is not None
+    # The variant ``plan`` sends (libseccomp builds both or neither): one build a process.
+    seccomp = seccomp_program(writes=bool(namespaces) or abi > 0) is not None
     mechanisms: list[str] = []
     if namespaces:
         mechanisms.append("bubblewrap")

@@ -266,7 +266,7 @@ def test_levels_are_ordered_and_a_weaker_fence_is_refused() -> None:
 
 def test_without_any_mechanism_the_fence_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fence, "landlock_abi", lambda: 0)
-    monkeypatch.setattr(fence, "seccomp_program", lambda: None)
+    monkeypatch.setattr(fence, "seccomp_program", lambda writes=True: None)
     bare = fence.machine_fence(own_uid=False, namespaces=False)
     assert bare.level == "none"
     assert set(bare.unprotected) == {"seccomp", "landlock", "signals"}
@@ -523,3 +523,20 @@ def test_without_landlock_only_a_child_without_the_allow_list_is_swept(
     assert child.user is not None and child.user.fresh
     assert (bool(walks), bool(sweeps)) == (not libseccomp, not libseccomp)
     assert ("sweep" in fence.machine_fence(own_uid=True).mechanisms) is not libseccomp
+
+
+def test_the_fence_named_and_the_plan_sent_share_one_allow_list_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without Landlock or bubblewrap the plan sends the allow-list that refuses writes; the
+    # fence the header names asks for that same build, not a second one.
+    monkeypatch.setattr(fence, "landlock_abi", lambda: 0)
+    fence.seccomp_program.cache_clear()
+    try:
+        named = fence.machine_fence(own_uid=False, namespaces=False)
+        fence.plan("/tmp/rlsys-child", Limits())
+        built = fence.seccomp_program.cache_info().misses
+    finally:
+        fence.seccomp_program.cache_clear()
+    assert built == 1
+    assert ("seccomp-allow-list" in named.mechanisms) is (fence.seccomp_program() is not None)
