@@ -2,7 +2,8 @@
 
 Behind Landlock and the seccomp allow-list (``fence``) a child can write only in its
 scratch folder and create no process or IPC object, so only ``remove_tree`` (of that
-folder) is used there; the walk and the sweep below run only without Landlock.
+folder) is used there; behind the allow-list alone it can write nowhere at all.  The walk
+and the sweep below run only where neither is there (``ChildProcess._sweeps``).
 
 A child runs under its own fresh uid when the grader is root, so everything that uid owns
 after the child is gone is the child's: processes, System V IPC objects (shared memory,
