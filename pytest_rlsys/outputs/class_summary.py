@@ -189,7 +189,9 @@ def _categories(graded: Sequence[tuple[str, ScoreReport]], lang: str) -> list[Ca
                 or unwritten
             ):
                 continue
-            slot = tally.setdefault((case.section, category(case, lang)), _Tally())
+            # The battery's plain name: a failed hidden case's words add the rule it
+            # broke (``wording.category``), which would tally it apart from its passes.
+            slot = tally.setdefault((case.section, case.category.get(lang)), _Tally())
             slot.attempted.add(name)
             slot.cases += 1
             if case.status != "passed":

@@ -172,11 +172,15 @@ def test_hidden_categories_count_attempted_loaded_submissions(demo: dict[str, An
         if report["sections"][section]["not_implemented"]:
             continue
         for test in report["tests"]:
-            if (test["section"], test["category"], test["visibility"]) != (
-                section,
-                category,
-                "hidden",
-            ) or test["status"] in ("not_run", "timeout"):
+            # A failed hidden case's category in the JSON names its rule too.
+            named = test["category"] == category or test["category"].startswith(
+                f"{category} (rule: "
+            )
+            if (
+                not named
+                or (test["section"], test["visibility"]) != (section, "hidden")
+                or test["status"] in ("not_run", "timeout")
+            ):
                 continue
             attempted.add(row["submission"])
             if test["status"] != "passed":
@@ -308,6 +312,32 @@ def test_synthetic_rows_edge_cases() -> None:
     empty = Page(class_report.class_report_html(_result(seed=3)))
     assert empty.by_id["n-submissions"] == "0"
     assert empty.tables["histogram-table"][-1] == ["graded submissions", "0"]
+
+
+def test_a_category_counts_its_passes_as_attempts_whatever_its_failures_say() -> None:
+    # A failed hidden case carries the rule it broke; a passed one does not.  Both are
+    # attempts at the same category: 1 failing of 3 attempting, 1 of 3 cases.
+    def row(name: str, status: str) -> BatchRow:
+        rule = Msg("the margin is not negative", "余量不为负") if status == "failed" else None
+        case = CaseResult(
+            id="todo1.c",
+            section="todo1",
+            visibility="hidden",
+            max_cents=10000,
+            status=status,  # type: ignore[arg-type]
+            category=Msg.same("margin at capacity"),
+            **({"rule": rule} if rule else {}),
+        )
+        return BatchRow(name, "graded", ScoreReport([case], 1, name, "0" * 64, "a" * 64))
+
+    rows = [row("a.py", "passed"), row("b.py", "failed"), row("c.py", "passed")]
+    summary = class_report.summarize(_result(*rows))
+    assert [
+        (c.category, c.submissions_failed, c.submissions_attempted, c.cases_failed, c.cases)
+        for c in summary.categories
+    ] == [("margin at capacity", 1, 3, 1, 3)]
+    table = Page(class_report.render_html(summary)).tables["categories-table"]
+    assert table[1][2:5] == ["1", "3", "33%"]
 
 
 def test_unwritable_html_path_is_a_clear_error(
