@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import itertools
 import os
 import sys
 import threading
@@ -51,18 +52,62 @@ Found = tuple[str, Path | None, str]
 
 def find_submissions(folder: Path) -> list[Found]:
     """(name, file or None, problem) for each submission: a .py file, or a folder with one;
-    each named as the roster shows it (escaping.roster_name)."""
+    each named as the roster shows it (escaping.roster_name).  A folder holding only
+    folders is a grouping (a section of an LMS export), not a learner: the
+    learners inside it are found at any depth, each named by its path below ``folder``
+    ("Section A/Li Na").  Links are never followed, and the walk is bounded."""
     found: list[Found] = []
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith(".") or entry.name == "__pycache__":  # Python's, no one's
-            continue
-        path, problem = _submission(entry)
-        found.append((roster_name(entry.name), path, problem))
+    pending: list[tuple[Path, str, int]] = [(folder, "", 0)]
+    budget = [MAX_FOLDER_ENTRIES]
+    while pending:
+        current, prefix, depth = pending.pop()
+        for entry in _entries(current):
+            name = prefix + roster_name(entry.name)
+            problem = _grouping(entry, name, depth + 1, budget)
+            if problem is None:
+                pending.append((entry, f"{name}/", depth + 1))
+                continue
+            path, problem = (None, problem) if problem else _submission(entry, name)
+            found.append((name, path, problem))
     return found
 
 
-def _submission(entry: Path) -> tuple[Path | None, str]:
-    """The file to grade for ``entry`` (or None) and the problem that stops it."""
+def _entries(folder: Path, cap: int | None = None) -> list[Path]:
+    """``folder``'s entries by name (at most ``cap`` read), less dot-names and Python's
+    __pycache__ (no one's)."""
+    try:
+        with os.scandir(folder) as listed:
+            names = [e.name for e in itertools.islice(listed, cap)]
+    except OSError:
+        return []
+    return [folder / n for n in sorted(names) if not n.startswith(".") and n != "__pycache__"]
+
+
+def _grouping(entry: Path, name: str, depth: int, budget: list[int]) -> str | None:
+    """None when ``entry`` is a grouping folder (folders inside, no file: a link there is
+    a row of its own, never followed, as in the class folder),
+    '' when it is a submission (bounded by ``_python_files``), or why the walk stopped
+    there (too deep or too big: the groupings' folders count against one ``budget``)."""
+    if entry.is_symlink() or not entry.is_dir():
+        return ""
+    inside = _entries(entry, MAX_FOLDER_ENTRIES + 1)
+    if not inside or any(p.name.endswith(".py") or _is_file(p) for p in inside):
+        return ""  # a learner's folder (an empty one too: a row all the same)
+    budget[0] -= len(inside)
+    if budget[0] < 0:
+        return f"{name}/ was not read: over {MAX_FOLDER_ENTRIES} folders in its groupings"
+    if depth > MAX_FOLDER_DEPTH:
+        return f"{name}/ is nested over {MAX_FOLDER_DEPTH} folders deep"
+    return None
+
+
+def _is_file(path: Path) -> bool:
+    return not path.is_symlink() and not path.is_dir()
+
+
+def _submission(entry: Path, name: str) -> tuple[Path | None, str]:
+    """The file to grade for ``entry`` (shown as ``name``; or None) and the problem that
+    stops it."""
     if entry.is_symlink() or not entry.is_dir():
         # Graded as `rlsys grade` grades it: a link is never followed (it could point
         # at the reference or a classmate's work) and a FIFO or device never read;
@@ -70,7 +115,7 @@ def _submission(entry: Path) -> tuple[Path | None, str]:
         if entry.suffix == ".py" or entry.is_dir():
             return entry, ""
         # a row all the same: a learner who handed in notes.txt must not vanish
-        return None, NOT_PY.format(name=entry.name)
+        return None, NOT_PY.format(name=name)
     files, problem = _python_files(entry)
     named = entry / exercise_path().name  # the kits' rule: the template's name first
     if problem:
@@ -81,13 +126,14 @@ def _submission(entry: Path) -> tuple[Path | None, str]:
         return named, ""
     listed = f": {', '.join(sorted(f.name for f in files)[:5])}" if files else ""
     return None, (
-        f"expected one .py file in {entry.name}/, or one named "
+        f"expected one .py file in {name}/, or one named "
         f"{exercise_path().name} among several, found {len(files)}{listed}"
     )
 
 
 # A submission folder is walked without recursion, to a bounded size: a folder 1,100
 # levels deep once made os.walk raise RecursionError and no CSV was written for anyone.
+# The class folder's groupings are walked within the same bounds.
 MAX_FOLDER_ENTRIES = 10_000
 MAX_FOLDER_DEPTH = 32
 

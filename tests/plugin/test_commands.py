@@ -275,6 +275,48 @@ def test_batch_rows_are_learners_not_python_s_cache_or_its_own_outputs(tmp_path:
         assert rows[2]["message"].endswith("rlsys_ledger.py among several, found 2: a.py, b.py")
 
 
+def test_batch_finds_each_learner_inside_section_folders(tmp_path: Path) -> None:
+    # An LMS export: sections holding learners' folders.  A folder holding only folders
+    # groups learners; each learner is one row named by its path below the class folder.
+    from pytest_rlsys.cli.batch import MAX_FOLDER_DEPTH, find_submissions
+
+    subs = tmp_path / "class"
+    subs.mkdir(mode=0o700)
+    learners = ["Section A/Li Na", "Section A/Zhang Wei 张伟", "Section B/Zhang Wei 张伟"]
+    learners += ["Term 2/Section C/Ōe"]
+    for learner in learners:
+        (subs / learner).mkdir(parents=True)
+        (subs / learner / "rlsys_ledger.py").write_text("x = 1\n")
+    (subs / "ann.py").write_text("x = 1\n")  # the flat layout beside them, as before
+    (subs / "dave").mkdir()
+    (subs / "dave" / "notes.txt").write_text("a learner's folder with no .py: a row")
+    (subs / "dave" / "sub").mkdir()
+    (subs / "Section B" / "empty").mkdir()  # handed in nothing: a row all the same
+    (subs / "Section B" / "link").symlink_to(subs / "Section A")  # never followed
+    deep = subs / "deep"
+    for _ in range(MAX_FOLDER_DEPTH + 2):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    found = {name: (path, problem) for name, path, problem in find_submissions(subs)}
+    for learner in learners:
+        assert found[learner] == (subs / learner / "rlsys_ledger.py", "")
+    assert found["ann.py"] == (subs / "ann.py", "")
+    assert found["dave"][0] is None and "found 0" in found["dave"][1]
+    assert found["Section B/empty"][0] is None and "found 0" in found["Section B/empty"][1]
+    assert found["Section B/link"] == (subs / "Section B" / "link", "")  # refused when graded
+    [(_, (path, problem))] = [item for item in found.items() if item[0].startswith("deep")]
+    assert path is None and f"nested over {MAX_FOLDER_DEPTH} folders deep" in problem
+    assert len(found) == len(learners) + 5
+    # The same rows come out of rlsys batch, each learner graded under their own name.
+    out_csv = tmp_path / "grades.csv"
+    argv = ["batch", str(subs), "--csv", str(out_csv), "--no-progress", "--jobs", "1"]
+    assert main([*argv, "--no-behaviour"]) == 0
+    with open(out_csv, encoding="utf-8") as handle:
+        rows = {r["submission"]: r["status"] for r in csv.DictReader(handle)}
+    assert set(rows) == set(found)
+    assert all(rows[learner] == "graded" for learner in learners)
+
+
 @pytest.mark.parametrize("command", ["grade", "batch"])
 def test_a_rubric_weighing_an_unknown_case_is_a_usage_error_before_grading(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
