@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from pytest_rlsys import settings
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.cli.validate import max_bytes_of
-from pytest_rlsys.escaping import clean, say
+from pytest_rlsys.escaping import clean, roster_name, say
 from pytest_rlsys.outputs import terminal
 from pytest_rlsys.outputs.text import dump_json
 from pytest_rlsys.resources import exercise_path
@@ -94,8 +94,9 @@ def similarity_note(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.similarity.note import instructor_note
 
     request = _request(args, "similarity")
-    for name in args.files:
-        say(clean(instructor_note(Path(name), request.limits), newlines=False))
+    for name in args.files:  # each line names its file, escaped as a batch row's name
+        note = instructor_note(Path(name), request.limits)
+        say(clean(f"{roster_name(name)}: {note}", newlines=False))
     return ExitCode.OK
 
 

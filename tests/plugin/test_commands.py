@@ -317,6 +317,25 @@ def test_batch_finds_each_learner_inside_section_folders(tmp_path: Path) -> None
     assert all(rows[learner] == "graded" for learner in learners)
 
 
+def test_similarity_names_each_file_on_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Several files, one line each: the line says which file it is about, the name
+    # escaped as a batch row's (a control character cannot forge a line of its own).
+    empty, odd = tmp_path / "empty.py", tmp_path / "a\x1b[2Jb.py"
+    empty.write_text("")
+    odd.write_text("x = 1\n")
+    gone = tmp_path / "gone.py"
+    assert main(["similarity", str(empty), str(odd), str(gone)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(": ", 1)[0] for line in lines] == [
+        str(empty),
+        str(tmp_path / "a\\x1b[2Jb.py"),
+        str(gone),
+    ]
+    assert all("rlsys similarity (instructors only)" in line for line in lines)
+
+
 @pytest.mark.parametrize("command", ["grade", "batch"])
 def test_a_rubric_weighing_an_unknown_case_is_a_usage_error_before_grading(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
