@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["NOT_PY", "batch", "find_submissions"]
 
 
-# An empty file (or white space only) is not graded, as the kits do not grade one.
-EMPTY = Msg("not graded: the file is empty", "未评分：文件是空的")
+# An empty file (or white space only) is not graded, as the kits do not grade one (its
+# status says so; the row keeps the digest of what was read, and is compared: nothing).
+EMPTY = Msg("the file is empty", "文件是空的")
 NOT_PY = (
     "{name} is not a .py file, so it was not graded "
     "(a submission is one .py file or a folder holding one)"
@@ -125,6 +126,9 @@ def _submission(entry: Path, name: str) -> tuple[Path | None, str]:
     if named in files:
         return named, ""
     listed = f": {', '.join(sorted(f.name for f in files)[:5])}" if files else ""
+    if not files:  # what was handed in instead (rlsys_ledger.py.txt), as the kits say
+        others = [p.name for p in _entries(entry, MAX_FOLDER_ENTRIES) if _is_file(p)][:5]
+        listed = f"; other files: {', '.join(others)}" if others else ""
     return None, (
         f"expected one .py file in {name}/, or one named "
         f"{exercise_path().name} among several, found {len(files)}{listed}"
@@ -223,10 +227,9 @@ def _grade_row(
     status: Status = "not_loaded" if report.load_error else "graded"
     data = grader.data if grader.refusal is None else None
     seconds = round(time.monotonic() - began, 3)  # as every writer shows it
-    if data is not None and not data.strip():  # nothing handed in: no table of zeros
-        said = EMPTY.get(request.lang)
-        return _Graded(BatchRow(name, "not_graded", report, seconds=seconds, message=said), said)
     row = BatchRow(name, status, report, seconds=seconds, data=data)
+    if data is not None and not data.strip():  # nothing handed in: no table of zeros
+        row = dataclasses.replace(row, status="not_graded", message=EMPTY.get(request.lang))
     if data is None:
         return _Graded(row, f"not read: {report.load_error}")
     analysis = analysis or similarity.Analysis(request.limits)

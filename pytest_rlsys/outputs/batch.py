@@ -51,10 +51,16 @@ class BatchRow:
     message: str = ""
     data: bytes | None = field(default=None, repr=False)
 
+    @property
+    def scored(self) -> ScoreReport | None:
+        """The report behind the row's score; none for a row not graded (an empty file's
+        report is kept only for the digest of the bytes that were read)."""
+        return self.report if self.status != "not_graded" else None
+
     def cells(self, seed: int | None, lang: str) -> dict[str, Any]:
         """The row's plain fields (the CSV's, the JSON's without the report)."""
         out: dict[str, Any] = {"submission": self.name, "seed": seed, "status": self.status}
-        report = self.report
+        report = self.scored
         if report is not None:
             sections = report.sections()
             out |= {
@@ -63,8 +69,9 @@ class BatchRow:
                 **{s: sections[s]["score"] for s in SECTIONS if s in sections},
                 "cases_passed": sum(s["passed"] for s in sections.values()),
                 "cases": len(report.cases),
-                "submission_sha256": report.submission_sha256,
             }
+        if self.report is not None:
+            out["submission_sha256"] = self.report.submission_sha256
         if self.seconds is not None:
             out["seconds"] = round(self.seconds, 3)
         out["message"] = self.message or (
@@ -99,7 +106,7 @@ def json_text(result: BatchResult) -> str:
     rows = []
     for row in result.rows:
         doc = row.cells(result.seed, result.lang)
-        if row.report is not None:
-            doc["report"] = scorejson.document(row.report, result.lang)
+        if row.scored is not None:
+            doc["report"] = scorejson.document(row.scored, result.lang)
         rows.append({**doc, "similarity": row.similarity.as_dict()})
     return dump_json({"seed": result.seed, "submissions": rows})

@@ -117,7 +117,7 @@ def _roster(result: BatchResult) -> list[RosterRow]:
     out = []
     for row in result.rows:
         cells = row.cells(result.seed, result.lang)
-        report = row.report
+        report = row.scored
         out.append(
             RosterRow(
                 row.name,
@@ -222,7 +222,7 @@ def summarize(result: BatchResult) -> ClassSummary:
     graded = [(row.name, row.report) for row in result.rows if row.report and is_graded(row)]
     problems = [p for row in result.rows if (p := _problem(row, result.lang)) is not None]
     timed = [
-        (row.name, row.seconds, _score_text(row.report))
+        (row.name, row.seconds, _score_text(row.scored))
         for row in result.rows
         if row.seconds is not None
     ]

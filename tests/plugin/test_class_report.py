@@ -340,6 +340,19 @@ def test_a_category_counts_its_passes_as_attempts_whatever_its_failures_say() ->
     assert table[1][2:5] == ["1", "3", "33%"]
 
 
+def test_an_empty_file_is_not_graded_and_shows_no_score() -> None:
+    # Its report is kept for the digest of what was read, never for a score of 0.
+    report = _report("failed", "x", "a" * 64, "missing_function")
+    empty = BatchRow("empty.py", "not_graded", report, seconds=0.2, message="the file is empty")
+    summary = class_report.summarize(_result(empty))
+    assert [(r.score, r.max_score) for r in summary.roster] == [(None, None)]
+    assert summary.slowest == [("empty.py", 0.2, "—")]
+    assert [(p.kind, p.detail) for p in summary.problems] == [
+        ("could not be graded", "the file is empty")
+    ]
+    assert "score" not in empty.cells(1, "en") and empty.cells(1, "en")["submission_sha256"]
+
+
 def test_unwritable_html_path_is_a_clear_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -516,6 +516,8 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
     os.mkfifo(subs / "carol.py")
     (subs / "erin.py").write_bytes(b"#" * (MAX_SUBMISSION_BYTES + 1))
     (subs / "fay.py").write_bytes(b"")
+    (subs / "gus").mkdir()  # a folder holding no .py file: not graded either
+    (subs / "gus" / "rlsys_ledger.py.txt").write_text("x = 1\n")
     listed = commands.find_submissions
     monkeypatch.setattr(
         commands,
@@ -534,7 +536,17 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
     assert rows["fay.py"]["submission_sha256"] == hashlib.sha256(b"").hexdigest()
     # ... and is not graded, and says so (not a table of zeros, not "graded").
     assert rows["fay.py"]["status"] == "not_graded"
-    assert rows["fay.py"]["message"] == "not graded: the file is empty"
+    assert rows["fay.py"]["message"] == "the file is empty"  # the status says "not graded"
+    # Not graded, whatever the reason, has no score (not 0.0 for one and blank for another)
+    # and no table of zeros; the folder says what it holds instead of a .py file.
+    assert rows["gus"]["status"] == "not_graded" and rows["gus"]["score"] == ""
+    assert rows["fay.py"]["score"] == "" and "report" not in json_rows["fay.py"]
+    assert rows["gus"]["message"].endswith("found 0; other files: rlsys_ledger.py.txt")
+    # ... and compared, as docs/similarity.md says: nothing of its own, score 0.
+    assert (
+        json_rows["fay.py"]["similarity"]["closest"],
+        json_rows["fay.py"]["similarity"]["score"],
+    ) == (None, 0)
     reasons = {
         "bob.py": "symbolic link",
         "carol.py": "not a regular file",
