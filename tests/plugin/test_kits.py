@@ -1204,12 +1204,18 @@ def test_gradescope_readme_commands_try_it_in_gradescope_s_layout(root: Path) ->
     assert block is not None and block.group(1).startswith("ROOT=/tmp/ag\n")
     ag = root / "ag"
     commands = block.group(1).replace("ROOT=/tmp/ag", f"ROOT={ag}", 1)
-    shutil.copyfile(solution_path(), kit / "rlsys_ledger.py")
     python = _python()
-    env = _env(root, PATH=f"{Path(python).parent}:/usr/bin:/bin")
+    # The instructor's rlsys (the one that built the kit) is on their PATH; the kit folder
+    # holds no learner's file, so the commands make one (a trial's `cp` found none).
+    rlsys = Path(sys.executable).parent
+    env = _env(root, PATH=f"{Path(python).parent}:/usr/bin:/bin:{rlsys}")
     log = _sh(["bash", "-e", "-c", commands], env, kit)
     result = (ag / "results" / "results.json").read_text("utf-8")
-    assert result in log and json.loads(result)["score"] == 100, log
+    assert result in log and json.loads(result)["score"] == 0, log  # the template
+    shutil.copyfile(solution_path(), ag / "submission" / "rlsys_ledger.py")
+    log = _sh([f"{ag}/run_autograder"], {**env, "RLSYS_AUTOGRADER_ROOT": str(ag)}, kit)
+    result = (ag / "results" / "results.json").read_text("utf-8")
+    assert json.loads(result)["score"] == 100, log
     assert (ag / "source" / "setup.sh").is_file() and not (ag / "source" / "wheels").exists()
     assert (kit / "autograder.zip").is_file()  # the zip itself is untouched
 

@@ -173,13 +173,13 @@ failed to execute correctly"; fix it, then regrade. What Gradescope promises: a 
 container per submission, run as root, out of the learner's reach: the score is the record.
 
 Try it elsewhere, as root, in Gradescope's layout (`$ROOT` stands for `/autograder`):
-
 ```sh
 ROOT=/tmp/ag
 mkdir -p $ROOT/submission && unzip -q autograder.zip -d $ROOT/source
 cp $ROOT/source/run_autograder $ROOT/ && export RLSYS_AUTOGRADER_ROOT=$ROOT
 bash $ROOT/source/setup.sh   # once, as Gradescope builds the image: it deletes source/wheels
-cp {SUBMISSION_NAME} $ROOT/submission/ && $ROOT/run_autograder && cat $ROOT/results/results.json
+rlsys template $ROOT/submission/{SUBMISSION_NAME}   # 0; copy a learner's file there instead
+$ROOT/run_autograder && cat $ROOT/results/results.json
 ```
 """
     files: dict[str, str | bytes] = {
