@@ -1002,6 +1002,8 @@ def _c50_run(
     )
     done = _as_runner([str(python / "python"), str(bundle / "autograder.py")], env, checkout)
     assert _digest(bundle) == before, "autograder.py changed its bundle"
+    # Its venv (66 MB) and seed copy are gone: dry runs on a laptop do not pile up.
+    assert not list((runner / "temp").glob("rlsys-*")), "autograder.py left its work folder"
     if in_place:
         for folder in [bundle, *(p for p in bundle.rglob("*") if p.is_dir())]:
             folder.chmod(0o755)

@@ -4,13 +4,15 @@ Classroom 50's runner runs this with its own Python, in the learner's checkout, 
 assignment's facts in the environment (CLASSROOM, ASSIGNMENT, SUBMISSION_TAG, COMMIT_URL,
 RELEASE_URL, USERNAME, CLASSROOM50_BUNDLE_DIR: the folder this file came in).  It installs
 the grader into a fresh venv from the wheels beside it (offline), grades with the kits'
-one run script, and leaves ./result.json and ./release-body.md.  Exit 0: graded (a
+one run script, and leaves ./result.json and ./release-body.md (nothing else: the venv's
+temporary folder is removed).  Exit 0: graded (a
 learner's problem is a grade of 0 with its reason); non-zero: an infrastructure error,
 which the runner records as one.  Standard library only.
 """
 
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,8 +20,17 @@ from pathlib import Path
 
 
 def main() -> int:
-    here = Path(os.environ.get("CLASSROOM50_BUNDLE_DIR") or Path(__file__).resolve().parent)
+    # The work folder (the venv, 66 MB, and the seed's copy) goes when grading ends: a
+    # runner is thrown away, but an instructor's dry runs would pile them up.
     work = Path(tempfile.mkdtemp(prefix="rlsys-", dir=os.environ.get("RUNNER_TEMP") or None))
+    try:
+        return grade(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def grade(work: Path) -> int:
+    here = Path(os.environ.get("CLASSROOM50_BUNDLE_DIR") or Path(__file__).resolve().parent)
     python = work / "venv" / "bin" / "python"
     try:
         subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True)
