@@ -197,18 +197,7 @@ def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -
         namespaces = own_uid and bwrap_fence() is not None
     # The variant ``plan`` sends (libseccomp builds both or neither): one build a process.
     seccomp = seccomp_program(writes=bool(namespaces) or abi > 0) is not None
-    mechanisms: list[str] = []
-    if namespaces:
-        mechanisms.append("bubblewrap")
-    if abi:
-        mechanisms.append(f"landlock-abi-{abi}")
-    if seccomp:
-        mechanisms.append("seccomp-allow-list")
-    mechanisms.append("rlimits")
-    if own_uid:
-        mechanisms.append("own-uid")
-        if not abi and not seccomp:  # the allow-list leaves nothing to sweep (isolation)
-            mechanisms.append("sweep")
+    mechanisms = _mechanisms(abi, seccomp=seccomp, namespaces=bool(namespaces), own_uid=own_uid)
     level = "none"
     if seccomp:
         level = "seccomp"
@@ -220,6 +209,21 @@ def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -
     if abi < 6 and not namespaces and not seccomp:  # seccomp allows only kill(0, ...)
         unprotected.append("signals")
     return Fence(level, tuple(mechanisms), tuple(unprotected))
+
+
+def _mechanisms(abi: int, *, seccomp: bool, namespaces: bool, own_uid: bool) -> list[str]:
+    """The mechanisms that fence a child, in the order ``rlsys fence`` lists them."""
+    mechanisms = ["bubblewrap"] if namespaces else []
+    if abi:
+        mechanisms.append(f"landlock-abi-{abi}")
+    if seccomp:
+        mechanisms.append("seccomp-allow-list")
+    mechanisms.append("rlimits")
+    if own_uid:
+        mechanisms.append("own-uid")
+        if not abi and not seccomp:  # the allow-list leaves nothing to sweep (isolation)
+            mechanisms.append("sweep")
+    return mechanisms
 
 
 def for_limits(limits: Limits) -> Fence:
