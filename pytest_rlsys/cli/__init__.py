@@ -120,7 +120,8 @@ def build_parser() -> Parser:
         metavar="DIR",
         help="the class folder: one .py file per submission, or one subfolder per "
         "submission holding one .py file, or rlsys_ledger.py among others, as the kits "
-        "pick (named by the subfolder); any other "
+        "pick (named by the subfolder); a folder holding only folders (a section) is "
+        "walked, each learner named by its path (Section A/Li Na); any other "
         "file gets a not_graded row",
     )
     settings.add_arguments(p, "batch")
