@@ -612,3 +612,18 @@ def test_a_visible_case_names_up_to_three_differences() -> None:
         ("$[2]", "keys"),
         ("$[3]", "wrong_order"),
     ]
+
+
+@pytest.mark.parametrize("seed", [5, 12345])
+def test_each_category_has_its_own_words_in_both_languages(seed: int) -> None:
+    # Counts by category (the class page, the batch line, the learner's "N kinds") key on
+    # the words of the output's language: two English titles sharing one Chinese title
+    # were counted as one kind under zh (a course trial: "15 kinds" read "13 类").
+    zh: dict[tuple[str, str], set[str]] = {}
+    en: dict[tuple[str, str], set[str]] = {}
+    for case in build_battery(seed):
+        zh.setdefault((case.section, case.category.zh), set()).add(case.category.en)
+        en.setdefault((case.section, case.category.en), set()).add(case.category.zh)
+    assert {k: v for k, v in zh.items() if len(v) > 1} == {}
+    assert {k: v for k, v in en.items() if len(v) > 1} == {}
+    assert not [k for k in zh if re.search(r"first_(smaller|larger)", k[1])]

@@ -43,6 +43,12 @@ def _edge(source: str = "rollout", target: str = "learner", **fields: Any) -> di
     )
 
 
+# The words of the pair orders and exact edges in Chinese: each English title has its own
+# (two categories sharing one zh title would be counted as one under zh).
+ORDER_ZH = {"first_smaller": "先小后大", "first_larger": "先大后小"}
+ULP_ZH = {"ulp_below": "一个比另一个低一个 ulp", "ulp_above": "一个比另一个高一个 ulp"}
+
+
 def _pair_orders(first: float, later: float) -> Iterator[tuple[str, float, float]]:
     yield "first_smaller" if first < later else "first_larger", first, later
     yield "first_larger" if first < later else "first_smaller", later, first
@@ -68,12 +74,13 @@ def derive_bandwidth_pairs(b: BatteryBuilder, rng: random.Random, s: Statement) 
                 call = Call(P2, ([one, two], PLACEMENT))
                 case = edge_id("bandwidths", label, order, idle)
                 traffic = " (one edge carrying no traffic)" if idle else ""
+                traffic_zh = "（其中一条边没有流量）" if idle else ""
                 if k < 1:
                     b.diff(
                         case,
                         Msg(
                             f"bandwidths {k} tolerances apart are the same{traffic}",
-                            f"相差 {k} 个容差的带宽相同",
+                            f"相差 {k} 个容差的带宽相同{traffic_zh}",
                         ),
                         s.rule,
                         call,
@@ -87,8 +94,7 @@ def derive_bandwidth_pairs(b: BatteryBuilder, rng: random.Random, s: Statement) 
                     Msg(
                         f"refuses bandwidths {k} tolerances apart, the {order.replace('_', ' ')}"
                         f"{traffic}",
-                        f"拒绝同一互连域相差 {k} 个容差的带宽（{order}）"
-                        + ("（其中一条边没有流量）" if idle else ""),
+                        f"拒绝同一互连域相差 {k} 个容差的带宽（{ORDER_ZH[order]}）{traffic_zh}",
                     ),
                     s.rule,
                     valid,
@@ -230,7 +236,7 @@ def derive_critical_ties(b: BatteryBuilder, rng: random.Random, s: Statement) ->
                         + (
                             "相等：两者都是关键域"
                             if label == "at"
-                            else "相差一个 ulp：只有较大者是关键域"
+                            else f"{ULP_ZH[label]}：只有较大者是关键域"
                         ),
                     ),
                     s.rule,
