@@ -208,6 +208,15 @@ W: dict[str, Msg] = {
         "不含模板自带的部分{cut}。",
     ),
     "pair_cut": Msg(" (each file's first {kib} KiB)", "（各文件的前 {kib} KiB）"),
+    "pair_reference": Msg(
+        "The reference is two texts: this package's solution, shown here, and the chapter's "
+        "printed reference, which ships as fingerprints only and is not shown. A file that "
+        "copies the chapter's code shares less with the solution here than its shared-code "
+        "figure says: read it beside the chapter's code.",
+        "参考实现包含两份：此处显示的本包解答，以及章节中印出的参考实现（只以指纹形式随包提供，"
+        "不显示）。抄写章节代码的文件在此处与本包解答的重合会低于其“共享代码”数值："
+        "请对照章节中的代码阅读。",
+    ),
     "pair_unread": Msg(
         "{name}: not shown side by side (not a readable file of at most {kib} KiB).",
         "{name}：未并排显示（不是不超过 {kib} KiB 的可读文件）。",

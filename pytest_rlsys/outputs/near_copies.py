@@ -212,10 +212,15 @@ def _listed(ident: str, key: str, names: Sequence[str], lang: str, **fields: obj
 def _views(rows: Sequence[BatchRow], pairs: Sequence[Pair], lang: str) -> str:
     if not pairs:
         return ""
+    from pytest_rlsys.similarity import REFERENCE
+
     named = {row.name: row for row in rows}
     read = {name: _source(name, named) for p in pairs for name in (p.a, p.b)}
     return f"<h3>{_e(say('views_head', lang))}</h3>" + "".join(
-        pairview.pair_view(p.ident, (p.a, read[p.a]), (p.b, read[p.b]), lang) for p in pairs
+        pairview.pair_view(
+            p.ident, (p.a, read[p.a]), (p.b, read[p.b]), lang, reference=p.b == REFERENCE
+        )
+        for p in pairs
     )
 
 

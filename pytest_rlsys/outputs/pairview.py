@@ -119,10 +119,15 @@ def _share(text: str, spans: Sequence[Span]) -> str:
 
 
 def pair_view(
-    ident: str, a: tuple[str, str | None], b: tuple[str, str | None], lang: str = "en"
+    ident: str,
+    a: tuple[str, str | None],
+    b: tuple[str, str | None],
+    lang: str = "en",
+    reference: bool = False,
 ) -> str:
     """A flagged pair side by side: ``(name, source or None when it could not be read)``
-    each; the shared passages highlighted in both, neither said to be the original."""
+    each; the shared passages highlighted in both, neither said to be the original.
+    ``reference``: ``b`` is the reference, whose second text (the chapter's) is not shown."""
     (name_a, text_a), (name_b, text_b) = a, b
     kib = MAX_BYTES // 1024
     if text_a is None or text_b is None:
@@ -132,6 +137,8 @@ def pair_view(
     spans_a, spans_b = shared_spans(text_a, text_b)
     cut = any(len(t) > MAX_BYTES for t in (text_a, text_b))
     note = say("pair_note", lang, k=K, cut=say("pair_cut", lang, kib=kib) if cut else "")
+    if reference:
+        note += " " + say("pair_reference", lang)
     panes = "".join(
         f'<figure><figcaption>{_e(name)} <span class="nw">— '
         f"{_e(say('highlighted', lang, share=_share(text, spans)))}</span></figcaption>"

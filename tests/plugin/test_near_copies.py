@@ -123,6 +123,27 @@ def test_a_flagged_pair_is_shown_side_by_side_with_what_it_shares() -> None:
     assert page.count('href="#pair-1"') == 3  # the pair's table row and both roster rows
 
 
+def test_a_reference_pair_says_the_chapter_s_reference_is_not_shown() -> None:
+    # "reference" is two texts; only the package's solution can be shown, so a copy of the
+    # chapter's printed code shows less highlighted than its shared-code figure (course
+    # trial: "1.00 shared" beside a view "56 % highlighted", labelled only "reference").
+    original = solution_path().read_text(encoding="utf-8")
+    rows = [
+        _row("amy.py", "reference", 1.0, "code", data=_disguised(original)),
+        _row("own.py", "amy.py", 0.1, data=exercise_path().read_text("utf-8")),
+    ]
+    for lang, words in (("en", "fingerprints only"), ("zh", "只以指纹形式")):
+        page = class_report_html(BatchResult(1, lang, rows))
+        view = page[page.index('id="pair-1"') :]
+        assert words in view[: view.index("</details>")]
+    # A classmate pair has no such note.
+    pair = [
+        _row("amy.py", "zed.py", 0.95, "code", alike=0.9, data=original),
+        _row("zed.py", "amy.py", 0.95, "code", alike=0.9, data=_disguised(original)),
+    ]
+    assert "fingerprints only" not in _page(pair)
+
+
 def test_the_template_both_start_from_is_not_highlighted() -> None:
     template = exercise_path().read_text(encoding="utf-8")
     spans_a, spans_b = pairview.shared_spans(template, template + "\nx = 1\n")
