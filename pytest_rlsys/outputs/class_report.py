@@ -42,7 +42,12 @@ from pytest_rlsys.outputs.class_summary import (
 )
 from pytest_rlsys.outputs.class_words import say
 from pytest_rlsys.outputs.files import write_atomic
-from pytest_rlsys.outputs.near_copies import NearCell, near_cells, similarity_section
+from pytest_rlsys.outputs.near_copies import (
+    NearCell,
+    near_cells,
+    shown_name,
+    similarity_section,
+)
 
 __all__ = [
     "BIN_LABELS",
@@ -252,10 +257,12 @@ def _near_cell(cell: NearCell | None, lang: str) -> str:
         return '<td class="near" data-v="9">—</td>'
     if not cell.mark:  # not flagged: how close its closest file is, for comparison
         shown = (
-            say("closest_score", lang, name=cell.closest, score=cell.sign) if cell.closest else "—"
+            say("closest_score", lang, name=shown_name(cell.closest, lang), score=cell.sign)
+            if cell.closest
+            else "—"
         )
         return f'<td class="near t muted" data-v="8">{_e(shown)}</td>'
-    closest = f" {_e(cell.closest)}" if cell.closest else ""
+    closest = f" {_e(shown_name(cell.closest, lang))}" if cell.closest else ""
     sign = f" ({_e(cell.sign_text(lang))})" if cell.sign else ""
     link = f' <a href="#{cell.pair}">{_e(say("side_by_side", lang))}</a>' if cell.pair else ""
     order = _NEAR_ORDER.get(cell.mark, 9)

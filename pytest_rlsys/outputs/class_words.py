@@ -101,6 +101,8 @@ W: dict[str, Msg] = {
     "st_graded": Msg("graded", "已评分"),
     "st_not_loaded": Msg("not_loaded", "未能加载"),
     "st_not_graded": Msg("not_graded", "未评分"),
+    # the reference's own file where a submission's name stands (similarity.REFERENCE)
+    "reference": Msg("reference", "参考答案"),
     "closest_score": Msg("closest: {name}, code {score}", "最接近：{name}，代码 {score}"),
     # -- problems
     "problems_head": Msg("Submissions that did not load or timed out", "未能加载或超时的提交"),
