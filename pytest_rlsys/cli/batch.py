@@ -26,6 +26,7 @@ from pytest_rlsys.escaping import clean, roster_name, say
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs.batch import BatchResult, BatchRow, Status, csv_text, json_text
 from pytest_rlsys.outputs.files import write_atomic
+from pytest_rlsys.outputs.wording import load_error_text
 from pytest_rlsys.resources import exercise_path
 
 if TYPE_CHECKING:
@@ -260,7 +261,8 @@ def _grade_row(
     if data is not None and not data.strip():  # nothing handed in: no table of zeros
         row = dataclasses.replace(row, status="not_graded", message=EMPTY.get(request.lang))
     if data is None:
-        return _Graded(row, _say("not_read", request.lang, problem=report.load_error))
+        unread = _say("not_read", request.lang, problem=load_error_text(report, request.lang))
+        return _Graded(row, unread)
     analysis = analysis or similarity.Analysis(request.limits, request.lang)
     with running.listed(analysis):
         signs = analysis.run(data)

@@ -562,6 +562,7 @@ def test_a_chinese_batch_says_nothing_in_english(
     (subs / "韩梅").mkdir()
     for name in ("一.py", "二.py"):
         (subs / "韩梅" / name).write_text("x = 1\n", encoding="utf-8")
+    (subs / "周杰.py").symlink_to(solution_path())  # refused: not read
     deep = subs / "分组"
     for _ in range(40):
         deep = deep / "层"
