@@ -24,7 +24,7 @@ from pytest_rlsys.messages import (
     section_label,
 )
 from pytest_rlsys.outputs.text import clean, js_number
-from pytest_rlsys.outputs.wording import category, message, shared_message
+from pytest_rlsys.outputs.wording import category, message, shared_message, with_hint
 
 __all__ = [
     "CONTINUED",
@@ -368,14 +368,6 @@ def resource_failure(case: CaseResult, lang: str = "en") -> str | None:
     if case.kind in ("raised", "raised_other") and case.exc_type in _RESOURCE_ERRORS:
         return RAISED.fill(lang, {"exc": case.exc_type, "at": ""})
     return None
-
-
-def with_hint(message: str, exc_type: str, lang: str = "en") -> str:
-    """``message`` and, when the import failed for a missing module, that only the standard
-    library is there (the child runs without site-packages)."""
-    if exc_type == "ModuleNotFoundError":
-        return f"{message} ({labels(lang)['stdlib_only']})"
-    return message
 
 
 def _shared_failures(failed: list[CaseResult]) -> dict[tuple[str, str], list[CaseResult]]:

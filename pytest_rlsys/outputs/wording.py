@@ -14,6 +14,7 @@ from pytest_rlsys.grading.verdicts import ValueDiff
 from pytest_rlsys.messages import (
     AT_LINE,
     DIFF_WORDS,
+    LABELS,
     PROBLEM_WORDS,
     RAISED,
     TODO_OF,
@@ -23,7 +24,14 @@ from pytest_rlsys.messages import (
     hidden_message,
 )
 
-__all__ = ["category", "diff_text", "load_error_text", "message", "shared_message"]
+__all__ = [
+    "category",
+    "diff_text",
+    "load_error_text",
+    "message",
+    "shared_message",
+    "with_hint",
+]
 
 _DUE_OF = {f"not_a_{due}": words for due, words in TYPE_DUE.items()}  # comparison's names
 _KEYS = {(True, False): "keys_missing", (False, True): "keys_extra", (True, True): "keys_both"}
@@ -112,7 +120,16 @@ def category(case: CaseResult, lang: str = "en") -> str:
 
 
 def load_error_text(report: ScoreReport, lang: str = "en") -> str:
-    """Why the submission could not be graded at all, in ``lang`` ("" when it was)."""
-    if report.load_said is not None:
-        return report.load_said.text(lang)
-    return report.load_error or ""
+    """Why the submission could not be graded at all, in ``lang`` ("" when it was), with
+    what to do about a missing module: every writer says the load error through this, so
+    the terminal, each platform's file and each kit give the same reason."""
+    said = report.load_said.text(lang) if report.load_said is not None else report.load_error
+    return with_hint(said, report.load_exc_type, lang) if said else ""
+
+
+def with_hint(message: str, exc_type: str, lang: str = "en") -> str:
+    """``message`` and, when the import failed for a missing module, that only the standard
+    library is there (the child runs without site-packages)."""
+    if exc_type == "ModuleNotFoundError":
+        return f"{message} ({LABELS['stdlib_only'].get(lang)})"
+    return message
