@@ -24,7 +24,15 @@ from pytest_rlsys.messages import (
     section_label,
 )
 from pytest_rlsys.outputs.text import clean, js_number
-from pytest_rlsys.outputs.wording import category, message, shared_message, with_hint
+from pytest_rlsys.outputs.wording import (
+    Kind,
+    category,
+    kind_lines,
+    message,
+    rule_of,
+    shared_message,
+    with_hint,
+)
 
 __all__ = [
     "CONTINUED",
@@ -268,7 +276,7 @@ def hidden_heading(groups: dict[str, int], lang: str = "en") -> str:
 
 def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, int]:
     """One line per hidden failure kind: crashes by message, the rest by category."""
-    seen: dict[str, int] = {}
+    seen: dict[Kind, int] = {}
     for case in report.cases:
         if (
             case.visibility != "hidden"
@@ -278,13 +286,17 @@ def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, 
         ):
             continue
         todo = section_label(case.section, lang)
-        key = (
-            f"{todo}: {message(case, lang)}"
+        key: Kind = (
+            (f"{todo}: {message(case, lang)}", "", "")
             if case.status in ("error", "timeout")
-            else f"{todo}: {category(case, lang)} ({message(case, lang)})"
+            else (
+                f"{todo}: {case.category.get(lang)}",
+                rule_of(case, lang),
+                f" ({message(case, lang)})",
+            )
         )
         seen[key] = seen.get(key, 0) + 1
-    return seen
+    return kind_lines(seen, lang)
 
 
 def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
@@ -346,14 +358,13 @@ def failure_text(case: CaseResult, lang: str = "en", width: int | None = None) -
 def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en") -> str:
     """What a learner sees for a TODO's hidden cases (one pytest item): how many failed
     and each kind of failure once, with its count; never an input or a value."""
-    kinds: dict[str, int] = {}
+    kinds: dict[Kind, int] = {}
     for case in failed:
-        line = (
-            f"[{section_label(case.section, lang)}] {category(case, lang)}: {message(case, lang)}"
-        )
-        kinds[line] = kinds.get(line, 0) + 1
+        head = f"[{section_label(case.section, lang)}] {case.category.get(lang)}"
+        kind = (head, rule_of(case, lang), f": {message(case, lang)}")
+        kinds[kind] = kinds.get(kind, 0) + 1
     lines = [HIDDEN_GROUP.get(lang).format(n=len(failed), total=total)]
-    lines += [f"{line} ×{n}" if n > 1 else line for line, n in kinds.items()]
+    lines += [f"{line} ×{n}" if n > 1 else line for line, n in kind_lines(kinds, lang).items()]
     lines.append(f"  ({HIDDEN_NOTE.get(lang)})")
     return "\n".join(clean(line, newlines=False) for line in lines)
 

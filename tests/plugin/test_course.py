@@ -844,3 +844,29 @@ def test_the_batch_line_keeps_the_count_and_the_other_kinds_when_the_words_are_l
         assert "word… " in line or "own… " in line, line  # cut at a whole word
     # Under zh the count of the other kinds is Chinese too.
     assert batchline.below_full_marks(report, "zh").endswith("×1（另有 4 类）")
+
+
+def test_a_rule_many_failure_kinds_grade_is_said_once() -> None:
+    # The Quick start's example fails ten hidden kinds under one rule: its sentence is
+    # said once, the other kinds name it by number (trial 5's L8), in the summary, the
+    # table's list and each TODO's pytest item, in both languages.
+    report = _graded((REPO / "examples" / "learner_example.py").read_text(encoding="utf-8"))
+    failed = [c for c in report.cases if c.visibility == "hidden" and c.status == "failed"]
+    for lang in ("en", "zh"):
+        rules = {c.rule.get(lang) for c in failed} - {""}
+        assert rules and len(failed) > len(rules)  # the test has kinds sharing a rule
+        said = [
+            "\n".join(terminal.terminal_summary(report, lang, width=10**6)),
+            "\n".join(terminal.terminal_lines(report, lang)),
+            *(
+                terminal.group_failure_text([c for c in failed if c.section == s], 99, lang)
+                for s in {c.section for c in failed}
+            ),
+        ]
+        for text in said:
+            for rule in rules:
+                assert text.count(rule) <= 1, (rule, text)
+        assert all(rule in said[0] for rule in rules)
+        kinds = [line for line in said[0].splitlines() if line.startswith("  - ")]
+        again = "above" if lang == "en" else "见上"
+        assert sum(again in line for line in kinds) == len(kinds) - len(rules)
