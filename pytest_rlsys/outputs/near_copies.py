@@ -204,8 +204,9 @@ def _pairs_table(pairs: Sequence[Pair], lang: str) -> str:
         )
     )
     return (
-        f'<table id="similarity-table"><caption>{_e(say("pairs_caption", lang))}</caption>'
-        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
+        f'<div class="wide"><table id="similarity-table">'
+        f"<caption>{_e(say('pairs_caption', lang))}</caption>"
+        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table></div>"
     )
 
 
