@@ -63,6 +63,7 @@ WORDS = {
     "other_files": Msg("; other files: {files}", "；其他文件：{files}"),
     "not_read": Msg("not read: {problem}", "未读取：{problem}"),
     "failed": Msg("the comparison failed ({exc})", "比较失败（{exc}）"),
+    "slowest": Msg("slowest: {name} {s}s", "最慢：{name} {s} 秒"),
     "summary": Msg(
         "{prog}: {n} submissions: {graded} graded, {not_loaded} did not load (score 0), "
         "{not_graded} not graded (see the message column), seed {seed}",
@@ -250,7 +251,9 @@ def _grade_row(
                 report = session.finish()
     except Exception as exc:  # one broken submission never stops the batch
         message = (
-            str(exc) if isinstance(exc, SubmissionPathError) else f"{type(exc).__name__}: {exc}"
+            exc.said.text(request.lang)
+            if isinstance(exc, SubmissionPathError)
+            else f"{type(exc).__name__}: {exc}"
         )
         seconds = round(time.monotonic() - began, 3)
         return _Graded(BatchRow(name, "not_graded", seconds=seconds, message=message), message)
@@ -319,8 +322,9 @@ class _Running:
 class _Progress:
     """A tqdm bar on a terminal (never in a log file), naming the slowest running one."""
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, lang: str = "en") -> None:
         self.running: dict[str, float] = {}
+        self.lang = lang
         self.lock = threading.Lock()
         self.bar: Any = None
         if enabled and sys.stderr.isatty():
@@ -343,7 +347,8 @@ class _Progress:
             if not self.running:
                 return ""
             name, since = min(self.running.items(), key=lambda item: item[1])
-        return f"slowest: {clean(name, newlines=False)} {time.monotonic() - since:.0f}s"
+        seconds = f"{time.monotonic() - since:.0f}"
+        return _say("slowest", self.lang, name=clean(name, newlines=False), s=seconds)
 
     def refresh(self) -> None:
         if self.bar is not None:
@@ -479,7 +484,7 @@ def batch(args: argparse.Namespace) -> ExitCode:
     lang = request.lang
     if all(problem == NOT_PY.fill(lang, {"name": name}) for name, _, problem in submissions):
         raise UsageError(f"no submissions (.py files) in {folder}", prog)
-    progress = _Progress(len(submissions), not args.no_progress)
+    progress = _Progress(len(submissions), not args.no_progress, lang)
     jobs = args.jobs or os.cpu_count() or 2
     graded = _grade_class(submissions, request, jobs, progress, not args.no_behaviour)
     _compare(graded, request.lang)

@@ -551,6 +551,7 @@ def test_a_chinese_batch_says_nothing_in_english(
     import re
     from html import unescape
 
+    from pytest_rlsys.cli import batch as batch_cli
     from tests.english import english_sentences
 
     subs = tmp_path / "subs"
@@ -577,6 +578,9 @@ def test_a_chinese_batch_says_nothing_in_english(
     assert "参考答案" in page  # the reference flagged: the test reaches its name
     page = re.sub(r"<(style|script|details)\b.*?</\1>", "", page, flags=re.S)
     said += [unescape(text) for text in re.split(r"<[^>]+>", page)]
+    progress = batch_cli._Progress(1, False, "zh")  # the bar's words on a terminal
+    progress.started("李雷.py")
+    said.append(progress.slowest())
     english = [(t, english_sentences(t)) for t in said if english_sentences(t)]
     assert english == []
     assert [t for t in said if re.search(r"\breference\b", t)] == []
