@@ -17,6 +17,7 @@ from pytest_rlsys.grading.verdicts import MISSING
 from pytest_rlsys.messages import (
     HIDDEN_GROUP,
     HIDDEN_NOTE,
+    IN_PARENS,
     LABELS,
     NOT_IMPLEMENTED,
     RAISED,
@@ -129,37 +130,62 @@ def clip(text: str, width: int = WIDTH) -> str:
     return "".join(out) + "…"
 
 
+# Chinese breaks between characters, but never before closing punctuation nor after
+# opening (the line-breaking rules of CJK text); English breaks at spaces.
+_NO_BREAK_BEFORE = frozenset("，。、；：！？）」』】〉》”’…,.;:!?)]}")
+_NO_BREAK_AFTER = frozenset("（「『【〈《“‘([{")
+
+
+def _break_at(line: str, start: int) -> int:
+    """The last place after ``start`` where ``line`` may break (-1: none): a space (then
+    dropped), or between two characters one of which is wide (CJK)."""
+    for i in range(len(line) - 1, start, -1):
+        before, char = line[i - 1], line[i]
+        if char == " ":
+            return i
+        if (
+            (_char_width(before) == 2 or _char_width(char) == 2)
+            and before != " "
+            and char not in _NO_BREAK_BEFORE
+            and before not in _NO_BREAK_AFTER
+        ):
+            return i
+    return -1
+
+
 def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
-    """``text`` broken into lines of at most ``width`` display columns (at spaces when it
-    can), each starting with ``indent``."""
+    """``text`` broken into lines of at most ``width`` display columns (at spaces, or
+    between Chinese characters, when it can), each starting with ``indent``."""
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
         line = indent
         for char in paragraph:
             if display_width(line + char) > width:
-                cut = line.rfind(" ")
+                cut = _break_at(line + char, len(indent))  # before ``char`` too
                 if cut > len(indent):
-                    lines.append(line[:cut])
-                    line = indent + line[cut + 1 :]
+                    lines.append(line[:cut].rstrip(" "))
+                    line = indent + line[cut:].lstrip(" ")
                 else:
                     lines.append(line)
                     line = indent
+                if char == " " and line == indent:
+                    continue  # the space the line broke at
             line += char
         lines.append(line)
     return lines
 
 
 def fit(line: str, width: int = WIDTH) -> list[str]:
-    """``line`` as it is when it fits ``width`` columns, else wrapped (at spaces when it
-    can), each continuation line starting with the line's indent and CONTINUED."""
+    """``line`` as it is when it fits ``width`` columns, else wrapped (at spaces, or
+    between Chinese characters, when it can), each continuation line starting with the
+    line's indent and CONTINUED."""
     if display_width(line) <= width:
         return [line]
     indent = line[: len(line) - len(line.lstrip(" "))]
     lead = indent + CONTINUED
     width = max(width, display_width(lead) + 20)  # a very narrow terminal still gets text
-    first, *rest = wrap(line, "", width)
-    body = " ".join(piece.strip() for piece in rest)
-    return [first, *wrap(body, lead, width)]
+    first = wrap(line, "", width)[0]
+    return [first, *wrap(line[len(first) :].strip(" "), lead, width)]
 
 
 def rule(char: str, title: str, width: int = WIDTH) -> str:
@@ -292,7 +318,7 @@ def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, 
             else (
                 f"{todo}: {case.category.get(lang)}",
                 rule_of(case, lang),
-                f" ({message(case, lang)})",
+                IN_PARENS.fill(lang, {"text": message(case, lang)}),
             )
         )
         seen[key] = seen.get(key, 0) + 1

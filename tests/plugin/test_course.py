@@ -870,3 +870,22 @@ def test_a_rule_many_failure_kinds_grade_is_said_once() -> None:
         kinds = [line for line in said[0].splitlines() if line.startswith("  - ")]
         again = "above" if lang == "en" else "见上"
         assert sum(again in line for line in kinds) == len(kinds) - len(rules)
+        if lang == "zh":  # what went wrong in Chinese parentheses, as the rule is
+            assert all(line.rstrip(" ×0123456789").endswith("）") for line in kinds), kinds
+
+
+def test_chinese_lines_wrap_between_characters_not_only_at_spaces() -> None:
+    # Chinese has no spaces between words: a line breaks between its characters (never
+    # before closing punctuation nor after opening), so each line is filled; English
+    # still breaks at its spaces (trial 5's L8: "到达率等于容量（容量" / "↳ 9.99989e-321）…").
+    line = "  - TODO 2: 到达率等于容量（容量 9.99989e-321）：余量不为负，"
+    line += "且瓶颈阶段列出全部并列的阶段" * 6
+    width = 50
+    pieces = terminal.fit(line, width)
+    assert all(terminal.display_width(p) <= width for p in pieces)
+    assert all(terminal.display_width(p) >= width - 3 for p in pieces[:-1]), pieces
+    bodies = [pieces[0], *(p.removeprefix("  " + terminal.CONTINUED) for p in pieces[1:])]
+    assert not [b for b in bodies[1:] if b[0] in "，。）：、"]
+    assert "".join(bodies).replace(" ", "") == line.replace(" ", "")
+    english = terminal.fit("  - " + "word " * 30, 40)
+    assert all(p.rstrip().endswith("word") for p in english)
