@@ -150,6 +150,11 @@ def hidden_message(
 
 # How a hidden case's category names the rule of the template it grades.
 WITH_RULE = Msg("{category} (rule: “{rule}”)", "{category}（规则：“{rule}”）")
+# A list of failure kinds says a rule that several kinds grade once, then by its number.
+RULE_FIRST = Msg("{category} (rule {n}: “{rule}”)", "{category}（规则 {n}：“{rule}”）")
+RULE_AGAIN = Msg("{category} (rule {n}, above)", "{category}（规则 {n}，见上）")
+# What went wrong after a kind's category, in the parentheses of its language.
+IN_PARENS = Msg(" ({text})", "（{text}）")
 
 
 # A visible case's words, by its kind (``grading.verdicts.ProblemKind``; a test checks the

@@ -221,13 +221,22 @@ def check_in_browser(
 
 
 # Appended to a copy of the page (its Content-Security-Policy removed): lists every
-# element wider than the viewport, or reaching past its right edge, into #overflow.
+# element wider than the viewport, or reaching past its right edge, into #overflow; what
+# a box of its own scrolls (a wide table in its scroller) is inside that box, which is
+# measured itself.
 _MEASURE = """<pre id="overflow"></pre><script>
+function scrolled(el) {
+  for (var p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+    var x = getComputedStyle(p).overflowX;
+    if (x === "auto" || x === "scroll" || x === "hidden") { return true; }
+  }
+  return false;
+}
 addEventListener("load", function () {
   var wide = [], view = document.documentElement.clientWidth;
   document.querySelectorAll("body *").forEach(function (el) {
     var box = el.getBoundingClientRect();
-    if (el.id !== "overflow" && box.width > 0 && box.right > view + 0.5) {
+    if (el.id !== "overflow" && box.width > 0 && box.right > view + 0.5 && !scrolled(el)) {
       wide.push(el.tagName + (el.id ? "#" + el.id : "") + " right=" + Math.round(box.right));
     }
   });
@@ -309,7 +318,8 @@ addEventListener("load", function () {
   document.querySelectorAll(SELECTOR).forEach(function (cell) {
     var walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), node;
     while ((node = walk.nextNode())) {
-      var words = /\\S+/g, m;
+      // a word: no space, and no CJK punctuation (where Chinese lines may break)
+      var words = /[^\\s\\u3000-\\u303f\\uff00-\\uff0f\\uff1a-\\uff20]+/g, m;
       while ((m = words.exec(node.data))) {
         var range = document.createRange(), lines = {};
         range.setStart(node, m.index);
@@ -327,8 +337,9 @@ addEventListener("load", function () {
 
 
 def broken_words_at(html: Path, browser: str, selector: str, width: int = 1280) -> str:
-    """The words inside ``selector``'s elements that Chromium breaks across lines in a
-    ``width``-pixel-wide window, joined with " | " ('' when none)."""
+    """The words (CJK punctuation parts them, as spaces do) inside ``selector``'s elements
+    that Chromium breaks across lines in a ``width``-pixel-wide window, joined with " | "
+    ('' when none)."""
     page = html.read_text(encoding="utf-8")
     page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
     probe = html.with_name(f".{html.stem}-words.html")

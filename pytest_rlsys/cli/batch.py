@@ -26,6 +26,7 @@ from pytest_rlsys.escaping import clean, roster_name, say
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs.batch import BatchResult, BatchRow, Status, csv_text, json_text
 from pytest_rlsys.outputs.files import write_atomic
+from pytest_rlsys.outputs.wording import load_error_text
 from pytest_rlsys.resources import exercise_path
 
 if TYPE_CHECKING:
@@ -41,22 +42,52 @@ __all__ = ["NOT_PY", "batch", "find_submissions"]
 # An empty file (or white space only) is not graded, as the kits do not grade one (its
 # status says so; the row keeps the digest of what was read, and is compared: nothing).
 EMPTY = Msg("the file is empty", "文件是空的")
-NOT_PY = (
+NOT_PY = Msg(
     "{name} is not a .py file, so it was not graded "
-    "(a submission is one .py file or a folder holding one)"
+    "(a submission is one .py file or a folder holding one)",
+    "{name} 不是 .py 文件，因此未评分（一份提交是一个 .py 文件，或装有一个 .py 文件的文件夹）",
 )
+# The batch's other words for the instructor, in the batch's language (--lang).
+WORDS = {
+    "groupings": Msg(
+        "{name}/ was not read: over {n} folders in its groupings",
+        "{name}/ 未读取：其分组中的文件夹超过 {n} 个",
+    ),
+    "nested": Msg("{name}/ is nested over {n} folders deep", "{name}/ 嵌套超过 {n} 层文件夹"),
+    "entries": Msg("{name}/ holds over {n} entries", "{name}/ 中的条目超过 {n} 个"),
+    "expected": Msg(
+        "expected one .py file in {name}/, or one named {file} among several, found {n}{listed}",
+        "{name}/ 中应当只有一个 .py 文件，或在多个中有一个名为 {file}，实际找到 {n} 个{listed}",
+    ),
+    "listed": Msg(": {files}", "：{files}"),
+    "other_files": Msg("; other files: {files}", "；其他文件：{files}"),
+    "not_read": Msg("not read: {problem}", "未读取：{problem}"),
+    "failed": Msg("the comparison failed ({exc})", "比较失败（{exc}）"),
+    "slowest": Msg("slowest: {name} {s}s", "最慢：{name} {s} 秒"),
+    "summary": Msg(
+        "{prog}: {n} submissions: {graded} graded, {not_loaded} did not load (score 0), "
+        "{not_graded} not graded (see the message column), seed {seed}",
+        "{prog}：{n} 份提交：{graded} 份已评分，{not_loaded} 份未能加载（0 分），"
+        "{not_graded} 份未评分（见 message 列），种子 {seed}",
+    ),
+}
+
+
+def _say(key: str, lang: str, **fields: object) -> str:
+    return WORDS[key].fill(lang, {k: str(v) for k, v in fields.items()})
 
 
 # (name, file or None, problem): one submission of a class folder.
 Found = tuple[str, Path | None, str]
 
 
-def find_submissions(folder: Path) -> list[Found]:
+def find_submissions(folder: Path, lang: str = "en") -> list[Found]:
     """(name, file or None, problem) for each submission: a .py file, or a folder with one;
     each named as the roster shows it (escaping.roster_name).  A folder holding only
     folders is a grouping (a section of an LMS export), not a learner: the
     learners inside it are found at any depth, each named by its path below ``folder``
-    ("Section A/Li Na").  Links are never followed, and the walk is bounded."""
+    ("Section A/Li Na").  Links are never followed, and the walk is bounded.  ``lang``:
+    the language of the problems."""
     found: list[Found] = []
     pending: list[tuple[Path, str, int]] = [(folder, "", 0)]
     budget = [MAX_FOLDER_ENTRIES]
@@ -64,11 +95,11 @@ def find_submissions(folder: Path) -> list[Found]:
         current, prefix, depth = pending.pop()
         for entry in _entries(current):
             name = prefix + roster_name(entry.name)
-            problem = _grouping(entry, name, depth + 1, budget)
+            problem = _grouping(entry, name, depth + 1, budget, lang)
             if problem is None:
                 pending.append((entry, f"{name}/", depth + 1))
                 continue
-            path, problem = (None, problem) if problem else _submission(entry, name)
+            path, problem = (None, problem) if problem else _submission(entry, name, lang)
             found.append((name, path, problem))
     return found
 
@@ -84,7 +115,7 @@ def _entries(folder: Path, cap: int | None = None) -> list[Path]:
     return [folder / n for n in sorted(names) if not n.startswith(".") and n != "__pycache__"]
 
 
-def _grouping(entry: Path, name: str, depth: int, budget: list[int]) -> str | None:
+def _grouping(entry: Path, name: str, depth: int, budget: list[int], lang: str) -> str | None:
     """None when ``entry`` is a grouping folder (folders inside, no file: a link there is
     a row of its own, never followed, as in the class folder),
     '' when it is a submission (bounded by ``_python_files``), or why the walk stopped
@@ -96,9 +127,9 @@ def _grouping(entry: Path, name: str, depth: int, budget: list[int]) -> str | No
         return ""  # a learner's folder (an empty one too: a row all the same)
     budget[0] -= len(inside)
     if budget[0] < 0:
-        return f"{name}/ was not read: over {MAX_FOLDER_ENTRIES} folders in its groupings"
+        return _say("groupings", lang, name=name, n=MAX_FOLDER_ENTRIES)
     if depth > MAX_FOLDER_DEPTH:
-        return f"{name}/ is nested over {MAX_FOLDER_DEPTH} folders deep"
+        return _say("nested", lang, name=name, n=MAX_FOLDER_DEPTH)
     return None
 
 
@@ -106,7 +137,7 @@ def _is_file(path: Path) -> bool:
     return not path.is_symlink() and not path.is_dir()
 
 
-def _submission(entry: Path, name: str) -> tuple[Path | None, str]:
+def _submission(entry: Path, name: str, lang: str) -> tuple[Path | None, str]:
     """The file to grade for ``entry`` (shown as ``name``; or None) and the problem that
     stops it."""
     if entry.is_symlink() or not entry.is_dir():
@@ -116,8 +147,8 @@ def _submission(entry: Path, name: str) -> tuple[Path | None, str]:
         if entry.suffix == ".py" or entry.is_dir():
             return entry, ""
         # a row all the same: a learner who handed in notes.txt must not vanish
-        return None, NOT_PY.format(name=name)
-    files, problem = _python_files(entry)
+        return None, NOT_PY.fill(lang, {"name": name})
+    files, problem = _python_files(entry, lang)
     named = entry / exercise_path().name  # the kits' rule: the template's name first
     if problem:
         return None, problem
@@ -125,14 +156,13 @@ def _submission(entry: Path, name: str) -> tuple[Path | None, str]:
         return files[0], ""
     if named in files:
         return named, ""
-    listed = f": {', '.join(sorted(f.name for f in files)[:5])}" if files else ""
+    shown = ", ".join(sorted(f.name for f in files)[:5])
+    listed = _say("listed", lang, files=shown) if files else ""
     if not files:  # what was handed in instead (rlsys_ledger.py.txt), as the kits say
         others = [p.name for p in _entries(entry, MAX_FOLDER_ENTRIES) if _is_file(p)][:5]
-        listed = f"; other files: {', '.join(others)}" if others else ""
-    return None, (
-        f"expected one .py file in {name}/, or one named "
-        f"{exercise_path().name} among several, found {len(files)}{listed}"
-    )
+        listed = _say("other_files", lang, files=", ".join(others)) if others else ""
+    file, n = exercise_path().name, len(files)
+    return None, _say("expected", lang, name=name, file=file, n=n, listed=listed)
 
 
 # A submission folder is walked without recursion, to a bounded size: a folder 1,100
@@ -142,7 +172,7 @@ MAX_FOLDER_ENTRIES = 10_000
 MAX_FOLDER_DEPTH = 32
 
 
-def _python_files(folder: Path) -> tuple[list[Path], str]:
+def _python_files(folder: Path, lang: str) -> tuple[list[Path], str]:
     """The .py files below ``folder`` (links not followed, dot-names skipped), or a
     problem when the folder is deeper or bigger than a submission can be."""
     files: list[Path] = []
@@ -157,12 +187,12 @@ def _python_files(folder: Path) -> tuple[list[Path], str]:
         for entry in listed:
             seen += 1
             if seen > MAX_FOLDER_ENTRIES:
-                return [], f"{folder.name}/ holds over {MAX_FOLDER_ENTRIES} entries"
+                return [], _say("entries", lang, name=folder.name, n=MAX_FOLDER_ENTRIES)
             if entry.name.startswith("."):
                 continue
             if entry.is_dir(follow_symlinks=False):
                 if depth + 1 > MAX_FOLDER_DEPTH:
-                    return [], f"{folder.name}/ is nested over {MAX_FOLDER_DEPTH} folders deep"
+                    return [], _say("nested", lang, name=folder.name, n=MAX_FOLDER_DEPTH)
                 pending.append((Path(entry.path), depth + 1))
             elif entry.name.endswith(".py"):
                 files.append(Path(entry.path))
@@ -201,7 +231,8 @@ def _grade_row(
 
     running = running or _Running()
     if path is None:
-        return _Graded(BatchRow(name, "not_graded", message=problem), f"not read: {problem}")
+        unread = _say("not_read", request.lang, problem=problem)
+        return _Graded(BatchRow(name, "not_graded", message=problem), unread)
     began = time.monotonic()
     try:
         session = GradingSession.open(
@@ -220,7 +251,9 @@ def _grade_row(
                 report = session.finish()
     except Exception as exc:  # one broken submission never stops the batch
         message = (
-            str(exc) if isinstance(exc, SubmissionPathError) else f"{type(exc).__name__}: {exc}"
+            exc.said.text(request.lang)
+            if isinstance(exc, SubmissionPathError)
+            else f"{type(exc).__name__}: {exc}"
         )
         seconds = round(time.monotonic() - began, 3)
         return _Graded(BatchRow(name, "not_graded", seconds=seconds, message=message), message)
@@ -231,8 +264,9 @@ def _grade_row(
     if data is not None and not data.strip():  # nothing handed in: no table of zeros
         row = dataclasses.replace(row, status="not_graded", message=EMPTY.get(request.lang))
     if data is None:
-        return _Graded(row, f"not read: {report.load_error}")
-    analysis = analysis or similarity.Analysis(request.limits)
+        unread = _say("not_read", request.lang, problem=load_error_text(report, request.lang))
+        return _Graded(row, unread)
+    analysis = analysis or similarity.Analysis(request.limits, request.lang)
     with running.listed(analysis):
         signs = analysis.run(data)
     return _Graded(row, signs, tokens, report.load_error is None)
@@ -288,8 +322,9 @@ class _Running:
 class _Progress:
     """A tqdm bar on a terminal (never in a log file), naming the slowest running one."""
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, lang: str = "en") -> None:
         self.running: dict[str, float] = {}
+        self.lang = lang
         self.lock = threading.Lock()
         self.bar: Any = None
         if enabled and sys.stderr.isatty():
@@ -312,7 +347,8 @@ class _Progress:
             if not self.running:
                 return ""
             name, since = min(self.running.items(), key=lambda item: item[1])
-        return f"slowest: {clean(name, newlines=False)} {time.monotonic() - since:.0f}s"
+        seconds = f"{time.monotonic() - since:.0f}"
+        return _say("slowest", self.lang, name=clean(name, newlines=False), s=seconds)
 
     def refresh(self) -> None:
         if self.bar is not None:
@@ -373,7 +409,7 @@ def _grade_class(
 
     def work(name: str, path: Path | None, problem: str) -> _Graded:
         if not hasattr(mine, "analysis"):
-            mine.analysis = similarity.Analysis(request.limits)
+            mine.analysis = similarity.Analysis(request.limits, request.lang)
             analyses.append(mine.analysis)
         progress.started(name)
         try:
@@ -407,7 +443,7 @@ def _grade_class(
     return graded
 
 
-def _compare(graded: list[_Graded]) -> None:
+def _compare(graded: list[_Graded], lang: str) -> None:
     """Each row's similarity record (instructor-only, never part of a score): a pure
     decision over integer sets made in the children; no fault of it costs the grades."""
     names = [g.row.name for g in graded]
@@ -418,7 +454,8 @@ def _compare(graded: list[_Graded]) -> None:
             {g.row.name: g.loaded for g in graded},
         )
     except Exception as exc:
-        found = dict.fromkeys(names, similarity.not_compared(f"the comparison failed ({exc!r})"))
+        failed = similarity.not_compared(_say("failed", lang, exc=repr(exc)))
+        found = dict.fromkeys(names, failed)
     for g in graded:
         g.row.similarity = found[g.row.name]
 
@@ -439,17 +476,18 @@ def batch(args: argparse.Namespace) -> ExitCode:
         raise UsageError(problem, prog)
     # One seed for the whole class, chosen once and written in every row.
     request = dataclasses.replace(request, seed=request.battery_seed)
-    found = find_submissions(folder)
+    found = find_submissions(folder, request.lang)
     outputs = _outputs(args, found, prog)
     # This run's own outputs, written into the class folder by an earlier run, are no one's
     # (by path, links not followed: a learner's link to an output is still a learner's row).
     submissions = [f for f in found if not (f[2] and os.path.abspath(folder / f[0]) in outputs)]
-    if all(problem == NOT_PY.format(name=name) for name, _, problem in submissions):
+    lang = request.lang
+    if all(problem == NOT_PY.fill(lang, {"name": name}) for name, _, problem in submissions):
         raise UsageError(f"no submissions (.py files) in {folder}", prog)
-    progress = _Progress(len(submissions), not args.no_progress)
+    progress = _Progress(len(submissions), not args.no_progress, lang)
     jobs = args.jobs or os.cpu_count() or 2
     graded = _grade_class(submissions, request, jobs, progress, not args.no_behaviour)
-    _compare(graded)
+    _compare(graded, request.lang)
     result = BatchResult(request.seed, request.lang, sorted((g.row for g in graded), key=_name))
     try:
         if args.csv:
@@ -463,12 +501,8 @@ def batch(args: argparse.Namespace) -> ExitCode:
     if not args.csv and not args.json and not args.html:
         say(csv_text(result), end="")
     counts = result.counts()
-    say(
-        f"{prog}: {len(result.rows)} submissions: {counts['graded']} graded, "
-        f"{counts['not_loaded']} did not load (score 0), {counts['not_graded']} "
-        f"not graded (see the message column), seed {result.seed}",
-        err=True,
-    )
+    n, seed = len(result.rows), result.seed
+    say(_say("summary", request.lang, prog=prog, n=n, seed=seed, **counts), err=True)
     return ExitCode.OK
 
 

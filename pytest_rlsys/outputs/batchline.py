@@ -14,7 +14,6 @@ from pytest_rlsys.outputs.terminal import (
     labels,
     points_text,
     resource_failure,
-    with_hint,
 )
 from pytest_rlsys.outputs.text import clean
 from pytest_rlsys.outputs.wording import category, load_error_text, message, shared_message
@@ -33,8 +32,7 @@ def below_full_marks(report: ScoreReport, lang: str = "en", limit: int = 300) ->
     its count, and how many other kinds there were).  For the batch CSV's message column
     and the class roster."""
     if report.load_error is not None:  # said even when there is no case to lose
-        hinted = with_hint(load_error_text(report, lang), report.load_exc_type, lang)
-        return clip(clean(hinted, newlines=False), limit)
+        return clip(clean(load_error_text(report, lang), newlines=False), limit)
     if report.score >= report.max_score:
         return ""
     below = {s: e for s, e in report.sections().items() if e["score"] < e["max_score"]}

@@ -42,7 +42,12 @@ from pytest_rlsys.outputs.class_summary import (
 )
 from pytest_rlsys.outputs.class_words import say
 from pytest_rlsys.outputs.files import write_atomic
-from pytest_rlsys.outputs.near_copies import NearCell, near_cells, similarity_section
+from pytest_rlsys.outputs.near_copies import (
+    NearCell,
+    near_cells,
+    shown_name,
+    similarity_section,
+)
 
 __all__ = [
     "BIN_LABELS",
@@ -79,13 +84,15 @@ table{border-collapse:collapse;margin:.4rem 0 1rem;font-size:.92rem}
 caption{text-align:left;font-weight:600;padding:.2rem 0}
 th,td{border:1px solid #888;padding:.2rem .55rem;text-align:left;vertical-align:top;
 overflow-wrap:break-word}
-td.t,#similarity-table td{overflow-wrap:anywhere}
-@media (min-width:700px){#roster td.t:first-child{min-width:9rem}#roster td.near{min-width:10rem}}
+.wide{overflow-x:auto;max-width:100%}#roster th,#roster td{word-break:keep-all}
+@media (min-width:700px){#roster td.t:first-child{min-width:9rem}#roster td.near{min-width:10rem}
+#roster td.why{min-width:16rem}}
 @media (min-width:1000px){#roster td.t:first-child{min-width:14rem}#roster td.near{min-width:13rem}}
-table{max-width:100%}
+table{max-width:100%}.wide>table{max-width:none;margin:0}.wide{margin:.4rem 0 1rem}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 td.n{white-space:nowrap;overflow-wrap:normal}
-@media (max-width:600px){body{padding:.5rem}th,td{padding:.15rem .25rem;overflow-wrap:anywhere}}
+@media (max-width:600px){body{padding:.5rem}th,td{padding:.15rem .25rem;overflow-wrap:anywhere}
+.wide>table{max-width:100%}}
 thead th{background:#eee}
 code{font-size:.85rem;word-break:break-all}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(330px,100%),1fr));
@@ -252,10 +259,12 @@ def _near_cell(cell: NearCell | None, lang: str) -> str:
         return '<td class="near" data-v="9">—</td>'
     if not cell.mark:  # not flagged: how close its closest file is, for comparison
         shown = (
-            say("closest_score", lang, name=cell.closest, score=cell.sign) if cell.closest else "—"
+            say("closest_score", lang, name=shown_name(cell.closest, lang), score=cell.sign)
+            if cell.closest
+            else "—"
         )
         return f'<td class="near t muted" data-v="8">{_e(shown)}</td>'
-    closest = f" {_e(cell.closest)}" if cell.closest else ""
+    closest = f" {_e(shown_name(cell.closest, lang))}" if cell.closest else ""
     sign = f" ({_e(cell.sign_text(lang))})" if cell.sign else ""
     link = f' <a href="#{cell.pair}">{_e(say("side_by_side", lang))}</a>' if cell.pair else ""
     order = _NEAR_ORDER.get(cell.mark, 9)
@@ -266,10 +275,10 @@ def _near_cell(cell: NearCell | None, lang: str) -> str:
 def _why_cell(why: str) -> str:
     """The one line why; a long one folded after its first part (its root cause)."""
     if len(why) <= WHY_FOLD:
-        return f'<td class="t" data-v="{_e(why)}">{_e(why)}</td>'
+        return f'<td class="t why" data-v="{_e(why)}">{_e(why)}</td>'
     cut = why[:WHY_FOLD].rsplit(" ", 1)[0] if " " in why[:WHY_FOLD] else why[:WHY_FOLD]
     return (
-        f'<td class="t" data-v="{_e(why)}"><details class="why"><summary>{_e(cut)}'
+        f'<td class="t why" data-v="{_e(why)}"><details class="why"><summary>{_e(cut)}'
         f"</summary>{_e(why[len(cut) :])}</details></td>"
     )
 
@@ -293,7 +302,7 @@ def _roster_block(summary: ClassSummary, near: Mapping[str, NearCell] | None = N
 
     def status(row: RosterRow) -> str:
         word = say(f"st_{row.status}", lang)
-        return f'<td data-v="{_e(row.status)}">{_e(word)}</td>'
+        return f'<td class="nw" data-v="{_e(row.status)}">{_e(word)}</td>'
 
     rows = "".join(
         f'<tr><td class="t" data-v="{_e(r.submission)}">{_e(r.submission)}</td>'
@@ -305,8 +314,8 @@ def _roster_block(summary: ClassSummary, near: Mapping[str, NearCell] | None = N
         for r in summary.roster
     )
     return (
-        f'<table id="roster"><caption>{_e(say("roster_caption", lang))}</caption>'
-        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+        f'<div class="wide"><table id="roster"><caption>{_e(say("roster_caption", lang))}'
+        f"</caption><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
     )
 
 
@@ -320,11 +329,12 @@ def _problems_block(summary: ClassSummary) -> str:
         for p in summary.problems
     )
     return (
-        f'<table id="problems-table"><caption>{_e(say("problems_caption", lang))}</caption>'
+        f'<div class="wide"><table id="problems-table">'
+        f"<caption>{_e(say('problems_caption', lang))}</caption>"
         f'<thead><tr><th scope="col">{_e(say("submission", lang))}</th>'
         f'<th scope="col">{_e(say("problem", lang))}</th>'
         f'<th scope="col">{_e(say("detail", lang))}</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
+        f"<tbody>{rows}</tbody></table></div>"
     )
 
 

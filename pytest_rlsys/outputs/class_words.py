@@ -101,6 +101,8 @@ W: dict[str, Msg] = {
     "st_graded": Msg("graded", "已评分"),
     "st_not_loaded": Msg("not_loaded", "未能加载"),
     "st_not_graded": Msg("not_graded", "未评分"),
+    # the reference's own file where a submission's name stands (similarity.REFERENCE)
+    "reference": Msg("reference", "参考答案"),
     "closest_score": Msg("closest: {name}, code {score}", "最接近：{name}，代码 {score}"),
     # -- problems
     "problems_head": Msg("Submissions that did not load or timed out", "未能加载或超时的提交"),
@@ -213,7 +215,7 @@ W: dict[str, Msg] = {
         "printed reference, which ships as fingerprints only and is not shown. A file that "
         "copies the chapter's code shares less with the solution here than its shared-code "
         "figure says: read it beside the chapter's code.",
-        "参考实现包含两份：此处显示的本包解答，以及章节中印出的参考实现（只以指纹形式随包提供，"
+        "参考答案包含两份：此处显示的本包解答，以及章节中印出的参考答案（只以指纹形式随包提供，"
         "不显示）。抄写章节代码的文件在此处与本包解答的重合会低于其“共享代码”数值："
         "请对照章节中的代码阅读。",
     ),

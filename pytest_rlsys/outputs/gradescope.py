@@ -85,11 +85,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         )
     table = "\n".join(clean(line) for line in _top_lines(report, options))
     if report.load_error is not None:
-        table = (
-            clean(terminal.with_hint(load_error_text(report, lang), report.load_exc_type, lang))
-            + "\n\n"
-            + table
-        )
+        table = clean(load_error_text(report, lang)) + "\n\n" + table
     doc: dict[str, Any] = {
         # Sum in hundredths, then one division: the same float as the tests' exact total.
         "score": sum(case.cents for case in report.cases) / 100,

@@ -27,7 +27,7 @@ from pytest_rlsys.outputs.batch import BatchRow
 from pytest_rlsys.outputs.class_words import say
 from pytest_rlsys.resources import solution_path
 
-__all__ = ["NearCell", "Pair", "near_cells", "pairs_of", "similarity_section"]
+__all__ = ["NearCell", "Pair", "near_cells", "pairs_of", "shown_name", "similarity_section"]
 
 # "Worth a look": a file whose shared code is this close under the flagging line, or over
 # it but not flagged (two classmates who do not also behave alike).
@@ -73,6 +73,13 @@ class NearCell:
     def sign_text(self, lang: str) -> str:
         """``sign`` in ``lang`` (its words are the similarity check's sign names)."""
         return _SIGN_WORDS.sub(lambda m: say(m.group(), lang), self.sign)
+
+
+def shown_name(name: str, lang: str) -> str:
+    """A file's name as the page shows it: the reference's in ``lang``."""
+    from pytest_rlsys.similarity import REFERENCE
+
+    return say("reference", lang) if name == REFERENCE else name
 
 
 def _thresholds() -> tuple[float, float, int, float]:
@@ -177,7 +184,7 @@ def _cell(value: float | int | None, fmt: str = "{:.2f}") -> str:
 
 def _pairs_table(pairs: Sequence[Pair], lang: str) -> str:
     body = "".join(
-        f"<tr><td>{_e(p.a)}</td><td>{_e(p.b)}</td>"
+        f"<tr><td>{_e(shown_name(p.a, lang))}</td><td>{_e(shown_name(p.b, lang))}</td>"
         f'<td class="n">{_cell(p.code)}</td><td class="n">{_cell(p.sentences, "{}")}</td>'
         f'<td class="n">{_cell(p.behaviour)}</td>'
         f"<td>{_e(_SIGN_WORDS.sub(lambda m: say(m.group(), lang), p.flagged_by))}</td>"
@@ -197,8 +204,9 @@ def _pairs_table(pairs: Sequence[Pair], lang: str) -> str:
         )
     )
     return (
-        f'<table id="similarity-table"><caption>{_e(say("pairs_caption", lang))}</caption>'
-        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table>"
+        f'<div class="wide"><table id="similarity-table">'
+        f"<caption>{_e(say('pairs_caption', lang))}</caption>"
+        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table></div>"
     )
 
 
@@ -218,7 +226,11 @@ def _views(rows: Sequence[BatchRow], pairs: Sequence[Pair], lang: str) -> str:
     read = {name: _source(name, named) for p in pairs for name in (p.a, p.b)}
     return f"<h3>{_e(say('views_head', lang))}</h3>" + "".join(
         pairview.pair_view(
-            p.ident, (p.a, read[p.a]), (p.b, read[p.b]), lang, reference=p.b == REFERENCE
+            p.ident,
+            (shown_name(p.a, lang), read[p.a]),
+            (shown_name(p.b, lang), read[p.b]),
+            lang,
+            reference=p.b == REFERENCE,
         )
         for p in pairs
     )
@@ -238,7 +250,7 @@ def similarity_section(rows: Sequence[BatchRow], lang: str = "en") -> str:
     )
     hidden = sorted(r.name for r in rows if r.similarity.score is not None and r.similarity.hidden)
     look = [
-        f"{name} ({cells[name].closest}, {cells[name].sign_text(lang)})"
+        f"{name} ({shown_name(cells[name].closest, lang)}, {cells[name].sign_text(lang)})"
         for name in sorted(n for n, cell in cells.items() if cell.mark == "worth a look")
     ]
     compared = say("compared", lang) if unread else ""

@@ -53,7 +53,7 @@ def document(report: ScoreReport, lang: str = "en") -> dict[str, Any]:
             for c in report.cases
         ],
         "ungraded_points": report.ungraded_cents / 100,
-        "load_error": report.load_said.text(lang) if report.load_said else report.load_error,
+        "load_error": wording.load_error_text(report, lang) or None,
         "notes": [n.text(lang) for n in (*report.learner_notes, *report.notes)]
         + ([report.ran_as.text(lang)] if report.ran_as else []),
         "elapsed_s": round(report.elapsed_s, 3),

@@ -17,6 +17,7 @@ from pytest_rlsys.grading.verdicts import MISSING
 from pytest_rlsys.messages import (
     HIDDEN_GROUP,
     HIDDEN_NOTE,
+    IN_PARENS,
     LABELS,
     NOT_IMPLEMENTED,
     RAISED,
@@ -24,7 +25,15 @@ from pytest_rlsys.messages import (
     section_label,
 )
 from pytest_rlsys.outputs.text import clean, js_number
-from pytest_rlsys.outputs.wording import category, message, shared_message
+from pytest_rlsys.outputs.wording import (
+    Kind,
+    category,
+    kind_lines,
+    message,
+    rule_of,
+    shared_message,
+    with_hint,
+)
 
 __all__ = [
     "CONTINUED",
@@ -121,37 +130,62 @@ def clip(text: str, width: int = WIDTH) -> str:
     return "".join(out) + "…"
 
 
+# Chinese breaks between characters, but never before closing punctuation nor after
+# opening (the line-breaking rules of CJK text); English breaks at spaces.
+_NO_BREAK_BEFORE = frozenset("，。、；：！？）」』】〉》”’…,.;:!?)]}")
+_NO_BREAK_AFTER = frozenset("（「『【〈《“‘([{")
+
+
+def _break_at(line: str, start: int) -> int:
+    """The last place after ``start`` where ``line`` may break (-1: none): a space (then
+    dropped), or between two characters one of which is wide (CJK)."""
+    for i in range(len(line) - 1, start, -1):
+        before, char = line[i - 1], line[i]
+        if char == " ":
+            return i
+        if (
+            (_char_width(before) == 2 or _char_width(char) == 2)
+            and before != " "
+            and char not in _NO_BREAK_BEFORE
+            and before not in _NO_BREAK_AFTER
+        ):
+            return i
+    return -1
+
+
 def wrap(text: str, indent: str = "", width: int = WIDTH) -> list[str]:
-    """``text`` broken into lines of at most ``width`` display columns (at spaces when it
-    can), each starting with ``indent``."""
+    """``text`` broken into lines of at most ``width`` display columns (at spaces, or
+    between Chinese characters, when it can), each starting with ``indent``."""
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
         line = indent
         for char in paragraph:
             if display_width(line + char) > width:
-                cut = line.rfind(" ")
+                cut = _break_at(line + char, len(indent))  # before ``char`` too
                 if cut > len(indent):
-                    lines.append(line[:cut])
-                    line = indent + line[cut + 1 :]
+                    lines.append(line[:cut].rstrip(" "))
+                    line = indent + line[cut:].lstrip(" ")
                 else:
                     lines.append(line)
                     line = indent
+                if char == " " and line == indent:
+                    continue  # the space the line broke at
             line += char
         lines.append(line)
     return lines
 
 
 def fit(line: str, width: int = WIDTH) -> list[str]:
-    """``line`` as it is when it fits ``width`` columns, else wrapped (at spaces when it
-    can), each continuation line starting with the line's indent and CONTINUED."""
+    """``line`` as it is when it fits ``width`` columns, else wrapped (at spaces, or
+    between Chinese characters, when it can), each continuation line starting with the
+    line's indent and CONTINUED."""
     if display_width(line) <= width:
         return [line]
     indent = line[: len(line) - len(line.lstrip(" "))]
     lead = indent + CONTINUED
     width = max(width, display_width(lead) + 20)  # a very narrow terminal still gets text
-    first, *rest = wrap(line, "", width)
-    body = " ".join(piece.strip() for piece in rest)
-    return [first, *wrap(body, lead, width)]
+    first = wrap(line, "", width)[0]
+    return [first, *wrap(line[len(first) :].strip(" "), lead, width)]
 
 
 def rule(char: str, title: str, width: int = WIDTH) -> str:
@@ -268,7 +302,7 @@ def hidden_heading(groups: dict[str, int], lang: str = "en") -> str:
 
 def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, int]:
     """One line per hidden failure kind: crashes by message, the rest by category."""
-    seen: dict[str, int] = {}
+    seen: dict[Kind, int] = {}
     for case in report.cases:
         if (
             case.visibility != "hidden"
@@ -278,13 +312,17 @@ def _hidden_groups(report: ScoreReport, lang: str, skip: set[str]) -> dict[str, 
         ):
             continue
         todo = section_label(case.section, lang)
-        key = (
-            f"{todo}: {message(case, lang)}"
+        key: Kind = (
+            (f"{todo}: {message(case, lang)}", "", "")
             if case.status in ("error", "timeout")
-            else f"{todo}: {category(case, lang)} ({message(case, lang)})"
+            else (
+                f"{todo}: {case.category.get(lang)}",
+                rule_of(case, lang),
+                IN_PARENS.fill(lang, {"text": message(case, lang)}),
+            )
         )
         seen[key] = seen.get(key, 0) + 1
-    return seen
+    return kind_lines(seen, lang)
 
 
 def terminal_lines(report: ScoreReport, lang: str = "en") -> list[str]:
@@ -346,14 +384,13 @@ def failure_text(case: CaseResult, lang: str = "en", width: int | None = None) -
 def group_failure_text(failed: Sequence[CaseResult], total: int, lang: str = "en") -> str:
     """What a learner sees for a TODO's hidden cases (one pytest item): how many failed
     and each kind of failure once, with its count; never an input or a value."""
-    kinds: dict[str, int] = {}
+    kinds: dict[Kind, int] = {}
     for case in failed:
-        line = (
-            f"[{section_label(case.section, lang)}] {category(case, lang)}: {message(case, lang)}"
-        )
-        kinds[line] = kinds.get(line, 0) + 1
+        head = f"[{section_label(case.section, lang)}] {case.category.get(lang)}"
+        kind = (head, rule_of(case, lang), f": {message(case, lang)}")
+        kinds[kind] = kinds.get(kind, 0) + 1
     lines = [HIDDEN_GROUP.get(lang).format(n=len(failed), total=total)]
-    lines += [f"{line} ×{n}" if n > 1 else line for line, n in kinds.items()]
+    lines += [f"{line} ×{n}" if n > 1 else line for line, n in kind_lines(kinds, lang).items()]
     lines.append(f"  ({HIDDEN_NOTE.get(lang)})")
     return "\n".join(clean(line, newlines=False) for line in lines)
 
@@ -368,14 +405,6 @@ def resource_failure(case: CaseResult, lang: str = "en") -> str | None:
     if case.kind in ("raised", "raised_other") and case.exc_type in _RESOURCE_ERRORS:
         return RAISED.fill(lang, {"exc": case.exc_type, "at": ""})
     return None
-
-
-def with_hint(message: str, exc_type: str, lang: str = "en") -> str:
-    """``message`` and, when the import failed for a missing module, that only the standard
-    library is there (the child runs without site-packages)."""
-    if exc_type == "ModuleNotFoundError":
-        return f"{message} ({labels(lang)['stdlib_only']})"
-    return message
 
 
 def _shared_failures(failed: list[CaseResult]) -> dict[tuple[str, str], list[CaseResult]]:

@@ -9,13 +9,18 @@ reads a sentence back.  A hidden case is worded from its kind and schema path al
 
 from __future__ import annotations
 
+from collections import Counter
+
 from pytest_rlsys.grading.scoring import MAX_MESSAGE_CHARS, CaseResult, ScoreReport, bounded
 from pytest_rlsys.grading.verdicts import ValueDiff
 from pytest_rlsys.messages import (
     AT_LINE,
     DIFF_WORDS,
+    LABELS,
     PROBLEM_WORDS,
     RAISED,
+    RULE_AGAIN,
+    RULE_FIRST,
     TODO_OF,
     TYPE_DUE,
     WITH_RULE,
@@ -23,7 +28,17 @@ from pytest_rlsys.messages import (
     hidden_message,
 )
 
-__all__ = ["category", "diff_text", "load_error_text", "message", "shared_message"]
+__all__ = [
+    "Kind",
+    "category",
+    "diff_text",
+    "kind_lines",
+    "load_error_text",
+    "message",
+    "rule_of",
+    "shared_message",
+    "with_hint",
+]
 
 _DUE_OF = {f"not_a_{due}": words for due, words in TYPE_DUE.items()}  # comparison's names
 _KEYS = {(True, False): "keys_missing", (False, True): "keys_extra", (True, True): "keys_both"}
@@ -104,15 +119,57 @@ def shared_message(case: CaseResult, lang: str = "en") -> str:
 def category(case: CaseResult, lang: str = "en") -> str:
     """The battery's name for what ``case`` checks, in ``lang``; a failed hidden case's
     names the template's rule it grades too, so its few words point at one sentence."""
-    if case.visibility == "hidden" and case.status != "passed" and case.rule.get(lang):
-        return WITH_RULE.fill(
-            lang, {"category": case.category.get(lang), "rule": case.rule.get(lang)}
-        )
+    rule = rule_of(case, lang)
+    if rule:
+        return WITH_RULE.fill(lang, {"category": case.category.get(lang), "rule": rule})
     return case.category.get(lang)
 
 
+def rule_of(case: CaseResult, lang: str = "en") -> str:
+    """The template's rule a failed hidden case names ('' for any other case)."""
+    if case.visibility == "hidden" and case.status != "passed":
+        return case.rule.get(lang)
+    return ""
+
+
+# One line of a list of failure kinds: the words before its rule, the rule ('' when it
+# names none), the words after.
+Kind = tuple[str, str, str]
+
+
+def kind_lines(kinds: dict[Kind, int], lang: str = "en") -> dict[str, int]:
+    """Each kind's line (with its count): a rule that several kinds grade is said in full
+    at its first and by its number after, so a list of ten kinds under one rule reads
+    its sentence once; a rule one kind names is said as ``category`` says it."""
+    uses = Counter(rule for _, rule, _ in kinds if rule)
+    numbers: dict[str, str] = {}
+    lines: dict[str, int] = {}
+    for (head, rule, tail), n in kinds.items():
+        fields = {"category": head, "rule": rule}
+        if not rule:
+            said = head
+        elif uses[rule] == 1:
+            said = WITH_RULE.fill(lang, fields)
+        elif rule in numbers:
+            said = RULE_AGAIN.fill(lang, {**fields, "n": numbers[rule]})
+        else:
+            numbers[rule] = str(len(numbers) + 1)
+            said = RULE_FIRST.fill(lang, {**fields, "n": numbers[rule]})
+        lines[said + tail] = lines.get(said + tail, 0) + n
+    return lines
+
+
 def load_error_text(report: ScoreReport, lang: str = "en") -> str:
-    """Why the submission could not be graded at all, in ``lang`` ("" when it was)."""
-    if report.load_said is not None:
-        return report.load_said.text(lang)
-    return report.load_error or ""
+    """Why the submission could not be graded at all, in ``lang`` ("" when it was), with
+    what to do about a missing module: every writer says the load error through this, so
+    the terminal, each platform's file and each kit give the same reason."""
+    said = report.load_said.text(lang) if report.load_said is not None else report.load_error
+    return with_hint(said, report.load_exc_type, lang) if said else ""
+
+
+def with_hint(message: str, exc_type: str, lang: str = "en") -> str:
+    """``message`` and, when the import failed for a missing module, that only the standard
+    library is there (the child runs without site-packages)."""
+    if exc_type == "ModuleNotFoundError":
+        return f"{message} ({LABELS['stdlib_only'].get(lang)})"
+    return message

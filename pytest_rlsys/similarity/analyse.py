@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from pytest_rlsys.grading.outcomes import Limits
+from pytest_rlsys.messages import Msg
 from pytest_rlsys.resources import FUNCTIONS
 from pytest_rlsys.similarity import winnow
 
@@ -92,6 +93,17 @@ def signs_in(source: str) -> FileSigns:
     )
 
 
+# Why a file has no signs, in the batch's language (the class page says it).
+_WHY = {
+    "stopped": Msg("the batch was stopped", "批处理已停止"),
+    "slow": Msg("its analysis took over the {s} s limit", "其分析超过了 {s} 秒的时限"),
+    "memory": Msg(
+        "its analysis ran out of its {mb} MiB or failed", "其分析用尽了 {mb} MiB 内存或失败"
+    ),
+    "no_answer": Msg("its analysis gave no answer", "其分析没有给出结果"),
+}
+
+
 class Analysis:
     """A child that reads files' code, one request at a time, each under its own deadline
     and the child's memory cap (``limits``).  It is started once and serves file after
@@ -100,8 +112,9 @@ class Analysis:
     a file that failed in a child that had served others is tried once more in a fresh
     one, so that no file's failure can come from the file before it."""
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, lang: str = "en") -> None:
         self.limits = limits or Limits()
+        self.lang = lang  # of the reasons it gives
         self.proc: subprocess.Popen[bytes] | None = None
         self.served = 0  # files the running child has answered
         self.stopped = False
@@ -119,7 +132,7 @@ class Analysis:
 
     def _ask(self, data: bytes) -> FileSigns | str:
         if self.stopped:
-            return "the batch was stopped"
+            return _WHY["stopped"].get(self.lang)
         deadline_s = self.limits.load_timeout_s
         try:
             proc = self._child()
@@ -130,18 +143,18 @@ class Analysis:
             reply = _read(proc.stdout, size, time.monotonic() + deadline_s)
         except TimeoutError:
             self.close()
-            return f"its analysis took over the {deadline_s:g} s limit"
+            return _WHY["slow"].fill(self.lang, {"s": f"{deadline_s:g}"})
         except (OSError, EOFError, ValueError):
             self.close()
             if self.stopped:
-                return "the batch was stopped"
-            return f"its analysis ran out of its {self.limits.address_space_mb} MiB or failed"
+                return _WHY["stopped"].get(self.lang)
+            return _WHY["memory"].fill(self.lang, {"mb": str(self.limits.address_space_mb)})
         self.served += 1
         try:
             return FileSigns.from_json(reply)
         except (ValueError, KeyError, TypeError):
             self.close()
-            return "its analysis gave no answer"
+            return _WHY["no_answer"].get(self.lang)
 
     def _child(self) -> subprocess.Popen[bytes]:
         if self.proc is None:

@@ -540,3 +540,47 @@ def test_near_copies_list_the_strongest_pair_first() -> None:
 
     page = similarity_section([row("a.py", "b.py", 0.55), row("c.py", "d.py", 0.96)])
     assert page.index("<td>c.py</td>") < page.index("<td>a.py</td>")
+
+
+def test_a_chinese_batch_says_nothing_in_english(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Every word the batch says for the instructor under --lang zh: the terminal summary,
+    # each row's folder problem (CSV, page), the similarity reasons and the reference's
+    # name in the roster and the pairs table (trial 5's L1).
+    import re
+    from html import unescape
+
+    from pytest_rlsys.cli import batch as batch_cli
+    from tests.english import english_sentences
+
+    subs = tmp_path / "subs"
+    subs.mkdir(mode=0o700)
+    (subs / "李雷.py").write_text(solution_path().read_text(encoding="utf-8"), encoding="utf-8")
+    (subs / "王芳.txt").write_text("笔记\n", encoding="utf-8")
+    (subs / "邓洁").mkdir()
+    (subs / "邓洁" / "rlsys_ledger.py.txt").write_text("x = 1\n", encoding="utf-8")
+    (subs / "韩梅").mkdir()
+    for name in ("一.py", "二.py"):
+        (subs / "韩梅" / name).write_text("x = 1\n", encoding="utf-8")
+    (subs / "周杰.py").symlink_to(solution_path())  # refused: not read
+    deep = subs / "分组"
+    for _ in range(40):
+        deep = deep / "层"
+    deep.mkdir(parents=True)
+    html, grades = tmp_path / "class.html", tmp_path / "g.csv"
+    args = ["batch", str(subs), "--seed", "2", "--lang", "zh", "--no-progress"]
+    assert main([*args, "--csv", str(grades), "--html", str(html)]) == 0
+    said = capsys.readouterr().err.splitlines()
+    rows = list(csv.DictReader(io.StringIO(grades.read_text(encoding="utf-8"))))
+    said += [text for row in rows for text in (row["message"], row["similarity_not_compared"])]
+    page = html.read_text(encoding="utf-8")
+    assert "参考答案" in page  # the reference flagged: the test reaches its name
+    page = re.sub(r"<(style|script|details)\b.*?</\1>", "", page, flags=re.S)
+    said += [unescape(text) for text in re.split(r"<[^>]+>", page)]
+    progress = batch_cli._Progress(1, False, "zh")  # the bar's words on a terminal
+    progress.started("李雷.py")
+    said.append(progress.slowest())
+    english = [(t, english_sentences(t)) for t in said if english_sentences(t)]
+    assert english == []
+    assert [t for t in said if re.search(r"\breference\b", t)] == []

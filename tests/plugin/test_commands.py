@@ -522,7 +522,7 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
     monkeypatch.setattr(
         commands,
         "find_submissions",
-        lambda folder: [*listed(folder), ("dave.py", folder / "dave.py", "")],
+        lambda folder, lang: [*listed(folder, lang), ("dave.py", folder / "dave.py", "")],
     )
     out_csv, out_json = tmp_path / "grades.csv", tmp_path / "grades.json"
     argv = ["batch", str(subs), "--seed", "2", "--csv", str(out_csv), "--json", str(out_json)]

@@ -319,3 +319,28 @@ def test_a_side_by_side_link_lands_on_an_opened_view(tmp_path: Path) -> None:
     # The control: loaded without the fragment, the view stays folded.
     plain = browser_check.dom_at(page.as_uri(), browser)
     assert '<details id="pair-1" class="pair">' in plain
+
+
+@pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_roster_at_800_px_breaks_no_word_and_stays_inside_the_window(
+    tmp_path: Path, lang: str
+) -> None:
+    """A laptop's half screen (trial 5's L2, L9): the roster's words are never cut (its
+    "why" column, its similarity, a zh status such as 已评分) and nothing reaches past the
+    window's right edge: a roster wider than the window scrolls inside its own box."""
+    browser = browser_check.find_browser()
+    assert browser is not None
+    why = (
+        "TODO 2 28.59/35: raised an exception where a result was due: accepts one fabric "
+        "with bandwidths 0.5 tolerances apart (relative tolerance) ×14 (+2 other kinds)"
+    )
+    rows = [_graded(f"B-{i:02d} Zhang Wei 张伟 ({i})", i) for i in range(12)]
+    for i, row in enumerate(rows):
+        row.message = why
+        row.similarity = Similarity(rows[(i + 1) % 12].name, 0.97, ("code", "behaviour"), 12, 0.9)
+    rows[0].similarity = Similarity("reference", 0.99, ("code", "sentences"), 12, 0.93)
+    page = tmp_path / "class.html"
+    page.write_text(class_report_html(BatchResult(1, lang, rows)), encoding="utf-8")
+    assert browser_check.broken_words_at(page, browser, "#roster th, #roster td", 800) == ""
+    assert browser_check.overflow_at(page, browser, 800) == ""
