@@ -530,6 +530,10 @@ SAID_WORDS: dict[str, Msg] = {
         "the file is not UTF-8 text (byte 0x{byte} on line {line}); save it as UTF-8",
         "文件不是 UTF-8 文本（第 {line} 行有字节 0x{byte}）；请另存为 UTF-8",
     ),
+    "empty_file": Msg(
+        "the file is empty: write TODO 1-3 in it (`rlsys template FILE` writes the template)",
+        "文件是空的：请在其中完成 TODO 1-3（`rlsys template FILE` 会写出模板）",
+    ),
     "nul_bytes": Msg(
         "the file contains NUL bytes; is it really a Python file?",
         "文件含有 NUL 字节；它真的是 Python 文件吗？",

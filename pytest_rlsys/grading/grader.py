@@ -186,6 +186,9 @@ class Grader:
             self.decode_error = said("not_utf8", byte=f"{self.data[exc.start]:02x}", line=line)
         if "\x00" in self.source:
             self.decode_error = said("nul_bytes")
+        elif self.decode_error is None and not self.source.strip():
+            # Nothing handed in: say so, as rlsys batch and the kits do, not "no function".
+            self.decode_error = said("empty_file")
         if self.refusal is not None:
             self.decode_error = self.refusal
         if self.decode_error is None:
