@@ -192,6 +192,33 @@ def test_a_file_that_did_not_load_says_why_where_the_learner_looks() -> None:
     assert all("message" not in t for t in classroom50_result(loaded, C50_ENV)["tests"])
 
 
+def test_a_todo_left_as_the_template_has_it_says_so_where_the_learner_looks() -> None:
+    """The template (or one TODO of it) scores 0 on that TODO: each page says it is not
+    implemented yet, as Gradescope and PrairieLearn do, not only "FAIL 0/30"."""
+    import jsonschema
+
+    from pytest_rlsys.outputs.kits.reports import (
+        Outcome,
+        actions_summary,
+        classroom50_result,
+        release_body,
+    )
+
+    doc = _report()
+    doc["sections"]["todo2"]["not_implemented"] = True  # type: ignore[index]
+    for lang, words in (("en", "TODO 2: not implemented yet"), ("zh", "TODO 2：尚未实现")):
+        doc["reproducibility"] = {"lang": lang}
+        outcome = Outcome(doc)
+        assert words in actions_summary(outcome)
+        result = classroom50_result(outcome, C50_ENV)
+        schema = json.loads((REPO / "tests/data/classroom50-result-v1.schema.json").read_text())
+        jsonschema.Draft202012Validator(schema).validate(result)
+        assert [t.get("message") for t in result["tests"]] == [None, words, None]
+        assert words in release_body(outcome, result)
+    # Done but wrong: no such line.
+    assert "not implemented" not in actions_summary(Outcome(_report()))
+
+
 def test_no_seed_is_an_infrastructure_error_on_github_s_runners(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -66,6 +66,8 @@ DID_NOT_LOAD = Msg(
     "The file did not load, so every case scores 0: {why}",
     "文件未能加载，所有用例均为 0 分：{why}",
 )
+# A TODO the file leaves as the template has it (the report's ``not_implemented``).
+NOT_DONE = Msg("{todo}: not implemented yet", "{todo}：尚未实现")
 BROKEN_HEAD = Msg("rlsys: not graded (infrastructure error)", "rlsys：未评分（基础设施错误）")
 BROKEN = Msg(
     "This is not a score: the course's grading set-up is broken ({why}). Nothing was "
@@ -124,6 +126,15 @@ class Outcome:
         if self.load_error:
             return DID_NOT_LOAD.fill(self.lang, {"why": _md(self.load_error)})
         return ""
+
+    def not_done(self) -> dict[str, str]:
+        """Each TODO the file leaves unimplemented, with the words that say so."""
+        sections = (self.doc or {}).get("sections") or {}
+        return {
+            name: NOT_DONE.fill(self.lang, {"todo": section_label(name, self.lang)})
+            for name, s in sections.items()
+            if isinstance(s, dict) and s.get("not_implemented") is True
+        }
 
     def sections(self) -> list[tuple[str, float, float]]:
         """(section, points, max points) in the report's order; none without a report."""
@@ -207,10 +218,15 @@ def actions_summary(outcome: Outcome) -> str:
     lines = [f"### {SCORE_HEAD.fill(lang, {'points': _points(outcome)})}", ""]
     if outcome.doc is not None:
         lines += [*_table(outcome), ""]
-    if outcome.reason():
-        lines += [f"**{outcome.reason()}**", ""]
+    lines += _reasons(outcome)
     lines += [fence_text(outcome.doc, lang), "", f"_{ADVISORY.get(lang)}_", ""]
     return "\n".join(lines)
+
+
+def _reasons(outcome: Outcome) -> list[str]:
+    """Why the file scored nothing, or which TODOs it leaves undone, as bold lines."""
+    said = [outcome.reason()] if outcome.reason() else map(_md, outcome.not_done().values())
+    return [line for text in said for line in (f"**{text}**", "")]
 
 
 def full_marks(outcome: Outcome) -> bool:
@@ -239,15 +255,16 @@ def classroom50_result(outcome: Outcome, env: Mapping[str, str]) -> dict[str, An
         ]
     else:
         exact = outcome.sections()
-        # A file that did not load: the reason on every TODO's row (each scored 0 for it).
-        said = {"message": outcome.load_error} if outcome.load_error else {}
+        # A file that did not load: the reason on every TODO's row (each scored 0 for it);
+        # a TODO left as the template has it: that, on its row.
+        undone = outcome.not_done()
         tests = [
             {
                 "test-name": section_label(name, outcome.lang),
                 "passed": round(real[1] * 100) == round(real[2] * 100),  # not a rounded pass
                 "score": got,
                 "max-score": top,
-                **said,
+                **_message(outcome.load_error or undone.get(name, "")),
             }
             for (name, got, top), real in zip(integer_points(exact), exact, strict=True)
         ]
@@ -271,6 +288,10 @@ def classroom50_result(outcome: Outcome, env: Mapping[str, str]) -> dict[str, An
     }
 
 
+def _message(text: str) -> dict[str, str]:
+    return {"message": text} if text else {}
+
+
 def release_body(outcome: Outcome, result: Mapping[str, Any]) -> str:
     """``release-body.md``: what the runner would synthesize (score line, per-test
     table), then the exact points, the fence that graded, and any reason."""
@@ -281,8 +302,7 @@ def release_body(outcome: Outcome, result: Mapping[str, Any]) -> str:
         verdict = (PASS if test["passed"] else FAIL).get(lang)
         lines.append(f"| {test['test-name']} | {verdict} | {test['score']} / {test['max-score']} |")
     lines.append("")
-    if outcome.reason():
-        lines += [f"**{outcome.reason()}**", ""]
+    lines += _reasons(outcome)
     if outcome.doc is not None:
         lines += [SCORE_HEAD.fill(lang, {"points": _points(outcome)}), ""]
     lines += [fence_text(outcome.doc, lang), ""]
