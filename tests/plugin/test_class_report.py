@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from html.parser import HTMLParser
@@ -341,8 +342,12 @@ def test_a_category_counts_its_passes_as_attempts_whatever_its_failures_say() ->
 
 
 def test_an_empty_file_is_not_graded_and_shows_no_score() -> None:
-    # Its report is kept for the digest of what was read, never for a score of 0.
-    report = _report("failed", "x", "a" * 64, "missing_function")
+    # Its report is kept for the digest of what was read, never for a score of 0; the
+    # grader says the file is empty as a load error, and the row's status comes first (the
+    # page's header once counted it under "did not load", its roster under not_graded).
+    report = dataclasses.replace(
+        _report("failed", "x", "a" * 64, "missing_function"), load_error="the file is empty"
+    )
     empty = BatchRow("empty.py", "not_graded", report, seconds=0.2, message="the file is empty")
     summary = class_report.summarize(_result(empty))
     assert [(r.score, r.max_score) for r in summary.roster] == [(None, None)]
