@@ -558,7 +558,7 @@ def test_template_names_the_file_as_written(tmp_path: Path) -> None:
 
 def test_every_score_below_full_marks_says_why(template_source: str) -> None:
     cases = {
-        "": "the submission defines no function pipeline_capacity()",
+        "": "the file is empty",
         template_source: "not implemented yet",
         MEMORY_BOMB: "TODO 1 0/30: raised MemoryError ×",
         (REPO / "examples" / "learner_example.py").read_text("utf-8"): "TODO 2 ",
