@@ -250,21 +250,7 @@ addEventListener("load", function () {
 def overflow_at(html: Path, browser: str, width: int = 420) -> str:
     """What reaches past the right edge of a ``width``-pixel-wide window ('' when nothing
     does), as Chromium lays the page out."""
-    page = html.read_text(encoding="utf-8")
-    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
-    probe = html.with_name(f".{html.stem}-measure.html")
-    probe.write_text(page.replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
-    flags = ["--headless", "--disable-gpu", "--hide-scrollbars", f"--window-size={width},2000"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        flags.append("--no-sandbox")
-    with tempfile.TemporaryDirectory(prefix="rlsys-chromium-") as profile:
-        dom = subprocess.run(
-            [browser, *flags, f"--user-data-dir={profile}", "--dump-dom", probe.as_uri()],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        ).stdout
+    dom = _probed(html, browser, "measure", _MEASURE, width)
     found = re.search(r'<pre id="overflow">measured (\d+): ([^<]*)</pre>', dom)
     if found is None:
         return "the measuring script did not run"
@@ -291,21 +277,7 @@ addEventListener("load", function () {
 def wrapped_numbers_at(html: Path, browser: str, width: int = 1280) -> str:
     """The number cells (``td.n``) whose text Chromium lays out on more than one
     line in a ``width``-pixel-wide window, joined with " | " ('' when none)."""
-    page = html.read_text(encoding="utf-8")
-    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
-    probe = html.with_name(f".{html.stem}-wrapped.html")
-    probe.write_text(page.replace("</body>", _WRAPPED + "</body>"), encoding="utf-8")
-    flags = ["--headless", "--disable-gpu", "--hide-scrollbars", f"--window-size={width},2000"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        flags.append("--no-sandbox")
-    with tempfile.TemporaryDirectory(prefix="rlsys-chromium-") as profile:
-        dom = subprocess.run(
-            [browser, *flags, f"--user-data-dir={profile}", "--dump-dom", probe.as_uri()],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        ).stdout
+    dom = _probed(html, browser, "wrapped", _WRAPPED, width)
     found = re.search(r'<pre id="wrapped">checked: ([^<]*)</pre>', dom)
     if found is None:
         return "the measuring script did not run"
@@ -340,31 +312,27 @@ def broken_words_at(html: Path, browser: str, selector: str, width: int = 1280) 
     """The words (CJK punctuation parts them, as spaces do) inside ``selector``'s elements
     that Chromium breaks across lines in a ``width``-pixel-wide window, joined with " | "
     ('' when none)."""
-    page = html.read_text(encoding="utf-8")
-    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
-    probe = html.with_name(f".{html.stem}-words.html")
     script = _BROKEN_WORDS.replace("SELECTOR", json.dumps(selector))
-    probe.write_text(page.replace("</body>", script + "</body>"), encoding="utf-8")
-    flags = ["--headless", "--disable-gpu", "--hide-scrollbars", f"--window-size={width},2000"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        flags.append("--no-sandbox")
-    with tempfile.TemporaryDirectory(prefix="rlsys-chromium-") as profile:
-        dom = subprocess.run(
-            [browser, *flags, f"--user-data-dir={profile}", "--dump-dom", probe.as_uri()],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        ).stdout
+    dom = _probed(html, browser, "words", script, width)
     found = re.search(r'<pre id="words">checked: ([^<]*)</pre>', dom)
     if found is None:
         return "the measuring script did not run"
     return html_lib.unescape(found.group(1).strip())
 
 
-def dom_at(url: str, browser: str) -> str:
+def _probed(html: Path, browser: str, name: str, script: str, width: int) -> str:
+    """The DOM of ``html`` with ``script`` added (its own policy header dropped, so the
+    measuring script may run), laid out ``width`` pixels wide."""
+    page = html.read_text(encoding="utf-8")
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)
+    probe = html.with_name(f".{html.stem}-{name}.html")
+    probe.write_text(page.replace("</body>", script + "</body>"), encoding="utf-8")
+    return dom_at(probe.as_uri(), browser, width)
+
+
+def dom_at(url: str, browser: str, width: int = 1280) -> str:
     """The DOM Chromium holds once ``url`` (a fragment kept) has loaded, its script run."""
-    flags = ["--headless", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,2000"]
+    flags = ["--headless", "--disable-gpu", "--hide-scrollbars", f"--window-size={width},2000"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         flags.append("--no-sandbox")
     with tempfile.TemporaryDirectory(prefix="rlsys-chromium-") as profile:
