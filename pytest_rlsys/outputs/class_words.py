@@ -145,9 +145,11 @@ W: dict[str, Msg] = {
         "(its error messages) the file holds word for word; {sentences} or more is flagged. "
         "Behaviour: the weighted share of about 60 calls on inputs the template leaves open "
         "(strings for numbers, odd fabric ids, reports missing keys) on which the file does "
-        "what the other does; against the reference {behaves} or more is flagged; two "
-        "classmates whose shared code is under {confirmed} are flagged only if both were "
-        "probed and they also reach it (a file the probes could not judge is never evidence "
+        "what the other does; against the reference, {behaves} or more confirms a flag by "
+        "code or sentences and alone makes the file worth a look, never flagged (a learner "
+        "who studied the reference can behave like it without copying); two classmates "
+        "whose shared code is under {confirmed} are flagged only if both were probed and "
+        "they also reach it (a file the probes could not judge is never evidence "
         "of likeness). Flagged by: the signs that flagged the pair. A flag is a reason to "
         "read both files, not proof of copying, and says nothing of which came first: it "
         "changes no score.",
@@ -156,7 +158,9 @@ W: dict[str, Msg] = {
         "{threshold} 及以上即被标记。参考语句：文件逐字包含参考答案自身字符串字面量（其错误信息）"
         "的条数；{sentences} 条及以上即被标记。行为：在模板未规定的输入上（以字符串代替数字、"
         "奇怪的 fabric id、缺少键的报告）约 60 次调用中，文件与另一方行为相同的加权比例；"
-        "与参考答案相比 {behaves} 及以上即被标记；共享代码低于 {confirmed} 的两位同学，"
+        "与参考答案相比，{behaves} 及以上可印证代码或语句的标记，单独出现时只使文件值得一看，"
+        "绝不被标记（认真读过参考答案的学生不抄也可能行为与之相同）；"
+        "共享代码低于 {confirmed} 的两位同学，"
         "只有在双方都被探测且也达到该比例时才被标记（探测无法判断的文件绝不作为相似的证据）。"
         "标记依据：使这一对被标记的判据。标记只是应当阅读这两个文件的理由，而非抄袭的证明，"
         "也不说明谁在先；它不改变任何分数。",
@@ -182,8 +186,10 @@ W: dict[str, Msg] = {
     "compared": Msg("compared ", "已比较的"),
     "worth_look": Msg(
         "Worth a look (not flagged: shared code within {below} under the line, or over it "
-        "without the behaviour that confirms it): {files}.",
-        "值得一看（未被标记：共享代码低于界线不超过 {below}，或高于界线但行为未能印证）：{files}。",
+        "without the behaviour that confirms it; or behaviour {behaves} or more against the "
+        "reference with neither its code nor its sentences): {files}.",
+        "值得一看（未被标记：共享代码低于界线不超过 {below}，或高于界线但行为未能印证；"
+        "或与参考答案的行为达到 {behaves} 及以上，却没有其代码或语句）：{files}。",
     ),
     "built_files": Msg(
         "Code built at run time (the file reaches exec, eval, compile or the like, or a "

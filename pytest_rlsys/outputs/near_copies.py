@@ -2,11 +2,12 @@
 score changes; docs/similarity.md):
 
 - the roster's similarity cell per file: flagged or worth a look, the closest file, the
-  signs that flagged it, and a link to the pair's side-by-side view;
+  signs that flagged it (or make it worth a look), and a link to the pair's side-by-side
+  view;
 - "Near copies": each flagged pair once, its two files in name order (a pair, not a
   direction: nothing here says which file copied which), with the signs that flagged it,
-  then the files just under the line listed apart as "worth a look", then the side-by-side
-  views (``pairview``);
+  then the files worth a look (``Similarity.look_by``: code just under the line, or
+  behaviour alone) listed apart, then the side-by-side views (``pairview``);
 - files whose code is built at run time, and files not compared.
 
 It reads each row's ``Similarity`` and, for the views, the bytes the row graded
@@ -28,10 +29,6 @@ from pytest_rlsys.outputs.class_words import say
 from pytest_rlsys.resources import solution_path
 
 __all__ = ["NearCell", "Pair", "near_cells", "pairs_of", "shown_name", "similarity_section"]
-
-# "Worth a look": a file whose shared code is this close under the flagging line, or over
-# it but not flagged (two classmates who do not also behave alike).
-LOOK_BELOW = 0.10
 
 
 def _e(value: object) -> str:
@@ -82,11 +79,12 @@ def shown_name(name: str, lang: str) -> str:
     return say("reference", lang) if name == REFERENCE else name
 
 
-def _thresholds() -> tuple[float, float, int, float]:
+def _thresholds() -> tuple[float, float, int, float, float]:
     from pytest_rlsys.similarity import CONFIRMED_ABOVE, MIN_SHARED_SENTENCES, THRESHOLD
     from pytest_rlsys.similarity.birthmark import THRESHOLD as BEHAVES_AT
+    from pytest_rlsys.similarity.decide import LOOK_BELOW
 
-    return THRESHOLD, CONFIRMED_ABOVE, MIN_SHARED_SENTENCES, BEHAVES_AT
+    return THRESHOLD, CONFIRMED_ABOVE, MIN_SHARED_SENTENCES, BEHAVES_AT, LOOK_BELOW
 
 
 def _ordered(x: str, y: str) -> tuple[str, str]:
@@ -131,16 +129,16 @@ def pairs_of(rows: Sequence[BatchRow]) -> list[Pair]:
     return [dataclasses.replace(p, ident=f"pair-{i}") for i, p in enumerate(ranked, 1)]
 
 
-def _sign(row: BatchRow, threshold: float) -> str:
+def _sign(row: BatchRow) -> str:
     found = row.similarity
     if found.flagged_by:
         return ", ".join(found.flagged_by).replace("hidden", "built at run time")
-    return f"code {found.score:.2f}" if found.score is not None else ""
+    value = {"code": found.score, "behaviour": found.behaviour}
+    return ", ".join(f"{sign} {value[sign] or 0:.2f}" for sign in found.look_by)
 
 
 def near_cells(rows: Sequence[BatchRow]) -> dict[str, NearCell]:
     """The roster's similarity cell of every file."""
-    threshold = _thresholds()[0]
     views = {(p.a, p.b): p.ident for p in pairs_of(rows)}
     out = {}
     for row in rows:
@@ -153,12 +151,12 @@ def near_cells(rows: Sequence[BatchRow]) -> dict[str, NearCell]:
             mark = "flagged"
         elif found.hidden:
             mark = "built at run time"
-        elif found.score >= threshold - LOOK_BELOW:
+        elif found.look_by:
             mark = "worth a look"
         else:
             mark = ""
         pair = views.get(_ordered(row.name, closest), "") if closest and mark else ""
-        sign = _sign(row, threshold) if mark else f"{found.score:.2f}"
+        sign = _sign(row) if mark else f"{found.score:.2f}"
         out[row.name] = NearCell(mark, closest, sign, pair)
     return out
 
@@ -240,7 +238,7 @@ def similarity_section(rows: Sequence[BatchRow], lang: str = "en") -> str:
     """The "Near copies" section: flagged pairs with the signs that flagged them, files
     worth a look, code built at run time, files not compared (each with the reason), and
     each flagged pair side by side (a link to one opens it)."""
-    threshold, confirmed, min_sentences, behaves_at = _thresholds()
+    threshold, confirmed, min_sentences, behaves_at, below = _thresholds()
     pairs = pairs_of(rows)
     cells = near_cells(rows)
     unread = sorted(
@@ -270,7 +268,14 @@ def similarity_section(rows: Sequence[BatchRow], lang: str = "en") -> str:
     return (
         '<section aria-labelledby="h-similarity"><h2 id="h-similarity">'
         f'{_e(say("near_head", lang))}</h2><p class="muted">{_e(note)}</p>{table}'
-        + _listed("similarity-look", "worth_look", look, lang, below=f"{LOOK_BELOW:.2f}")
+        + _listed(
+            "similarity-look",
+            "worth_look",
+            look,
+            lang,
+            below=f"{below:.2f}",
+            behaves=f"{behaves_at:.2f}",
+        )
         + _listed("similarity-hidden", "built_files", hidden, lang)
         + _listed("similarity-unread", "unread_files", unread, lang)
         + _views(rows, pairs, lang)

@@ -1,19 +1,30 @@
 """Which submissions are near copies of the references or of each other: one pure decision
 over each file's signs (analyse.FileSigns and its behaviour tokens), which also records
-which sign flagged (``flagged_by``).  The rules and their calibration: docs/similarity.md.
+which sign flagged (``flagged_by``) and which make an unflagged file worth a look
+(``look_by``).  The rules and their calibration: docs/similarity.md, "The rule".
+
+A flag needs evidence an instructor can show a learner: text the file shares with another
+that independent work never shared, or code that cannot be read.
 
 - ``code``: shared code >= THRESHOLD with a reference, or >= CONFIRMED_ABOVE (the code-only
   line) with a classmate;
 - ``code+behaviour``: shared code >= THRESHOLD with a classmate, both probed and alike
   (>= BEHAVES_AT);
 - ``sentences``: MIN_SHARED_SENTENCES of a reference's own sentences;
-- ``behaviour``: agreement >= BEHAVES_AT with a reference on the probes;
+- ``behaviour``: agreement >= BEHAVES_AT with a reference on the probes, named beside
+  ``code`` or ``sentences`` against a reference: it confirms them, never flags alone (an
+  honest author who studied the reference behaves like it: docs/similarity.md);
 - ``hidden``: it runs code built at run time, gives a function it names nowhere, or ran in
   the grader's child but cannot be read here.
 
+Worth a look (``look_by``, only when nothing but ``hidden`` flagged it): ``code`` when its
+closest code is within LOOK_BELOW under THRESHOLD or over it unconfirmed (classmates),
+``behaviour`` when it behaves as a reference with neither its code nor its sentences.
+
 A file the probes could not judge (not loaded, not probed) is never evidence of likeness:
-between it and a classmate only code over the code-only line flags.  Nothing here changes a
-score.
+between it and a classmate only code over the code-only line flags.  Ties between classmates
+go to the first name in sorted order (the batch compares rows in the order they finish).
+Nothing here changes a score.
 """
 
 from __future__ import annotations
@@ -41,12 +52,15 @@ MIN_SHARED_SENTENCES = 3
 # work never shared more than 0.62, a classmate's copies at least 0.92 (docs/similarity.md,
 # "Classmates"); a pair the probes could not judge is held to this line, never to THRESHOLD.
 CONFIRMED_ABOVE = 0.75
+# "Worth a look" by code: this close under THRESHOLD (the class page lists such files apart).
+LOOK_BELOW = 0.10
 REFERENCE = "reference"
 CSV_COLUMNS = (
     "similar_to",
     "similarity",
     "similarity_flagged",
     "similarity_flagged_by",
+    "similarity_worth_a_look",
     "similarity_sentences",
     "similarity_behaviour",
     "similarity_alike",
@@ -64,7 +78,9 @@ class Similarity:
     ``behaviour``: its agreement with a reference on the behaviour probes, None when they
     were not run; ``alike``: when ``closest`` is a classmate, how far the two behave alike
     (None when either was not probed); ``hidden``: its code cannot all be compared;
-    ``flagged_by``: the signs that flagged it (the table above), empty when not flagged."""
+    ``flagged_by``: the signs that flagged it (the table above), empty when not flagged;
+    ``look_by``: the signs that make it worth a look, empty when another sign than
+    ``hidden`` flagged it."""
 
     closest: str | None
     score: float | None
@@ -74,6 +90,7 @@ class Similarity:
     alike: float | None = None
     hidden: bool = False
     not_compared: str = ""
+    look_by: tuple[str, ...] = ()
 
     @property
     def flagged(self) -> bool:
@@ -85,6 +102,7 @@ class Similarity:
             "score": _rounded(self.score),
             "flagged": self.flagged,
             "flagged_by": list(self.flagged_by),
+            "worth_a_look": list(self.look_by),
             "sentences": self.sentences,
             "behaviour": _rounded(self.behaviour),
             "alike": _rounded(self.alike),
@@ -97,6 +115,7 @@ class Similarity:
             return {**dict.fromkeys(CSV_COLUMNS, ""), CSV_COLUMNS[-1]: self.not_compared}
         cells = self.as_dict()
         values = [self.closest or "", cells["score"], self.flagged, " ".join(self.flagged_by)]
+        values += [" ".join(self.look_by)]
         values += [self.sentences]
         values += ["" if cells[k] is None else cells[k] for k in ("behaviour", "alike")]
         return dict(zip(CSV_COLUMNS, [*values, self.hidden, ""], strict=True))
@@ -127,7 +146,7 @@ def _classmate(
     closest, score = None, 0.0
     held, held_score, sign = None, 0.0, ""
     others = [(REFERENCE, r) for r in known.refs]
-    others += [(n, p) for n, p in known.prints.items() if n != name]
+    others += [(n, known.prints[n]) for n in sorted(known.prints) if n != name]
     for other, theirs in others:
         value = overlap(mine, theirs, known.floor)
         if value > score:
@@ -164,20 +183,29 @@ def verdict(
     shared = max(len(signs.said & theirs) for theirs in reference_sentences())
     tokens = probed.get(name)
     acts = behaviour(tokens) if tokens else None
-    own = [
-        *(["sentences"] if shared >= MIN_SHARED_SENTENCES else []),
-        *(["behaviour"] if acts is not None and acts >= BEHAVES_AT else []),
-    ]
-    if own and held in (None, REFERENCE):
+    said = shared >= MIN_SHARED_SENTENCES
+    acted = acts is not None and acts >= BEHAVES_AT
+    if (said or acted) and held in (None, REFERENCE):
         closest = REFERENCE
         score = max(overlap(known.prints[name], r, known.floor) for r in known.refs)
-    flagged_by += own
+    # Behaviour confirms the text signs against a reference; alone it is worth a look.
+    text = said or held == REFERENCE
+    flagged_by += [*(["sentences"] if said else []), *(["behaviour"] if acted and text else [])]
+    look_by = [] if flagged_by else _looked(score, acted)
     hidden = _hidden(signs, tokens, loaded)
     flagged_by += ["hidden"] if hidden else []
     both = None
     if closest not in (None, REFERENCE):
         both = alike(tokens or {}, probed.get(str(closest)) or {})
-    return Similarity(closest, score, tuple(flagged_by), shared, acts, both, hidden)
+    return Similarity(
+        closest, score, tuple(flagged_by), shared, acts, both, hidden, look_by=tuple(look_by)
+    )
+
+
+def _looked(score: float, acted: bool) -> list[str]:
+    """The signs that make an unflagged file worth a look (the table above)."""
+    near = score >= THRESHOLD - LOOK_BELOW
+    return [*(["code"] if near else []), *(["behaviour"] if acted else [])]
 
 
 def compare_signs(

@@ -55,8 +55,12 @@ def instructor_note(path: Path, limits: Limits | None = None) -> str:
             "nothing of its own to compare (empty, the template untouched, or too little "
             "code; it changes no score)"
         )
-    verdict = "a near copy, read it" if found.flagged else "not flagged"
-    by = f" by {', '.join(found.flagged_by)}" if found.flagged else ""
+    if found.flagged:
+        verdict = f"a near copy, read it: flagged by {', '.join(found.flagged_by)}"
+    elif found.look_by:  # behaviour alone is never a flag: docs/similarity.md
+        verdict = f"not flagged, worth a look by {', '.join(found.look_by)}"
+    else:
+        verdict = "not flagged"
     said = (
         f" and holds {found.sentences} of its sentences word for word"
         if found.sentences >= MIN_SHARED_SENTENCES
@@ -66,6 +70,6 @@ def instructor_note(path: Path, limits: Limits | None = None) -> str:
     acted = "" if acts is None else f", behaves as it on {acts:.2f} of the probes"
     return PREFIX + (
         f"shares {found.score:.2f} of its code with the reference{said}{acted} "
-        f"({verdict}{by}; flagged at {THRESHOLD:.2f} or at {MIN_SHARED_SENTENCES} sentences "
-        f"or at {BEHAVES_AT:.2f} behaviour; it changes no score)"
+        f"({verdict}; flagged at {THRESHOLD:.2f} or at {MIN_SHARED_SENTENCES} sentences, "
+        f"behaviour from {BEHAVES_AT:.2f} confirming them; it changes no score)"
     )

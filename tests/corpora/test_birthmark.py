@@ -1,7 +1,8 @@
 """The behaviour sign's calibration (docs/similarity.md, "The behaviour sign"): the shipped
 references' tokens are today's, no independent correct solution behaves as a reference,
-every disguised copy does (the three held-out set 3 lost to code and sentences too), and a
-hostile submission gets its own tokens without taking the batch down."""
+every disguised copy does (the three held-out set 3 lost to code and sentences too: worth a
+look, since behaviour alone never flags), and a hostile submission gets its own tokens
+without taking the batch down."""
 
 from __future__ import annotations
 
@@ -150,15 +151,17 @@ def test_a_hostile_submission_cannot_take_the_batch_down(tmp_path: Path) -> None
     assert rows["hostile.py"]["similarity"]["behaviour"] < 0.2
     assert not rows["hostile.py"]["similarity"]["flagged"]
     assert rows["broken.py"]["similarity"]["behaviour"] is None  # did not load: not measured
+    # The copy only behaviour sees: worth a look, never flagged by behaviour alone.
     copied = rows["copy.py"]["similarity"]
-    assert copied["flagged"] and copied["closest"] == similarity.REFERENCE
+    assert not copied["flagged"] and copied["closest"] == similarity.REFERENCE
+    assert copied["worth_a_look"] == ["behaviour"]
     assert copied["behaviour"] >= birthmark.THRESHOLD > copied["score"]
     assert rows["copy.py"]["score"] == 100.0  # nothing here changes a score
-    # --no-behaviour: not measured, and the copy is no longer flagged by it
+    # --no-behaviour: not measured, and nothing makes the copy worth a look
     assert main([*argv, "--no-behaviour"]) == 0
     rows = {r["submission"]: r for r in json.loads(out.read_text())["submissions"]}
     assert rows["copy.py"]["similarity"]["behaviour"] is None
-    assert not rows["copy.py"]["similarity"]["flagged"]
+    assert rows["copy.py"]["similarity"]["worth_a_look"] == []
 
 
 @pytest.mark.slow

@@ -29,7 +29,7 @@ CORPORA = Path(__file__).parent
 CLEANROOMS = sorted((CORPORA / "similarity").glob("cleanroom*"))
 # The held-out set 3's copies the code and sentences miss (docs/similarity.md, "What the score
 # does not prove"): restructured past every canonical rule and every message rewritten.  The
-# behaviour sign flags them (tests/corpora/test_birthmark.py).
+# behaviour sign alone makes them worth a look, never flagged (tests/corpora/test_birthmark.py).
 MISSED = {"copy3_inlined_no_temps.py", "copy6_mix_30min.py", "copy7_copy_of_copy6.py"}
 ALL_COPIES = sorted(
     [
@@ -475,6 +475,7 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
         assert not rows[name]["flagged"], (name, rows[name])
     unread = {"closest": None, "score": None, "flagged": False, "sentences": 0}
     unread |= {"behaviour": None, "alike": None, "hidden": False, "flagged_by": []}
+    unread |= {"worth_a_look": []}
     for name in ("link.py", "fifo.py", "notes.txt"):
         assert rows[name]["not_compared"].startswith("not read: "), rows[name]
         assert {k: v for k, v in rows[name].items() if k != "not_compared"} == unread
@@ -483,7 +484,7 @@ def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) ->
     assert all(0.0 <= rows[name]["behaviour"] < birthmark.THRESHOLD for name in names[1:3])
     header, *lines = (tmp_path / "grades.csv").read_text("utf-8").splitlines()
     assert header.endswith(",".join(similarity.CSV_COLUMNS))
-    copy_line = r",reference,[01][.][0-9]+,True,[a-z+ ]+,[0-9]+,1[.]0,,False,$"
+    copy_line = r",reference,[01][.][0-9]+,True,[a-z+ ]+,,[0-9]+,1[.]0,,False,$"
     assert any(re.search(copy_line, line) for line in lines), lines
     assert all("not read: " in line for line in lines if line.startswith(("link", "fifo")))
     page = class_report_html(BatchResult(2, "en", [_row(n, s) for n, s in rows.items()]))
@@ -506,6 +507,7 @@ def _row(name: str, found: dict[str, Any]) -> BatchRow:
     keys = ("closest", "score", "flagged_by", "sentences", "behaviour", "alike", "hidden")
     record = {k: tuple(v) if k == "flagged_by" else v for k, v in found.items() if k in keys}
     record["not_compared"] = found["not_compared"]
+    record["look_by"] = tuple(found["worth_a_look"])
     return BatchRow(name, "graded", similarity=similarity.Similarity(**record))
 
 

@@ -3,8 +3,9 @@ a clean-room session that never saw the detector wrote 8 independent solutions, 
 disguised copies of the chapter's reference (7 of them heavy: every message rewritten and
 the code restructured) and 3 one-TODO copies, before the behaviour sign existed.  It is kept
 out of every calibration (the probes' weights and the thresholds never saw it), so these are
-held-out figures (docs/similarity.md): code and sentences alone flagged 3 / 10 copies; with
-the behaviour sign every copy is flagged and no independent solution is."""
+held-out figures (docs/similarity.md): code and sentences flag 3 / 10 copies; the behaviour
+sign, which never flags alone, makes the other 7 worth a look, and no independent solution
+is either."""
 
 from __future__ import annotations
 
@@ -30,13 +31,23 @@ def _alone(path: Path, behaviour: bool) -> similarity.Similarity:
 
 @pytest.mark.slow
 def test_the_held_out_set_is_judged_as_the_docs_say() -> None:
-    flagged = {
-        sub: {p.name: _alone(p, True).flagged for p in sorted((HELD_OUT / sub).glob("*.py"))}
+    found = {
+        sub: {p.name: _alone(p, True) for p in sorted((HELD_OUT / sub).glob("*.py"))}
         for sub in ("independent", "copies", "partial")
     }
+    flagged = {sub: {n: f.flagged for n, f in files.items()} for sub, files in found.items()}
     assert len(flagged["independent"]) == 8 and len(flagged["copies"]) == 10
-    assert not any(flagged["independent"].values()), flagged["independent"]
-    assert all(flagged["copies"].values()), flagged["copies"]
+    assert not any(f.flagged or f.look_by for f in found["independent"].values())
+    # The three light copies by their code; the seven heavy ones by behaviour alone, which
+    # makes them worth a look and never flags (honest work that knew the reference reaches
+    # it too: docs/similarity.md, "The rule").
+    assert sorted(n for n, f in flagged["copies"].items() if f) == [
+        "copy01.py",
+        "copy02.py",
+        "copy03.py",
+    ]
+    looked = {n for n, f in found["copies"].items() if "behaviour" in f.look_by}
+    assert looked == {f"copy{i:02}.py" for i in range(4, 11)}
     # One TODO of three copied: only the largest (transfer_ledger, part2) is flagged.
     assert flagged["partial"] == {"part1.py": False, "part2.py": True, "part3.py": False}
 

@@ -64,22 +64,32 @@ def test_a_classmate_pair_is_one_pair_in_name_order_whoever_flagged_it() -> None
 
 
 def test_files_just_under_the_line_are_worth_a_look_and_listed_apart() -> None:
+    # The decision sets look_by (tests/unit/test_similarity_decide.py); the page shows it.
     rows = [
-        _row("near.py", "x.py", round(THRESHOLD - 0.04, 2)),
+        _row("near.py", "x.py", round(THRESHOLD - 0.04, 2), look_by=("code",)),
         _row("far.py", "x.py", round(THRESHOLD - 0.3, 2)),
         # Over the code line between classmates but not behaving alike: not flagged.
-        _row("style.py", "x.py", round(CONFIRMED_ABOVE - 0.1, 2), alike=0.2),
+        _row("style.py", "x.py", round(CONFIRMED_ABOVE - 0.1, 2), alike=0.2, look_by=("code",)),
+        # Behaving as the reference with neither its code nor its sentences: never flagged.
+        _row("acts.py", "reference", 0.28, behaviour=0.897, look_by=("behaviour",)),
         _row("x.py", "near.py", 0.2),
     ]
     cells = near_cells(rows)
-    assert cells["near.py"].mark == cells["style.py"].mark == "worth a look"
+    assert {n for n, c in cells.items() if c.mark == "worth a look"} == {
+        "near.py",
+        "style.py",
+        "acts.py",
+    }
     assert cells["far.py"].mark == "" and cells["x.py"].mark == ""
+    assert cells["acts.py"].sign == "behaviour 0.90" and cells["acts.py"].pair == ""
     page = similarity_section(rows)
     look = page[page.index('id="similarity-look"') :]
     look = look[: look.index("</p>")]
     assert "near.py (x.py, code" in look and "style.py (x.py, code" in look
-    assert "far.py" not in look
+    assert "acts.py (reference, behaviour 0.90)" in look and "far.py" not in look
     assert 'id="similarity-table"' not in page  # nothing flagged: no pair
+    zh = similarity_section(rows, "zh")
+    assert "acts.py (参考答案, 行为 0.90)" in zh
 
 
 def test_the_roster_says_each_file_s_flag_closest_and_sign() -> None:

@@ -105,7 +105,7 @@ def test_every_probe_s_arguments_are_plain_data() -> None:
     assert len({p.name for p in birthmark.CANDIDATES}) == len(birthmark.CANDIDATES)
 
 
-def test_behaviour_at_the_threshold_flags_a_file_as_the_reference_s_copy(
+def test_behaviour_at_the_threshold_alone_makes_a_file_worth_a_look_never_flagged(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     source = "def pipeline_capacity(a, b, c):\n    return {}\n"
@@ -118,10 +118,12 @@ def test_behaviour_at_the_threshold_flags_a_file_as_the_reference_s_copy(
             "b.py": {"share": str(birthmark.THRESHOLD - 0.01)},
         },
     )
-    assert found["a.py"].flagged and found["a.py"].closest == similarity.REFERENCE
+    assert not found["a.py"].flagged and found["a.py"].closest == similarity.REFERENCE
+    assert found["a.py"].look_by == ("behaviour",)
     assert found["a.py"].as_dict()["behaviour"] == round(birthmark.THRESHOLD, 3)
     assert found["a.py"].csv_cells()["similarity_behaviour"] == round(birthmark.THRESHOLD, 3)
-    assert not found["b.py"].flagged or found["b.py"].closest == "a.py"
+    assert found["a.py"].csv_cells()["similarity_worth_a_look"] == "behaviour"
+    assert "behaviour" not in found["b.py"].look_by
 
 
 def test_behaviour_not_measured_is_null_and_an_empty_cell() -> None:

@@ -10,10 +10,12 @@ import pytest
 
 from pytest_rlsys import similarity
 from pytest_rlsys.grading.outcomes import Limits
-from pytest_rlsys.similarity import FileSigns, decide, winnow
+from pytest_rlsys.similarity import FileSigns, birthmark, decide, winnow
 
 CORPORA = Path(__file__).parent.parent / "corpora"
 CHAPTER = CORPORA / "learner_corpus" / "ok_chapter_reference.py"
+# Written by the detector's author, who knew the references: behaviour 0.865, code 0.29.
+KNEW_THE_REFERENCE = CORPORA / "similarity" / "independent" / "loops_and_helpers.py"
 # Two independent solutions in one style: 0.62 by code alone (docs/similarity.md).
 SAME_STYLE = (
     CORPORA / "similarity" / "cleanroom" / "independent" / "ind1_loops_beginner.py",
@@ -33,9 +35,11 @@ def test_a_classmate_the_probes_could_not_judge_is_held_to_the_code_only_line() 
     assert found["a.py"].closest == "b.py"
     assert decide.THRESHOLD <= found["a.py"].score < decide.CONFIRMED_ABOVE  # type: ignore[operator]
     assert not found["a.py"].flagged and not found["b.py"].flagged
+    assert found["a.py"].look_by == ("code",)  # over the line, unconfirmed: worth a look
     # Clear code evidence stands alone: the same file twice, neither probed.
     twice = decide.compare_signs({"a.py": signs["a.py"], "c.py": signs["a.py"]})
     assert twice["a.py"].flagged_by == ("code",) and twice["a.py"].closest == "c.py"
+    assert twice["a.py"].look_by == ()  # flagged: not also "worth a look"
 
 
 def test_each_sign_is_named_in_flagged_by() -> None:
@@ -49,6 +53,39 @@ def test_each_sign_is_named_in_flagged_by() -> None:
     plain = decide.compare_signs({"p.py": _signs("x = 1\n")})["p.py"]
     assert plain.flagged_by == () and not plain.flagged
     assert plain.as_dict()["flagged_by"] == [] and plain.csv_cells()["similarity_flagged_by"] == ""
+
+
+def test_an_honest_file_whose_only_sign_is_behaviour_is_worth_a_look_not_flagged() -> None:
+    # An author who studied the reference and wrote their own code (0.29 on code, none of
+    # its sentences) can do what it does wherever the template is silent: the trial's two
+    # honest variants reached 0.897 and 0.90.  Here: the chapter's own tokens, behaviour 1.
+    honest = _signs(KNEW_THE_REFERENCE.read_text("utf-8"))
+    chapter = {name: token for name, (token, _) in birthmark.reference_tokens()[1].items()}
+    found = decide.compare_signs({"h.py": honest}, {"h.py": chapter}, {"h.py": True})["h.py"]
+    assert found.behaviour == 1.0 and found.sentences == 0
+    assert found.score is not None and found.score < decide.THRESHOLD - decide.LOOK_BELOW
+    assert not found.flagged and found.flagged_by == ()
+    assert found.look_by == ("behaviour",) and found.closest == decide.REFERENCE
+    assert found.as_dict()["worth_a_look"] == ["behaviour"] and not found.as_dict()["flagged"]
+    assert found.csv_cells()["similarity_worth_a_look"] == "behaviour"
+    # Behaviour still confirms text evidence: with three of the reference's sentences it
+    # is named beside them.
+    said = _signs(KNEW_THE_REFERENCE.read_text("utf-8"), said=_signs(CHAPTER.read_text()).said)
+    both = decide.compare_signs({"s.py": said}, {"s.py": chapter}, {"s.py": True})["s.py"]
+    assert both.flagged_by == ("sentences", "behaviour") and both.look_by == ()
+
+
+def test_a_tie_for_the_closest_classmate_names_the_first_name_in_order() -> None:
+    # The batch hands the files over in the order their grading finished: a tie must not
+    # name whichever came first (two runs named different classmates).
+    same = _signs(SAME_STYLE[0].read_text("utf-8"))
+    for order in (["z.py", "b.py", "a.py"], ["a.py", "b.py", "z.py"]):
+        found = decide.compare_signs(dict.fromkeys(order, same))
+        assert {n: f.closest for n, f in found.items()} == {
+            "a.py": "b.py",
+            "b.py": "a.py",
+            "z.py": "a.py",
+        }
 
 
 def test_a_file_that_loaded_but_cannot_be_read_here_is_hidden() -> None:
