@@ -4,7 +4,8 @@ which sign flagged (``flagged_by``) and which make an unflagged file worth a loo
 (``look_by``).  The rules and their calibration: docs/similarity.md, "The rule".
 
 A flag needs evidence an instructor can show a learner: text the file shares with another
-that independent work never shared, or code that cannot be read.
+past what independent work shares (between classmates from THRESHOLD to CONFIRMED_ABOVE,
+only with the behaviour that confirms it), or code that cannot be read.
 
 - ``code``: shared code >= THRESHOLD with a reference, or >= CONFIRMED_ABOVE (the code-only
   line) with a classmate;

@@ -96,6 +96,20 @@ def test_the_calibration_figures_are_the_docs_s(tmp_path: Path) -> None:
     assert round(max(partial.values()), 3) == 0.519
 
 
+@pytest.mark.slow
+def test_the_copies_only_behaviour_sees_are_worth_a_look_not_flagged() -> None:
+    # docs/similarity.md, "The rule": set 3's three misses (code 0.17 - 0.38, no sentence)
+    # behave as the chapter does, as honest work that knew the reference can: listed apart.
+    for name in ("copy3_inlined_no_temps.py", "copy6_mix_30min.py", "copy7_copy_of_copy6.py"):
+        path = SET / "cleanroom3" / "copies" / name
+        found = similarity.compare_class(
+            {name: path.read_text("utf-8")}, probed={name: run_file(path)}
+        )[name]
+        assert found.behaviour is not None and found.behaviour >= birthmark.THRESHOLD, name
+        assert not found.flagged and found.look_by == ("behaviour",), (name, found)
+        assert found.closest == similarity.REFERENCE and found.sentences == 0
+
+
 HOSTILE = textwrap.dedent(
     """
     import os, sys, time
