@@ -39,9 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["NOT_PY", "batch", "find_submissions"]
 
 
-# An empty file (or white space only) is not graded, as the kits do not grade one (its
-# status says so; the row keeps the digest of what was read, and is compared: nothing).
-EMPTY = Msg("the file is empty", "文件是空的")
 NOT_PY = Msg(
     "{name} is not a .py file, so it was not graded "
     "(a submission is one .py file or a folder holding one)",
@@ -260,9 +257,9 @@ def _grade_row(
     status: Status = "not_loaded" if report.load_error else "graded"
     data = grader.data if grader.refusal is None else None
     seconds = round(time.monotonic() - began, 3)  # as every writer shows it
+    # An empty file did not load (the grader's load error says the file is empty): 0 of
+    # the maximum, as `rlsys grade` scores it; it is compared all the same (nothing).
     row = BatchRow(name, status, report, seconds=seconds, data=data)
-    if data is not None and not data.strip():  # nothing handed in: no table of zeros
-        row = dataclasses.replace(row, status="not_graded", message=EMPTY.get(request.lang))
     if data is None:
         unread = _say("not_read", request.lang, problem=load_error_text(report, request.lang))
         return _Graded(row, unread)

@@ -534,13 +534,16 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
     # An empty file was read: the digest of its no bytes.  A refused file was never read:
     # no digest at all, or every refused file would look identical to the empty one.
     assert rows["fay.py"]["submission_sha256"] == hashlib.sha256(b"").hexdigest()
-    # ... and is not graded, and says so (not a table of zeros, not "graded").
-    assert rows["fay.py"]["status"] == "not_graded"
-    assert rows["fay.py"]["message"] == "the file is empty"  # the status says "not graded"
-    # Not graded, whatever the reason, has no score (not 0.0 for one and blank for another)
-    # and no table of zeros; the folder says what it holds instead of a .py file.
+    # ... and did not load: 0 of 100 with the reason, as `rlsys grade` scores it (the
+    # lead's decision, course trial r5 M1: an empty file is the learner's doing).
+    assert rows["fay.py"]["status"] == json_rows["fay.py"]["status"] == "not_loaded"
+    assert (float(rows["fay.py"]["score"]), float(rows["fay.py"]["max_score"])) == (0, 100)
+    assert "the file is empty" in rows["fay.py"]["message"]
+    assert json_rows["fay.py"]["report"]["score"] == 0
+    assert "the file is empty" in json_rows["fay.py"]["report"]["load_error"]
+    # Not graded (not the learner's doing, or no file) has no score (not 0.0 for one and
+    # blank for another); the folder says what it holds instead of a .py file.
     assert rows["gus"]["status"] == "not_graded" and rows["gus"]["score"] == ""
-    assert rows["fay.py"]["score"] == "" and "report" not in json_rows["fay.py"]
     assert rows["gus"]["message"].endswith("found 0; other files: rlsys_ledger.py.txt")
     # ... and compared, as docs/similarity.md says: nothing of its own, score 0.
     assert (
