@@ -151,6 +151,9 @@ def check_prairielearn(text: str, report: ScoreReport) -> dict[str, Any]:
     earned, total = _cents(report)
     if report.load_error is not None:
         assert doc["gradable"] is False and grading["format_errors"]
+        # The reason in the message too, as the learner's terminal says it (trial r5 M3).
+        said = grading["format_errors"][0][:200]  # either may be clipped further on
+        assert said in doc["message"].splitlines()[0], doc["message"]
     else:
         assert doc["gradable"] is True
         assert 0.0 <= doc["score"] <= 1.0

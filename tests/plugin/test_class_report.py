@@ -444,6 +444,23 @@ def test_the_browser_check_catches_a_console_error(tmp_path: Path) -> None:
     assert any("<script>" in p for p in result.problems)
 
 
+@pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+def test_the_roster_fits_a_1280_px_window(demo: dict[str, Any], tmp_path: Path) -> None:
+    """The demo class's roster scrolled inside its box at 1280 px (1133 px in 1100:
+    course trial r5 L-a); it fits from 1024 px up, where a laptop's browser is."""
+    browser = browser_check.find_browser()
+    assert browser is not None
+    for width in (1024, 1280, 1440):
+        assert browser_check.scrolling_boxes_at(demo["html"], browser, width) == "", width
+    # The check can fail: a roster wider than its box scrolls, and is named.
+    wide = tmp_path / "wide.html"
+    wide.write_text(
+        '<!DOCTYPE html><body><style>.wide{overflow-x:auto}</style><div class="wide">'
+        f'<table id="roster"><tr><td>{LONG_NAME}</td></tr></table></div></body>'
+    )
+    assert browser_check.scrolling_boxes_at(wide, browser, 1280).startswith("roster ")
+
+
 def test_chinese_reports_are_read_too(tmp_path: Path) -> None:
     # The load-failure wording and the categories follow the batch's language.
     from tests.unit.test_battery import DEFECTS

@@ -654,6 +654,29 @@ def test_a_missing_input_file_is_a_usage_error_in_every_command(
         assert captured.err.startswith(name.split(" --")[0]), (name, captured.err)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_batch_says_which_folder_is_missing_and_what_to_give(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lang: str
+) -> None:
+    # Course trial r5 L-d: "PATH: no such folder" said nothing of what to give instead.
+    gone, file = tmp_path / "clas", tmp_path / "alice.py"
+    file.write_text("x = 1\n", encoding="utf-8")
+    for path, said in (
+        (
+            gone,
+            {"en": "no such folder; give the class folder", "zh": "文件夹不存在；请给出班级文件夹"},
+        ),
+        (
+            file,
+            {"en": "is not a folder; give the class folder", "zh": "不是文件夹；请给出班级文件夹"},
+        ),
+    ):
+        assert main(["batch", str(path), "--lang", lang]) == ExitCode.USAGE
+        err = capsys.readouterr().err
+        assert str(path) in err and said[lang] in err and "Traceback" not in err, err
+    assert "rlsys grade FILE" in err  # one file: the command that grades it
+
+
 def test_batch_refuses_an_output_path_that_is_a_graded_submission(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
