@@ -53,7 +53,8 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
     said = load_error_text(report, lang)
     # The load error first, as the learner's terminal says it (the syntax error's line,
     # the byte that is not UTF-8): the table alone says only its kind.
-    lines = [LOAD_FAILED.get(lang).format(error=said), ""] if said else []
+    failed = report.load_error is not None
+    lines = [LOAD_FAILED.get(lang).format(error=said), ""] if failed else []
     lines += terminal.terminal_lines(report, lang)
     doc: dict[str, Any] = {
         "gradable": report.load_error is None,
@@ -70,7 +71,7 @@ def render(report: ScoreReport, options: RenderOptions) -> str:
         + fence_text(report.fence, lang),
         "tests": tests,
     }
-    if report.load_error is not None:
+    if failed:
         doc["format_errors"] = [clip(clean(said), MAX_TEXT, lang)]
     text = dump_json(doc)
     if len(text.encode("utf-8")) > MAX_BYTES:  # keep the grade, drop the detail

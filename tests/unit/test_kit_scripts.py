@@ -190,6 +190,9 @@ C50_ENV = {
 def test_a_file_that_did_not_load_says_why_where_the_learner_looks() -> None:
     """A score report whose file did not load: the reason in the Actions summary, in
     every result.json row (valid against classroom50/result/v1) and in release-body.md."""
+    import html
+    import re
+
     import jsonschema
 
     from pytest_rlsys.outputs.kits.reports import (
@@ -207,6 +210,10 @@ def test_a_file_that_did_not_load_says_why_where_the_learner_looks() -> None:
     jsonschema.Draft202012Validator(schema).validate(result)
     assert all("SyntaxError" in t["message"] for t in result["tests"])
     assert "The file did not load" in release_body(outcome, result)
+    # The Release as GitHub renders it: the reason as the grader said it, no escape shown.
+    said = "SyntaxError: invalid syntax (rlsys_ledger.py, line 1) — line 1 reads: def f(x_:"
+    body = _rendered(release_body(Outcome(_report(said)), result))
+    assert said in html.unescape(re.sub(r"<[^>]+>", "", body)) and "\\" not in body, body
     # A file that loaded and scored 0 carries no such line.
     loaded = Outcome(_report())
     assert "did not load" not in actions_summary(loaded)
@@ -235,7 +242,7 @@ def test_the_actions_log_says_what_the_score_file_says(
     assert reports.main(["actions", str(score)]) == 1
     log = capsys.readouterr().out
     head = {"en": "rlsys score: Points 0/100", "zh": "rlsys 得分：0/100"}[lang]
-    assert log.startswith(f"  {head}; ") and empty in log, log
+    assert log.startswith(f"  {head}{'；' if lang == 'zh' else '; '}") and empty in log, log
     assert "not graded" not in log.lower() and "未评分" not in log
     assert announce.read_text("utf-8").splitlines()[-1] == "::notice title=rlsys::Points 0/100"
     summary = (tmp_path / "summary.md").read_text("utf-8")

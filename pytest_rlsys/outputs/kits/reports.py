@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.escaping import say
-from pytest_rlsys.messages import Msg, section_label
+from pytest_rlsys.messages import DIFF_WORDS, Msg, section_label
 from pytest_rlsys.outputs import fenceline
 from pytest_rlsys.outputs.text import js_number
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
@@ -370,7 +370,7 @@ def _actions(outcome: Outcome) -> int:
         # What the score file and the summary say, in the report's language (the notice
         # keeps the machine-read "Points X/Y"); indented: never a workflow command.
         said = [SCORE_HEAD.fill(outcome.lang, {"points": _points(outcome)}), outcome.reason(False)]
-        say("  " + "; ".join(filter(None, said)))
+        say("  " + DIFF_WORDS["and"].get(outcome.lang).join(filter(None, said)))
         why = outcome.load_error or (outcome.why if outcome.doc is None else "")
         if why:
             commands.insert(0, f"::warning title=rlsys::{workflow_data(why)}")
