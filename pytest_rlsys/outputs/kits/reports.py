@@ -8,7 +8,8 @@ the fence that graded, for the instructor, and the files GitHub-hosted platforms
 - ``actions``: the score table, the fence and any reason, appended to
   ``$GITHUB_STEP_SUMMARY``; the score report copied to ``$RLSYS_ARTIFACT`` for
   ``actions/upload-artifact``; the ``Points X/Y`` notice (and a warning with the reason
-  when the file was not graded or did not load); exit 1 below full marks (the job fails, as
+  when there was no file to grade or it did not load), and a log line saying the score
+  and that reason in the report's language; exit 1 below full marks (the job fails, as
   a failed test would), 0 at full marks.  An infrastructure error (``--error`` with no
   learner's problem: no seed, no score report) is no score: the summary says so, the
   workflow gets an ``::error::`` and no ``Points`` line, exit 1.
