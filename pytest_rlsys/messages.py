@@ -268,6 +268,7 @@ LABELS: dict[str, Msg] = {
     "cases": Msg("cases", "通过用例"),
     "total": Msg("total", "总分"),
     "points": Msg("points", "分"),
+    "points_line": Msg("Points {points}", "得分 {points}"),  # the terminal's last line
     "input": Msg("input", "输入"),
     "claim": Msg("chapter check", "章节断言"),
     "expected": Msg("expected", "期望"),

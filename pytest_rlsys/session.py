@@ -197,5 +197,5 @@ class GradingSession:
         lines += [clean(f"ERROR: {error}", newlines=False) for error in self.write_errors]
         warned = [f"{text['warning']}: {error.text(self.lang)}" for error in self.cleanup_errors]
         lines += [clean(line, newlines=False) for line in warned]
-        lines.append(terminal.points_line(report))
+        lines.append(terminal.points_line(report, self.lang))
         return lines

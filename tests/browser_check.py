@@ -257,6 +257,33 @@ def overflow_at(html: Path, browser: str, width: int = 420) -> str:
     return found.group(2).strip()
 
 
+# Appended to a copy of the page: each box that scrolls sideways (a ``.wide`` table's
+# scroller) whose content is wider than it, with the two widths.
+_SCROLLED = """<pre id="scrolled"></pre><script>
+addEventListener("load", function () {
+  var wide = [];
+  document.querySelectorAll(".wide").forEach(function (box) {
+    if (box.scrollWidth > box.clientWidth + 0.5) {
+      var inner = box.firstElementChild;
+      wide.push((inner && inner.id ? inner.id : "?") + " " + box.scrollWidth + ">" +
+        box.clientWidth);
+    }
+  });
+  document.getElementById("scrolled").textContent = "checked: " + wide.join("; ");
+});
+</script>"""
+
+
+def scrolling_boxes_at(html: Path, browser: str, width: int = 1280) -> str:
+    """The boxes that scroll sideways in a ``width``-pixel-wide window (their table's id,
+    its width and the box's), joined with "; " ('' when every table fits)."""
+    dom = _probed(html, browser, "scrolled", _SCROLLED, width)
+    found = re.search(r'<pre id="scrolled">checked: ([^<]*)</pre>', dom)
+    if found is None:
+        return "the measuring script did not run"
+    return html_lib.unescape(found.group(1).strip())
+
+
 _WRAPPED = """<pre id="wrapped"></pre><script>
 addEventListener("load", function () {
   var broken = [];

@@ -19,6 +19,7 @@ import jsonschema
 import xmlschema
 
 from pytest_rlsys.grading.scoring import OUTPUT_KINDS, ScoreReport
+from pytest_rlsys.messages import LOAD_FAILED
 from pytest_rlsys.outputs import registry, terminal
 from pytest_rlsys.outputs.junit import points_from_suite
 from pytest_rlsys.outputs.prairielearn import MAX_BYTES
@@ -151,6 +152,10 @@ def check_prairielearn(text: str, report: ScoreReport) -> dict[str, Any]:
     earned, total = _cents(report)
     if report.load_error is not None:
         assert doc["gradable"] is False and grading["format_errors"]
+        # The reason in the message too, as the learner's terminal says it (trial r5 M3).
+        said = grading["format_errors"][0][:200]  # either may be clipped further on
+        heads = tuple(LOAD_FAILED.get(lang).split("{")[0] for lang in ("en", "zh"))
+        assert doc["message"].startswith(heads) and said in doc["message"], doc["message"]
     else:
         assert doc["gradable"] is True
         assert 0.0 <= doc["score"] <= 1.0

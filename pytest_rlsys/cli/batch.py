@@ -39,9 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["NOT_PY", "batch", "find_submissions"]
 
 
-# An empty file (or white space only) is not graded, as the kits do not grade one (its
-# status says so; the row keeps the digest of what was read, and is compared: nothing).
-EMPTY = Msg("the file is empty", "文件是空的")
 NOT_PY = Msg(
     "{name} is not a .py file, so it was not graded "
     "(a submission is one .py file or a folder holding one)",
@@ -49,6 +46,15 @@ NOT_PY = Msg(
 )
 # The batch's other words for the instructor, in the batch's language (--lang).
 WORDS = {
+    "no_folder": Msg(
+        "{folder}: no such folder; give the class folder: one .py file (or one folder "
+        "holding one) per learner",
+        "{folder}：文件夹不存在；请给出班级文件夹：每位学习者一个 .py 文件（或一个装有它的文件夹）",
+    ),
+    "not_folder": Msg(
+        "{folder} is not a folder; give the class folder (to grade one file: rlsys grade FILE)",
+        "{folder} 不是文件夹；请给出班级文件夹（评一个文件：rlsys grade FILE）",
+    ),
     "groupings": Msg(
         "{name}/ was not read: over {n} folders in its groupings",
         "{name}/ 未读取：其分组中的文件夹超过 {n} 个",
@@ -260,9 +266,9 @@ def _grade_row(
     status: Status = "not_loaded" if report.load_error else "graded"
     data = grader.data if grader.refusal is None else None
     seconds = round(time.monotonic() - began, 3)  # as every writer shows it
+    # An empty file did not load (the grader's load error says the file is empty): 0 of
+    # the maximum, as `rlsys grade` scores it; it is compared all the same (nothing).
     row = BatchRow(name, status, report, seconds=seconds, data=data)
-    if data is not None and not data.strip():  # nothing handed in: no table of zeros
-        row = dataclasses.replace(row, status="not_graded", message=EMPTY.get(request.lang))
     if data is None:
         unread = _say("not_read", request.lang, problem=load_error_text(report, request.lang))
         return _Graded(row, unread)
@@ -466,11 +472,11 @@ def batch(args: argparse.Namespace) -> ExitCode:
 
     prog = "rlsys batch"
     folder = Path(args.folder)
-    if not os.path.lexists(folder):  # the one rule for a named input that is not there
-        raise UsageError(f"{folder}: no such folder", prog)
-    if not folder.is_dir():
-        raise UsageError(f"{folder} is not a folder of submissions", prog)
     request = _request(args, "batch")
+    if not os.path.lexists(folder):  # the one rule for a named input that is not there
+        raise UsageError(_say("no_folder", request.lang, folder=folder), prog)
+    if not folder.is_dir():
+        raise UsageError(_say("not_folder", request.lang, folder=folder), prog)
     problem = check_folder_private(folder)
     if problem is not None:  # as root: children must not read their classmates' files
         raise UsageError(problem, prog)

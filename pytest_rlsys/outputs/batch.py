@@ -53,8 +53,7 @@ class BatchRow:
 
     @property
     def scored(self) -> ScoreReport | None:
-        """The report behind the row's score; none for a row not graded (an empty file's
-        report is kept only for the digest of the bytes that were read)."""
+        """The report behind the row's score; none for a row not graded."""
         return self.report if self.status != "not_graded" else None
 
     def cells(self, seed: int | None, lang: str) -> dict[str, Any]:

@@ -85,9 +85,10 @@ caption{text-align:left;font-weight:600;padding:.2rem 0}
 th,td{border:1px solid #888;padding:.2rem .55rem;text-align:left;vertical-align:top;
 overflow-wrap:break-word}
 .wide{overflow-x:auto;max-width:100%}#roster th,#roster td{word-break:keep-all}
-@media (min-width:700px){#roster td.t:first-child{min-width:9rem}#roster td.near{min-width:10rem}
+@media (min-width:700px){#roster td.t:first-child{min-width:9rem}#roster td.near{min-width:9rem}
+#roster td.why{min-width:14rem}}
+@media (min-width:1150px){#roster td.t:first-child,#roster td.near{min-width:12rem}
 #roster td.why{min-width:16rem}}
-@media (min-width:1000px){#roster td.t:first-child{min-width:14rem}#roster td.near{min-width:13rem}}
 table{max-width:100%}.wide>table{max-width:none;margin:0}.wide{margin:.4rem 0 1rem}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 td.n{white-space:nowrap;overflow-wrap:normal}

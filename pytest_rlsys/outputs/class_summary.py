@@ -140,7 +140,7 @@ def _problem(row: BatchRow, lang: str) -> Problem | None:
     """Why ``row`` is listed with the problems (it did not load, could not be graded or
     timed out), None when it is not."""
     report = row.report
-    if row.status == "not_graded":  # its status first (an empty file has a load error too)
+    if row.status == "not_graded":  # its status first: not tried, whatever its report
         return Problem(row.name, "could not be graded", _short(row.message))
     if report is not None and (row.status == "not_loaded" or report.load_error is not None):
         # The row's message is the load error with its hint (stdlib only, ...).

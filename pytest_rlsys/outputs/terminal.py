@@ -526,9 +526,10 @@ def terminal_summary(
     return _Summary(report, lang, verbose, width).render()
 
 
-def points_line(report: ScoreReport) -> str:
-    """``Points X/Y``: the terminal's last line (the Actions kit's notice says the same):
-    the cases' hundredths summed, then one division, so it is the exact total."""
+def points_line(report: ScoreReport, lang: str = "en") -> str:
+    """``Points X/Y``: the terminal's last line, in ``lang`` (no platform reads it; the
+    Actions kit's notice, which tools read, keeps "Points X/Y" in every language): the
+    cases' hundredths summed, then one division, so it is the exact total."""
     earned = sum(c.cents for c in report.cases) / 100
     total = sum(c.max_cents for c in report.cases) / 100
-    return f"Points {js_number(earned)}/{js_number(total)}"
+    return labels(lang)["points_line"].format(points=f"{js_number(earned)}/{js_number(total)}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 from html.parser import HTMLParser
@@ -17,6 +16,7 @@ from pytest_rlsys.grading.scoring import CaseResult, ScoreReport
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.outputs import class_report
 from pytest_rlsys.outputs.batch import BatchResult, BatchRow
+from pytest_rlsys.outputs.class_words import say
 from pytest_rlsys.resources import solution_path
 from pytest_rlsys.similarity import Similarity
 from tests import browser_check
@@ -341,21 +341,43 @@ def test_a_category_counts_its_passes_as_attempts_whatever_its_failures_say() ->
     assert table[1][2:5] == ["1", "3", "33%"]
 
 
-def test_an_empty_file_is_not_graded_and_shows_no_score() -> None:
-    # Its report is kept for the digest of what was read, never for a score of 0; the
-    # grader says the file is empty as a load error, and the row's status comes first (the
-    # page's header once counted it under "did not load", its roster under not_graded).
-    report = dataclasses.replace(
-        _report("failed", "x", "a" * 64, "missing_function"), load_error="the file is empty"
-    )
-    empty = BatchRow("empty.py", "not_graded", report, seconds=0.2, message="the file is empty")
-    summary = class_report.summarize(_result(empty))
-    assert [(r.score, r.max_score) for r in summary.roster] == [(None, None)]
-    assert summary.slowest == [("empty.py", 0.2, "—")]
-    assert [(p.kind, p.detail) for p in summary.problems] == [
-        ("could not be graded", "the file is empty")
-    ]
-    assert "score" not in empty.cells(1, "en") and empty.cells(1, "en")["submission_sha256"]
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_empty_file_did_not_load_and_every_count_agrees(tmp_path: Path, lang: str) -> None:
+    """An empty file (or blanks only) did not load: 0 of 100 with "the file is empty",
+    as `rlsys grade` scores it (course trial r5 M1); the page's header counts it under
+    "did not load", as its roster, the CSV and the JSON do, in either language.  A folder
+    with no .py file is not the file's doing: not graded, no score."""
+    subs = tmp_path / "class"
+    subs.mkdir(mode=0o700)
+    (subs / "empty.py").write_bytes(b"")
+    (subs / "blank.py").write_text(" \n\t\n", encoding="utf-8")
+    (subs / "carol.py").write_text("def pipeline_capacity(:\n", encoding="utf-8")
+    (subs / "gus").mkdir()
+    (subs / "gus" / "notes.txt").write_text("x\n", encoding="utf-8")
+    out = {k: tmp_path / f"grades.{k}" for k in ("csv", "json", "html")}
+    argv = ["batch", str(subs), "--seed", "3", "--lang", lang, "--no-progress"]
+    assert main([*argv, *(a for k, p in out.items() for a in (f"--{k}", str(p)))]) == 0
+    with open(out["csv"], encoding="utf-8") as handle:
+        csv_rows = {r["submission"]: r for r in csv.DictReader(handle)}
+    json_rows = {r["submission"]: r for r in json.loads(out["json"].read_text())["submissions"]}
+    page = Page(out["html"].read_text(encoding="utf-8"))
+    roster = {r[0]: r[1] for r in page.tables["roster"][1:]}
+    said = {"en": "the file is empty", "zh": "文件是空的"}[lang]
+    for name in ("empty.py", "blank.py"):
+        row = csv_rows[name]
+        assert row["status"] == json_rows[name]["status"] == "not_loaded", row
+        assert (float(row["score"]), float(row["max_score"])) == (0, 100)
+        assert json_rows[name]["report"]["score"] == 0 and said in row["message"]
+    status = {"not_loaded": say("st_not_loaded", lang), "not_graded": say("st_not_graded", lang)}
+    for key, ident in (("not_loaded", "n-not-loaded"), ("not_graded", "n-ungraded")):
+        in_csv = sorted(n for n, r in csv_rows.items() if r["status"] == key)
+        assert in_csv == sorted(n for n, r in json_rows.items() if r["status"] == key)
+        assert in_csv == sorted(n for n, s in roster.items() if s == status[key]), roster
+        assert page.by_id[ident] == str(len(in_csv)), (ident, in_csv)
+    assert page.by_id["n-not-loaded"] == "3" and page.by_id["n-ungraded"] == "1"
+    problems = {r[0]: r[1:] for r in page.tables["problems-table"][1:]}
+    assert problems["empty.py"][0] == say("did not load", lang) and said in problems["empty.py"][1]
+    assert csv_rows["gus"]["score"] == "" and "report" not in json_rows["gus"]
 
 
 def test_unwritable_html_path_is_a_clear_error(
@@ -420,6 +442,23 @@ def test_the_browser_check_catches_a_console_error(tmp_path: Path) -> None:
     assert not result.ok
     assert result.console and any("console message" in p for p in result.problems)
     assert any("<script>" in p for p in result.problems)
+
+
+@pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
+def test_the_roster_fits_a_1280_px_window(demo: dict[str, Any], tmp_path: Path) -> None:
+    """The demo class's roster scrolled inside its box at 1280 px (1133 px in 1100:
+    course trial r5 L-a); it fits from 1024 px up, where a laptop's browser is."""
+    browser = browser_check.find_browser()
+    assert browser is not None
+    for width in (1024, 1280, 1440):
+        assert browser_check.scrolling_boxes_at(demo["html"], browser, width) == "", width
+    # The check can fail: a roster wider than its box scrolls, and is named.
+    wide = tmp_path / "wide.html"
+    wide.write_text(
+        '<!DOCTYPE html><body><style>.wide{overflow-x:auto}</style><div class="wide">'
+        f'<table id="roster"><tr><td>{LONG_NAME}</td></tr></table></div></body>'
+    )
+    assert browser_check.scrolling_boxes_at(wide, browser, 1280).startswith("roster ")
 
 
 def test_chinese_reports_are_read_too(tmp_path: Path) -> None:

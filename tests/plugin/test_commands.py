@@ -534,13 +534,16 @@ def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
     # An empty file was read: the digest of its no bytes.  A refused file was never read:
     # no digest at all, or every refused file would look identical to the empty one.
     assert rows["fay.py"]["submission_sha256"] == hashlib.sha256(b"").hexdigest()
-    # ... and is not graded, and says so (not a table of zeros, not "graded").
-    assert rows["fay.py"]["status"] == "not_graded"
-    assert rows["fay.py"]["message"] == "the file is empty"  # the status says "not graded"
-    # Not graded, whatever the reason, has no score (not 0.0 for one and blank for another)
-    # and no table of zeros; the folder says what it holds instead of a .py file.
+    # ... and did not load: 0 of 100 with the reason, as `rlsys grade` scores it (the
+    # lead's decision, course trial r5 M1: an empty file is the learner's doing).
+    assert rows["fay.py"]["status"] == json_rows["fay.py"]["status"] == "not_loaded"
+    assert (float(rows["fay.py"]["score"]), float(rows["fay.py"]["max_score"])) == (0, 100)
+    assert "the file is empty" in rows["fay.py"]["message"]
+    assert json_rows["fay.py"]["report"]["score"] == 0
+    assert "the file is empty" in json_rows["fay.py"]["report"]["load_error"]
+    # Not graded (not the learner's doing, or no file) has no score (not 0.0 for one and
+    # blank for another); the folder says what it holds instead of a .py file.
     assert rows["gus"]["status"] == "not_graded" and rows["gus"]["score"] == ""
-    assert rows["fay.py"]["score"] == "" and "report" not in json_rows["fay.py"]
     assert rows["gus"]["message"].endswith("found 0; other files: rlsys_ledger.py.txt")
     # ... and compared, as docs/similarity.md says: nothing of its own, score 0.
     assert (
@@ -649,6 +652,29 @@ def test_a_missing_input_file_is_a_usage_error_in_every_command(
         captured = capsys.readouterr()
         assert "no such f" in captured.err and "Traceback" not in captured.err, (name, captured)
         assert captured.err.startswith(name.split(" --")[0]), (name, captured.err)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_batch_says_which_folder_is_missing_and_what_to_give(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lang: str
+) -> None:
+    # Course trial r5 L-d: "PATH: no such folder" said nothing of what to give instead.
+    gone, file = tmp_path / "clas", tmp_path / "alice.py"
+    file.write_text("x = 1\n", encoding="utf-8")
+    for path, said in (
+        (
+            gone,
+            {"en": "no such folder; give the class folder", "zh": "文件夹不存在；请给出班级文件夹"},
+        ),
+        (
+            file,
+            {"en": "is not a folder; give the class folder", "zh": "不是文件夹；请给出班级文件夹"},
+        ),
+    ):
+        assert main(["batch", str(path), "--lang", lang]) == ExitCode.USAGE
+        err = capsys.readouterr().err
+        assert str(path) in err and said[lang] in err and "Traceback" not in err, err
+    assert "rlsys grade FILE" in err  # one file: the command that grades it
 
 
 def test_batch_refuses_an_output_path_that_is_a_graded_submission(

@@ -46,7 +46,7 @@ def _summary(result: pytest.RunResult) -> list[str]:
     """The lines from our summary's title to the Points line."""
     lines = result.outlines
     start = next(i for i, line in enumerate(lines) if "rlsys score" in line or "rlsys 得分" in line)
-    end = next(i for i, line in enumerate(lines) if line.startswith("Points "))
+    end = next(i for i, line in enumerate(lines) if line.startswith(("Points ", "得分 ")))
     return lines[start : end + 1]
 
 
@@ -135,6 +135,8 @@ def test_chinese_output_has_no_english_wrong_value(pytester: pytest.Pytester) ->
     text = "\n".join(_summary(result))
     assert "值错误" in text and "wrong value" not in text
     assert "未通过的隐藏用例" in text
+    # The last line too (no platform reads it; the Actions notice keeps "Points X/Y").
+    assert re.fullmatch(r"得分 [\d.]+/100", text.splitlines()[-1]) and "Points" not in text
 
 
 def test_every_visible_claim_has_an_english_text() -> None:
@@ -461,8 +463,9 @@ def test_fit_and_rule_count_display_columns() -> None:
 # -- learners: smaller things said right --------------------------------------------------
 
 
-def _graded(source: str, seed: int = 1) -> ScoreReport:
-    grader = Grader(Path("rlsys_ledger.py"), source.encode("utf-8"), seed)
+def _graded(source: str | bytes, seed: int = 1) -> ScoreReport:
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    grader = Grader(Path("rlsys_ledger.py"), data, seed)
     grader.run_all()
     return grader.report()
 
@@ -545,6 +548,27 @@ def test_a_missing_package_says_only_the_standard_library_is_there() -> None:
         assert all(hint in error for error in doc["format_errors"])
         kit = Outcome(json.loads(registry.render("report", report, options)))
         assert "numpy" in kit.reason() and hint in kit.reason()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_prairielearn_message_says_why_the_file_did_not_load(lang: str) -> None:
+    # PrairieLearn shows `message` apart from `format_errors`: the message said only the
+    # load error's kind (course trial r5 M3); now its first line is the terminal's.
+    from pytest_rlsys.grading.scoring import RenderOptions
+    from tests.platform_checks import check_prairielearn
+
+    for source, shown in (
+        (b"def pipeline_capacity(:\n", "def pipeline_capacity(:"),  # the line, as written
+        (b"x = 1\n\xff\n", "0xff"),  # the byte that is not UTF-8
+        (b" \n", {"en": "the file is empty", "zh": "文件是空的"}[lang]),
+    ):
+        report = _graded(source)
+        doc = check_prairielearn(
+            registry.render("prairielearn", report, RenderOptions(lang=lang)), report
+        )
+        first = doc["message"].splitlines()[0]
+        assert shown in first and shown in doc["format_errors"][0], (source, first)
+        assert {"en": "could not be loaded", "zh": "无法加载"}[lang] in first
 
 
 def test_template_names_the_file_as_written(tmp_path: Path) -> None:

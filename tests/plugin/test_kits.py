@@ -592,9 +592,10 @@ def test_gradescope_kit_installs_offline_and_grades(root: Path, tmp_path: Path) 
     assert "submit one file named rlsys_ledger.py (found: mine.py, other.py)" in doc["output"]
     # Another single .py name is graded.
     assert _gradescope_grade(ag, reference, "mine.py")["score"] == 100
-    # An empty file: a reason, not a table of zeros.
+    # An empty file did not load: 0, the reason above the table (course trial r5 M1).
     doc = _gradescope_grade(ag, "\n")
-    assert doc["score"] == 0 and "the file rlsys_ledger.py is empty" in doc["output"]
+    assert doc["score"] == 0 and "the file is empty" in doc["output"]
+    assert round(sum(t["max_score"] for t in doc["tests"]), 6) == 100
     # No seed, no grade (never the constant default seed), and no score either: an
     # infrastructure error as Gradescope records one, the reason in the output.
     (ag / "rlsys-secret" / "seed").unlink()
@@ -684,9 +685,12 @@ def test_prairielearn_kit_names_its_image_and_grades(root: Path, tmp_path: Path)
     assert doc["message"].splitlines()[-1].startswith("Graded behind the fence: ")
     doc = _pl_grade(root, kit, exercise_path().read_text(encoding="utf-8"))
     assert doc["score"] == 0.0
-    # An empty file: not gradable (no attempt charged), the reason shown.
+    # An empty file did not load, as any such file: not gradable (no attempt charged),
+    # 0 of 100, the reason in format_errors and the message (course trial r5 M1).
     doc = _pl_grade(root, kit, " \n")
-    assert doc["gradable"] is False and "rlsys_ledger.py is empty" in doc["format_errors"][0]
+    assert doc["gradable"] is False and "the file is empty" in doc["format_errors"][0]
+    assert (doc["points"], doc["max_points"]) == (0, 100)
+    assert "the file is empty" in doc["message"]
     # No seed: PrairieLearn's "invalid, not gradable", saying it is the set-up's fault.
     (kit / "tests" / "rlsys-seed").rename(tmp_path / "seed")
     doc = _pl_grade(root, kit, reference.decode("utf-8"))
@@ -918,7 +922,7 @@ def test_actions_kit_grades_as_the_runner_runs_it(
     commands = _commands(run["log"])
     assert run["code"] == 1 and commands[-1] == "::notice title=rlsys::Points 0/100"
     assert len(commands) == 2 and commands[0].startswith("::warning title=rlsys::submit one")
-    assert "Not graded: submit one file named rlsys\\_ledger\\.py" in run["summary"]
+    assert "score is 0: submit one file named rlsys_ledger.py" in run["summary"]
     assert "<i>" not in run["summary"] and "&lt;i&gt;" in run["summary"]
     assert "rlsys_ledger.py" in run["artifact"]["not_graded"]
     # A file that does not load: graded 0, the reason in the summary and a warning.
@@ -928,10 +932,20 @@ def test_actions_kit_grades_as_the_runner_runs_it(
     run = _actions_run(repo, root, seed.group(1))
     assert run["code"] == 1 and "The file did not load" in run["summary"]
     assert "SyntaxError" in run["summary"] and "SyntaxError" in _commands(run["log"])[0]
+    # The log says what the score file says: 0 points, and why (course trial r5 M2).
+    assert "rlsys score: Points 0/100; The file did not load" in run["log"]
+    assert run["artifact"]["score"] == 0 and "not graded" not in run["log"].lower()
+    # An empty file did not load either: 0, "the file is empty" (course trial r5 M1).
+    (repo / "rlsys_ledger.py").write_text("\n", encoding="utf-8")
+    run = _actions_run(repo, root, seed.group(1))
+    assert run["code"] == 1 and run["artifact"]["score"] == 0
+    assert "the file is empty" in run["artifact"]["load_error"]
+    assert _commands(run["log"])[-1] == "::notice title=rlsys::Points 0/100"
+    assert "the file is empty" in run["summary"] and "the file is empty" in run["log"]
     # No RLSYS_SEED secret: an infrastructure error, not a score: the job fails with an
     # ::error::, no Points line, and the summary says why.
     run = _actions_run(repo, root, None)
-    assert run["code"] == 1 and "RLSYS\\_SEED" in run["summary"]
+    assert run["code"] == 1 and "RLSYS_SEED" in run["summary"]
     assert "not a score" in run["summary"] and "Points" not in run["summary"]
     commands = _commands(run["log"])
     assert len(commands) == 1 and commands[0].startswith("::error title=rlsys::")
@@ -1055,7 +1069,7 @@ def test_classroom50_kit_grades_as_the_runner_runs_it(root: Path) -> None:
 BROKEN_UPLOADS = {  # the file the learner pushed, and what result.json must say about it
     "nothing": (None, "rlsys_ledger.py", "submit one file named rlsys_ledger.py"),
     "a wrong name": ("x = 1\n", "rlsys_ledger.txt", "other files: rlsys_ledger.txt"),
-    "empty": ("\n  \n", "rlsys_ledger.py", "the file rlsys_ledger.py is empty"),
+    "empty": ("\n  \n", "rlsys_ledger.py", "the file is empty"),
     "unparsable": ("def f(:\n", "rlsys_ledger.py", "SyntaxError"),
     "not loading": ("import no_such_module\n", "rlsys_ledger.py", "ModuleNotFoundError"),
 }
@@ -1075,7 +1089,7 @@ def test_classroom50_kit_says_why_a_broken_upload_scores_nothing(
     _valid_classroom50(run["result"])
     assert run["result"]["score"] == 0
     assert all(why in t["message"] for t in run["result"]["tests"]), run["result"]
-    assert why.replace("_", "\\_").replace(".", "\\.") in run["body"], run["body"]
+    assert why in run["body"], run["body"]  # names as written: no escape they do not need
 
 
 def test_classroom50_kit_without_its_seed_is_an_infrastructure_error(
@@ -1207,10 +1221,10 @@ def test_gradescope_readme_commands_try_it_in_gradescope_s_layout(root: Path) ->
     ag = root / "ag"
     commands = block.group(1).replace("ROOT=/tmp/ag", f"ROOT={ag}", 1)
     python = _python()
-    # The instructor's rlsys (the one that built the kit) is on their PATH; the kit folder
-    # holds no learner's file, so the commands make one (a trial's `cp` found none).
-    rlsys = Path(sys.executable).parent
-    env = _env(root, PATH=f"{Path(python).parent}:/usr/bin:/bin:{rlsys}")
+    # The kit folder holds no learner's file, so the commands make one (a trial's `cp`
+    # found none) with the rlsys setup.sh installed: none on PATH (course trial r5 L-c).
+    env = _env(root, PATH=f"{Path(python).parent}:/usr/bin:/bin")
+    assert shutil.which("rlsys", path=env["PATH"]) is None
     log = _sh(["bash", "-e", "-c", commands], env, kit)
     result = (ag / "results" / "results.json").read_text("utf-8")
     assert result in log and json.loads(result)["score"] == 0, log  # the template

@@ -354,3 +354,6 @@ def test_the_roster_at_800_px_breaks_no_word_and_stays_inside_the_window(
     page.write_text(class_report_html(BatchResult(1, lang, rows)), encoding="utf-8")
     assert browser_check.broken_words_at(page, browser, "#roster th, #roster td", 800) == ""
     assert browser_check.overflow_at(page, browser, 800) == ""
+    # At 1280 px it fits without scrolling, its words whole (course trial r5 L-a).
+    assert browser_check.scrolling_boxes_at(page, browser, 1280) == ""
+    assert browser_check.broken_words_at(page, browser, "#roster th, #roster td", 1280) == ""

@@ -131,16 +131,37 @@ def test_the_install_script_removes_only_what_it_made(tmp_path: Path) -> None:
         shutil.rmtree(others, ignore_errors=True)
 
 
+def _rendered(markdown: str) -> str:
+    """``markdown`` as GitHub renders it (CommonMark with GFM's tables and strikethrough),
+    the HTML's text: what a reader sees."""
+    mdit = pytest.importorskip("markdown_it")
+    return mdit.MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown)
+
+
 def test_a_reason_is_inert_in_the_job_summary_and_the_release_body() -> None:
-    """reports._md: a learner's file name in a reason shows as written, never as markup."""
+    """reports._md: a learner's file name in a reason shows as written, never as markup,
+    and with no backslash where Markdown needs none (course trial r5 L-e)."""
+    import html
+    import re
+
     from pytest_rlsys.outputs.kits.reports import Outcome, actions_summary
 
-    why = "submit one file (found: it's_<img src=x>.py, [a](http://x), *b*, \x1b[31m)"
+    why = (
+        "submit one file (found: it's_<img src=x>.py, [a](http://x), *b*, ~~c~~, `d`, _e_, "
+        "rlsys_ledger.py, a\\b, #1 {x} +y -z! \x1b[31m)"
+    )
     text = actions_summary(Outcome(None, problem=why))
-    line = next(x for x in text.splitlines() if "Not graded" in x)
+    line = next(x for x in text.splitlines() if "score is 0" in x)
     assert "<img" not in line and "&lt;img src=x&gt;" in line and "it's" in line
-    assert "\\[a\\]\\(http://x\\)" in line and "\\*b\\*" in line
+    assert "\\[a\\](http://x)" in line and "\\*b\\*" in line
+    # Names and punctuation as written: a backslash only before what could be markup.
+    assert "rlsys_ledger.py, a\\\\b, #1 {x} +y -z!" in line, line
     assert "\x1b" not in text and "Points 0/100" in text
+    # As rendered: one bold line with no element of the learner's inside it, reading
+    # exactly as the reason was written, no escape left visible.
+    (inner,) = re.findall(r"<p><strong>(No file was.*?)</strong></p>", _rendered(text))
+    assert "<" not in inner, inner
+    assert html.unescape(inner).endswith(why.replace("\x1b", " ")), inner
 
 
 def _report(load_error: str | None = None) -> dict[str, object]:
@@ -169,6 +190,9 @@ C50_ENV = {
 def test_a_file_that_did_not_load_says_why_where_the_learner_looks() -> None:
     """A score report whose file did not load: the reason in the Actions summary, in
     every result.json row (valid against classroom50/result/v1) and in release-body.md."""
+    import html
+    import re
+
     import jsonschema
 
     from pytest_rlsys.outputs.kits.reports import (
@@ -186,10 +210,43 @@ def test_a_file_that_did_not_load_says_why_where_the_learner_looks() -> None:
     jsonschema.Draft202012Validator(schema).validate(result)
     assert all("SyntaxError" in t["message"] for t in result["tests"])
     assert "The file did not load" in release_body(outcome, result)
+    # The Release as GitHub renders it: the reason as the grader said it, no escape shown.
+    said = "SyntaxError: invalid syntax (rlsys_ledger.py, line 1) — line 1 reads: def f(x_:"
+    body = _rendered(release_body(Outcome(_report(said)), result))
+    assert said in html.unescape(re.sub(r"<[^>]+>", "", body)) and "\\" not in body, body
     # A file that loaded and scored 0 carries no such line.
     loaded = Outcome(_report())
     assert "did not load" not in actions_summary(loaded)
     assert all("message" not in t for t in classroom50_result(loaded, C50_ENV)["tests"])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_actions_log_says_what_the_score_file_says(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    lang: str,
+) -> None:
+    """A file scored 0 because it did not load (an empty one): the log says its points
+    and why, as the score file and the summary do, never "not graded" (course trial r5
+    M2); under zh in Chinese beside the notice's machine-read "Points 0/100"."""
+    from pytest_rlsys.outputs.kits import reports
+
+    empty = {"en": "the file is empty", "zh": "文件是空的"}[lang]
+    score = tmp_path / "score.json"
+    score.write_text(json.dumps({**_report(empty), "reproducibility": {"lang": lang}}))
+    announce = tmp_path / "announce"
+    monkeypatch.setenv("RLSYS_ANNOUNCE", str(announce))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    monkeypatch.delenv("RLSYS_ARTIFACT", raising=False)
+    assert reports.main(["actions", str(score)]) == 1
+    log = capsys.readouterr().out
+    head = {"en": "rlsys score: Points 0/100", "zh": "rlsys 得分：0/100"}[lang]
+    assert log.startswith(f"  {head}{'；' if lang == 'zh' else '; '}") and empty in log, log
+    assert "not graded" not in log.lower() and "未评分" not in log
+    assert announce.read_text("utf-8").splitlines()[-1] == "::notice title=rlsys::Points 0/100"
+    summary = (tmp_path / "summary.md").read_text("utf-8")
+    assert reports.Outcome(json.loads(score.read_text())).reason() in summary
 
 
 def test_a_todo_left_as_the_template_has_it_says_so_where_the_learner_looks() -> None:

@@ -178,7 +178,7 @@ ROOT=/tmp/ag
 mkdir -p $ROOT/submission && unzip -q autograder.zip -d $ROOT/source
 cp $ROOT/source/run_autograder $ROOT/ && export RLSYS_AUTOGRADER_ROOT=$ROOT
 bash $ROOT/source/setup.sh   # once, as Gradescope builds the image: it deletes source/wheels
-rlsys template $ROOT/submission/{SUBMISSION_NAME}   # 0; copy a learner's file there instead
+$ROOT/rlsys-venv/bin/rlsys template $ROOT/submission/{SUBMISSION_NAME}   # 0; or a learner's file
 $ROOT/run_autograder && cat $ROOT/results/results.json
 ```
 """

@@ -8,7 +8,8 @@ the fence that graded, for the instructor, and the files GitHub-hosted platforms
 - ``actions``: the score table, the fence and any reason, appended to
   ``$GITHUB_STEP_SUMMARY``; the score report copied to ``$RLSYS_ARTIFACT`` for
   ``actions/upload-artifact``; the ``Points X/Y`` notice (and a warning with the reason
-  when the file was not graded or did not load); exit 1 below full marks (the job fails, as
+  when there was no file to grade or it did not load), and a log line saying the score
+  and that reason in the report's language; exit 1 below full marks (the job fails, as
   a failed test would), 0 at full marks.  An infrastructure error (``--error`` with no
   learner's problem: no seed, no score report) is no score: the summary says so, the
   workflow gets an ``::error::`` and no ``Points`` line, exit 1.
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.escaping import say
-from pytest_rlsys.messages import Msg, section_label
+from pytest_rlsys.messages import DIFF_WORDS, Msg, section_label
 from pytest_rlsys.outputs import fenceline
 from pytest_rlsys.outputs.text import js_number
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
@@ -61,7 +62,10 @@ RESULT_SCHEMA = "classroom50/result/v1"
 # runner stamps owner, assignment_type, datetime and submitted_by itself afterwards.
 C50_REQUIRED = ("CLASSROOM", "ASSIGNMENT", "SUBMISSION_TAG", "COMMIT_URL", "RELEASE_URL")
 
-NOT_GRADED = Msg("Not graded: {why}", "未评分：{why}")
+# No file to grade (none, several) is the learner's problem: 0, as the score file says.
+NOT_GRADED = Msg(
+    "No file was graded, so the score is 0: {why}", "没有可评分的文件，因此得 0 分：{why}"
+)
 DID_NOT_LOAD = Msg(
     "The file did not load, so every case scores 0: {why}",
     "文件未能加载，所有用例均为 0 分：{why}",
@@ -118,13 +122,15 @@ class Outcome:
         """Why there is no score: the learner's problem first."""
         return _reason(self.problem or self.error or "the grader produced no score report")
 
-    def reason(self) -> str:
-        """The learner-facing line saying why the file scored nothing ('' when graded),
-        Markdown-escaped: the learner's problem, or why the file did not load."""
+    def reason(self, markdown: bool = True) -> str:
+        """The learner-facing line saying why the file scored nothing ('' when graded):
+        the learner's problem, or why the file did not load; Markdown-escaped unless
+        ``markdown`` is False (a log line)."""
+        inert = _md if markdown else _reason
         if self.doc is None:
-            return NOT_GRADED.fill(self.lang, {"why": _md(self.why)})
+            return NOT_GRADED.fill(self.lang, {"why": inert(self.why)})
         if self.load_error:
-            return DID_NOT_LOAD.fill(self.lang, {"why": _md(self.load_error)})
+            return DID_NOT_LOAD.fill(self.lang, {"why": inert(self.load_error)})
         return ""
 
     def not_done(self) -> dict[str, str]:
@@ -152,9 +158,26 @@ def _reason(text: str) -> str:
     return text[:MAX_REASON]
 
 
+# Inside a line (a reason never starts one), only these can start GitHub Markdown: a
+# backslash escape, a code span (in which an escape would show), emphasis, strikethrough, a
+# link or image; HTML and entities are escaped as HTML.  "_" emphasises only at a word's
+# edge: inside a name (rlsys_ledger.py) it stays as written, as does every other
+# character (a backslash before "." would show wherever Markdown is not rendered).
+_MARKUP = re.compile(r"[\\`*\[\]~]|_+")
+
+
 def _md(text: str) -> str:
-    """Text a learner may have named, made inert in GitHub Markdown (HTML and markup)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~>])", r"\\\1", html.escape(_reason(text), quote=False))
+    """Text a learner may have named, made inert in GitHub Markdown (HTML and markup),
+    with a backslash only where Markdown needs one."""
+    text = html.escape(_reason(text), quote=False)
+
+    def inert(m: re.Match[str]) -> str:
+        before, after = text[m.start() - 1 : m.start()], text[m.end() : m.end() + 1]
+        if m.group()[0] == "_" and before.isalnum() and after.isalnum():
+            return m.group()
+        return "".join(f"\\{c}" for c in m.group())
+
+    return _MARKUP.sub(inert, text)
 
 
 def fence_text(doc: Mapping[str, Any] | None, lang: str = "en") -> str:
@@ -345,9 +368,12 @@ def _actions(outcome: Outcome) -> int:
         ]
     else:
         commands = [f"::notice title=rlsys::{points_line(outcome)}"]
+        # What the score file and the summary say, in the report's language (the notice
+        # keeps the machine-read "Points X/Y"); indented: never a workflow command.
+        said = [SCORE_HEAD.fill(outcome.lang, {"points": _points(outcome)}), outcome.reason(False)]
+        say("  " + DIFF_WORDS["and"].get(outcome.lang).join(filter(None, said)))
         why = outcome.load_error or (outcome.why if outcome.doc is None else "")
         if why:
-            say(f"  rlsys: not graded: {why}")  # indented: never a workflow command
             commands.insert(0, f"::warning title=rlsys::{workflow_data(why)}")
     # The grade step prints these once workflow commands are on again.
     announce = os.environ.get("RLSYS_ANNOUNCE")
@@ -375,7 +401,8 @@ def _classroom50(outcome: Outcome) -> int:
     result = classroom50_result(outcome, os.environ)
     Path("result.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     Path("release-body.md").write_text(release_body(outcome, result), encoding="utf-8")
-    say(f"  rlsys: {points_line(outcome)}; {fence_text(outcome.doc)}")
+    head = SCORE_HEAD.fill(outcome.lang, {"points": _points(outcome)})
+    say(f"  {head}; {fence_text(outcome.doc, outcome.lang)}")
     return 0
 
 

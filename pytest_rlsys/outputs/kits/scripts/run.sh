@@ -12,8 +12,8 @@
 #   RLSYS_BROKEN     what is wrong with the platform's set-up, found by its script
 #   RLSYS_HIDDEN_VISIBILITY  Gradescope: when learners see the hidden cases' results
 # Two ways not to grade, told apart as each platform tells them apart:
-# - the learner's problem (no file, several, an empty one): a grade of 0 with the reason,
-#   in the platform's file;
+# - the learner's problem (no file, several): a grade of 0 with the reason, in the
+#   platform's file (a file that does not load, an empty one too, is graded: 0);
 # - an infrastructure error (no seed, a failed install, no score report): never a score;
 #   the reason goes where the platform reports its errors (Gradescope: no results.json and
 #   a non-zero exit, "The autograder failed to execute correctly"; PrairieLearn:
@@ -57,16 +57,9 @@ pick_submission() {
   PROBLEM="submit one file named rlsys_ledger.py (found: $list)"
 }
 
-# An empty file (or white space only) is not graded: a reason, not a table of zeros.
-# At most 1 MiB is read: a huge file of blanks is not worth the wait.
-empty_submission() {
-  ! head -c 1048576 "$SUBMISSION" 2>/dev/null | grep -q '[^[:space:]]'
-}
-
+# An empty file is graded: it does not load (0 of 100, "the file is empty"), as rlsys
+# grade and rlsys batch score it.
 pick_submission "${RLSYS_SUBMITTED:?}"
-if [ -z "$PROBLEM" ] && empty_submission; then
-  PROBLEM="the file ${SUBMISSION##*/} is empty: submit rlsys_ledger.py with TODO 1-3 done"
-fi
 BROKEN="${RLSYS_BROKEN:-}"
 [ -n "$BROKEN" ] || [ -s "$SEED" ] || BROKEN="${RLSYS_NO_SEED:-the assignment has no seed ($SEED)}"
 OUTPUT=()
