@@ -99,9 +99,6 @@ class ChildProcess:
         self.fenced = False  # the running child is inside bubblewrap's namespaces
         self.fence: fence.Fence | None = None  # what the last child started ran behind
         self.next_id = 0
-        # When the submission's budget ends (``Grader``, the probes): no deadline given to
-        # this child (a load, a call) runs past it, reloads included.
-        self.ends_by = math.inf
         self.load: SubmissionLoad | None = None
         self.notes: list[Said] = []  # how it ran, for instructors (ScoreReport.notes)
         self._outputs: list[str] = []
@@ -110,6 +107,9 @@ class ChildProcess:
         self.interpreter: str | None = None  # found when the first child starts
         self._interpreter_confirmed = False
         self.run_as = self.user.name if self.user else _own_name()
+        # When the submission's budget ends (``Grader``, the probes): no deadline given to
+        # this child (a load, a call) runs past it, reloads included.
+        self.ends_by = math.inf
 
     # -- life cycle -------------------------------------------------------------------
     def _use_interpreter(self, found: str | None) -> None:
@@ -346,12 +346,12 @@ class ChildProcess:
     # -- framing ----------------------------------------------------------------------
     def _send(self, message: dict[str, Any], deadline: float) -> None:
         """Write one request; a child that stops reading (or shrank its pipe) cannot
-        block the grader past ``deadline`` (nor past ``ends_by``)."""
-        deadline = min(deadline, self.ends_by)
+        block the grader past ``deadline``."""
         data = json.dumps(message, allow_nan=True).encode("utf-8")
         view = memoryview(len(data).to_bytes(4, "big") + data)
         waiter = select.poll()  # a plain object, no kernel handle: one per call is free
         waiter.register(self.request_w, select.POLLOUT)
+        deadline = min(deadline, self.ends_by)  # nor past the budget
         while view:
             try:  # the pipe usually has room: write first, wait only when it is full
                 view = view[os.write(self.request_w, view) :]
