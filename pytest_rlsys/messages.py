@@ -344,8 +344,16 @@ FENCE_OPEN = {
         "文件：子进程可以读写其 uid 能读写的任何文件",
     ),
     "reads": Msg(
-        "files: the child reads whatever its uid can (it can write, create or remove none)",
-        "文件：子进程可以读取其 uid 能读取的任何文件（不能写入、创建或删除）",
+        "files: the child reads whatever its uid can (it can write, create or remove none): "
+        "keep every copy of the reference on this machine unreadable to other users",
+        "文件：子进程可以读取其 uid 能读取的任何文件（不能写入、创建或删除）："
+        "请让本机上参考答案的每份副本都不可被其他用户读取",
+    ),
+    "proc": Msg(
+        "other processes: the child reads what each shows under /proc (its name, signal "
+        "masks, sizes), so submissions are graded one at a time: run one grader per machine",
+        "其他进程：子进程可以读取每个进程在 /proc 下显示的内容（名称、信号掩码、大小），"
+        "因此提交逐份评分：每台机器只运行一个评分器",
     ),
     "signals": Msg(
         "signals: the child can signal every process of its uid",
@@ -466,6 +474,11 @@ def said(key: str, **values: str | int | float | Said) -> Said:
 SAID_WORDS: dict[str, Msg] = {
     "timeout": Msg("no answer within {limit} s", "{limit} 秒内没有返回"),
     "load_timeout": Msg("loading did not finish within {limit} s", "加载未在 {limit} 秒内完成"),
+    # A load or call cut short because the submission's time budget ended (grading.grader
+    # scores its case "not run: over budget").
+    "budget_ended": Msg(
+        "the submission's time budget of {limit} s ended", "提交的总时间预算 {limit} 秒已用完"
+    ),
     "stopped_answering": Msg("the submission's process stopped answering", "提交的进程不再应答"),
     "died": Msg(
         "the submission's process died: {signal} ({hint})", "提交的进程被终止：{signal}（{hint}）"
@@ -534,6 +547,15 @@ SAID_WORDS: dict[str, Msg] = {
     "empty_file": Msg(
         "the file is empty: write TODO 1-3 in it (`rlsys template FILE` writes the template)",
         "文件是空的：请在其中完成 TODO 1-3（`rlsys template FILE` 会写出模板）",
+    ),
+    "too_complex": Msg(
+        "Python cannot compile the file: it is too deeply nested or too large ({exc}); "
+        "split long expressions and deep nesting into smaller steps",
+        "Python 无法编译该文件：嵌套太深或规模太大（{exc}）；"
+        "请把过长的表达式和过深的嵌套拆成较小的步骤",
+    ),
+    "compile_failed": Msg(
+        "Python cannot compile the file ({exc})", "Python 无法编译该文件（{exc}）"
     ),
     "nul_bytes": Msg(
         "the file contains NUL bytes; is it really a Python file?",

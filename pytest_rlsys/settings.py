@@ -322,7 +322,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "jobs",
         "N",
-        "Submissions graded at once (default: the CPU count).",
+        "Submissions graded at once (default: the CPU count; one where the fence hides no "
+        "/proc: seccomp or none).",
         parsers.positive_whole,
         commands=BATCH,
         short="-j",

@@ -70,6 +70,13 @@ WORDS = {
     "not_read": Msg("not read: {problem}", "未读取：{problem}"),
     "failed": Msg("the comparison failed ({exc})", "比较失败（{exc}）"),
     "slowest": Msg("slowest: {name} {s}s", "最慢：{name} {s} 秒"),
+    "one_at_a_time": Msg(
+        "{prog}: grading one submission at a time, not {jobs}: the fence here ({level}) does "
+        "not hide /proc, through which two children running at once could pass data "
+        "(Landlock or bubblewrap would)",
+        "{prog}：逐份评分，而不是同时 {jobs} 份：此处的隔离（{level}）不隐藏 /proc，"
+        "同时运行的两个子进程可以经由它传递数据（Landlock 或 bubblewrap 可以隐藏）",
+    ),
     "summary": Msg(
         "{prog}: {n} submissions: {graded} graded, {not_loaded} did not load (score 0), "
         "{not_graded} not graded (see the message column), seed {seed}",
@@ -491,7 +498,7 @@ def batch(args: argparse.Namespace) -> ExitCode:
     if all(problem == NOT_PY.fill(lang, {"name": name}) for name, _, problem in submissions):
         raise UsageError(f"no submissions (.py files) in {folder}", prog)
     progress = _Progress(len(submissions), not args.no_progress, lang)
-    jobs = args.jobs or os.cpu_count() or 2
+    jobs = _jobs(args.jobs or os.cpu_count() or 2, request, prog)
     graded = _grade_class(submissions, request, jobs, progress, not args.no_behaviour)
     _compare(graded, request.lang)
     result = BatchResult(request.seed, request.lang, sorted((g.row for g in graded), key=_name))
@@ -510,6 +517,18 @@ def batch(args: argparse.Namespace) -> ExitCode:
     n, seed = len(result.rows), result.seed
     say(_say("summary", request.lang, prog=prog, n=n, seed=seed, **counts), err=True)
     return ExitCode.OK
+
+
+def _jobs(jobs: int, request: GradingRequest, prog: str) -> int:
+    """How many submissions are graded at once: ``jobs``, or one (said in one line) where
+    the children's fence does not hide /proc from each other (docs/threat-model.md)."""
+    from pytest_rlsys.grading import fence
+
+    have = fence.for_limits(request.limits)
+    if jobs > 1 and have.one_at_a_time:
+        say(_say("one_at_a_time", request.lang, prog=prog, jobs=jobs, level=have.level), err=True)
+        return 1
+    return jobs
 
 
 def _name(row: BatchRow) -> str:

@@ -72,6 +72,7 @@ def keeps_state(grader: Graded) -> Said | None:
     if grader.decode_error is not None or grader.started is None or not candidates:
         return None
     child = ChildProcess(grader.source, str(grader.path), list(FUNCTIONS), grader.limits)
+    child.ends_by = grader.started + grader.limits.budget_s  # reruns count in the budget
     try:
         if not child.ensure_loaded().ok:
             return None

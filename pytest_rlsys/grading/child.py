@@ -405,6 +405,9 @@ def _load(request: dict[str, Any]) -> dict[str, Any]:
             "offset": exc.offset,
             "text": (exc.text or "").rstrip(),
         }
+    except _BaseException as exc:  # too deep or too big to compile (RecursionError,
+        # MemoryError, OverflowError), a NUL byte (ValueError): replies.parse_load words it
+        return {"ok": False, "stage": "compile", "error": _describe(exc)}
     try:
         exec(code, module.__dict__)
     except _BaseException as exc:

@@ -65,6 +65,12 @@ class Fence:
         open_ = LABELS["head_open"].fill(lang, {"what": named}) if named else ""
         return f"{self.level} ({', '.join(self.mechanisms)}){open_}"
 
+    @property
+    def one_at_a_time(self) -> bool:
+        """Whether children of two submissions must never run at the same time: where
+        /proc is not hidden from them (docs/threat-model.md, "What two children share")."""
+        return "proc" in self.unprotected
+
     def record(self) -> dict[str, object]:
         return {"level": self.level, "mechanisms": list(self.mechanisms)}
 
@@ -206,6 +212,10 @@ def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -
     unprotected = [] if seccomp else ["seccomp"]
     if not abi and not namespaces:  # without confinement the allow-list refuses writes
         unprotected.append("reads" if seccomp else "landlock")
+        # Nothing hides /proc (Landlock refuses it, bubblewrap's PID namespace empties
+        # it): what a child shows there of itself (its name, its signal masks, its
+        # sizes) the other children read, so no two submissions' children run at once.
+        unprotected.append("proc")
     if abi < 6 and not namespaces and not seccomp:  # seccomp allows only kill(0, ...)
         unprotected.append("signals")
     return Fence(level, tuple(mechanisms), tuple(unprotected))

@@ -219,6 +219,8 @@ class Grader:
     def _child(self) -> ChildProcess:
         if self.child is None:
             self.child = ChildProcess(self.source, str(self.path), list(FUNCTIONS), self.limits)
+        if self.started is not None:  # no load or call of it runs past the budget
+            self.child.ends_by = self.started + self.limits.budget_s
         return self.child
 
     def _skip_reason(self, case: Case) -> Verdict | None:
@@ -331,6 +333,9 @@ class Grader:
         return outcomes
 
     def _judge(self, case: Case, outcomes: list[CallOutcome], began: float) -> CaseResult:
+        if any(o.said is not None and o.said.key == "budget_ended" for o in outcomes):
+            verdict = Verdict("not_run", "over_budget", limit=self.limits.budget_s)
+            return self._result(case, verdict, time.monotonic() - began)
         verdict = case.check(outcomes)
         result = self._result(case, verdict, time.monotonic() - began)
         if verdict.status != "passed" and any(o.not_implemented for o in outcomes):
@@ -414,13 +419,13 @@ class Grader:
         None when the file did not load or gives none of the functions: nothing measured."""
         if self.decode_error is not None or self._stopped:
             return None
-        child = self._child()
+        child, began = self._child(), time.monotonic()
+        child.ends_by = began + budget_s  # a reload within it too
         load = child.ensure_loaded()
         if not load.ok or not any(load.functions.values()):
             return None
         child.seal_output()  # what it prints is never shown: nobody reads it
         timeouts: dict[str, int] = {}
-        began = time.monotonic()
         outcomes: list[CallOutcome] = []
         for func, args, kwargs in calls:
             if self._stopped:

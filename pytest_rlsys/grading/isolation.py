@@ -107,6 +107,9 @@ class ChildProcess:
         self.interpreter: str | None = None  # found when the first child starts
         self._interpreter_confirmed = False
         self.run_as = self.user.name if self.user else _own_name()
+        # When the submission's budget ends (``Grader``, the probes): no deadline given to
+        # this child (a load, a call) runs past it, reloads included.
+        self.ends_by = math.inf
 
     # -- life cycle -------------------------------------------------------------------
     def _use_interpreter(self, found: str | None) -> None:
@@ -348,6 +351,7 @@ class ChildProcess:
         view = memoryview(len(data).to_bytes(4, "big") + data)
         waiter = select.poll()  # a plain object, no kernel handle: one per call is free
         waiter.register(self.request_w, select.POLLOUT)
+        deadline = min(deadline, self.ends_by)  # nor past the budget
         while view:
             try:  # the pipe usually has room: write first, wait only when it is full
                 view = view[os.write(self.request_w, view) :]
@@ -358,7 +362,8 @@ class ChildProcess:
                 raise TimeoutError  # a child that drains the pipe a trickle at a time
 
     def _recv_sized(self, deadline: float) -> tuple[Any, int]:
-        """One reply frame, decoded, and its size in bytes."""
+        """One reply frame, decoded, and its size in bytes (by ``deadline``, ``ends_by``)."""
+        deadline = min(deadline, self.ends_by)
         waiter = select.poll()
         waiter.register(self.reply_r, select.POLLIN)
         header = self._read_exact(waiter, 4, deadline)
@@ -433,6 +438,9 @@ class ChildProcess:
             self._send(hello, deadline)
             result = parse_load(self._recv_sized(deadline)[0])
         except TimeoutError:
+            if time.monotonic() >= self.ends_by:  # cut by the budget: not a load failure
+                self.kill()
+                return SubmissionLoad(False, stage="budget", said=self._over_budget())
             result = SubmissionLoad(
                 False,
                 stage="timeout",
@@ -462,6 +470,9 @@ class ChildProcess:
         self._interpreter_confirmed = True
         self.load = result
         return result
+
+    def _over_budget(self) -> Said:
+        return said("budget_ended", limit=self.limits.budget_s)
 
     def call(self, func: str, args: list[Any], kwargs: dict[str, Any]) -> CallOutcome:
         sent = self.begin_call(func, args, kwargs)
@@ -528,11 +539,10 @@ class ChildProcess:
         seconds = time.monotonic() - sent.started
         if isinstance(exc, TimeoutError):
             self.kill()
-            return CallOutcome(
-                "timeout",
-                seconds=seconds,
-                said=said("timeout", limit=self.limits.call_timeout_s),
-            )
+            told = said("timeout", limit=self.limits.call_timeout_s)
+            if time.monotonic() >= self.ends_by:  # the budget ended first
+                told = self._over_budget()
+            return CallOutcome("timeout", seconds=seconds, said=told)
         if isinstance(exc, EOFError | BrokenPipeError):
             died = self._died()
             self.kill()

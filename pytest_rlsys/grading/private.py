@@ -6,6 +6,15 @@ there the bundled reference solution and the battery's code (which, with the see
 the hidden inputs).  Before a child runs as another user, the grader makes those folders
 root-only (mode 0700: nothing under them can be listed or opened by anyone else, their
 ``__pycache__`` included), and refuses to grade if it cannot.
+
+The same holds for a checkout of this project that the child can find the same way: the
+README's quick start installs the package (not editable) into a venv inside the checkout,
+so ``/proc/<ppid>/cmdline`` names ``CHECKOUT/.venv/bin/python`` and the checkout's own
+``solutions/`` was one walk up (a clean-room attack scored 100/100 that way).  Every
+checkout above the interpreter's environment or a path on the grader's command line has
+its copies of the reference made private too: ``solutions/``, the battery, the test
+corpora (working implementations), its git objects, and ``exercises/`` where it holds the
+reference.  Any other copy on the machine is the platform's to keep unreadable.
 """
 
 from __future__ import annotations
@@ -13,6 +22,8 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
@@ -31,7 +42,9 @@ class PrivateFilesError(ValueError):
 def private_folders() -> list[Path]:
     """Every folder holding the reference solution or the battery that this interpreter
     can see: the installed package's, the checkout's, and any other copy on ``sys.path``
-    (an editable install also leaves a bundled copy in site-packages)."""
+    (an editable install also leaves a bundled copy in site-packages), and the copies in
+    every checkout of this project that holds the grader's environment or a path it was
+    given (``_checkouts``)."""
     from pytest_rlsys.grading import battery
 
     package = Path(__file__).resolve().parents[1]
@@ -44,8 +57,71 @@ def private_folders() -> list[Path]:
         ]
         if (root / "pytest_rlsys").is_dir():  # a checkout: its solutions/ folder
             folders.append(root / "solutions")
-    unique = dict.fromkeys(f.resolve() for f in folders if f.is_dir())
+    for checkout in _checkouts():
+        folders += _copies_in(checkout)
+    unique = dict.fromkeys(f.resolve() for f in folders if f.is_dir() and not f.is_symlink())
     return list(unique)
+
+
+# What a child without Landlock could read to learn the grader's places: its command line
+# (``/proc/<ppid>/cmdline``: the interpreter, the script, the paths it was given) and the
+# interpreter's own environment.
+def _places() -> Iterator[Path]:
+    yield Path(sys.prefix)
+    yield Path(sys.executable)
+    for arg in sys.argv:
+        for part in (arg, arg.partition("=")[2]):  # a relative one: the cwd and above
+            if part and "\0" not in part:
+                yield Path(os.path.abspath(part))
+
+
+def _checkouts() -> list[Path]:
+    """The checkouts of this project (a folder whose pyproject.toml names pytest-rlsys)
+    at or above any of ``_places``."""
+    found: dict[Path, None] = {}
+    for place in _places():
+        for folder in (place, *place.parents):
+            if folder not in found and _names_this_project(folder / "pyproject.toml"):
+                found[folder] = None
+    return list(found)
+
+
+def _names_this_project(path: Path) -> bool:
+    from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
+
+    try:
+        data = tomllib.loads(read_regular_file(path, 256 * 1024).decode("utf-8"))
+    except (UnsafeFile, OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    project = data.get("project")
+    name = project.get("name") if isinstance(project, dict) else None
+    return isinstance(name, str) and name.lower().replace("_", "-") == "pytest-rlsys"
+
+
+def _copies_in(checkout: Path) -> list[Path]:
+    """The folders of a checkout that hold the reference, the battery or working
+    implementations of the exercise (its test corpora), and its git objects (every
+    version of them)."""
+    from pytest_rlsys.resources import solution_path
+
+    folders = [
+        checkout / "solutions",
+        checkout / "pytest_rlsys" / "grading" / "battery",
+        checkout / "pytest_rlsys" / "_bundled" / "solutions",
+        checkout / "tests" / "corpora",
+        checkout / ".git",
+    ]
+    exercises = checkout / "exercises"  # the template, unless someone put the reference there
+    try:
+        reference = solution_path().read_bytes()
+        for entry in exercises.glob("*.py") if exercises.is_dir() else ():
+            same_size = entry.lstat().st_size == len(reference) and entry.is_file()
+            if same_size and not entry.is_symlink() and entry.read_bytes() == reference:
+                folders.append(exercises)
+                break
+    except OSError:  # unreadable: not a copy anyone else can read either
+        pass
+    return folders
 
 
 def readable_by_others(folder: Path) -> bool:

@@ -60,6 +60,15 @@ def describe_exit(returncode: int | None) -> Said:
     return said("exited", code=returncode)
 
 
+# Why ``compile`` raised something else than SyntaxError, by the exception's class.
+_UNCOMPILABLE = {
+    "RecursionError": "too_complex",
+    "MemoryError": "too_complex",
+    "OverflowError": "too_complex",
+    "ValueError": "nul_bytes",
+}
+
+
 def parse_load(reply: Any) -> SubmissionLoad:
     if type(reply) is not dict or type(reply.get("ok")) is not bool:
         raise ProtocolError("load reply is not an object with 'ok'")
@@ -73,7 +82,9 @@ def parse_load(reply: Any) -> SubmissionLoad:
     text: str = reply["text"] if type(reply.get("text")) is str else ""
     exc_type = clean_line(_text(error.get("type"), "Error"), 200)
     account = said("load_raised", exc=exc_type, message=clean_line(_text(error.get("message"), "")))
-    if reply.get("stage") == "syntax" and line is not None and text.strip():
+    if reply.get("stage") == "compile":  # Python's compiler gave up on the file
+        account = said(_UNCOMPILABLE.get(exc_type, "compile_failed"), exc=exc_type)
+    elif reply.get("stage") == "syntax" and line is not None and text.strip():
         # str(SyntaxError) already names the line; add the offending source text.
         account = Said(
             "load_raised_at",

@@ -269,7 +269,7 @@ def test_without_any_mechanism_the_fence_says_so(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(fence, "seccomp_program", lambda writes=True: None)
     bare = fence.machine_fence(own_uid=False, namespaces=False)
     assert bare.level == "none"
-    assert set(bare.unprotected) == {"seccomp", "landlock", "signals"}
+    assert set(bare.unprotected) == {"seccomp", "landlock", "proc", "signals"}
     assert "not protected:" in fence.describe(bare)
     assert FENCE_OPEN["signals"].en in fence.describe(bare)
     # The run's header says it in the learner's language (issue 44).
@@ -540,3 +540,74 @@ def test_the_fence_named_and_the_plan_sent_share_one_allow_list_build(
         fence.seccomp_program.cache_clear()
     assert built == 1
     assert ("seccomp-allow-list" in named.mechanisms) is (fence.seccomp_program() is not None)
+
+
+# -- two submissions' children at once (fence trial, round 5) ------------------------------
+
+_PROC_SENDER = """
+import ctypes, time
+ctypes.CDLL(None).prctl(15, b"rlsysPROC", 0, 0, 0)  # PR_SET_NAME: /proc/<pid>/comm
+time.sleep(4)
+def pipeline_capacity(*a, **k):
+    return 0
+"""
+_PROC_RECEIVER = """
+import os, time
+def _seen():
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/comm") as fh:
+                if fh.read().strip() == "rlsysPROC":
+                    return True
+        except OSError:
+            pass
+    return False
+_end = time.monotonic() + 5
+while time.monotonic() < _end:
+    if _seen():
+        raise RuntimeError("read a classmate's process name")
+    time.sleep(0.05)
+def pipeline_capacity(*a, **k):
+    return 0
+"""
+
+
+@needs_root
+@pytest.mark.slow
+def test_where_proc_is_not_hidden_a_batch_grades_one_file_at_a_time(tmp_path: Path) -> None:
+    # Behind the allow-list alone, two children graded side by side (`--jobs 2`) passed
+    # hidden inputs through /proc/<pid>/comm (PR_SET_NAME) and SigBlk: any field a child
+    # controls.  /proc cannot be hidden there (no hidepid, no PID namespace), so no two
+    # submissions' children run at once.
+    folder = tmp_path / "class"
+    folder.mkdir(mode=0o700)
+    (folder / "a_sender.py").write_text(_PROC_SENDER)
+    (folder / "b_receiver.py").write_text(_PROC_RECEIVER)
+    out = tmp_path / "grades.json"
+    options = ["--jobs", "2", "--seed", "3", "--json", str(out), "--no-progress"]
+    done = subprocess.run(
+        [*_launch("container+no-landlock"), *RLSYS, "batch", str(folder), *options],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = {r["submission"]: r for r in json.loads(out.read_text("utf-8"))["submissions"]}
+    assert rows["b_receiver.py"]["status"] == "graded", rows["b_receiver.py"]
+    assert "one submission at a time, not 2" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("abi", "namespaces", "alone"), [(0, False, True), (6, False, False), (0, True, False)]
+)
+def test_only_where_nothing_hides_proc_are_submissions_graded_one_at_a_time(
+    monkeypatch: pytest.MonkeyPatch, abi: int, namespaces: bool, alone: bool
+) -> None:
+    # Landlock refuses /proc; bubblewrap's PID namespace shows the child only itself.
+    monkeypatch.setattr(fence, "landlock_abi", lambda: abi)
+    have = fence.machine_fence(own_uid=True, namespaces=namespaces)
+    assert have.one_at_a_time is alone
+    assert (FENCE_OPEN["proc"].en in fence.describe(have)) is alone

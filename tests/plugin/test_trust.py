@@ -1269,3 +1269,102 @@ def test_children_started_while_the_fence_is_probed_wait_for_its_answer(
     for thread in threads:
         thread.join(10)
     assert got == [answer] * 4 and probes == [1]
+
+
+# -- fence trial (round 5): the reference in a checkout, loads, the time budget --------------
+
+
+@root_only
+def test_a_checkout_holding_the_graders_venv_has_its_reference_made_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README's quick start: a checkout with .venv inside it, installed non-editable.
+    # /proc/<ppid>/cmdline names CHECKOUT/.venv/bin/python; one walk up was solutions/
+    # (world-readable): a clean-room attack ran it and scored 100/100.
+    checkout = tmp_path / "course"
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text('[project]\nname = "pytest_rlsys"\n')
+    copies = ["solutions", "pytest_rlsys/grading/battery", "tests/corpora", ".git", "exercises"]
+    for name in copies:
+        (checkout / name).mkdir(parents=True, exist_ok=True)
+        (checkout / name).chmod(0o755)
+    (checkout / "solutions" / "rlsys_ledger.py").write_bytes(solution_path().read_bytes())
+    (checkout / "exercises" / "rlsys_ledger.py").write_bytes(exercise_path().read_bytes())
+    other = tmp_path / "other"  # a project that is not this one keeps its modes
+    (other / "solutions").mkdir(parents=True)
+    (other / "solutions").chmod(0o755)
+    (other / "pyproject.toml").write_text('[project]\nname = "someone-else"\n')
+    monkeypatch.setattr(sys, "prefix", str(checkout / ".venv"))
+    monkeypatch.setattr(sys, "argv", ["rlsys", "grade", str(other / "solutions" / "x.py")])
+    monkeypatch.setattr(private, "_done", False)
+    private.protect_private_files()
+    for name in copies[:-1]:
+        assert not private.readable_by_others(checkout / name), name
+    # The template is no secret: exercises/ is left alone unless it holds the reference.
+    assert private.readable_by_others(checkout / "exercises")
+    assert private.readable_by_others(other / "solutions")
+    (checkout / "exercises" / "rlsys_ledger.py").write_bytes(solution_path().read_bytes())
+    assert (checkout / "exercises").resolve() in private.private_folders()
+
+
+@pytest.mark.parametrize(
+    ("source", "key", "exc"),
+    [
+        ("x = " + "+".join(["1"] * 5000) + "\n", "too_complex", "RecursionError"),
+        ("x = " + "not " * 10000 + "1\n", "too_complex", "MemoryError"),
+        ("x = 1\x00\n", "nul_bytes", "ValueError"),
+        ("if 1:\n\tx = 1\n        y = 2\n", "load_raised_at", "TabError"),
+    ],
+    ids=["recursion", "memory", "nul", "tab"],
+)
+def test_every_way_compile_fails_is_a_precise_load_error(source: str, key: str, exc: str) -> None:
+    # A 150k-term `1+1+...` and 100k nested `not` made compile raise in the harness,
+    # uncaught: a traceback, and "exited with code 1 (sys.exit / os._exit?)".
+    child = isolation.ChildProcess(source, "mine.py", ["pipeline_capacity"], Limits())
+    try:
+        load = child.ensure_loaded()
+    finally:
+        child.close()
+    assert not load.ok and load.said is not None
+    assert (load.said.key, load.exc_type) == (key, exc), load.message
+    assert "Traceback" not in child.output()
+
+
+_SLOW_HANG = (
+    "import time\n"
+    "time.sleep({load})\n"
+    "def _hang(*a, **k):\n"
+    "    while True:\n"
+    "        time.sleep(100)\n"
+    "pipeline_capacity = transfer_ledger = evaluate_topology = _hang\n"
+)
+
+
+def test_the_budget_bounds_reloads_and_calls_too(tmp_path: Path) -> None:
+    # Loads for most of its load limit, then hangs in every call: each timeout costs a
+    # fresh child and a reload, and the case begun just before the budget's end ran a
+    # whole reload and a call past it (58 s against 45 s in the clean-room attack).
+    path = tmp_path / "mine.py"
+    path.write_text(_SLOW_HANG.format(load=2.0))
+    limits = Limits(call_timeout_s=1.0, load_timeout_s=3.0, budget_s=3.5)
+    report = grade_file(path, seed=1, limits=limits)
+    # Without the cap: 2 s load + 1 s timeout, then a reload and a call begun at 3 s: 6 s.
+    assert report.elapsed_s < limits.budget_s + 1.0 * slowness(), report.elapsed_s
+    cut = [c for c in report.cases if c.kind == "over_budget"]
+    assert cut and all(c.status == "not_run" for c in cut)
+
+
+def test_the_probes_budget_bounds_their_reload(tmp_path: Path) -> None:
+    # The behaviour probes' 15 s: a reload of the child ran before it was counted.
+    path = tmp_path / "mine.py"
+    path.write_text(_SLOW_HANG.format(load=2.0))
+    grader = open_grader(
+        GradingRequest(submission=path, limits=Limits(call_timeout_s=1.0, load_timeout_s=3.0))
+    )
+    calls = [(f, [], {}) for f in ("pipeline_capacity", "transfer_ledger", "evaluate_topology")]
+    began = time.monotonic()
+    try:
+        grader.answer(calls, 1.5)
+    finally:
+        grader.close()
+    assert time.monotonic() - began < 1.5 + 1.0 * slowness()
