@@ -131,6 +131,14 @@ def derive_exposures(b: BatteryBuilder, rng: random.Random, s: Statement) -> Non
             )
 
 
+_LEDGER_WORDS = {
+    "memory": ("a pool's memory", "资源池显存"),
+    "limit": ("a memory limit", "显存上限"),
+    "exposure": ("a fabric exposure", "互连域暴露"),
+    "threshold": ("a max_exposed_s_per_s", " max_exposed_s_per_s"),
+}
+
+
 def derive_ledger_signs(b: BatteryBuilder, rng: random.Random, s: Statement) -> None:
     """ledger: -0.0 accepted, one ulp below 0 refused, for each ledger number."""
     valid = _topology({"gpu-0": 1}, {"gpu-0": 2}, {"nvlink": 0.05}, 0.1)
@@ -141,16 +149,18 @@ def derive_ledger_signs(b: BatteryBuilder, rng: random.Random, s: Statement) -> 
         "threshold": lambda v: _topology({"gpu-0": 1}, {"gpu-0": 2}, {"nvlink": 0.05}, v),
     }
     for name, make in fields.items():
+        # Titles in the template's words (its "Raises ValueError" sentence), not the ids.
+        en, zh = _LEDGER_WORDS[name]
         b.refusal(
             edge_id(name, "ulp_below_0"),
-            Msg(f"refuses a {name} one ulp below 0", f"拒绝比 0 低一个 ulp 的{name}"),
+            Msg(f"refuses {en} one ulp below 0", f"拒绝比 0 低一个 ulp 的{zh}"),
             s.rule,
             valid,
             make(-TINY),
         )
         b.diff(
             edge_id(name, "minus_zero"),
-            Msg(f"accepts a {name} of -0.0 (not below 0)", f"接受 -0.0 的{name}（不低于 0）"),
+            Msg(f"accepts {en} of -0.0 (not below 0)", f"接受 -0.0 的{zh}（不低于 0）"),
             s.rule,
             make(-0.0),
             K3,
