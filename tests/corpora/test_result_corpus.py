@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_rlsys.cli import main as rlsys
@@ -237,6 +237,9 @@ def _realistic() -> ModuleType:
         lambda p: (p[0], p[0] + p[1])
     ),
 )
+# Found by a random run: at 0.5 s the only reading at the rollout's level came 2 ms after
+# engine_sleep began, and the sleep was judged to free too little (35/40).
+@example(interval=0.5, boundary=False, engine="vllm", seeds=(7, 0), starts=(50.0, 170.0))
 def test_honest_runs_through_the_runners_code_keep_full_marks(
     interval: float,
     boundary: bool,

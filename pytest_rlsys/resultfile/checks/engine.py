@@ -373,9 +373,11 @@ def _release_frees(
         return []
     since = windows["initial_sync"][0] if "initial_sync" in windows else sleep[0]
     # The awake spell just before the sleep can be a single reading at a coarse interval:
-    # the higher of the last two readings (a stray high one can only hide a fault).
+    # the highest of the last two readings and those inside the sleep, which can predate
+    # the free (at 0.5 s an honest run's only rollout-level reading came 2 ms after its
+    # engine_sleep began; a stray high one can only hide a fault).
     awake = _readings(series, since, sleep[0])[-2:]
-    level = max(awake) if len(awake) == 2 else None
+    level = max([*awake, *_readings(series, *sleep)]) if len(awake) == 2 else None
     until = windows["sync"][0] if "sync" in windows else sleep[1]
     # The engine stays asleep until the sync wakes it: memory freed inside the sleep and
     # back before the sync was not freed by it. From the sleep's start where its end has
