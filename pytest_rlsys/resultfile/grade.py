@@ -184,14 +184,8 @@ def _grade_check(
     try:
         derived = closure_checks.CHECK_FUNCTIONS[name](doc)
     except Exception as exc:  # a grader bug must cost one check, not the whole report
-        return CheckOutcome(
-            case_id,
-            0.0,
-            points,
-            "error",
-            f"could not re-derive this check: {exc!r}",
-            "not_derivable",
-        )
+        message = f"could not re-derive this check: {exc!r}"
+        return CheckOutcome(case_id, 0.0, points, "error", message, "not_derivable")
     if extra:
         problems = ([] if derived.passed else [derived.detail]) + list(extra)
         derived = replace(derived, passed=False, detail="; ".join(problems))
@@ -408,17 +402,7 @@ def _oversized_numbers(doc: object) -> list[str]:
             found = True
     if not found:
         return []
-    paths: list[str] = []
-    walk: list[tuple[str, object]] = [("$", doc)]
-    while walk:
-        where, value = walk.pop()
-        if isinstance(value, Mapping):
-            walk.extend((f"{where}.{key}", sub) for key, sub in value.items())
-        elif isinstance(value, list):
-            walk.extend((f"{where}[{i}]", sub) for i, sub in enumerate(value))
-        elif type(value) is int and not -limit < value < limit:
-            paths.append(where)
-    return sorted(paths)
+    return [w for w, v in _walk(doc, "$") if type(v) is int and not -limit < v < limit]
 
 
 def _refuse_oversized(path: str, paths: list[str], points: float) -> ResultGrade:
