@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.resultfile.checks import GROUP_NAMES, hash_pair
+from pytest_rlsys.resultfile.checks.evidence import section
 from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
@@ -366,8 +367,7 @@ def _adam_step(name: str, tensors: Tensors, config: object, doc: Mapping[str, An
     """An Adam-family update moves no weight more than ADAM_STEP_BOUND x lr per step."""
     initial, updated = tensors.get("initial", {}), tensors.get("updated", {})
     lr = _number_at(config, "actor_rollout_ref.actor.optim.lr")
-    workload = doc.get("workload")
-    steps = _number(workload.get("update_count")) if isinstance(workload, Mapping) else None
+    steps = _number(section(doc, "workload").get("update_count"))
     _, optimizer = lookup(config, "actor_rollout_ref.actor.optim.optimizer")
     # verl's default optimizer is AdamW (workers/config/optimizer.py:106).
     opt_name = optimizer if isinstance(optimizer, str) else "AdamW"
@@ -468,8 +468,7 @@ def artefact_problems(doc: Mapping[str, Any], root: Path) -> ArtefactFindings:
         if exc.absent:
             absent.add(check)
 
-    groups = doc.get("groups")
-    groups = groups if isinstance(groups, Mapping) else {}
+    groups = section(doc, "groups")
     for name in GROUP_NAMES:
         group = groups.get(name)
         if not isinstance(group, Mapping):

@@ -32,6 +32,7 @@ from typing import Any, Literal, cast, get_args
 from pytest_rlsys.resultfile import checks as closure_checks
 from pytest_rlsys.resultfile.checks.cards import unknown_card_note
 from pytest_rlsys.resultfile.checks.configuration import judge_label
+from pytest_rlsys.resultfile.checks.evidence import section
 from pytest_rlsys.resultfile.loading import (
     DEFAULT_MAX_BYTES,
     LoadedResult,
@@ -343,8 +344,7 @@ def _evidence_notes(doc: Mapping[str, Any], verified: bool = False) -> list[str]
     second derivation was a fifth of the grading time of a one-hour file)."""
     notes: list[str] = []
     if doc.get("status") == "failed":
-        failure = doc.get("failure")
-        failure = failure if isinstance(failure, Mapping) else {}
+        failure = section(doc, "failure")
         notes.append(
             f"the run is marked failed ({failure.get('group') or 'group unknown'}, "
             f"{failure.get('phase') or 'phase unknown'}: {failure.get('type')}); "

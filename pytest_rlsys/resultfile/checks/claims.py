@@ -22,6 +22,7 @@ from pytest_rlsys.resultfile.checks.evidence import (
     listing,
     mappings,
     outcome,
+    section,
     short_hash,
 )
 from pytest_rlsys.resultfile.checks.identity import (
@@ -282,8 +283,7 @@ def check_config_paired(doc: Doc) -> CheckResult:
 
 def check_rollout_source_match(doc: Doc) -> CheckResult:
     """Both groups read the frozen rollout source named in the workload."""
-    workload = doc.get("workload")
-    expected = workload.get("rollout_source_sha256") if isinstance(workload, Mapping) else None
+    expected = section(doc, "workload").get("rollout_source_sha256")
     problems: list[str] = []
     for name in GROUP_NAMES:
         got = group_of(doc, name).get("rollout_source_sha256")
@@ -307,8 +307,7 @@ def record_problems(doc: Doc) -> list[str]:
     file (finding ``false_record``)."""
     problems = sequence_problems(doc)
     # An update number that cannot be (a negative loss) is no record of a run either.
-    workload = doc.get("workload")
-    workload = workload if isinstance(workload, Mapping) else {}
+    workload = section(doc, "workload")
     for name in GROUP_NAMES:
         problems += impossible_numbers(name, group_of(doc, name), workload)
     if doc.get("status") == "completed":
@@ -365,8 +364,7 @@ def check_update_and_sync(doc: Doc) -> CheckResult:
                 )
         if group.get("update_completed") is True and group.get("updated_lora_sha256") is None:
             problems.append(f"{name} completed its update but has no updated LoRA hash")
-    workload = doc.get("workload")
-    workload = workload if isinstance(workload, Mapping) else {}
+    workload = section(doc, "workload")
     for name in GROUP_NAMES:
         problems += coherence_problems(name, group_of(doc, name), workload)
     problems += [p for p in record_problems(doc) if p not in problems] + _status_problems(doc)

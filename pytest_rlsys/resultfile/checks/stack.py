@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.cards import card_of, forward_compatible, gpu_total
-from pytest_rlsys.resultfile.checks.evidence import as_number, group_of
+from pytest_rlsys.resultfile.checks.evidence import as_number, group_of, section
 from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.resultfile.checks.machine import engine_name, kv_cache_bytes
 from pytest_rlsys.resultfile.checks.sampling import model_billions
@@ -152,8 +152,7 @@ def _bf16(environment: Mapping[str, Any], config: Mapping[str, Any]) -> list[str
 def _weights(doc: Doc, environment: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
     engine = engine_name(config)
     total = gpu_total(environment)
-    workload = doc.get("workload")
-    model = workload.get("model") if isinstance(workload, Mapping) else None
+    model = section(doc, "workload").get("model")
     billions = model_billions(model) or model_billions(
         lookup(config, "actor_rollout_ref.model.path")[1]
     )
@@ -186,8 +185,7 @@ def _weights(doc: Doc, environment: Mapping[str, Any], config: Mapping[str, Any]
 
 def stack_problems(doc: Doc) -> list[str]:
     """What in the recorded stack and card cannot go together, each said once."""
-    environment = doc.get("environment")
-    environment = environment if isinstance(environment, Mapping) else {}
+    environment = section(doc, "environment")
     found = _pins(environment) + _driver(environment)
     for name in GROUP_NAMES:
         config = group_of(doc, name).get("config")
