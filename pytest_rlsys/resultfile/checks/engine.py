@@ -19,6 +19,7 @@ from pytest_rlsys.resultfile.checks.machine import (
     kv_cache_bytes,
     machine_for,
 )
+from pytest_rlsys.resultfile.checks.sequence import init_steps
 from pytest_rlsys.resultfile.checks.timeline import (
     Series,
     end_details,
@@ -111,8 +112,7 @@ def _retain_tags(name: str, events: Events) -> Iterator[str]:
 
 
 def _retain_init_steps(name: str, group: Mapping[str, Any]) -> Iterator[str]:
-    init = group.get("init")
-    for step in mappings(init.get("steps") if isinstance(init, Mapping) else []):
+    for step in init_steps(group):
         if _RESUME_WORD.search(label := str(step.get("name", ""))):
             yield f"{name}'s init step {label!r} resumes the engine: retain never does"
 
