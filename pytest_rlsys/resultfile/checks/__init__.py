@@ -116,11 +116,8 @@ CHECK_FUNCTIONS: dict[str, Callable[[Doc], CheckResult]] = {
 
 
 def derive_checks(doc: Doc) -> dict[str, CheckResult]:
-    """All eight checks, in ``CHECK_NAMES`` order, re-derived from the evidence.
-
-    Write them into a result with
-    ``{name: r.as_dict() for name, r in derive_checks(doc).items()}``.
-    """
+    """All eight checks, in ``CHECK_NAMES`` order, re-derived from the evidence (written into
+    a result as the package's docstring shows)."""
     results: dict[str, CheckResult] = {}
     with shared_readings():  # each group's samples read once for all eight
         for name in CHECK_NAMES:
