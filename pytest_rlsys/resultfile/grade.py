@@ -1,19 +1,15 @@
 """Grade a pt-verl-closure result file: each claimed check against its evidence.
 
-A file that cannot be read, parsed or validated is not gradable: every check
-scores 0 with status ``error``. A valid file is graded check by check with
-``closure_checks``: a check scores when the evidence passes it *and* the file
-claims exactly that. A claim of ``passed: true`` the evidence contradicts is a
-false claim; a claim of ``false`` where the evidence passes is also wrong (the
-file must report what it shows), and an honest ``false`` scores 0 with the
-evidence named. The maximum never depends on the file: 8 × points_per_check.
-Every rule the evidence must satisfy belongs to one of the eight checks (see
-docs/result-files.md), so a broken rule costs that check's points and never
-changes the maximum. With ``artefacts``, what the run's raw artefacts
-contradict (re-hashed adapters, the raw sampler log) counts against the check
-it bears on, the same way; an artefact that is absent or unreadable is missing
-evidence: the check it bears on is unverified (its points from the file's own evidence
-kept, the verdict unverified), never contradicted.
+A file that cannot be read, parsed or validated is not gradable: every check scores 0
+with status ``error``. A valid file is graded check by check with ``closure_checks``: a
+check scores when the evidence passes it *and* the file claims exactly that (``Finding``
+below names every other case). The maximum never depends on the file: 8 ×
+points_per_check. Every rule the evidence must satisfy belongs to one of the eight checks
+(see docs/result-files.md), so a broken rule costs that check's points and never changes
+the maximum. With ``artefacts``, what the run's raw artefacts contradict (re-hashed
+adapters, the raw sampler log) counts against the check it bears on, the same way; an
+artefact that is absent or unreadable is missing evidence: the check it bears on is
+unverified (its points from the file's own evidence kept), never contradicted.
 
 A file holding an integer too large for a float is refused as not gradable
 (the checks compute in floats; such a number is no measurement).
