@@ -35,6 +35,7 @@ from pytest_rlsys.resultfile.checks.sequence import sequence_problems
 from pytest_rlsys.resultfile.checks.stack import stack_problems
 from pytest_rlsys.resultfile.checks.timeline import (
     closed_as_failed,
+    end_details,
     incomplete,
     phase_windows,
     window_text,
@@ -99,10 +100,7 @@ def check_updated_lora_match(doc: Doc) -> CheckResult:
         # The runner measures the two saved adapters' L2 distance (runner._updated_l2)
         # and records it on each update's end: equal tensors are 0 apart.
         for name in GROUP_NAMES:
-            for event in mappings(group_of(doc, name).get("events")):
-                detail = event.get("detail")
-                if event.get("phase") != "update" or not isinstance(detail, Mapping):
-                    continue
+            for detail in end_details(mappings(group_of(doc, name).get("events")), "update"):
                 l2 = as_number(detail.get("updated_lora_l2_between_groups"))
                 if l2 is not None and l2 > 0:
                     problems.append(
