@@ -9,7 +9,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# Sub-phases inside the sync window, in this order when present (the runner's own table).
+# The runner's own tables: its cycle, and the sub-phases inside the sync window (in this
+# order when present), re-exported.
+from pytest_rlsys.resultfile.runner_states import CYCLE
 from pytest_rlsys.resultfile.runner_states import SYNC_SUB_PHASES as SYNC_SUB_PHASES
 
 CHECK_NAMES: tuple[str, ...] = (
@@ -23,31 +25,14 @@ CHECK_NAMES: tuple[str, ...] = (
     "resource_sampling",
 )
 
-# Must equal the enum of rlsys-common.v1.json#/$defs/phase_name (a test checks it).
-PHASE_NAMES: tuple[str, ...] = (
-    "initial_sync",
-    "rollout_before_update",
-    "engine_sleep",
-    "score_before_update",
-    "update",
-    "sync",
-    "resume_weights",
-    "weight_transfer",
-    "resume_kv_cache",
-    "rollout_after_update",
-    "score_after_update",
-)
+# The cycle with the sync's sub-phases after the sync. Must equal the enum of
+# rlsys-common.v1.json#/$defs/phase_name (a test checks it).
+_AFTER_SYNC = CYCLE.index("sync") + 1
+PHASE_NAMES: tuple[str, ...] = (*CYCLE[:_AFTER_SYNC], *SYNC_SUB_PHASES, *CYCLE[_AFTER_SYNC:])
 
-# The top-level phases every group runs, one after the other, in this order.
-REQUIRED_PHASE_ORDER: tuple[str, ...] = (
-    "initial_sync",
-    "rollout_before_update",
-    "score_before_update",
-    "update",
-    "sync",
-    "rollout_after_update",
-    "score_after_update",
-)
+# The top-level phases every group runs, one after the other, in this order (the engine
+# sleeps only where it is released).
+REQUIRED_PHASE_ORDER: tuple[str, ...] = tuple(p for p in CYCLE if p != "engine_sleep")
 
 # Phases required only when the engine is released (free_cache_engine true).
 RELEASE_ONLY_PHASES: tuple[str, ...] = ("engine_sleep", "resume_weights", "resume_kv_cache")
