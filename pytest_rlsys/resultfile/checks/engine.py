@@ -333,12 +333,6 @@ def _second(values: list[float], pick: Callable[[list[float]], float]) -> float:
     return pick(values[:at] + values[at + 1 :])
 
 
-def _readings(series: Series, start: float, end: float) -> list[float]:
-    # A Series keeps only numeric readings: nothing to convert (issue 40: the conversion
-    # was most of this check's time on a one-hour file).
-    return series.inside(start, end)
-
-
 def _release_floor(group: Mapping[str, Any], environment: Mapping[str, Any]) -> float:
     """What a released engine's sleep frees at the least: RELEASE_FREE_MB, or, where the
     sleep also releases the weights (checks.machine) and the card's total is known,
@@ -374,20 +368,20 @@ def _release_frees(
     since = windows["initial_sync"][0] if "initial_sync" in windows else sleep[0]
     # The awake spell just before the sleep can be a single reading at a coarse interval:
     # the higher of the last two readings (a stray high one can only hide a fault).
-    awake = _readings(series, since, sleep[0])[-2:]
+    awake = series.inside(since, sleep[0])[-2:]
     level = max(awake) if len(awake) == 2 else None
     until = windows["sync"][0] if "sync" in windows else sleep[1]
     # The engine stays asleep until the sync wakes it: memory freed inside the sleep and
     # back before the sync was not freed by it. From the sleep's start where its end has
     # too few readings after it.
-    low = _held_low(_readings(series, sleep[1], until))
-    low = low if low is not None else _held_low(_readings(series, sleep[0], until))
+    low = _held_low(series.inside(sleep[1], until))
+    low = low if low is not None else _held_low(series.inside(sleep[0], until))
     if level is None or low is None:
         return []
     kv = windows.get("resume_kv_cache")
     last = max(w[1] for w in windows.values())
     # From the KV wake on: its second-highest reading is the re-allocated level.
-    woken = _readings(series, kv[0], last) if kv else []
+    woken = series.inside(kv[0], last) if kv else []
     back = max(woken) if len(woken) >= 2 else None
     # Here a stray high reading before the sleep could make a fault: the lower of the two.
     before = min(awake)
@@ -421,9 +415,9 @@ def _retain_holds(
     if start is None:
         return []
     last = max(w[1] for w in windows.values())
-    after = _readings(series, start[1], last)
+    after = series.inside(start[1], last)
     update = windows.get("update")
-    level = _held_high(_readings(series, start[0], update[0] if update else last))
+    level = _held_high(series.inside(start[0], update[0] if update else last))
     low = _held_low(after)
     shed = (
         level is not None
@@ -490,7 +484,7 @@ def _awake_stretch(group: Mapping[str, Any], series: Series) -> tuple[float, flo
         for key in ("actor_memory_start_mb", "actor_memory_end_mb")
         if (v := as_number(table[p].get(key))) is not None
     ]
-    held = _held_high(_readings(series, start[1], update[0]))
+    held = _held_high(series.inside(start[1], update[0]))
     if not actor or held is None:
         return None
     return held, max(actor)
