@@ -318,8 +318,7 @@ def interpretation_notes(doc: Mapping[str, Any]) -> list[str]:
 def _verified_measurements(doc: Mapping[str, Any]) -> dict[str, Any] | None:
     """The file's own ``system_decision.measurements`` where resource_sampling found them
     equal to what the samples give, in the shape the notes read; None otherwise."""
-    decision = doc.get("system_decision")
-    found = decision.get("measurements") if isinstance(decision, Mapping) else None
+    found = section(doc, "system_decision").get("measurements")
     if not isinstance(found, Mapping):
         return None
     for name in closure_checks.GROUP_NAMES:

@@ -469,8 +469,7 @@ def check_resource_sampling(doc: Doc) -> CheckResult:
     boundary = sampling.get("boundary_samples") is True
     interval = as_number(sampling.get("interval_s"))
     problems = _interval_problems(interval)
-    decision = doc.get("system_decision")
-    measurements = decision.get("measurements") if isinstance(decision, Mapping) else None
+    measurements = section(doc, "system_decision").get("measurements")
     for name in GROUP_NAMES:
         group = group_of(doc, name)
         read = readings(group.get("resource_samples"))
