@@ -288,9 +288,7 @@ def interpretation_notes(doc: Mapping[str, Any]) -> list[str]:
     as vLLM's ``kv_cache_memory_bytes``) for fields or sentences that present a
     peak difference as a KV-cache size or claim a speed-up.
     """
-    decision = doc.get("system_decision")
-    if not isinstance(decision, Mapping):
-        return []
+    decision = section(doc, "system_decision")  # not an object: nothing to read
     kv_places: list[str] = []
     speed_places: list[str] = []
     for where, value in _walk(decision, "$.system_decision"):
@@ -345,8 +343,7 @@ def _evidence_notes(doc: Mapping[str, Any], verified: bool = False) -> list[str]
             f"{failure.get('phase') or 'phase unknown'}: {failure.get('type')}); "
             "checks that need the missing evidence fail"
         )
-    environment = doc.get("environment")
-    unknown = unknown_card_note(environment) if isinstance(environment, Mapping) else None
+    unknown = unknown_card_note(section(doc, "environment"))
     if unknown:
         notes.append(unknown)
     measurements = (_verified_measurements(doc) if verified else None) or (
