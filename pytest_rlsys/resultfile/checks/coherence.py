@@ -106,9 +106,7 @@ def _changed(group: Mapping[str, Any]) -> bool:
 
 
 def _config_number(group: Mapping[str, Any], path: str) -> float | None:
-    config = group.get("config")
-    present, value = lookup(config, path) if isinstance(config, Mapping) else (False, None)
-    return as_number(value) if present else None
+    return as_number(lookup(group.get("config"), path)[1])
 
 
 def _zero_lr(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
