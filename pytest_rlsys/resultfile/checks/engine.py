@@ -213,8 +213,7 @@ def _slept(g: _Released) -> list[str]:
             "the released engine never slept"
         )
     if g.machine is not None and g.machine.needs_sleep_mode and isinstance(g.config, Mapping):
-        present, value = lookup(g.config, SLEEP_MODE_PATH)
-        if present and value is False:
+        if lookup(g.config, SLEEP_MODE_PATH)[1] is False:
             problems.append(
                 f"{g.name} sleeps its vLLM engine (free_cache_engine true) although its config "
                 f"sets {SLEEP_MODE_PATH}=false: vLLM can sleep only in sleep mode (verl "

@@ -321,8 +321,7 @@ def _model_fits_problems(doc: Doc, name: str, group: Mapping[str, Any]) -> list[
     config = group.get("config")
     if not isinstance(config, Mapping):
         return []
-    present, offload = lookup(config, "actor_rollout_ref.actor.fsdp_config.param_offload")
-    if present and offload is True:
+    if lookup(config, "actor_rollout_ref.actor.fsdp_config.param_offload")[1] is True:
         return []
     model = section(doc, "workload").get("model")
     billions = model_billions(model) or model_billions(
