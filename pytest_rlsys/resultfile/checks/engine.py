@@ -212,13 +212,13 @@ def _slept(g: _Released) -> list[str]:
             f"{g.name}'s engine_sleep is recorded as a no-op (detail.effective false): "
             "the released engine never slept"
         )
-    if g.machine is not None and g.machine.needs_sleep_mode and isinstance(g.config, Mapping):
-        if lookup(g.config, SLEEP_MODE_PATH)[1] is False:
-            problems.append(
-                f"{g.name} sleeps its vLLM engine (free_cache_engine true) although its config "
-                f"sets {SLEEP_MODE_PATH}=false: vLLM can sleep only in sleep mode (verl "
-                "passes the flag to vLLM at vllm_async_server.py:337)"
-            )
+    sleep_mode = lookup(g.config, SLEEP_MODE_PATH)[1]  # a config that is no object: None
+    if g.machine is not None and g.machine.needs_sleep_mode and sleep_mode is False:
+        problems.append(
+            f"{g.name} sleeps its vLLM engine (free_cache_engine true) although its config "
+            f"sets {SLEEP_MODE_PATH}=false: vLLM can sleep only in sleep mode (verl "
+            "passes the flag to vLLM at vllm_async_server.py:337)"
+        )
     return problems
 
 
