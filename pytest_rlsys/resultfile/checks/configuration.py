@@ -306,10 +306,8 @@ def verl_precision_refused(value: object) -> bool:
 
 
 def _rollout_dtype(config: Mapping[str, Any], engine: str) -> list[str]:
-    present, value = lookup(config, f"{ROLLOUT}.dtype")
-    if not present or value is None:
-        return []
-    if not rollout_dtype_refused(value):
+    value = lookup(config, f"{ROLLOUT}.dtype")[1]
+    if value is None or not rollout_dtype_refused(value):
         return []
     shown = "vLLM" if engine == "vllm" else "SGLang"
     return [
