@@ -19,14 +19,9 @@ Input is a document that is valid against its schema (``pt-verl-closure/1``); th
 functions tolerate missing pieces of a failed run by failing
 the check that needed them, not by raising.
 
-Besides the claims, each check holds the evidence to rules a careful reader
-would apply (docs/result-files.md lists them, and which check each belongs to):
-sampling coverage and physical bounds (resource_sampling), phase order and
-bounds and a plausible created_at (phase_events), the engine's machine and the
-memory that must move or must not (resume_calls), workload equal to the configs
-(config_paired), a status and a training/sync record that agree with the
-evidence (update_and_sync), real digests (the hash checks). Every message names the
-group, the phase and the numbers.
+Besides the claims, each check holds the evidence to the rules a careful reader would
+apply (each check's docstring; docs/result-files.md lists them, and which check each
+belongs to). Every message names the group, the phase and the numbers.
 
 Writing a result (the runner), per group then for the pair::
 
