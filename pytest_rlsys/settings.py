@@ -462,10 +462,7 @@ def check_outputs(outputs: Mapping[str, Path], flag: Callable[[str], str]) -> No
 
 
 def _request(
-    values: Mapping[str, Any],
-    base: Path,
-    options: list[Option],
-    flag: Callable[[str], str],
+    values: Mapping[str, Any], base: Path, options: list[Option], flag: Callable[[str], str]
 ) -> GradingRequest:
     """The request from parsed values (None: unset) of ``options``; paths relative to
     ``base``.  Checks, in this order: the output paths, the rubric file, the result file."""

@@ -47,11 +47,7 @@ COMMANDS = (
     ("template", "[PATH]", "write the learner template (stdout when no PATH)"),
     ("validate", "FILE...", "check result files against their schema (schema only)"),
     ("result", "FILE", "grade a result file's checks from its own evidence"),
-    (
-        "closure",
-        "COMMAND ...",
-        "verl experiment: preflight|run|summary|plot|tiny-model",
-    ),
+    ("closure", "COMMAND ...", "verl experiment: preflight|run|summary|plot|tiny-model"),
     ("ledger", "TOPOLOGY", "capacity, transfer and admission report of a topology"),
     ("kit", "PLATFORM DIR", "a kit: gradescope|prairielearn|actions|classroom50"),
     ("similarity", "FILE...", "instructors: each file against the references"),
@@ -87,10 +83,7 @@ def build_parser() -> Parser:
     codes = (ExitCode.OK, ExitCode.USAGE, ExitCode.ERROR, ExitCode.INTERRUPTED)
 
     def command(
-        name: str,
-        description: str,
-        run: Run,
-        epilog: str = exit_codes_help(*codes),
+        name: str, description: str, run: Run, epilog: str = exit_codes_help(*codes)
     ) -> Parser:
         parser: Parser = sub.add_parser(
             name, help=summary[name], description=description, epilog=epilog

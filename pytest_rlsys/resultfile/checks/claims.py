@@ -274,8 +274,7 @@ def check_config_paired(doc: Doc) -> CheckResult:
     problems += _workload_problems(doc, configs)
     problems += stack_problems(doc)
     return outcome(
-        problems,
-        f"configs differ only at {FREE_CACHE_ENGINE_PATH} and agree with the workload",
+        problems, f"configs differ only at {FREE_CACHE_ENGINE_PATH} and agree with the workload"
     )
 
 
@@ -367,6 +366,5 @@ def check_update_and_sync(doc: Doc) -> CheckResult:
         problems += coherence_problems(name, group_of(doc, name), workload)
     problems += [p for p in record_problems(doc) if p not in problems] + _status_problems(doc)
     return outcome(
-        problems,
-        "both groups completed the update and the sync, and what they record of it agrees",
+        problems, "both groups completed the update and the sync, and what they record of it agrees"
     )

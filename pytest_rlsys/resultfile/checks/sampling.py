@@ -178,11 +178,7 @@ def _duplicate_problems(name: str, read: Readings) -> list[str]:
 
 
 def _coverage_problems(
-    name: str,
-    group: Mapping[str, Any],
-    read: Readings,
-    interval: float | None,
-    boundary: bool,
+    name: str, group: Mapping[str, Any], read: Readings, interval: float | None, boundary: bool
 ) -> list[str]:
     """The sampler's series against its own algorithm (checks.series): it covers the run
     from before init, one reading per tick of one schedule; boundary samples as recorded."""

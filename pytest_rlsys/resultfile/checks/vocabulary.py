@@ -306,7 +306,7 @@ EARLIEST_RUN = _dt.datetime(2024, 1, 1, tzinfo=_dt.UTC)
 # verl's main branch still read 0.8.0.dev (volcengine/verl b178a3cd5,
 # verl/version/version; research/verl-0.9.1.md), so 0.9 came later.
 VERL_NOT_BEFORE: dict[tuple[int, int], _dt.datetime] = {
-    (0, 9): _dt.datetime(2026, 1, 29, tzinfo=_dt.UTC),
+    (0, 9): _dt.datetime(2026, 1, 29, tzinfo=_dt.UTC)
 }
 
 # Keys system_decision.measurements may hold: the grader re-derives each.
