@@ -6,8 +6,8 @@ wording of numbers), ``identity`` (config hashes and diffs), ``machine`` (the ro
 engine's sleep/wake machine per engine, from verl 0.9.1), ``cards`` (the GPU table, by
 whole NVML name), ``engines_own`` (verl's, vLLM's and torch's own validation, where
 installed), ``configuration`` (values the engines refuse: their own code, else the
-tables), ``coherence`` (training and sync coherence, placeholder digests), ``timeline``
-(phase windows, the sample series, the phases table), ``series`` (the periodic samples
+tables), ``timeline`` (phase windows, the sample series, the phases table), ``coherence``
+(training and sync coherence, placeholder digests), ``series`` (the periodic samples
 against the sampler's own schedule), ``sequence`` (what the runner's state machine,
 ``resultfile.runner_states``, cannot produce), then the checks: ``phases``,
 ``engine``, ``sampling``, ``stack`` (versions and a card that cannot go together; it
