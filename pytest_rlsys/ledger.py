@@ -157,13 +157,7 @@ def load_topology(path: Path) -> dict[str, Any]:
     unknown = sorted(set(data) - set(REQUIRED) - set(OPTIONAL))
     if unknown:
         raise LedgerError(f"{path}: unknown keys {unknown}")
-    for key in (
-        "stage_rates",
-        "items_per_work_unit",
-        "placement",
-        "memory_by_pool",
-        "memory_limits",
-    ):
+    for key in (k for k in REQUIRED if k not in ("arrival_rate", "edges")):
         if type(data[key]) is not dict:
             raise LedgerError(f"{path}: '{key}' must be a mapping")
     if type(data["edges"]) is not list:

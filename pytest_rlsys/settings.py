@@ -142,6 +142,28 @@ def _record_default(part: RecordPart, name: str) -> Any:
 
 _PLATFORM = "Also write {} to this path."
 
+
+def _run_output(name: str, help: str) -> Option:
+    """An output of one grading run (pytest and ``rlsys grade``)."""
+    return Option(name, "PATH", help, pytest=True, commands=GRADE, output=True)
+
+
+def _setting(
+    name: str,
+    metavar: str,
+    help: str,
+    parse: Callable[[str], Any] | None,
+    commands: tuple[str, ...],
+    record: tuple[RecordPart, str] | None = None,
+) -> Option:
+    """A setting of the grading run: ``--rlsys-NAME``, ini key ``rlsys_NAME``, ``--NAME``."""
+    return Option(name, metavar, help, parse, True, True, commands, record=record)
+
+
+def _batch_output(name: str, help: str) -> Option:
+    return Option(name, "PATH", help, commands=BATCH, output=True)
+
+
 OPTIONS: tuple[Option, ...] = (
     # grading inputs
     Option(
@@ -158,52 +180,22 @@ OPTIONS: tuple[Option, ...] = (
         commands=GRADE,
     ),
     # outputs of one grading run
-    Option(
-        "report",
-        "PATH",
-        "Write the score report JSON (schema rlsys-score/1) to this path.",
-        pytest=True,
-        commands=GRADE,
-        output=True,
-    ),
-    Option(
-        "gradescope",
-        "PATH",
-        _PLATFORM.format("a Gradescope results.json"),
-        pytest=True,
-        commands=GRADE,
-        output=True,
-    ),
-    Option(
-        "prairielearn",
-        "PATH",
-        _PLATFORM.format("a PrairieLearn results.json"),
-        pytest=True,
-        commands=GRADE,
-        output=True,
-    ),
-    Option(
-        "junit",
-        "PATH",
-        _PLATFORM.format("JUnit XML with per-case points"),
-        pytest=True,
-        commands=GRADE,
-        output=True,
-    ),
-    Option(
+    _run_output("report", "Write the score report JSON (schema rlsys-score/1) to this path."),
+    _run_output("gradescope", _PLATFORM.format("a Gradescope results.json")),
+    _run_output("prairielearn", _PLATFORM.format("a PrairieLearn results.json")),
+    _run_output("junit", _PLATFORM.format("JUnit XML with per-case points")),
+    _setting(
         "hidden_visibility",
         "VISIBILITY",
         "Gradescope visibility of the hidden cases: visible, after_due_date, "
         "after_published or hidden (default {default}; rlsys kit gradescope: what its "
         "run_autograder grades with).",
         parsers.hidden_visibility,
-        pytest=True,
-        ini=True,
-        commands=("grade", "kit"),
-        record=("render", "hidden_visibility"),
+        ("grade", "kit"),
+        ("render", "hidden_visibility"),
     ),
     # settings of the grading run
-    Option(
+    _setting(
         "seed",
         "N",
         "Seed for the hidden cases (default: fixed by the battery version, "
@@ -211,113 +203,81 @@ OPTIONS: tuple[Option, ...] = (
         "it from a file (keep that file root-only; a command line is readable by every "
         "user). Always recorded in the report.",
         parsers.seed,
-        pytest=True,
-        ini=True,
-        commands=BOTH,
+        BOTH,
     ),
-    Option(
+    _setting(
         "require_fence",
         "LEVEL",
         "Refuse to grade behind a weaker fence than LEVEL: none, seccomp, landlock or "
         "bubblewrap (`rlsys fence` prints what this machine gives; the kits require "
         "seccomp).",
         parsers.require_fence,
-        pytest=True,
-        ini=True,
-        commands=BOTH,
+        BOTH,
     ),
-    Option(
+    _setting(
         "lang",
         "zh|en",
         "Language of learner feedback: zh or en (default: from the locale).",
         parsers.either("zh", "en"),
-        pytest=True,
-        ini=True,
-        commands=(*BOTH, "template"),  # template: its prose in one language (default both)
+        (*BOTH, "template"),  # template: its prose in one language (default both)
     ),
-    Option(
+    _setting(
         "rubric",
         "PATH",
         "Rubric file (TOML or JSON) overriding the points per section.",
-        pytest=True,
-        ini=True,
-        commands=BOTH,
+        None,
+        BOTH,
     ),
-    Option(
+    _setting(
         "timeout",
         "SECONDS",
         "Wall-clock seconds allowed for one call into the submission (default {default}).",
         parsers.positive_number,
-        pytest=True,
-        ini=True,
-        commands=LIMITED,
-        record=("limits", "call_timeout_s"),
+        LIMITED,
+        ("limits", "call_timeout_s"),
     ),
-    Option(
+    _setting(
         "budget",
         "SECONDS",
         "Wall-clock seconds for the whole submission; cases after it are not run "
         "(default {default}).",
         parsers.positive_number,
-        pytest=True,
-        ini=True,
-        commands=BOTH,
-        record=("limits", "budget_s"),
+        BOTH,
+        ("limits", "budget_s"),
     ),
-    Option(
+    _setting(
         "memory_mb",
         "MIB",
         "Address-space limit of the submission's process in MiB (default {default}).",
         parsers.positive_whole,
-        pytest=True,
-        ini=True,
-        commands=LIMITED,
-        record=("limits", "address_space_mb"),
+        LIMITED,
+        ("limits", "address_space_mb"),
     ),
-    Option(
+    _setting(
         "cpu_seconds",
         "SECONDS",
         "CPU-time limit of the submission's process in seconds (default {default}).",
         parsers.positive_whole,
-        pytest=True,
-        ini=True,
-        commands=LIMITED,
-        record=("limits", "cpu_seconds"),
+        LIMITED,
+        ("limits", "cpu_seconds"),
     ),
-    Option(
+    _setting(
         "child_user",
         "USER",
         "When grading as root, run the submission as: auto (a fresh unused uid for each "
         "child), a user name, or none (keep root); default {default}.",
         parsers.child_user,
-        pytest=True,
-        ini=True,
-        commands=LIMITED,
-        record=("limits", "child_user"),
+        LIMITED,
+        ("limits", "child_user"),
     ),
     # rlsys batch only
-    Option(
-        "csv",
-        "PATH",
-        "Write one row per submission (CSV) to this path.",
-        commands=BATCH,
-        output=True,
-    ),
-    Option(
-        "json",
-        "PATH",
-        "Write the rows plus each full report (JSON) to this path.",
-        commands=BATCH,
-        output=True,
-    ),
-    Option(
+    _batch_output("csv", "Write one row per submission (CSV) to this path."),
+    _batch_output("json", "Write the rows plus each full report (JSON) to this path."),
+    _batch_output(
         "html",
-        "PATH",
         "Write the class report: one self-contained HTML page (score "
         "histograms, hidden categories most often failed, submissions that did not load "
         "or timed out, the slowest).",
-        commands=BATCH,
-        output=True,
     ),
     Option(
         "jobs",
@@ -503,10 +463,7 @@ def check_outputs(outputs: Mapping[str, Path], flag: Callable[[str], str]) -> No
 
 
 def _request(
-    values: Mapping[str, Any],
-    base: Path,
-    options: list[Option],
-    flag: Callable[[str], str],
+    values: Mapping[str, Any], base: Path, options: list[Option], flag: Callable[[str], str]
 ) -> GradingRequest:
     """The request from parsed values (None: unset) of ``options``; paths relative to
     ``base``.  Checks, in this order: the output paths, the rubric file, the result file."""

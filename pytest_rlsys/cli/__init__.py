@@ -47,11 +47,7 @@ COMMANDS = (
     ("template", "[PATH]", "write the learner template (stdout when no PATH)"),
     ("validate", "FILE...", "check result files against their schema (schema only)"),
     ("result", "FILE", "grade a result file's checks from its own evidence"),
-    (
-        "closure",
-        "COMMAND ...",
-        "verl experiment: preflight|run|summary|plot|tiny-model",
-    ),
+    ("closure", "COMMAND ...", "verl experiment: preflight|run|summary|plot|tiny-model"),
     ("ledger", "TOPOLOGY", "capacity, transfer and admission report of a topology"),
     ("kit", "PLATFORM DIR", "a kit: gradescope|prairielearn|actions|classroom50"),
     ("similarity", "FILE...", "instructors: each file against the references"),
@@ -87,15 +83,13 @@ def build_parser() -> Parser:
     codes = (ExitCode.OK, ExitCode.USAGE, ExitCode.ERROR, ExitCode.INTERRUPTED)
 
     def command(
-        name: str,
-        description: str,
-        run: Run,
-        epilog: str = exit_codes_help(*codes),
+        name: str, description: str, run: Run, epilog: str = exit_codes_help(*codes)
     ) -> Parser:
         parser: Parser = sub.add_parser(
             name, help=summary[name], description=description, epilog=epilog
         )
         parser.set_defaults(run=run)
+        settings.add_arguments(parser, name)  # options: the settings table's
         return parser
 
     p = command(
@@ -106,7 +100,6 @@ def build_parser() -> Parser:
         "commands:grade",
     )
     p.add_argument("submission", help="the learner's .py file")
-    settings.add_arguments(p, "grade")
 
     p = command(
         "batch",
@@ -124,7 +117,6 @@ def build_parser() -> Parser:
         "walked, each learner named by its path (Section A/Li Na); any other "
         "file gets a not_graded row",
     )
-    settings.add_arguments(p, "batch")
 
     p = command(
         "similarity",
@@ -134,13 +126,11 @@ def build_parser() -> Parser:
         "commands:similarity_note",
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="submission files (.py)")
-    settings.add_arguments(p, "similarity")
 
     p = command(
         "template", "Write the learner template (TODO 1-3) to PATH or stdout.", "commands:template"
     )
     p.add_argument("path", nargs="?", help="where to write it (default: stdout)")
-    settings.add_arguments(p, "template")
 
     p = command(
         "validate",
@@ -157,7 +147,6 @@ def build_parser() -> Parser:
         ),
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="result files (JSON)")
-    settings.add_arguments(p, "validate")
 
     p = command(
         "result",
@@ -171,7 +160,6 @@ def build_parser() -> Parser:
         ),
     )
     p.add_argument("file", metavar="FILE", help="the result file (JSON)")
-    settings.add_arguments(p, "result")
 
     p = command(
         "ledger",
@@ -181,7 +169,6 @@ def build_parser() -> Parser:
         "commands:ledger",
     )
     p.add_argument("topology")
-    settings.add_arguments(p, "ledger")
     # Unset unless given, so that --group without --result is refused, not ignored (the
     # command applies the default, release).
     p.set_defaults(group=None)
@@ -196,7 +183,6 @@ def build_parser() -> Parser:
     )
     p.add_argument("platform", choices=("gradescope", "prairielearn", "actions", "classroom50"))
     p.add_argument("dir", metavar="DIR", help="folder to write the kit into (created)")
-    settings.add_arguments(p, "kit")
 
     command(
         "fence",

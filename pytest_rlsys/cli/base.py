@@ -9,13 +9,7 @@ from collections.abc import Mapping
 from enum import IntEnum
 from typing import Any, NoReturn
 
-__all__ = [
-    "CommandError",
-    "ExitCode",
-    "Parser",
-    "UsageError",
-    "exit_codes_help",
-]
+__all__ = ["CommandError", "ExitCode", "Parser", "UsageError", "exit_codes_help"]
 
 
 class ExitCode(IntEnum):

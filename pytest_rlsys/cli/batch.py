@@ -375,7 +375,8 @@ class _Progress:
 def _outputs(args: argparse.Namespace, submissions: list[Found], prog: str) -> set[str]:
     """This run's output paths; a usage error when one is a submission of the batch
     (``--csv DIR/alice.py`` once overwrote alice's graded file with the CSV)."""
-    outputs = {os.path.abspath(out): flag for flag, out in _output_flags(args) if out}
+    given = [("--csv", args.csv), ("--json", args.json), ("--html", args.html)]
+    outputs = {os.path.abspath(out): flag for flag, out in given if out}
     for _, path, _ in submissions:
         flag = next((f for out, f in outputs.items() if path and _same(out, path)), None)
         if flag is not None:
@@ -397,10 +398,6 @@ def _same(out: str, path: Path) -> bool:
     except OSError:
         return False
     return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
-
-
-def _output_flags(args: argparse.Namespace) -> list[tuple[str, str | None]]:
-    return [("--csv", args.csv), ("--json", args.json), ("--html", args.html)]
 
 
 def _grade_class(
@@ -501,7 +498,8 @@ def batch(args: argparse.Namespace) -> ExitCode:
     jobs = _jobs(args.jobs or os.cpu_count() or 2, request, prog)
     graded = _grade_class(submissions, request, jobs, progress, not args.no_behaviour)
     _compare(graded, request.lang)
-    result = BatchResult(request.seed, request.lang, sorted((g.row for g in graded), key=_name))
+    rows = sorted((g.row for g in graded), key=lambda row: row.name)
+    result = BatchResult(request.seed, request.lang, rows)
     try:
         if args.csv:
             write_atomic(Path(args.csv), csv_text(result))
@@ -529,7 +527,3 @@ def _jobs(jobs: int, request: GradingRequest, prog: str) -> int:
         say(_say("one_at_a_time", request.lang, prog=prog, jobs=jobs, level=have.level), err=True)
         return 1
     return jobs
-
-
-def _name(row: BatchRow) -> str:
-    return row.name

@@ -20,13 +20,7 @@ from pytest_rlsys.resources import exercise_path
 if TYPE_CHECKING:
     from pytest_rlsys.grading.request import GradingRequest
 
-__all__ = [
-    "grade",
-    "kit",
-    "ledger",
-    "similarity_note",
-    "template",
-]
+__all__ = ["grade", "kit", "ledger", "similarity_note", "template"]
 
 
 def _request(args: argparse.Namespace, command: str) -> GradingRequest:

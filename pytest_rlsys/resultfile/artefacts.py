@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_rlsys.resultfile.checks import GROUP_NAMES, hash_pair
+from pytest_rlsys.resultfile.checks import GROUP_NAMES, TIME_TOLERANCE_S, hash_pair
+from pytest_rlsys.resultfile.checks.evidence import same_mb, same_s, section
 from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
@@ -63,8 +64,6 @@ ADAPTERS: dict[str, tuple[str, str]] = {
 MAX_ADAPTER_BYTES = 4 * 1024**3
 MAX_LOG_BYTES = 512 * 1024**2
 _WRAPPERS = ("_fsdp_wrapped_module.", "_checkpoint_wrapped_module.", "_orig_mod.", "module.")
-_TIME_TOLERANCE_S = 1e-6
-_MEMORY_TOLERANCE_MB = 1e-6
 _SHOWN = 3
 # Adam's step moves a weight by lr x m/(sqrt(v)+eps); with bias correction that ratio is
 # 1 at the first step and stays below (1-beta1)/sqrt(1-beta2) ~ 3.2 (0.9, 0.999) after.
@@ -253,14 +252,7 @@ _Reading = tuple[float, float | None, float | None]
 
 
 def _same(a: _Reading, b: _Reading) -> bool:
-    def close(x: float | None, y: float | None, tol: float) -> bool:
-        return (x is None and y is None) or (x is not None and y is not None and abs(x - y) <= tol)
-
-    return (
-        close(a[0], b[0], _TIME_TOLERANCE_S)
-        and close(a[1], b[1], _MEMORY_TOLERANCE_MB)
-        and close(a[2], b[2], _MEMORY_TOLERANCE_MB)
-    )
+    return same_s(a[0], b[0]) and same_mb(a[1], b[1]) and same_mb(a[2], b[2])
 
 
 def _describe(sample: tuple[float, float | None, float | None]) -> str:
@@ -275,11 +267,11 @@ def _sample_problems(group: str, claimed: Sequence[Any], raw: Sequence[Any]) -> 
     # Both lists are sorted by time; match each file sample to an equal log sample.
     index = 0
     for sample in mine:
-        while index < len(unmatched_log) and unmatched_log[index][0] < sample[0] - 1e-6:
+        while index < len(unmatched_log) and unmatched_log[index][0] < sample[0] - TIME_TOLERANCE_S:
             index += 1
         found = None
         for j in range(index, len(unmatched_log)):
-            if unmatched_log[j][0] > sample[0] + 1e-6:
+            if unmatched_log[j][0] > sample[0] + TIME_TOLERANCE_S:
                 break
             if _same(sample, unmatched_log[j]):
                 found = j
@@ -366,8 +358,7 @@ def _adam_step(name: str, tensors: Tensors, config: object, doc: Mapping[str, An
     """An Adam-family update moves no weight more than ADAM_STEP_BOUND x lr per step."""
     initial, updated = tensors.get("initial", {}), tensors.get("updated", {})
     lr = _number_at(config, "actor_rollout_ref.actor.optim.lr")
-    workload = doc.get("workload")
-    steps = _number(workload.get("update_count")) if isinstance(workload, Mapping) else None
+    steps = _number(section(doc, "workload").get("update_count"))
     _, optimizer = lookup(config, "actor_rollout_ref.actor.optim.optimizer")
     # verl's default optimizer is AdamW (workers/config/optimizer.py:106).
     opt_name = optimizer if isinstance(optimizer, str) else "AdamW"
@@ -468,8 +459,7 @@ def artefact_problems(doc: Mapping[str, Any], root: Path) -> ArtefactFindings:
         if exc.absent:
             absent.add(check)
 
-    groups = doc.get("groups")
-    groups = groups if isinstance(groups, Mapping) else {}
+    groups = section(doc, "groups")
     for name in GROUP_NAMES:
         group = groups.get(name)
         if not isinstance(group, Mapping):

@@ -1,19 +1,15 @@
 """Grade a pt-verl-closure result file: each claimed check against its evidence.
 
-A file that cannot be read, parsed or validated is not gradable: every check
-scores 0 with status ``error``. A valid file is graded check by check with
-``closure_checks``: a check scores when the evidence passes it *and* the file
-claims exactly that. A claim of ``passed: true`` the evidence contradicts is a
-false claim; a claim of ``false`` where the evidence passes is also wrong (the
-file must report what it shows), and an honest ``false`` scores 0 with the
-evidence named. The maximum never depends on the file: 8 × points_per_check.
-Every rule the evidence must satisfy belongs to one of the eight checks (see
-docs/result-files.md), so a broken rule costs that check's points and never
-changes the maximum. With ``artefacts``, what the run's raw artefacts
-contradict (re-hashed adapters, the raw sampler log) counts against the check
-it bears on, the same way; an artefact that is absent or unreadable is missing
-evidence: the check it bears on is unverified (its points from the file's own evidence
-kept, the verdict unverified), never contradicted.
+A file that cannot be read, parsed or validated is not gradable: every check scores 0
+with status ``error``. A valid file is graded check by check with ``closure_checks``: a
+check scores when the evidence passes it *and* the file claims exactly that (``Finding``
+below names every other case). The maximum never depends on the file: 8 ×
+points_per_check. Every rule the evidence must satisfy belongs to one of the eight checks
+(see docs/result-files.md), so a broken rule costs that check's points and never changes
+the maximum. With ``artefacts``, what the run's raw artefacts contradict (re-hashed
+adapters, the raw sampler log) counts against the check it bears on, the same way; an
+artefact that is absent or unreadable is missing evidence: the check it bears on is
+unverified (its points from the file's own evidence kept), never contradicted.
 
 A file holding an integer too large for a float is refused as not gradable
 (the checks compute in floats; such a number is no measurement).
@@ -32,6 +28,7 @@ from typing import Any, Literal, cast, get_args
 from pytest_rlsys.resultfile import checks as closure_checks
 from pytest_rlsys.resultfile.checks.cards import unknown_card_note
 from pytest_rlsys.resultfile.checks.configuration import judge_label
+from pytest_rlsys.resultfile.checks.evidence import section
 from pytest_rlsys.resultfile.loading import (
     DEFAULT_MAX_BYTES,
     LoadedResult,
@@ -184,14 +181,8 @@ def _grade_check(
     try:
         derived = closure_checks.CHECK_FUNCTIONS[name](doc)
     except Exception as exc:  # a grader bug must cost one check, not the whole report
-        return CheckOutcome(
-            case_id,
-            0.0,
-            points,
-            "error",
-            f"could not re-derive this check: {exc!r}",
-            "not_derivable",
-        )
+        message = f"could not re-derive this check: {exc!r}"
+        return CheckOutcome(case_id, 0.0, points, "error", message, "not_derivable")
     if extra:
         problems = ([] if derived.passed else [derived.detail]) + list(extra)
         derived = replace(derived, passed=False, detail="; ".join(problems))
@@ -297,9 +288,7 @@ def interpretation_notes(doc: Mapping[str, Any]) -> list[str]:
     as vLLM's ``kv_cache_memory_bytes``) for fields or sentences that present a
     peak difference as a KV-cache size or claim a speed-up.
     """
-    decision = doc.get("system_decision")
-    if not isinstance(decision, Mapping):
-        return []
+    decision = section(doc, "system_decision")  # not an object: nothing to read
     kv_places: list[str] = []
     speed_places: list[str] = []
     for where, value in _walk(decision, "$.system_decision"):
@@ -327,8 +316,7 @@ def interpretation_notes(doc: Mapping[str, Any]) -> list[str]:
 def _verified_measurements(doc: Mapping[str, Any]) -> dict[str, Any] | None:
     """The file's own ``system_decision.measurements`` where resource_sampling found them
     equal to what the samples give, in the shape the notes read; None otherwise."""
-    decision = doc.get("system_decision")
-    found = decision.get("measurements") if isinstance(decision, Mapping) else None
+    found = section(doc, "system_decision").get("measurements")
     if not isinstance(found, Mapping):
         return None
     for name in closure_checks.GROUP_NAMES:
@@ -349,15 +337,13 @@ def _evidence_notes(doc: Mapping[str, Any], verified: bool = False) -> list[str]
     second derivation was a fifth of the grading time of a one-hour file)."""
     notes: list[str] = []
     if doc.get("status") == "failed":
-        failure = doc.get("failure")
-        failure = failure if isinstance(failure, Mapping) else {}
+        failure = section(doc, "failure")
         notes.append(
             f"the run is marked failed ({failure.get('group') or 'group unknown'}, "
             f"{failure.get('phase') or 'phase unknown'}: {failure.get('type')}); "
             "checks that need the missing evidence fail"
         )
-    environment = doc.get("environment")
-    unknown = unknown_card_note(environment) if isinstance(environment, Mapping) else None
+    unknown = unknown_card_note(section(doc, "environment"))
     if unknown:
         notes.append(unknown)
     measurements = (_verified_measurements(doc) if verified else None) or (
@@ -408,17 +394,7 @@ def _oversized_numbers(doc: object) -> list[str]:
             found = True
     if not found:
         return []
-    paths: list[str] = []
-    walk: list[tuple[str, object]] = [("$", doc)]
-    while walk:
-        where, value = walk.pop()
-        if isinstance(value, Mapping):
-            walk.extend((f"{where}.{key}", sub) for key, sub in value.items())
-        elif isinstance(value, list):
-            walk.extend((f"{where}[{i}]", sub) for i, sub in enumerate(value))
-        elif type(value) is int and not -limit < value < limit:
-            paths.append(where)
-    return sorted(paths)
+    return [w for w, v in _walk(doc, "$") if type(v) is int and not -limit < v < limit]
 
 
 def _refuse_oversized(path: str, paths: list[str], points: float) -> ResultGrade:

@@ -407,14 +407,8 @@ def known_versions(family: str | None = DEFAULT_FAMILY) -> tuple[str, ...]:
     return tuple(v for v in versions if v.split("/", 1)[0] == family)
 
 
-def _failed(
-    path: str,
-    stage: Stage,
-    problems: list[Problem],
-    version: str | None = None,
-    sha256: str | None = None,
-) -> LoadedResult:
-    return LoadedResult(path, None, version, None, stage, tuple(problems), sha256)
+def _failed(path: str, stage: Stage, problem: Problem, sha256: str | None = None) -> LoadedResult:
+    return LoadedResult(path, None, None, None, stage, (problem,), sha256)
 
 
 def _schema_problems(schema_id: str, doc: dict[str, Any]) -> list[Problem]:
@@ -464,35 +458,20 @@ def validate_document(
         kind = {"list": "array", "str": "string", "int": "number", "float": "number"}.get(
             kind, kind
         )
-        return _failed(
-            path,
-            "parse",
-            [Problem("$", f"the top level must be a JSON object, not {kind}")],
-            sha256=sha256,
-        )
+        problem = Problem("$", f"the top level must be a JSON object, not {kind}")
+        return _failed(path, "parse", problem, sha256)
     known = known_versions(family)
     listing = ", ".join(known) if known else "(none shipped)"
     version = doc.get("schema_version")
     if "schema_version" not in doc:
-        return _failed(
-            path,
-            "version",
-            [Problem("$", f"no schema_version; expected one of: {listing}")],
-            sha256=sha256,
-        )
+        problem = Problem("$", f"no schema_version; expected one of: {listing}")
+        return _failed(path, "version", problem, sha256)
     if not isinstance(version, str) or version not in known:
         shown = json.dumps(version, ensure_ascii=False)[:100]
-        return _failed(
-            path,
-            "version",
-            [
-                Problem(
-                    "$.schema_version",
-                    f"unknown schema_version {shown}; known versions: {listing}",
-                )
-            ],
-            sha256=sha256,
+        problem = Problem(
+            "$.schema_version", f"unknown schema_version {shown}; known versions: {listing}"
         )
+        return _failed(path, "version", problem, sha256)
     schema_id = schema_registry.schemas_by_version()[version]
     problems = _schema_problems(schema_id, doc)
     problems += _pointer_problems(doc.get("$schema"), schema_id, version)
@@ -538,7 +517,7 @@ def load_result_file(
     name = os.fspath(path)
     data = _read_bounded(name, max_bytes, limit_option)
     if isinstance(data, Problem):
-        return _failed(name, "read", [data])
+        return _failed(name, "read", data)
     digest = hashlib.sha256(data).hexdigest()
     try:
         text = _decode(data)
@@ -547,6 +526,6 @@ def load_result_file(
         del data
         doc = _parse(text, raw_surrogates=False)
     except StrictJSONError as exc:
-        return _failed(name, "parse", [Problem(exc.path, str(exc))], sha256=digest)
+        return _failed(name, "parse", Problem(exc.path, str(exc)), digest)
     del text
     return validate_document(doc, path=name, family=family, sha256=digest)

@@ -54,10 +54,6 @@ FLUSHED_AFTER: tuple[str, ...] = ("initial_sync", "score_before_update", "update
 # Failure types the runner writes for a group it killed or lost from outside: the record
 # is the last flush, and the phase is the driver's last step note.
 KILL_TYPES: tuple[str, ...] = ("GroupTimeout", "Interrupted")
-# The runner's type for a group that never ran because memory did not come back.
-START_CHECK_TYPE = "GpuMemoryNotReleased"
-# ... and for a group process that exited non-zero with a completed record (a teardown crash).
-PROCESS_TYPE = "GroupProcessFailed"
 
 
 def lost_to_a_kill(last_flushed: str | None) -> tuple[str, ...]:

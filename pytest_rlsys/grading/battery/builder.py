@@ -63,19 +63,10 @@ class BatteryBuilder:
         if not CASE_ID.fullmatch(case_id):
             raise AssertionError(f"case id {case_id!r} is not in the score schema's alphabet")
         section = SECTION_OF[calls[0].func]
-        frozen = tuple(calls)
+        frozen, full_id = tuple(calls), f"{section}.{visibility}.{case_id}"
+        check = total(factory(frozen))
         self.cases.append(
-            Case(
-                f"{section}.{visibility}.{case_id}",
-                section,
-                visibility,
-                category,
-                frozen,
-                total(factory(frozen)),
-                weight,
-                claim,
-                rule,
-            )
+            Case(full_id, section, visibility, category, frozen, check, weight, claim, rule)
         )
 
     def expected(self, call: Call, keys: Sequence[str]) -> dict[str, Any]:
@@ -100,15 +91,8 @@ class BatteryBuilder:
         weight: float = 1.0,
     ) -> None:
         """The result equals the reference's at ``keys``."""
-        self.add(
-            case_id,
-            "hidden",
-            category,
-            [call],
-            expect_keys(self.expected(call, keys)),
-            weight=weight,
-            rule=rule,
-        )
+        check = expect_keys(self.expected(call, keys))
+        self.add(case_id, "hidden", category, [call], check, weight=weight, rule=rule)
 
     def anchored(
         self,
@@ -121,14 +105,8 @@ class BatteryBuilder:
     ) -> None:
         """A property case that also needs a correct first result, so that a constant
         answer cannot satisfy a relation between several calls."""
-        self.add(
-            case_id,
-            "hidden",
-            category,
-            calls,
-            all_of(expect_keys(self.expected(calls[0], keys)), factory),
-            rule=rule,
-        )
+        check = all_of(expect_keys(self.expected(calls[0], keys)), factory)
+        self.add(case_id, "hidden", category, calls, check, rule=rule)
 
     def refusal(self, case_id: str, category: Msg, rule: str, valid: Call, bad: Call) -> None:
         """``bad`` is ``valid`` with exactly one rule broken: it must raise ValueError,
@@ -139,12 +117,7 @@ class BatteryBuilder:
         refused = self.run(bad)
         if not (refused.kind == "raised" and refused.value_error):
             raise AssertionError(f"reference accepts the bad half of {case_id}")
+        weight = REFUSAL_WEIGHT
         self.add(
-            case_id,
-            "hidden",
-            category,
-            [valid, bad],
-            expect_refusal,
-            weight=REFUSAL_WEIGHT,
-            rule=rule,
+            case_id, "hidden", category, [valid, bad], expect_refusal, weight=weight, rule=rule
         )

@@ -17,12 +17,7 @@ from typing import Any
 
 from pytest_rlsys.grading.comparison import source
 from pytest_rlsys.grading.outcomes import CallOutcome
-from pytest_rlsys.grading.verdicts import (
-    PASSED,
-    ProblemKind,
-    Verdict,
-    schema_path,
-)
+from pytest_rlsys.grading.verdicts import PASSED, ProblemKind, Verdict, schema_path
 from pytest_rlsys.messages import Msg
 from pytest_rlsys.resources import FUNCTIONS, solution_path
 

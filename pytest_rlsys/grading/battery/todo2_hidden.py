@@ -259,10 +259,7 @@ def _refusals(b: BatteryBuilder, rng: random.Random) -> None:
     )
     b.refusal(
         "blank_fabric",
-        Msg(
-            "refuses a cross-pool edge with a blank fabric_id",
-            "拒绝 fabric_id 只含空白的跨池边",
-        ),
+        Msg("refuses a cross-pool edge with a blank fabric_id", "拒绝 fabric_id 只含空白的跨池边"),
         "fabric_id",
         valid,
         with_solo(dict(solo, fabric_id="   ")),

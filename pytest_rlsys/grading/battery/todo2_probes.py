@@ -176,13 +176,7 @@ def fixed_probes(b: BatteryBuilder) -> None:
         "same_pool_edge_without_fabric",
         Msg("accepts a same-pool edge without fabric_id", "接受没有 fabric_id 的同池边"),
         "fabric_id",
-        Call(
-            FUNC,
-            (
-                [mixed[0], {k: v for k, v in mixed[1].items() if k != "fabric_id"}],
-                place,
-            ),
-        ),
+        Call(FUNC, ([mixed[0], {k: v for k, v in mixed[1].items() if k != "fabric_id"}], place)),
         KEYS,
     )
     b.diff(

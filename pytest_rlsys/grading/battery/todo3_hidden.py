@@ -272,10 +272,7 @@ def add_hidden(b: BatteryBuilder, rng: random.Random) -> None:
                 stable,
                 {"B": 10, "A": 50, "C": 90},
                 {"B": 40, "C": 80, "A": 40},
-                dict(
-                    over,
-                    fabric_exposed_seconds_per_s=dict(reversed(list(over_fabrics.items()))),
-                ),
+                dict(over, fabric_exposed_seconds_per_s=dict(reversed(list(over_fabrics.items())))),
             ),
         ],
         expect_relation(same_keys(KEYS)),

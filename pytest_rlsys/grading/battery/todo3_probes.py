@@ -152,18 +152,12 @@ def fixed_probes(b: BatteryBuilder, stable: Any) -> None:
         ),
         (
             "nan_threshold_without_fabrics",
-            Msg(
-                "refuses a NaN threshold even with no fabric",
-                "没有互连域时也拒绝 NaN 阈值",
-            ),
+            Msg("refuses a NaN threshold even with no fabric", "没有互连域时也拒绝 NaN 阈值"),
             Call(FUNC, good, {"max_exposed_s_per_s": nan}),
         ),
         (
             "inf_threshold_without_fabrics",
-            Msg(
-                "refuses an infinite threshold even with no fabric",
-                "没有互连域时也拒绝无穷阈值",
-            ),
+            Msg("refuses an infinite threshold even with no fabric", "没有互连域时也拒绝无穷阈值"),
             Call(FUNC, good, {"max_exposed_s_per_s": inf}),
         ),
     ):

@@ -6,8 +6,8 @@ wording of numbers), ``identity`` (config hashes and diffs), ``machine`` (the ro
 engine's sleep/wake machine per engine, from verl 0.9.1), ``cards`` (the GPU table, by
 whole NVML name), ``engines_own`` (verl's, vLLM's and torch's own validation, where
 installed), ``configuration`` (values the engines refuse: their own code, else the
-tables), ``coherence`` (training and sync coherence, placeholder digests), ``timeline``
-(phase windows, the sample series, the phases table), ``series`` (the periodic samples
+tables), ``timeline`` (phase windows, the sample series, the phases table), ``coherence``
+(training and sync coherence, placeholder digests), ``series`` (the periodic samples
 against the sampler's own schedule), ``sequence`` (what the runner's state machine,
 ``resultfile.runner_states``, cannot produce), then the checks: ``phases``,
 ``engine``, ``sampling``, ``stack`` (versions and a card that cannot go together; it
@@ -19,14 +19,9 @@ Input is a document that is valid against its schema (``pt-verl-closure/1``); th
 functions tolerate missing pieces of a failed run by failing
 the check that needed them, not by raising.
 
-Besides the claims, each check holds the evidence to rules a careful reader
-would apply (docs/result-files.md lists them, and which check each belongs to):
-sampling coverage and physical bounds (resource_sampling), phase order and
-bounds and a plausible created_at (phase_events), the engine's machine and the
-memory that must move or must not (resume_calls), workload equal to the configs
-(config_paired), a status and a training/sync record that agree with the
-evidence (update_and_sync), real digests (the hash checks). Every message names the
-group, the phase and the numbers.
+Besides the claims, each check holds the evidence to the rules a careful reader would
+apply (each check's docstring; docs/result-files.md lists them, and which check each
+belongs to). Every message names the group, the phase and the numbers.
 
 Writing a result (the runner), per group then for the pair::
 
@@ -116,11 +111,8 @@ CHECK_FUNCTIONS: dict[str, Callable[[Doc], CheckResult]] = {
 
 
 def derive_checks(doc: Doc) -> dict[str, CheckResult]:
-    """All eight checks, in ``CHECK_NAMES`` order, re-derived from the evidence.
-
-    Write them into a result with
-    ``{name: r.as_dict() for name, r in derive_checks(doc).items()}``.
-    """
+    """All eight checks, in ``CHECK_NAMES`` order, re-derived from the evidence (written into
+    a result as the package's docstring shows)."""
     results: dict[str, CheckResult] = {}
     with shared_readings():  # each group's samples read once for all eight
         for name in CHECK_NAMES:

@@ -22,6 +22,7 @@ from pytest_rlsys.resultfile.checks.evidence import (
     listing,
     mappings,
     outcome,
+    section,
     short_hash,
 )
 from pytest_rlsys.resultfile.checks.identity import (
@@ -34,6 +35,7 @@ from pytest_rlsys.resultfile.checks.sequence import sequence_problems
 from pytest_rlsys.resultfile.checks.stack import stack_problems
 from pytest_rlsys.resultfile.checks.timeline import (
     closed_as_failed,
+    end_details,
     incomplete,
     phase_windows,
     window_text,
@@ -98,10 +100,7 @@ def check_updated_lora_match(doc: Doc) -> CheckResult:
         # The runner measures the two saved adapters' L2 distance (runner._updated_l2)
         # and records it on each update's end: equal tensors are 0 apart.
         for name in GROUP_NAMES:
-            for event in mappings(group_of(doc, name).get("events")):
-                detail = event.get("detail")
-                if event.get("phase") != "update" or not isinstance(detail, Mapping):
-                    continue
+            for detail in end_details(mappings(group_of(doc, name).get("events")), "update"):
                 l2 = as_number(detail.get("updated_lora_l2_between_groups"))
                 if l2 is not None and l2 > 0:
                     problems.append(
@@ -275,15 +274,13 @@ def check_config_paired(doc: Doc) -> CheckResult:
     problems += _workload_problems(doc, configs)
     problems += stack_problems(doc)
     return outcome(
-        problems,
-        f"configs differ only at {FREE_CACHE_ENGINE_PATH} and agree with the workload",
+        problems, f"configs differ only at {FREE_CACHE_ENGINE_PATH} and agree with the workload"
     )
 
 
 def check_rollout_source_match(doc: Doc) -> CheckResult:
     """Both groups read the frozen rollout source named in the workload."""
-    workload = doc.get("workload")
-    expected = workload.get("rollout_source_sha256") if isinstance(workload, Mapping) else None
+    expected = section(doc, "workload").get("rollout_source_sha256")
     problems: list[str] = []
     for name in GROUP_NAMES:
         got = group_of(doc, name).get("rollout_source_sha256")
@@ -307,8 +304,7 @@ def record_problems(doc: Doc) -> list[str]:
     file (finding ``false_record``)."""
     problems = sequence_problems(doc)
     # An update number that cannot be (a negative loss) is no record of a run either.
-    workload = doc.get("workload")
-    workload = workload if isinstance(workload, Mapping) else {}
+    workload = section(doc, "workload")
     for name in GROUP_NAMES:
         problems += impossible_numbers(name, group_of(doc, name), workload)
     if doc.get("status") == "completed":
@@ -365,12 +361,10 @@ def check_update_and_sync(doc: Doc) -> CheckResult:
                 )
         if group.get("update_completed") is True and group.get("updated_lora_sha256") is None:
             problems.append(f"{name} completed its update but has no updated LoRA hash")
-    workload = doc.get("workload")
-    workload = workload if isinstance(workload, Mapping) else {}
+    workload = section(doc, "workload")
     for name in GROUP_NAMES:
         problems += coherence_problems(name, group_of(doc, name), workload)
     problems += [p for p in record_problems(doc) if p not in problems] + _status_problems(doc)
     return outcome(
-        problems,
-        "both groups completed the update and the sync, and what they record of it agrees",
+        problems, "both groups completed the update and the sync, and what they record of it agrees"
     )

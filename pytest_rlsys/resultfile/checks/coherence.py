@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_rlsys.resultfile.checks.evidence import as_number, mappings, short_hash
 from pytest_rlsys.resultfile.checks.identity import lookup
+from pytest_rlsys.resultfile.checks.timeline import end_details
 from pytest_rlsys.resultfile.checks.vocabulary import Rule
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -41,12 +42,6 @@ def _end_detail(events: list[Mapping[str, Any]], phase: str) -> Mapping[str, Any
             detail = event.get("detail")
             return detail if isinstance(detail, Mapping) else None
     return None
-
-
-def _details(events: list[Mapping[str, Any]], phase: str) -> list[Mapping[str, Any]]:
-    return [
-        d for e in events if e.get("phase") == phase and isinstance(d := e.get("detail"), Mapping)
-    ]
 
 
 def _steps(value: object) -> list[float]:
@@ -88,7 +83,7 @@ def _streamed(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) 
 def _global_steps(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
     events = mappings(group.get("events"))
     before, after = (
-        [s for d in _details(events, phase) for s in _steps(d.get("global_steps"))]
+        [s for d in end_details(events, phase) for s in _steps(d.get("global_steps"))]
         for phase in ("rollout_before_update", "rollout_after_update")
     )
     if not after or (min(after) >= 1 and not (before and min(after) <= max(before))):
@@ -106,14 +101,12 @@ def _changed(group: Mapping[str, Any]) -> bool:
 
 
 def _config_number(group: Mapping[str, Any], path: str) -> float | None:
-    config = group.get("config")
-    present, value = lookup(config, path) if isinstance(config, Mapping) else (False, None)
-    return as_number(value) if present else None
+    return as_number(lookup(group.get("config"), path)[1])
 
 
 def _zero_lr(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
     lr = _config_number(group, LR_PATH)
-    for detail in _details(mappings(group.get("events")), "update"):
+    for detail in end_details(mappings(group.get("events")), "update"):
         lr = as_number(detail.get("lr")) if lr is None else lr
     if not (_changed(group) and lr == 0):
         return []
@@ -125,7 +118,7 @@ def _zero_lr(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -
 
 
 def _non_finite(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
-    for detail in _details(mappings(group.get("events")), "update") if _changed(group) else []:
+    for detail in end_details(mappings(group.get("events")), "update") if _changed(group) else []:
         bad = [key for key in ("loss", "grad_norm") if _not_finite(detail.get(key))]
         if bad:
             return [
@@ -149,7 +142,7 @@ def impossible_numbers(
     name: str, group: Mapping[str, Any], workload: Mapping[str, Any]
 ) -> list[str]:
     found: list[str] = []
-    for detail in _details(mappings(group.get("events")), "update"):
+    for detail in end_details(mappings(group.get("events")), "update"):
         for key, kind in NON_NEGATIVE_UPDATE.items():
             value = as_number(detail.get(key))
             if kind is not None and workload.get("update_kind") != kind:
@@ -168,7 +161,7 @@ def impossible_numbers(
 def _responses(name: str, group: Mapping[str, Any], workload: Mapping[str, Any]) -> list[str]:
     n, events, problems = _config_number(group, N_PATH) or 1.0, mappings(group.get("events")), []
     for phase in ("rollout_before_update", "rollout_after_update"):
-        for detail in _details(events, phase):
+        for detail in end_details(events, phase):
             if detail.get("failed") or "responses" not in detail:
                 continue
             raw = detail.get("responses")

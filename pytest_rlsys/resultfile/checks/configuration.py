@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_rlsys.resultfile.checks import engines_own
-from pytest_rlsys.resultfile.checks.identity import lookup, model_identity
+from pytest_rlsys.resultfile.checks.identity import lookup, lookup_or, model_identity
 from pytest_rlsys.resultfile.checks.machine import engine_name
 from pytest_rlsys.resultfile.checks.vocabulary import ENGINE_RANGES
 
@@ -99,11 +99,6 @@ def _number(value: object) -> float | None:
     return float(value)
 
 
-def _get(config: Mapping[str, Any], path: str, default: object) -> object:
-    present, value = lookup(config, path)
-    return value if present and value is not None else default
-
-
 def _lora_rank(config: Mapping[str, Any], engine: str) -> list[str]:
     """verl ``get_vllm_max_lora_rank`` (``workers/rollout/vllm_rollout/utils.py:83-104``):
     a rank above the largest of vLLM's ``MaxLoRARanks`` (512, ``vllm/config/lora.py:26``)
@@ -121,16 +116,16 @@ def _lora_rank(config: Mapping[str, Any], engine: str) -> list[str]:
 def _parallel(config: Mapping[str, Any], engine: str) -> list[str]:
     """verl ``RolloutConfig.__post_init__`` (``workers/config/rollout.py:294-323``)."""
     problems = []
-    pp = _number(_get(config, f"{ROLLOUT}.pipeline_model_parallel_size", 1))
+    pp = _number(lookup_or(config, f"{ROLLOUT}.pipeline_model_parallel_size", 1))
     if pp is not None and pp > 1 and engine in ("vllm", "sglang"):
         problems.append(
             f"sets {ROLLOUT}.pipeline_model_parallel_size={pp:g}: verl raises NotImplementedError "
             f'for {engine} ("not implemented pipeline_model_parallel_size > 1 yet", '
             "workers/config/rollout.py:320-323)"
         )
-    ep = _number(_get(config, f"{ROLLOUT}.expert_parallel_size", 1))
-    tp = _number(_get(config, f"{ROLLOUT}.tensor_model_parallel_size", 2))
-    dp = _number(_get(config, f"{ROLLOUT}.data_parallel_size", 1))
+    ep = _number(lookup_or(config, f"{ROLLOUT}.expert_parallel_size", 1))
+    tp = _number(lookup_or(config, f"{ROLLOUT}.tensor_model_parallel_size", 2))
+    dp = _number(lookup_or(config, f"{ROLLOUT}.data_parallel_size", 1))
     if ep is not None and ep > 1 and tp is not None and dp is not None and ep != tp * dp:
         problems.append(
             f"sets {ROLLOUT}.expert_parallel_size={ep:g} with tensor x data parallel "
@@ -146,8 +141,8 @@ def _scheduler(config: Mapping[str, Any], engine: str) -> list[str]:
     on) for a value the config leaves out."""
     if engine != "vllm":
         return []
-    tokens = _number(_get(config, f"{ROLLOUT}.max_num_batched_tokens", 8192))
-    seqs = _number(_get(config, f"{ROLLOUT}.max_num_seqs", 1024))
+    tokens = _number(lookup_or(config, f"{ROLLOUT}.max_num_batched_tokens", 8192))
+    seqs = _number(lookup_or(config, f"{ROLLOUT}.max_num_seqs", 1024))
     problems = []
     if tokens is not None and seqs is not None and tokens < seqs:
         problems.append(
@@ -156,7 +151,7 @@ def _scheduler(config: Mapping[str, Any], engine: str) -> list[str]:
             'max_num_seqs" '
             "(SchedulerConfig.verify_max_model_len, vllm/config/scheduler.py:286-291)"
         )
-    chunked = _get(config, f"{ROLLOUT}.enable_chunked_prefill", True)
+    chunked = lookup_or(config, f"{ROLLOUT}.enable_chunked_prefill", True)
     length = _number(lookup(config, f"{ROLLOUT}.max_model_len")[1])
     if chunked is False and tokens is not None and length is not None and tokens < length:
         problems.append(
@@ -184,7 +179,7 @@ def _betas(config: Mapping[str, Any], engine: str) -> list[str]:
     beta parameter at index i")`` (``torch/optim/adam.py``; AdamW is Adam); verl passes
     ``betas`` to any Adam-family optimizer (``build_optimizer``)."""
     present, betas = lookup(config, f"{OPTIM}.betas")
-    name = str(_get(config, f"{OPTIM}.optimizer", "AdamW")).lower()
+    name = str(lookup_or(config, f"{OPTIM}.optimizer", "AdamW")).lower()
     if not present or betas is None or "adam" not in name:
         return []
     values = [_number(b) for b in betas] if isinstance(betas, list) else []
@@ -260,7 +255,7 @@ def _hub_model(config: Mapping[str, Any]) -> str | None:
 def _heads(config: Mapping[str, Any], engine: str) -> list[str]:
     model = _hub_model(config)
     heads = MODEL_HEADS.get(model) if model else None
-    tp = _number(_get(config, f"{ROLLOUT}.tensor_model_parallel_size", 2))
+    tp = _number(lookup_or(config, f"{ROLLOUT}.tensor_model_parallel_size", 2))
     if engine != "vllm" or heads is None or tp is None or tp < 1 or heads % tp == 0:
         return []
     return [
@@ -311,10 +306,8 @@ def verl_precision_refused(value: object) -> bool:
 
 
 def _rollout_dtype(config: Mapping[str, Any], engine: str) -> list[str]:
-    present, value = lookup(config, f"{ROLLOUT}.dtype")
-    if not present or value is None:
-        return []
-    if not rollout_dtype_refused(value):
+    value = lookup(config, f"{ROLLOUT}.dtype")[1]
+    if value is None or not rollout_dtype_refused(value):
         return []
     shown = "vLLM" if engine == "vllm" else "SGLang"
     return [
@@ -381,7 +374,7 @@ def table_problems(config: Mapping[str, Any], skip: frozenset[str]) -> list[str]
             continue
         if choice.when is not None:
             where, wanted = choice.when
-            if _get(config, where, wanted) != wanted:
+            if lookup_or(config, where, wanted) != wanted:
                 continue
         present, value = lookup(config, choice.path)
         if present and value is not None and value not in choice.choices:

@@ -19,6 +19,7 @@ from pytest_rlsys.resultfile.checks.machine import (
     kv_cache_bytes,
     machine_for,
 )
+from pytest_rlsys.resultfile.checks.sequence import init_steps
 from pytest_rlsys.resultfile.checks.timeline import (
     Series,
     end_details,
@@ -111,8 +112,7 @@ def _retain_tags(name: str, events: Events) -> Iterator[str]:
 
 
 def _retain_init_steps(name: str, group: Mapping[str, Any]) -> Iterator[str]:
-    init = group.get("init")
-    for step in mappings(init.get("steps") if isinstance(init, Mapping) else []):
+    for step in init_steps(group):
         if _RESUME_WORD.search(label := str(step.get("name", ""))):
             yield f"{name}'s init step {label!r} resumes the engine: retain never does"
 
@@ -212,14 +212,13 @@ def _slept(g: _Released) -> list[str]:
             f"{g.name}'s engine_sleep is recorded as a no-op (detail.effective false): "
             "the released engine never slept"
         )
-    if g.machine is not None and g.machine.needs_sleep_mode and isinstance(g.config, Mapping):
-        present, value = lookup(g.config, SLEEP_MODE_PATH)
-        if present and value is False:
-            problems.append(
-                f"{g.name} sleeps its vLLM engine (free_cache_engine true) although its config "
-                f"sets {SLEEP_MODE_PATH}=false: vLLM can sleep only in sleep mode (verl "
-                "passes the flag to vLLM at vllm_async_server.py:337)"
-            )
+    sleep_mode = lookup(g.config, SLEEP_MODE_PATH)[1]  # a config that is no object: None
+    if g.machine is not None and g.machine.needs_sleep_mode and sleep_mode is False:
+        problems.append(
+            f"{g.name} sleeps its vLLM engine (free_cache_engine true) although its config "
+            f"sets {SLEEP_MODE_PATH}=false: vLLM can sleep only in sleep mode (verl "
+            "passes the flag to vLLM at vllm_async_server.py:337)"
+        )
     return problems
 
 
@@ -333,12 +332,6 @@ def _second(values: list[float], pick: Callable[[list[float]], float]) -> float:
     return pick(values[:at] + values[at + 1 :])
 
 
-def _readings(series: Series, start: float, end: float) -> list[float]:
-    # A Series keeps only numeric readings: nothing to convert (issue 40: the conversion
-    # was most of this check's time on a one-hour file).
-    return series.inside(start, end)
-
-
 def _release_floor(group: Mapping[str, Any], environment: Mapping[str, Any]) -> float:
     """What a released engine's sleep frees at the least: RELEASE_FREE_MB, or, where the
     sleep also releases the weights (checks.machine) and the card's total is known,
@@ -376,20 +369,20 @@ def _release_frees(
     # the highest of the last two readings and those inside the sleep, which can predate
     # the free (at 0.5 s an honest run's only rollout-level reading came 2 ms after its
     # engine_sleep began; a stray high one can only hide a fault).
-    awake = _readings(series, since, sleep[0])[-2:]
-    level = max([*awake, *_readings(series, *sleep)]) if len(awake) == 2 else None
+    awake = series.inside(since, sleep[0])[-2:]
+    level = max([*awake, *series.inside(*sleep)]) if len(awake) == 2 else None
     until = windows["sync"][0] if "sync" in windows else sleep[1]
     # The engine stays asleep until the sync wakes it: memory freed inside the sleep and
     # back before the sync was not freed by it. From the sleep's start where its end has
     # too few readings after it.
-    low = _held_low(_readings(series, sleep[1], until))
-    low = low if low is not None else _held_low(_readings(series, sleep[0], until))
+    low = _held_low(series.inside(sleep[1], until))
+    low = low if low is not None else _held_low(series.inside(sleep[0], until))
     if level is None or low is None:
         return []
     kv = windows.get("resume_kv_cache")
     last = max(w[1] for w in windows.values())
     # From the KV wake on: its second-highest reading is the re-allocated level.
-    woken = _readings(series, kv[0], last) if kv else []
+    woken = series.inside(kv[0], last) if kv else []
     back = max(woken) if len(woken) >= 2 else None
     # Here a stray high reading before the sleep could make a fault: the lower of the two.
     before = min(awake)
@@ -423,9 +416,9 @@ def _retain_holds(
     if start is None:
         return []
     last = max(w[1] for w in windows.values())
-    after = _readings(series, start[1], last)
+    after = series.inside(start[1], last)
     update = windows.get("update")
-    level = _held_high(_readings(series, start[0], update[0] if update else last))
+    level = _held_high(series.inside(start[0], update[0] if update else last))
     low = _held_low(after)
     shed = (
         level is not None
@@ -492,7 +485,7 @@ def _awake_stretch(group: Mapping[str, Any], series: Series) -> tuple[float, flo
         for key in ("actor_memory_start_mb", "actor_memory_end_mb")
         if (v := as_number(table[p].get(key))) is not None
     ]
-    held = _held_high(_readings(series, start[1], update[0]))
+    held = _held_high(series.inside(start[1], update[0]))
     if not actor or held is None:
         return None
     return held, max(actor)

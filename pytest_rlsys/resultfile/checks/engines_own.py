@@ -145,8 +145,7 @@ def _verl(config: Mapping[str, Any], engine: str) -> list[str]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             optim_config = omega_conf_to_dataclass(
-                {**_scalars(optim, optim_fields), **_listed(optim, ("betas",))},
-                FSDPOptimizerConfig,
+                {**_scalars(optim, optim_fields), **_listed(optim, ("betas",))}, FSDPOptimizerConfig
             )
         if optim_config.optimizer_impl == "torch.optim":
             build_optimizer([_one_parameter()], optim_config)
@@ -218,7 +217,7 @@ def _vllm(config: Mapping[str, Any], engine: str) -> list[str]:
     if tokens is not None:
         sampling["max_tokens"] = tokens
     checks: list[tuple[str, Callable[[], object]]] = [
-        ("SamplingParams", lambda: SamplingParams(**sampling)),
+        ("SamplingParams", lambda: SamplingParams(**sampling))
     ]
     utilization = rollout.get("gpu_memory_utilization")
     if utilization is not None:

@@ -74,10 +74,14 @@ def listing(items: Sequence[str]) -> str:
     return f"{shown} and {more} more" if more > 0 else shown
 
 
+def section(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``parent[key]`` where it is an object, else empty (a failed run's missing piece)."""
+    value = parent.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
 def group_of(doc: Doc, name: str) -> Mapping[str, Any]:
-    groups = doc.get("groups")
-    group = groups.get(name) if isinstance(groups, Mapping) else None
-    return group if isinstance(group, Mapping) else {}
+    return section(section(doc, "groups"), name)
 
 
 def mappings(value: object) -> list[Mapping[str, Any]]:

@@ -70,6 +70,13 @@ def lookup(config: object, dotted: str) -> tuple[bool, object]:
     return True, node
 
 
+def lookup_or(config: object, dotted: str, default: object) -> object:
+    """The value at ``dotted``, or ``default`` where it is absent or null (the engine's own
+    default then applies)."""
+    present, value = lookup(config, dotted)
+    return value if present and value is not None else default
+
+
 _HF_CACHE = re.compile(r"models--([^/\\]+?)--([^/\\]+)")
 
 

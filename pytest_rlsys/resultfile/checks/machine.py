@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_rlsys.resultfile.checks.identity import lookup
+from pytest_rlsys.resultfile.checks.identity import lookup, lookup_or
 
 ENGINE_PATH = "actor_rollout_ref.rollout.name"
 SLEEP_MODE_PATH = "actor_rollout_ref.rollout.enable_sleep_mode"
@@ -61,12 +61,7 @@ class EngineMachine:
 
 def engine_name(config: object) -> str:
     """The rollout engine a config names (lower-cased), DEFAULT_ENGINE when it names none."""
-    if not isinstance(config, Mapping):
-        return DEFAULT_ENGINE
-    present, value = lookup(config, ENGINE_PATH)
-    if not present or value is None:
-        return DEFAULT_ENGINE
-    return str(value).strip().lower()
+    return str(lookup_or(config, ENGINE_PATH, DEFAULT_ENGINE)).strip().lower()
 
 
 def lora_as_adapter(config: Mapping[str, Any]) -> bool:

@@ -19,6 +19,7 @@ from pytest_rlsys.resultfile.checks.evidence import (
     outcome,
     same_s,
     secs,
+    section,
 )
 from pytest_rlsys.resultfile.checks.timeline import (
     phase_windows,
@@ -156,8 +157,7 @@ def _init(name: str, group: Mapping[str, Any], events: Events, windows: Windows)
 
 def _table(name: str, group: Mapping[str, Any], events: Events, windows: Windows) -> list[str]:
     """The phases table repeats the events' windows and durations."""
-    table = group.get("phases")
-    table = table if isinstance(table, Mapping) else {}
+    table = section(group, "phases")
     extra, absent = sorted(set(table) - set(windows)), sorted(set(windows) - set(table))
     problems = (
         [f"{name}'s phases table lists {listing(extra)} without start/end events"] if extra else []
@@ -219,8 +219,7 @@ def _created_at_problems(doc: Doc, now: _dt.datetime | None = None) -> list[str]
             f"created_at {text} is in the future (the grader's clock reads "
             f"{now.isoformat(timespec='seconds')})"
         )
-    environment = doc.get("environment")
-    verl = environment.get("verl") if isinstance(environment, Mapping) else None
+    verl = section(doc, "environment").get("verl")
     released = _verl_not_before(verl)
     if released is not None and created < released:
         problems.append(

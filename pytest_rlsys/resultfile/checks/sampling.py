@@ -19,6 +19,7 @@ from pytest_rlsys.resultfile.checks.evidence import (
     same_mb,
     same_s,
     secs,
+    section,
 )
 from pytest_rlsys.resultfile.checks.identity import lookup
 from pytest_rlsys.resultfile.checks.series import Sampled, coverage_problems
@@ -62,8 +63,7 @@ def _measurement_problems(
     problems: list[str] = []
     if claimed.get("free_cache_engine") is not derived["free_cache_engine"]:
         problems.append(f"measurements.{name}.free_cache_engine disagrees with the group")
-    phases = claimed.get("phases")
-    phases = phases if isinstance(phases, Mapping) else {}
+    phases = section(claimed, "phases")
     problems += _underived(f"measurements.{name}", claimed, derived)
     for phase, want in derived["phases"].items():
         got = phases.get(phase)
@@ -178,11 +178,7 @@ def _duplicate_problems(name: str, read: Readings) -> list[str]:
 
 
 def _coverage_problems(
-    name: str,
-    group: Mapping[str, Any],
-    read: Readings,
-    interval: float | None,
-    boundary: bool,
+    name: str, group: Mapping[str, Any], read: Readings, interval: float | None, boundary: bool
 ) -> list[str]:
     """The sampler's series against its own algorithm (checks.series): it covers the run
     from before init, one reading per tick of one schedule; boundary samples as recorded."""
@@ -222,8 +218,7 @@ def _at(read: Readings, key: str, hit: Callable[[float], bool]) -> list[tuple[fl
 
 def _bound_problems(doc: Doc, name: str, read: Readings, gpu: tuple[float, str]) -> list[str]:
     """Whole-GPU and host readings within their memory, host readings above zero."""
-    environment = doc.get("environment")
-    environment = environment if isinstance(environment, Mapping) else {}
+    environment = section(doc, "environment")
     host_total = as_number(environment.get("host_total_mb"))
     host = (host_total, "the host's total") if host_total else (HOST_CEILING_MB, "any host's")
     problems: list[str] = []
@@ -289,16 +284,14 @@ def _actor_problems(
 
 
 def _physical_problems(doc: Doc, name: str, group: Mapping[str, Any], read: Readings) -> list[str]:
-    environment = doc.get("environment")
-    environment = environment if isinstance(environment, Mapping) else {}
+    environment = section(doc, "environment")
     gpu_limit, gpu_what, card_problems = gpu_bound(environment)
     problems: list[str] = []
     if name == GROUP_NAMES[0]:  # facts of the environment: said once
         problems += card_problems + reader_problems(environment, doc.get("sampling"))
     gpu = (gpu_limit, gpu_what)
     problems += _bound_problems(doc, name, read, gpu)
-    table = group.get("phases")
-    table = table if isinstance(table, Mapping) else {}
+    table = section(group, "phases")
     problems += _actor_problems(name, table, read.series, gpu)
     problems += _hollow_phase_problems(name, table, read)
     return problems
@@ -324,11 +317,9 @@ def _model_fits_problems(doc: Doc, name: str, group: Mapping[str, Any]) -> list[
     config = group.get("config")
     if not isinstance(config, Mapping):
         return []
-    present, offload = lookup(config, "actor_rollout_ref.actor.fsdp_config.param_offload")
-    if present and offload is True:
+    if lookup(config, "actor_rollout_ref.actor.fsdp_config.param_offload")[1] is True:
         return []
-    workload = doc.get("workload")
-    model = workload.get("model") if isinstance(workload, Mapping) else None
+    model = section(doc, "workload").get("model")
     billions = model_billions(model) or model_billions(
         lookup(config, "actor_rollout_ref.model.path")[1]
     )
@@ -404,8 +395,7 @@ def _table_problems(
     """Each phase's sample count and peak, and the group's whole-run peak, are the
     samples'."""
     problems: list[str] = []
-    table = group.get("phases")
-    table = table if isinstance(table, Mapping) else {}
+    table = section(group, "phases")
     windows = windows_of(table)
     for phase, (start, end) in windows.items():
         entry = table[phase]
@@ -470,13 +460,11 @@ def check_resource_sampling(doc: Doc) -> CheckResult:
     whole-GPU reading next to it. The measurements section repeats the same figures and nothing
     the grader cannot re-derive.
     """
-    sampling = doc.get("sampling")
-    sampling = sampling if isinstance(sampling, Mapping) else {}
+    sampling = section(doc, "sampling")
     boundary = sampling.get("boundary_samples") is True
     interval = as_number(sampling.get("interval_s"))
     problems = _interval_problems(interval)
-    decision = doc.get("system_decision")
-    measurements = decision.get("measurements") if isinstance(decision, Mapping) else None
+    measurements = section(doc, "system_decision").get("measurements")
     for name in GROUP_NAMES:
         group = group_of(doc, name)
         read = readings(group.get("resource_samples"))

@@ -11,7 +11,14 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_rlsys.resultfile.checks.evidence import as_number, group_of, listing, mappings, secs
+from pytest_rlsys.resultfile.checks.evidence import (
+    as_number,
+    group_of,
+    listing,
+    mappings,
+    secs,
+    section,
+)
 from pytest_rlsys.resultfile.checks.timeline import (
     closed_as_failed,
     phase_windows,
@@ -33,8 +40,7 @@ Group = Mapping[str, Any]
 
 
 def init_steps(group: Group) -> list[Mapping[str, Any]]:
-    init = group.get("init")
-    return mappings(init.get("steps")) if isinstance(init, Mapping) else []
+    return mappings(section(group, "init").get("steps"))
 
 
 def has_evidence(group: Group) -> bool:
@@ -275,10 +281,8 @@ def sequence_problems(doc: Doc) -> list[str]:
         group = group_of(doc, name)
         problems += _init_order(name, group) + _cycle_prefix(name, group)
     problems += _start_checks(doc) + _one_clock(doc)
-    failure = doc.get("failure")
-    if doc.get("status") == "failed" and isinstance(failure, Mapping):
+    failure = section(doc, "failure")  # a failed run's record, or nothing to go by
+    if doc.get("status") == "failed":
         problems += _first_failure_stops(doc, failure.get("group"))
         problems += _failure_phase(doc, failure)
-    elif doc.get("status") == "failed":
-        problems += _first_failure_stops(doc, None)
     return problems

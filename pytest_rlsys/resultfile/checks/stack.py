@@ -32,8 +32,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_rlsys.resultfile.checks.cards import card_of, forward_compatible, gpu_total
-from pytest_rlsys.resultfile.checks.evidence import as_number, group_of
-from pytest_rlsys.resultfile.checks.identity import lookup
+from pytest_rlsys.resultfile.checks.evidence import as_number, group_of, section
+from pytest_rlsys.resultfile.checks.identity import lookup, lookup_or
 from pytest_rlsys.resultfile.checks.machine import engine_name, kv_cache_bytes
 from pytest_rlsys.resultfile.checks.sampling import model_billions
 from pytest_rlsys.resultfile.checks.vocabulary import (
@@ -137,8 +137,7 @@ def _bf16(environment: Mapping[str, Any], config: Mapping[str, Any]) -> list[str
     found = card_of(environment.get("gpu_name"))
     if found is None or found[0].capability >= BF16_CAPABILITY or engine_name(config) != "vllm":
         return []
-    present, dtype = lookup(config, "actor_rollout_ref.rollout.dtype")
-    dtype = dtype if present and dtype is not None else "bfloat16"
+    dtype = lookup_or(config, "actor_rollout_ref.rollout.dtype", "bfloat16")
     if str(dtype).lower() not in ("bfloat16", "bf16"):
         return []
     cc = ".".join(map(str, found[0].capability))
@@ -152,8 +151,7 @@ def _bf16(environment: Mapping[str, Any], config: Mapping[str, Any]) -> list[str
 def _weights(doc: Doc, environment: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
     engine = engine_name(config)
     total = gpu_total(environment)
-    workload = doc.get("workload")
-    model = workload.get("model") if isinstance(workload, Mapping) else None
+    model = section(doc, "workload").get("model")
     billions = model_billions(model) or model_billions(
         lookup(config, "actor_rollout_ref.model.path")[1]
     )
@@ -162,14 +160,12 @@ def _weights(doc: Doc, environment: Mapping[str, Any], config: Mapping[str, Any]
         return []
     if kv_cache_bytes(config, engine) is not None:
         return []
-    present, util = lookup(config, UTILIZATION_PATH)
-    share = as_number(util) if present and util is not None else DEFAULT_UTILIZATION
+    share = as_number(lookup_or(config, UTILIZATION_PATH, DEFAULT_UTILIZATION))
     if share is None or not 0 < share <= 1:
         return []  # judged by the engine's range
     # Tensor parallelism splits the weights over its GPUs (verl's default is 2 where the
     # config leaves it out: the reading that can only spare a run).
-    present, tp = lookup(config, "actor_rollout_ref.rollout.tensor_model_parallel_size")
-    ways = as_number(tp) if present and tp is not None else 2.0
+    ways = as_number(lookup_or(config, "actor_rollout_ref.rollout.tensor_model_parallel_size", 2.0))
     if ways is None or ways < 1:
         return []
     weights = billions * 1e9 * WEIGHT_BYTES / 2**20 / ways
@@ -186,8 +182,7 @@ def _weights(doc: Doc, environment: Mapping[str, Any], config: Mapping[str, Any]
 
 def stack_problems(doc: Doc) -> list[str]:
     """What in the recorded stack and card cannot go together, each said once."""
-    environment = doc.get("environment")
-    environment = environment if isinstance(environment, Mapping) else {}
+    environment = section(doc, "environment")
     found = _pins(environment) + _driver(environment)
     for name in GROUP_NAMES:
         config = group_of(doc, name).get("config")

@@ -9,7 +9,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# Sub-phases inside the sync window, in this order when present (the runner's own table).
+# The runner's own tables: its cycle, and the sub-phases inside the sync window (in this
+# order when present), re-exported.
+from pytest_rlsys.resultfile.runner_states import CYCLE
 from pytest_rlsys.resultfile.runner_states import SYNC_SUB_PHASES as SYNC_SUB_PHASES
 
 CHECK_NAMES: tuple[str, ...] = (
@@ -23,45 +25,22 @@ CHECK_NAMES: tuple[str, ...] = (
     "resource_sampling",
 )
 
+# The cycle with the sync's sub-phases after the sync. Must equal the enum of
+# rlsys-common.v1.json#/$defs/phase_name (a test checks it).
+_AFTER_SYNC = CYCLE.index("sync") + 1
+PHASE_NAMES: tuple[str, ...] = (*CYCLE[:_AFTER_SYNC], *SYNC_SUB_PHASES, *CYCLE[_AFTER_SYNC:])
 
-# Must equal the enum of rlsys-common.v1.json#/$defs/phase_name (a test checks it).
-PHASE_NAMES: tuple[str, ...] = (
-    "initial_sync",
-    "rollout_before_update",
-    "engine_sleep",
-    "score_before_update",
-    "update",
-    "sync",
-    "resume_weights",
-    "weight_transfer",
-    "resume_kv_cache",
-    "rollout_after_update",
-    "score_after_update",
-)
-
-
-# The top-level phases every group runs, one after the other, in this order.
-REQUIRED_PHASE_ORDER: tuple[str, ...] = (
-    "initial_sync",
-    "rollout_before_update",
-    "score_before_update",
-    "update",
-    "sync",
-    "rollout_after_update",
-    "score_after_update",
-)
-
+# The top-level phases every group runs, one after the other, in this order (the engine
+# sleeps only where it is released).
+REQUIRED_PHASE_ORDER: tuple[str, ...] = tuple(p for p in CYCLE if p != "engine_sleep")
 
 # Phases required only when the engine is released (free_cache_engine true).
 RELEASE_ONLY_PHASES: tuple[str, ...] = ("engine_sleep", "resume_weights", "resume_kv_cache")
 
-
 # Required in both groups: the retained engine still receives the new weights.
 ALWAYS_SUB_PHASES: tuple[str, ...] = ("weight_transfer",)
 
-
 FREE_CACHE_ENGINE_PATH = "actor_rollout_ref.rollout.free_cache_engine"
-
 
 GROUP_NAMES: tuple[str, ...] = ("release", "retain")
 # Keys every resolved verl config holds (verl's config dataclasses give each a value)
@@ -129,141 +108,98 @@ class EngineRange:
         return not (low_ok and (self.high is None or value <= self.high))
 
 
+def _range(
+    bounds: str, source: str, engine: str = "vllm", only: tuple[str, ...] = ()
+) -> EngineRange:
+    """A row written ``"PATH (LOW, HIGH]"``: ``(`` excludes LOW, ``inf`` is no bound, and
+    ``int`` before the interval accepts integers only."""
+    path, _, interval = bounds.partition(" ")
+    integer = interval.startswith("int ")
+    interval = interval.removeprefix("int ")
+    low, high = interval[1:-1].split(", ")
+    top = None if high == "inf" else float(high)
+    return EngineRange(path, float(low), interval[0] == "(", top, integer, source, engine, only)
+
+
 # Configuration values the engines (and the optimizer) refuse: a run with another value
 # could not have started (docs/result-files.md, config_paired).
 ENGINE_RANGES: tuple[EngineRange, ...] = (
-    EngineRange(
-        "actor_rollout_ref.rollout.gpu_memory_utilization",
-        0.0,
-        True,
-        1.0,
-        False,
+    _range(
+        "actor_rollout_ref.rollout.gpu_memory_utilization (0, 1]",
         "vLLM `CacheConfig.gpu_memory_utilization: float = Field(default=0.92, gt=0, le=1)`, "
         "`vllm/config/cache.py:67` (vLLM 0.24.0); SGLang receives it as "
         "`mem_fraction_static` (verl `async_sglang_server.py:317`), a share of the card",
     ),
-    EngineRange(
-        "actor_rollout_ref.actor.optim.lr",
-        0.0,
-        False,
-        None,
-        False,
+    _range(
+        "actor_rollout_ref.actor.optim.lr [0, inf)",
         'torch `Adam.__init__`: `if not 0.0 <= lr: raise ValueError("Invalid learning rate")`, '
         "`torch/optim/adam.py:58` (torch 2.13; `AdamW(Adam)`, verl's default optimizer)",
         "torch",
     ),
-    EngineRange(
-        "actor_rollout_ref.rollout.n",
-        1.0,
-        False,
-        None,
-        True,
+    _range(
+        "actor_rollout_ref.rollout.n int [1, inf)",
         'vLLM `SamplingParams._verify_args`: "n must be at least 1" (`vllm/sampling_params.py`)',
     ),
-    EngineRange(
-        "actor_rollout_ref.rollout.temperature",
-        0.0,
-        False,
-        None,
-        False,
+    _range(
+        "actor_rollout_ref.rollout.temperature [0, inf)",
         'vLLM `SamplingParams._verify_args`: "temperature must be non-negative" '
         "(`vllm/sampling_params.py:523-528`; SGLang's `SamplingParams.verify` says the same; "
         "vLLM's upper bound is `_temperature` below)",
     ),
-    EngineRange(
-        "actor_rollout_ref.rollout.repetition_penalty",
-        0.0,
-        True,
-        None,
-        False,
+    _range(
+        "actor_rollout_ref.rollout.repetition_penalty (0, inf)",
         'vLLM `SamplingParams._verify_args`: "repetition_penalty must be greater than zero" '
         "(`vllm/sampling_params.py:512-516`, vLLM 0.24.0)",
-        "vllm",
-        ("vllm",),
+        only=("vllm",),
     ),
-    EngineRange(
-        "actor_rollout_ref.rollout.max_num_seqs",
-        1.0,
-        False,
-        None,
-        True,
+    _range(
+        "actor_rollout_ref.rollout.max_num_seqs int [1, inf)",
         "vLLM `SchedulerConfig.max_num_seqs: int = Field(..., ge=1)` "
         "(`vllm/config/scheduler.py:63`, vLLM 0.24.0)",
-        "vllm",
-        ("vllm",),
+        only=("vllm",),
     ),
-    EngineRange(
-        "actor_rollout_ref.rollout.max_num_batched_tokens",
-        1.0,
-        False,
-        None,
-        True,
+    _range(
+        "actor_rollout_ref.rollout.max_num_batched_tokens int [1, inf)",
         "vLLM `SchedulerConfig.max_num_batched_tokens: int = Field(..., ge=1)` "
         "(`vllm/config/scheduler.py:49`, vLLM 0.24.0)",
-        "vllm",
-        ("vllm",),
+        only=("vllm",),
     ),
-    EngineRange(
-        "actor_rollout_ref.model.lora_rank",
-        0.0,
-        False,
-        None,
-        True,
+    _range(
+        "actor_rollout_ref.model.lora_rank int [0, inf)",
         "PEFT `LoraConfig.r: int` and verl's `lora_rank > 0` switch (0: no LoRA); vLLM's "
         "`max_lora_rank` is an integer `MaxLoRARanks` (`vllm/config/lora.py:26`)",
         "model",  # the model section: no config object judged here holds it
     ),
-    EngineRange(
-        "actor_rollout_ref.actor.optim.weight_decay",
-        0.0,
-        False,
-        None,
-        False,
+    _range(
+        "actor_rollout_ref.actor.optim.weight_decay [0, inf)",
         'torch `AdamW`/`Adam.__init__`: `if not 0.0 <= weight_decay: raise ValueError("Invalid '
         'weight_decay value")` (`torch/optim/adam.py`, torch 2.13); verl passes it to every '
         "optimizer (`build_optimizer`, `workers/config/optimizer.py:326-329`)",
         "torch",
     ),
-    EngineRange(
-        "actor_rollout_ref.rollout.top_k",
-        -1.0,
-        False,
-        None,
-        True,
+    _range(
+        "actor_rollout_ref.rollout.top_k int [-1, inf)",
         'vLLM `SamplingParams._verify_args`: "top_k must be 0 (disable), or at least 1" '
         '(-1 quietly accepted as disabled) and "top_k must be an integer" '
         "(`vllm/sampling_params.py`)",
     ),
-    EngineRange(
-        "actor_rollout_ref.rollout.top_p",
-        0.0,
-        True,
-        1.0,
-        False,
+    _range(
+        "actor_rollout_ref.rollout.top_p (0, 1]",
         'vLLM `SamplingParams._verify_args`: "top_p must be in (0, 1]" (`vllm/sampling_params.py`)',
     ),
-    EngineRange(
-        "actor_rollout_ref.rollout.response_length",
-        1.0,
-        False,
-        None,
-        True,
+    _range(
+        "actor_rollout_ref.rollout.response_length int [1, inf)",
         "verl's `RolloutConfig.response_length` (`workers/config/rollout.py`) is vLLM's "
         '`max_tokens`; vLLM `SamplingParams._verify_args`: "max_tokens must be at least 1" '
         "(`vllm/sampling_params.py`)",
     ),
-    EngineRange(
-        "data.max_response_length",
-        1.0,
-        False,
-        None,
-        True,
+    _range(
+        "data.max_response_length int [1, inf)",
         "verl passes it as `rollout.response_length` (`trainer/config/rollout/rollout.yaml`), "
         "vLLM's `max_tokens`; vLLM `SamplingParams._verify_args`: \"max_tokens must be at "
         'least 1" (`vllm/sampling_params.py`)',
     ),
 )
-
 
 # The rollout's parallel sizes must divide the worker world (docs/result-files.md,
 # config_paired): the world's GPUs, then tensor, data and pipeline parallel sizes (an
@@ -281,32 +217,22 @@ PARALLEL_SOURCE = (
     "assert in `fsdp_workers.py:622-628`"
 )
 
-
 EXPECTED_FREE_CACHE_ENGINE: dict[str, bool] = {"release": True, "retain": False}
-
 
 # Times are written as floats in seconds; allow for rounding when a writer
 # stores a difference it computed itself (duration_s) rather than ours.
 TIME_TOLERANCE_S = 1e-6
-
-
 MEMORY_TOLERANCE_MB = 1e-6
-
-
 MAX_LISTED = 8
-
 
 # Top-level phases in the order a group runs them; none may overlap the next: the phase
 # names but the sync's own sub-phases.
 TOP_LEVEL_ORDER: tuple[str, ...] = tuple(p for p in PHASE_NAMES if p not in SYNC_SUB_PHASES)
 
-
 RESUME_PHASES: tuple[str, ...] = ("resume_weights", "resume_kv_cache")
-
 
 # Phases inside which a released engine may be resumed.
 RESUME_ALLOWED_IN: tuple[str, ...] = ("initial_sync", "sync")
-
 
 # Sampling coverage: the largest gap between periodic samples over the run is
 # at most GAP_FACTOR x interval_s + STALL_SLACK_S: the shipped child sampler's gap is one
@@ -322,10 +248,7 @@ STALL_SLACK_S = 1.0
 # The runner samples every 0.1-1 s; one reading in 10 s cannot see a phase (most last
 # well under a second), and 250 "s" is a file written in milliseconds.
 MAX_INTERVAL_S = 10.0
-
-
 BOUNDARY_REACH = 0.5
-
 
 # The probe logs a resume call just before it opens the resume sub-phase, and the
 # actor (which logs calls) and the driver (which logs the syncs) are two processes:
@@ -334,7 +257,6 @@ BOUNDARY_REACH = 0.5
 # them, still far below any phase (the shortest sub-phase takes tens of ms).
 RESUME_LEAD_S = 0.05
 
-
 # Physical ceilings used when the file does not record a total: no GPU has
 # 1 TiB of memory, and the largest one-GPU hosts the runner targets hold 2 TiB (an
 # 8-GPU DGX H200 has 2 TiB); a reading above them is a unit slip (KiB or bytes
@@ -342,18 +264,14 @@ RESUME_LEAD_S = 0.05
 GPU_CEILING_MB = float(2**20)
 HOST_CEILING_MB = float(2**21)
 
-
 # A retained engine that "sleeps" frees its KV cache: whole-GPU memory falling
 # by more than this much (and this fraction) across engine_sleep says it slept.
 SLEEP_DROP_MB = 512.0
+SLEEP_DROP_FRACTION = 0.1
 # Whole-GPU memory inside a phase is at least this share of the actor's memory at its edges.
 HOLLOW_FRACTION = 0.5
 # The actor's memory holds at least this share of its model's bf16 weights.
 MODEL_FIT_FRACTION = 0.9
-
-
-SLEEP_DROP_FRACTION = 0.1
-
 
 # Memory that must move, or must not (resume_calls). A released engine's sleep frees
 # its KV cache (vLLM level 1 also offloads the weights, level 2 discards them): at least
@@ -383,20 +301,16 @@ DEFAULT_UTILIZATION = 0.5  # verl trainer/config/rollout/rollout.yaml:46
 # created_at: not later than the grader's clock plus this skew, and the run it
 # closes (created_at minus the run's length) not before verl existed.
 CLOCK_SKEW_S = 3600.0
-
-
 EARLIEST_RUN = _dt.datetime(2024, 1, 1, tzinfo=_dt.UTC)
 # verl (major, minor) -> a date before which no such release existed: on 2026-01-29
 # verl's main branch still read 0.8.0.dev (volcengine/verl b178a3cd5,
 # verl/version/version; research/verl-0.9.1.md), so 0.9 came later.
 VERL_NOT_BEFORE: dict[tuple[int, int], _dt.datetime] = {
-    (0, 9): _dt.datetime(2026, 1, 29, tzinfo=_dt.UTC),
+    (0, 9): _dt.datetime(2026, 1, 29, tzinfo=_dt.UTC)
 }
-
 
 # Keys system_decision.measurements may hold: the grader re-derives each.
 MEASUREMENT_KEYS: tuple[str, ...] = GROUP_NAMES
-
 
 Doc = Mapping[str, Any]
 
