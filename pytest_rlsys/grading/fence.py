@@ -186,10 +186,34 @@ def seccomp_program(writes: bool = True) -> bytes | None:
         return None
 
 
+_PREPARING: list[threading.Thread] = []
+
+
+def prepare() -> None:
+    """Find this machine's fence (bubblewrap's probe, Landlock's ABI, the seccomp program:
+    processes started and libraries looked up, most of a child's start on the grader's
+    side) on a thread of its own, once per process, while the grader starts; whoever
+    needs the fence first waits for it (``machine_fence``, ``bwrap_fence``, ``plan``)."""
+    if not _PREPARING:
+        _PREPARING.append(threading.Thread(target=_prepare, name="rlsys-fence", daemon=True))
+        _PREPARING[0].start()
+
+
+def _prepare() -> None:
+    with contextlib.suppress(Exception):  # met again, and reported, where it is needed
+        machine_fence()
+
+
+def _prepared() -> None:
+    if _PREPARING and _PREPARING[0] is not threading.current_thread():
+        _PREPARING[0].join()
+
+
 def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -> Fence:
     """The fence a child gets on this machine: ``own_uid`` when it runs as another uid than
     the grader's (default: when root), ``namespaces`` when bubblewrap runs (probed when
     None and ``own_uid``)."""
+    _prepared()
     if own_uid is None:
         own_uid = os.geteuid() == 0
     abi = landlock_abi()
@@ -258,6 +282,7 @@ def require(needed: str | None, have: Fence) -> None:
 def plan(scratch: str, limits: Limits, confined: bool = False) -> str:
     """What the child applies to itself before it reads the submission (argv, JSON);
     ``confined``: inside bubblewrap (its writes cannot leave its private tmpfs)."""
+    _prepared()
     program = seccomp_program(writes=confined or landlock_abi() > 0)
     return json.dumps(
         {
@@ -291,6 +316,7 @@ def bwrap_fence() -> tuple[str, str] | None:
     lock: a child started while the probe runs waits for its answer (it once took the
     "no bwrap" of a probe still running, and ran behind the fallback fence)."""
     global _BWRAP, _BWRAP_PROBED
+    _prepared()
     with _BWRAP_LOCK:
         if not _BWRAP_PROBED:
             _BWRAP = _probe_bwrap()
