@@ -184,6 +184,7 @@ class Grader:
         self._stopped = False  # ``stop``: no case starts any more
         self.decode_error: Said | None = None
         self.learner_notes: list[Said] = []
+        self._signature_notes: list[Said] | None = None  # ``report`` reads the source
         self._alone_done = False  # failed cases run again alone (grading.alone), once
         try:
             # As Python reads a file: a UTF-8 BOM is dropped, CRLF / CR become LF.
@@ -201,10 +202,6 @@ class Grader:
             self.decode_error = said("empty_file")
         if self.refusal is not None:
             self.decode_error = self.refusal
-        if self.decode_error is None:
-            # A hidden case that passes an optional parameter the file's function lacks
-            # fails with only "raised an exception"; this says why from the source alone.
-            self.learner_notes = signature_notes(self.source)
         # The private files are protected by now: only then may it load anything.
         adopted = ChildProcess.adopt(self.standby, self.source, str(self.path), self.limits)
         if adopted is not None:
@@ -531,6 +528,12 @@ class Grader:
             if result is None:
                 result = self._result(case, Verdict("not_run", "not_reached"))
             results.append(result)
+        if self._signature_notes is None:
+            # A hidden case that passes an optional parameter the file's function lacks
+            # fails with only "raised an exception"; this says why from the source alone
+            # (read only where a case failed: parsing it cost every grade 8 ms).
+            failed = self.decode_error is None and any(r.status != "passed" for r in results)
+            self._signature_notes = signature_notes(self.source) if failed else []
         ungraded = sum(r.max_cents for r in results if r.status == "not_run")
         ran_as = None
         if self.child is not None:
@@ -546,7 +549,7 @@ class Grader:
             battery_sha256=self.battery_sha256,
             notes=list(dict.fromkeys(self.child.notes)) if self.child else [],
             ran_as=ran_as,
-            learner_notes=list(self.learner_notes),
+            learner_notes=[*self._signature_notes, *self.learner_notes],
             ungraded_cents=ungraded,
             elapsed_s=(time.monotonic() - self.started) if self.started else 0.0,
             load_error=None if load_error is None else load_error.text("en"),
