@@ -316,16 +316,17 @@ class Grader:
             following = self.by_id.get(self._next.get(last.id, ""))
             if following is None or following.id in self.results:
                 return
-            if following.id not in self._begun:
+            begun = self._begun.get(following.id)
+            if begun is None:
                 if self._begun and following.visibility != last.visibility:
                     return
                 begun = self._begin(following, ahead=bool(self._begun))
                 if begun is None:
                     return
                 self._begun[following.id] = begun
-                cut = begun.done is None and len(begun.sent) < len(following.calls)
-                if cut and isinstance(begun.sent[-1], SentCall):
-                    return  # the rest of its calls wait for its turn: none may pass them
+            waiting = begun.done is None and isinstance(begun.sent[-1], SentCall)
+            if waiting and len(begun.sent) < len(following.calls):
+                return  # the rest of its calls wait for their turn: none may pass them
             last = following
 
     def _begin(self, case: Case, ahead: bool = False) -> _Begun | None:

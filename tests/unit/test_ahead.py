@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pytest_rlsys.grading import grader as grader_module
 from pytest_rlsys.grading.ahead import StandbyPool
 from pytest_rlsys.grading.grader import Grader, open_grader
 from pytest_rlsys.grading.outcomes import Limits
@@ -173,6 +174,17 @@ def test_calls_queued_behind_slow_ones_are_timed_from_their_turn(
     grader.run_all()
     report = grader.report()
     assert [c.id for c in report.cases if c.status != "passed"] == []
+
+
+def test_calls_that_find_the_pipe_full_keep_their_order(
+    tmp_path: Path, reference_source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No limit on the cases begun ahead: the child's request pipe fills, a case is begun
+    # with only some of its calls sent, and no later case's call may pass the rest.
+    monkeypatch.setattr(grader_module, "AHEAD_CASES", 100_000)
+    path = tmp_path / "mine.py"
+    path.write_text(reference_source + STATEFUL, encoding="utf-8")
+    assert _grade(path, pipelined=True) == _grade(path, pipelined=False)
 
 
 def test_a_case_begun_but_not_asked_next_is_run_afresh(
