@@ -100,6 +100,7 @@ def install() -> None:
         when=lambda c: c.load is None,
     )
     timed(child, "_send", "round trips: send")
+    timed(child, "send_ahead", "round trips: send ahead (no wait)")
     timed(child, "_recv_sized", "round trips: wait + receive")
     timed(child, "kill", "child: stop and clean up")
     child.close = child.kill  # the alias named the unwrapped function
