@@ -258,7 +258,10 @@ class ChildProcess:
         self.request_w = self.reply_r = -1
         self._pending.clear()
         if self.drain is not None:
-            self.drain.join(timeout=2)
+            # A Ctrl-C while the drain started (the child's start, now that the fence is
+            # found beforehand) can leave it running but not yet marked started.
+            with contextlib.suppress(RuntimeError):
+                self.drain.join(timeout=2)
             self._outputs.append(self.drain.text())
             self.drain = None
         try:
