@@ -540,8 +540,10 @@ class ChildProcess:
         return SentCall(ident, time.monotonic())
 
     def end_call(self, sent: SentCall) -> CallOutcome:
-        """The answer to a call ``begin_call`` sent, within the call's time limit counted
-        from its sending (an answer that is already there counts, however late it is read)."""
+        """The answer to a call ``begin_call`` or ``send_ahead`` sent, within the call's
+        time limit counted from its sending or from the answer to the call before it,
+        whichever is later (an answer that is already there counts, however late it is
+        read)."""
         limit = self.limits.call_timeout_s
         pending = self._pending
         stray = 0
