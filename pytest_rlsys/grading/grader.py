@@ -11,8 +11,6 @@ import dataclasses
 import functools
 import hashlib
 import itertools
-import os
-import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,10 +35,14 @@ from pytest_rlsys.grading.scoring import (
     bounded_pair,
 )
 from pytest_rlsys.grading.signature import signature_notes
+from pytest_rlsys.grading.submission_file import (  # also the grader's own names
+    MAX_SUBMISSION_BYTES as MAX_SUBMISSION_BYTES,
+)
+from pytest_rlsys.grading.submission_file import SubmissionPathError as SubmissionPathError
+from pytest_rlsys.grading.submission_file import read_submission as read_submission
 from pytest_rlsys.grading.verdicts import HIDDEN_KIND, PATH_KINDS, Verdict
 from pytest_rlsys.messages import HIDDEN_NAMED, Said, said
 from pytest_rlsys.resources import FUNCTIONS, solution_path
-from pytest_rlsys.safe_read import UnsafeFile, read_regular_file
 
 if TYPE_CHECKING:
     from pytest_rlsys.grading.battery import Case
@@ -50,57 +52,11 @@ if TYPE_CHECKING:
 TIMEOUTS_PER_FUNCTION = 2
 # One call that is never scored: (function, args, kwargs), plain data (``Grader.answer``).
 Call = tuple[str, Sequence[Any], Mapping[str, Any]]
-MAX_SUBMISSION_BYTES = 2 * 1024 * 1024
-
-
-class SubmissionPathError(ValueError):
-    """The submission cannot be graded from this path.
-
-    ``usage`` is True when there is nothing to grade at all (no such path, a directory):
-    a usage error of whoever typed the path.  Otherwise the file was refused (a symbolic
-    link, a FIFO or device, too big, unreadable): that is graded as 0 with the reason,
-    ``said`` (its English is the exception's text)."""
-
-    def __init__(self, reason: Said, usage: bool = False) -> None:
-        super().__init__(reason.text("en"))
-        self.said = reason
-        self.usage = usage
 
 
 def random_seed() -> int:
     """The seed used when none is given (``GradingRequest.battery_seed``)."""
     return GradingRequest().battery_seed
-
-
-def _linked_folder(path: Path) -> str | None:
-    """The first folder on ``path`` (as given) that is a symbolic link, if any."""
-    current = Path()
-    for part in path.parts[:-1]:
-        current = current / part
-        if str(current) == current.anchor:
-            continue
-        try:
-            if stat.S_ISLNK(os.lstat(current).st_mode):
-                return str(current)
-        except OSError:
-            return None
-    return None
-
-
-def read_submission(path: Path) -> bytes:
-    """Read a submission as the grader (often root) without trusting its folder: only a
-    regular file, reached through no symbolic link (neither the file nor a folder on its
-    path), never blocking, at most ``MAX_SUBMISSION_BYTES`` (``safe_read``)."""
-    linked = _linked_folder(path)
-    if linked is not None:
-        raise SubmissionPathError(said("linked_folder", path=str(path), folder=linked))
-    try:
-        return read_regular_file(path, MAX_SUBMISSION_BYTES)
-    except UnsafeFile as exc:
-        mib = MAX_SUBMISSION_BYTES // 1024 // 1024
-        reason = said(f"file_{exc.kind}", path=str(path), mib=mib, detail=exc.detail)
-        usage = exc.kind in ("missing", "directory", "bad_name")
-        raise SubmissionPathError(reason, usage=usage) from None
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,9 @@ fresh child.
 
 from __future__ import annotations
 
-import base64
 import collections
 import contextlib
-import functools
 import json
-import marshal
 import math
 import os
 import pwd
@@ -27,13 +24,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib.machinery import SourceFileLoader
-from importlib.util import MAGIC_NUMBER
-from pathlib import Path
-from types import CodeType
 from typing import Any
 
 from pytest_rlsys.grading import fence, identity, leftovers, supervision
+from pytest_rlsys.grading.child_code import CHILD_SOURCE as _CHILD_SOURCE
+from pytest_rlsys.grading.child_code import LOADER as _LOADER
+from pytest_rlsys.grading.child_code import child_code as _child_code
 from pytest_rlsys.grading.fence import fence_arguments
 from pytest_rlsys.grading.identity import ChildIdentity, child_identity, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
@@ -52,45 +48,7 @@ OUTPUT_SEALED = said("output_sealed")
 SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
 FENCED_SCRATCH = "/tmp/rlsys-child"  # the child's folder, inside its private /tmp
 RELOAD_FAILED = said("reload_failed")
-_CHILD_SOURCE = (Path(__file__).parent / "child.py").read_text(encoding="utf-8")
 _CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
-# The child runs ``_LOADER``: it executes the child's code as this process compiled it
-# (marshal data, argv[1]) when its interpreter reads this bytecode version, else compiles
-# the source (argv[2]) itself; then the child sees only its own arguments.  Compiling
-# child.py was a third of a fresh child's CPU (benchmarks/bench_profile.py); it is done
-# once per grading process instead.
-_LOADER = (
-    "import sys as _rlsys_sys, marshal as _rlsys_marshal, binascii as _rlsys_b\n"
-    "_rlsys_ext = _rlsys_sys.modules.get('_frozen_importlib_external')\n"
-    "_rlsys_code = (\n"
-    "    _rlsys_marshal.loads(_rlsys_b.a2b_base64(_rlsys_sys.argv[1][32:]))\n"
-    "    if _rlsys_sys.argv[1][:32] == getattr(_rlsys_ext, 'MAGIC_NUMBER', b'').hex().ljust(32)\n"
-    "    else compile(_rlsys_sys.argv[2], '<string>', 'exec')\n"
-    ")\n"
-    "del _rlsys_sys.argv[1:3], _rlsys_ext, _rlsys_sys, _rlsys_marshal, _rlsys_b\n"
-    "exec(_rlsys_code)\n"
-)
-
-
-@functools.cache
-def _child_code() -> str:
-    """argv[1] of ``_LOADER``: this interpreter's magic number (hex, 32 columns) and
-    child.py compiled by it (marshal, base64): read from the package's own bytecode
-    cache where the import system finds it current (compiling took 5-10 ms of every
-    grade), each code object named ``<string>`` as compiled from argv[2], so that
-    nothing in the child names the grader's folders."""
-    path = str(Path(__file__).parent / "child.py")
-    loaded = SourceFileLoader("_rlsys_child", path).get_code("_rlsys_child")
-    code = marshal.dumps(
-        _as_string(loaded) if loaded else compile(_CHILD_SOURCE, "<string>", "exec")
-    )
-    return MAGIC_NUMBER.hex().ljust(32) + base64.b64encode(code).decode("ascii")
-
-
-def _as_string(code: CodeType) -> CodeType:
-    """``code`` and every code object in it, their file named ``<string>``."""
-    inner = tuple(_as_string(c) if isinstance(c, CodeType) else c for c in code.co_consts)
-    return code.replace(co_filename="<string>", co_consts=inner)
 
 
 def _own_name() -> str:
@@ -212,7 +170,7 @@ class ChildProcess:
             # vanishes with it; nothing is made on the host's disk.
             self.scratch, self.fenced = None, True
             return FENCED_SCRATCH
-        _remove_stale_scratch()
+        leftovers.remove_stale_scratch()
         # The grader's pid in the name: a later grader can tell a folder whose grader
         # was SIGKILLed (nothing of it could remove its scratch) from a live one's.
         self.scratch = scratch = tempfile.mkdtemp(prefix=f"rlsys-child-{os.getpid()}-")
@@ -623,30 +581,6 @@ def _wait(waiter: select.poll, deadline: float) -> None:
     remaining = deadline - time.monotonic()
     if remaining <= 0 or not waiter.poll(max(1, math.ceil(remaining * 1000))):
         raise TimeoutError
-
-
-_STALE_SWEPT: list[bool] = []  # once per grading process
-
-
-def _remove_stale_scratch() -> None:
-    """Remove the scratch folders of graders that are gone (killed with SIGKILL, so
-    they could not): ``rlsys-child-PID-*`` in the temporary folder whose PID is no live
-    process.  Once per process; a reused PID only keeps a folder until the next time."""
-    if _STALE_SWEPT:
-        return
-    _STALE_SWEPT.append(True)
-    base = tempfile.gettempdir()
-    names: list[str] = []
-    with contextlib.suppress(OSError):
-        names = os.listdir(base)
-    for name in names:
-        pid = name.split("-")[2] if name.startswith("rlsys-child-") else ""
-        if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
-            continue
-        # Another grader's leftover: failing to remove it must never cost this grading
-        # a case (it runs as the first child starts), whatever the removal raises.
-        with contextlib.suppress(Exception):
-            leftovers.remove_tree(os.path.join(base, name), timeout_s=1.0)
 
 
 def _in_bubblewrap(
