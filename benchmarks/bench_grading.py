@@ -9,7 +9,7 @@ Prints wall and CPU times (median and minimum of N, interleaved) for, in the sam
   B. `pytest test_chapter.py` (benchmarks/chapter_tests.py: the chapter's 3 tests,
      in-process, same code) with no third-party plugin at all.
   C. the engine alone, in-process timing of the battery: cases/s and calls/s,
-and the ratios A/B (target <= 1.5 x, on wall time: A runs the submission in a second
+and the ratios A/B (target <= 1.3 x, issue 44, on wall time: A runs the submission in a second
 process and a background thread, so its CPU time exceeds its wall time).  The minimum
 is printed beside the median because these machines are shared: noise only ever adds.
 As root, A is measured behind each fence (docs/threat-model.md), interleaved in the same
@@ -151,7 +151,7 @@ def main() -> None:
         f"(median of {args.repeat})"
     )
     print(f"B  chapter's 3 tests, plain pytest, no plugins:  wall {wb:.3f} s, cpu {cb:.3f} s")
-    print(f"   ratio A/B: wall {wa / wb:.2f} x, cpu {ca / cb:.2f} x  [target <= 1.5 x]")
+    print(f"   ratio A/B: wall {wa / wb:.2f} x, cpu {ca / cb:.2f} x  [target <= 1.3 x]")
     print(f"   minimum wall: A {ma:.3f} s, B {mb:.3f} s, ratio {ma / mb:.2f} x")
     for name, runs in fenced.items():
         wf = statistics.median(t[0] for t in runs)

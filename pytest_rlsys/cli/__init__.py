@@ -22,6 +22,10 @@ _STARTING = os.path.basename(sys.argv[0]) == "rlsys" or sys.argv[0].endswith(
 )
 if _STARTING and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, _interrupted_while_starting)
+if _STARTING and sys.argv[1:2] in (["grade"], ["batch"]):
+    from pytest_rlsys.grading import collect_rarely
+
+    collect_rarely()  # from before the modules below load
 
 import argparse  # noqa: E402  (after the handler: these imports are what takes time)
 import contextlib  # noqa: E402
@@ -47,7 +51,11 @@ COMMANDS = (
     ("template", "[PATH]", "write the learner template (stdout when no PATH)"),
     ("validate", "FILE...", "check result files against their schema (schema only)"),
     ("result", "FILE", "grade a result file's checks from its own evidence"),
-    ("closure", "COMMAND ...", "verl experiment: preflight|run|summary|plot|tiny-model"),
+    (
+        "closure",
+        "COMMAND ...",
+        "verl experiment: preflight|run|summary|plot|tiny-model",
+    ),
     ("ledger", "TOPOLOGY", "capacity, transfer and admission report of a topology"),
     ("kit", "PLATFORM DIR", "a kit: gradescope|prairielearn|actions|classroom50"),
     ("similarity", "FILE...", "instructors: each file against the references"),
@@ -73,117 +81,140 @@ USAGE = (
 Run = Callable[[argparse.Namespace], ExitCode] | str
 
 
-def build_parser() -> Parser:
-    """Every command's arguments: positionals here, options from the settings table."""
-    from pytest_rlsys.cli import validate  # its exit codes are the result command's help
-
+def build_parser(only: str | None = None) -> Parser:
+    """Every command's arguments (``only``: that command's alone, all a run needs):
+    positionals here, options from the settings table."""
     root = Parser(prog="rlsys", add_help=False)
     sub = root.add_subparsers(dest="command", parser_class=Parser)
     summary = {name: text for name, _, text in COMMANDS}
     codes = (ExitCode.OK, ExitCode.USAGE, ExitCode.ERROR, ExitCode.INTERRUPTED)
 
     def command(
-        name: str, description: str, run: Run, epilog: str = exit_codes_help(*codes)
+        name: str,
+        description: str,
+        run: Run,
+        epilog: str = exit_codes_help(*codes),
     ) -> Parser:
         parser: Parser = sub.add_parser(
             name, help=summary[name], description=description, epilog=epilog
         )
         parser.set_defaults(run=run)
-        settings.add_arguments(parser, name)  # options: the settings table's
         return parser
 
-    p = command(
-        "grade",
-        "Grade one submission with the packaged battery, as pytest --rlsys-submission "
-        "grades it but without pytest, so the current folder's pytest.ini/conftest "
-        "take no part. Every option is the pytest plugin's --rlsys-NAME as --NAME.",
-        "commands:grade",
-    )
-    p.add_argument("submission", help="the learner's .py file")
+    if only in (None, "grade"):
+        p = command(
+            "grade",
+            "Grade one submission with the packaged battery, as pytest --rlsys-submission "
+            "grades it but without pytest, so the current folder's pytest.ini/conftest "
+            "take no part. Every option is the pytest plugin's --rlsys-NAME as --NAME.",
+            "commands:grade",
+        )
+        p.add_argument("submission", help="the learner's .py file")
+        settings.add_arguments(p, "grade")
 
-    p = command(
-        "batch",
-        "Grade every submission in a folder (each a .py file, or a subfolder "
-        "holding one) in parallel, one row per submission, every one with the same "
-        "seed. Output paths are checked before anything is graded.",
-        "batch:batch",
-    )
-    p.add_argument(
-        "folder",
-        metavar="DIR",
-        help="the class folder: one .py file per submission, or one subfolder per "
-        "submission holding one .py file, or rlsys_ledger.py among others, as the kits "
-        "pick (named by the subfolder); a folder holding only folders (a section) is "
-        "walked, each learner named by its path (Section A/Li Na); any other "
-        "file gets a not_graded row",
-    )
+    if only in (None, "batch"):
+        p = command(
+            "batch",
+            "Grade every submission in a folder (each a .py file, or a subfolder "
+            "holding one) in parallel, one row per submission, every one with the same "
+            "seed. Output paths are checked before anything is graded.",
+            "batch:batch",
+        )
+        p.add_argument(
+            "folder",
+            metavar="DIR",
+            help="the class folder: one .py file per submission, or one subfolder per "
+            "submission holding one .py file, or rlsys_ledger.py among others, as the kits "
+            "pick (named by the subfolder); a folder holding only folders (a section) is "
+            "walked, each learner named by its path (Section A/Li Na); any other "
+            "file gets a not_graded row",
+        )
+        settings.add_arguments(p, "batch")
 
-    p = command(
-        "similarity",
-        "Instructors only: each file against the chapter's references, one line each (its "
-        "code read in a bounded child, its behaviour probed behind the grading fence; "
-        "docs/similarity.md). It changes no score.",
-        "commands:similarity_note",
-    )
-    p.add_argument("files", nargs="+", metavar="FILE", help="submission files (.py)")
+    if only in (None, "similarity"):
+        p = command(
+            "similarity",
+            "Instructors only: each file against the chapter's references, one line each (its "
+            "code read in a bounded child, its behaviour probed behind the grading fence; "
+            "docs/similarity.md). It changes no score.",
+            "commands:similarity_note",
+        )
+        p.add_argument("files", nargs="+", metavar="FILE", help="submission files (.py)")
+        settings.add_arguments(p, "similarity")
 
-    p = command(
-        "template", "Write the learner template (TODO 1-3) to PATH or stdout.", "commands:template"
-    )
-    p.add_argument("path", nargs="?", help="where to write it (default: stdout)")
+    if only in (None, "template"):
+        p = command(
+            "template",
+            "Write the learner template (TODO 1-3) to PATH or stdout.",
+            "commands:template",
+        )
+        p.add_argument("path", nargs="?", help="where to write it (default: stdout)")
+        settings.add_arguments(p, "template")
 
-    p = command(
-        "validate",
-        "Validate pt-verl-closure result files against the schema their schema_version "
-        "names. This checks the schema only (structure, types, ranges): it does not "
-        "re-derive the checks from the evidence; 'rlsys result FILE' does.",
-        "validate:validate",
-        exit_codes_help(
-            ExitCode.OK,
-            ExitCode.FAILED,
-            ExitCode.USAGE,
-            ExitCode.INTERRUPTED,
-            meanings={ExitCode.OK: "every file is valid", ExitCode.FAILED: "a file is invalid"},
-        ),
-    )
-    p.add_argument("files", nargs="+", metavar="FILE", help="result files (JSON)")
+    if only in (None, "validate"):
+        p = command(
+            "validate",
+            "Validate pt-verl-closure result files against the schema their schema_version "
+            "names. This checks the schema only (structure, types, ranges): it does not "
+            "re-derive the checks from the evidence; 'rlsys result FILE' does.",
+            "validate:validate",
+            exit_codes_help(
+                ExitCode.OK,
+                ExitCode.FAILED,
+                ExitCode.USAGE,
+                ExitCode.INTERRUPTED,
+                meanings={ExitCode.OK: "every file is valid", ExitCode.FAILED: "a file is invalid"},
+            ),
+        )
+        p.add_argument("files", nargs="+", metavar="FILE", help="result files (JSON)")
+        settings.add_arguments(p, "validate")
 
-    p = command(
-        "result",
-        "Grade a pt-verl-closure result file: re-derive each of its eight checks from the "
-        "evidence in the file (sampling coverage, phase order, resume calls, physical "
-        "bounds, coherence) and compare with what the file claims. No file can prove "
-        "itself: with --artefacts, the run's raw artefacts are checked too.",
-        "validate:result",
-        exit_codes_help(
-            *validate.RESULT_MEANINGS, ExitCode.INTERRUPTED, meanings=validate.RESULT_MEANINGS
-        ),
-    )
-    p.add_argument("file", metavar="FILE", help="the result file (JSON)")
+    if only in (None, "result"):
+        from pytest_rlsys.cli import validate  # its exit codes are the help
 
-    p = command(
-        "ledger",
-        "Capacity, transfer and admission report for a topology file "
-        "(JSON or TOML; YAML with PyYAML installed), computed by the reference "
-        "implementation.",
-        "commands:ledger",
-    )
-    p.add_argument("topology")
-    # Unset unless given, so that --group without --result is refused, not ignored (the
-    # command applies the default, release).
-    p.set_defaults(group=None)
+        p = command(
+            "result",
+            "Grade a pt-verl-closure result file: re-derive each of its eight checks from the "
+            "evidence in the file (sampling coverage, phase order, resume calls, physical "
+            "bounds, coherence) and compare with what the file claims. No file can prove "
+            "itself: with --artefacts, the run's raw artefacts are checked too.",
+            "validate:result",
+            exit_codes_help(
+                *validate.RESULT_MEANINGS, ExitCode.INTERRUPTED, meanings=validate.RESULT_MEANINGS
+            ),
+        )
+        p.add_argument("file", metavar="FILE", help="the result file (JSON)")
+        settings.add_arguments(p, "result")
 
-    p = command(
-        "kit",
-        "Write an instructor kit for a grading platform into DIR: gradescope "
-        "(autograder.zip: setup.sh, run_autograder), prairielearn (an external-grader "
-        "question folder), actions (a GitHub Actions template repository) or classroom50 "
-        "(a Classroom 50 autograder bundle).",
-        "commands:kit",
-    )
-    p.add_argument("platform", choices=("gradescope", "prairielearn", "actions", "classroom50"))
-    p.add_argument("dir", metavar="DIR", help="folder to write the kit into (created)")
+    if only in (None, "ledger"):
+        p = command(
+            "ledger",
+            "Capacity, transfer and admission report for a topology file "
+            "(JSON or TOML; YAML with PyYAML installed), computed by the reference "
+            "implementation.",
+            "commands:ledger",
+        )
+        p.add_argument("topology")
+        settings.add_arguments(p, "ledger")
+        # Unset unless given, so that --group without --result is refused, not ignored (the
+        # command applies the default, release).
+        p.set_defaults(group=None)
 
+    if only in (None, "kit"):
+        p = command(
+            "kit",
+            "Write an instructor kit for a grading platform into DIR: gradescope "
+            "(autograder.zip: setup.sh, run_autograder), prairielearn (an external-grader "
+            "question folder), actions (a GitHub Actions template repository) or classroom50 "
+            "(a Classroom 50 autograder bundle).",
+            "commands:kit",
+        )
+        p.add_argument("platform", choices=("gradescope", "prairielearn", "actions", "classroom50"))
+        p.add_argument("dir", metavar="DIR", help="folder to write the kit into (created)")
+        settings.add_arguments(p, "kit")
+
+    if only not in (None, "fence"):
+        return root
     command(
         "fence",
         "Print the fence a submission's process runs behind when this user grades on this "
@@ -212,8 +243,12 @@ def _run(args: list[str]) -> int:
         return closure_main(args[1:])
     if args[0] not in {name for name, _, _ in COMMANDS}:
         raise UsageError(f"unknown command {args[0]!r}\n\n{USAGE}")
+    if args[0] in ("grade", "batch"):
+        from pytest_rlsys.grading import fence
+
+        fence.prepare()  # while the rest starts: the first child needs it
     try:
-        namespace, extra = build_parser().parse_known_args(args)
+        namespace, extra = build_parser(args[0]).parse_known_args(args)
     except SystemExit as exc:  # --help of a command
         return int(exc.code) if isinstance(exc.code, int) else ExitCode.USAGE
     if extra:  # argparse would name the root parser ("rlsys:"); the command's is meant

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pytest_rlsys.grading.outcomes import Limits
@@ -154,7 +155,8 @@ def seccomp_program(writes: bool = True) -> bytes | None:
     signal scope (ABI 6), kill (own process group only; tgkill refused).  None where
     libseccomp is not available."""
     try:
-        import pyseccomp as sc
+        with _sonames_first():
+            import pyseccomp as sc
 
         rules = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
         for name in (_ALLOWED + (" open openat " + _WRITES if writes else "")).split():
@@ -192,10 +194,76 @@ def seccomp_program(writes: bool = True) -> bytes | None:
         return None
 
 
+_PREPARING: list[threading.Thread] = []
+
+
+def prepare() -> None:
+    """Find this machine's fence (bubblewrap's probe; Landlock's ABI and the seccomp
+    program: processes started and libraries looked up, most of a child's start on the
+    grader's side) on two threads, once per process, while the grader starts; whoever
+    needs the fence first waits for them (``machine_fence``, ``bwrap_fence``, ``plan``)."""
+    if not _PREPARING:
+        threads = [threading.Thread(target=_preparing, args=(job,), daemon=True) for job in _JOBS]
+        for thread in threads:
+            thread.start()
+        _PREPARING.extend(threads)
+
+
+def _probe_root() -> None:
+    if os.geteuid() == 0:
+        bwrap_fence()
+
+
+def _prepare_filters() -> None:
+    # The variant ``plan`` sends; without Landlock it waits for bubblewrap's probe.
+    seccomp_program(writes=landlock_abi() > 0 or bwrap_fence() is not None)
+
+
+_JOBS = (_probe_root, _prepare_filters)
+_ON_PREPARING_THREAD = threading.local()
+
+
+def _preparing(job: Callable[[], None]) -> None:
+    _ON_PREPARING_THREAD.yes = True  # its own waits for the fence do not wait for itself
+    with contextlib.suppress(Exception):  # met again, and reported, where it is needed
+        job()
+
+
+def _prepared() -> None:
+    if not getattr(_ON_PREPARING_THREAD, "yes", False):
+        for thread in _PREPARING:
+            thread.join()
+
+
+@contextlib.contextmanager
+def _sonames_first() -> Iterator[None]:
+    """pyseccomp finds libc and libseccomp with ``ctypes.util.find_library``, which runs
+    ``ldconfig -p`` once for each (12 ms a grade); their usual sonames are tried first,
+    loaded by the dynamic linker from the same places, and the lookup only where they fail."""
+    import ctypes
+    import ctypes.util
+
+    find = ctypes.util.find_library
+
+    def first(name: str) -> str | None:
+        soname = {"c": "libc.so.6", "seccomp": "libseccomp.so.2"}.get(name)
+        try:
+            return soname if soname and ctypes.CDLL(soname) else find(name)
+        except OSError:
+            return find(name)
+
+    ctypes.util.find_library = first
+    try:
+        yield
+    finally:
+        ctypes.util.find_library = find
+
+
 def machine_fence(own_uid: bool | None = None, namespaces: bool | None = None) -> Fence:
     """The fence a child gets on this machine: ``own_uid`` when it runs as another uid than
     the grader's (default: when root), ``namespaces`` when bubblewrap runs (probed when
     None and ``own_uid``)."""
+    _prepared()
     if own_uid is None:
         own_uid = os.geteuid() == 0
     abi = landlock_abi()
@@ -268,6 +336,7 @@ def require(needed: str | None, have: Fence) -> None:
 def plan(scratch: str, limits: Limits, confined: bool = False) -> str:
     """What the child applies to itself before it reads the submission (argv, JSON);
     ``confined``: inside bubblewrap (its writes cannot leave its private tmpfs)."""
+    _prepared()
     program = seccomp_program(writes=confined or landlock_abi() > 0)
     return json.dumps(
         {
@@ -301,6 +370,7 @@ def bwrap_fence() -> tuple[str, str] | None:
     lock: a child started while the probe runs waits for its answer (it once took the
     "no bwrap" of a probe still running, and ran behind the fallback fence)."""
     global _BWRAP, _BWRAP_PROBED
+    _prepared()
     with _BWRAP_LOCK:
         if not _BWRAP_PROBED:
             _BWRAP = _probe_bwrap()

@@ -12,11 +12,9 @@ fresh child.
 
 from __future__ import annotations
 
-import base64
+import collections
 import contextlib
-import functools
 import json
-import marshal
 import math
 import os
 import pwd
@@ -26,11 +24,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib.util import MAGIC_NUMBER
-from pathlib import Path
 from typing import Any
 
 from pytest_rlsys.grading import fence, identity, leftovers, supervision
+from pytest_rlsys.grading.child_code import CHILD_SOURCE as _CHILD_SOURCE
+from pytest_rlsys.grading.child_code import LOADER as _LOADER
+from pytest_rlsys.grading.child_code import child_code as _child_code
 from pytest_rlsys.grading.fence import fence_arguments
 from pytest_rlsys.grading.identity import ChildIdentity, child_identity, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
@@ -49,32 +48,7 @@ OUTPUT_SEALED = said("output_sealed")
 SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
 FENCED_SCRATCH = "/tmp/rlsys-child"  # the child's folder, inside its private /tmp
 RELOAD_FAILED = said("reload_failed")
-_CHILD_SOURCE = (Path(__file__).parent / "child.py").read_text(encoding="utf-8")
 _CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
-# The child runs ``_LOADER``: it executes the child's code as this process compiled it
-# (marshal data, argv[1]) when its interpreter reads this bytecode version, else compiles
-# the source (argv[2]) itself; then the child sees only its own arguments.  Compiling
-# child.py was a third of a fresh child's CPU (benchmarks/bench_profile.py); it is done
-# once per grading process instead.
-_LOADER = (
-    "import sys as _rlsys_sys, marshal as _rlsys_marshal, binascii as _rlsys_b\n"
-    "_rlsys_ext = _rlsys_sys.modules.get('_frozen_importlib_external')\n"
-    "_rlsys_code = (\n"
-    "    _rlsys_marshal.loads(_rlsys_b.a2b_base64(_rlsys_sys.argv[1][32:]))\n"
-    "    if _rlsys_sys.argv[1][:32] == getattr(_rlsys_ext, 'MAGIC_NUMBER', b'').hex().ljust(32)\n"
-    "    else compile(_rlsys_sys.argv[2], '<string>', 'exec')\n"
-    ")\n"
-    "del _rlsys_sys.argv[1:3], _rlsys_ext, _rlsys_sys, _rlsys_marshal, _rlsys_b\n"
-    "exec(_rlsys_code)\n"
-)
-
-
-@functools.cache
-def _child_code() -> str:
-    """argv[1] of ``_LOADER``: this interpreter's magic number (hex, 32 columns) and
-    child.py compiled by it (marshal, base64)."""
-    code = marshal.dumps(compile(_CHILD_SOURCE, "<string>", "exec"))
-    return MAGIC_NUMBER.hex().ljust(32) + base64.b64encode(code).decode("ascii")
 
 
 def _own_name() -> str:
@@ -99,6 +73,12 @@ class ChildProcess:
         self.fenced = False  # the running child is inside bubblewrap's namespaces
         self.fence: fence.Fence | None = None  # what the last child started ran behind
         self.next_id = 0
+        # The running child's calls not yet answered, in the order sent (ids), and when
+        # the last of its answers was read: a call's time limit runs from its sending or
+        # from that answer, whichever is later, so a call queued behind others (sent
+        # ahead, ``send_ahead``) is not charged for their time.
+        self._pending: collections.deque[int] = collections.deque()
+        self._answered = 0.0
         self.load: SubmissionLoad | None = None
         self.notes: list[Said] = []  # how it ran, for instructors (ScoreReport.notes)
         self._outputs: list[str] = []
@@ -193,7 +173,7 @@ class ChildProcess:
             # vanishes with it; nothing is made on the host's disk.
             self.scratch, self.fenced = None, True
             return FENCED_SCRATCH
-        _remove_stale_scratch()
+        leftovers.remove_stale_scratch()
         # The grader's pid in the name: a later grader can tell a folder whose grader
         # was SIGKILLed (nothing of it could remove its scratch) from a live one's.
         self.scratch = scratch = tempfile.mkdtemp(prefix=f"rlsys-child-{os.getpid()}-")
@@ -237,8 +217,12 @@ class ChildProcess:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self.request_w = self.reply_r = -1
+        self._pending.clear()
         if self.drain is not None:
-            self.drain.join(timeout=2)
+            # A Ctrl-C while the drain started (the child's start, now that the fence is
+            # found beforehand) can leave it running but not yet marked started.
+            with contextlib.suppress(RuntimeError):
+                self.drain.join(timeout=2)
             self._outputs.append(self.drain.text())
             self.drain = None
         try:
@@ -347,8 +331,7 @@ class ChildProcess:
     def _send(self, message: dict[str, Any], deadline: float) -> None:
         """Write one request; a child that stops reading (or shrank its pipe) cannot
         block the grader past ``deadline``."""
-        data = json.dumps(message, allow_nan=True).encode("utf-8")
-        view = memoryview(len(data).to_bytes(4, "big") + data)
+        view = memoryview(_frame(message))
         waiter = select.poll()  # a plain object, no kernel handle: one per call is free
         waiter.register(self.request_w, select.POLLOUT)
         deadline = min(deadline, self.ends_by)  # nor past the budget
@@ -483,18 +466,12 @@ class ChildProcess:
     ) -> CallOutcome | SentCall:
         """Send a call without waiting for its answer (``end_call`` waits): the child
         works while the grader does something else.  An outcome when it cannot be sent."""
-        load = self.ensure_loaded()
-        if not load.ok and load.stage == "limits":
-            return CallOutcome(
-                "grader_error",
-                said=said("memory_too_low", limit=self.limits.address_space_mb),
-            )
-        if not load.ok:
-            return CallOutcome("load_failed", message=load.message, said=load.said)
-        if not load.functions.get(func, False):
-            return CallOutcome("missing", said=said("missing_function", func=func))
+        unsent = _unsendable(self.ensure_loaded(), func, self.limits)
+        if unsent is not None:
+            return unsent
         self.next_id += 1
         sent = SentCall(self.next_id, time.monotonic())
+        self._pending.append(sent.ident)
         try:
             self._send(
                 {"id": sent.ident, "func": func, "args": args, "kwargs": kwargs},
@@ -504,23 +481,62 @@ class ChildProcess:
             return self._failed(sent, exc)
         return sent
 
+    def send_ahead(
+        self, func: str, args: list[Any], kwargs: dict[str, Any]
+    ) -> CallOutcome | SentCall | None:
+        """Send a call behind calls not yet answered, if that costs no wait: the child
+        runs them in order while the grader judges.  None when nothing was sent and
+        nothing changed (no child loaded and running to queue it behind, a request over
+        one atomic pipe write, a full pipe, a child gone: its earlier calls' answers say
+        how); the caller then sends it with ``begin_call`` once those are answered.
+        A child is never started here, so the calls in flight are never lost by it."""
+        load = self.load
+        if load is None or (load.ok and self.proc is None):
+            return None
+        unsent = _unsendable(load, func, self.limits)
+        if unsent is not None:
+            return unsent
+        ident = self.next_id + 1
+        data = _frame({"id": ident, "func": func, "args": args, "kwargs": kwargs})
+        if len(data) > select.PIPE_BUF:
+            return None  # a bigger write may be cut in two: sent in turn, not ahead
+        try:
+            os.write(self.request_w, data)  # all of it or nothing (at most PIPE_BUF)
+        except (BlockingIOError, BrokenPipeError):
+            return None
+        self.next_id = ident
+        self._pending.append(ident)
+        return SentCall(ident, time.monotonic())
+
     def end_call(self, sent: SentCall) -> CallOutcome:
-        """The answer to a call ``begin_call`` sent, within the call's time limit counted
-        from its sending (an answer that is already there counts, however late it is read)."""
-        deadline = sent.started + self.limits.call_timeout_s
+        """The answer to a call ``begin_call`` or ``send_ahead`` sent, within the call's
+        time limit counted from its sending or from the answer to the call before it,
+        whichever is later (an answer that is already there counts, however late it is
+        read)."""
+        limit = self.limits.call_timeout_s
+        pending = self._pending
         stray = 0
         try:
             while True:
-                reply, size = self._recv_sized(deadline)
+                # The limit runs from the sending, or from the answer to the call sent
+                # just before it (the child ran that one first), whichever is later.
+                started = max(sent.started, self._answered)
+                reply, size = self._recv_sized(started + limit)
+                ident = reply.get("id") if type(reply) is dict else None
+                if ident is not None and ident in pending:
+                    # Answers come in the order sent: this one and any the child skipped.
+                    while pending and pending.popleft() != ident:
+                        pass
+                    self._answered = time.monotonic()
+                if ident == sent.ident:
+                    break
                 # A reply to an earlier call (a stray frame) is skipped, never scored;
                 # stray frames count against the call's time and a byte cap, so a child
                 # that sends them without end cannot keep the call alive.
-                if type(reply) is dict and reply.get("id") == sent.ident:
-                    break
                 stray += size
                 if stray > MAX_STRAY_BYTES:
                     raise ProtocolError(f"over {MAX_STRAY_BYTES} bytes of stray replies")
-                if time.monotonic() > deadline:
+                if time.monotonic() > started + limit:
                     raise TimeoutError
         except (
             TimeoutError,
@@ -530,13 +546,13 @@ class ChildProcess:
             ValueError,
             UnicodeDecodeError,
         ) as exc:
-            return self._failed(sent, exc)
-        return parse_call(reply, time.monotonic() - sent.started)
+            return self._failed(sent, exc, started)
+        return parse_call(reply, time.monotonic() - started)
 
-    def _failed(self, sent: SentCall, exc: Exception) -> CallOutcome:
-        """The outcome of a call whose exchange failed; the child is killed (the next call
-        gets a fresh one)."""
-        seconds = time.monotonic() - sent.started
+    def _failed(self, sent: SentCall, exc: Exception, started: float = 0.0) -> CallOutcome:
+        """The outcome of a call whose exchange failed (its time counted from
+        ``started``, else its sending); the child is killed (the next call gets a fresh one)."""
+        seconds = time.monotonic() - max(sent.started, started)
         if isinstance(exc, TimeoutError):
             self.kill()
             told = said("timeout", limit=self.limits.call_timeout_s)
@@ -551,35 +567,30 @@ class ChildProcess:
         return CallOutcome("protocol", said=said("garbled", error=str(exc)), seconds=seconds)
 
 
+def _unsendable(load: SubmissionLoad, func: str, limits: Limits) -> CallOutcome | None:
+    """The outcome of a call that needs no child (the file did not load, or lacks
+    ``func``), else None."""
+    if not load.ok and load.stage == "limits":
+        limit = limits.address_space_mb
+        return CallOutcome("grader_error", said=said("memory_too_low", limit=limit))
+    if not load.ok:
+        return CallOutcome("load_failed", message=load.message, said=load.said)
+    if not load.functions.get(func, False):
+        return CallOutcome("missing", said=said("missing_function", func=func))
+    return None
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    """One request as it crosses: its length (4 bytes, big-endian), then its JSON."""
+    data = json.dumps(message, allow_nan=True).encode("utf-8")
+    return len(data).to_bytes(4, "big") + data
+
+
 def _wait(waiter: select.poll, deadline: float) -> None:
     """Until ``waiter``'s fd is ready, or TimeoutError at ``deadline``."""
     remaining = deadline - time.monotonic()
     if remaining <= 0 or not waiter.poll(max(1, math.ceil(remaining * 1000))):
         raise TimeoutError
-
-
-_STALE_SWEPT: list[bool] = []  # once per grading process
-
-
-def _remove_stale_scratch() -> None:
-    """Remove the scratch folders of graders that are gone (killed with SIGKILL, so
-    they could not): ``rlsys-child-PID-*`` in the temporary folder whose PID is no live
-    process.  Once per process; a reused PID only keeps a folder until the next time."""
-    if _STALE_SWEPT:
-        return
-    _STALE_SWEPT.append(True)
-    base = tempfile.gettempdir()
-    names: list[str] = []
-    with contextlib.suppress(OSError):
-        names = os.listdir(base)
-    for name in names:
-        pid = name.split("-")[2] if name.startswith("rlsys-child-") else ""
-        if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
-            continue
-        # Another grader's leftover: failing to remove it must never cost this grading
-        # a case (it runs as the first child starts), whatever the removal raises.
-        with contextlib.suppress(Exception):
-            leftovers.remove_tree(os.path.join(base, name), timeout_s=1.0)
 
 
 def _in_bubblewrap(

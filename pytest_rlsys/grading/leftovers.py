@@ -21,6 +21,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -296,3 +297,27 @@ def clean_uid(uid: int, folders: tuple[str, ...] | None = None, gid: int = 65534
             break
     _remove_sysv(_sysv_objects(uid))
     _remove_files(uid, folders if folders is not None else writable_folders(gid))
+
+
+_STALE_SWEPT: list[bool] = []  # once per grading process
+
+
+def remove_stale_scratch() -> None:
+    """Remove the scratch folders of graders that are gone (killed with SIGKILL, so
+    they could not): ``rlsys-child-PID-*`` in the temporary folder whose PID is no live
+    process.  Once per process; a reused PID only keeps a folder until the next time."""
+    if _STALE_SWEPT:
+        return
+    _STALE_SWEPT.append(True)
+    base = tempfile.gettempdir()
+    names: list[str] = []
+    with contextlib.suppress(OSError):
+        names = os.listdir(base)
+    for name in names:
+        pid = name.split("-")[2] if name.startswith("rlsys-child-") else ""
+        if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+            continue
+        # Another grader's leftover: failing to remove it must never cost this grading
+        # a case (it runs as the first child starts), whatever the removal raises.
+        with contextlib.suppress(Exception):
+            remove_tree(os.path.join(base, name), timeout_s=1.0)

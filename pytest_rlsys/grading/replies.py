@@ -22,15 +22,16 @@ class ProtocolError(Exception):
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ProtocolError(f"duplicate key {key!r} in a reply")
-        if key == NONPLAIN_MARK:
-            # A type name, shown in visible messages: a bounded string, whatever was sent
-            # (a forged list here once made a score file of 830 MB).
-            value = clean_line(value, 200) if type(value) is str else "object"
-        out[key] = value
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        keys = [key for key, _ in pairs]
+        twice = next(key for index, key in enumerate(keys) if key in keys[:index])
+        raise ProtocolError(f"duplicate key {twice!r} in a reply")
+    if NONPLAIN_MARK in out:
+        # A type name, shown in visible messages: a bounded string, whatever was sent
+        # (a forged list here once made a score file of 830 MB).
+        value = out[NONPLAIN_MARK]
+        out[NONPLAIN_MARK] = clean_line(value, 200) if type(value) is str else "object"
     return out
 
 

@@ -4,8 +4,7 @@ reports (controller process only, after the child is gone)."""
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -19,9 +18,6 @@ BATTERY_NODEID = "battery.rlsys"  # the node id of the collector that holds the 
 
 @dataclass(eq=False)  # registered as a plugin object, so it must stay hashable
 class GradingRun(GradingSession):
-    # case id -> the case the items will ask for next (set once the items are known)
-    following: dict[str, str] = field(default_factory=dict, init=False)
-
     # -- used by the items ----------------------------------------------------------------
     def items(self) -> list[tuple[str, tuple[str, ...], float]]:
         """The pytest items: (name, case ids, points).  Each visible case and each check of
@@ -52,7 +48,7 @@ class GradingRun(GradingSession):
         if case_id.startswith("gpu_result.") and self.result is not None:
             return next(c for c in self.result.cases if c.id == case_id)
         assert self.grader is not None
-        return self.grader.run_case(case_id, self.following.get(case_id))
+        return self.grader.run_case(case_id)
 
     def run(self, case_ids: tuple[str, ...]) -> str | None:
         """Run an item's cases; None when all passed, else the learner-facing text."""
@@ -67,7 +63,7 @@ class GradingRun(GradingSession):
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         # The cases in the order the items will ask for them (after -k, deselection and
-        # any reordering plugin): each case's successor is begun while it is judged.
+        # any reordering plugin): the cases after each are begun while it is judged.
         if self.grader is not None:
             prefix, known = f"{BATTERY_NODEID}::", self.grader.by_id
             order = [
@@ -77,7 +73,7 @@ class GradingRun(GradingSession):
                 for case_id in getattr(item, "case_ids", ())
                 if case_id in known
             ]
-            self.following = dict(itertools.pairwise(order))
+            self.grader.plan(order)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

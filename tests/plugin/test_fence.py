@@ -400,7 +400,7 @@ def test_a_sigkilled_grader_s_scratch_is_removed_by_the_next_grader(
     # A grader killed with SIGKILL cannot remove its scratch folder on the host's /tmp
     # (clean-room round 4, container and non-root modes): the next grader does, and
     # leaves a live grader's alone.
-    from pytest_rlsys.grading import isolation
+    from pytest_rlsys.grading import leftovers
     from pytest_rlsys.grading.isolation import ChildProcess
 
     gone = subprocess.Popen(["true"])
@@ -409,7 +409,7 @@ def test_a_sigkilled_grader_s_scratch_is_removed_by_the_next_grader(
     stale = Path(tempfile.mkdtemp(prefix=f"rlsys-child-{gone.pid}-", dir=base))
     (stale / "KEEP_ME").write_text("x")
     live = Path(tempfile.mkdtemp(prefix="rlsys-child-1-", dir=base))
-    monkeypatch.setattr(isolation, "_STALE_SWEPT", [])
+    monkeypatch.setattr(leftovers, "_STALE_SWEPT", [])
     monkeypatch.setattr(fence, "bwrap_fence", lambda: None)  # its scratch is on the host
     child = ChildProcess("def f():\n    return 1\n", "s.py", ["f"], Limits())
     try:

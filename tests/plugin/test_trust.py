@@ -301,7 +301,7 @@ def test_cleanup_failure_cannot_stop_the_reports(
     dead = next(p for p in range(4_000_000, 4_100_000) if not os.path.exists(f"/proc/{p}"))
     stale = Path(tempfile.gettempdir()) / f"rlsys-child-{dead}-stale"
     stale.mkdir()
-    monkeypatch.setattr(isolation, "_STALE_SWEPT", [])
+    monkeypatch.setattr(leftovers, "_STALE_SWEPT", [])
     # Outside bubblewrap, so that the child's scratch folder is on the host's disk.
     monkeypatch.setattr(fence_mod, "_BWRAP_PROBED", True)
     monkeypatch.setattr(fence_mod, "_BWRAP", None)

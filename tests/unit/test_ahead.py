@@ -1,5 +1,6 @@
-"""Children started ahead (grading.ahead) and the next case begun while one is judged
-(``Grader.run_case(case, following)``): the same grade as one case at a time."""
+"""Children started ahead (grading.ahead) and the cases planned next begun while one is
+judged (``Grader.plan``, ``Grader.run_case(case, following)``): the same grade as one
+case at a time."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pytest_rlsys.grading import grader as grader_module
 from pytest_rlsys.grading.ahead import StandbyPool
 from pytest_rlsys.grading.grader import Grader, open_grader
 from pytest_rlsys.grading.outcomes import Limits
@@ -41,7 +43,7 @@ def test_one_standby_pool_starts_the_next_child_and_closes_the_rest() -> None:
     assert first is not second
 
 
-# -- pipelined (the next case's first call sent early) vs one case at a time -------------
+# -- pipelined (the next cases' calls sent early) vs one case at a time ------------------
 
 SHORT = Limits(call_timeout_s=0.5, load_timeout_s=5, budget_s=30)
 
@@ -106,6 +108,8 @@ def _grade(
     following: list[str | None] = [*ids[1:], None]
     if told is not None:
         following = told(ids)
+    if pipelined:
+        grader.plan(ids)
     for case_id, after in zip(ids, following, strict=True):
         grader.run_case(case_id, after if pipelined else None)
     return _score_doc(grader)
@@ -141,6 +145,46 @@ def test_any_order_grades_alike_pipelined_or_not(
     path = tmp_path / "mine.py"
     path.write_text(reference_source + STATEFUL, encoding="utf-8")
     assert _grade(path, True, pick) == _grade(path, False, pick)
+
+
+# Its first four calls take 0.4 s each, the last three sent at once (queued behind one
+# another): each is timed from the answer before it, so none reaches a 1 s limit.
+SLOW_START = """
+import time as _time
+
+_slow = [4]
+_real_capacity = pipeline_capacity
+
+
+def pipeline_capacity(*args, **kwargs):
+    if _slow[0]:
+        _slow[0] -= 1
+        _time.sleep(0.4)
+    return _real_capacity(*args, **kwargs)
+"""
+
+
+def test_calls_queued_behind_slow_ones_are_timed_from_their_turn(
+    tmp_path: Path, reference_source: str
+) -> None:
+    path = tmp_path / "mine.py"
+    path.write_text(reference_source + SLOW_START, encoding="utf-8")
+    limits = dataclasses.replace(_short(), call_timeout_s=1.0)
+    grader = open_grader(GradingRequest(submission=path, seed=3, limits=limits))
+    grader.run_all()
+    report = grader.report()
+    assert [c.id for c in report.cases if c.status != "passed"] == []
+
+
+def test_calls_that_find_the_pipe_full_keep_their_order(
+    tmp_path: Path, reference_source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No limit on the cases begun ahead: the child's request pipe fills, a case is begun
+    # with only some of its calls sent, and no later case's call may pass the rest.
+    monkeypatch.setattr(grader_module, "AHEAD_CASES", 100_000)
+    path = tmp_path / "mine.py"
+    path.write_text(reference_source + STATEFUL, encoding="utf-8")
+    assert _grade(path, pipelined=True) == _grade(path, pipelined=False)
 
 
 def test_a_case_begun_but_not_asked_next_is_run_afresh(
