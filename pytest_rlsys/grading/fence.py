@@ -21,7 +21,35 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pytest_rlsys.grading.outcomes import Limits
-from pytest_rlsys.messages import FENCE_OPEN, LABELS
+from pytest_rlsys.messages import LABELS, Msg
+
+# What a fence leaves open, in the run header's fence line (the fence's own words, en + zh).
+FENCE_OPEN = {
+    "seccomp": Msg(
+        "processes, IPC objects, sockets and kernel keys: the child can create them",
+        "进程、IPC 对象、套接字和内核密钥：子进程可以创建它们",
+    ),
+    "landlock": Msg(
+        "files: the child reads and writes whatever its uid can",
+        "文件：子进程可以读写其 uid 能读写的任何文件",
+    ),
+    "reads": Msg(
+        "files: the child reads whatever its uid can (it can write, create or remove none): "
+        "keep every copy of the reference on this machine unreadable to other users",
+        "文件：子进程可以读取其 uid 能读取的任何文件（不能写入、创建或删除）："
+        "请让本机上参考答案的每份副本都不可被其他用户读取",
+    ),
+    "proc": Msg(
+        "other processes: the child reads what each shows under /proc (its name, signal "
+        "masks, sizes), so submissions are graded one at a time: run one grader per machine",
+        "其他进程：子进程可以读取每个进程在 /proc 下显示的内容（名称、信号掩码、大小），"
+        "因此提交逐份评分：每台机器只运行一个评分器",
+    ),
+    "signals": Msg(
+        "signals: the child can signal every process of its uid",
+        "信号：子进程可以向其 uid 的所有进程发送信号",
+    ),
+}
 
 __all__ = [
     "EXIT_FENCE_FAILED",

@@ -26,10 +26,7 @@ import tempfile
 import time
 from typing import Any
 
-from pytest_rlsys.grading import fence, identity, leftovers, supervision
-from pytest_rlsys.grading.child_code import CHILD_SOURCE as _CHILD_SOURCE
-from pytest_rlsys.grading.child_code import LOADER as _LOADER
-from pytest_rlsys.grading.child_code import child_code as _child_code
+from pytest_rlsys.grading import child_code, fence, identity, leftovers, supervision
 from pytest_rlsys.grading.fence import fence_arguments
 from pytest_rlsys.grading.identity import ChildIdentity, child_identity, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
@@ -52,8 +49,7 @@ _CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "u
 
 
 def _own_name() -> str:
-    """This process's user name; a uid with no passwd entry (a container run with
-    ``--user 1234``) is named by its number."""
+    """This process's user name, or its number (``--user 1234``: no passwd entry)."""
     try:
         return pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
@@ -135,8 +131,8 @@ class ChildProcess:
         parent = "0" if self.fenced else str(os.getpid())
         # argv[3]: the fence the child applies to itself before it reads the submission.
         plan = fence.plan(scratch, self.limits, confined=self.fenced)
-        command = [interpreter, "-I", "-S", "-c", _LOADER, _child_code(), _CHILD_SOURCE]
-        command += [str(rep_w), parent, plan]
+        command = [interpreter, "-I", "-S", "-c", child_code.LOADER, child_code.child_code()]
+        command += [child_code.CHILD_SOURCE, str(rep_w), parent, plan]
         self.fence = fence.machine_fence(own_uid=user is not None, namespaces=self.fenced)
         wrapper = ipc_namespace_wrapper() if user and not self.fenced else []
         drop = user if user and not wrapper and not self.fenced else None
@@ -219,8 +215,7 @@ class ChildProcess:
         self.request_w = self.reply_r = -1
         self._pending.clear()
         if self.drain is not None:
-            # A Ctrl-C while the drain started (the child's start, now that the fence is
-            # found beforehand) can leave it running but not yet marked started.
+            # A Ctrl-C in the child's start can leave the drain running, not marked started.
             with contextlib.suppress(RuntimeError):
                 self.drain.join(timeout=2)
             self._outputs.append(self.drain.text())
@@ -251,12 +246,9 @@ class ChildProcess:
             supervision.kill_tree(proc, self.fenced)
 
     def _sweeps(self) -> bool:
-        """Whether what the child's uid owns is swept after it: only for a fresh uid whose
-        child runs without the seccomp allow-list (no libseccomp) and without Landlock.
-        The allow-list lets it create no process, IPC object or key, and lets it write
-        only where something confines where: beneath scratch (Landlock), in bubblewrap's
-        private tmpfs, or, with neither, nowhere (files open only to read, no name made,
-        moved or removed): the child can leave nothing for a sweep to find."""
+        """Whether a fresh uid's leftovers are swept after its child: only with neither the
+        seccomp allow-list nor Landlock (behind the allow-list the child creates no process,
+        IPC object or key and writes only where Landlock or bubblewrap confine, or nowhere)."""
         abi = fence.landlock_abi()
         unfenced = not abi and fence.seccomp_program(writes=self.fenced) is None  # as plan()
         return self.user is not None and self.user.fresh and unfenced

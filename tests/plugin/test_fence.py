@@ -23,8 +23,8 @@ import pytest
 from pytest_rlsys import settings
 from pytest_rlsys.cli.base import ExitCode
 from pytest_rlsys.grading import fence
+from pytest_rlsys.grading.fence import FENCE_OPEN
 from pytest_rlsys.grading.outcomes import Limits
-from pytest_rlsys.messages import FENCE_OPEN
 from pytest_rlsys.settings import SettingError
 
 HERE = Path(__file__).parent
