@@ -474,14 +474,14 @@ def test_a_child_runs_the_code_compiled_here_or_compiles_its_own(
     # The child's code crosses compiled (marshal) when the child's Python reads this
     # bytecode version; one of another version (its magic number differs) compiles the
     # source it is given instead, and loads and answers the same.
-    from pytest_rlsys.grading import isolation
+    from pytest_rlsys.grading import child_code, isolation
     from pytest_rlsys.resources import FUNCTIONS, solution_path
 
-    isolation._child_code()  # compiled once per process, from the real source
+    child_code.child_code()  # compiled once per process, from the real source
     if magic == "same":  # the source is not what runs: a child that compiled it would exit
-        monkeypatch.setattr(isolation, "_CHILD_SOURCE", "raise SystemExit(9)\n")
+        monkeypatch.setattr(child_code, "CHILD_SOURCE", "raise SystemExit(9)\n")
     else:  # another magic and no code: what runs is the source
-        monkeypatch.setattr(isolation, "_child_code", lambda: "ff" * 16 + "AAAA")
+        monkeypatch.setattr(child_code, "child_code", lambda: "ff" * 16 + "AAAA")
     child = isolation.ChildProcess(
         solution_path().read_text("utf-8"), "mine.py", list(FUNCTIONS), Limits()
     )
