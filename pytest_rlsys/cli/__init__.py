@@ -83,7 +83,7 @@ Run = Callable[[argparse.Namespace], ExitCode] | str
 
 def build_parser(only: str | None = None) -> Parser:
     """Every command's arguments (``only``: that command's alone, all a run needs):
-    positionals here, options from the settings table."""
+    positionals here, options from the settings table (``command``)."""
     root = Parser(prog="rlsys", add_help=False)
     sub = root.add_subparsers(dest="command", parser_class=Parser)
     summary = {name: text for name, _, text in COMMANDS}
@@ -99,6 +99,7 @@ def build_parser(only: str | None = None) -> Parser:
             name, help=summary[name], description=description, epilog=epilog
         )
         parser.set_defaults(run=run)
+        settings.add_arguments(parser, name)  # its options: the settings table's
         return parser
 
     if only in (None, "grade"):
@@ -110,7 +111,6 @@ def build_parser(only: str | None = None) -> Parser:
             "commands:grade",
         )
         p.add_argument("submission", help="the learner's .py file")
-        settings.add_arguments(p, "grade")
 
     if only in (None, "batch"):
         p = command(
@@ -129,7 +129,6 @@ def build_parser(only: str | None = None) -> Parser:
             "walked, each learner named by its path (Section A/Li Na); any other "
             "file gets a not_graded row",
         )
-        settings.add_arguments(p, "batch")
 
     if only in (None, "similarity"):
         p = command(
@@ -140,7 +139,6 @@ def build_parser(only: str | None = None) -> Parser:
             "commands:similarity_note",
         )
         p.add_argument("files", nargs="+", metavar="FILE", help="submission files (.py)")
-        settings.add_arguments(p, "similarity")
 
     if only in (None, "template"):
         p = command(
@@ -149,7 +147,6 @@ def build_parser(only: str | None = None) -> Parser:
             "commands:template",
         )
         p.add_argument("path", nargs="?", help="where to write it (default: stdout)")
-        settings.add_arguments(p, "template")
 
     if only in (None, "validate"):
         p = command(
@@ -167,7 +164,6 @@ def build_parser(only: str | None = None) -> Parser:
             ),
         )
         p.add_argument("files", nargs="+", metavar="FILE", help="result files (JSON)")
-        settings.add_arguments(p, "validate")
 
     if only in (None, "result"):
         from pytest_rlsys.cli import validate  # its exit codes are the help
@@ -184,7 +180,6 @@ def build_parser(only: str | None = None) -> Parser:
             ),
         )
         p.add_argument("file", metavar="FILE", help="the result file (JSON)")
-        settings.add_arguments(p, "result")
 
     if only in (None, "ledger"):
         p = command(
@@ -195,7 +190,6 @@ def build_parser(only: str | None = None) -> Parser:
             "commands:ledger",
         )
         p.add_argument("topology")
-        settings.add_arguments(p, "ledger")
         # Unset unless given, so that --group without --result is refused, not ignored (the
         # command applies the default, release).
         p.set_defaults(group=None)
@@ -211,7 +205,6 @@ def build_parser(only: str | None = None) -> Parser:
         )
         p.add_argument("platform", choices=("gradescope", "prairielearn", "actions", "classroom50"))
         p.add_argument("dir", metavar="DIR", help="folder to write the kit into (created)")
-        settings.add_arguments(p, "kit")
 
     if only not in (None, "fence"):
         return root
