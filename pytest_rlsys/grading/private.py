@@ -121,7 +121,11 @@ def _copies_in(checkout: Path) -> list[Path]:
                 break
     except OSError:  # unreadable: not a copy anyone else can read either
         pass
-    return folders
+    # Only what lies inside the checkout: a folder "checkout" may be anyone's upload (its
+    # pyproject.toml names this project, its tests/ a link to another user's folder), and
+    # the grader, as root, must never change the modes of folders outside it.
+    inside = checkout.resolve()
+    return [f for f in folders if f.resolve().is_relative_to(inside)]
 
 
 def readable_by_others(folder: Path) -> bool:

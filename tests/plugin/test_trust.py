@@ -1307,6 +1307,27 @@ def test_a_checkout_holding_the_graders_venv_has_its_reference_made_private(
     assert (checkout / "exercises").resolve() in private.private_folders()
 
 
+@root_only
+def test_an_upload_that_claims_to_be_a_checkout_changes_no_folder_outside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The learner controls the folder beside the file: a pyproject.toml naming this project
+    # and tests/ a link to another user's folder once had root make its corpora/ 0700.
+    upload, victim = tmp_path / "upload", tmp_path / "victim"
+    (victim / "corpora").mkdir(parents=True)
+    (victim / "corpora").chmod(0o755)
+    upload.mkdir()
+    (upload / "pyproject.toml").write_text('[project]\nname = "pytest-rlsys"\n')
+    (upload / "tests").symlink_to(victim)
+    (upload / "solutions").mkdir()
+    (upload / "solutions").chmod(0o755)
+    monkeypatch.setattr(sys, "argv", ["rlsys", "grade", str(upload / "mine.py")])
+    monkeypatch.setattr(private, "_done", False)
+    private.protect_private_files()
+    assert private.readable_by_others(victim / "corpora")
+    assert not private.readable_by_others(upload / "solutions")  # inside it: kept private
+
+
 @pytest.mark.parametrize(
     ("source", "key", "exc"),
     [
