@@ -125,7 +125,9 @@ def likely_interpreter(user: ChildIdentity | None) -> str | None:
     """The first candidate ``user`` can reach (``_others_can_reach``), found without
     starting a process; ``child_interpreter`` confirms it with a probe when in doubt."""
     if user is None:
-        return sys.executable
+        # The grader's own Python may sit behind a folder its uid cannot search (a root
+        # pyenv run by a dropped uid): a failed start and the probe would cost ~60 ms.
+        return next((exe for exe in _candidates() if os.access(exe, os.X_OK)), sys.executable)
     return next((exe for exe in _candidates() if _others_can_reach(exe)), None)
 
 

@@ -633,6 +633,21 @@ def test_a_link_behind_a_root_only_folder_is_not_taken_for_reachable() -> None:
         shutil.rmtree(folder)
 
 
+def test_a_grader_that_cannot_exec_its_own_python_starts_one_it_can(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A root pyenv run by a dropped uid: the grader runs, but exec of its own path is
+    # refused.  The likely pick (no child identity) skips it without a failed start.
+    unreachable = tmp_path / "python"
+    unreachable.write_text("")
+    unreachable.chmod(0o600)
+    monkeypatch.setattr(identity_mod.sys, "executable", str(unreachable))
+    monkeypatch.setattr(identity_mod.os, "access", lambda p, m: p != str(unreachable))
+    picked = identity_mod.likely_interpreter(None)
+    assert picked != str(unreachable)
+    assert picked in identity_mod._candidates()
+
+
 def test_a_submission_that_exits_127_at_import_is_its_own_crash(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
