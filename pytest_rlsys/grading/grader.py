@@ -165,6 +165,8 @@ class Grader:
         adopted = ChildProcess.adopt(self.standby, self.source, str(self.path), self.limits)
         if adopted is not None:
             self.child = adopted
+            if self.decode_error is None:  # a file that will load: it loads from now on
+                adopted.begin_load()
         try:
             prepared = prepare_battery(self.seed)
             self.cases: list[Case] = list(prepared.cases)

@@ -25,6 +25,7 @@ from pytest_rlsys.grading.battery import (
     package_files,
     run_reference,
 )
+from pytest_rlsys.grading.battery import model as battery_model
 from pytest_rlsys.grading.battery.builder import REFUSAL_WEIGHT
 from pytest_rlsys.grading.battery.checks import total
 from pytest_rlsys.grading.comparison import find_mismatch, numbers_match, show
@@ -434,6 +435,27 @@ def _has_nan(value: Any) -> bool:
 def test_plain_data_matches_itself(value: Any) -> None:
     if not _has_nan(value):
         assert find_mismatch(value, value) is None
+
+
+_crossing = st.recursive(
+    _plain.filter(lambda v: type(v) not in (list, dict)) | st.tuples(st.integers(), st.text()),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=3) | st.integers() | st.booleans(), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_crossing)
+def test_the_reference_s_values_look_as_after_the_json_boundary(value: Any) -> None:
+    # The battery copies the reference's values itself (battery.model.plain): the copy is
+    # exactly the JSON round trip the child's values cross (tuples to lists, keys to str).
+    crossed = json.loads(json.dumps(value, allow_nan=True))
+    copied = battery_model.plain(value)
+    assert repr(copied) == repr(crossed)
+    assert json.dumps(copied, allow_nan=True) == json.dumps(crossed, allow_nan=True)
 
 
 def test_huge_int_answers_grade_as_wrong_without_error(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from pytest_rlsys.grading.outcomes import Limits
 from pytest_rlsys.grading.request import GradingRequest
 from pytest_rlsys.outputs import scorejson, terminal
 from pytest_rlsys.outputs.wording import message
-from pytest_rlsys.resources import exercise_path, solution_path
+from pytest_rlsys.resources import FUNCTIONS, exercise_path, solution_path
 from tests.conftest import processes, slowness
 
 IS_ROOT = os.geteuid() == 0
@@ -590,6 +590,31 @@ def test_a_file_name_with_escapes_is_shown_escaped(pytester: pytest.Pytester) ->
 
 
 # -- the child's interpreter is taken on trust, confirmed only when a load dies ---------
+
+
+def test_a_standby_child_loads_the_submission_while_the_grader_prepares(
+    tmp_path: Path,
+) -> None:
+    # The load is asked for when the grader adopts the standby child (its private files
+    # protected by then), not when the first case runs: the submission's imports overlap
+    # the battery's build.  Its load time limit counts from that request.
+    sub = tmp_path / "mine.py"
+    sub.write_text(solution_path().read_text() + '\nprint("loaded", flush=True)\n')
+    limits = GradingRequest(submission=sub, seed=1).limits
+    standby = isolation.ChildProcess.on_standby(list(FUNCTIONS), limits)
+    grader = open_grader(GradingRequest(submission=sub, seed=1), standby)
+    try:
+        assert grader.child is standby
+        waited = time.monotonic() + 20
+        while "loaded" not in standby.output() and time.monotonic() < waited:
+            time.sleep(0.02)
+        assert "loaded" in standby.output()  # no case asked for yet
+        assert standby.ensure_loaded().ok
+        grader.run_all()
+        report = grader.report()
+        assert report.score == report.max_score
+    finally:
+        grader.close()
 
 
 def test_an_interpreter_that_cannot_start_is_replaced_by_a_probed_one(

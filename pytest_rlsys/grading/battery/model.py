@@ -127,8 +127,17 @@ def load_reference(path: Path | None = None) -> ModuleType:
 
 
 def plain(value: Any) -> Any:
-    """What a value looks like after crossing the boundary (JSON round trip)."""
-    return json.loads(json.dumps(value, allow_nan=True))
+    """What a value looks like after crossing the boundary (JSON round trip), as a fresh
+    copy.  The JSON types the battery's values are made of are copied directly: half the
+    time of the round trip, which was a third of the battery's build."""
+    kind = type(value)
+    if kind is str or kind is float or kind is int or kind is bool or value is None:
+        return value
+    if kind is list or kind is tuple:
+        return [plain(item) for item in value]
+    if kind is dict and all(type(key) is str for key in value):
+        return {key: plain(item) for key, item in value.items()}
+    return json.loads(json.dumps(value, allow_nan=True))  # subclasses, non-str keys
 
 
 def run_reference(ref: ModuleType, call: Call) -> CallOutcome:
