@@ -301,9 +301,44 @@ def _without_xdist(config: pytest.Config) -> None:
     _say(config, "xdist_set_aside", args=" ".join(typed) or "-n")
 
 
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """A Ctrl-C while the grading is set up is raised when the set-up is whole: one that
+    landed inside an import, the child's start or the run's registration ended pytest
+    with exit -2 and no output, "plugin is not registered" (exit 1) or an INTERNALERROR
+    (exit 3), and once left the child's scratch folder (1 in 20 presses at start-up).
+    A second Ctrl-C is raised at once: a step that hangs can still be stopped."""
+    import signal
+    import threading
+
+    own = threading.current_thread() is threading.main_thread()
+    if not own or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield  # a host program's own Ctrl-C handling is left alone
+        return
+    pressed: list[int] = []
+
+    def hold(number: int, frame: object) -> None:
+        if pressed:
+            raise KeyboardInterrupt
+        pressed.append(number)
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if pressed:
+        raise KeyboardInterrupt
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("rlsys_submission") and not config.getoption("rlsys_result"):
         return
+    with _ctrl_c_held():
+        _configure(config)
+
+
+def _configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         raise pytest.UsageError("rlsys grading does not run under xdist workers; drop -n")
     _without_xdist(config)

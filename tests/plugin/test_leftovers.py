@@ -134,6 +134,47 @@ def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str,
         subprocess.run(["rm", "-rf", str(base)], check=False)
 
 
+@pytest.mark.slow
+def test_a_ctrl_c_anywhere_in_the_start_up_ends_the_run_as_interrupted() -> None:
+    # A Ctrl-C that landed inside the plugin's set-up (an import, the child's start, the
+    # run's registration) ended pytest with exit -2 and no output, "plugin is not
+    # registered" (exit 1) or an INTERNALERROR (exit 3): 1 press in 15-25 at these
+    # delays.  Now it is held until the set-up is whole: every press ends as interrupted.
+    import signal
+    import time
+
+    outcomes: list[tuple[int, int, list[str]]] = []
+    for delay_ms in range(0, 60, 2):
+        base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
+        try:
+            base.chmod(0o755)
+            (base / "tmp").mkdir(mode=0o755)
+            (base / "tmp").chmod(0o755)
+            (base / "rlsys_ledger.py").write_text(_HANGS)
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(base / "tmp")}
+            env["RLSYS_NO_BWRAP"] = "1"
+            run = subprocess.Popen(
+                [sys.executable, "-m", "pytest", "--rlsys-submission", "rlsys_ledger.py"],
+                cwd=base,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            deadline = time.monotonic() + 120
+            while not list((base / "tmp").glob("rlsys-child-*")) and time.monotonic() < deadline:
+                time.sleep(0.002)
+            time.sleep(delay_ms / 1000)
+            os.killpg(run.pid, signal.SIGINT)
+            run.wait(timeout=120)
+            left = [p.name for p in (base / "tmp").iterdir()]
+            outcomes.append((delay_ms, run.returncode, left))
+        finally:
+            subprocess.run(["rm", "-rf", str(base)], check=False)
+    wrong = [o for o in outcomes if o[1] != pytest.ExitCode.INTERRUPTED or o[2]]
+    assert wrong == []
+
+
 @pytest.mark.parametrize("presses", [1, 2])
 def test_ctrl_c_in_a_batch_leaves_no_scratch(presses: int) -> None:
     # A second Ctrl-C once cut the batch's cleanup short: its standby children's scratch
