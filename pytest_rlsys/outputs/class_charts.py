@@ -3,16 +3,12 @@ relies on colour); the page puts a real ``<table>`` with the same numbers next t
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from pytest_rlsys.escaping import clean
+from pytest_rlsys.escaping import html_text as _e
 
 __all__ = ["hbar_svg", "histogram_svg"]
-
-
-def _e(value: object) -> str:
-    return html.escape(clean(value, newlines=False), quote=True)
 
 
 def histogram_svg(values: Sequence[int], ident: str, title: str, axis: str) -> str:

@@ -17,13 +17,12 @@ messages) are HTML-escaped on the way out; names come from the instructor's fold
 
 from __future__ import annotations
 
-import html
 import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_rlsys import __version__
-from pytest_rlsys.escaping import clean
+from pytest_rlsys.escaping import html_text as _e
 from pytest_rlsys.messages import section_label
 from pytest_rlsys.outputs.batch import BatchResult
 from pytest_rlsys.outputs.class_charts import hbar_svg, histogram_svg
@@ -66,12 +65,6 @@ __all__ = [
     "summarize",
     "write_class_report",
 ]
-
-
-def _e(value: object) -> str:
-    """Text for the page: escaped (controls, bidi, zero-width shown as ``\\u202e``), then
-    markup-escaped."""
-    return html.escape(clean(value, newlines=False), quote=True)
 
 
 CSS = """

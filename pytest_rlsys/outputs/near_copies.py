@@ -17,22 +17,17 @@ It reads each row's ``Similarity`` and, for the views, the bytes the row graded
 from __future__ import annotations
 
 import dataclasses
-import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_rlsys.escaping import clean
+from pytest_rlsys.escaping import html_text as _e
 from pytest_rlsys.outputs import pairview
 from pytest_rlsys.outputs.batch import BatchRow
 from pytest_rlsys.outputs.class_words import say
 from pytest_rlsys.resources import solution_path
 
 __all__ = ["NearCell", "Pair", "near_cells", "pairs_of", "shown_name", "similarity_section"]
-
-
-def _e(value: object) -> str:
-    return html.escape(clean(value, newlines=False), quote=True)
 
 
 def _num(value: object) -> float | None:
