@@ -30,8 +30,6 @@ def histogram_svg(values: Sequence[int], ident: str, title: str, axis: str) -> s
         parts.append(
             f'<rect x="{x + 2:.1f}" y="{y:.1f}" width="{step - 4:.1f}" '
             f'height="{bar_h:.1f}" fill="#3b3b3b"/>'
-        )
-        parts.append(
             f'<text x="{x + step / 2:.1f}" y="{y - 3:.1f}" font-size="11" '
             f'text-anchor="middle">{value}</text>'
         )
@@ -41,16 +39,13 @@ def histogram_svg(values: Sequence[int], ident: str, title: str, axis: str) -> s
         parts.append(
             f'<line x1="{x:.1f}" y1="{top + plot_h}" x2="{x:.1f}" '
             f'y2="{top + plot_h + 4}" stroke="#111"/>'
-        )
-        parts.append(
             f'<text x="{x:.1f}" y="{top + plot_h + 15}" font-size="10" '
             f'text-anchor="middle">{10 * i}</text>'
         )
     parts.append(
         f'<text x="{width / 2:.1f}" y="{height - 3}" font-size="10" '
-        f'text-anchor="middle">{_e(axis)}</text>'
+        f'text-anchor="middle">{_e(axis)}</text></svg>'
     )
-    parts.append("</svg>")
     return "".join(parts)
 
 
@@ -74,14 +69,9 @@ def hbar_svg(
         parts.append(
             f'<text x="{label_w - 6}" y="{y + 15}" font-size="10.5" '
             f'text-anchor="end">{_e(shown)}</text>'
-        )
-        parts.append(
             f'<rect x="{label_w}" y="{y + 3}" width="{bar_w:.1f}" height="{row_h - 6}" '
             'fill="#3b3b3b"/>'
-        )
-        parts.append(
             f'<text x="{label_w + bar_w + 5:.1f}" y="{y + 15}" font-size="11">'
             f"{_e(fmt.format(value))}</text>"
         )
-    parts.append("</svg>")
-    return "".join(parts)
+    return "".join(parts) + "</svg>"
