@@ -1,5 +1,6 @@
 """The class page's charts: inline SVG, no script, each bar carrying its number (no chart
-relies on colour); the page puts a real ``<table>`` with the same numbers next to each."""
+relies on colour); the page puts a real ``<table>`` with the same numbers next to each
+(``html_table`` writes the page's tables)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,21 @@ from collections.abc import Sequence
 from pytest_rlsys.escaping import clean
 from pytest_rlsys.escaping import html_text as _e
 
-__all__ = ["hbar_svg", "histogram_svg"]
+__all__ = ["hbar_svg", "histogram_svg", "html_table"]
+
+
+def html_table(
+    ident: str, caption: str, heads: Sequence[tuple[str, bool]], body: str, wide: bool = False
+) -> str:
+    """A table: its caption, a header row (``heads``: each column's text and whether it
+    holds numbers), ``body`` its rows; ``wide``: in a box that scrolls sideways."""
+    numeric = ' class="n"'
+    head = "".join(f'<th scope="col"{numeric if n else ""}>{_e(text)}</th>' for text, n in heads)
+    table = (
+        f'<table id="{ident}"><caption>{_e(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
+    return f'<div class="wide">{table}</div>' if wide else table
 
 
 def histogram_svg(values: Sequence[int], ident: str, title: str, axis: str) -> str:
