@@ -27,6 +27,7 @@ docs/threat-model.md ("Output edges").
 from __future__ import annotations
 
 import functools
+import html
 import re
 import sys
 import unicodedata
@@ -112,6 +113,12 @@ def clean(text: object, *, newlines: bool = True) -> str:
 
     replace = _replace_multiline if newlines else _replace_one_line
     return _candidates(newlines).sub(replace, text)
+
+
+def html_text(value: object) -> str:
+    """Text for an HTML page: escaped (controls, bidi, zero-width shown as ``\\u202e``), then
+    markup-escaped."""
+    return html.escape(clean(value, newlines=False), quote=True)
 
 
 def roster_name(name: str) -> str:

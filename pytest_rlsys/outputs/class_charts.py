@@ -1,18 +1,29 @@
 """The class page's charts: inline SVG, no script, each bar carrying its number (no chart
-relies on colour); the page puts a real ``<table>`` with the same numbers next to each."""
+relies on colour); the page puts a real ``<table>`` with the same numbers next to each
+(``html_table`` writes the page's tables)."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from pytest_rlsys.escaping import clean
+from pytest_rlsys.escaping import html_text as _e
 
-__all__ = ["hbar_svg", "histogram_svg"]
+__all__ = ["hbar_svg", "histogram_svg", "html_table"]
 
 
-def _e(value: object) -> str:
-    return html.escape(clean(value, newlines=False), quote=True)
+def html_table(
+    ident: str, caption: str, heads: Sequence[tuple[str, bool]], body: str, wide: bool = False
+) -> str:
+    """A table: its caption, a header row (``heads``: each column's text and whether it
+    holds numbers), ``body`` its rows; ``wide``: in a box that scrolls sideways."""
+    numeric = ' class="n"'
+    head = "".join(f'<th scope="col"{numeric if n else ""}>{_e(text)}</th>' for text, n in heads)
+    table = (
+        f'<table id="{ident}"><caption>{_e(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
+    return f'<div class="wide">{table}</div>' if wide else table
 
 
 def histogram_svg(values: Sequence[int], ident: str, title: str, axis: str) -> str:
@@ -34,8 +45,6 @@ def histogram_svg(values: Sequence[int], ident: str, title: str, axis: str) -> s
         parts.append(
             f'<rect x="{x + 2:.1f}" y="{y:.1f}" width="{step - 4:.1f}" '
             f'height="{bar_h:.1f}" fill="#3b3b3b"/>'
-        )
-        parts.append(
             f'<text x="{x + step / 2:.1f}" y="{y - 3:.1f}" font-size="11" '
             f'text-anchor="middle">{value}</text>'
         )
@@ -45,16 +54,13 @@ def histogram_svg(values: Sequence[int], ident: str, title: str, axis: str) -> s
         parts.append(
             f'<line x1="{x:.1f}" y1="{top + plot_h}" x2="{x:.1f}" '
             f'y2="{top + plot_h + 4}" stroke="#111"/>'
-        )
-        parts.append(
             f'<text x="{x:.1f}" y="{top + plot_h + 15}" font-size="10" '
             f'text-anchor="middle">{10 * i}</text>'
         )
     parts.append(
         f'<text x="{width / 2:.1f}" y="{height - 3}" font-size="10" '
-        f'text-anchor="middle">{_e(axis)}</text>'
+        f'text-anchor="middle">{_e(axis)}</text></svg>'
     )
-    parts.append("</svg>")
     return "".join(parts)
 
 
@@ -78,14 +84,9 @@ def hbar_svg(
         parts.append(
             f'<text x="{label_w - 6}" y="{y + 15}" font-size="10.5" '
             f'text-anchor="end">{_e(shown)}</text>'
-        )
-        parts.append(
             f'<rect x="{label_w}" y="{y + 3}" width="{bar_w:.1f}" height="{row_h - 6}" '
             'fill="#3b3b3b"/>'
-        )
-        parts.append(
             f'<text x="{label_w + bar_w + 5:.1f}" y="{y + 15}" font-size="11">'
             f"{_e(fmt.format(value))}</text>"
         )
-    parts.append("</svg>")
-    return "".join(parts)
+    return "".join(parts) + "</svg>"

@@ -17,16 +17,15 @@ messages) are HTML-escaped on the way out; names come from the instructor's fold
 
 from __future__ import annotations
 
-import html
 import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_rlsys import __version__
-from pytest_rlsys.escaping import clean
+from pytest_rlsys.escaping import html_text as _e
 from pytest_rlsys.messages import section_label
 from pytest_rlsys.outputs.batch import BatchResult
-from pytest_rlsys.outputs.class_charts import hbar_svg, histogram_svg
+from pytest_rlsys.outputs.class_charts import hbar_svg, histogram_svg, html_table
 from pytest_rlsys.outputs.class_summary import (
     BIN_LABELS,
     MESSAGE_LIMIT,
@@ -66,12 +65,6 @@ __all__ = [
     "summarize",
     "write_class_report",
 ]
-
-
-def _e(value: object) -> str:
-    """Text for the page: escaped (controls, bidi, zero-width shown as ``\\u202e``), then
-    markup-escaped."""
-    return html.escape(clean(value, newlines=False), quote=True)
 
 
 CSS = """
@@ -175,15 +168,10 @@ def _category_table(ident: str, caption: str, cats: Sequence[CategoryFailures], 
         f'<td class="n">{c.cases_failed} / {c.cases}</td></tr>'
         for c in cats
     )
-    heads = "".join(
-        f'<th scope="col" class="n">{_e(say(key, lang))}</th>'
-        for key in ("failing", "attempting", "share_failing", "failed_cases")
-    )
-    return (
-        f'<table id="{ident}"><caption>{_e(caption)}</caption>'
-        f'<thead><tr><th scope="col">TODO</th><th scope="col">{_e(say("category", lang))}'
-        f"</th>{heads}</tr></thead><tbody>{rows}</tbody></table>"
-    )
+    counts = ("failing", "attempting", "share_failing", "failed_cases")
+    heads = [("TODO", False), (say("category", lang), False)]
+    heads += [(say(key, lang), True) for key in counts]
+    return html_table(ident, caption, heads, rows)
 
 
 def _category_block(summary: ClassSummary) -> str:
@@ -329,14 +317,8 @@ def _problems_block(summary: ClassSummary) -> str:
         f'<td class="t">{_e(p.detail)}</td></tr>'
         for p in summary.problems
     )
-    return (
-        f'<div class="wide"><table id="problems-table">'
-        f"<caption>{_e(say('problems_caption', lang))}</caption>"
-        f'<thead><tr><th scope="col">{_e(say("submission", lang))}</th>'
-        f'<th scope="col">{_e(say("problem", lang))}</th>'
-        f'<th scope="col">{_e(say("detail", lang))}</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table></div>"
-    )
+    heads = [(say(key, lang), False) for key in ("submission", "problem", "detail")]
+    return html_table("problems-table", say("problems_caption", lang), heads, rows, wide=True)
 
 
 def _slowest_block(summary: ClassSummary) -> str:
@@ -352,13 +334,9 @@ def _slowest_block(summary: ClassSummary) -> str:
     chart = hbar_svg(
         [s[0] for s in summary.slowest], [s[1] for s in summary.slowest], "slow", title, "{:.2f} s"
     )
-    return (
-        f"<figure><figcaption>{_e(title)}</figcaption>{chart}</figure>"
-        f'<table id="slowest-table"><caption>{_e(say("slowest_head", lang))}</caption>'
-        f'<thead><tr><th scope="col">{_e(say("submission", lang))}</th>'
-        f'<th scope="col" class="n">{_e(say("seconds", lang))}</th>'
-        f'<th scope="col" class="n">{_e(say("score", lang))}</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
+    heads = [(say(key, lang), key != "submission") for key in ("submission", "seconds", "score")]
+    return f"<figure><figcaption>{_e(title)}</figcaption>{chart}</figure>" + html_table(
+        "slowest-table", say("slowest_head", lang), heads, rows
     )
 
 

@@ -78,10 +78,6 @@ class ClassSummary:
     roster: list[RosterRow] = field(default_factory=list)
 
 
-def _bin(percent: float) -> int:
-    return min(max(int(percent // 10), 0), 9)
-
-
 def _pct(score: float, max_score: float) -> float | None:
     return 100.0 * score / max_score if max_score > 0 else None
 
@@ -90,7 +86,7 @@ def _histogram(title: str, percents: Iterable[float | None]) -> Histogram:
     scores = [p for p in percents if p is not None]
     counts = [0] * 10
     for value in scores:
-        counts[_bin(value)] += 1
+        counts[min(max(int(value // 10), 0), 9)] += 1
     return Histogram(title, counts, scores)
 
 

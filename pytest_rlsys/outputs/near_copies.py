@@ -17,22 +17,18 @@ It reads each row's ``Similarity`` and, for the views, the bytes the row graded
 from __future__ import annotations
 
 import dataclasses
-import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_rlsys.escaping import clean
+from pytest_rlsys.escaping import html_text as _e
 from pytest_rlsys.outputs import pairview
 from pytest_rlsys.outputs.batch import BatchRow
+from pytest_rlsys.outputs.class_charts import html_table
 from pytest_rlsys.outputs.class_words import say
 from pytest_rlsys.resources import solution_path
 
 __all__ = ["NearCell", "Pair", "near_cells", "pairs_of", "shown_name", "similarity_section"]
-
-
-def _e(value: object) -> str:
-    return html.escape(clean(value, newlines=False), quote=True)
 
 
 def _num(value: object) -> float | None:
@@ -189,23 +185,10 @@ def _pairs_table(pairs: Sequence[Pair], lang: str) -> str:
         f'<td><a href="#{p.ident}">{_e(say("side_by_side", lang))}</a></td></tr>'
         for p in pairs
     )
-    heads = "".join(
-        f'<th scope="col"{cls}>{_e(say(key, lang))}</th>'
-        for key, cls in (
-            ("file", ""),
-            ("file", ""),
-            ("shared_code", ' class="n"'),
-            ("reference_sentences", ' class="n"'),
-            ("behaviour", ' class="n"'),
-            ("flagged_by", ""),
-            ("view", ""),
-        )
-    )
-    return (
-        f'<div class="wide"><table id="similarity-table">'
-        f"<caption>{_e(say('pairs_caption', lang))}</caption>"
-        f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table></div>"
-    )
+    numbers = ("shared_code", "reference_sentences", "behaviour")
+    keys = ("file", "file", *numbers, "flagged_by", "view")
+    heads = [(say(key, lang), key in numbers) for key in keys]
+    return html_table("similarity-table", say("pairs_caption", lang), heads, body, wide=True)
 
 
 def _listed(ident: str, key: str, names: Sequence[str], lang: str, **fields: object) -> str:

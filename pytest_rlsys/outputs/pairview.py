@@ -18,7 +18,8 @@ import keyword
 import tokenize
 from collections.abc import Sequence
 
-from pytest_rlsys.escaping import clean, clean_output
+from pytest_rlsys.escaping import clean_output
+from pytest_rlsys.escaping import html_text as _e
 from pytest_rlsys.outputs.class_words import say
 from pytest_rlsys.resources import exercise_path
 
@@ -150,7 +151,3 @@ def pair_view(
         f'<details id="{ident}" class="pair"><summary>{_e(summary)}</summary>'
         f'<p class="muted">{_e(note)}</p><div class="sbs">{panes}</div></details>'
     )
-
-
-def _e(value: object) -> str:
-    return html.escape(clean(value, newlines=False), quote=True)

@@ -21,7 +21,7 @@ import gc
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
@@ -85,13 +85,8 @@ class CheckOutcome:
     finding: Finding
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "score": self.score,
-            "max_score": self.max_score,
-            "status": self.status,
-            "message": self.message,
-        }
+        """Every field but the finding (the verdict says it for the whole file)."""
+        return {k: v for k, v in asdict(self).items() if k != "finding"}
 
 
 @dataclass(frozen=True)
@@ -305,12 +300,9 @@ def interpretation_notes(doc: Mapping[str, Any]) -> list[str]:
                     kv_places.append(where)
                 if _SPEED_TEXT.search(sentence):
                     speed_places.append(where)
-    notes: list[str] = []
-    for where in dict.fromkeys(kv_places):
-        notes.append(KV_NOTE.format(where=where))
-    for where in dict.fromkeys(speed_places):
-        notes.append(SPEED_NOTE.format(where=where))
-    return notes
+    return [KV_NOTE.format(where=where) for where in dict.fromkeys(kv_places)] + [
+        SPEED_NOTE.format(where=where) for where in dict.fromkeys(speed_places)
+    ]
 
 
 def _verified_measurements(doc: Mapping[str, Any]) -> dict[str, Any] | None:

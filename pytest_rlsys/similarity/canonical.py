@@ -121,7 +121,7 @@ def _single_return(node: ast.stmt) -> tuple[list[str], ast.expr] | None:
     if not isinstance(node, _FUNCTION) or node.decorator_list:
         return None
     args = node.args
-    body = [s for s in node.body if not _is_docstring(s)]
+    body = [s for s in node.body if not is_docstring(s)]
     if args.vararg or args.kwarg or args.kwonlyargs or args.defaults or args.posonlyargs:
         return None
     if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
@@ -132,7 +132,7 @@ def _single_return(node: ast.stmt) -> tuple[list[str], ast.expr] | None:
     return [a.arg for a in args.args], body[0].value
 
 
-def _is_docstring(node: ast.stmt) -> bool:
+def is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
 
 

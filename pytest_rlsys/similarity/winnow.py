@@ -35,7 +35,7 @@ import tokenize
 from pathlib import Path
 
 from pytest_rlsys.resources import exercise_path, solution_path
-from pytest_rlsys.similarity.canonical import canonical
+from pytest_rlsys.similarity.canonical import canonical, is_docstring
 
 # A k-gram of 12 normalised tokens is half a line of code; windows of 5 k-grams mean any
 # match of 16 tokens or more is always seen (the winnowing guarantee t = w + k - 1).  With
@@ -117,7 +117,7 @@ class _Plain(ast.NodeTransformer):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         node.returns = None
-        if len(node.body) > 1 and _is_docstring(node.body[0]):
+        if len(node.body) > 1 and is_docstring(node.body[0]):
             node.body = node.body[1:]
         self.generic_visit(node)
         return node
@@ -148,10 +148,6 @@ class _SelfAsNames(ast.NodeTransformer):
         if isinstance(node.value, ast.Name) and node.value.id == self.name:
             return ast.Name(id=node.attr, ctx=node.ctx)
         return node
-
-
-def _is_docstring(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
 
 
 def _parsed(text: str) -> ast.Module | None:
@@ -306,7 +302,7 @@ def _rewritable(body: list[ast.stmt], source: str) -> tuple[list[ast.stmt], list
 
 def _printed(tree: ast.Module) -> list[str]:
     done = canonical(_Plain().visit(tree))
-    return [ast.unparse(node) for node in _flat(done.body) if not _is_docstring(node)]
+    return [ast.unparse(node) for node in _flat(done.body) if not is_docstring(node)]
 
 
 def _flat(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -359,7 +355,7 @@ def sentences(source: str, template: str) -> frozenset[int]:
         if isinstance(node, ast.JoinedStr):
             skipped.update(id(part) for part in node.values)
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and _is_docstring(body[0]):
+        if isinstance(body, list) and body and is_docstring(body[0]):
             skipped.add(id(body[0].value))
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = " ".join(node.value.split())

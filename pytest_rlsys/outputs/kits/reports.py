@@ -258,10 +258,6 @@ def full_marks(outcome: Outcome) -> bool:
     return top > 0 and round(float(doc.get("score", 0)) * 100) == round(top * 100)
 
 
-def _utc_now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def classroom50_result(outcome: Outcome, env: Mapping[str, str]) -> dict[str, Any]:
     """``result.json`` for Classroom 50 (``classroom50/result/v1``).  ``owner``,
     ``assignment_type`` and ``datetime`` are written as the runner will stamp them (it
@@ -292,7 +288,7 @@ def classroom50_result(outcome: Outcome, env: Mapping[str, str]) -> dict[str, An
             for (name, got, top), real in zip(integer_points(exact), exact, strict=True)
         ]
     owner = env.get("OWNER") or env.get("USERNAME") or env.get("GITHUB_ACTOR") or "unknown"
-    now = _utc_now()
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
         "schema": RESULT_SCHEMA,
         "classroom": env["CLASSROOM"],

@@ -155,11 +155,6 @@ def _sleep_drop(
     return []
 
 
-def _tags_of(call: Mapping[str, Any]) -> tuple[str, ...]:
-    tags = call.get("tags")
-    return tuple(str(tag) for tag in tags) if isinstance(tags, list) else ()
-
-
 def _sequence_text(sequence: Sequence[tuple[str, ...]]) -> str:
     return ", then ".join("+".join(tags) or "(no tags)" for tags in sequence) or "nothing"
 
@@ -186,7 +181,8 @@ class _Released:
         for call in calls:
             if (t := as_number(call.get("t_s"))) is None:
                 continue
-            tags = _tags_of(call)
+            raw = call.get("tags")
+            tags = tuple(str(tag) for tag in raw) if isinstance(raw, list) else ()
             label = f"{name}'s resume call {'+'.join(tags) or '(no tags)'} at {secs(t)}"
             where = next(
                 (

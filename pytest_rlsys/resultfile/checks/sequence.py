@@ -231,11 +231,6 @@ def _first_failure_stops(doc: Doc, where: object) -> list[str]:
     return []
 
 
-def _last_started(group: Group) -> str | None:
-    starts = started(group)
-    return max((p for p in CYCLE if p in starts), key=CYCLE.index, default=None)
-
-
 def _failure_phase(doc: Doc, failure: Mapping[str, Any]) -> list[str]:
     """The failure names the phase the group stopped in: the last it started, or (a
     group killed from outside) one it may have reached after its record's last flush."""
@@ -243,7 +238,8 @@ def _failure_phase(doc: Doc, failure: Mapping[str, Any]) -> list[str]:
     if where not in GROUP_ORDER or not isinstance(phase, str):
         return []
     group = group_of(doc, str(where))
-    last = _last_started(group)
+    starts = started(group)
+    last = max((p for p in CYCLE if p in starts), key=CYCLE.index, default=None)
     if phase == "init":
         return (
             [f"the run is marked failed in {where}'s init, but {where} went on to {last}"]
