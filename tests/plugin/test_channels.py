@@ -43,7 +43,13 @@ def _open(found: dict[str, Any]) -> set[str]:
 @needs_root
 @needs_landlock
 @pytest.mark.parametrize(
-    "mode", [pytest.param("bubblewrap", marks=needs_bwrap), "container", "non-root"]
+    "mode",
+    [
+        pytest.param("bubblewrap", marks=needs_bwrap),
+        # 3.5 s each: the plain loop takes bubblewrap's, --run-slow every mode.
+        pytest.param("container", marks=pytest.mark.slow),
+        pytest.param("non-root", marks=pytest.mark.slow),
+    ],
 )
 def test_behind_landlock_no_kernel_object_reaches_the_other_child(mode: str) -> None:
     found = _pair(mode)

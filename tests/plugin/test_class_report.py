@@ -21,6 +21,10 @@ from pytest_rlsys.resources import solution_path
 from pytest_rlsys.similarity import Similarity
 from tests import browser_check
 
+# Every test here reads one batch of a class (12 s) or a page in Chromium: the plain loop
+# leaves them to --run-slow (test_commands keeps rlsys batch in it).
+pytestmark = pytest.mark.slow
+
 SEED = 7
 
 

@@ -502,6 +502,7 @@ def test_ledger_inconsistent_topology(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "not consistent" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # grades a folder and each file again: 2.9 s
 def test_batch_gives_a_refused_file_the_row_rlsys_grade_gives_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

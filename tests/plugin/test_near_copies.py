@@ -228,6 +228,7 @@ def test_number_cells_never_break_at_1280_px(tmp_path: Path) -> None:
     assert "94.51" in browser_check.wrapped_numbers_at(loose, browser, 420)
 
 
+@pytest.mark.slow  # a page in Chromium: 1.5-4 s
 @pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
 def test_the_roster_breaks_no_word_at_1280_px(tmp_path: Path) -> None:
     """Roster columns wide enough for their words: headers, statuses, flags, and names of a
@@ -310,6 +311,7 @@ def test_the_class_page_is_all_chinese_under_zh() -> None:
     assert any("flagged" in text for text in parser.words)
 
 
+@pytest.mark.slow  # a page in Chromium: 1.5-4 s
 @pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
 def test_a_side_by_side_link_lands_on_an_opened_view(tmp_path: Path) -> None:
     """The roster's "side by side" link (#pair-N) opens the view it lands on (the page's
@@ -331,6 +333,7 @@ def test_a_side_by_side_link_lands_on_an_opened_view(tmp_path: Path) -> None:
     assert '<details id="pair-1" class="pair">' in plain
 
 
+@pytest.mark.slow  # a page in Chromium: 1.5-4 s
 @pytest.mark.skipif(browser_check.find_browser() is None, reason="no Chromium installed")
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_roster_at_800_px_breaks_no_word_and_stays_inside_the_window(

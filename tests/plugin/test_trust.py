@@ -1401,6 +1401,7 @@ _SLOW_HANG = (
 )
 
 
+@pytest.mark.slow  # waits out a budget: 3.6 s
 def test_the_budget_bounds_reloads_and_calls_too(tmp_path: Path) -> None:
     # Loads for most of its load limit, then hangs in every call: each timeout costs a
     # fresh child and a reload, and the case begun just before the budget's end ran a
@@ -1415,6 +1416,7 @@ def test_the_budget_bounds_reloads_and_calls_too(tmp_path: Path) -> None:
     assert cut and all(c.status == "not_run" for c in cut)
 
 
+@pytest.mark.slow  # waits out a budget: 1.7 s
 def test_the_probes_budget_bounds_their_reload(tmp_path: Path) -> None:
     # The behaviour probes' 15 s: a reload of the child ran before it was counted.
     path = tmp_path / "mine.py"
