@@ -133,6 +133,7 @@ def _probed(paths: list[Path]) -> dict[str, dict[str, str] | None]:
     return {_key(p): run_file(p) for p in paths}
 
 
+@pytest.mark.slow  # grades and probes a class: 0.9 s
 def test_classmates_who_share_code_but_not_behaviour_are_not_flagged() -> None:
     # The two same-model pairs above share code (0.62, 0.52) but not what they do where the
     # template is silent (alike 0.65 - 0.81 < 0.88): with the behaviour sign, as the batch
@@ -218,6 +219,7 @@ def test_code_run_from_a_string_is_compared_as_code() -> None:
     assert winnow.with_embedded(prose) == prose
 
 
+@pytest.mark.slow  # grades and probes: 1.1 s
 def test_code_built_at_run_time_is_flagged_as_hidden(tmp_path: Path) -> None:
     # An encoded copy (base64 + zlib, exec'd) shares no code and no sentence, and its
     # behaviour can be changed where the template is silent: but it gives the probes
@@ -433,6 +435,7 @@ def test_too_little_code_or_bad_code_is_never_flagged(source: str | None) -> Non
     assert found["a.py"] == similarity.Similarity(None, 0.0)
 
 
+@pytest.mark.slow  # a batch: 0.8 s
 def test_rlsys_batch_confirms_classmates_by_behaviour(tmp_path: Path) -> None:
     # The batch measures each file's tokens and passes them on: the same-model pair that
     # shares code (0.62) but not behaviour is not flagged; with --no-behaviour neither (a file
@@ -454,6 +457,7 @@ def test_rlsys_batch_confirms_classmates_by_behaviour(tmp_path: Path) -> None:
             assert found[name]["flagged"] is flagged, (extra, found)
 
 
+@pytest.mark.slow  # a batch: 0.9 s
 def test_batch_rows_csv_and_class_report_carry_the_similarity(tmp_path: Path) -> None:
     subs = tmp_path / "subs"
     subs.mkdir(mode=0o700)

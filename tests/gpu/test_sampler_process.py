@@ -63,6 +63,7 @@ def _sampled_hold(child: ChildSampling | None) -> tuple[float, float, MemorySamp
     return held, _max_gap(sampler.snapshot(), a, b), sampler
 
 
+@pytest.mark.slow  # holds the GIL for real: 1.3 s
 def test_a_thread_sampler_stalls_for_the_whole_hold_control() -> None:
     held, gap, sampler = _sampled_hold(None)
     assert sampler.periodic_source == "thread"
@@ -70,6 +71,7 @@ def test_a_thread_sampler_stalls_for_the_whole_hold_control() -> None:
     assert gap >= 0.8 * held, "the GIL hold did not stall the thread: the test proves nothing"
 
 
+@pytest.mark.slow  # holds the GIL for real: 1.6 s
 def test_the_process_sampler_keeps_its_interval_through_a_gil_hold(tmp_path: Path) -> None:
     # The child may be starved by the OS on a loaded box (2 cores, many jobs): one
     # retry, and the bound is the rule's 2 x interval plus the box's scheduling slack.

@@ -164,6 +164,7 @@ def pipeline_capacity(*args, **kwargs):
 """
 
 
+@pytest.mark.slow  # waits out call timeouts: 1.9 s
 def test_calls_queued_behind_slow_ones_are_timed_from_their_turn(
     tmp_path: Path, reference_source: str
 ) -> None:
