@@ -72,6 +72,15 @@ def test_remove_tree_gives_its_owner_the_rights_back(tmp_path: Path, mode: int) 
     assert not top.exists()
 
 
+def ctrl_c_as_in_a_terminal() -> None:
+    """Ctrl-C's default action in the started pytest, as a terminal's job has it: a suite
+    run as a background job of a script inherits SIGINT ignored, and then every press
+    here was ignored (the grading ran on, 8 tests failed)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 _HANGS = "import time\n\ndef pipeline_capacity(*a, **k):\n    time.sleep(60)\n"
 
 
@@ -116,6 +125,7 @@ def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, as a terminal's job
+            preexec_fn=ctrl_c_as_in_a_terminal,
         )
         deadline = time.monotonic() + 120
         while not list((base / "tmp").glob("rlsys-child-*")) and time.monotonic() < deadline:
@@ -160,6 +170,7 @@ def test_a_ctrl_c_anywhere_in_the_start_up_ends_the_run_as_interrupted() -> None
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
+                preexec_fn=ctrl_c_as_in_a_terminal,
             )
             deadline = time.monotonic() + 120
             while not list((base / "tmp").glob("rlsys-child-*")) and time.monotonic() < deadline:
@@ -200,6 +211,7 @@ def test_ctrl_c_in_a_batch_leaves_no_scratch(presses: int) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=ctrl_c_as_in_a_terminal,
         )
         deadline = time.monotonic() + 120
         while len(list((base / "tmp").glob("rlsys-child-*"))) < 3 and time.monotonic() < deadline:
