@@ -19,7 +19,6 @@ import math
 import os
 import pwd
 import select
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,8 +26,7 @@ import time
 from typing import Any
 
 from pytest_rlsys.grading import child_code, fence, identity, leftovers, supervision
-from pytest_rlsys.grading.fence import fence_arguments
-from pytest_rlsys.grading.identity import ChildIdentity, child_identity, ipc_namespace_wrapper
+from pytest_rlsys.grading.identity import child_identity, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
 from pytest_rlsys.grading.replies import (
     ProtocolError,
@@ -36,13 +34,13 @@ from pytest_rlsys.grading.replies import (
     describe_exit,
     parse_call,
     parse_load,
+    unsendable,
 )
 from pytest_rlsys.messages import Said, said
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 MAX_STRAY_BYTES = 1024 * 1024  # replies to no call in progress, per call
 OUTPUT_SEALED = said("output_sealed")
-SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
 FENCED_SCRATCH = "/tmp/rlsys-child"  # the child's folder, inside its private /tmp
 RELOAD_FAILED = said("reload_failed")
 _CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
@@ -139,7 +137,7 @@ class ChildProcess:
         wrapper = ipc_namespace_wrapper() if user and not self.fenced else []
         drop = user if user and not wrapper and not self.fenced else None
         if user and tools:
-            command = _in_bubblewrap(command, scratch, interpreter, user, tools)
+            command = fence.in_bubblewrap(command, scratch, interpreter, user.uid, user.gid, tools)
         elif user and wrapper:
             # unshare enters the new IPC namespace as root, then drops to the child's
             # uid/gid (and clears supplementary groups) before running Python.
@@ -482,7 +480,7 @@ class ChildProcess:
     ) -> CallOutcome | SentCall:
         """Send a call without waiting for its answer (``end_call`` waits): the child
         works while the grader does something else.  An outcome when it cannot be sent."""
-        unsent = _unsendable(self.ensure_loaded(), func, self.limits)
+        unsent = unsendable(self.ensure_loaded(), func, self.limits)
         if unsent is not None:
             return unsent
         self.next_id += 1
@@ -509,7 +507,7 @@ class ChildProcess:
         load = self.load
         if load is None or (load.ok and self.proc is None):
             return None
-        unsent = _unsendable(load, func, self.limits)
+        unsent = unsendable(load, func, self.limits)
         if unsent is not None:
             return unsent
         ident = self.next_id + 1
@@ -583,19 +581,6 @@ class ChildProcess:
         return CallOutcome("protocol", said=said("garbled", error=str(exc)), seconds=seconds)
 
 
-def _unsendable(load: SubmissionLoad, func: str, limits: Limits) -> CallOutcome | None:
-    """The outcome of a call that needs no child (the file did not load, or lacks
-    ``func``), else None."""
-    if not load.ok and load.stage == "limits":
-        limit = limits.address_space_mb
-        return CallOutcome("grader_error", said=said("memory_too_low", limit=limit))
-    if not load.ok:
-        return CallOutcome("load_failed", message=load.message, said=load.said)
-    if not load.functions.get(func, False):
-        return CallOutcome("missing", said=said("missing_function", func=func))
-    return None
-
-
 def _frame(message: dict[str, Any]) -> bytes:
     """One request as it crosses: its length (4 bytes, big-endian), then its JSON."""
     data = json.dumps(message, allow_nan=True).encode("utf-8")
@@ -607,18 +592,3 @@ def _wait(waiter: select.poll, deadline: float) -> None:
     remaining = deadline - time.monotonic()
     if remaining <= 0 or not waiter.poll(max(1, math.ceil(remaining * 1000))):
         raise TimeoutError
-
-
-def _in_bubblewrap(
-    command: list[str], scratch: str, interpreter: str, user: ChildIdentity, tools: tuple[str, str]
-) -> list[str]:
-    """bwrap (as root) builds the namespaces and mounts, setpriv drops to the child's
-    uid/gid with no groups and no capabilities, then Python starts.  Inside, a root shell
-    waits for the child (its exit status is the child's) and the child gets a session of
-    its own: signals the submission sends (kill(-1), killpg of its parent's group) mean
-    what they mean outside."""
-    bwrap, setpriv = tools
-    waiter = ["/bin/sh", "-c", '"$@"; exit $?', "sh", SETSID]
-    drop = [setpriv, f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups"]
-    drop += ["--inh-caps=-all", "--bounding-set=-all", "--"]
-    return [bwrap, *fence_arguments(scratch, interpreter), "--", *waiter, *drop, *command]
