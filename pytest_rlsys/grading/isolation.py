@@ -402,23 +402,13 @@ class ChildProcess:
 
     def ensure_loaded(self) -> SubmissionLoad:
         """Start a child and load the submission, unless loading already failed for good."""
-        if self.load is not None and not self.load.ok:
-            return self.load
+        running = self.proc is not None and self.proc.poll() is None
+        if self.load is not None and (running or not self.load.ok):
+            return self.load  # loaded, or failed to for good
+        # A standby child is loaded into; one begin_load sent the request to is read from,
+        # even dead; else a fresh one is started.
         sent_at = self._load_deadline
-        if sent_at is not None:  # begin_load sent it: read its reply, even from a dead child
-            spawn_error: OSError | None = None
-        elif self.proc is not None and self.proc.poll() is None:
-            if self.load is not None:
-                return self.load
-            spawn_error = None  # started by standby(): load into it
-        else:
-            self.kill()
-            try:
-                self._spawn()
-            except OSError as exc:  # the interpreter could not be started at all
-                spawn_error = exc
-            else:
-                spawn_error = None
+        spawn_error = None if running or sent_at is not None else self._start()
         if spawn_error is not None:
             self.kill()
             if self._recheck_interpreter():
@@ -467,6 +457,15 @@ class ChildProcess:
         self._interpreter_confirmed = True
         self.load = result
         return result
+
+    def _start(self) -> OSError | None:
+        """A fresh child; the error when its interpreter could not be started at all."""
+        self.kill()
+        try:
+            self._spawn()
+        except OSError as exc:
+            return exc
+        return None
 
     def _over_budget(self) -> Said:
         return said("budget_ended", limit=self.limits.budget_s)
