@@ -466,3 +466,21 @@ def fence_arguments(scratch: str, interpreter: str = "") -> list[str]:
         args += ["--ro-bind", prefix, prefix]
     args += ["--perms", "1777", "--dir", scratch, "--chdir", scratch]
     return args
+
+
+SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
+
+
+def in_bubblewrap(
+    command: list[str], scratch: str, interpreter: str, uid: int, gid: int, tools: tuple[str, str]
+) -> list[str]:
+    """bwrap (as root) builds the namespaces and mounts, setpriv drops to the child's
+    uid/gid with no groups and no capabilities, then Python starts.  Inside, a root shell
+    waits for the child (its exit status is the child's) and the child gets a session of
+    its own: signals the submission sends (kill(-1), killpg of its parent's group) mean
+    what they mean outside."""
+    bwrap, setpriv = tools
+    waiter = ["/bin/sh", "-c", '"$@"; exit $?', "sh", SETSID]
+    drop = [setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]
+    drop += ["--inh-caps=-all", "--bounding-set=-all", "--"]
+    return [bwrap, *fence_arguments(scratch, interpreter), "--", *waiter, *drop, *command]

@@ -19,7 +19,6 @@ import math
 import os
 import pwd
 import select
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,8 +26,7 @@ import time
 from typing import Any
 
 from pytest_rlsys.grading import child_code, fence, identity, leftovers, supervision
-from pytest_rlsys.grading.fence import fence_arguments
-from pytest_rlsys.grading.identity import ChildIdentity, child_identity, ipc_namespace_wrapper
+from pytest_rlsys.grading.identity import child_identity, ipc_namespace_wrapper
 from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SentCall, SubmissionLoad
 from pytest_rlsys.grading.replies import (
     ProtocolError,
@@ -36,13 +34,13 @@ from pytest_rlsys.grading.replies import (
     describe_exit,
     parse_call,
     parse_load,
+    unsendable,
 )
 from pytest_rlsys.messages import Said, said
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 MAX_STRAY_BYTES = 1024 * 1024  # replies to no call in progress, per call
 OUTPUT_SEALED = said("output_sealed")
-SETSID = shutil.which("setsid", path="/usr/bin:/bin") or "/usr/bin/setsid"
 FENCED_SCRATCH = "/tmp/rlsys-child"  # the child's folder, inside its private /tmp
 RELOAD_FAILED = said("reload_failed")
 _CHILD_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
@@ -139,7 +137,7 @@ class ChildProcess:
         wrapper = ipc_namespace_wrapper() if user and not self.fenced else []
         drop = user if user and not wrapper and not self.fenced else None
         if user and tools:
-            command = _in_bubblewrap(command, scratch, interpreter, user, tools)
+            command = fence.in_bubblewrap(command, scratch, interpreter, user.uid, user.gid, tools)
         elif user and wrapper:
             # unshare enters the new IPC namespace as root, then drops to the child's
             # uid/gid (and clears supplementary groups) before running Python.
@@ -404,23 +402,13 @@ class ChildProcess:
 
     def ensure_loaded(self) -> SubmissionLoad:
         """Start a child and load the submission, unless loading already failed for good."""
-        if self.load is not None and not self.load.ok:
-            return self.load
+        running = self.proc is not None and self.proc.poll() is None
+        if self.load is not None and (running or not self.load.ok):
+            return self.load  # loaded, or failed to for good
+        # A standby child is loaded into; one begin_load sent the request to is read from,
+        # even dead; else a fresh one is started.
         sent_at = self._load_deadline
-        if sent_at is not None:  # begin_load sent it: read its reply, even from a dead child
-            spawn_error: OSError | None = None
-        elif self.proc is not None and self.proc.poll() is None:
-            if self.load is not None:
-                return self.load
-            spawn_error = None  # started by standby(): load into it
-        else:
-            self.kill()
-            try:
-                self._spawn()
-            except OSError as exc:  # the interpreter could not be started at all
-                spawn_error = exc
-            else:
-                spawn_error = None
+        spawn_error = None if running or sent_at is not None else self._start()
         if spawn_error is not None:
             self.kill()
             if self._recheck_interpreter():
@@ -470,6 +458,15 @@ class ChildProcess:
         self.load = result
         return result
 
+    def _start(self) -> OSError | None:
+        """A fresh child; the error when its interpreter could not be started at all."""
+        self.kill()
+        try:
+            self._spawn()
+        except OSError as exc:
+            return exc
+        return None
+
     def _over_budget(self) -> Said:
         return said("budget_ended", limit=self.limits.budget_s)
 
@@ -482,7 +479,7 @@ class ChildProcess:
     ) -> CallOutcome | SentCall:
         """Send a call without waiting for its answer (``end_call`` waits): the child
         works while the grader does something else.  An outcome when it cannot be sent."""
-        unsent = _unsendable(self.ensure_loaded(), func, self.limits)
+        unsent = unsendable(self.ensure_loaded(), func, self.limits)
         if unsent is not None:
             return unsent
         self.next_id += 1
@@ -509,7 +506,7 @@ class ChildProcess:
         load = self.load
         if load is None or (load.ok and self.proc is None):
             return None
-        unsent = _unsendable(load, func, self.limits)
+        unsent = unsendable(load, func, self.limits)
         if unsent is not None:
             return unsent
         ident = self.next_id + 1
@@ -583,19 +580,6 @@ class ChildProcess:
         return CallOutcome("protocol", said=said("garbled", error=str(exc)), seconds=seconds)
 
 
-def _unsendable(load: SubmissionLoad, func: str, limits: Limits) -> CallOutcome | None:
-    """The outcome of a call that needs no child (the file did not load, or lacks
-    ``func``), else None."""
-    if not load.ok and load.stage == "limits":
-        limit = limits.address_space_mb
-        return CallOutcome("grader_error", said=said("memory_too_low", limit=limit))
-    if not load.ok:
-        return CallOutcome("load_failed", message=load.message, said=load.said)
-    if not load.functions.get(func, False):
-        return CallOutcome("missing", said=said("missing_function", func=func))
-    return None
-
-
 def _frame(message: dict[str, Any]) -> bytes:
     """One request as it crosses: its length (4 bytes, big-endian), then its JSON."""
     data = json.dumps(message, allow_nan=True).encode("utf-8")
@@ -607,18 +591,3 @@ def _wait(waiter: select.poll, deadline: float) -> None:
     remaining = deadline - time.monotonic()
     if remaining <= 0 or not waiter.poll(max(1, math.ceil(remaining * 1000))):
         raise TimeoutError
-
-
-def _in_bubblewrap(
-    command: list[str], scratch: str, interpreter: str, user: ChildIdentity, tools: tuple[str, str]
-) -> list[str]:
-    """bwrap (as root) builds the namespaces and mounts, setpriv drops to the child's
-    uid/gid with no groups and no capabilities, then Python starts.  Inside, a root shell
-    waits for the child (its exit status is the child's) and the child gets a session of
-    its own: signals the submission sends (kill(-1), killpg of its parent's group) mean
-    what they mean outside."""
-    bwrap, setpriv = tools
-    waiter = ["/bin/sh", "-c", '"$@"; exit $?', "sh", SETSID]
-    drop = [setpriv, f"--reuid={user.uid}", f"--regid={user.gid}", "--clear-groups"]
-    drop += ["--inh-caps=-all", "--bounding-set=-all", "--"]
-    return [bwrap, *fence_arguments(scratch, interpreter), "--", *waiter, *drop, *command]

@@ -11,7 +11,7 @@ from typing import Any
 from pytest_rlsys.escaping import clean_line
 from pytest_rlsys.grading import fence
 from pytest_rlsys.grading.comparison import NONPLAIN_MARK
-from pytest_rlsys.grading.outcomes import CallOutcome, SubmissionLoad
+from pytest_rlsys.grading.outcomes import CallOutcome, Limits, SubmissionLoad
 from pytest_rlsys.messages import SAID_WORDS, Said, said
 
 EXIT_CHANNEL_LOST = 87  # child.py exits with this when its reply fd was closed or replaced
@@ -134,3 +134,16 @@ def _text(value: Any, default: str) -> str:
 def _line_number(value: Any) -> int | None:
     """A line number from the child, trusted only as a plain int in a sane range."""
     return value if type(value) is int and 0 < value <= 10_000_000 else None
+
+
+def unsendable(load: SubmissionLoad, func: str, limits: Limits) -> CallOutcome | None:
+    """The outcome of a call that needs no child (the file did not load, or lacks
+    ``func``), else None."""
+    if not load.ok and load.stage == "limits":
+        limit = limits.address_space_mb
+        return CallOutcome("grader_error", said=said("memory_too_low", limit=limit))
+    if not load.ok:
+        return CallOutcome("load_failed", message=load.message, said=load.said)
+    if not load.functions.get(func, False):
+        return CallOutcome("missing", said=said("missing_function", func=func))
+    return None
