@@ -72,6 +72,26 @@ def test_remove_tree_gives_its_owner_the_rights_back(tmp_path: Path, mode: int) 
     assert not top.exists()
 
 
+def _terminal_job(
+    command: list[str], cwd: Path, base: Path, quiet: bool = False
+) -> subprocess.Popen[bytes]:
+    """``command`` started as a terminal's job (its own process group, Ctrl-C's default
+    action), its temporary folder ``base/tmp``, the scratch folders on this disk (no
+    bubblewrap), where they can be left; stdout and stderr as one pipe, or dropped."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(base / "tmp")}
+    env["RLSYS_NO_BWRAP"] = "1"
+    out = subprocess.DEVNULL if quiet else subprocess.PIPE
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=out,
+        stderr=subprocess.DEVNULL if quiet else subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=ctrl_c_as_in_a_terminal,
+    )
+
+
 def ctrl_c_as_in_a_terminal() -> None:
     """Ctrl-C's default action in the started pytest, as a terminal's job has it: a suite
     run as a background job of a script inherits SIGINT ignored, and then every press
@@ -116,16 +136,10 @@ def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str,
         (project / "rlsys_ledger.py").write_text(_HANGS)
         if settings == "own settings":
             (project / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(base / "tmp")}
-        env["RLSYS_NO_BWRAP"] = "1"  # the scratch folder on this disk, where it can be left
-        run = subprocess.Popen(
+        run = _terminal_job(
             [sys.executable, "-m", "pytest", "--rlsys-submission", "rlsys_ledger.py"],
-            cwd=project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, as a terminal's job
-            preexec_fn=ctrl_c_as_in_a_terminal,
+            project,
+            base,
         )
         deadline = time.monotonic() + 120
         while not list((base / "tmp").glob("rlsys-child-*")) and time.monotonic() < deadline:
@@ -161,16 +175,11 @@ def test_a_ctrl_c_anywhere_in_the_start_up_ends_the_run_as_interrupted() -> None
             (base / "tmp").mkdir(mode=0o755)
             (base / "tmp").chmod(0o755)
             (base / "rlsys_ledger.py").write_text(_HANGS)
-            env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(base / "tmp")}
-            env["RLSYS_NO_BWRAP"] = "1"
-            run = subprocess.Popen(
+            run = _terminal_job(
                 [sys.executable, "-m", "pytest", "--rlsys-submission", "rlsys_ledger.py"],
-                cwd=base,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-                preexec_fn=ctrl_c_as_in_a_terminal,
+                base,
+                base,
+                quiet=True,
             )
             deadline = time.monotonic() + 120
             while not list((base / "tmp").glob("rlsys-child-*")) and time.monotonic() < deadline:
@@ -202,16 +211,8 @@ def test_ctrl_c_in_a_batch_leaves_no_scratch(presses: int) -> None:
         klass.mkdir(mode=0o700)
         for name in ("ann", "bob", "cy", "dee"):
             (klass / f"{name}.py").write_text(_HANGS)
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(base / "tmp")}
-        env["RLSYS_NO_BWRAP"] = "1"
-        run = subprocess.Popen(
-            [sys.executable, "-m", "pytest_rlsys", "batch", str(klass), "--jobs", "2"],
-            cwd=base,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=ctrl_c_as_in_a_terminal,
+        run = _terminal_job(
+            [sys.executable, "-m", "pytest_rlsys", "batch", str(klass), "--jobs", "2"], base, base
         )
         deadline = time.monotonic() + 120
         while len(list((base / "tmp").glob("rlsys-child-*"))) < 3 and time.monotonic() < deadline:
