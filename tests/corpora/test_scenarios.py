@@ -593,6 +593,7 @@ def test_scratch_folder_is_private_and_removed() -> None:
         assert not os.path.exists(scratch)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_child_that_stops_reading_cannot_block_the_grader() -> None:
     """A child that answers early (a forged reply for its own call) and then never reads

@@ -118,6 +118,7 @@ SAME_MODEL_PAIR_2 = {"cleanroom2/ind7_template_inplace.py", "cleanroom3/ind2_tem
 PAIRS = SAME_MODEL_PAIR | SAME_MODEL_PAIR_2
 
 
+@pytest.mark.slow
 def test_no_independent_solution_is_flagged_against_the_references_or_each_other() -> None:
     assert len(INDEPENDENT) >= 5
     found = similarity.compare_class({_key(p): p.read_text("utf-8") for p in INDEPENDENT})
@@ -347,11 +348,10 @@ def _one_todo(path: Path, todo: str) -> str:
     return "\n".join(text for text in keep if text)
 
 
-# About 2 s of CPU a TODO (the whole independent set, each file analysed in a child): the
-# plain loop takes TODO 1, --run-slow all three.
-@pytest.mark.parametrize(
-    "todo", [pytest.param(todo, marks=sampled(todo == FUNCTIONS[0])) for todo in FUNCTIONS]
-)
+# About 2 s of CPU a TODO (the whole independent set, each file analysed in a child):
+# --run-slow only.
+@pytest.mark.slow
+@pytest.mark.parametrize("todo", FUNCTIONS)
 def test_an_independent_solution_of_one_todo_alone_is_not_flagged(todo: str) -> None:
     # A smaller file is judged on its own fingerprints: the share that is common to every
     # correct answer grows, so this is where false flags would come first.

@@ -283,6 +283,7 @@ _FAKE_TRITON = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "status", "said"),
     [

@@ -87,6 +87,7 @@ def test_score(text: str, truth: str, want: float) -> None:
     assert score(text, truth) == want
 
 
+@pytest.mark.slow
 def test_sft_batch_pads_prompts_left_and_responses_right() -> None:
     pytest.importorskip("torch", reason="torch is not installed")
     from rlsys_closure.workload import nested_loss_mask, sft_batch

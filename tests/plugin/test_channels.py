@@ -40,16 +40,12 @@ def _open(found: dict[str, Any]) -> set[str]:
     return {name for name, what in found["channels"].items() if what == "open"}
 
 
+# 3.5 s each: --run-slow only (the plain loop is the developer's quick one).
+@pytest.mark.slow
 @needs_root
 @needs_landlock
 @pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param("bubblewrap", marks=needs_bwrap),
-        # 3.5 s each: the plain loop takes bubblewrap's, --run-slow every mode.
-        pytest.param("container", marks=pytest.mark.slow),
-        pytest.param("non-root", marks=pytest.mark.slow),
-    ],
+    "mode", [pytest.param("bubblewrap", marks=needs_bwrap), "container", "non-root"]
 )
 def test_behind_landlock_no_kernel_object_reaches_the_other_child(mode: str) -> None:
     found = _pair(mode)

@@ -50,6 +50,7 @@ def test_grade_ignores_the_users_pytest_config(
     assert load_report(tmp_path / "score.json")["score"] == 100
 
 
+@pytest.mark.slow
 def test_grade_loads_into_a_child_started_first_and_leaves_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -155,6 +155,7 @@ def test_non_root_without_landlock_says_what_is_open(grader_files: Path) -> None
     assert FENCE_OPEN["reads"].en in shown
 
 
+@pytest.mark.slow
 @needs_root
 def test_a_non_root_uid_without_a_passwd_entry_grades() -> None:
     # A container run as `--user 54321` has no passwd entry for its uid: naming the grader's

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import sampled
 from tests.plugin.test_fence import NOBODY, ROOT, needs_root
 
 _LOCKED_OUT = r"""
@@ -104,19 +103,16 @@ def ctrl_c_as_in_a_terminal() -> None:
 _HANGS = "import time\n\ndef pipeline_capacity(*a, **k):\n    time.sleep(60)\n"
 
 
-# Each waits real seconds in a pytest of its own (3-10 s at rest): the plain loop takes the
-# case of the report below (own settings, a Ctrl-C while grading), --run-slow every one.
+# Each waits real seconds in a pytest of its own (3-10 s at rest): --run-slow only.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("settings", "when", "to"),
     [
-        pytest.param(*case, marks=sampled(case == ("own settings", "grading", "group")))
-        for case in [
-            ("own settings", "starting", "group"),
-            ("own settings", "grading", "group"),
-            ("own settings", "grading", "outer run"),  # `kill -INT` of the first pytest alone
-            ("no settings", "starting", "group"),
-            ("no settings", "grading", "group"),
-        ]
+        ("own settings", "starting", "group"),
+        ("own settings", "grading", "group"),
+        ("own settings", "grading", "outer run"),  # `kill -INT` of the first pytest alone
+        ("no settings", "starting", "group"),
+        ("no settings", "grading", "group"),
     ],
 )
 def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str, to: str) -> None:
@@ -195,6 +191,7 @@ def test_a_ctrl_c_anywhere_in_the_start_up_ends_the_run_as_interrupted() -> None
     assert wrong == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("presses", [1, 2])
 def test_ctrl_c_in_a_batch_leaves_no_scratch(presses: int) -> None:
     # A second Ctrl-C once cut the batch's cleanup short: its standby children's scratch

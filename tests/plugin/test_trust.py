@@ -541,6 +541,7 @@ def test_learner_text_cannot_wrap_onto_a_line_of_its_own(pytester: pytest.Pytest
     assert points == ["Points 70/100"], points  # the grader's own line, and only it
 
 
+@pytest.mark.slow
 def test_actions_kit_never_runs_a_pytest_rlsys_folder_of_the_learners(tmp_path: Path) -> None:
     """On GitHub's runners the grader runs in the learner's repository: a `pytest_rlsys/`
     folder there must not stand in for the grader (`python -P -m`, not `python -m`)."""

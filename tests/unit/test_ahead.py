@@ -188,6 +188,7 @@ def test_calls_that_find_the_pipe_full_keep_their_order(
     assert _grade(path, pipelined=True) == _grade(path, pipelined=False)
 
 
+@pytest.mark.slow
 def test_a_case_begun_but_not_asked_next_is_run_afresh(
     tmp_path: Path, reference_source: str
 ) -> None:

@@ -367,6 +367,7 @@ def test_same_seed_same_cases_and_score(tmp_path: Path) -> None:
     assert _grade(tmp_path, bad, seed=11) == _grade(tmp_path, bad, seed=11)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.integers(min_value=0, max_value=2**63 - 1))
 def test_reference_passes_its_own_battery_for_any_seed(seed: int) -> None:

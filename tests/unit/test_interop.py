@@ -93,6 +93,7 @@ def corpus() -> dict[str, ScoreReport]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CORPUS)
 def test_corpus_files_are_accepted(corpus: dict[str, ScoreReport], name: str) -> None:
     report = corpus[name]

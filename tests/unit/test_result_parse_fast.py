@@ -69,6 +69,7 @@ def json_texts(draw: Any) -> str:
     return _render(draw, draw(tree))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(json_texts())
 def test_the_fast_path_parses_and_refuses_exactly_as_the_hooked_parse(text: str) -> None:
