@@ -122,13 +122,19 @@ def html_text(value: object) -> str:
 
 
 def roster_name(name: str) -> str:
-    """A file name as a roster shows it: two names that are one text to Unicode (``café``
-    composed, and ``cafe`` + U+0301 as macOS writes it) draw the same row, so a name not
-    in NFC shows its combining marks escaped (``cafe\\u0301.py``) and every row stays
-    told apart.  A name in NFC, nearly every name, is shown as it is."""
-    if unicodedata.is_normalized("NFC", name):
-        return name
-    return "".join(_escape(ch) if unicodedata.combining(ch) else ch for ch in name)
+    """A file name as a roster shows it, every row told apart from every other: two names
+    that are one text to Unicode (``café`` composed, and ``cafe`` + U+0301 as macOS writes
+    it) draw the same row, so a name not in NFC shows its combining marks escaped
+    (``cafe\\u0301.py``); and spaces a page or a spreadsheet cell does not show (leading,
+    trailing, two or more in a row: ``Li Na `` and ``Li  Na`` beside ``Li Na``) are shown
+    as ``\\x20``.  Nearly every name is shown as it is."""
+    if not unicodedata.is_normalized("NFC", name):
+        name = "".join(_escape(ch) if unicodedata.combining(ch) else ch for ch in name)
+    return _UNSEEN_SPACES.sub(lambda m: "\\x20" * len(m.group()), name)
+
+
+# Spaces a rendering drops or merges: at either end, or two or more together.
+_UNSEEN_SPACES = re.compile(r"^ +| +$| {2,}")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -269,6 +269,11 @@ LABELS: dict[str, Msg] = {
     "total": Msg("total", "总分"),
     "points": Msg("points", "分"),
     "points_line": Msg("Points {points}", "得分 {points}"),  # the terminal's last line
+    # In place of the Points line when the run was interrupted (Ctrl-C): no grade at all.
+    "interrupted": Msg(
+        "Interrupted: no score is recorded and no file is written",
+        "已中断：不记录分数，也不写任何文件",
+    ),
     "input": Msg("input", "输入"),
     "claim": Msg("chapter check", "章节断言"),
     "expected": Msg("expected", "期望"),

@@ -32,7 +32,7 @@ import contextlib  # noqa: E402
 import importlib  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
 
-from pytest_rlsys import settings  # noqa: E402
+from pytest_rlsys import ctrl_c, settings  # noqa: E402
 from pytest_rlsys.cli.base import (  # noqa: E402
     CommandError,
     ExitCode,
@@ -257,6 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # started: the path below
+        ctrl_c.install()  # the program's own: one press ends it, later ones wait for that
     try:
         return _run(args)
     except UsageError as exc:
@@ -270,12 +271,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError, ValueError, AttributeError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return ExitCode.OK
-    except KeyboardInterrupt:
+    except BaseException as exc:  # a Ctrl-C, also one wrapped by a class's creation
+        if not ctrl_c.is_interrupt(exc):
+            raise
+        ctrl_c.taken()  # what is left (a batch's workers, whose calls were killed) is bounded
         say("rlsys: interrupted", err=True)
-        if argv is None:  # the process's own program (not a caller's main([...]))
-            # What is left is Python's bounded wait for a batch's workers, whose calls
-            # were just killed: a second Ctrl-C there only printed a traceback.
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
         return ExitCode.INTERRUPTED
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pytest_rlsys import similarity
+from pytest_rlsys import ctrl_c, similarity
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.cli.commands import _request
 from pytest_rlsys.escaping import clean, roster_name, say
@@ -472,7 +472,7 @@ def _compare(graded: list[_Graded], lang: str) -> None:
 
 def batch(args: argparse.Namespace) -> ExitCode:
     from pytest_rlsys.grading.private import check_folder_private
-    from pytest_rlsys.outputs.class_report import write_class_report
+    from pytest_rlsys.outputs.class_report import class_report_html
 
     prog = "rlsys batch"
     folder = Path(args.folder)
@@ -500,13 +500,15 @@ def batch(args: argparse.Namespace) -> ExitCode:
     _compare(graded, request.lang)
     rows = sorted((g.row for g in graded), key=lambda row: row.name)
     result = BatchResult(request.seed, request.lang, rows)
+    # Each file is built first, then all are written with a Ctrl-C held: the files on the
+    # disk are all this run's or all an earlier one's (a press while they are written is
+    # raised once they are, exit 130).
+    texts = [(args.csv, csv_text), (args.json, json_text), (args.html, class_report_html)]
+    built = [(Path(path), render(result)) for path, render in texts if path]
     try:
-        if args.csv:
-            write_atomic(Path(args.csv), csv_text(result))
-        if args.json:
-            write_atomic(Path(args.json), json_text(result))
-        if args.html:
-            write_class_report(Path(args.html), result)
+        with ctrl_c.held():
+            for path, text in built:
+                write_atomic(path, text)
     except OSError as exc:
         raise CommandError(f"could not write the grades: {exc}", prog) from None
     if not args.csv and not args.json and not args.html:

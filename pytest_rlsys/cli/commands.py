@@ -71,8 +71,12 @@ def grade(args: argparse.Namespace) -> ExitCode:
     try:
         if session.grader is not None:
             session.grader.run_all()
-    finally:
-        session.finish()  # on Ctrl-C too: the cases run so far are recorded
+    except BaseException:
+        # Interrupted (Ctrl-C) or a fault of ours: the cases not run are no fault of the
+        # submission's, so nothing is recorded (a score file would read as its grade).
+        session.close()
+        raise
+    session.finish()
     width = max(40, shutil.get_terminal_size((terminal.WIDTH, 24)).columns)
     say("\n".join(session.summary_lines(args.verbose, width)))
     return ExitCode.ERROR if session.write_errors else ExitCode.OK

@@ -29,7 +29,7 @@ _dict, _list, _float, _int, _bool = dict, list, float, int, bool
 _callable, _memoryview, _min, _getattr = callable, memoryview, min, getattr
 _float_repr, _int_repr, _str_str = float.__repr__, int.__repr__, str.__str__
 _dict_items, _list_iter, _join = dict.items, list.__iter__, "".join
-_read, _write, _exit = os.read, os.write, os._exit
+_read, _write, _exit, _set_blocking = os.read, os.write, os._exit, os.set_blocking
 _BaseException, _Exception = BaseException, Exception
 _ValueError, _NotImplementedError, _MemoryError = ValueError, NotImplementedError, MemoryError
 _sys_stdout, _sys_stderr = sys.stdout, sys.stderr
@@ -322,21 +322,33 @@ def _send(fd: int, message: dict[str, Any], max_bytes: int) -> None:
     frame = _len(data).to_bytes(4, "big") + data
     view = _memoryview(frame)
     while view:
-        written = _write(fd, view)
+        try:
+            written = _write(fd, view)
+        except BlockingIOError:  # the learner made the fd non-blocking: wait, as before
+            _set_blocking(fd, True)
+            continue
         view = view[written:]
+
+
+def _read_some(fd: int, size: int) -> bytes:
+    try:
+        return _read(fd, size)
+    except BlockingIOError:  # the learner made the fd non-blocking: a race, not a grade
+        _set_blocking(fd, True)
+        return _read(fd, size)
 
 
 def _recv(fd: int) -> Any:
     header = b""
     while _len(header) < 4:
-        chunk = _read(fd, 4 - _len(header))
+        chunk = _read_some(fd, 4 - _len(header))
         if not chunk:
             return None
         header += chunk
     size = _int.from_bytes(header, "big")
     body = b""
     while _len(body) < size:
-        chunk = _read(fd, _min(1 << 20, size - _len(body)))
+        chunk = _read_some(fd, _min(1 << 20, size - _len(body)))
         if not chunk:
             return None
         body += chunk

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from pytest_rlsys import __version__
 from pytest_rlsys.escaping import html_text as _e
@@ -40,7 +39,6 @@ from pytest_rlsys.outputs.class_summary import (
     summarize,
 )
 from pytest_rlsys.outputs.class_words import say
-from pytest_rlsys.outputs.files import write_atomic
 from pytest_rlsys.outputs.near_copies import (
     NearCell,
     near_cells,
@@ -63,7 +61,6 @@ __all__ = [
     "render_html",
     "similarity_section",
     "summarize",
-    "write_class_report",
 ]
 
 
@@ -436,8 +433,3 @@ def class_report_html(result: BatchResult) -> str:
     page = render_html(summarize(result), near_cells(result.rows))
     section = similarity_section(result.rows, result.lang)
     return page.replace("</main>", section + "</main>", 1)
-
-
-def write_class_report(path: Path, result: BatchResult) -> None:
-    """Write the page atomically; an OSError (unwritable path) is left to the caller."""
-    write_atomic(path, class_report_html(result))

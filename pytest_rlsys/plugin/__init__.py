@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_rlsys import settings
+from pytest_rlsys import ctrl_c, settings
 from pytest_rlsys.plugin.norewrite import stop_rewriting
 from pytest_rlsys.settings import SettingError
 
@@ -216,20 +216,22 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
     # A Ctrl-C reaches both runs (one process group, the terminal's foreground one, so the
     # inner run can still read the terminal, e.g. --pdb); this one then waits for the
     # inner run to end its own way (its children killed, its scratch folder removed)
-    # instead of killing it, as subprocess.run did 0.25 s later.  A SIGINT sent to this
-    # process alone is passed on.
+    # instead of killing it, as subprocess.run did 0.25 s later.  The first press is
+    # passed on at once (it may have been sent to this process alone, and the inner run
+    # takes one press however many reach it: pytest_rlsys/ctrl_c.py); later ones wait.
+    ctrl_c.install()
     inner = subprocess.Popen(command, cwd=config.invocation_params.dir, env=env)
-    interrupted = passed_on = False
+    interrupted = False
     while True:
         try:
-            code = inner.wait(timeout=5.0 if interrupted and not passed_on else None)
+            code = inner.wait()
             break
         except KeyboardInterrupt:
+            ctrl_c.taken()
+            if not interrupted:
+                with contextlib.suppress(ProcessLookupError):
+                    inner.send_signal(signal.SIGINT)
             interrupted = True
-        except subprocess.TimeoutExpired:  # still running 5 s after the Ctrl-C
-            passed_on = True
-            with contextlib.suppress(ProcessLookupError):
-                inner.send_signal(signal.SIGINT)
     if interrupted:
         return pytest.ExitCode.INTERRUPTED
     return code if code >= 0 else 128 - code  # killed by a signal: as a shell reports it
@@ -301,41 +303,20 @@ def _without_xdist(config: pytest.Config) -> None:
     _say(config, "xdist_set_aside", args=" ".join(typed) or "-n")
 
 
-@contextlib.contextmanager
-def _ctrl_c_held() -> Iterator[None]:
-    """A Ctrl-C while the grading is set up is raised when the set-up is whole: one that
-    landed inside an import, the child's start or the run's registration ended pytest
-    with exit -2 and no output, "plugin is not registered" (exit 1) or an INTERNALERROR
-    (exit 3), and once left the child's scratch folder (1 in 20 presses at start-up).
-    A second Ctrl-C is raised at once: a step that hangs can still be stopped."""
-    import signal
-    import threading
-
-    own = threading.current_thread() is threading.main_thread()
-    if not own or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        yield  # a host program's own Ctrl-C handling is left alone
-        return
-    pressed: list[int] = []
-
-    def hold(number: int, frame: object) -> None:
-        if pressed:
-            raise KeyboardInterrupt
-        pressed.append(number)
-
-    signal.signal(signal.SIGINT, hold)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    if pressed:
-        raise KeyboardInterrupt
-
-
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("rlsys_submission") and not config.getoption("rlsys_result"):
         return
-    with _ctrl_c_held():
+    # Ctrl-C's rule for the run (pytest_rlsys/ctrl_c.py): one press ends it; a press
+    # during the set-up below is raised once the set-up is whole (one that landed in an
+    # import, the child's start or the registration ended pytest with exit -2, "plugin is
+    # not registered" or an INTERNALERROR, and once left the child's scratch folder).
+    ctrl_c.install()
+    with ctrl_c.held():
         _configure(config)
+
+
+def pytest_keyboard_interrupt() -> None:
+    ctrl_c.taken()  # the run is ending (children killed, nothing recorded): bounded
 
 
 def _configure(config: pytest.Config) -> None:
@@ -440,6 +421,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         grading.close()
         config.pluginmanager.unregister(grading)
         del config.stash[session_key]
+    ctrl_c.uninstall()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -18,6 +18,8 @@ BATTERY_NODEID = "battery.rlsys"  # the node id of the collector that holds the 
 
 @dataclass(eq=False)  # registered as a plugin object, so it must stay hashable
 class GradingRun(GradingSession):
+    interrupted: bool = False  # the session ended on a Ctrl-C: nothing is recorded
+
     # -- used by the items ----------------------------------------------------------------
     def items(self) -> list[tuple[str, tuple[str, ...], float]]:
         """The pytest items: (name, case ids, points).  Each visible case and each check of
@@ -77,7 +79,10 @@ class GradingRun(GradingSession):
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if session.config.option.collectonly:  # nothing was graded: no score, no files
+        # Nothing graded (--collect-only), or interrupted (Ctrl-C): no score and no file,
+        # as in `rlsys grade`: the cases not run are no fault of the submission's.
+        self.interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        if session.config.option.collectonly or self.interrupted:
             self.close()
             return
         self.finish()  # every process of the submission is gone before anything is written
@@ -108,6 +113,9 @@ class GradingRun(GradingSession):
         if config.option.collectonly:
             return
         tr = terminalreporter
+        if self.interrupted:
+            tr.write_line(terminal.labels(self.lang)["interrupted"], red=True)
+            return
         width = max(40, getattr(getattr(tr, "_tw", None), "fullwidth", terminal.WIDTH))
         for line in self.summary_lines(config.get_verbosity() > 0, width):
             tr.write_line(line, red=line.startswith("ERROR: "))

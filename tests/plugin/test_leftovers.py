@@ -223,3 +223,58 @@ def test_ctrl_c_in_a_batch_leaves_no_scratch(presses: int) -> None:
         assert list((base / "tmp").iterdir()) == [], output
     finally:
         subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+_HANGS_ONCE_CALLED = (
+    "import time\n\n"
+    "def pipeline_capacity(*a, **k):\n"
+    "    open('called', 'w').close()  # in the child's scratch folder: the test waits for it\n"
+    "    time.sleep(60)\n"
+)
+
+
+# Each waits for a call under way in a run of its own (1-3 s at rest): --run-slow only.
+@pytest.mark.slow
+@pytest.mark.parametrize("presses", [1, 2])
+@pytest.mark.parametrize("entry", ["pytest", "rlsys grade"])
+def test_an_interrupted_grading_records_no_score(entry: str, presses: int) -> None:
+    # A Ctrl-C once left a score of 0 in every file asked for (Gradescope, PrairieLearn,
+    # the score JSON), the cases not run counted as the submission's failures, and the
+    # terminal's last line read "Points 0/100"; a second press while pytest ended printed
+    # a traceback through the grader's cleanup and killed it (exit -2).
+    import signal
+    import time
+
+    base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
+    try:
+        base.chmod(0o755)
+        (base / "tmp").mkdir(mode=0o755)
+        (base / "tmp").chmod(0o755)
+        (base / "rlsys_ledger.py").write_text(_HANGS_ONCE_CALLED)
+        files = {name: base / f"{name}.json" for name in ("report", "gradescope", "prairielearn")}
+        if entry == "pytest":
+            command = [sys.executable, "-m", "pytest", "--rlsys-submission", "rlsys_ledger.py"]
+            command += [a for n, p in files.items() for a in (f"--rlsys-{n}", str(p))]
+            interrupted = pytest.ExitCode.INTERRUPTED
+        else:
+            command = [sys.executable, "-m", "pytest_rlsys", "grade", "rlsys_ledger.py"]
+            command += [a for n, p in files.items() for a in (f"--{n}", str(p))]
+            interrupted = 130
+        run = _terminal_job(command, base, base)
+        deadline = time.monotonic() + 120
+        while not list((base / "tmp").glob("rlsys-child-*/called")):
+            assert time.monotonic() < deadline and run.poll() is None, "no call under way"
+            time.sleep(0.05)
+        for _ in range(presses):  # a second press while the run ends is ignored
+            os.killpg(run.pid, signal.SIGINT)
+            time.sleep(0.05)
+        output = run.communicate(timeout=120)[0].decode("utf-8", "replace")
+        assert run.returncode == interrupted, output
+        assert "Traceback" not in output
+        assert [p.name for p in files.values() if p.exists()] == [], output
+        assert "Points" not in output
+        if entry == "pytest":
+            assert "Interrupted: no score is recorded and no file is written" in output
+        assert list((base / "tmp").iterdir()) == [], output
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)

@@ -252,3 +252,16 @@ def test_two_spellings_of_one_name_are_two_roster_rows(tmp_path: Path) -> None:
     assert composed in names and "cafe\\u0301.py" in names
     assert len({unicodedata.normalize("NFC", n) for n in names}) == 3
     assert roster_name(composed) == composed  # a name in NFC is shown as it is
+
+
+def test_names_that_differ_in_spaces_a_page_hides_are_told_apart(tmp_path: Path) -> None:
+    """A page merges runs of spaces and drops them at the ends; a spreadsheet cell shows
+    neither end: a roster named "Li Na" twice, with 100 and 0, once read as one learner."""
+    spellings = ["Li Na", " Li Na", "Li Na ", "Li  Na", "Li   Na"]
+    for name in spellings:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "mine.py").write_text("x = 1\n", encoding="utf-8")
+    names = [name for name, _, _ in batch_cli.find_submissions(tmp_path)]
+    seen = {" ".join(name.split()) for name in names}  # as a page draws each name
+    assert len(seen) == len(spellings), names
+    assert "Li Na" in names  # a name with nothing hidden is shown as it is
