@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_rlsys import ctrl_c, settings
+from pytest_rlsys import settings
 from pytest_rlsys.plugin.norewrite import stop_rewriting
 from pytest_rlsys.settings import SettingError
 
@@ -219,19 +219,24 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
     # instead of killing it, as subprocess.run did 0.25 s later.  The first press is
     # passed on at once (it may have been sent to this process alone, and the inner run
     # takes one press however many reach it: pytest_rlsys/ctrl_c.py); later ones wait.
+    from pytest_rlsys import ctrl_c
+
     ctrl_c.install()
     inner = subprocess.Popen(command, cwd=config.invocation_params.dir, env=env)
     interrupted = False
-    while True:
-        try:
-            code = inner.wait()
-            break
-        except KeyboardInterrupt:
-            ctrl_c.taken()
-            if not interrupted:
-                with contextlib.suppress(ProcessLookupError):
-                    inner.send_signal(signal.SIGINT)
-            interrupted = True
+    try:
+        while True:
+            try:
+                code = inner.wait()
+                break
+            except KeyboardInterrupt:
+                ctrl_c.taken()
+                if not interrupted:
+                    with contextlib.suppress(ProcessLookupError):
+                        inner.send_signal(signal.SIGINT)
+                interrupted = True
+    finally:
+        ctrl_c.uninstall()
     if interrupted:
         return pytest.ExitCode.INTERRUPTED
     return code if code >= 0 else 128 - code  # killed by a signal: as a shell reports it
@@ -310,13 +315,15 @@ def pytest_configure(config: pytest.Config) -> None:
     # during the set-up below is raised once the set-up is whole (one that landed in an
     # import, the child's start or the registration ended pytest with exit -2, "plugin is
     # not registered" or an INTERNALERROR, and once left the child's scratch folder).
+    from pytest_rlsys import ctrl_c  # after the rewrite hook is stopped
+
     ctrl_c.install()
-    with ctrl_c.held():
-        _configure(config)
-
-
-def pytest_keyboard_interrupt() -> None:
-    ctrl_c.taken()  # the run is ending (children killed, nothing recorded): bounded
+    try:
+        with ctrl_c.held():
+            _configure(config)
+    except BaseException:
+        ctrl_c.uninstall()  # no run to end: pytest's own handling
+        raise
 
 
 def _configure(config: pytest.Config) -> None:
@@ -421,7 +428,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         grading.close()
         config.pluginmanager.unregister(grading)
         del config.stash[session_key]
-    ctrl_c.uninstall()
+        from pytest_rlsys import ctrl_c
+
+        ctrl_c.uninstall()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pytest_rlsys import ctrl_c
 from pytest_rlsys.grading.scoring import CaseResult
 from pytest_rlsys.outputs import terminal
 from pytest_rlsys.session import GradingSession
@@ -62,6 +63,9 @@ class GradingRun(GradingSession):
         return terminal.group_failure_text(failed, len(case_ids), self.lang)
 
     # -- hooks ------------------------------------------------------------------------
+    def pytest_keyboard_interrupt(self) -> None:
+        ctrl_c.taken()  # the run is ending (children killed, nothing recorded): bounded
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         # The cases in the order the items will ask for them (after -k, deselection and
@@ -113,9 +117,11 @@ class GradingRun(GradingSession):
         if config.option.collectonly:
             return
         tr = terminalreporter
-        if self.interrupted:
-            tr.write_line(terminal.labels(self.lang)["interrupted"], red=True)
-            return
         width = max(40, getattr(getattr(tr, "_tw", None), "fullwidth", terminal.WIDTH))
-        for line in self.summary_lines(config.get_verbosity() > 0, width):
-            tr.write_line(line, red=line.startswith("ERROR: "))
+        lines = (
+            [terminal.labels(self.lang)["interrupted"]]
+            if self.interrupted
+            else self.summary_lines(config.get_verbosity() > 0, width)
+        )
+        for line in lines:
+            tr.write_line(line, red=line.startswith("ERROR: ") or self.interrupted)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.plugin.test_leftovers import ctrl_c_as_in_a_terminal
+
 ROOT = Path(__file__).parents[2]
 
 # Runs the `rlsys` program as its console script does, and sends itself SIGINT at the
@@ -37,6 +39,9 @@ def test_ctrl_c_during_the_cli_s_imports_prints_no_traceback(during: str) -> Non
         cwd=ROOT,
         timeout=120,
         check=False,
+        # Ctrl-C's default action, as a terminal's job has it: a suite run in the
+        # background inherits SIGINT ignored, and the press was then never seen (exit 0).
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr
