@@ -5,7 +5,8 @@
 * Later presses are ignored while the run ends: what is left is bounded, and a press
   raised inside that ending printed a traceback through the grader's cleanup.  A first
   press that Python lost (raised inside a finalizer: "Exception ignored ...") is raised
-  again by a press ``LOST_AFTER_S`` later, unless the run has taken it (``taken``).
+  again by a press ``LOST_AFTER_S`` later, unless the run has said it is ending
+  (``ending``: it caught the press, or its grading is done and it writes the files).
 * Inside ``held()`` (the plugin's set-up: imports, the child's start, the registration) the
   first press is raised when the block is whole; a second one is raised at once, so that a
   step that hangs can still be stopped.
@@ -26,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LOST_AFTER_S", "held", "install", "is_interrupt", "taken", "uninstall"]
+__all__ = ["LOST_AFTER_S", "ending", "held", "install", "is_interrupt", "uninstall"]
 
 LOST_AFTER_S = 2.0
 
@@ -36,7 +37,7 @@ class _Presses:
     holding: bool = False
     pending: bool = False  # a press held inside ``held()``
     raised: float | None = None  # when a press was last raised
-    taken: bool = False  # the run has caught it and is ending
+    ending: bool = False  # the run caught a press, or has graded and writes its files
 
 
 _state = _Presses()
@@ -48,7 +49,7 @@ def _press(number: int, frame: object) -> None:
     if _state.raised is None and _state.holding and not _state.pending:
         _state.pending = True
         return
-    if _state.raised is not None and (_state.taken or now - _state.raised < LOST_AFTER_S):
+    if _state.ending or (_state.raised is not None and now - _state.raised < LOST_AFTER_S):
         return
     _state.raised = now
     raise KeyboardInterrupt
@@ -72,9 +73,11 @@ def uninstall() -> None:
         signal.signal(signal.SIGINT, _previous.pop())
 
 
-def taken() -> None:
-    """The run has caught the press and is ending: later presses are ignored."""
-    _state.taken = True
+def ending() -> None:
+    """The run is ending (it caught a press, or its grading is done and what is left is
+    writing the files and the summary): later presses are ignored, as a press among the
+    writes left some files this run's and others an earlier one's."""
+    _state.ending = True
 
 
 def is_interrupt(exc: BaseException) -> bool:

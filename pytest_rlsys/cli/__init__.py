@@ -274,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as exc:  # a Ctrl-C, also one wrapped by a class's creation
         if not ctrl_c.is_interrupt(exc):
             raise
-        ctrl_c.taken()  # what is left (a batch's workers, whose calls were killed) is bounded
+        ctrl_c.ending()  # what is left (a batch's workers, whose calls were killed) is bounded
         say("rlsys: interrupted", err=True)
         return ExitCode.INTERRUPTED
 

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_rlsys import settings
+from pytest_rlsys import ctrl_c, settings
 from pytest_rlsys.cli.base import CommandError, ExitCode, UsageError
 from pytest_rlsys.cli.validate import max_bytes_of
 from pytest_rlsys.escaping import clean, roster_name, say
@@ -76,6 +76,7 @@ def grade(args: argparse.Namespace) -> ExitCode:
         # submission's, so nothing is recorded (a score file would read as its grade).
         session.close()
         raise
+    ctrl_c.ending()  # graded: the files and the summary are written whatever is pressed
     session.finish()
     width = max(40, shutil.get_terminal_size((terminal.WIDTH, 24)).columns)
     say("\n".join(session.summary_lines(args.verbose, width)))

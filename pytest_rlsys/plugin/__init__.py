@@ -230,7 +230,7 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
                 code = inner.wait()
                 break
             except KeyboardInterrupt:
-                ctrl_c.taken()
+                ctrl_c.ending()
                 if not interrupted:
                     with contextlib.suppress(ProcessLookupError):
                         inner.send_signal(signal.SIGINT)

@@ -64,7 +64,7 @@ class GradingRun(GradingSession):
 
     # -- hooks ------------------------------------------------------------------------
     def pytest_keyboard_interrupt(self) -> None:
-        ctrl_c.taken()  # the run is ending (children killed, nothing recorded): bounded
+        ctrl_c.ending()  # the run is ending (children killed, nothing recorded): bounded
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
@@ -86,6 +86,7 @@ class GradingRun(GradingSession):
         # Nothing graded (--collect-only), or interrupted (Ctrl-C): no score and no file,
         # as in `rlsys grade`: the cases not run are no fault of the submission's.
         self.interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        ctrl_c.ending()  # graded or interrupted: what is left is bounded
         if session.config.option.collectonly or self.interrupted:
             self.close()
             return

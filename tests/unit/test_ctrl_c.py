@@ -51,7 +51,7 @@ def test_a_second_press_in_set_up_is_raised_at_once(installed: None) -> None:
 def test_presses_after_the_first_are_ignored_while_the_run_ends(installed: None) -> None:
     with pytest.raises(KeyboardInterrupt):
         _press()
-    ctrl_c.taken()
+    ctrl_c.ending()
     _press()  # no KeyboardInterrupt: the ending goes on
     _press()
 
@@ -122,3 +122,29 @@ def test_a_batch_interrupted_while_writing_writes_every_file(
     code = main(["batch", str(subs), "--jobs", "1", "--no-progress", "--no-behaviour", *args])
     assert code == ExitCode.INTERRUPTED
     assert sorted(written) == ["grades.csv", "grades.html", "grades.json"]
+
+
+def test_a_press_once_graded_lets_every_file_be_written(
+    installed: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Graded, the run writes its files and its summary: a press among the writes once
+    # left one file this run's and the next an earlier run's (or none).
+    from pytest_rlsys.cli import main
+    from pytest_rlsys.cli.base import ExitCode
+    from pytest_rlsys.outputs import files
+    from pytest_rlsys.resources import solution_path
+
+    written: list[str] = []
+    write = files.write_atomic
+
+    def pressed_while_writing(path: Path, text: str) -> None:
+        if not written:
+            _press()
+        write(path, text)
+        written.append(path.name)
+
+    monkeypatch.setattr(files, "write_atomic", pressed_while_writing)
+    report, gradescope = tmp_path / "score.json", tmp_path / "results.json"
+    args = ["--report", str(report), "--gradescope", str(gradescope)]
+    assert main(["grade", str(solution_path()), *args]) == ExitCode.OK
+    assert sorted(written) == ["results.json", "score.json"]
