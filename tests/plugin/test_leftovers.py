@@ -4,11 +4,13 @@ interrupted run leaves."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -91,6 +93,20 @@ def _terminal_job(
     )
 
 
+@contextlib.contextmanager
+def _job_folder() -> Iterator[Path]:
+    """A folder for one interrupted run, its scratch folders in its ``tmp`` (both reachable
+    by the child's fresh uid), removed whatever the test found."""
+    base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
+    try:
+        base.chmod(0o755)
+        (base / "tmp").mkdir()
+        (base / "tmp").chmod(0o755)
+        yield base
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
 def ctrl_c_as_in_a_terminal() -> None:
     """Ctrl-C's default action in the started pytest, as a terminal's job has it: a suite
     run as a background job of a script inherits SIGINT ignored, and then every press
@@ -122,11 +138,7 @@ def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str,
     import signal
     import time
 
-    base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
-    try:
-        base.chmod(0o755)  # the child's fresh uid must reach its scratch folder inside
-        (base / "tmp").mkdir(mode=0o755)
-        (base / "tmp").chmod(0o755)
+    with _job_folder() as base:
         project = base / "project"
         project.mkdir()
         (project / "rlsys_ledger.py").write_text(_HANGS)
@@ -150,8 +162,6 @@ def test_ctrl_c_ends_the_grading_and_leaves_no_scratch(settings: str, when: str,
         output = run.communicate(timeout=120)[0].decode("utf-8", "replace")
         assert run.returncode == pytest.ExitCode.INTERRUPTED, output
         assert list((base / "tmp").iterdir()) == [], output
-    finally:
-        subprocess.run(["rm", "-rf", str(base)], check=False)
 
 
 @pytest.mark.slow
@@ -165,11 +175,7 @@ def test_a_ctrl_c_anywhere_in_the_start_up_ends_the_run_as_interrupted() -> None
 
     outcomes: list[tuple[int, int, list[str]]] = []
     for delay_ms in range(0, 60, 2):
-        base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
-        try:
-            base.chmod(0o755)
-            (base / "tmp").mkdir(mode=0o755)
-            (base / "tmp").chmod(0o755)
+        with _job_folder() as base:
             (base / "rlsys_ledger.py").write_text(_HANGS)
             run = _terminal_job(
                 [sys.executable, "-m", "pytest", "--rlsys-submission", "rlsys_ledger.py"],
@@ -185,8 +191,6 @@ def test_a_ctrl_c_anywhere_in_the_start_up_ends_the_run_as_interrupted() -> None
             run.wait(timeout=120)
             left = [p.name for p in (base / "tmp").iterdir()]
             outcomes.append((delay_ms, run.returncode, left))
-        finally:
-            subprocess.run(["rm", "-rf", str(base)], check=False)
     wrong = [o for o in outcomes if o[1] != pytest.ExitCode.INTERRUPTED or o[2]]
     assert wrong == []
 
@@ -199,11 +203,7 @@ def test_ctrl_c_in_a_batch_leaves_no_scratch(presses: int) -> None:
     import signal
     import time
 
-    base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
-    try:
-        base.chmod(0o755)
-        (base / "tmp").mkdir()
-        (base / "tmp").chmod(0o755)
+    with _job_folder() as base:
         klass = base / "class"
         klass.mkdir(mode=0o700)
         for name in ("ann", "bob", "cy", "dee"):
@@ -221,8 +221,6 @@ def test_ctrl_c_in_a_batch_leaves_no_scratch(presses: int) -> None:
         assert run.returncode == 130, output
         assert "Traceback" not in output
         assert list((base / "tmp").iterdir()) == [], output
-    finally:
-        subprocess.run(["rm", "-rf", str(base)], check=False)
 
 
 _HANGS_ONCE_CALLED = (
@@ -245,11 +243,7 @@ def test_an_interrupted_grading_records_no_score(entry: str, presses: int) -> No
     import signal
     import time
 
-    base = Path(tempfile.mkdtemp(prefix="rlsys-ctrlc-"))
-    try:
-        base.chmod(0o755)
-        (base / "tmp").mkdir(mode=0o755)
-        (base / "tmp").chmod(0o755)
+    with _job_folder() as base:
         (base / "rlsys_ledger.py").write_text(_HANGS_ONCE_CALLED)
         files = {name: base / f"{name}.json" for name in ("report", "gradescope", "prairielearn")}
         if entry == "pytest":
@@ -276,5 +270,3 @@ def test_an_interrupted_grading_records_no_score(entry: str, presses: int) -> No
         if entry == "pytest":
             assert "Interrupted: no score is recorded and no file is written" in output
         assert list((base / "tmp").iterdir()) == [], output
-    finally:
-        subprocess.run(["rm", "-rf", str(base)], check=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,20 @@ from pytest_rlsys import ctrl_c
 
 def _press() -> None:
     os.kill(os.getpid(), signal.SIGINT)  # Python runs the handler before the next line
+
+
+def _pressing_at_the_first(
+    write: Callable[[Path, str], None], written: list[str]
+) -> Callable[[Path, str], None]:
+    """``write``, with a press as the first file is written; each file's name to ``written``."""
+
+    def pressed_while_writing(path: Path, text: str) -> None:
+        if not written:
+            _press()
+        write(path, text)
+        written.append(path.name)
+
+    return pressed_while_writing
 
 
 @pytest.fixture
@@ -108,15 +122,7 @@ def test_a_batch_interrupted_while_writing_writes_every_file(
     subs.mkdir(mode=0o700)
     (subs / "ann.py").write_text(solution_path().read_text(encoding="utf-8"))
     written: list[str] = []
-    write = batch.write_atomic
-
-    def pressed_while_writing(path: Path, text: str) -> None:
-        if not written:
-            _press()
-        write(path, text)
-        written.append(path.name)
-
-    monkeypatch.setattr(batch, "write_atomic", pressed_while_writing)
+    monkeypatch.setattr(batch, "write_atomic", _pressing_at_the_first(batch.write_atomic, written))
     outputs = {name: tmp_path / f"grades.{name}" for name in ("csv", "json", "html")}
     args = [a for name, path in outputs.items() for a in (f"--{name}", str(path))]
     code = main(["batch", str(subs), "--jobs", "1", "--no-progress", "--no-behaviour", *args])
@@ -135,15 +141,7 @@ def test_a_press_once_graded_lets_every_file_be_written(
     from pytest_rlsys.resources import solution_path
 
     written: list[str] = []
-    write = files.write_atomic
-
-    def pressed_while_writing(path: Path, text: str) -> None:
-        if not written:
-            _press()
-        write(path, text)
-        written.append(path.name)
-
-    monkeypatch.setattr(files, "write_atomic", pressed_while_writing)
+    monkeypatch.setattr(files, "write_atomic", _pressing_at_the_first(files.write_atomic, written))
     report, gradescope = tmp_path / "score.json", tmp_path / "results.json"
     args = ["--report", str(report), "--gradescope", str(gradescope)]
     assert main(["grade", str(solution_path()), *args]) == ExitCode.OK
