@@ -57,8 +57,15 @@ def pytest_load_initial_conftests(
         ns.capture = "no"
     if not submission or getattr(ns, "help", False) or getattr(ns, "version", False):
         return (yield)  # pytest's --help and --version work past a broken conftest.py
+    from pytest_rlsys import ctrl_c
     from pytest_rlsys.grading import collect_rarely, fence
 
+    # Ctrl-C's rule for the run (pytest_rlsys/ctrl_c.py), held from here to the end of the
+    # grading's set-up (pytest_configure): a press in that stretch (pytest's configuration,
+    # the child's start, the imports) ended pytest with exit 1 and a traceback, exit -2
+    # and no output, "plugin is not registered" or an INTERNALERROR.
+    ctrl_c.install()
+    ctrl_c.hold()
     collect_rarely()
     fence.prepare()  # while pytest reads its configuration: the first child needs it
     # The project's settings can stop pytest before pytest_cmdline_main, where the clean
@@ -222,6 +229,11 @@ def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
     from pytest_rlsys import ctrl_c
 
     ctrl_c.install()
+    try:
+        ctrl_c.release()  # the hold from pytest_load_initial_conftests: no set-up here
+    except KeyboardInterrupt:
+        ctrl_c.uninstall()
+        return pytest.ExitCode.INTERRUPTED
     inner = subprocess.Popen(command, cwd=config.invocation_params.dir, env=env)
     interrupted = False
     try:

@@ -146,3 +146,26 @@ def test_a_press_once_graded_lets_every_file_be_written(
     args = ["--report", str(report), "--gradescope", str(gradescope)]
     assert main(["grade", str(solution_path()), *args]) == ExitCode.OK
     assert sorted(written) == ["results.json", "score.json"]
+
+
+def test_a_press_inside_an_import_is_raised_once_the_import_is_over(
+    installed: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Raised inside the import system (importlib's module-lock callback), a press was
+    # dropped with the import lock held: the grader then ran to a normal end or hung.
+    import sys
+    import time
+
+    (tmp_path / "pressed_while_importing.py").write_text(
+        "import os, signal\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "after_the_press = sum(range(100_000))\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(KeyboardInterrupt):
+        import pressed_while_importing  # noqa: F401
+
+        time.sleep(5)  # the press is sent again as soon as the import is over
+    assert sys.modules["pressed_while_importing"].after_the_press == 4999950000
+    del sys.modules["pressed_while_importing"]
