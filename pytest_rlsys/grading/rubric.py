@@ -56,9 +56,16 @@ class Rubric:
     source: str = "default"
 
 
+# Points and weights past this were summed to infinity, then cut into hundredths: the
+# grader died with OverflowError (1e308), or showed 17-digit points (1e17).
+MAX_RUBRIC_NUMBER = 1_000_000
+
+
 def _number(value: Any, where: str) -> float:
-    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
-        raise RubricError(f"{where} must be a non-negative number, got {value!r}")
+    if type(value) not in (int, float) or not 0 <= value <= MAX_RUBRIC_NUMBER:
+        raise RubricError(
+            f"{where} must be a number from 0 to {MAX_RUBRIC_NUMBER:,}, got {value!r}"
+        )
     return float(value)
 
 

@@ -284,7 +284,7 @@ def test_rubric_file_overrides_points(pytester: pytest.Pytester, reference_sourc
     ("text", "fragment"),
     [
         ("[todo9]\nvisible = 1\n", "unknown section [todo9]"),
-        ("[todo1]\nvisible = -3\n", "[todo1] visible must be a non-negative number"),
+        ("[todo1]\nvisible = -3\n", "[todo1] visible must be a number from 0 to 1,000,000"),
         ("[todo1]\nshown = 3\n", "unknown key 'shown'"),
         ('[weights]\n"todo1.hidden.nope" = 1\n', "unknown cases: todo1.hidden.nope; the case ids"),
         ("this is = = not toml", "is not valid toml"),

@@ -103,3 +103,20 @@ def test_a_rubric_nested_past_the_parser_s_stack_is_a_usage_error(tmp_path: Path
     path.write_text("[" * 100_000 + "]" * 100_000)
     done = _run("grade", str(SOLUTION), "--rubric", str(path))
     _one_short_error(done, path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[todo1]\nvisible = 1e308\n",  # summed to infinity: OverflowError and a traceback
+        '[weights]\n"todo1.visible.effective_rates" = 1e308\n',
+        "[todo1]\nvisible = 1e17\n",  # 17-digit points on the Points line
+        "[gpu_result]\nper_check = nan\n",
+    ],
+)
+def test_a_rubric_number_out_of_range_is_refused_in_one_line(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "rubric.toml"
+    path.write_text(text, encoding="utf-8")
+    done = _run("grade", str(SOLUTION), "--rubric", str(path))
+    _one_short_error(done, path)
+    assert "must be a number from 0 to 1,000,000" in done.stderr
