@@ -127,7 +127,10 @@ def roster_name(name: str) -> str:
     it) draw the same row, so a name not in NFC shows its combining marks escaped
     (``cafe\\u0301.py``); and spaces a page or a spreadsheet cell does not show (leading,
     trailing, two or more in a row: ``Li Na `` and ``Li  Na`` beside ``Li Na``) are shown
-    as ``\\x20``.  Nearly every name is shown as it is."""
+    as ``\\x20``.  A backslash is shown as ``\\x5c``, so that no name spells another's
+    escape (a file named ``cafe\\u0301.py`` beside the decomposed ``café.py``).  Nearly
+    every name is shown as it is."""
+    name = name.replace("\\", "\\x5c")
     if not unicodedata.is_normalized("NFC", name):
         name = "".join(_escape(ch) if unicodedata.combining(ch) else ch for ch in name)
     return _UNSEEN_SPACES.sub(lambda m: "\\x20" * len(m.group()), name)

@@ -363,8 +363,9 @@ PLUGIN_WORDS: dict[str, Msg] = {
     ),
     "kept": Msg("; kept: {keys}", "；保留：{keys}"),
     "not_kept": Msg(
-        "; not kept (limits come from the command line): {keys}",
-        "；未保留（限制只来自命令行）：{keys}",
+        "; not kept (limits, and a rubric file outside the graded file's folder, come "
+        "from the command line): {keys}",
+        "；未保留（限制以及被评分文件所在文件夹之外的评分细则文件只来自命令行）：{keys}",
     ),
     "cache_set_aside": Msg(
         "rlsys: {args} set aside: the clean pytest keeps no cache, so every case is graded",

@@ -162,12 +162,18 @@ def _own_ini_values(config: pytest.Config) -> tuple[list[str], list[str]]:
     clean re-run keeps, and the names of those it drops.  A course's seed, language,
     rubric or fence requirement is as much the learner's to choose as the command line
     they type, so it is kept (a typed option still wins, as in any run); the child's
-    limits are not: a folder's file must not loosen the fence (docs/threat-model.md)."""
+    limits are not: a folder's file must not loosen the fence (docs/threat-model.md).
+    Nor is a rubric file outside the graded file's folder: a root grader read any file it
+    named (``/etc/shadow``, the course's seed), and its error quoted what it read."""
     kept: list[str] = []
     dropped: list[str] = []
+    graded = config.getoption("rlsys_submission") or config.getoption("rlsys_result")
+    folder = Path(os.path.realpath(config.invocation_params.dir / graded)).parent
     for option in settings.for_pytest():
         if option.ini_key and (value := config.getini(option.ini_key)):
-            if option.record and option.record[0] == "limits":
+            rubric = Path(os.path.realpath(config.invocation_params.dir / value))  # links too
+            outside = option.name == "rubric" and folder not in rubric.parents
+            if outside or (option.record and option.record[0] == "limits"):
                 dropped.append(option.ini_key)
             else:
                 kept += ["-o", f"{option.ini_key}={value}"]

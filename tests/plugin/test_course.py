@@ -737,7 +737,7 @@ def test_the_clean_re_run_keeps_the_project_s_rlsys_ini_keys_and_names_what_it_s
     notices = [line for line in result.errlines if "已被搁置" in line]
     assert len(notices) == 1, result.errlines
     assert all(part in notices[0] for part in ("pytest.ini", "conftest.py", "rlsys_seed"))
-    assert "未保留（限制只来自命令行）：rlsys_memory_mb" in notices[0]
+    assert "只来自命令行）：rlsys_memory_mb" in notices[0]
     # Its progress line reads as in any run, not as a path into the installed package.
     assert any(line.startswith("battery.rlsys .") for line in result.outlines), result.outlines
     # An option typed on the command line still wins over the ini key, as in any run.
@@ -745,6 +745,28 @@ def test_the_clean_re_run_keeps_the_project_s_rlsys_ini_keys_and_names_what_it_s
         "--rlsys-submission", "mine.py", "--rlsys-report", "s.json", "--rlsys-seed", "3"
     )
     assert load_report(pytester.path / "s.json")["reproducibility"]["seed"] == 3
+
+
+@pytest.mark.slow  # two gradings in subprocesses, each re-run clean
+def test_the_clean_re_run_keeps_a_rubric_only_from_the_graded_file_s_folder(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # A folder's pytest.ini named any file as its rubric, and a root grader read it: its
+    # error quoted what it read ("got 'SECRET-TOKEN'").  Outside the folder it is set aside.
+    secret = tmp_path_factory.mktemp("elsewhere") / "secret.json"
+    secret.write_text('{"todo1": {"visible": "SECRET-TOKEN"}}', encoding="utf-8")
+    (pytester.path / "mine.py").write_text(solution_path().read_text(encoding="utf-8"))
+    (pytester.path / "pytest.ini").write_text(f"[pytest]\nrlsys_rubric = {secret}\n")
+    result = pytester.runpytest_subprocess("--rlsys-submission", "mine.py")
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    assert "SECRET-TOKEN" not in result.stdout.str() + result.stderr.str()
+    assert "rubric file outside the graded file's folder" in result.stderr.str()
+    assert "Points 100/100" in result.stdout.str()
+    # In the folder, it is the learner's as the command line is: kept.
+    (pytester.path / "rubric.toml").write_text("[todo1]\nvisible = 70\n", encoding="utf-8")
+    (pytester.path / "pytest.ini").write_text("[pytest]\nrlsys_rubric = rubric.toml\n")
+    result = pytester.runpytest_subprocess("--rlsys-submission", "mine.py")
+    assert "Points 160/160" in result.stdout.str(), result.stdout.str()
 
 
 def test_addopts_naming_a_missing_plugin_stops_pytest_and_rlsys_grade_still_grades(

@@ -265,3 +265,20 @@ def test_names_that_differ_in_spaces_a_page_hides_are_told_apart(tmp_path: Path)
     seen = {" ".join(name.split()) for name in names}  # as a page draws each name
     assert len(seen) == len(spellings), names
     assert "Li Na" in names  # a name with nothing hidden is shown as it is
+
+
+def test_no_name_spells_another_name_s_escape(tmp_path: Path) -> None:
+    """A file named with a literal ``\\u0301`` beside a decomposed café.py, a literal
+    ``\\x0a`` beside a real line feed: each pair once drew one row twice."""
+    pairs = [
+        ("cafe\u0301.py", "cafe\\u0301.py"),
+        ("new\nline.py", "new\\x0aline.py"),
+        ("\u202egnp.py", "\\u202egnp.py"),
+    ]
+    for real, literal in pairs:
+        folder = tmp_path / str(len(real))
+        folder.mkdir()
+        (folder / real).write_text("x = 1\n", encoding="utf-8")
+        (folder / literal).write_text("x = 1\n", encoding="utf-8")
+        shown = [clean(name, newlines=False) for name, _, _ in batch_cli.find_submissions(folder)]
+        assert len(set(shown)) == 2, shown
