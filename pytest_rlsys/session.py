@@ -121,6 +121,7 @@ class GradingSession:
                 submission=None,
                 submission_sha256=None,
                 battery_sha256=None,
+                rubric_sha256=self.request.rubric.sha256,
             )
         if self.result is not None:
             report.cases.extend(self.result.cases)

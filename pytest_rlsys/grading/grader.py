@@ -514,6 +514,7 @@ class Grader:
             submission=str(self.path),
             submission_sha256=self.submission_sha256,
             battery_sha256=self.battery_sha256,
+            rubric_sha256=self.rubric.sha256,
             notes=list(dict.fromkeys(self.child.notes)) if self.child else [],
             ran_as=ran_as,
             learner_notes=[*self._signature_notes, *self.learner_notes],

@@ -15,6 +15,7 @@ Points are split in hundredths so that every section adds up exactly to its maxi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -54,6 +55,7 @@ class Rubric:
     weights: dict[str, float] = field(default_factory=dict)
     per_check: float = DEFAULT_PER_CHECK
     source: str = "default"
+    sha256: str | None = None  # of the file's text; None: the package's default rubric
 
 
 # Points and weights past this were summed to infinity, then cut into hundredths: the
@@ -112,7 +114,8 @@ def load_rubric(path: Path) -> Rubric:
                 f"{path}: unknown section [{key}] (expected todo1, todo2, todo3, "
                 "weights or gpu_result)"
             )
-    return Rubric(points, weights, per_check, str(path))
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return Rubric(points, weights, per_check, str(path), digest)
 
 
 def split_cents(total_cents: int, weights: Sequence[float]) -> list[int]:

@@ -183,6 +183,9 @@ class ScoreReport:
     elapsed_s: float = 0.0
     gpu_result: dict[str, Any] | None = None  # path, gradable, errors, notes
     result_sha256: str | None = None
+    # The rubric file the points came from (its text's sha256); None: the default rubric.
+    # A learner's run may take it from the learner's own folder: the report says so.
+    rubric_sha256: str | None = None
     # Why the submission could not be graded at all (it did not load, or there was no
     # file to load); None when it was graded.  Platforms that can say "not gradable"
     # (PrairieLearn) do so instead of recording a zero.

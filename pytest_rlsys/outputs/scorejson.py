@@ -65,6 +65,7 @@ def document(report: ScoreReport, lang: str = "en") -> dict[str, Any]:
             "submission": report.submission,
             "submission_sha256": report.submission_sha256,
             "result_sha256": report.result_sha256,
+            "rubric_sha256": report.rubric_sha256,
             "lang": lang,
         },
     }

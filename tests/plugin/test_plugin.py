@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -278,6 +279,12 @@ def test_rubric_file_overrides_points(pytester: pytest.Pytester, reference_sourc
     differential = next(t for t in doc["tests"] if t["id"] == "todo2.hidden.differential_0")
     # Each case's points are whole cents (largest remainder), so 3 x one case is within 3 cents.
     assert rows["max_score"] == pytest.approx(3 * differential["max_score"], abs=0.035)
+    # The report names the rubric it was graded by (a learner's run may take it from the
+    # learner's own folder): the file's sha256; null for the package's default.
+    text = (pytester.path / "rubric.toml").read_bytes()
+    assert doc["reproducibility"]["rubric_sha256"] == hashlib.sha256(text).hexdigest()
+    _grade(pytester, reference_source)
+    assert load_report(pytester.path / "score.json")["reproducibility"]["rubric_sha256"] is None
 
 
 @pytest.mark.parametrize(
