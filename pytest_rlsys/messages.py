@@ -476,8 +476,9 @@ SAID_WORDS: dict[str, Msg] = {
         "评分器无法隔离提交的进程（这台机器的问题）",
     ),
     "channel_lost": Msg(
-        "the submission closed or replaced the grader's reply channel (exit code {code})",
-        "提交关闭或替换了评分器的应答通道（退出码 {code}）",
+        "the submission closed or replaced the grader's request or reply channel (exit code "
+        "{code})",
+        "提交关闭或替换了评分器的请求或应答通道（退出码 {code}）",
     ),
     "exited": Msg(
         "the submission's process exited with code {code} (sys.exit / os._exit?)",

@@ -336,6 +336,8 @@ def _read_some(fd: int, size: int) -> bytes:
     except BlockingIOError:  # the learner made the fd non-blocking: a race, not a grade
         _set_blocking(fd, True)
         return _read(fd, size)
+    except OSError:  # the learner closed or replaced the request fd (os.dup2 over it)
+        _exit(_EXIT_CHANNEL_LOST)
 
 
 def _recv(fd: int) -> Any:
