@@ -168,16 +168,20 @@ def _own_ini_values(config: pytest.Config) -> tuple[list[str], list[str]]:
     kept: list[str] = []
     dropped: list[str] = []
     graded = config.getoption("rlsys_submission") or config.getoption("rlsys_result")
-    folder = Path(os.path.realpath(config.invocation_params.dir / graded)).parent
+    folder = _resolved(config, graded).parent
     for option in settings.for_pytest():
         if option.ini_key and (value := config.getini(option.ini_key)):
-            rubric = Path(os.path.realpath(config.invocation_params.dir / value))  # links too
-            outside = option.name == "rubric" and folder not in rubric.parents
+            outside = option.name == "rubric" and folder not in _resolved(config, value).parents
             if outside or (option.record and option.record[0] == "limits"):
                 dropped.append(option.ini_key)
             else:
                 kept += ["-o", f"{option.ini_key}={value}"]
     return kept, dropped
+
+
+def _resolved(config: pytest.Config, value: str) -> Path:
+    """``value`` as a path from where pytest was started, links resolved."""
+    return Path(os.path.realpath(config.invocation_params.dir / value))
 
 
 def _regrade_clean(config: pytest.Config, foreign: list[str]) -> int:
