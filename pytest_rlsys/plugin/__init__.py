@@ -66,6 +66,10 @@ def pytest_load_initial_conftests(
     # and no output, "plugin is not registered" or an INTERNALERROR.
     ctrl_c.install()
     ctrl_c.hold()
+    # A run that stops before pytest_configure (a conftest.py that does not import, an
+    # unknown option) gives Python's handler back, held presses and all: a host program
+    # calling pytest.main() in its own process had its next Ctrl-C held, and ignored.
+    early_config.add_cleanup(ctrl_c.uninstall)
     collect_rarely()
     fence.prepare()  # while pytest reads its configuration: the first child needs it
     # The project's settings can stop pytest before pytest_cmdline_main, where the clean

@@ -169,3 +169,28 @@ def test_a_press_inside_an_import_is_raised_once_the_import_is_over(
         time.sleep(5)  # the press is sent again as soon as the import is over
     assert sys.modules["pressed_while_importing"].after_the_press == 4999950000
     del sys.modules["pressed_while_importing"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("conftest.py", "import rlsys_no_such_module\n"),
+        ("pytest.ini", "[pytest]\naddopts = --rlsys-no-such-option\n"),
+    ],
+)
+def test_a_run_stopped_before_its_set_up_gives_the_handler_back(
+    pytester: pytest.Pytester, name: str, text: str
+) -> None:
+    # pytest.main() in a host program's own process: a run that stops before
+    # pytest_configure leaves Python's handler in place, so the next press acts.
+    (pytester.path / name).write_text(text, encoding="utf-8")
+    (pytester.path / "mine.py").write_text("x = 1\n", encoding="utf-8")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        stopped = pytester.runpytest_inprocess("--rlsys-submission", "mine.py")
+        assert stopped.ret == pytest.ExitCode.USAGE_ERROR
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        with pytest.raises(KeyboardInterrupt):
+            _press()
+    finally:
+        signal.signal(signal.SIGINT, previous)
